@@ -1,0 +1,3 @@
+fn main() {
+    println!("bloomery {}", env!("CARGO_PKG_VERSION"));
+}

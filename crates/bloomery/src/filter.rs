@@ -1,0 +1,313 @@
+//! The small core traits every structure implements, the shared builder, and the state that
+//! all bit-array filters have in common.
+
+use std::marker::PhantomData;
+use std::ops::Range;
+
+use crate::error::{invalid, Error, Incompatibility, Result};
+use crate::format::Header;
+use crate::hash::{Hashed, Key, KeyHasher};
+use crate::store::{self, Words};
+
+/// Set membership: insert and query, with a pre-hashed path.
+///
+/// `insert` returns `true` when the key was (as far as the filter can tell) new: at least one of
+/// its bits was zero. `contains` never returns `false` for an inserted key.
+pub trait Filter {
+    /// The hasher keys go through; hash with it to use the `*_hashed` methods.
+    fn hasher(&self) -> &KeyHasher;
+    /// Insert a pre-hashed key (see [`KeyHasher::hash`]).
+    fn insert_hashed(&mut self, h: Hashed) -> bool;
+    /// Query a pre-hashed key.
+    fn contains_hashed(&self, h: Hashed) -> bool;
+    /// Items inserted: inserts that changed the filter (so duplicates count once).
+    fn len(&self) -> u64;
+
+    /// True when nothing was inserted.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Insert a key.
+    #[inline]
+    fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        let h = self.hasher().hash(key);
+        self.insert_hashed(h)
+    }
+
+    /// Query a key: `false` means certainly absent, `true` means present or a false positive.
+    #[inline]
+    fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hashed(self.hasher().hash(key))
+    }
+}
+
+/// Union and intersection with another structure of the same kind, shape and hasher.
+pub trait Merge {
+    /// In place `self ∪ other` (bitwise OR): contains every key of both.
+    fn union_with(&mut self, other: &Self) -> Result<()>;
+    /// In place `self ∩ other` (bitwise AND): contains every key inserted into both (and may
+    /// answer true for more keys than a filter built from the intersection would).
+    fn intersect_with(&mut self, other: &Self) -> Result<()>;
+}
+
+/// Introspection shared by the bit-array filters: size, fill, live false-positive rate and
+/// the estimates of 002 §2.4.
+pub trait Stats {
+    /// Bits in the array (m).
+    fn bit_len(&self) -> u64;
+    /// Bits set to one.
+    fn count_ones(&self) -> u64;
+    /// Bits set per key (k).
+    fn hash_count(&self) -> u32;
+    /// The false-positive rate implied by the current contents.
+    fn current_fpr(&self) -> f64;
+    /// The capacity the filter was sized for (0 if built from an explicit shape).
+    fn capacity(&self) -> u64;
+    /// The target false-positive rate at capacity (0 if built from an explicit shape).
+    fn target_fpr(&self) -> f64;
+
+    /// Fraction of bits set.
+    fn fill_ratio(&self) -> f64 {
+        let m = self.bit_len();
+        if m == 0 {
+            0.0
+        } else {
+            self.count_ones() as f64 / m as f64
+        }
+    }
+
+    /// Estimated number of distinct items, from the number of zero bits (002 §2.1).
+    fn estimated_len(&self) -> f64 {
+        crate::params::estimate_items(self.bit_len(), self.hash_count(), self.count_ones())
+    }
+}
+
+/// Sizing and hashing options shared by every structure's builder. Obtain one from the
+/// structure, e.g. `BloomFilter::builder()`, and finish with `try_build()`.
+#[derive(Debug, Clone)]
+pub struct Builder<T> {
+    pub(crate) capacity: Option<u64>,
+    pub(crate) fpr: Option<f64>,
+    pub(crate) bits: Option<u64>,
+    pub(crate) hashes: Option<u32>,
+    pub(crate) hasher: KeyHasher,
+    pub(crate) max_bytes: u64,
+    pub(crate) growth: u32,
+    pub(crate) tightening: f64,
+    pub(crate) scaling: bool,
+    pub(crate) kind: Option<crate::format::Kind>,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Build> Default for Builder<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Build> Builder<T> {
+    /// Defaults: no size yet, the default hasher, the process-wide memory limit.
+    pub fn new() -> Self {
+        Self {
+            capacity: None,
+            fpr: None,
+            bits: None,
+            hashes: None,
+            hasher: KeyHasher::new(),
+            max_bytes: store::max_bytes(),
+            growth: 2,
+            tightening: 0.5,
+            scaling: true,
+            kind: None,
+            _t: PhantomData,
+        }
+    }
+
+    /// The same options for another structure type.
+    pub fn retarget<U: Build>(&self) -> Builder<U> {
+        Builder {
+            capacity: self.capacity,
+            fpr: self.fpr,
+            bits: self.bits,
+            hashes: self.hashes,
+            hasher: self.hasher,
+            max_bytes: self.max_bytes,
+            growth: self.growth,
+            tightening: self.tightening,
+            scaling: self.scaling,
+            kind: self.kind,
+            _t: PhantomData,
+        }
+    }
+
+    /// For [`crate::AnyFilter`]: which structure to build.
+    pub fn kind(mut self, kind: crate::format::Kind) -> Self {
+        self.kind = Some(kind);
+        self
+    }
+    /// Expected number of distinct items (n).
+    pub fn capacity(mut self, n: u64) -> Self {
+        self.capacity = Some(n);
+        self
+    }
+    /// Target false-positive rate at capacity (ε).
+    pub fn fpr(mut self, p: f64) -> Self {
+        self.fpr = Some(p);
+        self
+    }
+    /// An exact number of bits, overriding the sizing (the papers' experiments use shapes that
+    /// are not the optimum, e.g. m/n = 48 with k = 3).
+    pub fn bits(mut self, m: u64) -> Self {
+        self.bits = Some(m);
+        self
+    }
+    /// An exact number of hash functions, overriding the optimum.
+    pub fn hashes(mut self, k: u32) -> Self {
+        self.hashes = Some(k);
+        self
+    }
+    /// Hash with this hasher (seeded or keyed).
+    pub fn hasher(mut self, h: KeyHasher) -> Self {
+        self.hasher = h;
+        self
+    }
+    /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
+    pub fn seed(self, seed: u64) -> Self {
+        self.hasher(KeyHasher::with_seed(seed))
+    }
+    /// Keyed mode: a random secret seed (see [`crate::hash`] for when to use it).
+    pub fn keyed(self) -> Result<Self> {
+        Ok(self.hasher(KeyHasher::keyed()?))
+    }
+    /// Refuse to allocate more than this many bytes.
+    pub fn max_bytes(mut self, limit: u64) -> Self {
+        self.max_bytes = limit;
+        self
+    }
+    /// Scalable filters: capacity multiplier per new sub-filter (≥ 1; default 2).
+    pub fn growth(mut self, s: u32) -> Self {
+        self.growth = s;
+        self
+    }
+    /// Scalable filters: error tightening ratio r in (0, 1) (default 0.5).
+    pub fn tightening(mut self, r: f64) -> Self {
+        self.tightening = r;
+        self
+    }
+    /// Scalable filters: `false` refuses inserts past capacity instead of growing.
+    pub fn scaling(mut self, on: bool) -> Self {
+        self.scaling = on;
+        self
+    }
+    /// Build, validating every parameter.
+    pub fn try_build(self) -> Result<T> {
+        T::build(&self)
+    }
+
+    /// Capacity and fpr, both required unless an explicit shape was given.
+    pub(crate) fn sized(&self) -> Result<(u64, f64)> {
+        let n = self
+            .capacity
+            .ok_or_else(|| invalid("capacity", "required"))?;
+        let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
+        crate::params::check_capacity(n)?;
+        crate::params::check_fpr(p)?;
+        Ok((n, p))
+    }
+}
+
+/// Construction from a [`Builder`]; implemented by each structure.
+pub trait Build: Sized {
+    /// Build from validated options.
+    fn build(b: &Builder<Self>) -> Result<Self>;
+}
+
+/// State shared by the bit-array filters: the words, the hasher and the counters.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Core {
+    pub words: Words,
+    pub hasher: KeyHasher,
+    pub items: u64,
+    pub capacity: u64,
+    pub target_fpr: f64,
+}
+
+impl Core {
+    pub fn new(words: usize, hasher: KeyHasher, limit: u64) -> Result<Self> {
+        Ok(Self {
+            words: Words::zeroed(words, limit)?,
+            hasher,
+            items: 0,
+            capacity: 0,
+            target_fpr: 0.0,
+        })
+    }
+
+    /// Fill the common header fields.
+    pub fn header(&self, kind: crate::format::Kind, params: Vec<u8>) -> Header {
+        let mut h = Header::new(kind, self.hasher);
+        h.items = self.items;
+        h.capacity = self.capacity;
+        h.target_fpr = self.target_fpr;
+        h.params = params;
+        h
+    }
+
+    /// Restore from a decoded header.
+    pub fn from_header(h: &Header, words: Words) -> Self {
+        Self {
+            words,
+            hasher: h.hasher,
+            items: h.items,
+            capacity: h.capacity,
+            target_fpr: h.target_fpr,
+        }
+    }
+
+    /// Check that two filters can be merged: same hasher (shape is checked by the caller).
+    pub fn check_hasher(&self, other: &Core) -> Result<()> {
+        if self.hasher != other.hasher {
+            return Err(Error::Incompatible(Incompatibility::Hashing));
+        }
+        Ok(())
+    }
+
+    pub fn union(&mut self, other: &Core) -> Result<()> {
+        self.check_hasher(other)?;
+        store::or_assign(self.words.as_mut_slice(), other.words.as_slice());
+        // Items of a union are unknown; the larger side is a lower bound. Callers that want
+        // the true figure use `estimated_len`.
+        self.items = self.items.max(other.items);
+        Ok(())
+    }
+
+    pub fn intersect(&mut self, other: &Core) -> Result<()> {
+        self.check_hasher(other)?;
+        store::and_assign(self.words.as_mut_slice(), other.words.as_slice());
+        self.items = self.items.min(other.items);
+        Ok(())
+    }
+
+    /// Set every bit of the byte range `range` of the payload to one (000 §3): a damaged
+    /// region then answers "maybe" for every key that maps there, so no inserted key is lost.
+    pub fn mark_damaged(&mut self, range: Range<u64>) -> Result<()> {
+        let bytes = self.words.len() as u64 * 8;
+        if range.start > range.end || range.end > bytes {
+            return Err(invalid(
+                "range",
+                format!("{range:?} is outside the {bytes}-byte bit array"),
+            ));
+        }
+        let words = self.words.as_mut_slice();
+        for b in range {
+            words[(b / 8) as usize] |= 0xFFu64 << ((b % 8) * 8);
+        }
+        Ok(())
+    }
+}
+
+/// Compute `shape` descriptions for an incompatibility error.
+pub(crate) fn shape_mismatch(left: String, right: String) -> Error {
+    Error::Incompatible(Incompatibility::Shape { left, right })
+}

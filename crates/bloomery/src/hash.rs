@@ -1,0 +1,467 @@
+//! The one hash path: how a key becomes bits.
+//!
+//! Every structure in bloomery (and the CLI and the Redis module, which call into it) hashes a
+//! key exactly one way:
+//!
+//! 1. The key's bytes ([`Key`]: byte slices, strings, integers as little-endian bytes) go through
+//!    one 128-bit hash chosen by a [`KeyHasher`]: seeded **xxh3-128** by default, keyed
+//!    **SipHash-1-3-128** in [keyed mode](KeyHasher::keyed), or Parquet's **xxHash64** for the
+//!    split-block filter. The result is a [`Hashed`] key: two 64-bit halves.
+//! 2. A structure derives its k indices from the two halves by *enhanced double hashing*
+//!    (Dillinger & Manolios 2004; Kirsch & Mitzenmacher 2006 show two hashes lose nothing
+//!    asymptotically), and maps each 64-bit value to `[0, m)` by multiply-shift
+//!    (`(x · m) >> 64`), which needs no division and has no modulo bias towards low indices.
+//!
+//! The algorithm id and the seed are stored in every saved filter, and for a given format
+//! version the mapping from key bytes to indices never changes: golden tests in
+//! `tests/golden_hash.rs` pin the index sequences of fixed keys.
+//!
+//! # Hash once, probe many
+//! [`KeyHasher::hash`] returns a [`Hashed`] value that every structure accepts through its
+//! `*_hashed` methods, so layered structures (scalable filters, multi-layer filters, a caller
+//! probing many filters built with the same hasher) hash a key once.
+//!
+//! # Keyed mode: when to use it
+//! With the default hasher anyone who knows the (public) seed can compute which bits a key sets,
+//! and so can search for keys that all hit the same few bits, or flood the filter with keys that
+//! set many fresh bits, driving the false-positive rate up. If the keys come from people who may
+//! be adversaries (URLs submitted by users, values in network packets, request headers), create
+//! the filter with [`KeyHasher::keyed`]: a 128-bit secret drawn from the operating system's
+//! random source keys SipHash-1-3, a pseudo-random function, so bit positions cannot be predicted
+//! without the secret. The secret is stored in the saved file (a filter is useless without it),
+//! so protect the file like the secret it holds. Keyed filters cost a little speed (SipHash is
+//! slower than xxh3) and only merge with filters sharing the same secret.
+
+use crate::error::{invalid, Result};
+
+/// Identifies a hash algorithm in saved files. The numeric values are part of the file format
+/// and never change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+#[non_exhaustive]
+pub enum HashAlgorithm {
+    /// xxh3-128 with a 64-bit seed (the default).
+    Xxh3_128 = 1,
+    /// SipHash-1-3 with a 128-bit key, 128-bit output (keyed mode).
+    SipHash13_128 = 2,
+    /// xxHash64 with seed 0, as the Parquet bloom-filter specification requires. The second
+    /// half of [`Hashed`] is derived from the first by a fixed mixer.
+    Xxh64 = 3,
+}
+
+impl HashAlgorithm {
+    /// The id stored in files.
+    pub fn id(self) -> u8 {
+        self as u8
+    }
+
+    /// Decode a stored id.
+    pub fn from_id(id: u8) -> Option<Self> {
+        match id {
+            1 => Some(Self::Xxh3_128),
+            2 => Some(Self::SipHash13_128),
+            3 => Some(Self::Xxh64),
+            _ => None,
+        }
+    }
+
+    /// A short stable name (`xxh3-128`, `siphash13-128`, `xxh64`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Xxh3_128 => "xxh3-128",
+            Self::SipHash13_128 => "siphash13-128",
+            Self::Xxh64 => "xxh64",
+        }
+    }
+}
+
+/// Where a hasher's seed came from; stored in files so `info` can say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+#[non_exhaustive]
+pub enum SeedKind {
+    /// The library default seed (0).
+    Default = 0,
+    /// A seed the user chose.
+    User = 1,
+    /// A random secret chosen at creation (keyed mode).
+    Keyed = 2,
+}
+
+impl SeedKind {
+    /// Decode a stored id.
+    pub fn from_id(id: u8) -> Option<Self> {
+        match id {
+            0 => Some(Self::Default),
+            1 => Some(Self::User),
+            2 => Some(Self::Keyed),
+            _ => None,
+        }
+    }
+
+    /// A short stable name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Default => "default",
+            Self::User => "user",
+            Self::Keyed => "keyed",
+        }
+    }
+}
+
+/// A key's 128-bit hash: the only thing structures see of a key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Hashed {
+    /// Low 64 bits (h1).
+    pub lo: u64,
+    /// High 64 bits (h2).
+    pub hi: u64,
+}
+
+impl Hashed {
+    /// Build from two halves (for callers with their own 128-bit hashes).
+    pub const fn new(lo: u64, hi: u64) -> Self {
+        Self { lo, hi }
+    }
+
+    /// The k 64-bit values of the enhanced double-hashing sequence:
+    /// `x₀ = h1, y₀ = h2; xᵢ₊₁ = xᵢ + yᵢ, yᵢ₊₁ = yᵢ + i` (wrapping).
+    #[inline]
+    pub fn sequence(self, k: u32) -> Sequence {
+        Sequence {
+            x: self.lo,
+            y: self.hi,
+            i: 0,
+            k,
+        }
+    }
+
+    /// The k indices in `[0, m)`: the [`sequence`](Self::sequence) mapped by multiply-shift,
+    /// `index = (xᵢ · m) >> 64`.
+    #[inline]
+    pub fn indices(self, k: u32, m: u64) -> Indices {
+        Indices {
+            seq: self.sequence(k),
+            m,
+        }
+    }
+}
+
+/// Iterator over a key's enhanced double-hashing values (see [`Hashed::sequence`]).
+#[derive(Debug, Clone)]
+pub struct Sequence {
+    x: u64,
+    y: u64,
+    i: u32,
+    k: u32,
+}
+
+impl Iterator for Sequence {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        if self.i >= self.k {
+            return None;
+        }
+        let out = self.x;
+        self.x = self.x.wrapping_add(self.y);
+        self.y = self.y.wrapping_add(u64::from(self.i));
+        self.i += 1;
+        Some(out)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let left = (self.k - self.i) as usize;
+        (left, Some(left))
+    }
+}
+
+impl ExactSizeIterator for Sequence {}
+
+/// Iterator over a key's k indices (see [`Hashed::indices`]).
+#[derive(Debug, Clone)]
+pub struct Indices {
+    seq: Sequence,
+    m: u64,
+}
+
+impl Iterator for Indices {
+    type Item = u64;
+
+    #[inline]
+    fn next(&mut self) -> Option<u64> {
+        self.seq.next().map(|x| reduce(x, self.m))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.seq.size_hint()
+    }
+}
+
+impl ExactSizeIterator for Indices {}
+
+/// Map a 64-bit value to `[0, n)` by multiply-shift (Lemire's fast range reduction).
+#[inline(always)]
+pub fn reduce(x: u64, n: u64) -> u64 {
+    ((u128::from(x) * u128::from(n)) >> 64) as u64
+}
+
+/// A fixed 64-bit mixer (the SplitMix64 finaliser). Used to derive more hash bits from a
+/// hash without hashing the key again.
+#[inline(always)]
+pub fn mix64(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Something that can be hashed: exposes its bytes.
+///
+/// Integers hash as their little-endian bytes on every platform, so `42u64` and
+/// `42u64.to_le_bytes()` are the same key.
+pub trait Key {
+    /// Call `f` with the key's bytes.
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R;
+}
+
+impl Key for [u8] {
+    #[inline]
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(self)
+    }
+}
+
+impl<const N: usize> Key for [u8; N] {
+    #[inline]
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(self)
+    }
+}
+
+impl Key for Vec<u8> {
+    #[inline]
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(self)
+    }
+}
+
+impl Key for str {
+    #[inline]
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(self.as_bytes())
+    }
+}
+
+impl Key for String {
+    #[inline]
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(self.as_bytes())
+    }
+}
+
+impl<T: Key + ?Sized> Key for &T {
+    #[inline]
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        (**self).with_bytes(f)
+    }
+}
+
+macro_rules! int_key {
+    ($($t:ty),*) => {$(
+        impl Key for $t {
+            #[inline]
+            fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+                f(&self.to_le_bytes())
+            }
+        }
+    )*};
+}
+int_key!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128);
+
+/// Chooses the hash algorithm and seed; every structure holds one.
+///
+/// Two structures can be merged only if their hashers are equal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct KeyHasher {
+    algorithm: HashAlgorithm,
+    seed_kind: SeedKind,
+    seed: u128,
+}
+
+impl Default for KeyHasher {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl KeyHasher {
+    /// The default: xxh3-128 with seed 0.
+    pub const fn new() -> Self {
+        Self {
+            algorithm: HashAlgorithm::Xxh3_128,
+            seed_kind: SeedKind::Default,
+            seed: 0,
+        }
+    }
+
+    /// xxh3-128 with a chosen 64-bit seed.
+    pub const fn with_seed(seed: u64) -> Self {
+        Self {
+            algorithm: HashAlgorithm::Xxh3_128,
+            seed_kind: SeedKind::User,
+            seed: seed as u128,
+        }
+    }
+
+    /// Keyed mode: SipHash-1-3-128 under a random 128-bit secret from the operating system.
+    /// See the [module docs](self) for when to use it.
+    pub fn keyed() -> Result<Self> {
+        let mut key = [0u8; 16];
+        getrandom::getrandom(&mut key)
+            .map_err(|e| invalid("keyed", format!("no random source: {e}")))?;
+        Ok(Self::with_secret(u128::from_le_bytes(key)))
+    }
+
+    /// Keyed mode with a given secret (to rebuild a keyed filter elsewhere).
+    pub const fn with_secret(secret: u128) -> Self {
+        Self {
+            algorithm: HashAlgorithm::SipHash13_128,
+            seed_kind: SeedKind::Keyed,
+            seed: secret,
+        }
+    }
+
+    /// Parquet's hash: xxHash64 with seed 0 (used by the split-block filter).
+    pub const fn parquet() -> Self {
+        Self {
+            algorithm: HashAlgorithm::Xxh64,
+            seed_kind: SeedKind::Default,
+            seed: 0,
+        }
+    }
+
+    /// Rebuild a hasher from stored fields, validating them.
+    pub fn from_parts(algorithm: HashAlgorithm, seed_kind: SeedKind, seed: u128) -> Result<Self> {
+        match algorithm {
+            HashAlgorithm::Xxh3_128 if seed > u128::from(u64::MAX) => {
+                Err(invalid("seed", "xxh3-128 takes a 64-bit seed"))
+            }
+            HashAlgorithm::Xxh64 if seed != 0 => {
+                Err(invalid("seed", "the Parquet xxh64 hash has seed 0"))
+            }
+            _ => Ok(Self {
+                algorithm,
+                seed_kind,
+                seed,
+            }),
+        }
+    }
+
+    /// The algorithm.
+    pub fn algorithm(&self) -> HashAlgorithm {
+        self.algorithm
+    }
+
+    /// Where the seed came from.
+    pub fn seed_kind(&self) -> SeedKind {
+        self.seed_kind
+    }
+
+    /// The seed (or, in keyed mode, the secret).
+    pub fn seed(&self) -> u128 {
+        self.seed
+    }
+
+    /// Hash a key.
+    #[inline]
+    pub fn hash<K: Key + ?Sized>(&self, key: &K) -> Hashed {
+        key.with_bytes(|b| self.hash_bytes(b))
+    }
+
+    /// Hash raw bytes.
+    #[inline]
+    pub fn hash_bytes(&self, bytes: &[u8]) -> Hashed {
+        match self.algorithm {
+            HashAlgorithm::Xxh3_128 => {
+                let h = xxhash_rust::xxh3::xxh3_128_with_seed(bytes, self.seed as u64);
+                Hashed::new(h as u64, (h >> 64) as u64)
+            }
+            HashAlgorithm::SipHash13_128 => {
+                use siphasher::sip128::Hasher128;
+                use std::hash::Hasher;
+                let mut s = siphasher::sip128::SipHasher13::new_with_key(&self.seed.to_le_bytes());
+                s.write(bytes);
+                let h = s.finish128();
+                Hashed::new(h.h1, h.h2)
+            }
+            HashAlgorithm::Xxh64 => {
+                let h = xxhash_rust::xxh64::xxh64(bytes, 0);
+                Hashed::new(h, mix64(h))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn integers_hash_as_le_bytes() {
+        let h = KeyHasher::new();
+        assert_eq!(h.hash(&42u64), h.hash(&42u64.to_le_bytes()));
+        assert_eq!(h.hash("abc"), h.hash(&b"abc"[..]));
+        assert_eq!(h.hash(&String::from("abc")), h.hash("abc"));
+    }
+
+    #[test]
+    fn seeds_change_the_hash() {
+        let a = KeyHasher::with_seed(1).hash("x");
+        let b = KeyHasher::with_seed(2).hash("x");
+        assert_ne!(a, b);
+        let k1 = KeyHasher::with_secret(1).hash("x");
+        let k2 = KeyHasher::with_secret(2).hash("x");
+        assert_ne!(k1, k2);
+    }
+
+    #[test]
+    fn keyed_hashers_differ() {
+        let a = KeyHasher::keyed().unwrap();
+        let b = KeyHasher::keyed().unwrap();
+        assert_ne!(a.seed(), b.seed());
+        assert_eq!(a.seed_kind(), SeedKind::Keyed);
+    }
+
+    #[test]
+    fn indices_in_range_and_k_long() {
+        let h = KeyHasher::new().hash("key");
+        for m in [1u64, 2, 3, 63, 64, 1000, u64::MAX] {
+            let v: Vec<u64> = h.indices(7, m).collect();
+            assert_eq!(v.len(), 7);
+            assert!(v.iter().all(|&i| i < m));
+        }
+    }
+
+    #[test]
+    fn reduce_is_unbiased_over_full_range() {
+        // multiply-shift maps equal-width slices of u64 onto each output.
+        assert_eq!(reduce(0, 10), 0);
+        assert_eq!(reduce(u64::MAX, 10), 9);
+        assert_eq!(reduce(u64::MAX / 2, 2), 0);
+        assert_eq!(reduce(u64::MAX / 2 + 1, 2), 1);
+    }
+
+    #[test]
+    fn from_parts_validates() {
+        assert!(
+            KeyHasher::from_parts(HashAlgorithm::Xxh3_128, SeedKind::User, 1u128 << 70).is_err()
+        );
+        assert!(KeyHasher::from_parts(HashAlgorithm::Xxh64, SeedKind::User, 5).is_err());
+        assert!(
+            KeyHasher::from_parts(HashAlgorithm::SipHash13_128, SeedKind::Keyed, 1u128 << 70)
+                .is_ok()
+        );
+    }
+}

@@ -1,0 +1,615 @@
+//! The math of the family, in one place: false-positive rates (exact and asymptotic, classic,
+//! partitioned, blocked, split-block), optimal k, sizing for (n, ε), the lower bound, size and
+//! similarity estimates, the counting-filter overflow bound and the entropy of a filter.
+//!
+//! References: seed 000 §2 (the standard filter and its rates), seed 002 §2.1 (exact
+//! `f' = (1-(1-1/m)^{kn})^k`, asymptotic `f = (1-e^{-kn/m})^k`, the partitioned variant),
+//! §2.2 (the lower bound `n·log2(1/ε)`), §2.4 (union, intersection by the inner product),
+//! §2.5 (counter overflow), §2.6 (compressed filters, `m·H(p)`). The blocked model is the
+//! Poisson/binomial mixture of Putze, Sanders & Singler, "Cache-, Hash- and Space-Efficient
+//! Bloom Filters" (2007), with the in-block collisions of a key's own probes counted exactly.
+//!
+//! All functions are pure and total: they return `f64` rates (possibly 0 or 1) and never panic.
+//! The sizing functions return typed errors for invalid input.
+
+use crate::error::{invalid, Result};
+
+/// Validate a capacity `n`.
+pub fn check_capacity(n: u64) -> Result<()> {
+    if n == 0 {
+        return Err(invalid("capacity", "must be at least 1"));
+    }
+    Ok(())
+}
+
+/// Validate a false-positive rate: finite and strictly between 0 and 1.
+pub fn check_fpr(fpr: f64) -> Result<()> {
+    if !fpr.is_finite() || fpr <= 0.0 || fpr >= 1.0 {
+        return Err(invalid(
+            "fpr",
+            format!("must be strictly between 0 and 1, got {fpr}"),
+        ));
+    }
+    if fpr < 1e-15 {
+        return Err(invalid(
+            "fpr",
+            format!("{fpr} is below 1e-15, beyond what 64-bit hashes can deliver"),
+        ));
+    }
+    Ok(())
+}
+
+/// Validate a hash count.
+pub fn check_hashes(k: u32, max: u32) -> Result<()> {
+    if k == 0 || k > max {
+        return Err(invalid("hashes", format!("must be in 1..={max}, got {k}")));
+    }
+    Ok(())
+}
+
+/// `(1 - 1/m)^e` computed stably for huge m and e.
+#[inline]
+fn pow_one_minus_inv(m: f64, e: f64) -> f64 {
+    (e * (-1.0 / m).ln_1p()).exp()
+}
+
+/// Exact expected false-positive rate of the classic filter: `(1 - (1-1/m)^{kn})^k` (002 §2.1).
+pub fn fpr_exact(n: u64, m: u64, k: u32) -> f64 {
+    if m == 0 || k == 0 {
+        return 1.0;
+    }
+    let p_zero = pow_one_minus_inv(m as f64, k as f64 * n as f64);
+    (1.0 - p_zero).powi(k as i32)
+}
+
+/// Asymptotic false-positive rate: `(1 - e^{-kn/m})^k` (002 §2.1).
+pub fn fpr_asymptotic(n: u64, m: u64, k: u32) -> f64 {
+    if m == 0 || k == 0 {
+        return 1.0;
+    }
+    (1.0 - (-(k as f64) * n as f64 / m as f64).exp()).powi(k as i32)
+}
+
+/// False-positive rate of the partitioned filter: k slices of `m/k` bits each (002 §2.1):
+/// `(1 - (1 - 1/s)^n)^k` with `s = ⌊m/k⌋`.
+pub fn fpr_partitioned(n: u64, m: u64, k: u32) -> f64 {
+    if k == 0 {
+        return 1.0;
+    }
+    let s = m / u64::from(k);
+    if s == 0 {
+        return 1.0;
+    }
+    (1.0 - pow_one_minus_inv(s as f64, n as f64)).powi(k as i32)
+}
+
+/// The false-positive rate after the fill is known: `(ones/m)^k`.
+pub fn fpr_from_fill(ones: u64, m: u64, k: u32) -> f64 {
+    if m == 0 {
+        return 1.0;
+    }
+    (ones as f64 / m as f64).powi(k as i32)
+}
+
+/// The k that minimises the exact rate for n items in m bits (near `(m/n)·ln 2`, 000 §2).
+pub fn optimal_k(n: u64, m: u64) -> u32 {
+    optimal_k_by(n, m, 64, fpr_exact)
+}
+
+fn optimal_k_by(n: u64, m: u64, max_k: u32, f: impl Fn(u64, u64, u32) -> f64) -> u32 {
+    if n == 0 {
+        return 1;
+    }
+    let guess = (m as f64 / n as f64 * std::f64::consts::LN_2).round() as i64;
+    let mut best = (f64::INFINITY, 1u32);
+    for k in (guess - 2)..=(guess + 2) {
+        if k < 1 || k > i64::from(max_k) {
+            continue;
+        }
+        let r = f(n, m, k as u32);
+        if r < best.0 {
+            best = (r, k as u32);
+        }
+    }
+    if best.0.is_infinite() {
+        max_k.max(1)
+    } else {
+        best.1
+    }
+}
+
+/// A classic filter's shape: bits and hash count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    /// Bits.
+    pub m: u64,
+    /// Hash functions.
+    pub k: u32,
+}
+
+/// The optimal asymptotic size for (n, ε): `m = -n·ln ε / (ln 2)²` (000 §2).
+pub fn bits_asymptotic(n: u64, fpr: f64) -> f64 {
+    -(n as f64) * fpr.ln() / (std::f64::consts::LN_2 * std::f64::consts::LN_2)
+}
+
+/// The smallest classic shape whose *exact* rate is at most `fpr` for `n` items.
+pub fn classic_shape(n: u64, fpr: f64) -> Result<Shape> {
+    check_capacity(n)?;
+    check_fpr(fpr)?;
+    Ok(smallest_shape(n, fpr, 64, fpr_exact))
+}
+
+/// The smallest partitioned shape (m a multiple of k) whose rate is at most `fpr`.
+pub fn partitioned_shape(n: u64, fpr: f64) -> Result<Shape> {
+    check_capacity(n)?;
+    check_fpr(fpr)?;
+    let s = smallest_shape(n, fpr, 64, fpr_partitioned);
+    let k = u64::from(s.k);
+    Ok(Shape {
+        m: s.m.div_ceil(k) * k,
+        k: s.k,
+    })
+}
+
+/// Binary search for the least m such that some k gives rate ≤ fpr.
+fn smallest_shape(n: u64, fpr: f64, max_k: u32, f: impl Fn(u64, u64, u32) -> f64 + Copy) -> Shape {
+    let ok = |m: u64| {
+        let k = optimal_k_by(n, m, max_k, f);
+        (f(n, m, k) <= fpr, k)
+    };
+    let guess = bits_asymptotic(n, fpr).ceil().max(1.0);
+    let mut hi = (guess * 1.05 + 64.0).min(u64::MAX as f64 / 4.0) as u64;
+    while !ok(hi).0 && hi < u64::MAX / 4 {
+        hi *= 2;
+    }
+    let mut lo = ((guess * 0.9) as u64).max(1).min(hi - 1);
+    if ok(lo).0 {
+        lo = 1;
+    }
+    // invariant: ok(hi), !ok(lo) or lo == 1
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if ok(mid).0 {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    let m = if ok(lo).0 { lo } else { hi };
+    Shape { m, k: ok(m).1 }
+}
+
+/// The information-theoretic lower bound on bits for n items at rate ε: `n·log2(1/ε)` (002 §2.2).
+pub fn lower_bound_bits(n: u64, fpr: f64) -> f64 {
+    n as f64 * (1.0 / fpr).log2()
+}
+
+/// Bits used relative to the lower bound (1.44 for an optimal classic filter, 002 §2.2).
+pub fn ratio_to_lower_bound(bits: u64, n: u64, fpr: f64) -> f64 {
+    bits as f64 / lower_bound_bits(n, fpr)
+}
+
+/// Distribution of the number of distinct values among `k` uniform draws from `b` values:
+/// `out[d]` = P(D = d).
+fn distinct_draws(k: u32, b: u64) -> Vec<f64> {
+    let b = b as f64;
+    let mut p = vec![0.0; k as usize + 1];
+    p[0] = 1.0;
+    for t in 0..k as usize {
+        let mut next = vec![0.0; k as usize + 1];
+        for d in 0..=t {
+            if p[d] == 0.0 {
+                continue;
+            }
+            next[d] += p[d] * d as f64 / b;
+            next[d + 1] += p[d] * (b - d as f64) / b;
+        }
+        p = next;
+    }
+    p
+}
+
+/// Expected rate of a mixture over the number of keys j in a query's block:
+/// `Σ_j Binomial(n, 1/blocks)(j) · inner(j)`. `inner` is called with j = 0, 1, 2, … in order.
+fn block_mixture(n: u64, blocks: u64, mut inner: impl FnMut(u64) -> f64) -> f64 {
+    if blocks == 0 {
+        return 1.0;
+    }
+    let nf = n as f64;
+    if blocks == 1 {
+        let mut last = 0.0;
+        for j in 0..=n {
+            last = inner(j);
+            if last >= 1.0 - 1e-15 {
+                break;
+            }
+        }
+        return last;
+    }
+    let q = 1.0 / blocks as f64;
+    let lambda = nf * q;
+    let j_max = (lambda + 14.0 * lambda.sqrt() + 40.0).min(nf) as u64;
+    let ln_q = q.ln();
+    let ln_1mq = (-q).ln_1p();
+    let mut log_p = nf * ln_1mq; // P(j = 0)
+    let mut sum = 0.0;
+    for j in 0..=j_max {
+        sum += log_p.exp() * inner(j);
+        // P(j+1)/P(j) = (n-j)/(j+1) · q/(1-q)
+        log_p += ((nf - j as f64) / (j as f64 + 1.0)).ln() + ln_q - ln_1mq;
+    }
+    sum.min(1.0)
+}
+
+/// False-positive rate of the blocked filter: `blocks` blocks of `block_bits` bits, each key
+/// setting `k` uniformly drawn bits (with replacement) in one uniformly chosen block.
+///
+/// The model is exact up to the binomial occupancy of blocks: given j keys in the query's
+/// block, `t = jk` bits were thrown uniformly into it. A Markov chain over t tracks how many of
+/// k marked bits were hit (no independence assumption between bits: the positive correlation
+/// of a block's bits, which grows with k, is counted). The query's k probes hit D distinct
+/// bits, D distributed as k draws with replacement, and by symmetry
+/// `P(d given bits set) = Σ_s P(s marked hit)·C(s,d)/C(k,d)`.
+pub fn fpr_blocked(n: u64, blocks: u64, block_bits: u64, k: u32) -> f64 {
+    if k == 0 || block_bits == 0 {
+        return 1.0;
+    }
+    let k = k as usize;
+    let b = block_bits as f64;
+    let dist = distinct_draws(k as u32, block_bits);
+    // binom[s][d] = C(s, d) / C(k, d)
+    let mut choose = vec![vec![0.0f64; k + 1]; k + 1];
+    for s in 0..=k {
+        choose[s][0] = 1.0;
+        for d in 1..=s {
+            choose[s][d] = choose[s - 1][d - 1] + if d < s { choose[s - 1][d] } else { 0.0 };
+        }
+    }
+    let ratio: Vec<Vec<f64>> = (0..=k)
+        .map(|s| (0..=k).map(|d| choose[s][d] / choose[k][d]).collect())
+        .collect();
+    // chain[s] = P(s of the k marked bits hit) after jk throws
+    let mut chain = vec![0.0f64; k + 1];
+    chain[0] = 1.0;
+    let mut next_j = 0u64;
+    block_mixture(n, blocks, |j| {
+        while next_j < j {
+            for _ in 0..k {
+                for s in (0..k).rev() {
+                    let moved = chain[s] * (k - s) as f64 / b;
+                    chain[s] -= moved;
+                    chain[s + 1] += moved;
+                }
+            }
+            next_j += 1;
+        }
+        (1..=k)
+            .map(|d| {
+                let all_set: f64 = (d..=k).map(|s| chain[s] * ratio[s][d]).sum();
+                dist[d] * all_set
+            })
+            .sum()
+    })
+}
+
+/// False-positive rate of the Parquet split-block filter: 256-bit blocks of eight 32-bit words,
+/// each key setting one bit in every word: `Σ_j Binomial(n, 1/blocks)(j) · (1-(31/32)^j)^8`.
+pub fn fpr_split_block(n: u64, blocks: u64) -> f64 {
+    block_mixture(n, blocks, |j| {
+        (1.0 - pow_one_minus_inv(32.0, j as f64)).powi(8)
+    })
+}
+
+/// A blocked filter's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockedShape {
+    /// Number of blocks.
+    pub blocks: u64,
+    /// Bits set per key (all in one block).
+    pub k: u32,
+}
+
+/// The largest k the blocked filter supports.
+pub const BLOCKED_MAX_K: u32 = 32;
+
+/// The smallest blocked shape (blocks of `block_bits`) whose modelled rate is at most `fpr`.
+pub fn blocked_shape(n: u64, fpr: f64, block_bits: u64) -> Result<BlockedShape> {
+    check_capacity(n)?;
+    check_fpr(fpr)?;
+    let best_k = |blocks: u64| -> (f64, u32) {
+        let mut best = (f64::INFINITY, 1);
+        let guess = (blocks as f64 * block_bits as f64 / n as f64 * std::f64::consts::LN_2)
+            .round()
+            .clamp(1.0, BLOCKED_MAX_K as f64) as u32;
+        // The rate is unimodal in k; scan outward from the classic optimum.
+        let lo = guess.saturating_sub(6).max(1);
+        let hi = (guess + 6).min(BLOCKED_MAX_K);
+        for k in lo..=hi {
+            let r = fpr_blocked(n, blocks, block_bits, k);
+            if r < best.0 {
+                best = (r, k);
+            }
+        }
+        best
+    };
+    let guess = (bits_asymptotic(n, fpr) / block_bits as f64)
+        .ceil()
+        .max(1.0) as u64;
+    let mut hi = guess.max(1);
+    let mut rounds = 0;
+    while best_k(hi).0 > fpr {
+        hi = hi.saturating_mul(2);
+        rounds += 1;
+        if rounds > 60 {
+            return Err(invalid("fpr", "no blocked shape reaches this rate"));
+        }
+    }
+    let mut lo = (guess / 2).max(1);
+    if best_k(lo).0 <= fpr {
+        lo = 1;
+        if best_k(1).0 <= fpr {
+            return Ok(BlockedShape {
+                blocks: 1,
+                k: best_k(1).1,
+            });
+        }
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if best_k(mid).0 <= fpr {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(BlockedShape {
+        blocks: hi,
+        k: best_k(hi).1,
+    })
+}
+
+/// The smallest number of 256-bit split blocks whose modelled rate is at most `fpr`.
+pub fn split_block_blocks(n: u64, fpr: f64) -> Result<u64> {
+    check_capacity(n)?;
+    check_fpr(fpr)?;
+    let guess = (bits_asymptotic(n, fpr) / 256.0).ceil().max(1.0) as u64;
+    let mut hi = guess;
+    let mut rounds = 0;
+    while fpr_split_block(n, hi) > fpr {
+        hi = hi.saturating_mul(2);
+        rounds += 1;
+        if rounds > 60 {
+            return Err(invalid("fpr", "no split-block shape reaches this rate"));
+        }
+    }
+    let mut lo = 0;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if fpr_split_block(n, mid) <= fpr {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi)
+}
+
+/// Estimated number of distinct items from the count of set bits (Swamidass & Baldi 2007,
+/// inverting the expected zero count `m(1-1/m)^{kn}` of 002 §2.1):
+/// `n̂ = ln(1 - X/m) / (k·ln(1 - 1/m))`. Returns infinity for a full filter.
+pub fn estimate_items(m: u64, k: u32, ones: u64) -> f64 {
+    if m == 0 || k == 0 {
+        return 0.0;
+    }
+    if ones >= m {
+        return f64::INFINITY;
+    }
+    let zeros_frac = 1.0 - ones as f64 / m as f64;
+    zeros_frac.ln() / (k as f64 * (-1.0 / m as f64).ln_1p())
+}
+
+/// Estimated `|S1 ∩ S2|` from two filters of the same shape (002 §2.4):
+/// `(1/m)(1-1/m)^{-k|S1∩S2|} ≈ (Z1 + Z2 - Z12)/(Z1·Z2)`, where Z1, Z2 are the zero counts of the
+/// two filters and Z12 the zero count of their bitwise AND (the inner product).
+pub fn estimate_intersection(m: u64, k: u32, zeros1: u64, zeros2: u64, zeros_and: u64) -> f64 {
+    if m == 0 || k == 0 || zeros1 == 0 || zeros2 == 0 {
+        return f64::NAN;
+    }
+    let num = zeros1 as f64 + zeros2 as f64 - zeros_and as f64;
+    if num <= 0.0 {
+        return 0.0;
+    }
+    let ratio = m as f64 * num / (zeros1 as f64 * zeros2 as f64);
+    if ratio <= 1.0 {
+        return 0.0;
+    }
+    ratio.ln() / -(k as f64 * (-1.0 / m as f64).ln_1p())
+}
+
+/// Upper bound on the probability that any counter of a counting filter reaches `j`
+/// (002 §2.5): `m · (e·n·k / (j·m))^j`. With `k = (m/n) ln 2` and `j = 16` this is
+/// `1.37e-15 · m`.
+pub fn counter_overflow_bound(n: u64, m: u64, k: u32, j: u32) -> f64 {
+    let x = std::f64::consts::E * n as f64 * k as f64 / (j as f64 * m as f64);
+    m as f64 * x.powi(j as i32)
+}
+
+/// Exact probability that one counter is at least `j`: the binomial tail
+/// `P(c ≥ j)`, `c ~ Binomial(nk, 1/m)` (002 §2.5).
+pub fn counter_tail(n: u64, m: u64, k: u32, j: u32) -> f64 {
+    let trials = n as f64 * k as f64;
+    let q = 1.0 / m as f64;
+    // Sum P(c = i) for i < j and subtract from 1, computed in log space.
+    let mut log_p = trials * (-q).ln_1p();
+    let mut below = 0.0;
+    for i in 0..j {
+        below += log_p.exp();
+        let i = i as f64;
+        log_p += ((trials - i) / (i + 1.0)).ln() + q.ln() - (-q).ln_1p();
+    }
+    (1.0 - below).max(0.0)
+}
+
+/// Binary entropy in bits: `H(p) = -p log2 p - (1-p) log2 (1-p)`.
+pub fn entropy(p: f64) -> f64 {
+    if p <= 0.0 || p >= 1.0 {
+        return 0.0;
+    }
+    -p * p.log2() - (1.0 - p) * (1.0 - p).log2()
+}
+
+/// Expected bits of an ideally compressed filter: `m · H(p)`, p the expected fraction of zero
+/// bits `e^{-kn/m}` (002 §2.6).
+pub fn compressed_bits(n: u64, m: u64, k: u32) -> f64 {
+    let p = (-(k as f64) * n as f64 / m as f64).exp();
+    m as f64 * entropy(p)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64, rel: f64) -> bool {
+        ((a - b) / b).abs() <= rel
+    }
+
+    #[test]
+    fn seed_000_section_2_numbers() {
+        // m/n = 10: 1.18% at k = 4, 0.94% at k = 5 (asymptotic formula as the paper uses),
+        // 0.82% at the optimum k = 7.
+        let n = 1_000_000;
+        let m = 10 * n;
+        assert!((fpr_asymptotic(n, m, 4) - 0.0118).abs() < 0.00005);
+        assert!((fpr_asymptotic(n, m, 5) - 0.0094).abs() < 0.00005);
+        assert!((fpr_asymptotic(n, m, 7) - 0.0082).abs() < 0.00005);
+        assert_eq!(optimal_k(n, m), 7);
+        // exact and asymptotic agree closely for large m
+        assert!(close(fpr_exact(n, m, 7), fpr_asymptotic(n, m, 7), 1e-5));
+    }
+
+    #[test]
+    fn seed_002_eight_bits_per_item_just_over_two_percent() {
+        let n = 1_000_000;
+        let f = fpr_exact(n, 8 * n, optimal_k(n, 8 * n));
+        assert!(f > 0.02 && f < 0.0222, "{f}");
+    }
+
+    #[test]
+    fn seed_002_table_1() {
+        // m/n, k, f (Table 1 of 002 §2.6)
+        for (ratio, k, f) in [(16, 11, 0.000459), (28, 4, 0.000314), (48, 3, 0.000222)] {
+            let n = 1_000_000;
+            let got = fpr_asymptotic(n, ratio * n, k);
+            assert!((got - f).abs() < 0.0000005, "m/n={ratio}: {got}");
+        }
+        // z/n: compressed size per item for the three columns
+        for (ratio, k, z) in [(16u64, 11u32, 16.0), (28, 4, 15.846), (48, 3, 15.829)] {
+            let n = 1_000_000;
+            let bits = compressed_bits(n, ratio * n, k).min((ratio * n) as f64);
+            let zn = bits / n as f64;
+            // the first column is sent uncompressed (z = m)
+            assert!(
+                (zn - z).abs() < 0.0006 || (ratio == 16 && zn <= 16.0),
+                "{ratio}: {zn}"
+            );
+        }
+    }
+
+    #[test]
+    fn overflow_bound_matches_paper() {
+        // k = (m/n) ln 2 => e·n·k/(16·m) = e·ln2/16 => bound/m = (e ln 2 / 16)^16 = 1.37e-15
+        let n = 1_000_000u64;
+        let m = 10_000_000u64;
+        let k_real = m as f64 / n as f64 * std::f64::consts::LN_2;
+        let x = std::f64::consts::E * k_real / 16.0 / (m as f64 / n as f64);
+        let per_m = x.powi(16);
+        assert!((per_m - 1.37e-15).abs() < 0.01e-15, "{per_m}");
+        // the exact tail is below the loose bound
+        assert!(counter_tail(n, m, 7, 16) * m as f64 <= counter_overflow_bound(n, m, 7, 16));
+    }
+
+    #[test]
+    fn lower_bound_and_ratio() {
+        let n = 1000;
+        assert!(close(lower_bound_bits(n, 0.01), 1000.0 * 6.643856, 1e-6));
+        // an optimal classic filter is ~1.44x the bound
+        let s = classic_shape(n, 0.01).unwrap();
+        let r = ratio_to_lower_bound(s.m, n, 0.01);
+        assert!(r > 1.43 && r < 1.46, "{r}");
+    }
+
+    #[test]
+    fn classic_shape_is_minimal() {
+        for (n, f) in [
+            (1u64, 0.5),
+            (10, 0.1),
+            (1000, 0.01),
+            (1_000_000, 0.001),
+            (7, 1e-9),
+        ] {
+            let s = classic_shape(n, f).unwrap();
+            assert!(fpr_exact(n, s.m, s.k) <= f);
+            let k = optimal_k(n, s.m - 1);
+            assert!(s.m == 1 || fpr_exact(n, s.m - 1, k) > f, "{n} {f}");
+        }
+    }
+
+    #[test]
+    fn partitioned_is_slightly_worse_than_classic() {
+        let (n, m, k) = (10_000, 100_000, 7);
+        assert!(fpr_partitioned(n, m, k) > fpr_exact(n, m, k));
+        assert!(close(fpr_partitioned(n, m, k), fpr_exact(n, m, k), 0.02));
+        let s = partitioned_shape(n, 0.01).unwrap();
+        assert_eq!(s.m % u64::from(s.k), 0);
+        assert!(fpr_partitioned(n, s.m, s.k) <= 0.01);
+    }
+
+    #[test]
+    fn blocked_model_is_worse_than_classic_and_shape_meets_target() {
+        let n = 100_000;
+        let m = 10 * n;
+        let blocked = fpr_blocked(n, m / 512, 512, 7);
+        assert!(blocked > fpr_exact(n, m, 7));
+        for f in [0.1, 0.01, 0.001, 1e-5] {
+            let s = blocked_shape(n, f, 512).unwrap();
+            assert!(fpr_blocked(n, s.blocks, 512, s.k) <= f);
+            assert!(fpr_blocked(n, s.blocks - 1, 512, s.k) > f);
+        }
+    }
+
+    #[test]
+    fn split_block_shape_meets_target() {
+        let b = split_block_blocks(10_000, 0.01).unwrap();
+        assert!(fpr_split_block(10_000, b) <= 0.01);
+        assert!(fpr_split_block(10_000, b - 1) > 0.01);
+    }
+
+    #[test]
+    fn estimates_invert_expectations() {
+        let (m, k, n) = (1_000_000u64, 7u32, 50_000u64);
+        let expected_zeros = m as f64 * (1.0 - 1.0 / m as f64).powf((k as u64 * n) as f64);
+        let ones = m - expected_zeros.round() as u64;
+        assert!(close(estimate_items(m, k, ones), n as f64, 1e-3));
+        assert!(estimate_items(m, k, m).is_infinite());
+        assert_eq!(estimate_items(m, k, 0), 0.0);
+    }
+
+    #[test]
+    fn validation() {
+        assert!(check_capacity(0).is_err());
+        for bad in [0.0, 1.0, -0.5, f64::NAN, f64::INFINITY, 1e-300] {
+            assert!(check_fpr(bad).is_err(), "{bad}");
+            assert!(classic_shape(10, bad).is_err());
+            assert!(blocked_shape(10, bad, 512).is_err());
+        }
+        assert!(check_hashes(0, 32).is_err());
+        assert!(check_hashes(33, 32).is_err());
+    }
+
+    #[test]
+    fn entropy_values() {
+        assert_eq!(entropy(0.5), 1.0);
+        assert_eq!(entropy(0.0), 0.0);
+        assert!(close(entropy(0.1), 0.468996, 1e-5));
+    }
+}

@@ -1,0 +1,388 @@
+//! The one storage layer: 64-byte-aligned arrays of 64-bit words, owned or memory-mapped.
+//!
+//! Every bit array in bloomery is a [`Words`] value:
+//! - small arrays live on the heap in cache-line-aligned chunks (so a 512-bit block never
+//!   straddles two cache lines);
+//! - large arrays (≥ 1 MiB) are anonymous memory maps, page-aligned, zeroed lazily by the kernel,
+//!   and advised to use transparent huge pages on Linux, which removes most TLB misses of random
+//!   probes into filters far larger than the caches;
+//! - arrays opened from a file with [`crate::format`]'s mmap path are read-only views into the
+//!   file; the first mutation copies them (copy-on-write), so a mapped filter is never written
+//!   behind the caller's back.
+//!
+//! The size of every allocation is checked against a limit first ([`max_bytes`], settable per
+//! process with [`set_max_bytes`] and per builder), so a huge request is refused with
+//! [`Error::TooLarge`] before any memory is touched; allocation failure is an error, not an abort.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+
+/// Default limit on one structure's memory: 16 GiB.
+pub const DEFAULT_MAX_BYTES: u64 = 16 << 30;
+
+static MAX_BYTES: AtomicU64 = AtomicU64::new(DEFAULT_MAX_BYTES);
+
+/// The process-wide default limit on the bytes one structure may allocate.
+pub fn max_bytes() -> u64 {
+    MAX_BYTES.load(Ordering::Relaxed)
+}
+
+/// Set the process-wide default limit (builders can still override it per structure).
+pub fn set_max_bytes(limit: u64) {
+    MAX_BYTES.store(limit, Ordering::Relaxed);
+}
+
+/// Refuse `bytes` if it exceeds `limit`.
+pub fn check_size(bytes: u64, limit: u64) -> Result<()> {
+    if bytes > limit {
+        return Err(Error::TooLarge {
+            requested: bytes,
+            limit,
+        });
+    }
+    Ok(())
+}
+
+/// One cache line of words; the heap storage unit, so the heap buffer is 64-byte aligned.
+#[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
+#[repr(C, align(64))]
+struct Line([u64; 8]);
+
+/// Arrays at least this large are anonymous maps with huge pages advised.
+const ANON_THRESHOLD_BYTES: usize = 1 << 20;
+
+enum Buf {
+    Heap(Vec<Line>),
+    Anon(memmap2::MmapMut),
+    Mapped {
+        map: Arc<memmap2::Mmap>,
+        offset: usize,
+    },
+}
+
+/// A 64-byte-aligned array of `len` little-endian 64-bit words (see the module docs).
+pub struct Words {
+    buf: Buf,
+    len: usize,
+}
+
+impl Words {
+    /// An all-zero array of `len` words, refused if it exceeds `limit` bytes.
+    pub fn zeroed(len: usize, limit: u64) -> Result<Self> {
+        let bytes = (len as u64).checked_mul(8).ok_or(Error::TooLarge {
+            requested: u64::MAX,
+            limit,
+        })?;
+        check_size(bytes, limit)?;
+        let lines = len.div_ceil(8);
+        let byte_len = lines * 64;
+        let buf = if byte_len >= ANON_THRESHOLD_BYTES {
+            let map = memmap2::MmapMut::map_anon(byte_len)
+                .map_err(|_| Error::AllocationFailed { bytes })?;
+            #[cfg(target_os = "linux")]
+            {
+                // Advice only: failure (e.g. THP disabled) changes nothing but speed.
+                let _ = map.advise(memmap2::Advice::HugePage);
+            }
+            Buf::Anon(map)
+        } else {
+            let mut v: Vec<Line> = Vec::new();
+            v.try_reserve_exact(lines)
+                .map_err(|_| Error::AllocationFailed { bytes })?;
+            v.resize(lines, Line::default());
+            Buf::Heap(v)
+        };
+        Ok(Self { buf, len })
+    }
+
+    /// Copy an array from little-endian bytes (`bytes.len()` must be a multiple of 8).
+    pub fn from_le_bytes(bytes: &[u8], limit: u64) -> Result<Self> {
+        debug_assert_eq!(bytes.len() % 8, 0);
+        let mut w = Self::zeroed(bytes.len() / 8, limit)?;
+        for (dst, src) in w.as_mut_slice().iter_mut().zip(bytes.chunks_exact(8)) {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(src);
+            *dst = u64::from_le_bytes(b);
+        }
+        Ok(w)
+    }
+
+    /// A read-only view of `len` words at `offset` in a mapped file. On big-endian hosts (where
+    /// the file's bytes are not native words) the words are copied instead.
+    pub fn mapped(map: Arc<memmap2::Mmap>, offset: usize, len: usize, limit: u64) -> Result<Self> {
+        let end = offset
+            .checked_add(len.saturating_mul(8))
+            .filter(|&e| e <= map.len())
+            .ok_or_else(|| crate::error::inconsistent("mapped range beyond end of file"))?;
+        if cfg!(target_endian = "big") || offset % 8 != 0 {
+            return Self::from_le_bytes(&map[offset..end], limit);
+        }
+        Ok(Self {
+            buf: Buf::Mapped { map, offset },
+            len,
+        })
+    }
+
+    /// Number of words.
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when there are no words.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// True when this is a read-only view of a mapped file.
+    pub fn is_mapped(&self) -> bool {
+        matches!(self.buf, Buf::Mapped { .. })
+    }
+
+    /// The words.
+    #[inline]
+    pub fn as_slice(&self) -> &[u64] {
+        match &self.buf {
+            Buf::Heap(v) => &bytemuck::cast_slice::<Line, u64>(v)[..self.len],
+            Buf::Anon(m) => &bytemuck::cast_slice::<u8, u64>(&m[..])[..self.len],
+            Buf::Mapped { map, offset } => {
+                bytemuck::cast_slice::<u8, u64>(&map[*offset..*offset + self.len * 8])
+            }
+        }
+    }
+
+    /// The words, mutably. A mapped view is first copied into owned memory.
+    #[inline]
+    pub fn as_mut_slice(&mut self) -> &mut [u64] {
+        if self.is_mapped() {
+            self.make_owned();
+        }
+        match &mut self.buf {
+            Buf::Heap(v) => &mut bytemuck::cast_slice_mut::<Line, u64>(v)[..self.len],
+            Buf::Anon(m) => &mut bytemuck::cast_slice_mut::<u8, u64>(&mut m[..])[..self.len],
+            Buf::Mapped { .. } => unreachable!("make_owned replaced the mapped view"),
+        }
+    }
+
+    fn make_owned(&mut self) {
+        // The mapped view's bytes were already validated and counted against a limit when the
+        // file was opened; copying them cannot exceed what the caller accepted.
+        let mut owned = Self::zeroed(self.len, u64::MAX).unwrap_or_else(|_| {
+            // Allocation failure here is the same condition as a failed Vec growth.
+            std::alloc::handle_alloc_error(std::alloc::Layout::new::<Line>())
+        });
+        owned.as_mut_slice().copy_from_slice(self.as_slice());
+        *self = owned;
+    }
+
+    /// The words viewed as atomics, for lock-free parallel updates under an exclusive borrow.
+    pub fn as_atomic(&mut self) -> &[AtomicU64] {
+        let words = self.as_mut_slice();
+        const _: () = assert!(std::mem::align_of::<AtomicU64>() == std::mem::align_of::<u64>());
+        const _: () = assert!(std::mem::size_of::<AtomicU64>() == std::mem::size_of::<u64>());
+        // SAFETY: AtomicU64 has the same size and alignment as u64 (checked above), and the
+        // exclusive borrow of `self` guarantees no other reference to these words exists while
+        // the returned shared slice of atomics lives; all access through it is atomic.
+        unsafe { &*(words as *mut [u64] as *const [AtomicU64]) }
+    }
+
+    /// The words as little-endian bytes, written with `f` in chunks (no copy on little-endian).
+    pub fn write_le<E>(&self, mut f: impl FnMut(&[u8]) -> Result<(), E>) -> Result<(), E> {
+        if cfg!(target_endian = "little") {
+            f(bytemuck::cast_slice(self.as_slice()))
+        } else {
+            let mut buf = Vec::with_capacity(8 * 1024);
+            for chunk in self.as_slice().chunks(1024) {
+                buf.clear();
+                for w in chunk {
+                    buf.extend_from_slice(&w.to_le_bytes());
+                }
+                f(&buf)?;
+            }
+            Ok(())
+        }
+    }
+
+    /// Heap bytes held (for memory reports).
+    pub fn allocated_bytes(&self) -> usize {
+        match &self.buf {
+            Buf::Heap(v) => v.capacity() * 64,
+            Buf::Anon(m) => m.len(),
+            Buf::Mapped { .. } => 0,
+        }
+    }
+
+    /// Try to clone, checking the limit.
+    pub fn try_clone(&self) -> Result<Self> {
+        if let Buf::Mapped { map, offset } = &self.buf {
+            return Ok(Self {
+                buf: Buf::Mapped {
+                    map: Arc::clone(map),
+                    offset: *offset,
+                },
+                len: self.len,
+            });
+        }
+        let mut w = Self::zeroed(self.len, u64::MAX)?;
+        w.as_mut_slice().copy_from_slice(self.as_slice());
+        Ok(w)
+    }
+}
+
+impl Clone for Words {
+    fn clone(&self) -> Self {
+        self.try_clone()
+            .unwrap_or_else(|_| std::alloc::handle_alloc_error(std::alloc::Layout::new::<Line>()))
+    }
+}
+
+impl PartialEq for Words {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl Eq for Words {}
+
+impl std::fmt::Debug for Words {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Words")
+            .field("len", &self.len)
+            .field("mapped", &self.is_mapped())
+            .finish()
+    }
+}
+
+/// Bit `i` of a word array.
+#[inline(always)]
+pub fn get_bit(words: &[u64], i: u64) -> bool {
+    (words[(i >> 6) as usize] >> (i & 63)) & 1 == 1
+}
+
+/// Set bit `i`; returns true if it was zero.
+#[inline(always)]
+pub fn set_bit(words: &mut [u64], i: u64) -> bool {
+    let w = &mut words[(i >> 6) as usize];
+    let mask = 1u64 << (i & 63);
+    let was = *w & mask;
+    *w |= mask;
+    was == 0
+}
+
+/// Number of set bits.
+pub fn count_ones(words: &[u64]) -> u64 {
+    words.iter().map(|w| u64::from(w.count_ones())).sum()
+}
+
+/// `dst |= src` word by word.
+pub fn or_assign(dst: &mut [u64], src: &[u64]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d |= *s;
+    }
+}
+
+/// `dst &= src` word by word.
+pub fn and_assign(dst: &mut [u64], src: &[u64]) {
+    for (d, s) in dst.iter_mut().zip(src) {
+        *d &= *s;
+    }
+}
+
+/// Number of bits set in both arrays (the inner product of 002 §2.4).
+pub fn count_and(a: &[u64], b: &[u64]) -> u64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| u64::from((x & y).count_ones()))
+        .sum()
+}
+
+/// Number of bits set in either array.
+pub fn count_or(a: &[u64], b: &[u64]) -> u64 {
+    a.iter()
+        .zip(b)
+        .map(|(x, y)| u64::from((x | y).count_ones()))
+        .sum()
+}
+
+/// Hint the CPU to bring the cache line holding `words[i]` closer, without blocking.
+#[inline(always)]
+pub fn prefetch(words: &[u64], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if i < words.len() {
+            // SAFETY: `i` is in bounds, so the pointer is valid; a prefetch never faults or
+            // changes memory, it only hints the cache.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch(words.as_ptr().add(i) as *const i8, _MM_HINT_T0);
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (words, i);
+    }
+}
+
+/// Number of set bits in the bit range `[start, end)`.
+pub fn count_ones_range(words: &[u64], start: u64, end: u64) -> u64 {
+    if start >= end {
+        return 0;
+    }
+    let (sw, ew) = ((start / 64) as usize, ((end - 1) / 64) as usize);
+    let lo_mask = !0u64 << (start % 64);
+    let hi_mask = !0u64 >> (63 - (end - 1) % 64);
+    if sw == ew {
+        return u64::from((words[sw] & lo_mask & hi_mask).count_ones());
+    }
+    let mut n = u64::from((words[sw] & lo_mask).count_ones());
+    n += words[sw + 1..ew]
+        .iter()
+        .map(|w| u64::from(w.count_ones()))
+        .sum::<u64>();
+    n + u64::from((words[ew] & hi_mask).count_ones())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zeroed_is_aligned_and_zero() {
+        for len in [0usize, 1, 7, 8, 9, 1000, 200_000] {
+            let w = Words::zeroed(len, u64::MAX).unwrap();
+            assert_eq!(w.len(), len);
+            assert!(w.as_slice().iter().all(|&x| x == 0));
+            assert_eq!(w.as_slice().as_ptr() as usize % 64, 0);
+        }
+    }
+
+    #[test]
+    fn limit_refuses_before_allocating() {
+        let e = Words::zeroed(1 << 40, 1 << 30).unwrap_err();
+        assert!(matches!(e, Error::TooLarge { .. }));
+        let e = Words::zeroed(usize::MAX, u64::MAX).unwrap_err();
+        assert!(matches!(e, Error::TooLarge { .. }));
+    }
+
+    #[test]
+    fn bits_roundtrip() {
+        let mut w = Words::zeroed(4, u64::MAX).unwrap();
+        assert!(set_bit(w.as_mut_slice(), 130));
+        assert!(!set_bit(w.as_mut_slice(), 130));
+        assert!(get_bit(w.as_slice(), 130));
+        assert!(!get_bit(w.as_slice(), 129));
+        assert_eq!(count_ones(w.as_slice()), 1);
+        let mut bytes = Vec::new();
+        w.write_le(|b| {
+            bytes.extend_from_slice(b);
+            Ok::<_, ()>(())
+        })
+        .unwrap();
+        let back = Words::from_le_bytes(&bytes, u64::MAX).unwrap();
+        assert_eq!(back, w);
+    }
+}
