@@ -69,6 +69,9 @@ pub enum Kind {
     SplitBlock = 4,
     /// [`crate::ScalableBloomFilter`]
     Scalable = 5,
+    // Reserved for the counting family (issue 4): 6 counting, 7 d-left counting, 8 spectral,
+    // 9 count-min, 10 iterative, 11 space-code. Structured keys (issue 5): 12 multi-layer,
+    // 13 breadth, 14 depth, 15 attenuated, 16 bloomier, 17 static xor/fuse.
 }
 
 impl Kind {
