@@ -3,8 +3,22 @@
 //! Each experiment is one module with its parameters as a struct, fixed seeds, and a `quick`
 //! size that runs in seconds (used by the tests and CI). Running one writes a markdown table
 //! and a plot (SVG) into the chosen output folder.
+//!
+//! The experiments live in [`experiments`] (one file each, registered in
+//! [`experiments::REGISTRY`]); they share [`table`] (markdown tables), [`plot`] (SVG plots
+//! through plotters' SVG backend, no system fonts needed), [`measure`] (key streams and the
+//! statistical tolerances) and [`write_report`]. Full-size outputs and how to run them:
+//! `docs/lab/README.md`.
 
 use std::path::{Path, PathBuf};
+
+pub mod experiments;
+pub mod measure;
+pub mod plot;
+pub mod table;
+
+pub use plot::{Plot, Series, Style};
+pub use table::Table;
 
 /// How to run an experiment.
 #[derive(Debug, Clone)]
@@ -42,7 +56,7 @@ pub struct Experiment {
 
 /// Every experiment, in the order `lab all` runs them.
 pub fn registry() -> &'static [Experiment] {
-    &[]
+    experiments::REGISTRY
 }
 
 /// Find an experiment by name.
@@ -54,4 +68,55 @@ pub fn find(name: &str) -> Option<&'static Experiment> {
 pub fn ensure_dir(dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)?;
     Ok(())
+}
+
+impl RunOptions {
+    /// Options writing to `out_dir`, full size, seed 1.
+    pub fn new(out_dir: impl Into<PathBuf>) -> Self {
+        Self {
+            out_dir: out_dir.into(),
+            quick: false,
+            seed: 1,
+        }
+    }
+}
+
+/// Write an experiment's outputs: `<out_dir>/<name>.md` (the markdown, which links the plot)
+/// and `<out_dir>/<name>.svg` (the plot), and return the report.
+pub fn write_report(
+    opts: &RunOptions,
+    name: &'static str,
+    markdown: String,
+    plot: &Plot,
+) -> anyhow::Result<Report> {
+    ensure_dir(&opts.out_dir)?;
+    let md = opts.out_dir.join(format!("{name}.md"));
+    let svg = opts.out_dir.join(format!("{name}.svg"));
+    plot.write_svg(&svg)?;
+    std::fs::write(&md, &markdown)?;
+    Ok(Report {
+        name,
+        markdown,
+        files: vec![md, svg],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn registry_is_consistent() {
+        let names: Vec<&str> = registry().iter().map(|e| e.name).collect();
+        assert_eq!(
+            names,
+            ["fpr-vs-bits", "partitioned-vs-classic", "blocked-model"]
+        );
+        for e in registry() {
+            assert!(find(e.name).is_some());
+            assert!(!e.summary.is_empty() && !e.summary.contains('\n'));
+            assert!(e.source.contains("00"), "{}: cite the seed file", e.name);
+        }
+        assert!(find("nope").is_none());
+    }
 }

@@ -41,6 +41,15 @@ macro_rules! each {
     };
 }
 
+/// The error for a kind [`AnyFilter`] does not hold (the counting family: multisets and
+/// sketches, which are built and loaded through their own types).
+fn not_a_set(k: Kind) -> Error {
+    Error::Unsupported(format!(
+        "{} is not one of AnyFilter's set structures: use its own type",
+        k.name()
+    ))
+}
+
 /// A summary of a structure's shape and state (what `bloomery info` prints).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -87,6 +96,19 @@ impl Build for AnyFilter {
             Kind::Blocked => AnyFilter::Blocked(b.retarget().try_build()?),
             Kind::SplitBlock => AnyFilter::SplitBlock(b.retarget().try_build()?),
             Kind::Scalable => AnyFilter::Scalable(b.retarget().try_build()?),
+            k @ (Kind::Counting
+            | Kind::DLeftCounting
+            | Kind::Spectral
+            | Kind::CountMin
+            | Kind::Iterative
+            | Kind::SpaceCode
+            | Kind::Mlbf
+            | Kind::Breadth
+            | Kind::Depth
+            | Kind::Attenuated
+            | Kind::Bloomier
+            | Kind::Xor
+            | Kind::Cuckoo) => return Err(not_a_set(k)),
         })
     }
 }
@@ -126,13 +148,32 @@ impl AnyFilter {
                 AnyFilter::SplitBlock(SplitBlockBloomFilter::decode_from(d, src, limit)?)
             }
             Kind::Scalable => AnyFilter::Scalable(ScalableBloomFilter::decode_from(d, src, limit)?),
+            k @ (Kind::Counting
+            | Kind::DLeftCounting
+            | Kind::Spectral
+            | Kind::CountMin
+            | Kind::Iterative
+            | Kind::SpaceCode
+            | Kind::Mlbf
+            | Kind::Breadth
+            | Kind::Depth
+            | Kind::Attenuated
+            | Kind::Bloomier
+            | Kind::Xor
+            | Kind::Cuckoo) => {
+                return Err(crate::error::FormatError::WrongKind {
+                    expected:
+                        "a set structure (classic, partitioned, blocked, split-block, scalable)",
+                    found: k.name(),
+                }
+                .into())
+            }
         })
     }
 
     /// Load any kind from a file, verifying the checksum.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
-        let bytes = std::fs::read(path)?;
-        Self::from_bytes(&bytes)
+        Self::from_bytes(&format::read_limited(path.as_ref())?)
     }
 
     /// Open any kind through a read-only memory map (zero-copy; see [`Persist::open_mmap`]).

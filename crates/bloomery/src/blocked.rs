@@ -35,42 +35,56 @@ use crate::store::{self, Words};
 /// Bits per block (one 64-byte cache line).
 pub const BLOCK_BITS: u64 = 512;
 const BLOCK_WORDS: usize = 8;
+/// How many keys ahead the batched queries hash and prefetch.
+pub const BATCH_AHEAD: usize = 16;
+
+/// Calls `f(word, bit)` for each of the key's k bit positions inside its block, in order:
+/// position `p` (0..512) is word `p / 64`, bit `1 << (p % 64)`. This is the one definition of
+/// which bits a key sets; [`block_mask`] and the probes are built on it.
+///
+/// The first 7 positions are the 9-bit slices of `h.hi` from the low end; each further group of
+/// 7 comes from a fixed mix of both halves and the round number.
+#[inline(always)]
+fn for_each_bit(h: Hashed, k: u32, mut f: impl FnMut(usize, u64)) {
+    let mut x = h.hi;
+    let mut left = k;
+    let mut round = 0u64;
+    loop {
+        let take = left.min(7);
+        for _ in 0..take {
+            let p = (x & 511) as usize;
+            x >>= 9;
+            f(p >> 6, 1u64 << (p & 63));
+        }
+        left -= take;
+        if left == 0 {
+            return;
+        }
+        // 7 more 9-bit positions from both halves and the round number
+        round += 1;
+        x = mix64(h.hi ^ h.lo.rotate_left(32) ^ round.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    }
+}
 
 /// The 512-bit mask of a key's k bits inside its block.
 #[inline(always)]
 fn block_mask(h: Hashed, k: u32) -> [u64; BLOCK_WORDS] {
     let mut mask = [0u64; BLOCK_WORDS];
-    let mut x = h.hi;
-    let mut left = 7;
-    let mut round = 0u64;
-    for _ in 0..k {
-        if left == 0 {
-            // 7 more 9-bit positions from both halves and the round number
-            round += 1;
-            x = mix64(h.hi ^ h.lo.rotate_left(32) ^ round.wrapping_mul(0xD1B5_4A32_D192_ED03));
-            left = 7;
-        }
-        let p = (x & 511) as usize;
-        x >>= 9;
-        left -= 1;
-        mask[p >> 6] |= 1u64 << (p & 63);
-    }
+    for_each_bit(h, k, |w, bit| mask[w] |= bit);
     mask
+}
+
+/// The key's block: words `8b..8b+8` for its block index `b`.
+#[inline(always)]
+fn block_range(h: Hashed, blocks: u64) -> std::ops::Range<usize> {
+    let b = block_index(h, blocks) * BLOCK_WORDS;
+    b..b + BLOCK_WORDS
 }
 
 /// Index of the key's block among `blocks`.
 #[inline(always)]
 fn block_index(h: Hashed, blocks: u64) -> usize {
     reduce(h.lo, blocks) as usize
-}
-
-#[inline(always)]
-fn block_contains(block: &[u64], mask: &[u64; BLOCK_WORDS]) -> bool {
-    let mut miss = 0u64;
-    for i in 0..BLOCK_WORDS {
-        miss |= mask[i] & !block[i];
-    }
-    miss == 0
 }
 
 /// The blocked Bloom filter (see the [module docs](self)).
@@ -84,6 +98,7 @@ pub struct BlockedBloomFilter {
 impl Build for BlockedBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
         let (blocks, k, n, p) = match b.bits {
+            Some(0) => return Err(invalid("bits", "must be at least 1")),
             Some(m) => {
                 let blocks = m.div_ceil(BLOCK_BITS).max(1);
                 let k = match (b.hashes, b.capacity) {
@@ -190,66 +205,74 @@ impl BlockedBloomFilter {
         self.core.items = 0;
     }
 
-    /// Query many keys, overlapping their cache misses: keys are hashed and their blocks
-    /// prefetched a batch ahead of the probes. Writes one answer per key into `out`.
+    /// Query many keys, overlapping their cache misses: each key is hashed and its block
+    /// prefetched [`BATCH_AHEAD`] keys before it is probed (a software pipeline), so up to that
+    /// many misses are in flight. Writes one answer per key into `out`.
     pub fn contains_batch<K: Key>(&self, keys: &[K], out: &mut [bool]) -> Result<()> {
         if keys.len() != out.len() {
             return Err(invalid("out", "must have one slot per key"));
         }
-        const BATCH: usize = 16;
-        let words = self.as_words();
-        let mut hashed = [Hashed::default(); BATCH];
-        for (kc, oc) in keys.chunks(BATCH).zip(out.chunks_mut(BATCH)) {
-            for (slot, key) in hashed.iter_mut().zip(kc) {
-                *slot = self.core.hasher.hash(key);
-                store::prefetch(words, block_index(*slot, self.blocks) * BLOCK_WORDS);
-            }
-            for (o, h) in oc.iter_mut().zip(&hashed) {
-                *o = self.probe(words, *h);
-            }
-        }
+        self.pipeline(keys, |i, hit| out[i] = hit);
         Ok(())
     }
 
     /// Count how many of `keys` may be present, overlapping cache misses (see
     /// [`contains_batch`](Self::contains_batch)).
     pub fn count_batch<K: Key>(&self, keys: &[K]) -> usize {
-        const BATCH: usize = 16;
-        let words = self.as_words();
-        let mut hashed = [Hashed::default(); BATCH];
         let mut hits = 0;
-        for kc in keys.chunks(BATCH) {
-            for (slot, key) in hashed.iter_mut().zip(kc) {
-                *slot = self.core.hasher.hash(key);
-                store::prefetch(words, block_index(*slot, self.blocks) * BLOCK_WORDS);
-            }
-            for h in &hashed[..kc.len()] {
-                hits += usize::from(self.probe(words, *h));
-            }
-        }
+        self.pipeline(keys, |_, hit| hits += usize::from(hit));
         hits
+    }
+
+    /// The batched query loop: hash key `i` and prefetch its block, probe key
+    /// `i - BATCH_AHEAD` (whose block has had time to arrive), then drain the last ones.
+    #[inline(always)]
+    fn pipeline<K: Key>(&self, keys: &[K], mut answer: impl FnMut(usize, bool)) {
+        let words = self.as_words();
+        let mut ring = [Hashed::default(); BATCH_AHEAD];
+        for (i, key) in keys.iter().enumerate() {
+            let h = self.core.hasher.hash(key);
+            store::prefetch(words, block_index(h, self.blocks) * BLOCK_WORDS);
+            let slot = &mut ring[i % BATCH_AHEAD];
+            if i >= BATCH_AHEAD {
+                answer(i - BATCH_AHEAD, self.probe(words, *slot));
+            }
+            *slot = h;
+        }
+        for i in keys.len().saturating_sub(BATCH_AHEAD)..keys.len() {
+            answer(i, self.probe(words, ring[i % BATCH_AHEAD]));
+        }
     }
 
     #[inline(always)]
     fn probe(&self, words: &[u64], h: Hashed) -> bool {
-        let b = block_index(h, self.blocks) * BLOCK_WORDS;
-        block_contains(&words[b..b + BLOCK_WORDS], &block_mask(h, self.k))
+        let block: &[u64; BLOCK_WORDS] = words[block_range(h, self.blocks)]
+            .try_into()
+            .expect("a block is BLOCK_WORDS words");
+        let mut miss = 0u64;
+        for_each_bit(h, self.k, |w, bit| miss |= bit & !block[w]);
+        miss == 0
     }
 
-    /// Insert many keys in parallel (rayon): the words are updated with atomic ORs under the
-    /// exclusive borrow, so the result is identical to inserting them one by one. Returns the
-    /// number of keys that were new.
+    /// Hint the CPU to fetch the block of a pre-hashed key ahead of an insert or a query, so
+    /// that streaming callers (hash a key, insert it a few keys later) overlap cache misses.
+    #[inline]
+    pub fn prefetch_hashed(&self, h: Hashed) {
+        store::prefetch(self.as_words(), block_index(h, self.blocks) * BLOCK_WORDS);
+    }
+
+    /// Insert many keys in parallel (rayon): hashed in parallel, then inserted by
+    /// [`par_insert_hashed`](Self::par_insert_hashed) with each thread owning a disjoint region
+    /// of blocks. The result is identical to inserting them one by one. Returns the number of
+    /// keys that were new.
     pub fn par_insert_all<K: Key + Sync>(&mut self, keys: &[K]) -> u64 {
         let hasher = self.core.hasher;
-        let (blocks, k) = (self.blocks, self.k);
-        let atoms = self.core.words.as_atomic();
-        let new: u64 = keys
+        let hashes: Vec<Hashed> = keys
             .par_iter()
             .with_min_len(4096)
-            .map(|key| u64::from(atomic_insert(atoms, hasher.hash(key), blocks, k)))
-            .sum();
-        self.core.items += new;
-        new
+            .map(|k| hasher.hash(k))
+            .collect();
+        self.par_insert_hashed(&hashes)
     }
 
     /// Halve the filter: OR adjacent block pairs, giving exactly the filter of half as many
@@ -371,14 +394,15 @@ impl Filter for BlockedBloomFilter {
 
     #[inline]
     fn insert_hashed(&mut self, h: Hashed) -> bool {
-        let b = block_index(h, self.blocks) * BLOCK_WORDS;
-        let mask = block_mask(h, self.k);
-        let block = &mut self.core.words.as_mut_slice()[b..b + BLOCK_WORDS];
+        let range = block_range(h, self.blocks);
+        let block: &mut [u64; BLOCK_WORDS] = (&mut self.core.words.as_mut_slice()[range])
+            .try_into()
+            .expect("a block is BLOCK_WORDS words");
         let mut miss = 0u64;
-        for i in 0..BLOCK_WORDS {
-            miss |= mask[i] & !block[i];
-            block[i] |= mask[i];
-        }
+        for_each_bit(h, self.k, |w, bit| {
+            miss |= bit & !block[w];
+            block[w] |= bit;
+        });
         let new = miss != 0;
         self.core.items += u64::from(new);
         new
@@ -477,9 +501,32 @@ impl Persist for BlockedBloomFilter {
 }
 
 impl<K: Key> Extend<K> for BlockedBloomFilter {
+    /// Inserts through [`insert_pipelined`](BlockedBloomFilter::insert_pipelined); the result
+    /// is identical to inserting the keys one by one.
     fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
-        for k in iter {
-            self.insert(&k);
+        let hasher = self.core.hasher;
+        self.insert_pipelined(iter.into_iter().map(|k| hasher.hash(&k)));
+    }
+}
+
+impl BlockedBloomFilter {
+    /// Insert a stream of pre-hashed keys through the same software pipeline as the batched
+    /// queries: each key's block is prefetched [`BATCH_AHEAD`] keys before it is inserted, so
+    /// consecutive cache misses overlap. The result is identical to inserting them one by one.
+    pub fn insert_pipelined(&mut self, hashes: impl IntoIterator<Item = Hashed>) {
+        let mut ring = [Hashed::default(); BATCH_AHEAD];
+        let mut seen = 0usize;
+        for h in hashes {
+            self.prefetch_hashed(h);
+            let slot = seen % BATCH_AHEAD;
+            if seen >= BATCH_AHEAD {
+                self.insert_hashed(ring[slot]);
+            }
+            ring[slot] = h;
+            seen += 1;
+        }
+        for i in seen.saturating_sub(BATCH_AHEAD)..seen {
+            self.insert_hashed(ring[i % BATCH_AHEAD]);
         }
     }
 }
@@ -637,6 +684,66 @@ impl BlockedBloomFilter {
     }
 }
 
+impl BlockedBloomFilter {
+    /// Insert many pre-hashed keys using every thread of the current rayon pool, with plain
+    /// (non-atomic) writes: the blocks are split into disjoint regions, the hashes are bucketed
+    /// by region in parallel, then each region is filled by one thread. No atomic
+    /// read-modify-write is needed (those serialise memory accesses and would cost more than
+    /// they save), so this scales with cores. The result is the same filter as inserting the
+    /// keys one by one; returns the number of keys that were new.
+    pub fn par_insert_hashed(&mut self, hashes: &[Hashed]) -> u64 {
+        let threads = rayon::current_num_threads().max(1);
+        if threads == 1 || hashes.len() < 4096 {
+            let before = self.core.items;
+            self.insert_pipelined(hashes.iter().copied());
+            return self.core.items - before;
+        }
+        let (blocks, k) = (self.blocks, self.k);
+        let regions = (threads * 4) as u64;
+        let per_region = blocks.div_ceil(regions).max(1);
+        let region_of = |h: &Hashed| (block_index(*h, blocks) as u64 / per_region) as usize;
+        let nregions = blocks.div_ceil(per_region) as usize;
+        // bucket: each chunk of hashes sorted into per-region lists, in parallel
+        let chunk = hashes.len().div_ceil(threads * 4).max(1);
+        let buckets: Vec<Vec<Vec<Hashed>>> = hashes
+            .par_chunks(chunk)
+            .map(|c| {
+                let mut out = vec![Vec::with_capacity(c.len() / nregions + 16); nregions];
+                for h in c {
+                    out[region_of(h)].push(*h);
+                }
+                out
+            })
+            .collect();
+        // fill: each region's words belong to exactly one task
+        let region_words = per_region as usize * BLOCK_WORDS;
+        let words = self.core.words.as_mut_slice();
+        let new: u64 = words
+            .par_chunks_mut(region_words)
+            .enumerate()
+            .map(|(r, region)| {
+                let base = r * region_words;
+                let mut new = 0u64;
+                for list in &buckets {
+                    for h in &list[r] {
+                        let start = block_index(*h, blocks) * BLOCK_WORDS - base;
+                        let block = &mut region[start..start + BLOCK_WORDS];
+                        let mut miss = 0u64;
+                        for_each_bit(*h, k, |w, bit| {
+                            miss |= bit & !block[w];
+                            block[w] |= bit;
+                        });
+                        new += u64::from(miss != 0);
+                    }
+                }
+                new
+            })
+            .sum();
+        self.core.items += new;
+        new
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -653,6 +760,69 @@ mod tests {
         assert_eq!(f.count_batch(&keys), keys.len());
         let g = BlockedBloomFilter::from_bytes(&f.to_bytes()).unwrap();
         assert_eq!(f, g);
+    }
+
+    /// The mask as the first implementation computed it (one loop, a round counter): the
+    /// key→bits mapping must never drift from it.
+    fn reference_mask(h: Hashed, k: u32) -> [u64; BLOCK_WORDS] {
+        let mut mask = [0u64; BLOCK_WORDS];
+        let mut x = h.hi;
+        let mut left = 7;
+        let mut round = 0u64;
+        for _ in 0..k {
+            if left == 0 {
+                round += 1;
+                x = mix64(h.hi ^ h.lo.rotate_left(32) ^ round.wrapping_mul(0xD1B5_4A32_D192_ED03));
+                left = 7;
+            }
+            let p = (x & 511) as usize;
+            x >>= 9;
+            left -= 1;
+            mask[p >> 6] |= 1u64 << (p & 63);
+        }
+        mask
+    }
+
+    #[test]
+    fn probes_match_the_reference_mapping() {
+        let hasher = KeyHasher::new();
+        for k in 1..=BLOCKED_MAX_K {
+            let mut f = BlockedBloomFilter::try_with_shape(97, k).unwrap();
+            for i in 0..300u64 {
+                let h = hasher.hash(&i);
+                assert_eq!(block_mask(h, k), reference_mask(h, k), "k={k} key={i}");
+                let mut g = BlockedBloomFilter::try_with_shape(97, k).unwrap();
+                g.insert_hashed(h);
+                let b = block_index(h, 97) * BLOCK_WORDS;
+                let mut want = vec![0u64; 97 * BLOCK_WORDS];
+                want[b..b + BLOCK_WORDS].copy_from_slice(&reference_mask(h, k));
+                assert_eq!(g.as_words(), &want[..], "k={k} key={i}");
+                f.insert_hashed(h);
+            }
+            let keys: Vec<u64> = (0..300).collect();
+            assert_eq!(f.count_batch(&keys), 300);
+            assert!((0..300u64).all(|i| f.contains(&i)));
+        }
+    }
+
+    #[test]
+    fn par_insert_hashed_equals_sequential() {
+        let hasher = KeyHasher::new();
+        let hashes: Vec<Hashed> = (0..60_000u64).map(|i| hasher.hash(&i)).collect();
+        for blocks in [1u64, 3, 1000, 1171] {
+            let mut a = BlockedBloomFilter::try_with_shape(blocks, 6).unwrap();
+            let mut b = a.clone();
+            for h in &hashes {
+                a.insert_hashed(*h);
+            }
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(3)
+                .build()
+                .unwrap();
+            pool.install(|| b.par_insert_hashed(&hashes));
+            assert_eq!(a.as_words(), b.as_words(), "blocks={blocks}");
+            assert!(b.len() <= 60_000 && b.len() * 10 >= a.len() * 9);
+        }
     }
 
     #[test]

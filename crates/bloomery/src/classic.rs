@@ -46,6 +46,7 @@ impl Build for BloomFilter {
                 (m, k, b.capacity.unwrap_or(0), b.fpr.unwrap_or(0.0))
             }
             (None, Some(k)) => {
+                params::check_hashes(k, MAX_HASHES)?;
                 let (n, p) = b.sized()?;
                 store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.max_bytes)?;
                 // smallest m for this fixed k
@@ -156,7 +157,14 @@ impl BloomFilter {
     /// Mark a damaged byte range of the bit array as all ones (000 §3): the filter keeps zero
     /// false negatives at the cost of more false positives in that region.
     pub fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
-        self.core.mark_damaged(bytes)
+        self.core.mark_damaged(bytes)?;
+        // keep the bits past m zero (a file with them set does not load)
+        if self.m % 64 != 0 {
+            let words = self.core.words.as_mut_slice();
+            let last = words.len() - 1;
+            words[last] &= !0u64 >> (64 - self.m % 64);
+        }
+        Ok(())
     }
 
     /// Estimated `|A ∩ B|` from the inner product of two compatible filters (002 §2.4).

@@ -311,3 +311,55 @@ impl Core {
 pub(crate) fn shape_mismatch(left: String, right: String) -> Error {
     Error::Incompatible(Incompatibility::Shape { left, right })
 }
+
+/// Multiset counting: how many times a key was inserted, as an estimate (the counting family,
+/// issue 4). Where the structure guarantees it (counting filters without saturation, count-min
+/// sketches, spectral filters with Minimum Selection) the estimate is never below the truth.
+pub trait Count {
+    /// The hasher keys go through (the same one as [`Filter::hasher`] for structures that are
+    /// also set filters).
+    fn key_hasher(&self) -> &KeyHasher;
+
+    /// Estimated count of a pre-hashed key (0: certainly never inserted, or all removed).
+    fn count_hashed(&self, h: Hashed) -> u64;
+
+    /// Estimated count of a key.
+    #[inline]
+    fn count<K: Key + ?Sized>(&self, key: &K) -> u64 {
+        self.count_hashed(self.key_hasher().hash(key))
+    }
+}
+
+/// Deletion for the structures that support it without creating false negatives.
+pub trait Remove: Count {
+    /// Remove one occurrence of a pre-hashed key. Refused with [`RemoveError::NotPresent`]
+    /// (and nothing changed) when the structure can tell the key is absent.
+    fn remove_hashed(&mut self, h: Hashed) -> Result<(), RemoveError>;
+
+    /// Remove one occurrence of a key (see [`remove_hashed`](Self::remove_hashed)).
+    #[inline]
+    fn remove<K: Key + ?Sized>(&mut self, key: &K) -> Result<(), RemoveError> {
+        let h = self.key_hasher().hash(key);
+        self.remove_hashed(h)
+    }
+}
+
+/// Why a removal was refused. Nothing is changed when a removal is refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RemoveError {
+    /// The key is certainly not present (one of its counters or cells is zero): removing it
+    /// would decrement other keys' counters and could create false negatives.
+    #[error("key is not present; removing it would create false negatives for other keys")]
+    NotPresent,
+    /// This structure (or the mode it was built in) cannot delete without risking false
+    /// negatives.
+    #[error("removal unsupported: {0}")]
+    Unsupported(&'static str),
+}
+
+impl From<RemoveError> for Error {
+    fn from(e: RemoveError) -> Self {
+        Error::Unsupported(e.to_string())
+    }
+}

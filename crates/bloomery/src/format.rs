@@ -69,9 +69,33 @@ pub enum Kind {
     SplitBlock = 4,
     /// [`crate::ScalableBloomFilter`]
     Scalable = 5,
-    // Reserved for the counting family (issue 4): 6 counting, 7 d-left counting, 8 spectral,
-    // 9 count-min, 10 iterative, 11 space-code. Structured keys (issue 5): 12 multi-layer,
-    // 13 breadth, 14 depth, 15 attenuated, 16 bloomier, 17 static xor/fuse.
+    /// [`crate::CountingBloomFilter`]
+    Counting = 6,
+    /// [`crate::DLeftCountingBloomFilter`]
+    DLeftCounting = 7,
+    /// [`crate::SpectralBloomFilter`]
+    Spectral = 8,
+    /// [`crate::CountMinSketch`]
+    CountMin = 9,
+    /// [`crate::IterativeBloomFilter`]
+    Iterative = 10,
+    /// [`crate::SpaceCodeBloomFilter`]
+    SpaceCode = 11,
+    /// Multi-layer Bloom filter for URLs (issue 5, seed 001).
+    Mlbf = 12,
+    /// Breadth Bloom filter for tree paths (issue 5, seed 000 §6.1).
+    Breadth = 13,
+    /// Depth Bloom filter for tree paths (issue 5, seed 000 §6.2).
+    Depth = 14,
+    /// Attenuated Bloom filter (issue 5, seed 002 §6.2).
+    Attenuated = 15,
+    /// Bloomier filter, a static key → value map (issue 5, seed 002 §9).
+    Bloomier = 16,
+    /// Static xor / binary-fuse set filter (issue 5).
+    Xor = 17,
+    /// [`crate::CuckooFilter`]
+    Cuckoo = 18,
+    // Reserved: 19 top-k (HeavyKeeper, for the Redis module's TOPK.*).
 }
 
 impl Kind {
@@ -82,6 +106,19 @@ impl Kind {
         Kind::Blocked,
         Kind::SplitBlock,
         Kind::Scalable,
+        Kind::Counting,
+        Kind::DLeftCounting,
+        Kind::Spectral,
+        Kind::CountMin,
+        Kind::Iterative,
+        Kind::SpaceCode,
+        Kind::Mlbf,
+        Kind::Breadth,
+        Kind::Depth,
+        Kind::Attenuated,
+        Kind::Bloomier,
+        Kind::Xor,
+        Kind::Cuckoo,
     ];
 
     /// Decode a stored id.
@@ -102,7 +139,31 @@ impl Kind {
             Kind::Blocked => "blocked",
             Kind::SplitBlock => "split-block",
             Kind::Scalable => "scalable",
+            Kind::Counting => "counting",
+            Kind::DLeftCounting => "dlcbf",
+            Kind::Spectral => "spectral",
+            Kind::CountMin => "cms",
+            Kind::Iterative => "ibf",
+            Kind::SpaceCode => "scbf",
+            Kind::Mlbf => "mlbf",
+            Kind::Breadth => "bbf",
+            Kind::Depth => "dbf",
+            Kind::Attenuated => "attenuated",
+            Kind::Bloomier => "bloomier",
+            Kind::Xor => "xor",
+            Kind::Cuckoo => "cuckoo",
         }
+    }
+
+    /// True for the set structures [`crate::AnyFilter`] holds; false for the counting family
+    /// (multisets and sketches) and the structured-key kinds of issue 5 (multi-layer, breadth,
+    /// depth, attenuated, Bloomier, xor), which are loaded through their own types until
+    /// `AnyFilter` grows variants for them.
+    pub fn is_set(self) -> bool {
+        matches!(
+            self,
+            Kind::Classic | Kind::Partitioned | Kind::Blocked | Kind::SplitBlock | Kind::Scalable
+        )
     }
 }
 
@@ -336,9 +397,10 @@ impl<'a> Payload<'a> {
     }
 }
 
-/// Bytes a word array takes in the payload (rounded up to 64).
+/// Bytes a word array takes in the payload (rounded up to 64). Saturates instead of
+/// overflowing for absurd word counts declared by a malformed file.
 pub fn padded_len(words: usize) -> u64 {
-    (words as u64 * 8).div_ceil(64) * 64
+    (words as u64).div_ceil(8).saturating_mul(64)
 }
 
 /// Write a complete file (header, payload, checksum) to `w`.
@@ -374,6 +436,17 @@ pub fn save_atomic(path: &Path, write_fn: impl FnOnce(&mut dyn Write) -> Result<
         let mut bw = io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
         write_fn(&mut bw)?;
         bw.flush()?;
+    }
+    // Temp files are created 0600; give the result the permissions of the file it replaces,
+    // or the usual 0644 for a new file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path)
+            .map(|m| m.permissions().mode() & 0o7777)
+            .unwrap_or(0o644);
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))?;
     }
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| Error::Io(e.error))?;
@@ -553,8 +626,7 @@ pub trait Persist: Sized {
 
     /// Load a file into memory, verifying the checksum.
     fn load(path: impl AsRef<Path>) -> Result<Self> {
-        let map = map_file(path.as_ref())?;
-        Self::from_bytes(&map)
+        Self::from_bytes(&read_limited(path.as_ref())?)
     }
 
     /// Open a file through a read-only memory map: the words are used in place (zero-copy),
@@ -569,6 +641,17 @@ pub trait Persist: Sized {
         check_kind(&d, Self::KIND)?;
         Self::decode_from(&d, Source::Mapped(&map), crate::store::max_bytes())
     }
+}
+
+/// Read a whole file, refusing files larger than the memory limit (plus header room) before
+/// reading them.
+pub fn read_limited(path: &Path) -> Result<Vec<u8>> {
+    let len = std::fs::metadata(path)?.len();
+    crate::store::check_size(
+        len,
+        crate::store::max_bytes().saturating_add(MAX_HEADER as u64 + 64),
+    )?;
+    Ok(std::fs::read(path)?)
 }
 
 /// Fail with [`FormatError::WrongKind`] unless the decoded kind is `want`.

@@ -14,7 +14,7 @@
 //!
 //! The algorithm id and the seed are stored in every saved filter, and for a given format
 //! version the mapping from key bytes to indices never changes: golden tests in
-//! `tests/golden_hash.rs` pin the index sequences of fixed keys.
+//! `tests/golden.rs` pin the index sequences of fixed keys.
 //!
 //! # Hash once, probe many
 //! [`KeyHasher::hash`] returns a [`Hashed`] value that every structure accepts through its
@@ -271,7 +271,7 @@ impl<T: Key + ?Sized> Key for &T {
 macro_rules! int_key {
     ($($t:ty),*) => {$(
         impl Key for $t {
-            #[inline]
+            #[inline(always)]
             fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
                 f(&self.to_le_bytes())
             }
@@ -375,33 +375,40 @@ impl KeyHasher {
     }
 
     /// Hash a key.
-    #[inline]
+    #[inline(always)]
     pub fn hash<K: Key + ?Sized>(&self, key: &K) -> Hashed {
         key.with_bytes(|b| self.hash_bytes(b))
     }
 
     /// Hash raw bytes.
-    #[inline]
+    ///
+    /// Always inlined, so a key of known length (an integer) takes xxh3's short-input path
+    /// with no length dispatch; the keyed SipHash path stays out of line.
+    #[inline(always)]
     pub fn hash_bytes(&self, bytes: &[u8]) -> Hashed {
         match self.algorithm {
             HashAlgorithm::Xxh3_128 => {
                 let h = xxhash_rust::xxh3::xxh3_128_with_seed(bytes, self.seed as u64);
                 Hashed::new(h as u64, (h >> 64) as u64)
             }
-            HashAlgorithm::SipHash13_128 => {
-                use siphasher::sip128::Hasher128;
-                use std::hash::Hasher;
-                let mut s = siphasher::sip128::SipHasher13::new_with_key(&self.seed.to_le_bytes());
-                s.write(bytes);
-                let h = s.finish128();
-                Hashed::new(h.h1, h.h2)
-            }
+            HashAlgorithm::SipHash13_128 => sip13_128(self.seed, bytes),
             HashAlgorithm::Xxh64 => {
                 let h = xxhash_rust::xxh64::xxh64(bytes, 0);
                 Hashed::new(h, mix64(h))
             }
         }
     }
+}
+
+/// Keyed mode's hash: SipHash-1-3-128 under `secret` (little-endian key bytes).
+#[inline(never)]
+fn sip13_128(secret: u128, bytes: &[u8]) -> Hashed {
+    use siphasher::sip128::Hasher128;
+    use std::hash::Hasher;
+    let mut s = siphasher::sip128::SipHasher13::new_with_key(&secret.to_le_bytes());
+    s.write(bytes);
+    let h = s.finish128();
+    Hashed::new(h.h1, h.h2)
 }
 
 #[cfg(test)]

@@ -465,6 +465,372 @@ pub fn compressed_bits(n: u64, m: u64, k: u32) -> f64 {
     m as f64 * entropy(p)
 }
 
+// ---------------------------------------------------------------------------------------------
+// The counting family (issue 4): count-min sizing, the Iterative Bloom Filter's estimator and
+// rate (004 eq. 9, 10), the d-left counting filter's rate, counter sizing for a maximum count
+// (004 Table 5) and the Space-Code filter's maximum-likelihood count.
+// ---------------------------------------------------------------------------------------------
+
+/// Count-min dimensions for an additive error `ε·N` (N the total count) with probability at
+/// least `1 - δ` (Cormode & Muthukrishnan, cited in 002 §9): `width = ⌈e/ε⌉`,
+/// `depth = ⌈ln(1/δ)⌉` (at least 1). Returns `(width, depth)`.
+pub fn count_min_dimensions(epsilon: f64, delta: f64) -> Result<(u64, u32)> {
+    if !epsilon.is_finite() || epsilon <= 0.0 || epsilon >= 1.0 {
+        return Err(invalid(
+            "epsilon",
+            format!("must be strictly between 0 and 1, got {epsilon}"),
+        ));
+    }
+    if !delta.is_finite() || delta <= 0.0 || delta >= 1.0 {
+        return Err(invalid(
+            "delta",
+            format!("must be strictly between 0 and 1, got {delta}"),
+        ));
+    }
+    let width = (std::f64::consts::E / epsilon).ceil();
+    if width > (1u64 << 48) as f64 {
+        return Err(invalid(
+            "epsilon",
+            format!("{epsilon} needs an absurd width"),
+        ));
+    }
+    let depth = (1.0 / delta).ln().ceil().max(1.0);
+    if depth > 64.0 {
+        return Err(invalid("delta", format!("{delta} needs more than 64 rows")));
+    }
+    Ok((width as u64, depth as u32))
+}
+
+/// The count-min error bounds of a shape: `(ε, δ) = (e / width, e^{-depth})`.
+pub fn count_min_bounds(width: u64, depth: u32) -> (f64, f64) {
+    (
+        std::f64::consts::E / width.max(1) as f64,
+        (-(depth as f64)).exp(),
+    )
+}
+
+/// Bits an Iterative Bloom Filter sets after `n` inputs with distinctness rate `alpha`
+/// (004 §4.3.1): `α·n·k + (1-α)·n` — k per distinct input, one per repeat.
+pub fn ibf_bits_set(n: u64, k: u32, alpha: f64) -> f64 {
+    let (n, a) = (n as f64, alpha.clamp(0.0, 1.0));
+    a * n * k as f64 + (1.0 - a) * n
+}
+
+/// Probability that a position of an IBF is already one by collision (004 §4):
+/// `p = 1 - exp(-(α·k·n + (1-α)·n)/m)`.
+pub fn ibf_collision_probability(n: u64, m: u64, k: u32, alpha: f64) -> f64 {
+    if m == 0 {
+        return 1.0;
+    }
+    -(-ibf_bits_set(n, k, alpha) / m as f64).exp_m1()
+}
+
+/// The IBF's estimate of a key's true count from the observed count `j'` (004 eq. 9):
+/// `E(i) = (1 - p/2)·j' = ½·(1 + exp(-(α·k·n + (1-α)·n)/m))·j'`. The paper notes it is less
+/// accurate when repeats arrive unevenly.
+pub fn ibf_count_estimate(observed: u64, n: u64, m: u64, k: u32, alpha: f64) -> f64 {
+    (1.0 - ibf_collision_probability(n, m, k, alpha) / 2.0) * observed as f64
+}
+
+/// The IBF's false-positive rate (004 eq. 10): `(1 - exp(-(α·n·k + (1-α)·n)/m))^k`.
+pub fn ibf_fpr(n: u64, m: u64, k: u32, alpha: f64) -> f64 {
+    ibf_collision_probability(n, m, k, alpha).powi(k as i32)
+}
+
+/// How repeats are spread over the distinct inputs (004 Table 4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skew {
+    /// Case 1: repeats spread evenly over the distinct inputs.
+    Small,
+    /// Case 2: half the repeats on one value, the rest spread evenly.
+    Medium,
+    /// Case 3: all repeats on one value.
+    Large,
+}
+
+/// The largest count of one value among `n` inputs with distinctness rate `alpha` (004
+/// Table 5): repeats `(1-α)n` spread per [`Skew`]; the count is 1 (the first occurrence) plus
+/// that value's repeats: Small `1 + (1-α)/α`, Medium `1 + (1-α)n/2`, Large `1 + (1-α)n`.
+/// (The paper's table lists the repeats; a counter must also hold the first occurrence.)
+pub fn max_count_for_skew(n: u64, alpha: f64, skew: Skew) -> u64 {
+    let a = alpha.clamp(0.0, 1.0);
+    let repeats = (1.0 - a) * n as f64;
+    let top = match skew {
+        Skew::Small if a > 0.0 => repeats / (a * n as f64),
+        Skew::Small => repeats,
+        Skew::Medium => repeats / 2.0,
+        Skew::Large => repeats,
+    };
+    1 + top.ceil() as u64
+}
+
+/// Bits a counter needs to hold `max_count` without saturating: `⌈log2(max_count + 1)⌉`
+/// (at least 1). 004 Table 5 sizes a counting filter's counters this way for the largest count.
+pub fn counter_bits_for(max_count: u64) -> u32 {
+    (64 - max_count.leading_zeros()).max(1)
+}
+
+/// False-positive rate of a counting filter given `memory_bits` of memory in counters of
+/// `counter_bits`, holding `distinct` distinct keys with k hashes (004 §4.3.2): only
+/// `m/c` counters fit, so the rate is `(1 - e^{-k·distinct/(m/c)})^k`.
+pub fn cbf_fpr_for_memory(distinct: u64, memory_bits: u64, k: u32, counter_bits: u32) -> f64 {
+    let counters = memory_bits / u64::from(counter_bits.max(1));
+    if counters == 0 {
+        return 1.0;
+    }
+    fpr_asymptotic(distinct, counters, k)
+}
+
+/// False-positive rate of a d-left counting filter (Bonomi et al. 2006): `d` subtables of
+/// `buckets` buckets each, cells holding `remainder_bits`-bit remainders, `n` items stored.
+///
+/// A query probes one bucket per subtable; the `n` stored cells are spread over the `d·buckets`
+/// buckets, so the probed buckets hold `n / buckets` cells on average, and each matches the
+/// query's remainder with probability `2^-r`:
+/// `f = 1 - (1 - 2^-r)^{n / buckets} ≈ n / (buckets · 2^r)`.
+pub fn dleft_fpr(n: u64, buckets: u64, remainder_bits: u32) -> f64 {
+    if buckets == 0 {
+        return 1.0;
+    }
+    let q = 0.5f64.powi(remainder_bits as i32);
+    -((n as f64 / buckets as f64) * (-q).ln_1p()).exp_m1()
+}
+
+/// A d-left counting filter's shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DLeftShape {
+    /// Subtables (d).
+    pub tables: u32,
+    /// Buckets per subtable (a power of two).
+    pub buckets: u64,
+    /// Cells per bucket.
+    pub cells: u32,
+    /// Bits of each cell's remainder (fingerprint).
+    pub remainder_bits: u32,
+    /// Bits of each cell's counter.
+    pub counter_bits: u32,
+}
+
+impl DLeftShape {
+    /// Total bits of the cell arrays.
+    pub fn bits(&self) -> u64 {
+        u64::from(self.tables)
+            * self.buckets
+            * u64::from(self.cells)
+            * u64::from(self.remainder_bits + self.counter_bits)
+    }
+}
+
+/// The d-left shape of Bonomi et al. for `n` items at rate `fpr`: d subtables of buckets of
+/// `cells` cells, loaded to 3/4 of the cells on average (d-left choice keeps the fullest
+/// bucket within a few cells of the mean, so overflow is very unlikely), and the smallest
+/// remainder that meets `fpr` by [`dleft_fpr`].
+pub fn dleft_shape(
+    n: u64,
+    fpr: f64,
+    tables: u32,
+    cells: u32,
+    counter_bits: u32,
+) -> Result<DLeftShape> {
+    check_capacity(n)?;
+    check_fpr(fpr)?;
+    if !(1..=8).contains(&tables) {
+        return Err(invalid("tables", format!("must be in 1..=8, got {tables}")));
+    }
+    if !(1..=64).contains(&cells) {
+        return Err(invalid("cells", format!("must be in 1..=64, got {cells}")));
+    }
+    let per_bucket = (cells as f64 * 0.75).max(1.0);
+    let buckets = (n as f64 / (tables as f64 * per_bucket)).ceil().max(1.0);
+    if buckets > (1u64 << 40) as f64 {
+        return Err(invalid("capacity", format!("{n} items is too many")));
+    }
+    let buckets = (buckets as u64).next_power_of_two();
+    let mut r = 1;
+    while dleft_fpr(n, buckets, r) > fpr {
+        r += 1;
+        if r + counter_bits > 32 {
+            return Err(invalid(
+                "fpr",
+                format!(
+                    "{fpr} needs remainders wider than {} bits",
+                    32 - counter_bits
+                ),
+            ));
+        }
+    }
+    Ok(DLeftShape {
+        tables,
+        buckets,
+        cells,
+        remainder_bits: r,
+        counter_bits,
+    })
+}
+
+/// Expected number of groups a Space-Code filter matches for a key inserted `n` times
+/// (Kumar et al.): `l` groups, each insert choosing one uniformly, so the distinct groups
+/// chosen number `l·(1 - (1-1/l)^n)` on average; each other group matches falsely with
+/// probability `f` (its k bits all set by others): `E[θ] = l·(1 - (1-1/l)^n·(1-f))`.
+pub fn scbf_expected_matched(n: f64, groups: u32, group_fpr: f64) -> f64 {
+    let l = f64::from(groups.max(1));
+    l * (1.0 - (1.0 - 1.0 / l).powf(n) * (1.0 - group_fpr.clamp(0.0, 1.0)))
+}
+
+/// Largest group count [`scbf_mle`] accepts (its cost grows as `l² log l`).
+pub const SCBF_MAX_GROUPS: u32 = 256;
+
+/// The maximum-likelihood count of a Space-Code filter (Kumar et al., 003 "recent work"):
+/// the `n` maximising `P(θ matched groups | n inserts)`.
+///
+/// With D the number of distinct groups the key's n inserts chose (the occupancy of n uniform
+/// draws from l groups) and each of the other `l - D` groups matching falsely and
+/// independently with probability `f`:
+/// `L(n) = Σ_D P(D | n) · C(l-D, θ-D) f^{θ-D} (1-f)^{l-θ}`.
+/// `P(D | n)` follows `P(D | n+1) = P(D | n)·D/l + P(D-1 | n)·(l-D+1)/l`, so the likelihood is
+/// evaluated for n = 1, 2, … in `O(l)` each, up to `l·ln(100·l) + θ` draws (by then all but
+/// about 1/100 of a group is expected to be chosen, and the likelihood of θ < l only falls);
+/// ties go to the smaller n.
+///
+/// `θ = 0` gives 0 (absent), any other θ at least 1. `θ = l` has no finite maximum (the
+/// likelihood keeps growing with n); the estimate is then censored at the n where the
+/// expected count reaches `l - ½`, a lower bound: to count higher, use more groups.
+pub fn scbf_mle(matched: u32, groups: u32, group_fpr: f64) -> u64 {
+    let l = groups.clamp(1, SCBF_MAX_GROUPS);
+    let theta = matched.min(l);
+    if theta == 0 {
+        return 0;
+    }
+    let f = group_fpr.clamp(0.0, 1.0);
+    let lf = f64::from(l);
+    if theta == l {
+        let miss = 1.0 - 1.0 / lf;
+        if miss <= 0.0 {
+            return 1; // one group: any insert matches it
+        }
+        let target = 0.5 / (lf * (1.0 - f).max(1e-300));
+        return (target.ln() / miss.ln()).ceil().max(1.0) as u64;
+    }
+    // B(D) = P(θ - D false matches among the l - D unchosen groups).
+    let binom = |trials: u32, x: u32| -> f64 {
+        if x > trials {
+            return 0.0;
+        }
+        let mut ln_c = 0.0;
+        for i in 0..x {
+            ln_c += (f64::from(trials - i)).ln() - (f64::from(i + 1)).ln();
+        }
+        let pf = if x == 0 { 1.0 } else { f.powi(x as i32) };
+        let pq = if trials == x {
+            1.0
+        } else {
+            (1.0 - f).powi((trials - x) as i32)
+        };
+        ln_c.exp() * pf * pq
+    };
+    let b: Vec<f64> = (0..=theta).map(|d| binom(l - d, theta - d)).collect();
+    let mut p = vec![0.0f64; theta as usize + 1];
+    p[0] = 1.0; // n = 0: no group chosen
+    let n_max = (lf * (100.0 * lf).ln()).ceil() as u64 + u64::from(theta);
+    let (mut best_n, mut best_l) = (0u64, p[0] * b[0]);
+    for n in 1..=n_max {
+        // one more draw; probability mass that exceeds θ distinct groups is dropped (it has
+        // likelihood 0 for this θ)
+        for d in (0..=theta as usize).rev() {
+            let stay = p[d] * d as f64 / lf;
+            let come = if d > 0 {
+                p[d - 1] * (lf - (d - 1) as f64) / lf
+            } else {
+                0.0
+            };
+            p[d] = stay + come;
+        }
+        let like: f64 = p.iter().zip(&b).map(|(x, y)| x * y).sum();
+        if like > best_l {
+            best_l = like;
+            best_n = n;
+        }
+    }
+    // A matched group means the key may be present: never answer 0 (when every likelihood
+    // underflows, e.g. f ≈ 1, the search above finds nothing better than n = 0).
+    best_n.max(1)
+}
+
+#[cfg(test)]
+mod counting_tests {
+    use super::*;
+
+    #[test]
+    fn count_min_sizing() {
+        let (w, d) = count_min_dimensions(0.001, 0.01).unwrap();
+        assert_eq!(w, 2719); // ⌈e / 0.001⌉
+        assert_eq!(d, 5); // ⌈ln 100⌉
+        assert!(count_min_dimensions(0.0, 0.1).is_err());
+        assert!(count_min_dimensions(0.1, 1.0).is_err());
+        assert!(count_min_dimensions(f64::NAN, 0.1).is_err());
+        let (e, dl) = count_min_bounds(w, d);
+        assert!(e <= 0.001 && dl <= 0.01);
+    }
+
+    #[test]
+    fn ibf_formulas() {
+        // all distinct: the IBF is a plain filter, eq. 10 is the asymptotic rate
+        let (n, m, k) = (1000u64, 10_000u64, 7u32);
+        assert!((ibf_fpr(n, m, k, 1.0) - fpr_asymptotic(n, m, k)).abs() < 1e-12);
+        // repeats set one bit each: fewer bits than k per input, lower rate
+        assert!(ibf_fpr(n, m, k, 0.5) < ibf_fpr(n, m, k, 1.0));
+        // eq. 9 shrinks the observed count by p/2
+        let p = ibf_collision_probability(n, m, k, 0.5);
+        let e = ibf_count_estimate(10, n, m, k, 0.5);
+        assert!((e - 10.0 * (1.0 - p / 2.0)).abs() < 1e-12);
+        assert!(e < 10.0 && e > 5.0);
+    }
+
+    #[test]
+    fn table5_counter_bits() {
+        assert_eq!(counter_bits_for(0), 1);
+        assert_eq!(counter_bits_for(15), 4);
+        assert_eq!(counter_bits_for(16), 5);
+        // α = 0.5 over 1000 inputs: 500 repeats
+        assert_eq!(max_count_for_skew(1000, 0.5, Skew::Small), 2);
+        assert_eq!(max_count_for_skew(1000, 0.5, Skew::Medium), 251);
+        assert_eq!(max_count_for_skew(1000, 0.5, Skew::Large), 501);
+        assert!(cbf_fpr_for_memory(500, 8000, 3, 4) > cbf_fpr_for_memory(500, 8000, 3, 1));
+    }
+
+    #[test]
+    fn dleft_shape_meets_target() {
+        for f in [0.1, 0.01, 0.001] {
+            let s = dleft_shape(100_000, f, 4, 8, 2).unwrap();
+            assert!(dleft_fpr(100_000, s.buckets, s.remainder_bits) <= f);
+            assert!(
+                dleft_fpr(100_000, s.buckets, s.remainder_bits - 1) > f || s.remainder_bits == 1
+            );
+            assert!(s.buckets.is_power_of_two());
+        }
+        assert!(dleft_shape(0, 0.01, 4, 8, 2).is_err());
+        assert!(dleft_shape(10, 0.01, 0, 8, 2).is_err());
+    }
+
+    #[test]
+    fn scbf_mle_tracks_the_expectation() {
+        assert_eq!(scbf_mle(0, 32, 0.0), 0);
+        assert_eq!(scbf_mle(1, 32, 0.0), 1);
+        // without false matches, θ groups are most likely from about the n whose expected
+        // number of distinct groups is θ
+        for theta in [4u32, 10, 20, 28] {
+            let n = scbf_mle(theta, 32, 0.0) as f64;
+            let e = scbf_expected_matched(n, 32, 0.0);
+            assert!((e - theta as f64).abs() < 1.5, "θ={theta} n={n} E={e}");
+        }
+        // false matches lower the estimate
+        assert!(scbf_mle(10, 32, 0.1) <= scbf_mle(10, 32, 0.0));
+        // all matched: censored, finite, and above the others
+        let top = scbf_mle(32, 32, 0.0);
+        assert!(top > scbf_mle(31, 32, 0.0));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -612,4 +978,16 @@ mod tests {
         assert_eq!(entropy(0.0), 0.0);
         assert!(close(entropy(0.1), 0.468996, 1e-5));
     }
+}
+
+/// Multi-layer Bloom filter rate, eq. 4 of seed 001: `f_MLBF = f(k, m, n)^L`, with f the exact
+/// classic rate of one layer of m bits holding n segments. (The XOR layer is left out of eq. 4;
+/// it only lowers the rate further.)
+pub fn fpr_mlbf(n: u64, m: u64, k: u32, layers: u32) -> f64 {
+    fpr_exact(n, m, k).powi(layers as i32)
+}
+
+/// The per-layer rate that makes eq. 4 of seed 001 meet a whole-filter target: `ε^{1/L}`.
+pub fn mlbf_layer_fpr(fpr: f64, layers: u32) -> f64 {
+    fpr.powf(1.0 / f64::from(layers.max(1)))
 }

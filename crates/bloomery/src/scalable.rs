@@ -169,7 +169,10 @@ impl ScalableBloomFilter {
 
     /// Total capacity before the next growth.
     pub fn capacity(&self) -> u64 {
-        self.filters.iter().map(|f| f.capacity()).sum()
+        // saturating: sub-filter capacities come from files and may be absurd
+        self.filters
+            .iter()
+            .fold(0u64, |sum, f| sum.saturating_add(f.capacity()))
     }
 
     /// The compound target rate.

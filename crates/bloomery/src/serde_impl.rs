@@ -70,7 +70,20 @@ serde_via_format!(
     crate::PartitionedBloomFilter,
     crate::BlockedBloomFilter,
     crate::SplitBlockBloomFilter,
-    crate::ScalableBloomFilter
+    crate::ScalableBloomFilter,
+    crate::CountingBloomFilter,
+    crate::DLeftCountingBloomFilter,
+    crate::SpectralBloomFilter,
+    crate::CountMinSketch,
+    crate::IterativeBloomFilter,
+    crate::SpaceCodeBloomFilter,
+    crate::CuckooFilter,
+    crate::MultiLayerBloomFilter,
+    crate::BreadthBloomFilter,
+    crate::DepthBloomFilter,
+    crate::AttenuatedBloomFilter,
+    crate::BloomierFilter,
+    crate::XorFilter
 );
 
 impl Serialize for crate::AnyFilter {
@@ -83,5 +96,37 @@ impl<'de> Deserialize<'de> for crate::AnyFilter {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let bytes: serde_bytes_compat::ByteBuf = Deserialize::deserialize(d)?;
         crate::AnyFilter::from_bytes(&bytes.0).map_err(D::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::prelude::*;
+    use crate::{CountMinSketch, CountingBloomFilter, CuckooFilter, MultiLayerBloomFilter};
+
+    fn roundtrip<
+        T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,
+    >(
+        v: &T,
+    ) {
+        let json = serde_json::to_string(v).unwrap();
+        let back: T = serde_json::from_str(&json).unwrap();
+        assert_eq!(&back, v);
+    }
+
+    #[test]
+    fn newer_kinds_roundtrip_through_serde() {
+        let mut c = CountingBloomFilter::try_new(100, 0.01).unwrap();
+        c.insert(&7u32);
+        roundtrip(&c);
+        let mut cf = CuckooFilter::try_new(100).unwrap();
+        cf.insert(&7u32).unwrap();
+        roundtrip(&cf);
+        let mut cms = CountMinSketch::try_new(64, 4).unwrap();
+        cms.update(&7u32, 3);
+        roundtrip(&cms);
+        let mut m = MultiLayerBloomFilter::try_new(3, 100, 0.01).unwrap();
+        m.insert("example.org/a/b").unwrap();
+        roundtrip(&m);
     }
 }

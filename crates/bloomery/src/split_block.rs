@@ -38,6 +38,9 @@ pub const SALT: [u32; 8] = [
     0x5c6b_fb31,
 ];
 
+/// Most blocks: the spec's block index `((h >> 32) · z) >> 32` is 32-bit arithmetic.
+pub const MAX_BLOCKS: u64 = 1 << 32;
+
 /// Bytes per block.
 pub const BLOCK_BYTES: usize = 32;
 /// Largest bitset Parquet writers produce (128 MiB); larger filters are allowed here but will
@@ -72,6 +75,7 @@ impl Build for SplitBlockBloomFilter {
             }
         }
         let (blocks, n, p) = match b.bits {
+            Some(0) => return Err(invalid("bits", "must be at least 1")),
             Some(m) => (
                 m.div_ceil(256).max(1),
                 b.capacity.unwrap_or(0),
@@ -122,8 +126,11 @@ impl SplitBlockBloomFilter {
     }
 
     fn with_blocks(blocks: u64, hasher: KeyHasher, limit: u64) -> Result<Self> {
-        if blocks == 0 {
-            return Err(invalid("bits", "need at least one block"));
+        if blocks == 0 || blocks > MAX_BLOCKS {
+            return Err(invalid(
+                "bits",
+                format!("need 1..={MAX_BLOCKS} blocks, got {blocks}"),
+            ));
         }
         let words = blocks
             .checked_mul(4)
@@ -318,8 +325,10 @@ impl Persist for SplitBlockBloomFilter {
         let mut r = ParamReader::new(&d.header.params);
         let blocks = r.u64()?;
         r.finish()?;
-        if blocks == 0 {
-            return Err(inconsistent("split-block filter with no blocks"));
+        if blocks == 0 || blocks > MAX_BLOCKS {
+            return Err(inconsistent(format!(
+                "split-block filter with {blocks} blocks"
+            )));
         }
         let words = blocks
             .checked_mul(4)

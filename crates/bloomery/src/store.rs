@@ -143,7 +143,7 @@ impl Words {
     }
 
     /// The words.
-    #[inline]
+    #[inline(always)]
     pub fn as_slice(&self) -> &[u64] {
         match &self.buf {
             Buf::Heap(v) => &bytemuck::cast_slice::<Line, u64>(v)[..self.len],
@@ -155,7 +155,7 @@ impl Words {
     }
 
     /// The words, mutably. A mapped view is first copied into owned memory.
-    #[inline]
+    #[inline(always)]
     pub fn as_mut_slice(&mut self) -> &mut [u64] {
         if self.is_mapped() {
             self.make_owned();
@@ -314,6 +314,26 @@ pub fn prefetch(words: &[u64], i: usize) {
     {
         if i < words.len() {
             // SAFETY: `i` is in bounds, so the pointer is valid; a prefetch never faults or
+            // changes memory, it only hints the cache.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch(words.as_ptr().add(i) as *const i8, _MM_HINT_T0);
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (words, i);
+    }
+}
+
+/// [`prefetch`] for words viewed as atomics (see [`Words::as_atomic`]).
+#[inline(always)]
+pub fn prefetch_atomic(words: &[AtomicU64], i: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if i < words.len() {
+            // SAFETY: as in `prefetch`: `i` is in bounds, and a prefetch never faults or
             // changes memory, it only hints the cache.
             unsafe {
                 use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

@@ -1,0 +1,116 @@
+//! A quick, criterion-free timing of the main operations (for profiling and iterating on
+//! optimisations; the reported numbers come from the criterion bench). Every structure is
+//! built and filled first; then each operation is timed over the whole key array, round-robin
+//! across structures, `reps` times, and the minimum (thread CPU time) is printed in ns/op.
+//!
+//! `cargo run --release -p bloomery-benches --bin quick -- [n] [fpr] [reps]`
+
+use std::hint::black_box;
+
+use bloomery_benches::*;
+
+fn ns(t: std::time::Duration, ops: usize) -> f64 {
+    (cpu_now() - t).as_nanos() as f64 / ops as f64
+}
+
+fn time<S: Subject>(s: &mut S, pos: &[u64], neg: &[u64], best: &mut [f64; 3]) {
+    s.clear();
+    let t = cpu_now();
+    fill(s, pos);
+    best[0] = best[0].min(ns(t, pos.len()));
+    let t = cpu_now();
+    black_box(count(s, pos));
+    best[1] = best[1].min(ns(t, pos.len()));
+    let t = cpu_now();
+    black_box(count(s, neg));
+    best[2] = best[2].min(ns(t, neg.len()));
+}
+
+/// The batched-query pipeline rebuilt on the public API with a chosen prefetch distance (to
+/// tune `BATCH_AHEAD` without touching the library).
+fn pipelined<const D: usize>(f: &bloomery::BlockedBloomFilter, keys: &[u64]) -> usize {
+    use bloomery::Filter as _;
+    let mut ring = [bloomery::Hashed::default(); D];
+    let mut hits = 0;
+    for (i, k) in keys.iter().enumerate() {
+        let h = f.hasher().hash(k);
+        f.prefetch_hashed(h);
+        if i >= D {
+            hits += usize::from(f.contains_hashed(ring[i % D]));
+        }
+        ring[i % D] = h;
+    }
+    for i in keys.len().saturating_sub(D)..keys.len() {
+        hits += usize::from(f.contains_hashed(ring[i % D]));
+    }
+    hits
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    let n: usize = a.get(1).map_or(10_000_000, |s| s.parse().expect("n"));
+    let p: f64 = a.get(2).map_or(0.01, |s| s.parse().expect("fpr"));
+    let reps: usize = a.get(3).map_or(5, |s| s.parse().expect("reps"));
+    let pos = positive_keys(n);
+    let neg = negative_keys(n.min(10_000_000));
+    let mut blocked = Blocked::new(n, p);
+    let mut sbbf = Sbbf::new(Sbbf::bits_per_key_for(n, p), n);
+    let mut fast = FastBloom::new(n, p);
+    let mut classic = Classic::with_shape(fast.bits(), fast.k().unwrap_or(1));
+    let floor = WordsFloor::new(blocked.0.as_words().len());
+    fill(&mut blocked, &pos);
+    fill(&mut sbbf, &pos);
+    fill(&mut fast, &pos);
+    fill(&mut classic, &pos);
+    let inf = [f64::INFINITY; 3];
+    let (mut tb, mut ts, mut tf, mut tc) = (inf, inf, inf, inf);
+    let (mut batch, mut fl) = ([f64::INFINITY; 3], f64::INFINITY);
+    for _ in 0..reps {
+        time(&mut blocked, &pos, &neg, &mut tb);
+        for (i, keys) in [&pos, &neg].into_iter().enumerate() {
+            let t = cpu_now();
+            black_box(blocked.0.count_batch(keys));
+            batch[i] = batch[i].min(ns(t, keys.len()));
+        }
+        blocked.clear();
+        let t = cpu_now();
+        blocked.0.extend(pos.iter().copied());
+        batch[2] = batch[2].min(ns(t, pos.len()));
+        let t = cpu_now();
+        black_box(floor_reads(floor.words(), &neg));
+        fl = fl.min(ns(t, neg.len()));
+        time(&mut sbbf, &pos, &neg, &mut ts);
+        time(&mut fast, &pos, &neg, &mut tf);
+        time(&mut classic, &pos, &neg, &mut tc);
+    }
+    let mut dist = [f64::INFINITY; 4];
+    for _ in 0..reps {
+        for (j, f) in [
+            pipelined::<8> as fn(&bloomery::BlockedBloomFilter, &[u64]) -> usize,
+            pipelined::<16>,
+            pipelined::<32>,
+            pipelined::<64>,
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let t = cpu_now();
+            black_box(f(&blocked.0, &neg));
+            dist[j] = dist[j].min(ns(t, neg.len()));
+        }
+    }
+    println!("prefetch distance 8/16/32/64 (neg keys): {dist:.2?}");
+    println!("n={n} p={p} (min of {reps}; ns/op: insert, query pos, query neg)");
+    for (name, t) in [
+        ("blocked", tb),
+        ("sbbf", ts),
+        ("fastbloom", tf),
+        ("classic", tc),
+    ] {
+        println!("{name:>10}: {:6.2} {:6.2} {:6.2}", t[0], t[1], t[2]);
+    }
+    println!(
+        "{:>10}: count_batch pos {:6.2} neg {:6.2}, extend {:6.2}; floor {fl:6.2}",
+        "blocked", batch[0], batch[1], batch[2]
+    );
+}

@@ -1,0 +1,354 @@
+//! Command-line definitions (clap derive). Behaviour lives in `cmd/*`.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::num::{parse_bytes, parse_count};
+
+/// Bloom filters for people with lists: create, fill, query, merge and size filters, and
+/// deduplicate streams in bounded memory.
+#[derive(Debug, Parser)]
+#[command(name = "bloomery", version, about, max_term_width = 100)]
+#[command(
+    after_help = "Exit status: 0 success (check: a line was printed), 1 check printed \
+nothing, 2 error.\n\nExample:\n  bloomery create seen.bloom -n 10M -p 0.001\n  \
+zcat urls.gz | bloomery add seen.bloom\n  bloomery check seen.bloom candidates.txt"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// Largest filter the process may allocate (e.g. 512M, 8G); default: the machine's RAM.
+    #[arg(long, global = true, value_name = "BYTES", value_parser = parse_bytes)]
+    pub max_memory: Option<u64>,
+    /// No summaries or warnings on stderr (errors are still reported).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Create an empty filter file sized for N items at false-positive rate P.
+    #[command(
+        after_help = "Examples:\n  bloomery create seen.bloom -n 10M -p 0.001\n  \
+bloomery create paper.bloom --kind classic --bits 48M --hashes 3 -n 1M\n  \
+bloomery create grow.bloom --kind scalable -n 100k -p 0.01 --growth 2 --tightening 0.8"
+    )]
+    Create(CreateArgs),
+    /// Insert each line of the inputs (stdin when none or "-") into a filter file.
+    #[command(
+        after_help = "Examples:\n  bloomery add seen.bloom urls.txt more-urls.txt.gz\n  \
+cut -f2 log.tsv | bloomery add seen.bloom\n  bloomery add seen.bloom -d , -f 3 data.csv\n  \
+bloomery add seen.bloom --threads 2 big.txt.zst"
+    )]
+    Add(AddArgs),
+    /// Print the lines that may be in the set (-v: the lines that are certainly not).
+    #[command(
+        after_help = "Exit status like grep: 0 if a line was printed (or the count is \
+above 0), 1 if none, 2 on error.\n\nExamples:\n  bloomery check seen.bloom candidates.txt\n  \
+bloomery check -v seen.bloom candidates.txt > new.txt\n  bloomery check -c seen.bloom candidates.txt"
+    )]
+    Check(CheckArgs),
+    /// Print each line the first time it is seen, in order, in memory bounded by N and P.
+    #[command(
+        after_help = "Defaults: -n 10M -p 1e-4 --kind blocked (about 24 MB). Once more \
+than N distinct lines went through, the rate of wrongly dropped lines climbs past P (a warning \
+says so).\n\nExamples:\n  bloomery dedup urls.txt > unique.txt\n  \
+crawl | bloomery dedup --state seen.bloom -n 100M -p 1e-6 | fetch"
+    )]
+    Dedup(DedupArgs),
+    /// Show a filter's kind, shape, fill and false-positive rate.
+    #[command(
+        after_help = "Example:\n  bloomery info seen.bloom\n  bloomery info --json seen.bloom | jq .current_fpr"
+    )]
+    Info(InfoArgs),
+    /// Write the union of filters of the same kind, shape and seed to OUT.
+    #[command(after_help = "Example:\n  bloomery union all.bloom monday.bloom tuesday.bloom")]
+    Union(MergeArgs),
+    /// Write the intersection of filters of the same kind, shape and seed to OUT.
+    #[command(after_help = "Example:\n  bloomery intersect both.bloom a.bloom b.bloom")]
+    Intersect(MergeArgs),
+    /// Halve a filter T times (classic and blocked filters with a power-of-two size).
+    #[command(after_help = "Example:\n  bloomery fold big.bloom small.bloom --times 2")]
+    Fold(FoldArgs),
+    /// Estimate the items in a filter; with OTHER also |A∩B|, |A∪B| and Jaccard.
+    #[command(after_help = "Example:\n  bloomery estimate a.bloom b.bloom --json")]
+    Estimate(EstimateArgs),
+    /// Size filters without creating one: m, k, FPR and the lower bound for every kind.
+    #[command(after_help = "Examples:\n  bloomery calc -n 1M -p 0.01\n  \
+bloomery calc -n 1M -m 48M -k 3 --json")]
+    Calc(CalcArgs),
+    /// Run the reproductions of the papers' figures (tables and plots into --out).
+    #[command(
+        after_help = "Examples:\n  bloomery lab --list\n  bloomery lab all --quick --out lab-out"
+    )]
+    Lab(LabArgs),
+    /// Remove lines from a counting filter (not available yet).
+    #[command(
+        after_help = "Example (once counting kinds land):\n  bloomery remove counts.bloom gone.txt"
+    )]
+    Remove(FutureArgs),
+    /// Print multiplicity estimates from a counting filter (not available yet).
+    #[command(
+        after_help = "Example (once counting kinds land):\n  bloomery count counts.bloom keys.txt"
+    )]
+    Count(FutureArgs),
+    /// Print deterministic URL-like lines (for demos and benchmarks).
+    #[command(hide = true)]
+    GenUrls(GenArgs),
+}
+
+/// Structure kinds the CLI can create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum KindArg {
+    /// One cache line per key: the fast default.
+    Blocked,
+    /// The textbook filter.
+    Classic,
+    /// k independent slices.
+    Partitioned,
+    /// Parquet's split-block filter.
+    SplitBlock,
+    /// Grows as items arrive, keeping the compound rate under target.
+    Scalable,
+}
+
+impl KindArg {
+    pub fn kind(self) -> bloomery::Kind {
+        use bloomery::Kind;
+        match self {
+            KindArg::Blocked => Kind::Blocked,
+            KindArg::Classic => Kind::Classic,
+            KindArg::Partitioned => Kind::Partitioned,
+            KindArg::SplitBlock => Kind::SplitBlock,
+            KindArg::Scalable => Kind::Scalable,
+        }
+    }
+}
+
+/// How lines become keys.
+#[derive(Debug, Clone, Args)]
+pub struct KeyArgs {
+    /// Field separator for -f (default: tab). Escapes \t, \0 and \\ are understood.
+    #[arg(short, long, value_name = "D")]
+    pub delimiter: Option<String>,
+    /// Use only field N (1-based) of each line as the key; lines without it are skipped.
+    #[arg(short, long, value_name = "N")]
+    pub field: Option<usize>,
+    /// Keys are hex strings: decode them to bytes first.
+    #[arg(long)]
+    pub hex: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CreateArgs {
+    /// Filter file to create.
+    pub file: PathBuf,
+    /// Expected number of distinct items (accepts 10M, 1e6, 250_000).
+    #[arg(short = 'n', long, value_name = "N", value_parser = parse_count)]
+    pub capacity: Option<u64>,
+    /// Target false-positive rate at capacity, in (0, 1).
+    #[arg(short = 'p', long, value_name = "P", allow_negative_numbers = true)]
+    pub fpr: Option<f64>,
+    /// Structure kind.
+    #[arg(long, value_enum, default_value_t = KindArg::Blocked)]
+    pub kind: KindArg,
+    /// Hash seed (files with different seeds cannot be merged).
+    #[arg(long, value_name = "S", conflicts_with = "keyed")]
+    pub seed: Option<u64>,
+    /// Keyed hashing (SipHash under a random secret stored in the file): resists chosen keys.
+    #[arg(long)]
+    pub keyed: bool,
+    /// Exact number of bits, overriding the sizing.
+    #[arg(long, value_name = "M", value_parser = parse_count)]
+    pub bits: Option<u64>,
+    /// Exact number of hash functions (bits set per key).
+    #[arg(long, value_name = "K")]
+    pub hashes: Option<u32>,
+    /// Scalable: capacity multiplier per new sub-filter (default 2).
+    #[arg(long, value_name = "S")]
+    pub growth: Option<u32>,
+    /// Scalable: error tightening ratio in (0, 1) (default 0.5).
+    #[arg(long, value_name = "R")]
+    pub tightening: Option<f64>,
+    /// Scalable: refuse items past capacity instead of growing.
+    #[arg(long)]
+    pub no_scaling: bool,
+    /// Overwrite an existing file.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// Filter file (created with `bloomery create`).
+    pub file: PathBuf,
+    /// Input files (gzip and zstd detected); stdin when none or "-".
+    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub keys: KeyArgs,
+    /// Threads for inserting (blocked filters); 0 = all cores.
+    #[arg(short = 't', long, default_value_t = 1, value_name = "N")]
+    pub threads: usize,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Filter file.
+    pub file: PathBuf,
+    /// Input files (gzip and zstd detected); stdin when none or "-".
+    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub keys: KeyArgs,
+    /// Print the lines that are certainly not in the set.
+    #[arg(short = 'v', long)]
+    pub invert: bool,
+    /// Print only the number of matching lines.
+    #[arg(short, long)]
+    pub count: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DedupArgs {
+    /// Input files (gzip and zstd detected); stdin when none or "-".
+    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub keys: KeyArgs,
+    /// Expected number of distinct lines (memory grows with it).
+    #[arg(short = 'n', long, value_name = "N", value_parser = parse_count, default_value = "10M")]
+    pub capacity: u64,
+    /// Rate of distinct lines wrongly dropped as duplicates, at capacity.
+    #[arg(
+        short = 'p',
+        long,
+        value_name = "P",
+        allow_negative_numbers = true,
+        default_value_t = 1e-4
+    )]
+    pub fpr: f64,
+    /// Structure kind.
+    #[arg(long, value_enum, default_value_t = KindArg::Blocked)]
+    pub kind: KindArg,
+    /// Hash seed.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Load the seen-set from FILE if it exists (then -n, -p, --kind are ignored) and save it
+    /// there (atomically) at the end.
+    #[arg(long, value_name = "FILE")]
+    pub state: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct InfoArgs {
+    /// Filter file.
+    pub file: PathBuf,
+    /// Machine-readable output (fields documented in docs/CLI.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Output filter file (written atomically).
+    pub out: PathBuf,
+    /// Input filter files.
+    #[arg(required = true, num_args = 1..)]
+    pub inputs: Vec<PathBuf>,
+    /// Overwrite OUT if it exists and is not one of the inputs.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct FoldArgs {
+    /// Input filter file.
+    pub input: PathBuf,
+    /// Output filter file (written atomically).
+    pub out: PathBuf,
+    /// How many times to halve.
+    #[arg(long, default_value_t = 1, value_name = "T")]
+    pub times: u32,
+    /// Overwrite OUT if it exists and is not the input.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct EstimateArgs {
+    /// Filter file.
+    pub file: PathBuf,
+    /// A second filter of the same kind and shape.
+    pub other: Option<PathBuf>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CalcArgs {
+    /// Number of items.
+    #[arg(short = 'n', long, value_name = "N", value_parser = parse_count)]
+    pub capacity: u64,
+    /// Target false-positive rate.
+    #[arg(
+        short = 'p',
+        long,
+        value_name = "P",
+        conflicts_with = "bits",
+        required_unless_present = "bits"
+    )]
+    pub fpr: Option<f64>,
+    /// Bits (instead of -p).
+    #[arg(short = 'm', long, value_name = "BITS", value_parser = parse_count)]
+    pub bits: Option<u64>,
+    /// Hash functions (with -m; default: the best for each kind).
+    #[arg(short = 'k', long, value_name = "K", requires = "bits")]
+    pub hashes: Option<u32>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LabArgs {
+    /// Experiment name, or "all".
+    pub experiment: Option<String>,
+    /// List the experiments.
+    #[arg(long)]
+    pub list: bool,
+    /// Small sizes that run in seconds.
+    #[arg(long)]
+    pub quick: bool,
+    /// Output folder for tables and plots.
+    #[arg(long, default_value = "lab-out", value_name = "DIR")]
+    pub out: PathBuf,
+    /// Base seed.
+    #[arg(long, default_value_t = 42, value_name = "S")]
+    pub seed: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct FutureArgs {
+    /// Arguments (the counting kinds are not available yet).
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct GenArgs {
+    /// Lines to print.
+    #[arg(long, value_parser = parse_count)]
+    pub count: u64,
+    /// Distinct URLs to draw from (default: 3/4 of count). Ignored with --sequential.
+    #[arg(long, value_parser = parse_count)]
+    pub distinct: Option<u64>,
+    /// First URL id (ids offset..offset+distinct); disjoint ranges give disjoint URL sets.
+    #[arg(long, default_value_t = 0, value_parser = parse_count)]
+    pub offset: u64,
+    /// Print ids offset, offset+1, ... in order (each URL once).
+    #[arg(long)]
+    pub sequential: bool,
+    /// Seed of the draw.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}

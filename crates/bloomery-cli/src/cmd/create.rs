@@ -1,0 +1,101 @@
+//! `bloomery create`.
+
+use anyhow::{bail, Result};
+use bloomery::{AnyFilter, Kind};
+
+use crate::cli::CreateArgs;
+use crate::num::{bytes, group, rate};
+use crate::output::note;
+
+/// Sizing options shared by `create` and `dedup`.
+#[derive(Debug, Default)]
+pub struct Sizing {
+    pub capacity: Option<u64>,
+    pub fpr: Option<f64>,
+    pub seed: Option<u64>,
+    pub keyed: bool,
+    pub bits: Option<u64>,
+    pub hashes: Option<u32>,
+    pub growth: Option<u32>,
+    pub tightening: Option<f64>,
+    pub no_scaling: bool,
+}
+
+/// Build an empty filter, validating every option.
+pub fn build(kind: Kind, s: &Sizing) -> Result<AnyFilter> {
+    if kind != Kind::Scalable && (s.growth.is_some() || s.tightening.is_some() || s.no_scaling) {
+        bail!("--growth, --tightening and --no-scaling apply to --kind scalable only");
+    }
+    if let Some(n) = s.capacity {
+        bloomery::params::check_capacity(n)?;
+    }
+    if let Some(p) = s.fpr {
+        bloomery::params::check_fpr(p)?;
+    }
+    if s.bits.is_none() && (s.capacity.is_none() || s.fpr.is_none()) {
+        bail!("give -n/--capacity and -p/--fpr (or an exact shape with --bits and --hashes)");
+    }
+    let mut b = AnyFilter::builder(kind);
+    if let Some(n) = s.capacity {
+        b = b.capacity(n);
+    }
+    if let Some(p) = s.fpr {
+        b = b.fpr(p);
+    }
+    if let Some(m) = s.bits {
+        b = b.bits(m);
+    }
+    if let Some(k) = s.hashes {
+        b = b.hashes(k);
+    }
+    if let Some(g) = s.growth {
+        b = b.growth(g);
+    }
+    if let Some(r) = s.tightening {
+        b = b.tightening(r);
+    }
+    if s.no_scaling {
+        b = b.scaling(false);
+    }
+    if let Some(seed) = s.seed {
+        b = b.seed(seed);
+    }
+    if s.keyed {
+        b = b.keyed()?;
+    }
+    Ok(b.try_build()?)
+}
+
+pub fn run(a: CreateArgs) -> Result<u8> {
+    if a.file.exists() && !a.force {
+        bail!(
+            "`{}` already exists (use --force to overwrite it)",
+            a.file.display()
+        );
+    }
+    let sizing = Sizing {
+        capacity: a.capacity,
+        fpr: a.fpr,
+        seed: a.seed,
+        keyed: a.keyed,
+        bits: a.bits,
+        hashes: a.hashes,
+        growth: a.growth,
+        tightening: a.tightening,
+        no_scaling: a.no_scaling,
+    };
+    let f = build(a.kind.kind(), &sizing)?;
+    super::save(&f, &a.file)?;
+    let i = f.info();
+    note(&format!(
+        "created {}: {} filter, {} bits ({}), k={}, capacity {}, target fpr {}",
+        a.file.display(),
+        i.kind,
+        group(i.bits),
+        bytes(i.bytes),
+        i.hashes,
+        group(i.capacity),
+        rate(i.target_fpr)
+    ));
+    Ok(0)
+}

@@ -1,0 +1,60 @@
+//! `bloomery dedup`: first occurrences only, in order, in memory bounded by the filter.
+
+use std::io::{self, BufWriter, Write};
+
+use anyhow::Result;
+use bloomery::Filter;
+
+use crate::cli::DedupArgs;
+use crate::cmd::create::{build, Sizing};
+use crate::input::{self, KeySpec};
+use crate::num::{bytes, group, rate};
+use crate::output::note;
+
+pub fn run(a: DedupArgs) -> Result<u8> {
+    let spec = KeySpec::new(&a.keys)?;
+    let mut f = match &a.state {
+        Some(p) if p.exists() => super::load(p)?,
+        _ => build(
+            a.kind.kind(),
+            &Sizing {
+                capacity: Some(a.capacity),
+                fpr: Some(a.fpr),
+                seed: a.seed,
+                ..Sizing::default()
+            },
+        )?,
+    };
+    let hasher = *f.hasher();
+    let before = f.len();
+    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut printed = 0u64;
+    let counts = input::for_each_line(&a.inputs, &spec, |line, key| {
+        if let Some(k) = key {
+            if f.try_insert_hashed(hasher.hash_bytes(k))? {
+                printed += 1;
+                out.write_all(line)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        Ok(())
+    })?;
+    out.flush()?;
+    drop(out);
+    if let Some(p) = &a.state {
+        super::save(&f, p)?;
+    }
+    let i = f.info();
+    note(&format!(
+        "{} lines read, {} printed, {} dropped as seen; {} new items ({} in the filter, {}); fpr now {}",
+        group(counts.lines),
+        group(printed),
+        group(counts.lines - printed - counts.skipped),
+        group(f.len() - before),
+        group(i.items),
+        bytes(i.bytes),
+        rate(i.current_fpr)
+    ));
+    super::warn_if_over(&f);
+    Ok(0)
+}

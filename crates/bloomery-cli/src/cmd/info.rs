@@ -1,0 +1,196 @@
+//! `bloomery info` and `bloomery estimate`.
+
+use std::io::{self, Write};
+
+use anyhow::{Context, Result};
+use bloomery::{AnyFilter, Filter, SeedKind};
+use serde_json::json;
+
+use crate::cli::{EstimateArgs, InfoArgs};
+use crate::num::{bytes, group, rate};
+use crate::output::{self, table};
+
+pub fn info(a: InfoArgs) -> Result<u8> {
+    let header = bloomery::format::read_header(&a.file)
+        .with_context(|| format!("cannot load `{}`", a.file.display()))?;
+    let f = super::load(&a.file)?;
+    let i = f.info();
+    let hasher = f.hasher();
+    // the seed is shown unless it is a keyed filter's secret
+    let seed = match hasher.seed_kind() {
+        SeedKind::Keyed => None,
+        _ => Some(hasher.seed() as u64),
+    };
+    let ratio = if i.lower_bound_bits > 0.0 {
+        i.bits as f64 / i.lower_bound_bits
+    } else {
+        0.0
+    };
+    let cap_ratio = if i.capacity > 0 && i.target_fpr > 0.0 {
+        bloomery::params::ratio_to_lower_bound(i.bits, i.capacity, i.target_fpr)
+    } else {
+        0.0
+    };
+    if a.json {
+        output::json(&json!({
+            "file": a.file.display().to_string(),
+            "kind": i.kind,
+            "format_version": header.version,
+            "bits": i.bits,
+            "hashes": i.hashes,
+            "bytes": i.bytes,
+            "items": i.items,
+            "estimated_items": finite(i.estimated_items),
+            "capacity": i.capacity,
+            "bits_per_item": i.bits_per_item,
+            "fill_ratio": i.fill_ratio,
+            "current_fpr": i.current_fpr,
+            "target_fpr": i.target_fpr,
+            "lower_bound_bits": i.lower_bound_bits,
+            "lower_bound_ratio": ratio,
+            "capacity_lower_bound_ratio": cap_ratio,
+            "hash": i.hash,
+            "seed_kind": i.seed_kind,
+            "seed": seed,
+            "sub_filters": i.sub_filters,
+        }))?;
+        return Ok(0);
+    }
+    let mut rows = vec![
+        ("file", a.file.display().to_string()),
+        ("kind", i.kind.to_string()),
+        ("format version", header.version.to_string()),
+        ("bits (m)", group(i.bits)),
+        (
+            "hashes (k)",
+            if i.hashes == 0 {
+                "varies".into()
+            } else {
+                i.hashes.to_string()
+            },
+        ),
+        (
+            "size",
+            format!("{} ({} bytes)", bytes(i.bytes), group(i.bytes)),
+        ),
+        ("items", group(i.items)),
+        ("estimated items", est(i.estimated_items)),
+        (
+            "capacity",
+            if i.capacity == 0 {
+                "none (explicit shape)".into()
+            } else {
+                group(i.capacity)
+            },
+        ),
+        ("bits per item", format!("{:.2}", i.bits_per_item)),
+        ("fill ratio", format!("{:.4}", i.fill_ratio)),
+        (
+            "fpr now",
+            format!(
+                "{} (target {})",
+                rate(i.current_fpr),
+                if i.target_fpr > 0.0 {
+                    rate(i.target_fpr)
+                } else {
+                    "none".into()
+                }
+            ),
+        ),
+        (
+            "lower bound",
+            if ratio > 0.0 {
+                format!(
+                    "{} bits for the items at the target rate; this filter uses {ratio:.2}x",
+                    group(i.lower_bound_bits.ceil() as u64)
+                )
+            } else {
+                "n/a (no items or no target)".into()
+            },
+        ),
+        (
+            "at capacity",
+            if cap_ratio > 0.0 {
+                format!("{cap_ratio:.3}x the lower bound for the capacity at the target rate")
+            } else {
+                "n/a".into()
+            },
+        ),
+        (
+            "hash",
+            match seed {
+                Some(s) => format!("{} (seed: {}, {s})", i.hash, i.seed_kind),
+                None => format!("{} (seed: keyed, secret)", i.hash),
+            },
+        ),
+    ];
+    if f.kind() == bloomery::Kind::Scalable {
+        rows.push(("sub-filters", i.sub_filters.to_string()));
+    }
+    let mut out = io::stdout().lock();
+    table(&mut out, &rows)?;
+    out.flush()?;
+    Ok(0)
+}
+
+fn finite(x: f64) -> serde_json::Value {
+    if x.is_finite() {
+        json!(x)
+    } else {
+        serde_json::Value::Null
+    }
+}
+
+fn est(x: f64) -> String {
+    if x.is_finite() {
+        group(x.round() as u64)
+    } else {
+        "unknown (filter full)".into()
+    }
+}
+
+pub fn estimate(a: EstimateArgs) -> Result<u8> {
+    let f = super::load(&a.file)?;
+    let n_a = f.info().estimated_items;
+    let other: Option<(AnyFilter, f64, f64)> = match &a.other {
+        None => None,
+        Some(p) => {
+            let g = super::load(p)?;
+            let (inter, union) = f.estimate_overlap(&g).with_context(|| {
+                format!(
+                    "cannot compare `{}` with `{}`",
+                    a.file.display(),
+                    p.display()
+                )
+            })?;
+            Some((g, inter, union))
+        }
+    };
+    if a.json {
+        let mut v = json!({ "file": a.file.display().to_string(), "items": finite(n_a) });
+        if let (Some((g, inter, union)), Some(p)) = (&other, &a.other) {
+            let jac = if *union > 0.0 { inter / union } else { 0.0 };
+            v["other"] = json!(p.display().to_string());
+            v["other_items"] = finite(g.info().estimated_items);
+            v["intersection"] = finite(*inter);
+            v["union"] = finite(*union);
+            v["jaccard"] = finite(jac);
+        }
+        output::json(&v)?;
+        return Ok(0);
+    }
+    let mut rows = vec![(a.file.to_str().unwrap_or("file"), est(n_a))];
+    let names;
+    if let (Some((g, inter, union)), Some(p)) = (&other, &a.other) {
+        names = p.display().to_string();
+        rows.push((names.as_str(), est(g.info().estimated_items)));
+        rows.push(("intersection", est(*inter)));
+        rows.push(("union", est(*union)));
+        let jac = if *union > 0.0 { inter / union } else { 0.0 };
+        rows.push(("jaccard", format!("{jac:.4}")));
+    }
+    let mut out = io::stdout().lock();
+    table(&mut out, &rows)?;
+    out.flush()?;
+    Ok(0)
+}

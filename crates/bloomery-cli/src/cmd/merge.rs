@@ -1,0 +1,67 @@
+//! `bloomery union`, `intersect` and `fold`: load everything, combine in memory, save OUT
+//! atomically.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::cli::{FoldArgs, MergeArgs};
+use crate::num::{group, rate};
+use crate::output::note;
+
+pub fn union(a: MergeArgs, intersect: bool) -> Result<u8> {
+    let ins: Vec<&Path> = a.inputs.iter().map(|p| p.as_path()).collect();
+    super::check_out(&a.out, &ins, a.force)?;
+    let mut acc = super::load(&a.inputs[0])?;
+    for p in &a.inputs[1..] {
+        let g = super::load(p)?;
+        let r = if intersect {
+            acc.intersect_with(&g)
+        } else {
+            acc.union_with(&g)
+        };
+        r.with_context(|| {
+            format!(
+                "cannot combine `{}` with `{}`",
+                a.inputs[0].display(),
+                p.display()
+            )
+        })?;
+    }
+    super::save(&acc, &a.out)?;
+    let i = acc.info();
+    note(&format!(
+        "wrote {}: {} of {} filters, fill {:.4}, about {} items, fpr now {}",
+        a.out.display(),
+        if intersect { "intersection" } else { "union" },
+        a.inputs.len(),
+        i.fill_ratio,
+        if i.estimated_items.is_finite() {
+            group(i.estimated_items.round() as u64)
+        } else {
+            "?".into()
+        },
+        rate(i.current_fpr)
+    ));
+    Ok(0)
+}
+
+pub fn fold(a: FoldArgs) -> Result<u8> {
+    super::check_out(&a.out, &[a.input.as_path()], a.force)?;
+    let mut f = super::load(&a.input)?;
+    for t in 0..a.times {
+        f = f
+            .fold()
+            .with_context(|| format!("cannot fold `{}` (fold {})", a.input.display(), t + 1))?;
+    }
+    super::save(&f, &a.out)?;
+    let i = f.info();
+    note(&format!(
+        "wrote {}: {} bits, fill {:.4}, fpr now {}",
+        a.out.display(),
+        group(i.bits),
+        i.fill_ratio,
+        rate(i.current_fpr)
+    ));
+    Ok(0)
+}

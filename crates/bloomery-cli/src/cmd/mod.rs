@@ -1,0 +1,83 @@
+//! One module per command family; `run` dispatches. Every command returns its exit status.
+
+mod add;
+mod calc;
+mod check;
+mod create;
+mod dedup;
+mod gen;
+mod info;
+mod lab;
+mod merge;
+
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use bloomery::AnyFilter;
+
+use crate::cli::Command;
+
+pub fn run(cmd: Command) -> Result<u8> {
+    match cmd {
+        Command::Create(a) => create::run(a),
+        Command::Add(a) => add::run(a),
+        Command::Check(a) => check::run(a),
+        Command::Dedup(a) => dedup::run(a),
+        Command::Info(a) => info::info(a),
+        Command::Estimate(a) => info::estimate(a),
+        Command::Union(a) => merge::union(a, false),
+        Command::Intersect(a) => merge::union(a, true),
+        Command::Fold(a) => merge::fold(a),
+        Command::Calc(a) => calc::run(a),
+        Command::Lab(a) => lab::run(a),
+        Command::Remove(_) | Command::Count(_) => {
+            bail!("no counting kinds yet: `remove` and `count` arrive with the counting filters")
+        }
+        Command::GenUrls(a) => gen::run(a),
+    }
+}
+
+/// Load a filter file of any kind, with the path in the error.
+pub fn load(path: &Path) -> Result<AnyFilter> {
+    AnyFilter::load(path).with_context(|| format!("cannot load `{}`", path.display()))
+}
+
+/// Save atomically, with the path in the error.
+pub fn save(f: &AnyFilter, path: &Path) -> Result<()> {
+    f.save(path)
+        .with_context(|| format!("cannot write `{}`", path.display()))
+}
+
+/// Refuse to overwrite `out` unless forced or it is one of `inputs`.
+pub fn check_out(out: &Path, inputs: &[&Path], force: bool) -> Result<()> {
+    if force || !out.exists() {
+        return Ok(());
+    }
+    let same = |p: &Path| match (out.canonicalize(), p.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if inputs.iter().any(|p| same(p)) {
+        return Ok(());
+    }
+    bail!(
+        "`{}` already exists (use --force to overwrite it)",
+        out.display()
+    )
+}
+
+/// Warn when a filter went past its capacity and its rate past its target.
+pub fn warn_if_over(f: &AnyFilter) {
+    let i = f.info();
+    if i.capacity > 0 && i.items > i.capacity && i.target_fpr > 0.0 && i.current_fpr > i.target_fpr
+    {
+        crate::output::warn(&format!(
+            "the filter holds {} items, past its capacity of {}: its false-positive rate is now \
+             {} (target {}); create a larger filter",
+            crate::num::group(i.items),
+            crate::num::group(i.capacity),
+            crate::num::rate(i.current_fpr),
+            crate::num::rate(i.target_fpr)
+        ));
+    }
+}

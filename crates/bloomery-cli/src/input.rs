@@ -1,0 +1,321 @@
+//! Reading lines as bytes: files or stdin, gzip and zstd detected by their magic bytes, a
+//! field taken from each line, hex keys decoded. One reused buffer, no per-line allocation.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+
+use anyhow::{bail, Context, Result};
+
+use crate::cli::KeyArgs;
+use crate::output::Progress;
+
+const BUF: usize = 1 << 20;
+
+/// How a line becomes its key.
+#[derive(Debug, Clone)]
+pub struct KeySpec {
+    delimiter: Vec<u8>,
+    field: Option<usize>,
+    hex: bool,
+}
+
+impl KeySpec {
+    pub fn new(a: &KeyArgs) -> Result<Self> {
+        let delimiter = match &a.delimiter {
+            None => b"\t".to_vec(),
+            Some(d) => unescape(d)?,
+        };
+        if delimiter.is_empty() {
+            bail!("the delimiter must not be empty");
+        }
+        if a.field == Some(0) {
+            bail!("fields are numbered from 1 (-f 1 is the first field)");
+        }
+        if a.delimiter.is_some() && a.field.is_none() {
+            bail!("--delimiter needs --field N to say which field is the key");
+        }
+        Ok(Self {
+            delimiter,
+            field: a.field,
+            hex: a.hex,
+        })
+    }
+}
+
+fn unescape(d: &str) -> Result<Vec<u8>> {
+    Ok(match d {
+        "\\t" | "tab" => b"\t".to_vec(),
+        "\\0" => b"\0".to_vec(),
+        "\\\\" => b"\\".to_vec(),
+        s => s.as_bytes().to_vec(),
+    })
+}
+
+/// Counters from one pass over the inputs.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Counts {
+    /// Lines read.
+    pub lines: u64,
+    /// Lines without the requested field.
+    pub skipped: u64,
+}
+
+/// Open one input ("-" is stdin), decompressing gzip or zstd when the magic bytes say so.
+pub fn open(name: &str) -> Result<Box<dyn BufRead + Send>> {
+    let raw: Box<dyn Read + Send> = if name == "-" {
+        Box::new(io::stdin())
+    } else {
+        let f = File::open(name).with_context(|| format!("cannot open `{name}`"))?;
+        if f.metadata().map(|m| m.is_dir()).unwrap_or(false) {
+            bail!("`{name}` is a directory");
+        }
+        Box::new(f)
+    };
+    let mut r = BufReader::with_capacity(BUF, raw);
+    let head = r
+        .fill_buf()
+        .with_context(|| format!("cannot read `{name}`"))?;
+    if head.starts_with(&[0x1f, 0x8b]) {
+        Ok(Box::new(BufReader::with_capacity(
+            BUF,
+            flate2::bufread::MultiGzDecoder::new(r),
+        )))
+    } else if head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd]) {
+        let d = zstd::stream::read::Decoder::with_buffer(r)
+            .with_context(|| format!("cannot read zstd input `{name}`"))?;
+        Ok(Box::new(BufReader::with_capacity(BUF, d)))
+    } else {
+        Ok(Box::new(r))
+    }
+}
+
+/// The input names, with stdin when none were given.
+pub fn names(inputs: &[String]) -> Vec<String> {
+    if inputs.is_empty() {
+        vec!["-".to_string()]
+    } else {
+        inputs.to_vec()
+    }
+}
+
+/// Call `f(line, key)` for every line of every input, in order. `line` excludes the line
+/// terminator (`\n` or `\r\n`); `key` is `None` when the line lacks the requested field.
+/// Fails on an empty input (no lines at all), an unreadable input or an invalid hex key.
+pub fn for_each_line(
+    inputs: &[String],
+    spec: &KeySpec,
+    mut f: impl FnMut(&[u8], Option<&[u8]>) -> Result<()>,
+) -> Result<Counts> {
+    let mut counts = Counts::default();
+    let mut carry = Vec::with_capacity(4096);
+    let mut hexbuf = Vec::new();
+    let mut progress = Progress::new("lines");
+    for name in names(inputs) {
+        let mut r = open(&name)?;
+        let mut one = |line: &[u8], counts: &mut Counts| -> Result<()> {
+            counts.lines += 1;
+            let line = trim_eol(line);
+            let key = match key_of(line, spec, &mut hexbuf) {
+                Ok(k) => k,
+                Err(e) => bail!("{name}: line {}: {e}", counts.lines),
+            };
+            if key.is_none() {
+                counts.skipped += 1;
+            }
+            f(line, key)?;
+            if counts.lines & 0xFFFF == 0 {
+                progress.set(counts.lines);
+            }
+            Ok(())
+        };
+        // Lines are handed out straight from the reader's buffer; only a line that straddles
+        // two buffer fills is copied (into `carry`).
+        loop {
+            let avail = r
+                .fill_buf()
+                .with_context(|| format!("cannot read `{name}`"))?;
+            let len = avail.len();
+            if len == 0 {
+                if !carry.is_empty() {
+                    one(&carry, &mut counts)?;
+                    carry.clear();
+                }
+                break;
+            }
+            let mut start = 0;
+            if !carry.is_empty() {
+                match memchr::memchr(b'\n', avail) {
+                    Some(i) => {
+                        carry.extend_from_slice(&avail[..=i]);
+                        one(&carry, &mut counts)?;
+                        carry.clear();
+                        start = i + 1;
+                    }
+                    None => {
+                        carry.extend_from_slice(avail);
+                        r.consume(len);
+                        continue;
+                    }
+                }
+            }
+            let base = start;
+            for end in memchr::memchr_iter(b'\n', &avail[base..]) {
+                let stop = base + end + 1;
+                one(&avail[start..stop], &mut counts)?;
+                start = stop;
+            }
+            carry.extend_from_slice(&avail[start..]);
+            r.consume(len);
+        }
+    }
+    progress.finish();
+    if counts.lines == 0 {
+        bail!("the input is empty: no lines to read");
+    }
+    Ok(counts)
+}
+
+/// Call `f` with blocks of whole lines (each block ends with a line terminator, or is the
+/// input's unterminated last line), about `block` bytes each, read straight from the inputs
+/// with no per-line work: the caller splits lines, which lets several threads share that work.
+/// Fails on an empty input (no bytes at all) or an unreadable input.
+pub fn for_each_block(
+    inputs: &[String],
+    block: usize,
+    mut f: impl FnMut(Vec<u8>) -> Result<()>,
+) -> Result<()> {
+    let mut total = 0u64;
+    let mut buf: Vec<u8> = Vec::with_capacity(block + BUF);
+    for name in names(inputs) {
+        let mut r = open(&name)?;
+        loop {
+            // read straight into the block (no intermediate buffer copy)
+            let want = block.saturating_sub(buf.len()).max(BUF) as u64;
+            let n = (&mut r)
+                .take(want)
+                .read_to_end(&mut buf)
+                .with_context(|| format!("cannot read `{name}`"))?;
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+            if buf.len() >= block {
+                // hand over everything up to the last line terminator; keep the partial line
+                if let Some(i) = memchr::memrchr(b'\n', &buf) {
+                    let rest = buf.split_off(i + 1);
+                    f(std::mem::replace(&mut buf, rest))?;
+                    buf.reserve(block + BUF);
+                }
+            }
+        }
+        // an input's last line ends at the end of that input, terminated or not
+        if !buf.is_empty() {
+            if buf.last() != Some(&b'\n') {
+                buf.push(b'\n');
+            }
+            f(std::mem::take(&mut buf))?;
+            buf.reserve(block + BUF);
+        }
+    }
+    if total == 0 {
+        bail!("the input is empty: no lines to read");
+    }
+    Ok(())
+}
+
+/// Split a block of whole lines (see [`for_each_block`]) into about `parts` pieces at line
+/// boundaries.
+pub fn split_lines(block: &[u8], parts: usize) -> Vec<&[u8]> {
+    let mut out = Vec::with_capacity(parts);
+    let mut start = 0;
+    for p in 1..parts {
+        let target = (block.len() * p / parts).max(start);
+        if target >= block.len() {
+            break;
+        }
+        if let Some(i) = memchr::memchr(b'\n', &block[target..]) {
+            out.push(&block[start..=target + i]);
+            start = target + i + 1;
+        }
+    }
+    if start < block.len() {
+        out.push(&block[start..]);
+    }
+    out
+}
+
+#[inline]
+pub fn trim_eol(buf: &[u8]) -> &[u8] {
+    let mut l = buf;
+    if let [rest @ .., b'\n'] = l {
+        l = rest;
+    }
+    if let [rest @ .., b'\r'] = l {
+        l = rest;
+    }
+    l
+}
+
+/// The key of a line under `spec`; `hexbuf` holds decoded hex keys.
+#[inline]
+pub fn key_of<'a>(
+    line: &'a [u8],
+    spec: &KeySpec,
+    hexbuf: &'a mut Vec<u8>,
+) -> Result<Option<&'a [u8]>, String> {
+    let key = match spec.field {
+        None => line,
+        Some(n) => match field(line, &spec.delimiter, n) {
+            Some(k) => k,
+            None => return Ok(None),
+        },
+    };
+    if !spec.hex {
+        return Ok(Some(key));
+    }
+    if key.len() % 2 != 0 {
+        return Err("invalid hex key: odd number of digits".into());
+    }
+    hexbuf.clear();
+    hexbuf.resize(key.len() / 2, 0);
+    hex::decode_to_slice(key, hexbuf).map_err(|e| format!("invalid hex key: {e}"))?;
+    Ok(Some(hexbuf.as_slice()))
+}
+
+/// Field `n` (1-based) of `line`, split on `delim`.
+fn field<'a>(line: &'a [u8], delim: &[u8], n: usize) -> Option<&'a [u8]> {
+    let mut rest = line;
+    let mut i = 1;
+    loop {
+        let end = find(rest, delim);
+        if i == n {
+            return Some(&rest[..end.unwrap_or(rest.len())]);
+        }
+        rest = &rest[end? + delim.len()..];
+        i += 1;
+    }
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.len() == 1 {
+        hay.iter().position(|b| *b == needle[0])
+    } else {
+        hay.windows(needle.len()).position(|w| w == needle)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields() {
+        assert_eq!(field(b"a,b,c", b",", 1), Some(&b"a"[..]));
+        assert_eq!(field(b"a,b,c", b",", 3), Some(&b"c"[..]));
+        assert_eq!(field(b"a,b,c", b",", 4), None);
+        assert_eq!(field(b"a::b", b"::", 2), Some(&b"b"[..]));
+        assert_eq!(field(b"", b",", 1), Some(&b""[..]));
+        assert_eq!(trim_eol(b"x\r\n"), b"x");
+        assert_eq!(trim_eol(b"x"), b"x");
+    }
+}

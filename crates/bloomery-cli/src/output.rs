@@ -1,0 +1,105 @@
+//! Output helpers: aligned key/value tables, JSON, stderr notes and warnings, progress bars
+//! and colour only when stderr is a terminal.
+
+use std::io::{self, IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+pub fn set_quiet(q: bool) {
+    QUIET.store(q, Ordering::Relaxed);
+}
+
+fn stderr_tty() -> bool {
+    io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+fn paint(code: &str, s: &str) -> String {
+    if stderr_tty() {
+        format!("\x1b[{code}m{s}\x1b[0m")
+    } else {
+        s.to_string()
+    }
+}
+
+/// The one line printed for an error.
+pub fn error(msg: &str) {
+    let _ = writeln!(io::stderr(), "bloomery: {} {msg}", paint("1;31", "error:"));
+}
+
+/// A warning on stderr (unless --quiet).
+pub fn warn(msg: &str) {
+    if !QUIET.load(Ordering::Relaxed) {
+        let _ = writeln!(
+            io::stderr(),
+            "bloomery: {} {msg}",
+            paint("1;33", "warning:")
+        );
+    }
+}
+
+/// A summary line on stderr (unless --quiet).
+pub fn note(msg: &str) {
+    if !QUIET.load(Ordering::Relaxed) {
+        let _ = writeln!(io::stderr(), "bloomery: {msg}");
+    }
+}
+
+/// Write rows of (label, value) with the values aligned.
+pub fn table(out: &mut impl Write, rows: &[(&str, String)]) -> io::Result<()> {
+    let w = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    for (k, v) in rows {
+        writeln!(out, "{k:<w$}  {v}")?;
+    }
+    Ok(())
+}
+
+/// Pretty JSON on stdout.
+pub fn json(v: &serde_json::Value) -> anyhow::Result<()> {
+    let mut out = io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, v)?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(())
+}
+
+/// A spinner counting lines, shown only on a terminal.
+pub struct Progress(Option<ProgressBar>);
+
+impl Progress {
+    pub fn new(what: &'static str) -> Self {
+        if !io::stderr().is_terminal() || QUIET.load(Ordering::Relaxed) {
+            return Self(None);
+        }
+        let pb = ProgressBar::new_spinner();
+        pb.set_style(
+            ProgressStyle::with_template("{spinner} {human_pos} {msg} ({per_sec}, {elapsed})")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
+        pb.set_message(what);
+        pb.enable_steady_tick(Duration::from_millis(200));
+        Self(Some(pb))
+    }
+
+    #[inline]
+    pub fn set(&mut self, n: u64) {
+        if let Some(pb) = &self.0 {
+            pb.set_position(n);
+        }
+    }
+
+    pub fn finish(&mut self) {
+        if let Some(pb) = self.0.take() {
+            pb.finish_and_clear();
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}

@@ -1,0 +1,1151 @@
+//! Integration tests: the real `bloomery` binary on temp files.
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use tempfile::TempDir;
+
+const BIN: &str = env!("CARGO_BIN_EXE_bloomery");
+
+fn bloomery() -> Command {
+    let mut c = Command::new(BIN);
+    c.env_remove("NO_COLOR");
+    c
+}
+
+struct T {
+    dir: TempDir,
+}
+
+impl T {
+    fn new() -> Self {
+        Self {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+    fn p(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+    fn write(&self, name: &str, bytes: &[u8]) -> PathBuf {
+        let p = self.p(name);
+        std::fs::write(&p, bytes).unwrap();
+        p
+    }
+    fn create(&self, name: &str, args: &[&str]) -> PathBuf {
+        let p = self.p(name);
+        bloomery()
+            .arg("create")
+            .arg(&p)
+            .args(args)
+            .assert()
+            .success();
+        p
+    }
+}
+
+fn lines(range: std::ops::Range<u32>) -> String {
+    range.map(|i| format!("key-{i}\n")).collect()
+}
+
+fn json_of(out: &[u8]) -> serde_json::Value {
+    serde_json::from_slice(out).expect("valid JSON")
+}
+
+fn info_json(p: &Path) -> serde_json::Value {
+    let out = bloomery().args(["info", "--json"]).arg(p).output().unwrap();
+    assert!(out.status.success());
+    json_of(&out.stdout)
+}
+
+/// One line on stderr, starting with `bloomery: error:`, and status 2.
+fn assert_error(a: assert_cmd::assert::Assert, needle: &str) {
+    let out = a.code(2).get_output().clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("bloomery: error:"),
+        "stderr should start with `bloomery: error:`: {err:?}"
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err:?}");
+    assert!(
+        err.to_lowercase().contains(&needle.to_lowercase()),
+        "stderr {err:?} should mention {needle:?}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+// ---------------------------------------------------------------- help, version
+
+#[test]
+fn help_and_version() {
+    bloomery()
+        .arg("--version")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(env!("CARGO_PKG_VERSION")));
+    for cmd in [
+        "create",
+        "add",
+        "check",
+        "dedup",
+        "info",
+        "union",
+        "intersect",
+        "fold",
+        "estimate",
+        "calc",
+        "lab",
+        "remove",
+        "count",
+    ] {
+        bloomery()
+            .args([cmd, "--help"])
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("Example"));
+    }
+    bloomery()
+        .arg("dedup")
+        .arg("--help")
+        .assert()
+        .stdout(predicate::str::contains("10M").and(predicate::str::contains("1e-4")));
+    // usage errors exit 2 as well
+    bloomery().arg("frobnicate").assert().code(2);
+    bloomery().assert().code(2);
+}
+
+// ---------------------------------------------------------------- create
+
+#[test]
+fn create_every_kind_and_refuse_overwrite() {
+    let t = T::new();
+    for kind in [
+        "blocked",
+        "classic",
+        "partitioned",
+        "split-block",
+        "scalable",
+    ] {
+        let p = t.create(
+            &format!("{kind}.bloom"),
+            &["-n", "10k", "-p", "0.01", "--kind", kind],
+        );
+        assert_eq!(info_json(&p)["kind"], kind);
+    }
+    let p = t.p("blocked.bloom");
+    let before = std::fs::read(&p).unwrap();
+    assert_error(
+        bloomery()
+            .arg("create")
+            .arg(&p)
+            .args(["-n", "5", "-p", "0.1"])
+            .assert(),
+        "already exists",
+    );
+    assert_eq!(std::fs::read(&p).unwrap(), before, "untouched");
+    bloomery()
+        .arg("create")
+        .arg(&p)
+        .args(["-n", "5", "-p", "0.1", "--force"])
+        .assert()
+        .success();
+    assert_eq!(info_json(&p)["capacity"], 5);
+}
+
+#[test]
+fn create_explicit_shape_seed_and_keyed() {
+    let t = T::new();
+    let p = t.create(
+        "paper.bloom",
+        &[
+            "--kind", "classic", "--bits", "48000", "--hashes", "3", "-n", "1000",
+        ],
+    );
+    let j = info_json(&p);
+    assert_eq!(j["bits"], 48000);
+    assert_eq!(j["hashes"], 3);
+    let p = t.create("seed.bloom", &["-n", "1000", "-p", "0.01", "--seed", "7"]);
+    let j = info_json(&p);
+    assert_eq!(j["seed_kind"], "user");
+    assert_eq!(j["seed"], 7);
+    let p = t.create("keyed.bloom", &["-n", "1000", "-p", "0.01", "--keyed"]);
+    let j = info_json(&p);
+    assert_eq!(j["seed_kind"], "keyed");
+    assert!(j["seed"].is_null(), "the secret is never printed");
+    let p = t.create(
+        "grow.bloom",
+        &[
+            "-n",
+            "1000",
+            "-p",
+            "0.01",
+            "--kind",
+            "scalable",
+            "--growth",
+            "4",
+            "--tightening",
+            "0.8",
+        ],
+    );
+    assert_eq!(info_json(&p)["kind"], "scalable");
+    // clap rejects --seed with --keyed
+    bloomery()
+        .arg("create")
+        .arg(t.p("x.bloom"))
+        .args(["-n", "10", "-p", "0.1", "--seed", "1", "--keyed"])
+        .assert()
+        .code(2);
+}
+
+#[test]
+fn create_bad_parameters() {
+    let t = T::new();
+    let out = t.p("bad.bloom");
+    let cases: &[(&[&str], &str)] = &[
+        (&["-n", "0", "-p", "0.01"], "capacity"),
+        (&["-n", "100", "-p", "0"], "fpr"),
+        (&["-n", "100", "-p", "1"], "fpr"),
+        (&["-n", "100", "-p", "1.5"], "fpr"),
+        (&["-n", "100", "-p", "NaN"], "fpr"),
+        (&["-n", "100", "-p", "-0.1"], "fpr"),
+        (&["-n", "100", "-p", "inf"], "fpr"),
+        (&["-n", "100"], "--fpr"),
+        (&["-n", "1e15", "-p", "0.001"], "exceeds the limit"),
+        (
+            &["-n", "10M", "-p", "0.01", "--max-memory", "1M"],
+            "exceeds the limit",
+        ),
+        (&["-n", "100", "-p", "0.01", "--growth", "2"], "scalable"),
+        (&["-n", "100", "-p", "0.01", "--hashes", "0"], "hashes"),
+        (
+            &[
+                "-n",
+                "100",
+                "-p",
+                "0.01",
+                "--kind",
+                "split-block",
+                "--hashes",
+                "3",
+            ],
+            "8 bits",
+        ),
+    ];
+    for (args, needle) in cases {
+        assert_error(
+            bloomery().arg("create").arg(&out).args(*args).assert(),
+            needle,
+        );
+        assert!(!out.exists(), "nothing written for {args:?}");
+    }
+    // clap-level errors (not a number) still exit 2
+    bloomery()
+        .arg("create")
+        .arg(&out)
+        .args(["-n", "lots", "-p", "0.1"])
+        .assert()
+        .code(2);
+    bloomery()
+        .arg("create")
+        .arg(&out)
+        .args(["-n", "10", "-p", "0.1", "--kind", "cuckoo"])
+        .assert()
+        .code(2);
+}
+
+// ---------------------------------------------------------------- add / check
+
+#[test]
+fn add_stdin_and_check_grep_semantics() {
+    let t = T::new();
+    let f = t.create("f.bloom", &["-n", "10k", "-p", "1e-6", "--seed", "1"]);
+    bloomery()
+        .arg("add")
+        .arg(&f)
+        .write_stdin(lines(0..1000))
+        .assert()
+        .success()
+        .stderr(
+            predicate::str::contains("1,000 lines read")
+                .and(predicate::str::contains("1,000 new items")),
+        );
+    assert_eq!(info_json(&f)["items"], 1000);
+
+    // present lines print, exit 0
+    bloomery()
+        .arg("check")
+        .arg(&f)
+        .write_stdin("key-5\nnope\nkey-999\n")
+        .assert()
+        .code(0)
+        .stdout("key-5\nkey-999\n");
+    // invert
+    bloomery()
+        .args(["check", "-v"])
+        .arg(&f)
+        .write_stdin("key-5\nnope\n")
+        .assert()
+        .code(0)
+        .stdout("nope\n");
+    // count
+    bloomery()
+        .args(["check", "-c"])
+        .arg(&f)
+        .write_stdin(lines(500..1500))
+        .assert()
+        .code(0)
+        .stdout("500\n");
+    // nothing printed: exit 1
+    bloomery()
+        .arg("check")
+        .arg(&f)
+        .write_stdin("absent-1\nabsent-2\n")
+        .assert()
+        .code(1)
+        .stdout("");
+    bloomery()
+        .args(["check", "-c"])
+        .arg(&f)
+        .write_stdin("absent-1\n")
+        .assert()
+        .code(1)
+        .stdout("0\n");
+    // "-" is stdin, files are read in order
+    let extra = t.write("extra.txt", b"key-1\n");
+    bloomery()
+        .arg("check")
+        .arg(&f)
+        .arg(&extra)
+        .arg("-")
+        .write_stdin("key-2\n")
+        .assert()
+        .code(0)
+        .stdout("key-1\nkey-2\n");
+}
+
+#[test]
+fn add_files_gzip_zstd_crlf_and_no_trailing_newline() {
+    let t = T::new();
+    let f = t.create("f.bloom", &["-n", "10k", "-p", "1e-6"]);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(lines(0..100).as_bytes()).unwrap();
+    let gz = t.write("in.txt.gz", &gz.finish().unwrap());
+    let zst = t.write(
+        "in.zst",
+        &zstd::encode_all(lines(100..200).as_bytes(), 3).unwrap(),
+    );
+    let plain = t.write("in.txt", b"crlf-line\r\nlast-without-newline");
+    bloomery()
+        .arg("add")
+        .arg(&f)
+        .arg(&gz)
+        .arg(&zst)
+        .arg(&plain)
+        .assert()
+        .success();
+    assert_eq!(info_json(&f)["items"], 202);
+    bloomery()
+        .args(["check", "-c"])
+        .arg(&f)
+        .write_stdin(format!("{}crlf-line\nlast-without-newline", lines(0..200)))
+        .assert()
+        .stdout("202\n");
+    // compressed input to check as well
+    bloomery()
+        .args(["check", "-c"])
+        .arg(&f)
+        .arg(&zst)
+        .assert()
+        .stdout("100\n");
+}
+
+#[test]
+fn fields_delimiters_and_hex() {
+    let t = T::new();
+    let f = t.create("f.bloom", &["-n", "1000", "-p", "1e-6"]);
+    bloomery()
+        .args(["add", "-d", ",", "-f", "2"])
+        .arg(&f)
+        .write_stdin("1,alpha,x\n2,beta,y\nno-field-here\n")
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("1 without field"));
+    bloomery()
+        .arg("check")
+        .arg(&f)
+        .write_stdin("alpha\nbeta\n1,alpha,x\n")
+        .assert()
+        .stdout("alpha\nbeta\n");
+    // tab is the default delimiter; whole lines are printed
+    bloomery()
+        .args(["check", "-f", "3"])
+        .arg(&f)
+        .write_stdin("a\tb\talpha\nc\td\tgamma\n")
+        .assert()
+        .code(0)
+        .stdout("a\tb\talpha\n");
+    // hex keys are decoded: "616263" is "abc"
+    let h = t.create("h.bloom", &["-n", "1000", "-p", "1e-6"]);
+    bloomery()
+        .args(["add", "--hex"])
+        .arg(&h)
+        .write_stdin("616263\n")
+        .assert()
+        .success();
+    bloomery()
+        .arg("check")
+        .arg(&h)
+        .write_stdin("abc\n")
+        .assert()
+        .code(0);
+    // invalid hex: error with the line number, filter untouched
+    let before = std::fs::read(&h).unwrap();
+    assert_error(
+        bloomery()
+            .args(["add", "--hex"])
+            .arg(&h)
+            .write_stdin("00ff\nzz\n")
+            .assert(),
+        "line 2",
+    );
+    assert_eq!(std::fs::read(&h).unwrap(), before);
+    assert_error(
+        bloomery()
+            .args(["add", "-f", "0"])
+            .arg(&h)
+            .write_stdin("x\n")
+            .assert(),
+        "numbered from 1",
+    );
+}
+
+#[test]
+fn invalid_utf8_lines_are_bytes() {
+    let t = T::new();
+    let f = t.create("f.bloom", &["-n", "1000", "-p", "1e-6"]);
+    let input: &[u8] = b"\xff\xfe\x00binary\n\xc3\x28\nplain\n";
+    bloomery()
+        .arg("add")
+        .arg(&f)
+        .write_stdin(input)
+        .assert()
+        .success();
+    assert_eq!(info_json(&f)["items"], 3);
+    bloomery()
+        .arg("check")
+        .arg(&f)
+        .write_stdin(input)
+        .assert()
+        .code(0)
+        .stdout(input);
+    bloomery()
+        .arg("dedup")
+        .write_stdin(&b"\xff\n\xff\n\xfe\n"[..])
+        .assert()
+        .success()
+        .stdout(&b"\xff\n\xfe\n"[..]);
+}
+
+#[test]
+fn bad_files_and_inputs() {
+    let t = T::new();
+    let good = t.create("good.bloom", &["-n", "1000", "-p", "0.01"]);
+    bloomery()
+        .arg("add")
+        .arg(&good)
+        .write_stdin("a\n")
+        .assert()
+        .success();
+    let bytes = std::fs::read(&good).unwrap();
+    let missing = t.p("missing.bloom");
+    let truncated = t.write("trunc.bloom", &bytes[..bytes.len() / 2]);
+    let mut c = bytes.clone();
+    let mid = c.len() / 2;
+    c[mid] ^= 0xff;
+    let corrupted = t.write("corrupt.bloom", &c);
+    let foreign = t.write(
+        "foreign.bloom",
+        b"PK\x03\x04 this is a zip file, not a filter",
+    );
+    let empty = t.write("empty.bloom", b"");
+    let cases = [
+        (&missing, "no such file"),
+        (&truncated, "truncated"),
+        (&corrupted, "checksum"),
+        (&foreign, "not a bloomery filter"),
+        (&empty, "cannot load"),
+    ];
+    for (p, needle) in cases {
+        for cmd in ["info", "check", "add", "estimate"] {
+            assert_error(
+                bloomery().arg(cmd).arg(p).write_stdin("x\n").assert(),
+                needle,
+            );
+        }
+        assert_error(
+            bloomery()
+                .arg("union")
+                .arg(t.p("u.bloom"))
+                .arg(&good)
+                .arg(p)
+                .assert(),
+            needle,
+        );
+        if p != &missing {
+            assert_error(
+                bloomery()
+                    .arg("dedup")
+                    .arg("--state")
+                    .arg(p)
+                    .write_stdin("x\n")
+                    .assert(),
+                needle,
+            );
+        }
+    }
+    // a directory is not a filter
+    assert_error(
+        bloomery().arg("info").arg(t.dir.path()).assert(),
+        "cannot load",
+    );
+    // empty input: error, file unchanged
+    assert_error(
+        bloomery().arg("add").arg(&good).write_stdin("").assert(),
+        "empty",
+    );
+    assert_eq!(std::fs::read(&good).unwrap(), bytes);
+    assert_error(
+        bloomery().arg("check").arg(&good).write_stdin("").assert(),
+        "empty",
+    );
+    assert_error(bloomery().arg("dedup").write_stdin("").assert(), "empty");
+    // a missing input file: error, filter unchanged
+    assert_error(
+        bloomery()
+            .arg("add")
+            .arg(&good)
+            .arg(t.p("nope.txt"))
+            .assert(),
+        "nope.txt",
+    );
+    assert_eq!(std::fs::read(&good).unwrap(), bytes);
+    // no temp files left behind by failed saves
+    let leftovers: Vec<_> = std::fs::read_dir(t.dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn non_scaling_scalable_full_leaves_file() {
+    let t = T::new();
+    let f = t.create(
+        "full.bloom",
+        &[
+            "-n",
+            "100",
+            "-p",
+            "0.01",
+            "--kind",
+            "scalable",
+            "--no-scaling",
+        ],
+    );
+    let before = std::fs::read(&f).unwrap();
+    assert_error(
+        bloomery()
+            .arg("add")
+            .arg(&f)
+            .write_stdin(lines(0..1000))
+            .assert(),
+        "full",
+    );
+    assert_eq!(
+        std::fs::read(&f).unwrap(),
+        before,
+        "failed add keeps the old file"
+    );
+}
+
+#[test]
+fn warns_past_capacity() {
+    let t = T::new();
+    let f = t.create("small.bloom", &["-n", "100", "-p", "0.01"]);
+    let out = bloomery()
+        .arg("add")
+        .arg(&f)
+        .write_stdin(lines(0..2000))
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning") && err.contains("capacity"), "{err}");
+    assert!(!err.contains('\x1b'), "no colour in pipes: {err:?}");
+    // --quiet silences summaries and warnings
+    bloomery()
+        .args(["add", "-q"])
+        .arg(&f)
+        .write_stdin("x\n")
+        .assert()
+        .success()
+        .stderr("");
+}
+
+#[test]
+fn threads_give_the_same_filter() {
+    let t = T::new();
+    let input: String = (0..200_000u32).map(|i| format!("{i:031}\n")).collect();
+    let input = t.write("in.txt", input.as_bytes());
+    let one = t.create("one.bloom", &["-n", "200k", "-p", "1e-9", "--seed", "3"]);
+    let two = t.create("two.bloom", &["-n", "200k", "-p", "1e-9", "--seed", "3"]);
+    bloomery()
+        .args(["add", "-t", "1"])
+        .arg(&one)
+        .arg(&input)
+        .assert()
+        .success();
+    bloomery()
+        .args(["add", "-t", "2"])
+        .arg(&two)
+        .arg(&input)
+        .assert()
+        .success();
+    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap());
+    // other kinds fall back to one thread with a warning
+    let c = t.create(
+        "c.bloom",
+        &["-n", "1000", "-p", "0.01", "--kind", "classic"],
+    );
+    bloomery()
+        .args(["add", "-t", "2"])
+        .arg(&c)
+        .write_stdin("a\n")
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("one thread"));
+}
+
+// ---------------------------------------------------------------- dedup
+
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+#[test]
+fn dedup_matches_exact_dedup_within_the_fpr_bound() {
+    // 60k lines drawn from 20k distinct values, in a filter sized for 20k at 1%
+    let stream: Vec<String> = (0..60_000u64)
+        .map(|j| format!("https://example.org/{}", mix(j) % 20_000))
+        .collect();
+    let input: String = stream.iter().map(|l| format!("{l}\n")).collect();
+    let mut seen = std::collections::HashSet::new();
+    let exact: Vec<&str> = stream
+        .iter()
+        .filter(|l| seen.insert(l.as_str()))
+        .map(|s| s.as_str())
+        .collect();
+    let out = bloomery()
+        .args(["dedup", "-n", "20000", "-p", "0.01", "--seed", "9"])
+        .write_stdin(input)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let got: Vec<&str> = std::str::from_utf8(&out.stdout).unwrap().lines().collect();
+    // no line printed twice
+    let uniq: std::collections::HashSet<_> = got.iter().collect();
+    assert_eq!(uniq.len(), got.len(), "a line was printed twice");
+    // the output is the exact dedup with some lines dropped, in order
+    let mut it = exact.iter();
+    for g in &got {
+        assert!(it.any(|e| e == g), "{g} out of order or never in the input");
+    }
+    // drops: each distinct line is dropped with probability at most the rate at capacity
+    let n = exact.len() as f64;
+    let expected = n * 0.01;
+    let bound = expected + 3.0 * expected.sqrt();
+    let dropped = exact.len() - got.len();
+    assert!(
+        (dropped as f64) <= bound,
+        "{dropped} dropped, bound {bound:.0} (n = {n})"
+    );
+}
+
+#[test]
+fn dedup_state_resumes_and_fields() {
+    let t = T::new();
+    let state = t.p("seen.bloom");
+    bloomery()
+        .args(["dedup", "-n", "1000", "-p", "1e-6", "--state"])
+        .arg(&state)
+        .write_stdin("a\nb\na\n")
+        .assert()
+        .success()
+        .stdout("a\nb\n");
+    assert!(state.exists());
+    bloomery()
+        .args(["dedup", "--state"])
+        .arg(&state)
+        .write_stdin("b\nc\nc\na\nd\n")
+        .assert()
+        .success()
+        .stdout("c\nd\n");
+    assert_eq!(info_json(&state)["items"], 4);
+    // field keys: first line per user
+    bloomery()
+        .args(["dedup", "-d", ",", "-f", "1", "-n", "100", "-p", "1e-6"])
+        .write_stdin("u1,x\nu2,y\nu1,z\n")
+        .assert()
+        .success()
+        .stdout("u1,x\nu2,y\n");
+    // bad sizing
+    assert_error(
+        bloomery()
+            .args(["dedup", "-n", "0"])
+            .write_stdin("a\n")
+            .assert(),
+        "capacity",
+    );
+    assert_error(
+        bloomery()
+            .args(["dedup", "-p", "2"])
+            .write_stdin("a\n")
+            .assert(),
+        "fpr",
+    );
+}
+
+// ---------------------------------------------------------------- info, merge, estimate
+
+#[test]
+fn info_human_and_json() {
+    let t = T::new();
+    let f = t.create("f.bloom", &["-n", "1000", "-p", "0.01", "--seed", "5"]);
+    bloomery()
+        .arg("add")
+        .arg(&f)
+        .write_stdin(lines(0..500))
+        .assert()
+        .success();
+    let out = bloomery()
+        .arg("info")
+        .arg(&f)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let s = String::from_utf8(out.stdout).unwrap();
+    for label in [
+        "kind",
+        "format version",
+        "bits (m)",
+        "hashes (k)",
+        "items",
+        "fill ratio",
+        "fpr now",
+        "lower bound",
+        "hash",
+    ] {
+        assert!(
+            s.lines().any(|l| l.starts_with(label)),
+            "{label} missing in\n{s}"
+        );
+    }
+    // aligned: every value starts in the same column
+    let cols: std::collections::HashSet<usize> = s
+        .lines()
+        .map(|l| {
+            l.find("  ").unwrap() + l[l.find("  ").unwrap()..].find(|c: char| c != ' ').unwrap()
+        })
+        .collect();
+    assert_eq!(cols.len(), 1, "{s}");
+    let j = info_json(&f);
+    for key in [
+        "file",
+        "kind",
+        "format_version",
+        "bits",
+        "hashes",
+        "bytes",
+        "items",
+        "estimated_items",
+        "capacity",
+        "bits_per_item",
+        "fill_ratio",
+        "current_fpr",
+        "target_fpr",
+        "lower_bound_bits",
+        "lower_bound_ratio",
+        "capacity_lower_bound_ratio",
+        "hash",
+        "seed_kind",
+        "seed",
+        "sub_filters",
+    ] {
+        assert!(j.get(key).is_some(), "{key} missing in {j}");
+    }
+    assert_eq!(j["kind"], "blocked");
+    assert_eq!(j["format_version"], 1);
+    assert_eq!(j["items"], 500);
+    assert_eq!(j["capacity"], 1000);
+    assert_eq!(j["hash"], "xxh3-128");
+    assert!(j["current_fpr"].as_f64().unwrap() < 0.01);
+    assert!(j["lower_bound_ratio"].as_f64().unwrap() > 1.0);
+}
+
+#[test]
+fn union_intersect_fold_estimate() {
+    let t = T::new();
+    let shape = [
+        "--kind", "classic", "--bits", "65536", "--hashes", "4", "-n", "4000", "--seed", "2",
+    ];
+    let a = t.create("a.bloom", &shape);
+    let b = t.create("b.bloom", &shape);
+    bloomery()
+        .arg("add")
+        .arg(&a)
+        .write_stdin(lines(0..2000))
+        .assert()
+        .success();
+    bloomery()
+        .arg("add")
+        .arg(&b)
+        .write_stdin(lines(1000..3000))
+        .assert()
+        .success();
+    let u = t.p("u.bloom");
+    bloomery()
+        .arg("union")
+        .arg(&u)
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success();
+    bloomery()
+        .args(["check", "-c"])
+        .arg(&u)
+        .write_stdin(lines(0..3000))
+        .assert()
+        .stdout("3000\n");
+    let i = t.p("i.bloom");
+    bloomery()
+        .arg("intersect")
+        .arg(&i)
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success();
+    bloomery()
+        .args(["check", "-c"])
+        .arg(&i)
+        .write_stdin(lines(1000..2000))
+        .assert()
+        .stdout("1000\n");
+    // refuse to overwrite an unrelated file; allow writing over an input
+    assert_error(
+        bloomery().arg("union").arg(&i).arg(&a).arg(&b).assert(),
+        "already exists",
+    );
+    bloomery()
+        .arg("union")
+        .arg(&a)
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success();
+    // estimates
+    let out = bloomery()
+        .args(["estimate", "--json"])
+        .arg(&b)
+        .arg(t.p("i.bloom"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let j = json_of(&out.stdout);
+    for key in ["items", "other_items", "intersection", "union", "jaccard"] {
+        assert!(j[key].is_number(), "{key} in {j}");
+    }
+    let out = bloomery()
+        .args(["estimate", "--json"])
+        .arg(&b)
+        .output()
+        .unwrap();
+    let n = json_of(&out.stdout)["items"].as_f64().unwrap();
+    assert!((n - 2000.0).abs() < 100.0, "{n}");
+    let out = bloomery()
+        .args(["estimate", "--json"])
+        .arg(&u)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let j = json_of(&out.stdout);
+    let inter = j["intersection"].as_f64().unwrap();
+    assert!((inter - 2000.0).abs() < 150.0, "{j}");
+    bloomery()
+        .arg("estimate")
+        .arg(&u)
+        .arg(&b)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("jaccard"));
+    // fold: still no false negatives
+    let f = t.p("f.bloom");
+    bloomery()
+        .args(["fold", "--times", "2"])
+        .arg(&b)
+        .arg(&f)
+        .assert()
+        .success();
+    assert_eq!(info_json(&f)["bits"], 16384);
+    bloomery()
+        .args(["check", "-c"])
+        .arg(&f)
+        .write_stdin(lines(1000..3000))
+        .assert()
+        .stdout("2000\n");
+    // mismatches and wrong kinds
+    let other = t.create("o.bloom", &["-n", "4000", "-p", "0.01"]);
+    assert_error(
+        bloomery()
+            .arg("union")
+            .arg(t.p("x.bloom"))
+            .arg(&a)
+            .arg(&other)
+            .assert(),
+        "different kinds",
+    );
+    let seed = t.create(
+        "s.bloom",
+        &[
+            "--kind", "classic", "--bits", "65536", "--hashes", "4", "-n", "4000", "--seed", "99",
+        ],
+    );
+    assert_error(
+        bloomery()
+            .arg("intersect")
+            .arg(t.p("x.bloom"))
+            .arg(&a)
+            .arg(&seed)
+            .assert(),
+        "seed",
+    );
+    assert_error(
+        bloomery().arg("estimate").arg(&a).arg(&other).assert(),
+        "different kinds",
+    );
+    let p = t.create(
+        "p.bloom",
+        &["-n", "100", "-p", "0.01", "--kind", "partitioned"],
+    );
+    assert_error(
+        bloomery().arg("fold").arg(&p).arg(t.p("x.bloom")).assert(),
+        "cannot be folded",
+    );
+    assert_error(
+        bloomery()
+            .args(["fold", "--times", "30"])
+            .arg(&a)
+            .arg(t.p("x.bloom"))
+            .assert(),
+        "fold",
+    );
+    assert!(!t.p("x.bloom").exists());
+}
+
+// ---------------------------------------------------------------- calc, lab, counting
+
+#[test]
+fn calc_rate_and_bits() {
+    let out = bloomery()
+        .args(["calc", "-n", "1M", "-p", "0.01", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let j = json_of(&out.stdout);
+    let kinds = j["kinds"].as_array().unwrap();
+    let names: Vec<_> = kinds.iter().map(|k| k["kind"].as_str().unwrap()).collect();
+    assert_eq!(names, ["classic", "partitioned", "blocked", "split-block"]);
+    for k in kinds {
+        assert!(k["fpr"].as_f64().unwrap() <= 0.01 + 1e-12, "{k}");
+        let r = k["lower_bound_ratio"].as_f64().unwrap();
+        assert!((1.4..2.0).contains(&r), "{k}");
+    }
+    assert_eq!(kinds[0]["hashes"], 7);
+    let out = bloomery()
+        .args(["calc", "-n", "1M", "-m", "48M", "-k", "3", "--json"])
+        .output()
+        .unwrap();
+    let j = json_of(&out.stdout);
+    let classic = &j["kinds"][0];
+    assert_eq!(classic["bits"], 48_000_000);
+    assert_eq!(classic["hashes"], 3);
+    assert!(classic["fpr_asymptotic"].as_f64().unwrap() > 0.0);
+    bloomery()
+        .args(["calc", "-n", "1M", "-p", "0.01"])
+        .assert()
+        .success()
+        .stdout(
+            predicate::str::contains("split-block").and(predicate::str::contains("lower bound")),
+        );
+    assert_error(
+        bloomery().args(["calc", "-n", "0", "-p", "0.01"]).assert(),
+        "capacity",
+    );
+    assert_error(
+        bloomery().args(["calc", "-n", "10", "-p", "nan"]).assert(),
+        "fpr",
+    );
+    assert_error(
+        bloomery().args(["calc", "-n", "10", "-m", "0"]).assert(),
+        "bits",
+    );
+    assert_error(
+        bloomery()
+            .args(["calc", "-n", "10", "-m", "100", "-k", "0"])
+            .assert(),
+        "hashes",
+    );
+    bloomery().args(["calc", "-n", "10"]).assert().code(2);
+}
+
+#[test]
+fn lab_and_counting_placeholders() {
+    bloomery().args(["lab", "--list"]).assert().success();
+    assert_error(
+        bloomery().args(["lab", "no-such-experiment"]).assert(),
+        "no experiment named",
+    );
+    for cmd in ["remove", "count"] {
+        assert_error(
+            bloomery().args([cmd, "f.bloom", "keys.txt"]).assert(),
+            "no counting kinds yet",
+        );
+    }
+}
+
+#[test]
+fn lab_runs_an_experiment_when_registered() {
+    let t = T::new();
+    let out = bloomery().args(["lab", "--list"]).output().unwrap();
+    let list = String::from_utf8(out.stdout).unwrap();
+    let Some(first) = list
+        .lines()
+        .next()
+        .and_then(|l| l.split_whitespace().next())
+    else {
+        return;
+    };
+    if first == "no" {
+        return; // no experiments registered yet
+    }
+    bloomery()
+        .args(["lab", first, "--quick", "--seed", "1", "--out"])
+        .arg(t.p("lab"))
+        .assert()
+        .success();
+    assert!(t.p("lab").exists());
+}
+
+// ---------------------------------------------------------------- pipes
+
+#[test]
+fn broken_pipe_is_quiet_success() {
+    let t = T::new();
+    let input: String = (0..300_000u32).map(|i| format!("line-{i}\n")).collect();
+    let input = t.write("big.txt", input.as_bytes());
+    let f = t.create("f.bloom", &["-n", "300k", "-p", "0.01"]);
+    bloomery().arg("add").arg(&f).arg(&input).assert().success();
+    let runs: [Vec<std::ffi::OsString>; 3] = [
+        vec!["dedup".into(), input.clone().into()],
+        vec!["check".into(), f.clone().into(), input.clone().into()],
+        vec!["gen-urls".into(), "--count".into(), "1M".into()],
+    ];
+    for args in runs {
+        let mut child = std::process::Command::new(BIN)
+            .args(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdout = child.stdout.take().unwrap();
+        let mut first = [0u8; 64];
+        stdout.read_exact(&mut first).unwrap();
+        drop(stdout); // like `| head -c 64`
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !err.contains("error") && !err.contains("panicked"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+#[test]
+fn gen_urls_is_deterministic_and_disjoint() {
+    let a = bloomery()
+        .args(["gen-urls", "--count", "1000", "--seed", "4"])
+        .output()
+        .unwrap();
+    let b = bloomery()
+        .args(["gen-urls", "--count", "1000", "--seed", "4"])
+        .output()
+        .unwrap();
+    assert_eq!(a.stdout, b.stdout);
+    let present: std::collections::HashSet<_> = a.stdout.split(|b| *b == b'\n').collect();
+    let absent = bloomery()
+        .args([
+            "gen-urls",
+            "--count",
+            "1000",
+            "--offset",
+            "1000000",
+            "--sequential",
+        ])
+        .output()
+        .unwrap();
+    for l in absent
+        .stdout
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+    {
+        assert!(!present.contains(l));
+    }
+}
+
+#[test]
+fn long_lines_across_buffer_boundaries() {
+    // > 1 MiB of input (the reader's buffer) with lines of many lengths, one of 3 MB, twice
+    let mut uniq: Vec<Vec<u8>> = (0..60_000u32)
+        .map(|i| format!("{}{i}", "x".repeat((i % 97) as usize)).into_bytes())
+        .collect();
+    uniq.insert(30_000, vec![b'L'; 3 << 20]);
+    let mut input = Vec::new();
+    for _ in 0..2 {
+        for l in &uniq {
+            input.extend_from_slice(l);
+            input.push(b'\n');
+        }
+    }
+    input.pop(); // no final newline
+    let mut expected = Vec::new();
+    for l in &uniq {
+        expected.extend_from_slice(l);
+        expected.push(b'\n');
+    }
+    bloomery()
+        .args(["dedup", "-n", "100k", "-p", "1e-9"])
+        .write_stdin(input)
+        .assert()
+        .success()
+        .stdout(expected);
+}

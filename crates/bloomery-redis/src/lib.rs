@@ -1,0 +1,87 @@
+//! # bloomery-redis — bloomery as a Redis module
+//!
+//! Load `libbloomery_redis.so` into `redis-server` and existing RedisBloom clients work
+//! unchanged: `BF.*` runs on bloomery's [`ScalableBloomFilter`](bloomery::ScalableBloomFilter),
+//! `CF.*` on its [`CuckooFilter`](bloomery::CuckooFilter). Keys are the raw argument bytes hashed
+//! by the library's one hash path, so `BLOOMERY.DUMP key` returns bytes that the `bloomery` CLI
+//! loads and answers identically. See `README.md` for loading, configuration and clusters.
+//!
+//! This file only wires commands to their handlers: [`bf`], [`cf`], [`dump`]; arguments are
+//! parsed in [`args`], data types and persistence live in [`types`], module arguments in
+//! [`config`]. Every command names its one key at position 1 (first = last = 1, step 1), so a
+//! cluster routes it and answers MOVED/CROSSSLOT as for built-in commands.
+
+pub mod args;
+pub mod bf;
+pub mod cf;
+pub mod config;
+pub mod dump;
+pub mod types;
+
+#[cfg(not(test))]
+mod module {
+    use redis_module::{redis_module, Context, RedisString, Status};
+
+    use crate::types::{BF_TYPE, CF_TYPE};
+    use crate::{bf, cf, config, dump};
+
+    fn init(ctx: &Context, args: &[RedisString]) -> Status {
+        // We check every RDB read ourselves (raw::load_* report IO errors), so a truncated or
+        // corrupt RESTORE payload fails the load instead of Redis panicking on a short read.
+        // SAFETY: reading a function pointer Redis filled in at module load; `ctx.ctx` is the
+        // live context of RedisModule_OnLoad.
+        if let Some(set_options) = unsafe { redis_module::raw::RedisModule_SetModuleOptions } {
+            // SAFETY: as above; the flag is a documented module option.
+            unsafe {
+                set_options(
+                    ctx.ctx,
+                    redis_module::raw::REDISMODULE_OPTIONS_HANDLE_IO_ERRORS as i32,
+                )
+            };
+        }
+        let raw: Vec<Vec<u8>> = args.iter().map(|a| a.as_slice().to_vec()).collect();
+        match config::apply(&raw) {
+            Ok(()) => Status::Ok,
+            Err(e) => {
+                ctx.log_warning(&format!("bloomery: {e}"));
+                Status::Err
+            }
+        }
+    }
+
+    redis_module! {
+        name: "bloomery",
+        version: 1,
+        allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
+        data_types: [BF_TYPE, CF_TYPE],
+        init: init,
+        commands: [
+            // Bloom filters (RedisBloom-compatible).
+            ["BF.RESERVE", bf::reserve, "write deny-oom", 1, 1, 1, ""],
+            ["BF.ADD", bf::add, "write deny-oom", 1, 1, 1, ""],
+            ["BF.MADD", bf::madd, "write deny-oom", 1, 1, 1, ""],
+            ["BF.INSERT", bf::insert, "write deny-oom", 1, 1, 1, ""],
+            ["BF.EXISTS", bf::exists, "readonly fast", 1, 1, 1, ""],
+            ["BF.MEXISTS", bf::mexists, "readonly fast", 1, 1, 1, ""],
+            ["BF.INFO", bf::info, "readonly fast", 1, 1, 1, ""],
+            ["BF.CARD", bf::card, "readonly fast", 1, 1, 1, ""],
+            ["BF.SCANDUMP", bf::scandump, "readonly", 1, 1, 1, ""],
+            ["BF.LOADCHUNK", bf::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            // Cuckoo filters (RedisBloom-compatible).
+            ["CF.RESERVE", cf::reserve, "write deny-oom", 1, 1, 1, ""],
+            ["CF.ADD", cf::add, "write deny-oom", 1, 1, 1, ""],
+            ["CF.ADDNX", cf::addnx, "write deny-oom", 1, 1, 1, ""],
+            ["CF.INSERT", cf::insert, "write deny-oom", 1, 1, 1, ""],
+            ["CF.INSERTNX", cf::insertnx, "write deny-oom", 1, 1, 1, ""],
+            ["CF.EXISTS", cf::exists, "readonly fast", 1, 1, 1, ""],
+            ["CF.MEXISTS", cf::mexists, "readonly fast", 1, 1, 1, ""],
+            ["CF.DEL", cf::del, "write", 1, 1, 1, ""],
+            ["CF.COUNT", cf::count, "readonly fast", 1, 1, 1, ""],
+            ["CF.INFO", cf::info, "readonly fast", 1, 1, 1, ""],
+            ["CF.SCANDUMP", cf::scandump, "readonly", 1, 1, 1, ""],
+            ["CF.LOADCHUNK", cf::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            // bloomery's own.
+            ["BLOOMERY.DUMP", dump::bloomery_dump, "readonly", 1, 1, 1, ""],
+        ],
+    }
+}

@@ -1,0 +1,287 @@
+//! The Redis data types: one per structure, each holding a [`Slot`] — a ready structure, or
+//! the bytes received so far by a LOADCHUNK sequence.
+//!
+//! ## RDB encoding
+//! The type's encoding version (passed to `rdb_load` as `encver`) selects the layout.
+//! Version 1 (the current one):
+//!
+//! ```text
+//! unsigned  state   0 = ready, 1 = LOADCHUNK in progress
+//! ready:    string  the library's file format (Persist::to_bytes), fully validated on load
+//! loading:  unsigned total length announced by the header chunk
+//!           string  the bytes received so far (header validated again on load)
+//! ```
+//!
+//! Loading dispatches on `encver` in [`rdb_load`]; a future version 2 gets its own arm, and
+//! older layouts stay loadable (the RedisJSON `backward.rs` pattern). Whatever the bytes, a
+//! malformed payload makes `rdb_load` return NULL (RESTORE answers an error, a bad RDB file
+//! stops the load) — it never panics or allocates beyond `MAX-BYTES`.
+
+use std::ffi::CStr;
+use std::os::raw::{c_int, c_void};
+
+use bloomery::{CuckooFilter, Kind, Persist, ScalableBloomFilter};
+use redis_module::native_types::RedisType;
+use redis_module::raw;
+
+use crate::dump;
+
+/// Encoding version written by this build.
+pub const ENCODING_VERSION: i32 = 1;
+
+/// A structure stored under a key.
+pub trait Structure: Persist + Clone + 'static {
+    /// The kind the file-format header must announce.
+    const FILE_KIND: Kind;
+    /// The command that rebuilds it from chunks (AOF rewrite).
+    const LOADCHUNK: &'static CStr;
+    /// Bytes of filter storage.
+    fn storage_bytes(&self) -> u64;
+}
+
+impl Structure for ScalableBloomFilter {
+    const FILE_KIND: Kind = Kind::Scalable;
+    const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
+    fn storage_bytes(&self) -> u64 {
+        self.allocated_bytes()
+    }
+}
+
+impl Structure for CuckooFilter {
+    const FILE_KIND: Kind = Kind::Cuckoo;
+    const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
+    fn storage_bytes(&self) -> u64 {
+        self.allocated_bytes()
+    }
+}
+
+/// Bytes of a LOADCHUNK sequence received so far.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Partial {
+    /// The prefix of the file-format bytes received (starts with a validated header).
+    pub bytes: Vec<u8>,
+    /// The full length announced by the header.
+    pub total: u64,
+}
+
+/// What a key of our types holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Slot<T> {
+    /// A usable structure.
+    Ready(T),
+    /// A LOADCHUNK sequence in progress.
+    Loading(Partial),
+}
+
+impl<T: Structure> Slot<T> {
+    /// Memory used, for MEMORY USAGE.
+    pub fn mem_usage(&self) -> usize {
+        let body = match self {
+            Slot::Ready(f) => f.storage_bytes() as usize,
+            Slot::Loading(p) => p.bytes.capacity(),
+        };
+        std::mem::size_of::<Self>() + body
+    }
+
+    /// The bytes that represent it: the file format (ready) or the prefix received (loading).
+    pub fn bytes(&self) -> Vec<u8> {
+        match self {
+            Slot::Ready(f) => f.to_bytes(),
+            Slot::Loading(p) => p.bytes.clone(),
+        }
+    }
+}
+
+const fn methods<T: Structure>() -> raw::RedisModuleTypeMethods {
+    raw::RedisModuleTypeMethods {
+        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+        rdb_load: Some(rdb_load::<T>),
+        rdb_save: Some(rdb_save::<T>),
+        aof_rewrite: Some(aof_rewrite::<T>),
+        free: Some(free::<T>),
+        mem_usage: Some(mem_usage::<T>),
+        digest: Some(digest::<T>),
+        aux_load: None,
+        aux_save: None,
+        aux_save2: None,
+        aux_save_triggers: 0,
+        free_effort: None,
+        unlink: None,
+        copy: Some(copy::<T>),
+        defrag: None,
+        copy2: None,
+        free_effort2: None,
+        mem_usage2: None,
+        unlink2: None,
+    }
+}
+
+/// The scalable Bloom filter type behind `BF.*` (type names are exactly 9 characters).
+pub static BF_TYPE: RedisType = RedisType::new(
+    "BLMRY-SBF",
+    ENCODING_VERSION,
+    methods::<ScalableBloomFilter>(),
+);
+
+/// The cuckoo filter type behind `CF.*`.
+pub static CF_TYPE: RedisType =
+    RedisType::new("BLMRY-CUF", ENCODING_VERSION, methods::<CuckooFilter>());
+
+const STATE_READY: u64 = 0;
+const STATE_LOADING: u64 = 1;
+
+/// Decode an encoding-version-1 value. Every field is checked; errors are messages for the log.
+pub fn decode_v1<T: Structure>(state: u64, total: u64, bytes: &[u8]) -> Result<Slot<T>, String> {
+    match state {
+        STATE_READY => T::from_bytes(bytes)
+            .map(Slot::Ready)
+            .map_err(|e| e.to_string()),
+        STATE_LOADING => {
+            let head = dump::check_header(bytes, T::FILE_KIND)?;
+            if head.total != total || (bytes.len() as u64) > total || bytes.len() < head.header_len
+            {
+                return Err("inconsistent partial load".into());
+            }
+            Ok(Slot::Loading(Partial {
+                bytes: bytes.to_vec(),
+                total,
+            }))
+        }
+        s => Err(format!("unknown state {s}")),
+    }
+}
+
+fn load_v1<T: Structure>(rdb: *mut raw::RedisModuleIO) -> Result<Slot<T>, String> {
+    let state = raw::load_unsigned(rdb).map_err(|e| e.to_string())?;
+    let total = if state == STATE_LOADING {
+        raw::load_unsigned(rdb).map_err(|e| e.to_string())?
+    } else {
+        0
+    };
+    let buf = raw::load_string_buffer(rdb).map_err(|e| e.to_string())?;
+    decode_v1(state, total, buf.as_ref())
+}
+
+unsafe extern "C" fn rdb_load<T: Structure>(
+    rdb: *mut raw::RedisModuleIO,
+    encver: c_int,
+) -> *mut c_void {
+    let loaded = match encver {
+        1 => load_v1::<T>(rdb),
+        v => Err(format!("unknown encoding version {v}")),
+    };
+    match loaded {
+        Ok(slot) => Box::into_raw(Box::new(slot)).cast::<c_void>(),
+        Err(e) => {
+            log_io(
+                rdb,
+                &format!("bloomery: refusing to load a {}: {e}", T::FILE_KIND.name()),
+            );
+            std::ptr::null_mut()
+        }
+    }
+}
+
+fn log_io(io: *mut raw::RedisModuleIO, msg: &str) {
+    if let (Some(log), Ok(msg)) = (
+        // SAFETY: reading a function pointer Redis filled in at module load.
+        unsafe { raw::RedisModule_LogIOError },
+        std::ffi::CString::new(msg),
+    ) {
+        // SAFETY: `io` is the live IO handle Redis passed to the callback; the format string
+        // is a constant "%s" and `msg` a NUL-terminated string that outlives the call.
+        unsafe { log(io, c"warning".as_ptr(), c"%s".as_ptr(), msg.as_ptr()) };
+    }
+}
+
+/// # Safety
+/// `value` must be a `Slot<T>` created by this module.
+unsafe fn slot<'a, T>(value: *const c_void) -> &'a Slot<T> {
+    // SAFETY: guaranteed by the caller: Redis hands back the pointer we registered for this type.
+    unsafe { &*value.cast::<Slot<T>>() }
+}
+
+unsafe extern "C" fn rdb_save<T: Structure>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    // SAFETY: Redis passes a value of this type.
+    let s = unsafe { slot::<T>(value) };
+    match s {
+        Slot::Ready(f) => {
+            raw::save_unsigned(rdb, STATE_READY);
+            raw::save_slice(rdb, &f.to_bytes());
+        }
+        Slot::Loading(p) => {
+            raw::save_unsigned(rdb, STATE_LOADING);
+            raw::save_unsigned(rdb, p.total);
+            raw::save_slice(rdb, &p.bytes);
+        }
+    }
+}
+
+unsafe extern "C" fn aof_rewrite<T: Structure>(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    // SAFETY: Redis passes a value of this type.
+    let s = unsafe { slot::<T>(value) };
+    let bytes = s.bytes();
+    let Some(emit) = (
+        // SAFETY: reading a function pointer Redis filled in at module load.
+        unsafe { raw::RedisModule_EmitAOF }
+    ) else {
+        return;
+    };
+    for (end, chunk) in dump::chunks(&bytes) {
+        // SAFETY: `aof` and `key` are live for the callback; the format "slb" takes a
+        // RedisModuleString*, a long long and a (pointer, length) buffer, which is what follows.
+        unsafe {
+            emit(
+                aof,
+                T::LOADCHUNK.as_ptr(),
+                c"slb".as_ptr(),
+                key,
+                end as std::os::raw::c_longlong,
+                chunk.as_ptr(),
+                chunk.len(),
+            )
+        };
+    }
+}
+
+unsafe extern "C" fn free<T: Structure>(value: *mut c_void) {
+    if !value.is_null() {
+        // SAFETY: the pointer came from Box::into_raw of a Slot<T> and Redis frees it once.
+        drop(unsafe { Box::from_raw(value.cast::<Slot<T>>()) });
+    }
+}
+
+unsafe extern "C" fn mem_usage<T: Structure>(value: *const c_void) -> usize {
+    // SAFETY: Redis passes a value of this type.
+    unsafe { slot::<T>(value) }.mem_usage()
+}
+
+unsafe extern "C" fn digest<T: Structure>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    // SAFETY: Redis passes a value of this type.
+    let bytes = unsafe { slot::<T>(value) }.bytes();
+    // SAFETY: reading function pointers Redis filled in at module load; `md` is live for the
+    // callback and `bytes` outlives the calls.
+    unsafe {
+        if let (Some(add), Some(end)) = (
+            raw::RedisModule_DigestAddStringBuffer,
+            raw::RedisModule_DigestEndSequence,
+        ) {
+            add(md, bytes.as_ptr().cast_mut().cast(), bytes.len());
+            end(md);
+        }
+    }
+}
+
+unsafe extern "C" fn copy<T: Structure>(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    // SAFETY: Redis passes a value of this type.
+    let s = unsafe { slot::<T>(value) };
+    Box::into_raw(Box::new(s.clone())).cast::<c_void>()
+}

@@ -1,0 +1,206 @@
+//! Shared helpers for the integration tests: a `redis-server` (with the module loaded) on a
+//! free loopback port, killed on drop.
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The built module. `cargo test` builds the cdylib into `target/<profile>/deps/` next to the
+/// test binary (it is only copied up to `target/<profile>/` by `cargo build`), so look there
+/// first.
+pub fn module_path() -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let deps = exe.parent().expect("deps directory");
+    let name = format!(
+        "{}bloomery_redis{}",
+        std::env::consts::DLL_PREFIX,
+        std::env::consts::DLL_SUFFIX
+    );
+    let candidates = [deps.join(&name), deps.parent().unwrap_or(deps).join(&name)];
+    if let Some(lib) = candidates.iter().find(|p| p.exists()) {
+        return lib.clone();
+    }
+    // A test binary run on its own, without the library built: build it.
+    let status = Command::new(env!("CARGO"))
+        .args(["build", "-p", "bloomery-redis"])
+        .status()
+        .expect("run cargo build");
+    assert!(status.success(), "cargo build -p bloomery-redis failed");
+    candidates
+        .into_iter()
+        .find(|p| p.exists())
+        .expect("module built by cargo build -p bloomery-redis")
+}
+
+/// Whether redis-server is installed; outside CI the tests skip (with a note) when it is not.
+pub fn have_redis() -> bool {
+    let ok = Command::new("redis-server")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "redis-server is required in CI (.ci/run installs it)"
+        );
+        eprintln!(
+            "skipping: redis-server not installed (apt-get install redis-server redis-tools)"
+        );
+    }
+    ok
+}
+
+/// A port that is free on 127.0.0.1, and whose cluster bus port (+10000) is free too.
+pub fn free_port() -> u16 {
+    loop {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let port = l.local_addr().unwrap().port();
+        if port < 55535 && TcpListener::bind(("127.0.0.1", port + 10000)).is_ok() {
+            return port;
+        }
+    }
+}
+
+/// A running redis-server with the module; killed on drop.
+pub struct Server {
+    child: Option<Child>,
+    pub port: u16,
+    pub dir: PathBuf,
+    extra: Vec<String>,
+}
+
+impl Server {
+    /// Start with the module and `extra` server arguments, in `dir`.
+    pub fn start_in(dir: &Path, module_args: &[&str], extra: &[&str]) -> Server {
+        Self::start_on(free_port(), dir, module_args, extra)
+    }
+
+    pub fn start_on(port: u16, dir: &Path, module_args: &[&str], extra: &[&str]) -> Server {
+        let mut load = vec![module_path().display().to_string()];
+        load.extend(module_args.iter().map(|s| s.to_string()));
+        let mut args: Vec<String> = vec![
+            "--port".into(),
+            port.to_string(),
+            "--bind".into(),
+            "127.0.0.1".into(),
+            "--dir".into(),
+            dir.display().to_string(),
+            "--save".into(),
+            "".into(),
+            "--enable-debug-command".into(),
+            "local".into(),
+            "--loadmodule".into(),
+        ];
+        args.extend(load);
+        args.extend(extra.iter().map(|s| s.to_string()));
+        // `--appendonly no` unless the caller set it.
+        if !extra.contains(&"--appendonly") {
+            args.extend(["--appendonly".into(), "no".into()]);
+        }
+        let log = std::fs::File::create(dir.join(format!("redis-{port}.log"))).unwrap();
+        let child = Command::new("redis-server")
+            .args(&args)
+            .stdout(log.try_clone().unwrap())
+            .stderr(log)
+            .spawn()
+            .expect("start redis-server");
+        let s = Server {
+            child: Some(child),
+            port,
+            dir: dir.to_path_buf(),
+            extra: extra.iter().map(|s| s.to_string()).collect(),
+        };
+        s.wait_ready();
+        s
+    }
+
+    fn wait_ready(&self) {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            if let Ok(mut c) = redis::Client::open(self.url()).and_then(|c| c.get_connection()) {
+                if redis::cmd("PING").query::<String>(&mut c).is_ok() {
+                    return;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "redis-server on port {} did not start; log:\n{}",
+                self.port,
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.join(format!("redis-{}.log", self.port)))
+            .unwrap_or_default()
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    pub fn con(&self) -> redis::Connection {
+        redis::Client::open(self.url())
+            .unwrap()
+            .get_connection()
+            .unwrap()
+    }
+
+    /// A connection speaking RESP3.
+    pub fn con3(&self) -> redis::Connection {
+        redis::Client::open(format!("{}?protocol=resp3", self.url()))
+            .unwrap()
+            .get_connection()
+            .unwrap()
+    }
+
+    /// Stop (SHUTDOWN NOSAVE, then kill) and wait.
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Stop and start again on the same port and directory with the same arguments.
+    pub fn restart(&mut self, module_args: &[&str]) {
+        self.stop();
+        let extra: Vec<String> = self.extra.clone();
+        let extra: Vec<&str> = extra.iter().map(String::as_str).collect();
+        let dir = self.dir.clone();
+        *self = Server::start_on(self.port, &dir, module_args, &extra);
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Run a command, expecting an error; returns its text.
+pub fn err(con: &mut redis::Connection, args: &[&str]) -> String {
+    let mut c = redis::cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    match c.query::<redis::Value>(con) {
+        Ok(v) => panic!("{args:?} should fail, got {v:?}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+/// Run a command, returning `T`.
+pub fn q<T: redis::FromRedisValue>(con: &mut redis::Connection, args: &[&str]) -> T {
+    let mut c = redis::cmd(args[0]);
+    for a in &args[1..] {
+        c.arg(*a);
+    }
+    c.query::<T>(con)
+        .unwrap_or_else(|e| panic!("{args:?} failed: {e}"))
+}

@@ -1,0 +1,812 @@
+//! The multi-layer Bloom filter (MLBF) for duplicated-URL detection (seed 001: Cen, Xu, Sun,
+//! "A Multi-Layer Bloom Filter for Duplicated URL Detection", §IV, Fig. 3 and 4, eq. 4).
+//!
+//! A URL `http://a₁/a₂/…/a_L` loses its protocol and is split on `/`; layer `i` is a classic
+//! filter `BF_i^{k,m}` holding segment `a_i`, and the extra layer `BF_{L+1}` holds, for
+//! `j = 1..k`, the position `LAddr[j] = ⊕_i Hash_j(a_i)`: the XOR of the j-th positions of all
+//! layers (Fig. 3). A query checks every layer, stopping at the first zero bit, then the k XOR
+//! positions (Fig. 4). If the layers' rate is f, eq. 4 gives `f_MLBF = f^L`
+//! ([`crate::params::fpr_mlbf`]).
+//!
+//! Layers 1..L are bit for bit [`crate::BloomFilter`]s of shape (m, k) (the same index
+//! mapping), so each segment is hashed **once** and that hash gives both its layer's bits and
+//! its share of the XOR. The XOR is taken on the 64-bit hash values *before* they are mapped to
+//! `[0, m)` (multiply-shift), then mapped: for m a power of two this is exactly the paper's XOR
+//! of addresses (multiply-shift keeps the top bits, and XOR commutes with taking them); for any
+//! other m the paper's XOR of addresses could leave `[0, m)`, while this cannot.
+//!
+//! # Normalisation (what a crawler gets)
+//! [`normalize_url`] turns a URL into exactly L layer values:
+//! - surrounding whitespace is trimmed; an empty URL is an error;
+//! - the **fragment** (`#…`) is dropped (it never reaches the server);
+//! - the **protocol** `http://` or `https://` (any case) is dropped, as in the paper; any other
+//!   scheme (`ftp://`) is kept, lower-cased, in front of the host, so `ftp://h/x` and
+//!   `http://h/x` stay different; a URL without a scheme is taken as already scheme-less;
+//! - the **host** (everything up to the first `/`, `?` or `#`) is lower-cased and a default
+//!   port `:80` or `:443` is removed; an empty host is an error;
+//! - the **path keeps its case** and is not percent-decoded; **trailing slashes** are removed
+//!   (`h/a/` ≡ `h/a`, `h/` ≡ `h`); empty inner segments (`a//b`) are kept as empty segments;
+//! - the **query string** (`?…`, kept verbatim, a lone `?` dropped) stays attached to the last
+//!   path segment, so `/` inside a query does not create layers;
+//! - **more segments than L**: the tail joins the last layer (`a_L/a_{L+1}/…` is one value);
+//! - **fewer segments than L**: each missing layer holds an explicit marker (the byte `0xFF`,
+//!   which no UTF-8 segment can equal), so `h/a` and `h/a/` + empty segment differ and a short
+//!   URL is never a prefix match of a long one.
+//!
+//! # When to pick it
+//! When the paper's structure is wanted (its experiment, its layered false-positive model), or
+//! when URLs differ mostly in whole segments. It uses L+1 arrays; at **equal total memory** a
+//! single [`crate::BloomFilter`] or [`crate::BlockedBloomFilter`] sized for the same n is
+//! usually as good or better, and real URLs share hosts and directories, so eq. 4 (which assumes
+//! every segment of a query is absent) is optimistic for near-duplicates: a URL with only its
+//! last segment changed is rejected only by layer L and the XOR layer (≈ f²). Report both.
+
+use std::borrow::Cow;
+
+use crate::error::{inconsistent, invalid, Error, Incompatibility, Result};
+use crate::filter::{shape_mismatch, Merge, Stats};
+use crate::format::{
+    self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
+};
+use crate::hash::{reduce, Hashed, KeyHasher};
+use crate::params;
+use crate::store::{self, Words};
+
+/// Largest number of URL layers accepted.
+pub const MAX_LAYERS: u32 = 32;
+/// Largest k accepted.
+pub const MAX_HASHES: u32 = 64;
+/// The value a layer holds when the URL has fewer segments than layers (not valid UTF-8, so no
+/// real segment equals it).
+pub const MISSING_SEGMENT: &[u8] = &[0xFF];
+
+/// The paper's experiment shape (001 §V): k = 3, m = 16,829,152 bits per layer, L = 4.
+pub const PAPER_LAYERS: u32 = 4;
+/// See [`PAPER_LAYERS`].
+pub const PAPER_BITS: u64 = 16_829_152;
+/// See [`PAPER_LAYERS`].
+pub const PAPER_HASHES: u32 = 3;
+
+/// Normalise `url` into exactly `layers` layer values (see the [module docs](self)); `None` is
+/// a missing layer ([`MISSING_SEGMENT`]).
+pub fn normalize_url(url: &str, layers: u32) -> Result<Vec<Option<String>>> {
+    if layers == 0 || layers > MAX_LAYERS {
+        return Err(invalid(
+            "layers",
+            format!("must be in 1..={MAX_LAYERS}, got {layers}"),
+        ));
+    }
+    let s = url.trim();
+    let s = s.split('#').next().unwrap_or("");
+    let (s, query) = match s.find('?') {
+        Some(i) => (&s[..i], &s[i..]),
+        None => (s, ""),
+    };
+    let query = if query == "?" { "" } else { query };
+    let (scheme, rest) = split_scheme(s);
+    let (auth, path) = match rest.find('/') {
+        Some(i) => (&rest[..i], &rest[i + 1..]),
+        None => (rest, ""),
+    };
+    let mut host = auth.to_ascii_lowercase();
+    if scheme.is_none() {
+        for port in [":80", ":443"] {
+            if let Some(h) = host.strip_suffix(port) {
+                host.truncate(h.len());
+                break;
+            }
+        }
+    }
+    if host.is_empty() {
+        return Err(invalid("url", format!("no host in {url:?}")));
+    }
+    let first = match scheme {
+        Some(sc) => format!("{}://{host}", sc.to_ascii_lowercase()),
+        None => host,
+    };
+    let mut segs: Vec<Cow<'_, str>> = vec![Cow::Owned(first)];
+    let path = path.trim_end_matches('/');
+    if !path.is_empty() {
+        segs.extend(path.split('/').map(Cow::Borrowed));
+    }
+    if !query.is_empty() {
+        let last = segs.pop().unwrap_or_default();
+        segs.push(Cow::Owned(format!("{last}{query}")));
+    }
+    let l = layers as usize;
+    let mut out: Vec<Option<String>> = Vec::with_capacity(l);
+    if segs.len() > l {
+        let tail = segs[l - 1..].join("/");
+        out.extend(segs[..l - 1].iter().map(|s| Some(s.to_string())));
+        out.push(Some(tail));
+    } else {
+        out.extend(segs.iter().map(|s| Some(s.to_string())));
+        out.resize(l, None);
+    }
+    Ok(out)
+}
+
+/// `(Some(other scheme), rest)`, or `(None, rest)` with `http(s)://` dropped.
+fn split_scheme(s: &str) -> (Option<&str>, &str) {
+    for p in ["http://", "https://"] {
+        if s.len() >= p.len() && s.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes()) {
+            return (None, &s[p.len()..]);
+        }
+    }
+    if let Some(i) = s.find("://") {
+        let sc = &s[..i];
+        let ok = sc.chars().next().is_some_and(|c| c.is_ascii_alphabetic())
+            && sc
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'));
+        if ok {
+            return (Some(sc), &s[i + 3..]);
+        }
+    }
+    (None, s)
+}
+
+/// Options for a [`MultiLayerBloomFilter`]: layers plus either (capacity, fpr) or an explicit
+/// (bits per layer, hashes) shape.
+#[derive(Debug, Clone)]
+pub struct MlbfBuilder {
+    layers: u32,
+    capacity: Option<u64>,
+    fpr: Option<f64>,
+    bits: Option<u64>,
+    hashes: Option<u32>,
+    hasher: KeyHasher,
+    max_bytes: u64,
+}
+
+impl MlbfBuilder {
+    /// Number of URL layers L (default 4, the paper's).
+    pub fn layers(mut self, l: u32) -> Self {
+        self.layers = l;
+        self
+    }
+    /// Expected number of URLs n.
+    pub fn capacity(mut self, n: u64) -> Self {
+        self.capacity = Some(n);
+        self
+    }
+    /// Target rate of the whole MLBF by eq. 4: each layer gets `f = ε^{1/L}`.
+    pub fn fpr(mut self, p: f64) -> Self {
+        self.fpr = Some(p);
+        self
+    }
+    /// Explicit bits per layer m (with [`hashes`](Self::hashes)).
+    pub fn bits(mut self, m: u64) -> Self {
+        self.bits = Some(m);
+        self
+    }
+    /// Explicit k.
+    pub fn hashes(mut self, k: u32) -> Self {
+        self.hashes = Some(k);
+        self
+    }
+    /// Hash with this hasher.
+    pub fn hasher(mut self, h: KeyHasher) -> Self {
+        self.hasher = h;
+        self
+    }
+    /// Refuse to allocate more than this many bytes in total.
+    pub fn max_bytes(mut self, limit: u64) -> Self {
+        self.max_bytes = limit;
+        self
+    }
+
+    /// Build, validating every parameter.
+    pub fn try_build(self) -> Result<MultiLayerBloomFilter> {
+        let l = self.layers;
+        if l == 0 || l > MAX_LAYERS {
+            return Err(invalid(
+                "layers",
+                format!("must be in 1..={MAX_LAYERS}, got {l}"),
+            ));
+        }
+        let (m, k, n, p) = match (self.bits, self.hashes) {
+            (Some(m), Some(k)) => (m, k, self.capacity.unwrap_or(0), self.fpr.unwrap_or(0.0)),
+            (Some(m), None) => {
+                let n = self
+                    .capacity
+                    .ok_or_else(|| invalid("hashes", "give hashes or a capacity with bits"))?;
+                params::check_capacity(n)?;
+                (m, params::optimal_k(n, m), n, self.fpr.unwrap_or(0.0))
+            }
+            (None, Some(_)) => return Err(invalid("bits", "give bits with hashes")),
+            (None, None) => {
+                let n = self
+                    .capacity
+                    .ok_or_else(|| invalid("capacity", "required"))?;
+                let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
+                params::check_capacity(n)?;
+                params::check_fpr(p)?;
+                let f = params::mlbf_layer_fpr(p, l);
+                store::check_size(
+                    (params::bits_asymptotic(n, f) / 8.0 * f64::from(l + 1)) as u64,
+                    self.max_bytes,
+                )?;
+                let s = params::classic_shape(n, f)?;
+                (s.m, s.k, n, p)
+            }
+        };
+        if m == 0 {
+            return Err(invalid("bits", "must be at least 1"));
+        }
+        params::check_hashes(k, MAX_HASHES)?;
+        if let Some(p) = self.fpr {
+            params::check_fpr(p)?;
+        }
+        let words = usize::try_from(m.div_ceil(64))
+            .map_err(|_| invalid("bits", "too large for this platform"))?;
+        let total = (words as u64)
+            .saturating_mul(8)
+            .saturating_mul(u64::from(l) + 1);
+        store::check_size(total, self.max_bytes)?;
+        let mut arrays = Vec::with_capacity(l as usize + 1);
+        for _ in 0..=l {
+            arrays.push(Words::zeroed(words, self.max_bytes)?);
+        }
+        Ok(MultiLayerBloomFilter {
+            hasher: self.hasher,
+            layers: l,
+            m,
+            k,
+            arrays,
+            items: 0,
+            capacity: n,
+            target_fpr: p,
+        })
+    }
+}
+
+/// The multi-layer Bloom filter of seed 001 (see the [module docs](self)).
+#[derive(Debug, Clone, PartialEq)]
+pub struct MultiLayerBloomFilter {
+    hasher: KeyHasher,
+    layers: u32,
+    m: u64,
+    k: u32,
+    /// L layer arrays then the XOR layer, m bits each.
+    arrays: Vec<Words>,
+    items: u64,
+    capacity: u64,
+    target_fpr: f64,
+}
+
+impl MultiLayerBloomFilter {
+    /// A builder (default L = 4).
+    pub fn builder() -> MlbfBuilder {
+        MlbfBuilder {
+            layers: PAPER_LAYERS,
+            capacity: None,
+            fpr: None,
+            bits: None,
+            hashes: None,
+            hasher: KeyHasher::new(),
+            max_bytes: store::max_bytes(),
+        }
+    }
+
+    /// L layers sized for `n` URLs at whole-filter rate `p` by eq. 4 (each layer `p^{1/L}`).
+    pub fn try_new(layers: u32, n: u64, p: f64) -> Result<Self> {
+        Self::builder()
+            .layers(layers)
+            .capacity(n)
+            .fpr(p)
+            .try_build()
+    }
+
+    /// An explicit shape: L layers of m bits with k hashes.
+    pub fn try_with_shape(layers: u32, m: u64, k: u32) -> Result<Self> {
+        Self::builder().layers(layers).bits(m).hashes(k).try_build()
+    }
+
+    /// The paper's experiment shape (001 §V): L = 4, m = 16,829,152, k = 3 (about 10 MB).
+    pub fn paper() -> Result<Self> {
+        Self::try_with_shape(PAPER_LAYERS, PAPER_BITS, PAPER_HASHES)
+    }
+
+    /// Layers L (the XOR layer is extra).
+    pub fn layers(&self) -> u32 {
+        self.layers
+    }
+    /// Bits per layer m.
+    pub fn bits_per_layer(&self) -> u64 {
+        self.m
+    }
+    /// Hashes k.
+    pub fn hashes(&self) -> u32 {
+        self.k
+    }
+    /// The hasher.
+    pub fn hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+    /// URLs inserted that changed the filter.
+    pub fn len(&self) -> u64 {
+        self.items
+    }
+    /// True when nothing was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.items == 0
+    }
+    /// Words of layer `i` (0-based; `i == layers()` is the XOR layer), or `None`.
+    pub fn layer_words(&self, i: usize) -> Option<&[u64]> {
+        self.arrays.get(i).map(Words::as_slice)
+    }
+
+    /// Normalise a URL and hash each layer's value once: L hashes.
+    pub fn hash_url(&self, url: &str) -> Result<Vec<Hashed>> {
+        Ok(normalize_url(url, self.layers)?
+            .iter()
+            .map(|s| match s {
+                Some(s) => self.hasher.hash(s.as_str()),
+                None => self.hasher.hash(MISSING_SEGMENT),
+            })
+            .collect())
+    }
+
+    fn check_hashes_len(&self, hs: &[Hashed]) -> Result<()> {
+        if hs.len() != self.layers as usize {
+            return Err(invalid(
+                "segments",
+                format!("need {} layer hashes, got {}", self.layers, hs.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Insert a URL (Fig. 3). Returns true when some bit was new.
+    pub fn insert(&mut self, url: &str) -> Result<bool> {
+        let hs = self.hash_url(url)?;
+        self.insert_hashed(&hs)
+    }
+
+    /// Query a URL (Fig. 4): false means certainly never inserted.
+    pub fn contains(&self, url: &str) -> Result<bool> {
+        let hs = self.hash_url(url)?;
+        self.contains_hashed(&hs)
+    }
+
+    /// Insert pre-hashed layer values (exactly L of them, e.g. from [`hash_url`](Self::hash_url)).
+    pub fn insert_hashed(&mut self, hs: &[Hashed]) -> Result<bool> {
+        self.check_hashes_len(hs)?;
+        let (k, m) = (self.k as usize, self.m);
+        let mut laddr = [0u64; MAX_HASHES as usize];
+        let mut new = false;
+        for (layer, h) in self.arrays.iter_mut().zip(hs) {
+            let words = layer.as_mut_slice();
+            for (j, x) in h.sequence(self.k).enumerate() {
+                new |= store::set_bit(words, reduce(x, m));
+                laddr[j] ^= x;
+            }
+        }
+        let xor = self.arrays[self.layers as usize].as_mut_slice();
+        for &x in &laddr[..k] {
+            new |= store::set_bit(xor, reduce(x, m));
+        }
+        self.items += u64::from(new);
+        Ok(new)
+    }
+
+    /// Query pre-hashed layer values (exactly L of them).
+    pub fn contains_hashed(&self, hs: &[Hashed]) -> Result<bool> {
+        self.check_hashes_len(hs)?;
+        let (k, m) = (self.k as usize, self.m);
+        let mut laddr = [0u64; MAX_HASHES as usize];
+        for (layer, h) in self.arrays.iter().zip(hs) {
+            let words = layer.as_slice();
+            for (j, x) in h.sequence(self.k).enumerate() {
+                if !store::get_bit(words, reduce(x, m)) {
+                    return Ok(false);
+                }
+                laddr[j] ^= x;
+            }
+        }
+        let xor = self.arrays[self.layers as usize].as_slice();
+        Ok(laddr[..k]
+            .iter()
+            .all(|&x| store::get_bit(xor, reduce(x, m))))
+    }
+
+    /// Insert and report whether the URL was already (probably) seen: a crawler's URL-seen test.
+    pub fn check_and_insert(&mut self, url: &str) -> Result<bool> {
+        let hs = self.hash_url(url)?;
+        let seen = self.contains_hashed(&hs)?;
+        if !seen {
+            self.insert_hashed(&hs)?;
+        }
+        Ok(seen)
+    }
+
+    /// Eq. 4 for this shape after `len()` inserts: `f(k, m, n)^L` (exact f).
+    pub fn model_fpr(&self) -> f64 {
+        params::fpr_mlbf(self.items, self.m, self.k, self.layers)
+    }
+
+    fn check_compatible(&self, other: &Self) -> Result<()> {
+        if self.layers != other.layers || self.m != other.m || self.k != other.k {
+            return Err(shape_mismatch(
+                format!("L={} m={} k={}", self.layers, self.m, self.k),
+                format!("L={} m={} k={}", other.layers, other.m, other.k),
+            ));
+        }
+        if self.hasher != other.hasher {
+            return Err(Error::Incompatible(Incompatibility::Hashing));
+        }
+        Ok(())
+    }
+}
+
+impl Merge for MultiLayerBloomFilter {
+    /// Layer-wise OR: contains every URL of both.
+    fn union_with(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        for (a, b) in self.arrays.iter_mut().zip(&other.arrays) {
+            store::or_assign(a.as_mut_slice(), b.as_slice());
+        }
+        self.items = self.items.max(other.items);
+        Ok(())
+    }
+
+    /// Layer-wise AND.
+    fn intersect_with(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        for (a, b) in self.arrays.iter_mut().zip(&other.arrays) {
+            store::and_assign(a.as_mut_slice(), b.as_slice());
+        }
+        self.items = self.items.min(other.items);
+        Ok(())
+    }
+}
+
+impl Stats for MultiLayerBloomFilter {
+    /// Total bits over the L + 1 arrays.
+    fn bit_len(&self) -> u64 {
+        self.m.saturating_mul(u64::from(self.layers) + 1)
+    }
+    fn count_ones(&self) -> u64 {
+        self.arrays
+            .iter()
+            .map(|w| store::count_ones(w.as_slice()))
+            .sum()
+    }
+    fn hash_count(&self) -> u32 {
+        self.k
+    }
+    /// Product of the L layers' fill-implied rates (eq. 4 with each layer's real fill) and
+    /// the XOR layer's.
+    fn current_fpr(&self) -> f64 {
+        self.arrays
+            .iter()
+            .map(|w| params::fpr_from_fill(store::count_ones(w.as_slice()), self.m, self.k))
+            .product()
+    }
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    fn target_fpr(&self) -> f64 {
+        self.target_fpr
+    }
+    /// Estimated URLs from the XOR layer (one entry per distinct URL).
+    fn estimated_len(&self) -> f64 {
+        let xor = self.arrays[self.layers as usize].as_slice();
+        params::estimate_items(self.m, self.k, store::count_ones(xor))
+    }
+}
+
+impl Persist for MultiLayerBloomFilter {
+    const KIND: Kind = Kind::Mlbf;
+
+    fn encode_parts(&self) -> (Header, Payload<'_>) {
+        let mut h = Header::new(Kind::Mlbf, self.hasher);
+        h.items = self.items;
+        h.capacity = self.capacity;
+        h.target_fpr = self.target_fpr;
+        h.params = ParamWriter::new()
+            .u32(self.layers)
+            .u64(self.m)
+            .u32(self.k)
+            .finish();
+        (h, Payload::new(self.arrays.iter().collect()))
+    }
+
+    fn decode_from(d: &Decoded, src: Source<'_>, limit: u64) -> Result<Self> {
+        let mut r = ParamReader::new(&d.header.params);
+        let layers = r.u32()?;
+        let m = r.u64()?;
+        let k = r.u32()?;
+        r.finish()?;
+        if layers == 0 || layers > MAX_LAYERS || m == 0 || k == 0 || k > MAX_HASHES {
+            return Err(inconsistent(format!("mlbf shape L={layers} m={m} k={k}")));
+        }
+        let words = usize::try_from(m.div_ceil(64)).map_err(|_| inconsistent("m too large"))?;
+        let per = format::padded_len(words);
+        let total = per.saturating_mul(u64::from(layers) + 1);
+        if total != d.payload_len as u64 {
+            return Err(inconsistent(format!(
+                "payload is {} bytes, parameters need {total}",
+                d.payload_len
+            )));
+        }
+        store::check_size(total, limit)?;
+        let mut arrays = Vec::with_capacity(layers as usize + 1);
+        for i in 0..=layers as usize {
+            let w = src.words(d.payload_offset + i * per as usize, words, limit)?;
+            if m % 64 != 0 && w.as_slice()[words - 1] >> (m % 64) != 0 {
+                return Err(inconsistent("bits set beyond m"));
+            }
+            arrays.push(w);
+        }
+        Ok(Self {
+            hasher: d.header.hasher,
+            layers,
+            m,
+            k,
+            arrays,
+            items: d.header.items,
+            capacity: d.header.capacity,
+            target_fpr: d.header.target_fpr,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{BloomFilter, Filter};
+    use proptest::prelude::*;
+    use rand::{Rng, SeedableRng};
+
+    fn layers(url: &str, l: u32) -> Vec<Option<String>> {
+        normalize_url(url, l).unwrap()
+    }
+    fn s(v: &[&str]) -> Vec<Option<String>> {
+        v.iter()
+            .map(|x| if *x == "-" { None } else { Some(x.to_string()) })
+            .collect()
+    }
+
+    #[test]
+    fn normalisation_cases() {
+        assert_eq!(
+            layers("http://a.com/b/c/d", 4),
+            s(&["a.com", "b", "c", "d"])
+        );
+        // protocol dropped, http ≡ https, host lower-cased, path case kept
+        assert_eq!(
+            layers("HTTPS://A.Com/B/c", 4),
+            layers("http://a.com/B/c", 4)
+        );
+        assert_ne!(layers("http://a.com/B", 4), layers("http://a.com/b", 4));
+        // fewer segments: explicit missing markers
+        assert_eq!(layers("a.com/x", 4), s(&["a.com", "x", "-", "-"]));
+        assert_eq!(layers("http://a.com", 3), s(&["a.com", "-", "-"]));
+        // more segments: the tail joins the last layer
+        assert_eq!(layers("a.com/1/2/3/4/5", 3), s(&["a.com", "1", "2/3/4/5"]));
+        // trailing slashes and fragments
+        assert_eq!(layers("http://a.com/x/", 3), layers("http://a.com/x", 3));
+        assert_eq!(layers("http://a.com/", 3), layers("a.com", 3));
+        assert_eq!(layers("a.com/x#frag", 3), layers("a.com/x", 3));
+        // query strings stay on the last segment, '/' inside them does not split
+        assert_eq!(
+            layers("a.com/x/y?q=1/2#f", 4),
+            s(&["a.com", "x", "y?q=1/2", "-"])
+        );
+        assert_eq!(layers("a.com?q", 3), s(&["a.com?q", "-", "-"]));
+        assert_eq!(layers("a.com/x?", 3), layers("a.com/x", 3));
+        // default ports, other schemes, inner empty segments, whitespace
+        assert_eq!(layers("http://a.com:80/x", 3), layers("a.com/x", 3));
+        assert_eq!(layers("https://a.com:443/x", 3), layers("a.com/x", 3));
+        assert_ne!(layers("a.com:8080/x", 3), layers("a.com/x", 3));
+        assert_eq!(layers("FTP://H/x", 2), s(&["ftp://h", "x"]));
+        assert_eq!(layers("a.com//x", 3), s(&["a.com", "", "x"]));
+        assert_eq!(layers("  a.com/x \n", 3), layers("a.com/x", 3));
+        // errors
+        assert!(normalize_url("", 3).is_err());
+        assert!(normalize_url("http:///x", 3).is_err());
+        assert!(normalize_url("   ", 3).is_err());
+        assert!(normalize_url("a.com", 0).is_err());
+        assert!(normalize_url("a.com", MAX_LAYERS + 1).is_err());
+    }
+
+    #[test]
+    fn layers_are_classic_filters_and_xor_layer_follows_fig3() {
+        let mut f = MultiLayerBloomFilter::try_with_shape(2, 1 << 12, 3).unwrap();
+        let mut host = BloomFilter::try_with_shape(1 << 12, 3).unwrap();
+        let mut path = BloomFilter::try_with_shape(1 << 12, 3).unwrap();
+        for i in 0..50 {
+            let (h, p) = (format!("h{i}.org"), format!("p{}", i * 7));
+            f.insert(&format!("http://{h}/{p}")).unwrap();
+            host.insert(h.as_str());
+            path.insert(p.as_str());
+        }
+        assert_eq!(f.layer_words(0).unwrap(), host.as_words());
+        assert_eq!(f.layer_words(1).unwrap(), path.as_words());
+        // m is a power of two: the XOR layer is the XOR of the layers' addresses (Fig. 3).
+        let mut xor = vec![0u64; (1 << 12) / 64];
+        let hs = KeyHasher::new();
+        for i in 0..50 {
+            let a: Vec<u64> = hs
+                .hash(format!("h{i}.org").as_str())
+                .indices(3, 1 << 12)
+                .collect();
+            let b: Vec<u64> = hs
+                .hash(format!("p{}", i * 7).as_str())
+                .indices(3, 1 << 12)
+                .collect();
+            for j in 0..3 {
+                store::set_bit(&mut xor, a[j] ^ b[j]);
+            }
+        }
+        assert_eq!(f.layer_words(2).unwrap(), &xor[..]);
+    }
+
+    #[test]
+    fn xor_layer_rejects_recombined_segments() {
+        // 001 §IV.B: a₁/b/…/a_L with b from another URL passes every layer, the XOR layer
+        // catches it (with a large filter, certainly).
+        let mut f = MultiLayerBloomFilter::try_with_shape(3, 1 << 16, 3).unwrap();
+        f.insert("a.com/x/1").unwrap();
+        f.insert("b.com/y/2").unwrap();
+        let hs = f.hash_url("a.com/y/1").unwrap();
+        let mut per_layer = true;
+        for (i, h) in hs.iter().enumerate() {
+            let w = f.layer_words(i).unwrap();
+            per_layer &= h.indices(3, 1 << 16).all(|p| store::get_bit(w, p));
+        }
+        assert!(per_layer, "every segment is in its layer");
+        assert!(!f.contains("a.com/y/1").unwrap());
+        assert!(f.contains("https://A.COM/x/1/").unwrap());
+    }
+
+    fn url_strategy() -> impl Strategy<Value = String> {
+        (
+            prop::sample::select(vec!["", "http://", "https://", "HTTP://"]),
+            "[a-z0-9]{1,8}\\.(com|org)",
+            prop::collection::vec("[A-Za-z0-9_.-]{0,6}", 0..7),
+            prop::option::of("[a-z=&/]{0,6}"),
+        )
+            .prop_map(|(sc, h, p, q)| {
+                let mut u = format!("{sc}{h}");
+                for s in p {
+                    u.push('/');
+                    u.push_str(&s);
+                }
+                if let Some(q) = q {
+                    u.push('?');
+                    u.push_str(&q);
+                }
+                u
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn no_false_negatives(urls in prop::collection::vec(url_strategy(), 1..200), l in 1u32..6) {
+            let mut f = MultiLayerBloomFilter::try_new(l, 200, 0.01).unwrap();
+            for u in &urls {
+                f.insert(u).unwrap();
+            }
+            for u in &urls {
+                prop_assert!(f.contains(u).unwrap());
+                let frag = format!("{u}#x");
+                prop_assert!(f.contains(&frag).unwrap());
+            }
+            let g = MultiLayerBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+            prop_assert_eq!(&g, &f);
+        }
+    }
+
+    #[test]
+    fn measured_fpr_matches_eq4() {
+        // Every segment distinct and every query segment fresh: each of the L layers passes
+        // with probability f and the XOR layer with about f, so the rate is ≈ f^{L+1} ≤ f^L.
+        let (l, n, m, k) = (2u32, 3000u64, 12_000u64, 2u32);
+        let mut f = MultiLayerBloomFilter::try_with_shape(l, m, k).unwrap();
+        let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+        for _ in 0..n {
+            f.insert(&format!("h{}.com/{}", rng.gen::<u64>(), rng.gen::<u64>()))
+                .unwrap();
+        }
+        let fl = params::fpr_exact(n, m, k);
+        let eq4 = params::fpr_mlbf(n, m, k, l);
+        assert!((eq4 - fl * fl).abs() < 1e-12);
+        assert!(f.model_fpr() <= eq4 && f.len() <= n);
+        let q = 40_000u32;
+        let mut hits = 0u32;
+        for _ in 0..q {
+            hits += u32::from(
+                f.contains(&format!("h{}.com/{}", rng.gen::<u64>(), rng.gen::<u64>()))
+                    .unwrap(),
+            );
+        }
+        let rate = f64::from(hits) / f64::from(q);
+        let want = fl.powi(l as i32 + 1);
+        let sigma = (want * (1.0 - want) / f64::from(q)).sqrt();
+        assert!(
+            (rate - want).abs() < 4.0 * sigma + 0.002,
+            "rate {rate} vs f^(L+1) {want}"
+        );
+        assert!(rate < eq4, "rate {rate} above eq. 4's f^L = {eq4}");
+        // The paper's query set (001 §V): inserted URLs with a unique id appended to the last
+        // segment. Only layer L and the XOR layer can reject them.
+        let mut fp = 0u32;
+        let base: Vec<String> = (0..5000).map(|i| format!("site{i}.com/page")).collect();
+        let mut g = MultiLayerBloomFilter::try_with_shape(l, m, k).unwrap();
+        for u in base.iter().take(n as usize) {
+            g.insert(u).unwrap();
+        }
+        for (i, u) in base.iter().take(n as usize).enumerate() {
+            fp += u32::from(g.contains(&format!("{u}{i}")).unwrap());
+        }
+        assert!(f64::from(fp) / n as f64 <= fl * 1.5 + 0.01);
+    }
+
+    #[test]
+    fn paper_numbers() {
+        // 001 §V: ε = 0.1 per filter, n = 3.5M, eq. (2) gives m = 16,829,152; with k = 3 the
+        // exact rate is ≈ 0.1 per layer, so eq. 4 gives ≈ 1e-4 for L = 4.
+        let (n, m) = (3_500_000u64, PAPER_BITS);
+        let m_eq2 = n as f64 * 0.1f64.ln() / 0.6185f64.ln();
+        // 16,773,675 from 0.6185^{m/n} = 0.1: the paper's figure is 0.33 % larger (rounding).
+        assert!((m_eq2 - m as f64).abs() / (m as f64) < 5e-3, "{m_eq2}");
+        let f = params::fpr_exact(n, m, PAPER_HASHES);
+        assert!((f - 0.1).abs() < 0.002, "{f}");
+        let eq4 = params::fpr_mlbf(n, m, PAPER_HASHES, PAPER_LAYERS);
+        assert!(
+            (eq4 - f.powi(4)).abs() < 1e-15 && (eq4 - 1e-4).abs() < 1e-5,
+            "{eq4}"
+        );
+        assert!((params::mlbf_layer_fpr(1e-4, 4) - 0.1).abs() < 1e-12);
+    }
+
+    #[test]
+    fn sizing_and_paper_shape() {
+        let f = MultiLayerBloomFilter::try_new(4, 10_000, 1e-4).unwrap();
+        assert!(params::fpr_mlbf(10_000, f.bits_per_layer(), f.hashes(), 4) <= 1e-4);
+        let p = MultiLayerBloomFilter::paper().unwrap();
+        assert_eq!(
+            (p.layers(), p.bits_per_layer(), p.hashes()),
+            (4, 16_829_152, 3)
+        );
+        assert_eq!(p.bit_len(), 5 * 16_829_152);
+    }
+
+    #[test]
+    fn bad_parameters_and_files_are_errors() {
+        assert!(MultiLayerBloomFilter::try_new(0, 10, 0.01).is_err());
+        assert!(MultiLayerBloomFilter::try_new(MAX_LAYERS + 1, 10, 0.01).is_err());
+        assert!(MultiLayerBloomFilter::try_new(3, 0, 0.01).is_err());
+        assert!(MultiLayerBloomFilter::try_new(3, 10, 1.0).is_err());
+        assert!(MultiLayerBloomFilter::try_with_shape(3, 0, 3).is_err());
+        assert!(MultiLayerBloomFilter::try_with_shape(3, 64, 0).is_err());
+        assert!(MultiLayerBloomFilter::builder()
+            .bits(64)
+            .try_build()
+            .is_err());
+        assert!(MultiLayerBloomFilter::builder()
+            .capacity(u64::MAX / 4)
+            .fpr(0.01)
+            .max_bytes(1 << 20)
+            .try_build()
+            .is_err());
+        let mut f = MultiLayerBloomFilter::try_with_shape(2, 100, 3).unwrap();
+        assert!(f.insert("").is_err());
+        assert!(f.insert_hashed(&[Hashed::new(1, 2)]).is_err());
+        f.insert("a.com/b").unwrap();
+        let bytes = f.to_bytes();
+        assert_eq!(MultiLayerBloomFilter::from_bytes(&bytes).unwrap(), f);
+        assert!(MultiLayerBloomFilter::from_bytes(&bytes[..bytes.len() - 1]).is_err());
+        assert!(crate::BloomFilter::from_bytes(&bytes).is_err());
+        let g = MultiLayerBloomFilter::try_with_shape(3, 100, 3).unwrap();
+        assert!(f.clone().union_with(&g).is_err());
+        let mut u = MultiLayerBloomFilter::try_with_shape(2, 100, 3).unwrap();
+        u.insert("x.org/y").unwrap();
+        u.union_with(&f).unwrap();
+        assert!(u.contains("a.com/b").unwrap() && u.contains("x.org/y").unwrap());
+    }
+}

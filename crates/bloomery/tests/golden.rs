@@ -1,0 +1,653 @@
+//! Golden tests: the key → bits mapping and the version-1 file format, pinned.
+//!
+//! The hash of an existing format version never changes (issue 2, "Hashing"), so the expected
+//! values below are literals, not recomputed: a change to `hash.rs`, to the blocked layout
+//! (block index and in-block mask) or to the split-block spec path fails here.
+//!
+//! `tests/golden/v1/*.bloom` are files of format version 1, one (or more) per structure kind,
+//! written by [`regenerate`]. **Goldens of a released version must never be regenerated, only
+//! added**: a file that no longer loads, or loads to different bits, is a broken promise to
+//! every user who saved a filter. `regenerate` therefore only writes files that are missing:
+//!
+//! ```text
+//! cargo test -p bloomery --test golden -- --ignored regenerate --nocapture
+//! ```
+//!
+//! (it also prints the literal tables used below, for adding new cases.)
+
+use std::path::PathBuf;
+
+use bloomery::prelude::*;
+use bloomery::{HashAlgorithm, Kind, SeedKind};
+
+/// The hashers whose mapping is pinned: default xxh3-128, seeded xxh3-128, keyed
+/// SipHash-1-3-128 with a fixed secret, and Parquet's xxh64.
+fn hashers() -> [(&'static str, KeyHasher); 4] {
+    [
+        ("xxh3 default", KeyHasher::new()),
+        ("xxh3 seed", KeyHasher::with_seed(0x005E_ED0F_B100_0001)),
+        (
+            "siphash keyed",
+            KeyHasher::with_secret(0x0011_2233_4455_6677_8899_AABB_CCDD_EEFF),
+        ),
+        ("xxh64 parquet", KeyHasher::parquet()),
+    ]
+}
+
+/// Fixed keys: empty, short, longer than xxh3's 16/128/240-byte thresholds, and an integer
+/// (hashed as its little-endian bytes).
+fn keys() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("empty", Vec::new()),
+        ("a", b"a".to_vec()),
+        ("bloomery", b"bloomery".to_vec()),
+        ("long", (0..300u32).map(|i| (i * 7 % 251) as u8).collect()),
+        ("u64 42", 42u64.to_le_bytes().to_vec()),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------------
+// Expected values (generated once by `regenerate`, then frozen).
+// ---------------------------------------------------------------------------------------------
+
+/// `hash(key)` as (lo, hi) for every hasher × key, hasher-major.
+const HASHES: [(u64, u64); 20] = [
+    (0x6001c324468d497f, 0x99aa06d3014798d8),
+    (0xe6c632b61e964e1f, 0xa96faf705af16834),
+    (0x30677db7ab3c53a0, 0x0c703415229c1045),
+    (0x21869f12772ec1b4, 0x4029cdb87f88df4d),
+    (0x61c2164e8b895a45, 0x9bab3e2f55e1fe86),
+    (0x80bb71854ad0768a, 0x90574c81e09537ca),
+    (0x13e4ea1887f8b8af, 0x53d3daaf452f0759),
+    (0x15fae319e96c37c1, 0xd6bc51005fc0d55e),
+    (0x8ac075e164a47046, 0xe970fe206278bb54),
+    (0x6900fc07f5372826, 0xed1daee9bb86ad44),
+    (0x98ac96bdd3fadb9b, 0x1748af72591d4fc1),
+    (0x1aea66f2f037350c, 0x574f063811aaeaca),
+    (0x5a5e8f9110cd853e, 0xb87b61c4822b029b),
+    (0xee11be0cc8d6c4b3, 0xa6dedfab895c9bf2),
+    (0xe7fb74263dcd144d, 0x32c9c450d411ba10),
+    (0xef46db3751d8e999, 0xe8780cfcd2ada444),
+    (0xd24ec4f1a98c6e5b, 0x37e2cad4e004f963),
+    (0x3e3803a5ad74674a, 0xbaed2e6a9cc2b7be),
+    (0x59011088bf95a431, 0xe60f9fc65ea7a88f),
+    (0xb556806fb6d14353, 0x4206f5ea5df8f4d1),
+];
+
+/// `hash(key).indices(7, 1_000_003)` for every hasher × key.
+const INDICES: [[u64; 7]; 20] = [
+    [375028, 975280, 575529, 175779, 776031, 376281, 976533],
+    [901464, 563323, 225183, 887045, 548905, 210764, 872626],
+    [189079, 237666, 286254, 334841, 383428, 432015, 480603],
+    [130960, 381599, 632238, 882876, 133512, 384150, 634789],
+    [381868, 989952, 598032, 206113, 814197, 422277, 30358],
+    [502861, 66692, 630526, 194356, 758190, 322021, 885855],
+    [77711, 405164, 732616, 60066, 387518, 714970, 42420],
+    [85859, 924673, 763483, 602294, 441104, 279915, 118725],
+    [542000, 453880, 365761, 277641, 189521, 101401, 13281],
+    [410172, 336406, 262640, 188874, 115108, 41342, 967579],
+    [596385, 687338, 778291, 869244, 960197, 51147, 142100],
+    [105139, 446190, 787240, 128288, 469338, 810389, 151437],
+    [353006, 73638, 794273, 514904, 235536, 956171, 676803],
+    [929961, 581798, 233635, 885475, 537312, 189150, 840990],
+    [906183, 104572, 302963, 501355, 699747, 898139, 96528],
+    [934677, 842759, 750840, 658922, 567003, 475085, 383167],
+    [821516, 39818, 258123, 476428, 694733, 913038, 131340],
+    [243042, 973226, 703407, 433588, 163769, 893952, 624133],
+    [347673, 246349, 145024, 43700, 942378, 841054, 739730],
+    [708353, 966272, 224189, 482108, 740028, 997947, 255864],
+];
+
+/// Set bits of a blocked filter (16 blocks) after inserting one key, k = 7 and k = 16 (the
+/// second exercises the derived words for k > 7), every hasher × key.
+const BLOCKED_K7: [[u64; 7]; 20] = [
+    [3153, 3168, 3174, 3181, 3288, 3408, 3532],
+    [7179, 7220, 7333, 7348, 7356, 7415, 7549],
+    [1544, 1585, 1605, 1700, 1703, 1857, 1921],
+    [1135, 1243, 1280, 1295, 1357, 1358, 1506],
+    [3182, 3206, 3327, 3417, 3448, 3554, 3562],
+    [4133, 4156, 4161, 4251, 4282, 4296, 4554],
+    [670, 843, 847, 857, 899, 938, 1000],
+    [523, 618, 784, 858, 862, 994, 1008],
+    [4108, 4189, 4254, 4436, 4487, 4517, 4578],
+    [3297, 3309, 3310, 3383, 3396, 3414, 3508],
+    [4677, 4679, 4683, 4701, 4775, 4855, 5057],
+    [611, 618, 632, 714, 770, 861, 885],
+    [2588, 2698, 2704, 2715, 2785, 2945, 3035],
+    [7245, 7255, 7323, 7414, 7537, 7666, 7674],
+    [7184, 7194, 7237, 7246, 7371, 7389, 7428],
+    [7236, 7339, 7375, 7378, 7578, 7585, 7616],
+    [6657, 6780, 6812, 6829, 6879, 6934, 7011],
+    [1766, 1771, 1840, 1875, 1883, 1897, 1982],
+    [2684, 2703, 2763, 2968, 2985, 3028, 3068],
+    [5687, 5754, 5841, 5896, 5963, 5982, 6014],
+];
+const BLOCKED_K16: [[u64; 16]; 20] = [
+    [
+        3083, 3093, 3153, 3168, 3174, 3181, 3288, 3397, 3408, 3413, 3428, 3476, 3477, 3511, 3532,
+        3532,
+    ],
+    [
+        7170, 7179, 7220, 7249, 7316, 7324, 7333, 7348, 7354, 7356, 7415, 7429, 7432, 7469, 7549,
+        7578,
+    ],
+    [
+        1544, 1585, 1605, 1649, 1690, 1700, 1703, 1771, 1788, 1857, 1888, 1912, 1920, 1921, 1954,
+        2027,
+    ],
+    [
+        1026, 1071, 1135, 1220, 1224, 1243, 1280, 1295, 1331, 1357, 1358, 1497, 1506, 1516, 1522,
+        1529,
+    ],
+    [
+        3140, 3172, 3182, 3206, 3243, 3324, 3327, 3417, 3448, 3469, 3515, 3530, 3553, 3554, 3558,
+        3562,
+    ],
+    [
+        4097, 4119, 4133, 4156, 4161, 4231, 4251, 4253, 4282, 4296, 4398, 4448, 4471, 4493, 4554,
+        4593,
+    ],
+    [
+        559, 581, 588, 670, 779, 843, 847, 857, 867, 899, 913, 928, 938, 971, 979, 1000,
+    ],
+    [
+        523, 618, 626, 695, 716, 719, 736, 779, 784, 800, 820, 858, 862, 993, 994, 1008,
+    ],
+    [
+        4108, 4110, 4189, 4254, 4358, 4360, 4425, 4436, 4462, 4487, 4517, 4547, 4557, 4578, 4594,
+        4604,
+    ],
+    [
+        3079, 3160, 3188, 3297, 3309, 3310, 3326, 3383, 3389, 3396, 3414, 3417, 3442, 3491, 3502,
+        3508,
+    ],
+    [
+        4669, 4675, 4677, 4679, 4683, 4701, 4765, 4775, 4853, 4855, 4889, 4915, 4921, 4942, 4991,
+        5057,
+    ],
+    [
+        512, 551, 568, 611, 618, 632, 714, 746, 770, 787, 802, 854, 861, 885, 946, 968,
+    ],
+    [
+        2562, 2567, 2588, 2590, 2601, 2627, 2637, 2698, 2704, 2715, 2785, 2933, 2945, 2963, 2987,
+        3035,
+    ],
+    [
+        7187, 7197, 7245, 7255, 7273, 7289, 7323, 7348, 7414, 7426, 7459, 7496, 7537, 7547, 7666,
+        7674,
+    ],
+    [
+        7184, 7191, 7194, 7198, 7236, 7237, 7246, 7313, 7339, 7371, 7389, 7428, 7496, 7587, 7614,
+        7655,
+    ],
+    [
+        7226, 7236, 7265, 7298, 7339, 7375, 7376, 7378, 7431, 7467, 7503, 7507, 7568, 7578, 7585,
+        7616,
+    ],
+    [
+        6656, 6657, 6748, 6780, 6812, 6829, 6851, 6879, 6901, 6934, 6936, 6993, 6996, 7011, 7106,
+        7106,
+    ],
+    [
+        1620, 1648, 1676, 1766, 1771, 1815, 1840, 1875, 1883, 1897, 1933, 1952, 1967, 1982, 2011,
+        2012,
+    ],
+    [
+        2567, 2684, 2695, 2696, 2703, 2737, 2763, 2951, 2954, 2968, 2970, 2985, 2997, 3028, 3051,
+        3068,
+    ],
+    [
+        5643, 5676, 5687, 5754, 5773, 5799, 5810, 5841, 5887, 5896, 5928, 5963, 5978, 5982, 6014,
+        6141,
+    ],
+];
+
+/// Split-block filter of 16 blocks after `insert_hash(h)`: the block index and its eight 32-bit
+/// words, for fixed 64-bit hashes.
+const SPLIT_HASHES: [u64; 4] = [0, 1, 0x0123_4567_89AB_CDEF, u64::MAX];
+const SPLIT_WORDS: [(u64, [u32; 8]); 4] = [
+    (
+        0,
+        [
+            0x00000001, 0x00000001, 0x00000001, 0x00000001, 0x00000001, 0x00000001, 0x00000001,
+            0x00000001,
+        ],
+    ),
+    (
+        0,
+        [
+            0x00000100, 0x00000100, 0x00020000, 0x00100000, 0x00004000, 0x00000020, 0x00080000,
+            0x00000800,
+        ],
+    ),
+    (
+        0,
+        [
+            0x00040000, 0x00080000, 0x40000000, 0x00800000, 0x00000010, 0x00010000, 0x00001000,
+            0x01000000,
+        ],
+    ),
+    (
+        15,
+        [
+            0x00800000, 0x00800000, 0x00004000, 0x00000800, 0x00020000, 0x04000000, 0x00001000,
+            0x00100000,
+        ],
+    ),
+];
+
+// ---------------------------------------------------------------------------------------------
+
+fn set_bits(words: &[u64]) -> Vec<u64> {
+    let mut out = Vec::new();
+    for (w, &x) in words.iter().enumerate() {
+        for b in 0..64 {
+            if x >> b & 1 == 1 {
+                out.push(w as u64 * 64 + b);
+            }
+        }
+    }
+    out
+}
+
+fn cases() -> Vec<(String, KeyHasher, Vec<u8>)> {
+    let mut v = Vec::new();
+    for (hn, h) in hashers() {
+        for (kn, k) in keys() {
+            v.push((format!("{hn} / {kn}"), h, k));
+        }
+    }
+    v
+}
+
+fn blocked_bits(h: KeyHasher, key: &[u8], k: u32) -> Vec<u64> {
+    let mut f = BlockedBloomFilter::builder()
+        .bits(16 * 512)
+        .hashes(k)
+        .hasher(h)
+        .try_build()
+        .unwrap();
+    f.insert(key);
+    set_bits(f.as_words())
+}
+
+fn split_words(h: u64) -> (u64, [u32; 8]) {
+    let mut f = SplitBlockBloomFilter::try_with_bytes(16 * 32).unwrap();
+    f.insert_hash(h);
+    let bytes = f.to_parquet_bitset();
+    let nonzero: Vec<usize> = (0..16)
+        .filter(|b| bytes[b * 32..b * 32 + 32].iter().any(|&x| x != 0))
+        .collect();
+    assert_eq!(nonzero.len(), 1, "one key touches one block");
+    let b = nonzero[0];
+    let mut w = [0u32; 8];
+    for (i, w) in w.iter_mut().enumerate() {
+        let at = b * 32 + i * 4;
+        *w = u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap());
+    }
+    (b as u64, w)
+}
+
+#[test]
+fn hash_values_are_pinned() {
+    for (i, (name, h, key)) in cases().into_iter().enumerate() {
+        let got = h.hash(&key[..]);
+        assert_eq!((got.lo, got.hi), HASHES[i], "hash of {name}");
+        let idx: Vec<u64> = got.indices(7, 1_000_003).collect();
+        assert_eq!(idx, INDICES[i], "indices of {name}");
+    }
+}
+
+#[test]
+fn hash_algorithms_match_their_reference_functions() {
+    // Independent of the literals: the documented definition of each algorithm.
+    for (_, key) in keys() {
+        let h = KeyHasher::with_seed(99).hash(&key[..]);
+        let r = xxhash_rust::xxh3::xxh3_128_with_seed(&key, 99);
+        assert_eq!((h.lo, h.hi), (r as u64, (r >> 64) as u64));
+        let p = KeyHasher::parquet().hash(&key[..]);
+        assert_eq!(p.lo, xxhash_rust::xxh64::xxh64(&key, 0));
+    }
+    let h = KeyHasher::new();
+    assert_eq!(h.algorithm(), HashAlgorithm::Xxh3_128);
+    assert_eq!(h.seed_kind(), SeedKind::Default);
+    assert_eq!(HashAlgorithm::Xxh3_128.id(), 1);
+    assert_eq!(HashAlgorithm::SipHash13_128.id(), 2);
+    assert_eq!(HashAlgorithm::Xxh64.id(), 3);
+    for (kind, id) in [
+        (Kind::Classic, 1),
+        (Kind::Partitioned, 2),
+        (Kind::Blocked, 3),
+        (Kind::SplitBlock, 4),
+        (Kind::Scalable, 5),
+    ] {
+        assert_eq!(kind.id(), id);
+        assert_eq!(Kind::from_id(id), Some(kind));
+    }
+}
+
+#[test]
+fn classic_and_partitioned_use_the_pinned_indices() {
+    for (i, (name, h, key)) in cases().into_iter().enumerate() {
+        let mut f = BloomFilter::builder()
+            .bits(1_000_003)
+            .hashes(7)
+            .hasher(h)
+            .try_build()
+            .unwrap();
+        f.insert(&key[..]);
+        let mut want = INDICES[i].to_vec();
+        want.sort_unstable();
+        want.dedup();
+        assert_eq!(set_bits(f.as_words()), want, "classic bits of {name}");
+
+        // partitioned: slice j gets index (x_j · s) >> 64 of the same sequence
+        let s = 1000u64;
+        let mut p = PartitionedBloomFilter::builder()
+            .bits(7 * s)
+            .hashes(7)
+            .hasher(h)
+            .try_build()
+            .unwrap();
+        p.insert(&key[..]);
+        let hv = h.hash(&key[..]);
+        let want: Vec<u64> = hv
+            .sequence(7)
+            .enumerate()
+            .map(|(j, x)| j as u64 * s + ((u128::from(x) * u128::from(s)) >> 64) as u64)
+            .collect();
+        assert_eq!(set_bits(p.as_words()), want, "partitioned bits of {name}");
+    }
+}
+
+#[test]
+fn blocked_bits_are_pinned() {
+    for (i, (name, h, key)) in cases().into_iter().enumerate() {
+        let b7 = blocked_bits(h, &key, 7);
+        let b16 = blocked_bits(h, &key, 16);
+        let mut want7 = BLOCKED_K7[i].to_vec();
+        want7.dedup();
+        let mut want16 = BLOCKED_K16[i].to_vec();
+        want16.dedup();
+        assert_eq!(b7, want7, "blocked k=7 bits of {name}");
+        assert_eq!(b16, want16, "blocked k=16 bits of {name}");
+        // one block: all bits in the same 512-bit block, chosen by multiply-shift of `lo`
+        let block = ((u128::from(h.hash(&key[..]).lo) * 16) >> 64) as u64;
+        assert!(
+            b16.iter().all(|&bit| bit / 512 == block),
+            "{name}: one block per key"
+        );
+    }
+}
+
+#[test]
+fn split_block_words_are_pinned() {
+    for (i, &h) in SPLIT_HASHES.iter().enumerate() {
+        assert_eq!(
+            split_words(h),
+            SPLIT_WORDS[i],
+            "split-block words of {h:#x}"
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Golden files of format version 1.
+// ---------------------------------------------------------------------------------------------
+
+fn golden_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1")
+}
+
+fn golden_keys() -> Vec<String> {
+    (0..50).map(|i| format!("golden-{i}")).collect()
+}
+
+/// What each golden file holds: how to build it (only used to write a missing file) and what
+/// loading it must give.
+struct Golden {
+    file: &'static str,
+    kind: Kind,
+    build: fn() -> AnyFilter,
+    /// (bits, hashes) as `info()` reports them.
+    shape: (u64, u32),
+    hash: &'static str,
+    seed_kind: &'static str,
+}
+
+fn goldens() -> Vec<Golden> {
+    vec![
+        Golden {
+            file: "classic.bloom",
+            kind: Kind::Classic,
+            build: || {
+                AnyFilter::Classic(
+                    BloomFilter::builder()
+                        .bits(1000)
+                        .hashes(5)
+                        .seed(0x5EED)
+                        .try_build()
+                        .unwrap(),
+                )
+            },
+            shape: (1000, 5),
+            hash: "xxh3-128",
+            seed_kind: "user",
+        },
+        Golden {
+            file: "partitioned.bloom",
+            kind: Kind::Partitioned,
+            build: || {
+                AnyFilter::Partitioned(
+                    PartitionedBloomFilter::builder()
+                        .bits(1001)
+                        .hashes(7)
+                        .try_build()
+                        .unwrap(),
+                )
+            },
+            shape: (1001, 7),
+            hash: "xxh3-128",
+            seed_kind: "default",
+        },
+        Golden {
+            file: "blocked.bloom",
+            kind: Kind::Blocked,
+            build: || {
+                AnyFilter::Blocked(
+                    BlockedBloomFilter::builder()
+                        .capacity(50)
+                        .fpr(0.01)
+                        .seed(7)
+                        .try_build()
+                        .unwrap(),
+                )
+            },
+            shape: (0, 0), // sized: checked against the stored capacity instead
+            hash: "xxh3-128",
+            seed_kind: "user",
+        },
+        Golden {
+            file: "blocked-keyed.bloom",
+            kind: Kind::Blocked,
+            build: || {
+                AnyFilter::Blocked(
+                    BlockedBloomFilter::builder()
+                        .bits(4 * 512)
+                        .hashes(12)
+                        .hasher(KeyHasher::with_secret(
+                            0x0011_2233_4455_6677_8899_AABB_CCDD_EEFF,
+                        ))
+                        .try_build()
+                        .unwrap(),
+                )
+            },
+            shape: (2048, 12),
+            hash: "siphash13-128",
+            seed_kind: "keyed",
+        },
+        Golden {
+            file: "split-block.bloom",
+            kind: Kind::SplitBlock,
+            build: || AnyFilter::SplitBlock(SplitBlockBloomFilter::try_with_bytes(5 * 32).unwrap()),
+            shape: (5 * 256, 8),
+            hash: "xxh64",
+            seed_kind: "default",
+        },
+        Golden {
+            file: "scalable.bloom",
+            kind: Kind::Scalable,
+            build: || {
+                AnyFilter::Scalable(
+                    ScalableBloomFilter::builder()
+                        .capacity(8)
+                        .fpr(0.02)
+                        .seed(3)
+                        .try_build()
+                        .unwrap(),
+                )
+            },
+            shape: (0, 0), // three or more sub-filters, checked below
+            hash: "xxh3-128",
+            seed_kind: "user",
+        },
+    ]
+}
+
+fn filled(mut f: AnyFilter) -> AnyFilter {
+    for k in golden_keys() {
+        f.insert(&k);
+    }
+    f
+}
+
+/// Writes golden files that do not exist yet and prints the literal tables. Never deletes or
+/// overwrites a file: goldens of a released version must never be regenerated, only added.
+#[test]
+#[ignore = "writes tests/golden; run by hand to add goldens"]
+fn regenerate() {
+    std::fs::create_dir_all(golden_dir()).unwrap();
+    for g in goldens() {
+        let path = golden_dir().join(g.file);
+        if path.exists() {
+            println!("kept {}", path.display());
+            continue;
+        }
+        filled((g.build)()).save(&path).unwrap();
+        println!("wrote {}", path.display());
+    }
+    let all = cases();
+    println!("const HASHES: [(u64, u64); {}] = [", all.len());
+    for (_, h, k) in &all {
+        let v = h.hash(&k[..]);
+        println!("    ({:#018x}, {:#018x}),", v.lo, v.hi);
+    }
+    println!("];\nconst INDICES: [[u64; 7]; {}] = [", all.len());
+    for (_, h, k) in &all {
+        println!(
+            "    {:?},",
+            h.hash(&k[..]).indices(7, 1_000_003).collect::<Vec<_>>()
+        );
+    }
+    for kk in [7u32, 16] {
+        println!("];\nconst BLOCKED_K{kk}: [[u64; {kk}]; {}] = [", all.len());
+        for (_, h, k) in &all {
+            // pad with repeats of the last bit when probes collide (dedup in the test)
+            let mut b = blocked_bits(*h, k, kk);
+            while b.len() < kk as usize {
+                b.push(*b.last().unwrap());
+            }
+            println!("    {b:?},");
+        }
+    }
+    println!("];\nconst SPLIT_WORDS: [(u64, [u32; 8]); 4] = [");
+    for h in SPLIT_HASHES {
+        let (b, w) = split_words(h);
+        let w: Vec<String> = w.iter().map(|x| format!("{x:#010x}")).collect();
+        println!("    ({b}, [{}]),", w.join(", "));
+    }
+    println!("];");
+}
+
+#[test]
+fn golden_files_v1_load_and_reencode_identically() {
+    let keys = golden_keys();
+    for g in goldens() {
+        let path = golden_dir().join(g.file);
+        let bytes = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert!(bytes.len() <= 8192, "{}: goldens stay small", g.file);
+        // the fixed header fields of version 1
+        assert_eq!(&bytes[..8], b"BLOOMERY", "{}", g.file);
+        assert_eq!(
+            u16::from_le_bytes([bytes[8], bytes[9]]),
+            1,
+            "{}: version",
+            g.file
+        );
+        assert_eq!(
+            u16::from_le_bytes([bytes[10], bytes[11]]),
+            g.kind.id(),
+            "{}: kind",
+            g.file
+        );
+        assert_eq!(
+            u64::from_le_bytes(bytes[48..56].try_into().unwrap()),
+            50,
+            "{}: items",
+            g.file
+        );
+
+        let f = AnyFilter::from_bytes(&bytes).unwrap_or_else(|e| panic!("{}: {e}", g.file));
+        assert_eq!(f.kind(), g.kind, "{}", g.file);
+        for k in &keys {
+            assert!(f.contains(k), "{}: golden key {k} missing", g.file);
+        }
+        let info = f.info();
+        assert_eq!(info.items, 50, "{}", g.file);
+        assert_eq!(info.format_version, 1);
+        assert_eq!(info.hash, g.hash, "{}", g.file);
+        assert_eq!(info.seed_kind, g.seed_kind, "{}", g.file);
+        if g.shape != (0, 0) {
+            assert_eq!((info.bits, info.hashes), g.shape, "{}: shape", g.file);
+        }
+        assert_eq!(
+            f.to_bytes(),
+            bytes,
+            "{}: re-encoding changed the bytes",
+            g.file
+        );
+        // building the same filter today gives the same bytes: the mapping did not move
+        assert_eq!(
+            filled((g.build)()).to_bytes(),
+            bytes,
+            "{}: today's build differs",
+            g.file
+        );
+        // the typed loader and the mmap path agree
+        let mapped = AnyFilter::open_mmap(&path, bloomery::Verify::Checksum).unwrap();
+        assert_eq!(mapped, f, "{}", g.file);
+
+        match &f {
+            AnyFilter::Blocked(b) if g.file == "blocked.bloom" => {
+                assert_eq!(b.capacity(), 50);
+                assert_eq!(b.target_fpr(), 0.01);
+                let t = BlockedBloomFilter::from_bytes(&bytes).unwrap();
+                assert_eq!(&t, b);
+            }
+            AnyFilter::Scalable(s) => {
+                assert!(s.filters().len() >= 3, "8, 16, 32 … keys per sub-filter");
+                assert_eq!(s.initial_capacity(), 8);
+                assert_eq!(s.target_fpr(), 0.02);
+                assert_eq!(ScalableBloomFilter::from_bytes(&bytes).unwrap(), *s);
+            }
+            AnyFilter::Classic(c) => assert_eq!(BloomFilter::from_bytes(&bytes).unwrap(), *c),
+            AnyFilter::Partitioned(p) => {
+                assert_eq!(PartitionedBloomFilter::from_bytes(&bytes).unwrap(), *p)
+            }
+            AnyFilter::SplitBlock(s) => {
+                assert_eq!(SplitBlockBloomFilter::from_bytes(&bytes).unwrap(), *s)
+            }
+            _ => {}
+        }
+    }
+}
