@@ -32,7 +32,14 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  bloomery create seen.bloom -n 10M -p 0.001\n  \
 bloomery create paper.bloom --kind classic --bits 48M --hashes 3 -n 1M\n  \
-bloomery create grow.bloom --kind scalable -n 100k -p 0.01 --growth 2 --tightening 0.8"
+bloomery create grow.bloom --kind scalable -n 100k -p 0.01 --growth 2 --tightening 0.8\n\n\
+Counting kinds (multisets: `add` increments, `count` estimates, `remove` where deletion exists):\n  \
+bloomery create c.bloom --kind counting -n 1M -p 0.01 --counter-bits 8\n  \
+bloomery create d.bloom --kind dlcbf -n 1M -p 0.01\n  \
+bloomery create s.bloom --kind spectral -n 1M -p 0.01 --method rm\n  \
+bloomery create m.bloom --kind cms --width 2719 --depth 5   (or --epsilon 0.001 --delta 0.01)\n  \
+bloomery create i.bloom --kind ibf -n 1M -p 0.01 --repeat-cap 100k\n  \
+bloomery create x.bloom --kind scbf -n 1M -p 0.01 --groups 32"
     )]
     Create(CreateArgs),
     /// Insert each line of the inputs (stdin when none or "-") into a filter file.
@@ -83,16 +90,18 @@ bloomery calc -n 1M -m 48M -k 3 --json")]
         after_help = "Examples:\n  bloomery lab --list\n  bloomery lab all --quick --out lab-out"
     )]
     Lab(LabArgs),
-    /// Remove lines from a counting filter (not available yet).
+    /// Remove one occurrence of each line from a counting, dlcbf or spectral (ms, rm) file.
     #[command(
-        after_help = "Example (once counting kinds land):\n  bloomery remove counts.bloom gone.txt"
+        after_help = "An absent line (one of its counters is zero) is not removed: it is reported \
+on stderr and the others go on. The file is saved atomically at the end.\n\nExit status: 0 all \
+removed, 1 some lines were absent, 2 error (e.g. cms, ibf, scbf and spectral mi cannot delete).\n\n\
+Example:\n  bloomery remove counts.bloom gone.txt"
     )]
-    Remove(FutureArgs),
-    /// Print multiplicity estimates from a counting filter (not available yet).
-    #[command(
-        after_help = "Example (once counting kinds land):\n  bloomery count counts.bloom keys.txt"
-    )]
-    Count(FutureArgs),
+    Remove(CountArgs),
+    /// Print `estimate<TAB>line` for each line (set kinds: 1 if present, else 0).
+    #[command(after_help = "Examples:\n  bloomery count counts.bloom keys.txt\n  \
+cut -f1 log.tsv | bloomery count counts.bloom | sort -rn | head")]
+    Count(CountArgs),
     /// Print deterministic URL-like lines (for demos and benchmarks).
     #[command(hide = true)]
     GenUrls(GenArgs),
@@ -111,6 +120,39 @@ pub enum KindArg {
     SplitBlock,
     /// Grows as items arrive, keeping the compound rate under target.
     Scalable,
+    /// Counting filter: w-bit saturating counters (--counter-bits, default 4); deletes.
+    Counting,
+    /// d-left counting filter: fingerprints and small counters; deletes, less memory.
+    Dlcbf,
+    /// Spectral filter (--method ms|mi|rm); deletes except with mi.
+    Spectral,
+    /// Count-min sketch (--width/--depth or --epsilon/--delta); no deletion.
+    Cms,
+    /// Iterative filter: repeats set one more bit (--repeat-cap); no deletion.
+    Ibf,
+    /// Space-code filter: groups of hashes, maximum-likelihood counts (--groups); no deletion.
+    Scbf,
+}
+
+/// Spectral filter methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum MethodArg {
+    /// Minimum Selection (never below the true count).
+    Ms,
+    /// Minimal Increase (more accurate, no deletion).
+    Mi,
+    /// Recurring Minimum (secondary filter).
+    Rm,
+}
+
+impl MethodArg {
+    pub fn method(self) -> bloomery::SpectralMethod {
+        match self {
+            MethodArg::Ms => bloomery::SpectralMethod::MinimumSelection,
+            MethodArg::Mi => bloomery::SpectralMethod::MinimalIncrease,
+            MethodArg::Rm => bloomery::SpectralMethod::RecurringMinimum,
+        }
+    }
 }
 
 impl KindArg {
@@ -122,6 +164,12 @@ impl KindArg {
             KindArg::Partitioned => Kind::Partitioned,
             KindArg::SplitBlock => Kind::SplitBlock,
             KindArg::Scalable => Kind::Scalable,
+            KindArg::Counting => Kind::Counting,
+            KindArg::Dlcbf => Kind::DLeftCounting,
+            KindArg::Spectral => Kind::Spectral,
+            KindArg::Cms => Kind::CountMin,
+            KindArg::Ibf => Kind::Iterative,
+            KindArg::Scbf => Kind::SpaceCode,
         }
     }
 }
@@ -174,6 +222,35 @@ pub struct CreateArgs {
     /// Scalable: refuse items past capacity instead of growing.
     #[arg(long)]
     pub no_scaling: bool,
+    /// Counting (1-32, default 4), spectral (default 16), dlcbf (1-31, default 2): bits per
+    /// counter.
+    #[arg(long, value_name = "W")]
+    pub counter_bits: Option<u32>,
+    /// Cms: counters per row (with --depth).
+    #[arg(long, value_name = "W", value_parser = parse_count)]
+    pub width: Option<u64>,
+    /// Cms: rows (with --width).
+    #[arg(long, value_name = "D")]
+    pub depth: Option<u32>,
+    /// Cms: error bound ε as a fraction of the total count (with --delta).
+    #[arg(long, value_name = "E", allow_negative_numbers = true)]
+    pub epsilon: Option<f64>,
+    /// Cms: probability δ that the error exceeds ε (with --epsilon).
+    #[arg(long, value_name = "D", allow_negative_numbers = true)]
+    pub delta: Option<f64>,
+    /// Cms: conservative update (Estan & Varghese).
+    #[arg(long)]
+    pub conservative: bool,
+    /// Spectral: ms (Minimum Selection, default), mi (Minimal Increase), rm (Recurring
+    /// Minimum).
+    #[arg(long, value_enum)]
+    pub method: Option<MethodArg>,
+    /// Ibf: stop counting repeats after this many (default: no cap).
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub repeat_cap: Option<u64>,
+    /// Scbf: groups of hash functions (default 32 in the library).
+    #[arg(long, value_name = "L")]
+    pub groups: Option<u32>,
     /// Overwrite an existing file.
     #[arg(long)]
     pub force: bool,
@@ -328,10 +405,13 @@ pub struct LabArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct FutureArgs {
-    /// Arguments (the counting kinds are not available yet).
-    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
-    pub args: Vec<String>,
+pub struct CountArgs {
+    /// Filter file.
+    pub file: PathBuf,
+    /// Input files (gzip and zstd detected); stdin when none or "-".
+    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub keys: KeyArgs,
 }
 
 #[derive(Debug, Args)]

@@ -1018,7 +1018,7 @@ fn calc_rate_and_bits() {
 }
 
 #[test]
-fn lab_and_counting_placeholders() {
+fn lab_errors_and_remove_count_on_a_missing_file() {
     bloomery().args(["lab", "--list"]).assert().success();
     assert_error(
         bloomery().args(["lab", "no-such-experiment"]).assert(),
@@ -1027,7 +1027,7 @@ fn lab_and_counting_placeholders() {
     for cmd in ["remove", "count"] {
         assert_error(
             bloomery().args([cmd, "f.bloom", "keys.txt"]).assert(),
-            "no counting kinds yet",
+            "cannot load `f.bloom`",
         );
     }
 }

@@ -58,6 +58,7 @@
 #![warn(missing_docs)]
 
 pub mod any;
+pub mod any_counter;
 pub mod attenuated;
 pub mod blocked;
 pub mod bloomier;
@@ -91,6 +92,7 @@ pub mod tree_path;
 pub mod xor;
 
 pub use any::{AnyFilter, FilterInfo};
+pub use any_counter::{AnyCounter, CounterInfo, CounterOptions};
 pub use attenuated::AttenuatedBloomFilter;
 pub use blocked::{AtomicBlockedBloomFilter, BlockedBloomFilter};
 pub use bloomier::BloomierFilter;

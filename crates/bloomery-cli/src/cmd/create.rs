@@ -73,6 +73,21 @@ pub fn run(a: CreateArgs) -> Result<u8> {
             a.file.display()
         );
     }
+    if a.counter_bits.is_some()
+        || a.width.is_some()
+        || a.depth.is_some()
+        || a.epsilon.is_some()
+        || a.delta.is_some()
+        || a.conservative
+        || a.method.is_some()
+        || a.repeat_cap.is_some()
+        || a.groups.is_some()
+    {
+        bail!(
+            "--counter-bits, --width, --depth, --epsilon, --delta, --conservative, --method, \
+             --repeat-cap and --groups apply to the counting kinds only"
+        );
+    }
     let sizing = Sizing {
         capacity: a.capacity,
         fpr: a.fpr,

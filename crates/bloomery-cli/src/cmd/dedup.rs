@@ -12,6 +12,11 @@ use crate::num::{bytes, group, rate};
 use crate::output::note;
 
 pub fn run(a: DedupArgs) -> Result<u8> {
+    if bloomery::AnyCounter::holds(a.kind.kind()) {
+        anyhow::bail!(
+            "dedup needs a set kind (blocked, classic, partitioned, split-block, scalable)"
+        );
+    }
     let spec = KeySpec::new(&a.keys)?;
     let mut f = match &a.state {
         Some(p) if p.exists() => super::load(p)?,

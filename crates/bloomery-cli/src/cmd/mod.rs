@@ -3,6 +3,7 @@
 mod add;
 mod calc;
 mod check;
+mod counting;
 mod create;
 mod dedup;
 mod gen;
@@ -19,10 +20,16 @@ use crate::cli::Command;
 
 pub fn run(cmd: Command) -> Result<u8> {
     match cmd {
+        Command::Create(a) if bloomery::AnyCounter::holds(a.kind.kind()) => {
+            counting::create(&a, a.kind.kind())
+        }
         Command::Create(a) => create::run(a),
+        Command::Add(a) if counting::is_counter(&a.file)? => counting::add(&a),
         Command::Add(a) => add::run(a),
+        Command::Check(a) if counting::is_counter(&a.file)? => counting::check(&a),
         Command::Check(a) => check::run(a),
         Command::Dedup(a) => dedup::run(a),
+        Command::Info(a) if counting::is_counter(&a.file)? => counting::info(&a),
         Command::Info(a) => info::info(a),
         Command::Estimate(a) => info::estimate(a),
         Command::Union(a) => merge::union(a, false),
@@ -30,9 +37,8 @@ pub fn run(cmd: Command) -> Result<u8> {
         Command::Fold(a) => merge::fold(a),
         Command::Calc(a) => calc::run(a),
         Command::Lab(a) => lab::run(a),
-        Command::Remove(_) | Command::Count(_) => {
-            bail!("no counting kinds yet: `remove` and `count` arrive with the counting filters")
-        }
+        Command::Remove(a) => counting::remove(&a),
+        Command::Count(a) => counting::count(&a),
         Command::GenUrls(a) => gen::run(a),
     }
 }

@@ -1,0 +1,338 @@
+//! The counting kinds (counting, dlcbf, spectral, cms, ibf, scbf) through
+//! `bloomery::AnyCounter`: create, add (increments), remove, count, check and info.
+
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use anyhow::{bail, Context, Result};
+use bloomery::{AnyCounter, CounterOptions, KeyHasher, Kind, RemoveError};
+use serde_json::json;
+
+use crate::cli::{AddArgs, CheckArgs, CountArgs, CreateArgs, InfoArgs};
+use crate::input::{self, KeySpec};
+use crate::num::{bytes, group};
+use crate::output::{self, note, table};
+
+/// True when `path` holds a counting-family file (errors name the path).
+pub fn is_counter(path: &Path) -> Result<bool> {
+    let h = bloomery::format::read_header(path)
+        .with_context(|| format!("cannot load `{}`", path.display()))?;
+    Ok(AnyCounter::holds(h.kind))
+}
+
+pub fn load(path: &Path) -> Result<AnyCounter> {
+    AnyCounter::load(path).with_context(|| format!("cannot load `{}`", path.display()))
+}
+
+fn save(f: &AnyCounter, path: &Path) -> Result<()> {
+    f.save(path)
+        .with_context(|| format!("cannot write `{}`", path.display()))
+}
+
+pub fn create(a: &CreateArgs, kind: Kind) -> Result<u8> {
+    if a.growth.is_some() || a.tightening.is_some() || a.no_scaling {
+        bail!("--growth, --tightening and --no-scaling apply to --kind scalable only");
+    }
+    let hasher = if a.keyed {
+        KeyHasher::keyed()?
+    } else if let Some(s) = a.seed {
+        KeyHasher::with_seed(s)
+    } else {
+        KeyHasher::new()
+    };
+    let o = CounterOptions {
+        capacity: a.capacity,
+        fpr: a.fpr,
+        bits: a.bits,
+        hashes: a.hashes,
+        counter_bits: a.counter_bits,
+        width: a.width,
+        depth: a.depth,
+        epsilon: a.epsilon,
+        delta: a.delta,
+        conservative: a.conservative,
+        method: a.method.map(|m| m.method()),
+        repeat_cap: a.repeat_cap,
+        groups: a.groups,
+        hasher,
+        ..CounterOptions::default()
+    };
+    let f = AnyCounter::build(kind, &o).map_err(flag_names)?;
+    save(&f, &a.file)?;
+    let i = f.info();
+    note(&format!(
+        "created {}: {} structure, {}",
+        a.file.display(),
+        i.kind,
+        bytes(i.bytes)
+    ));
+    Ok(0)
+}
+
+/// The library's parameter names as the CLI spells its flags.
+fn flag_names(e: bloomery::Error) -> anyhow::Error {
+    if let bloomery::Error::InvalidParameter { name, reason } = &e {
+        let flag = match *name {
+            "capacity" => "-n/--capacity",
+            "fpr" => "-p/--fpr",
+            "counters" | "bits" => "--bits",
+            "hashes" => "--hashes",
+            "counter_bits" | "counter_width" => "--counter-bits",
+            "width" => "--width",
+            "depth" => "--depth",
+            "epsilon" => "--epsilon",
+            "delta" => "--delta",
+            "conservative" => "--conservative",
+            "method" => "--method",
+            "repeat_cap" => "--repeat-cap",
+            "groups" => "--groups",
+            "dimensions" => "--width/--depth or --epsilon/--delta",
+            _ => return e.into(),
+        };
+        return anyhow::anyhow!("invalid {flag}: {reason}");
+    }
+    e.into()
+}
+
+pub fn add(a: &AddArgs) -> Result<u8> {
+    let spec = KeySpec::new(&a.keys)?;
+    let mut f = load(&a.file)?;
+    if a.threads != 1 {
+        output::warn("--threads applies to blocked filters; inserting with one thread");
+    }
+    let hasher = *f.hasher();
+    let before = f.len();
+    let mut n = 0u64;
+    let counts = input::for_each_line(&a.inputs, &spec, |_, key| {
+        n += 1;
+        if let Some(k) = key {
+            if let Err(e) = f.insert_hashed(hasher.hash_bytes(k)) {
+                if let bloomery::Error::Full { .. } = e {
+                    bail!(
+                        "line {n}: the d-left filter is full (every bucket this key maps to is \
+                         full); nothing was saved: create it with a larger -n"
+                    );
+                }
+                return Err(e.into());
+            }
+        }
+        Ok(())
+    })?;
+    save(&f, &a.file)?;
+    note(&format!(
+        "{} lines read, {} increments, {} in total",
+        group(counts.lines),
+        group(f.len().saturating_sub(before)),
+        group(f.len())
+    ));
+    Ok(0)
+}
+
+pub fn remove(a: &CountArgs) -> Result<u8> {
+    if !is_counter(&a.file)? {
+        let k = bloomery::format::read_header(&a.file)?.kind;
+        bail!(
+            "cannot remove from `{}`: {} filters have no deletion (use --kind counting, dlcbf or spectral)",
+            a.file.display(),
+            k.name()
+        );
+    }
+    let spec = KeySpec::new(&a.keys)?;
+    let mut f = load(&a.file)?;
+    if let Some(e) = f.remove_unsupported() {
+        bail!("cannot remove from `{}`: {e}", a.file.display());
+    }
+    let hasher = *f.hasher();
+    let (mut removed, mut absent, mut n) = (0u64, 0u64, 0u64);
+    let counts = input::for_each_line(&a.inputs, &spec, |line, key| {
+        n += 1;
+        let Some(k) = key else { return Ok(()) };
+        match f.remove_hashed(hasher.hash_bytes(k)) {
+            Ok(()) => removed += 1,
+            Err(RemoveError::NotPresent) => {
+                absent += 1;
+                output::warn(&format!(
+                    "line {n}: not present, not removed: {}",
+                    String::from_utf8_lossy(line)
+                ));
+            }
+            Err(e) => bail!("line {n}: {e}"),
+        }
+        Ok(())
+    })?;
+    save(&f, &a.file)?;
+    note(&format!(
+        "{} lines read, {} removed, {} not present",
+        group(counts.lines),
+        group(removed),
+        group(absent)
+    ));
+    Ok(if absent > 0 { 1 } else { 0 })
+}
+
+pub fn count(a: &CountArgs) -> Result<u8> {
+    let spec = KeySpec::new(&a.keys)?;
+    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut print = |est: u64, line: &[u8]| -> Result<()> {
+        write!(out, "{est}\t")?;
+        out.write_all(line)?;
+        out.write_all(b"\n")?;
+        Ok(())
+    };
+    if is_counter(&a.file)? {
+        let f = load(&a.file)?;
+        let hasher = *f.hasher();
+        input::for_each_line(&a.inputs, &spec, |line, key| {
+            let est = key.map_or(0, |k| f.count_hashed(hasher.hash_bytes(k)));
+            print(est, line)
+        })?;
+    } else {
+        use bloomery::Filter;
+        let f = super::load(&a.file)?;
+        let hasher = *f.hasher();
+        input::for_each_line(&a.inputs, &spec, |line, key| {
+            let hit = key.is_some_and(|k| f.contains_hashed(hasher.hash_bytes(k)));
+            print(u64::from(hit), line)
+        })?;
+    }
+    out.flush()?;
+    Ok(0)
+}
+
+pub fn check(a: &CheckArgs) -> Result<u8> {
+    let spec = KeySpec::new(&a.keys)?;
+    let f = load(&a.file)?;
+    let hasher = *f.hasher();
+    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut matched = 0u64;
+    input::for_each_line(&a.inputs, &spec, |line, key| {
+        let hit = key.is_some_and(|k| f.contains_hashed(hasher.hash_bytes(k)));
+        if hit != a.invert {
+            matched += 1;
+            if !a.count {
+                out.write_all(line)?;
+                out.write_all(b"\n")?;
+            }
+        }
+        Ok(())
+    })?;
+    if a.count {
+        writeln!(out, "{matched}")?;
+    }
+    out.flush()?;
+    Ok(if matched > 0 { 0 } else { 1 })
+}
+
+pub fn info(a: &InfoArgs) -> Result<u8> {
+    let header = bloomery::format::read_header(&a.file)
+        .with_context(|| format!("cannot load `{}`", a.file.display()))?;
+    let f = load(&a.file)?;
+    let i = f.info();
+    let h = f.hasher();
+    let seed = match h.seed_kind() {
+        bloomery::SeedKind::Keyed => None,
+        _ => Some(h.seed() as u64),
+    };
+    if a.json {
+        output::json(&json!({
+            "file": a.file.display().to_string(),
+            "kind": i.kind,
+            "format_version": header.version,
+            "items": i.items,
+            "bytes": i.bytes,
+            "bits_per_item": i.bits_per_item,
+            "capacity": i.capacity,
+            "removable": i.removable,
+            "saturated_counters": i.saturated_counters,
+            "counter_bits": i.counter_bits,
+            "hashes": i.hashes,
+            "size": i.size,
+            "distinctness": i.distinctness,
+            "counting_stopped": i.counting_stopped,
+            "repeats_counted": i.repeats_counted,
+            "groups": i.groups,
+            "width": i.width,
+            "depth": i.depth,
+            "conservative": i.conservative,
+            "method": i.method,
+            "occupied_cells": i.occupied_cells,
+            "hash": h.algorithm().name(),
+            "seed_kind": h.seed_kind().name(),
+            "seed": seed,
+        }))?;
+        return Ok(0);
+    }
+    let mut rows = vec![
+        ("file", a.file.display().to_string()),
+        ("kind", i.kind.to_string()),
+        ("format version", header.version.to_string()),
+        ("items", group(i.items)),
+        (
+            "size",
+            format!("{} ({} bytes)", bytes(i.bytes), group(i.bytes)),
+        ),
+        ("bits per item", format!("{:.2}", i.bits_per_item)),
+        (
+            "capacity",
+            if i.capacity == 0 {
+                "none".into()
+            } else {
+                group(i.capacity)
+            },
+        ),
+        ("removal", if i.removable { "yes" } else { "no" }.into()),
+    ];
+    let opt = |rows: &mut Vec<(&str, String)>, name, v: Option<String>| {
+        if let Some(v) = v {
+            rows.push((name, v));
+        }
+    };
+    opt(&mut rows, "method", i.method.map(str::to_string));
+    opt(&mut rows, "counters/bits", i.size.map(group));
+    opt(
+        &mut rows,
+        "counter bits",
+        i.counter_bits.map(|w| w.to_string()),
+    );
+    opt(&mut rows, "hashes (k)", i.hashes.map(|k| k.to_string()));
+    opt(&mut rows, "width", i.width.map(group));
+    opt(&mut rows, "depth", i.depth.map(|d| d.to_string()));
+    opt(
+        &mut rows,
+        "conservative",
+        i.conservative.map(|c| c.to_string()),
+    );
+    opt(&mut rows, "groups", i.groups.map(|g| g.to_string()));
+    opt(&mut rows, "occupied cells", i.occupied_cells.map(group));
+    opt(
+        &mut rows,
+        "saturated counters",
+        i.saturated_counters.map(group),
+    );
+    opt(
+        &mut rows,
+        "distinctness rate",
+        i.distinctness.map(|d| format!("{d:.4}")),
+    );
+    opt(&mut rows, "repeats counted", i.repeats_counted.map(group));
+    opt(
+        &mut rows,
+        "counting stopped",
+        i.counting_stopped.map(|c| c.to_string()),
+    );
+    rows.push((
+        "hash",
+        match seed {
+            Some(s) => format!(
+                "{} (seed: {}, {s})",
+                h.algorithm().name(),
+                h.seed_kind().name()
+            ),
+            None => format!("{} (seed: keyed, secret)", h.algorithm().name()),
+        },
+    ));
+    let mut out = io::stdout().lock();
+    table(&mut out, &rows)?;
+    out.flush()?;
+    Ok(0)
+}

@@ -1,0 +1,347 @@
+//! The counting kinds through the real binary: create, add, count, remove, check, info.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use tempfile::TempDir;
+
+fn bloomery() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_bloomery"));
+    c.env("NO_COLOR", "1");
+    c
+}
+
+const KINDS: &[(&str, &[&str])] = &[
+    (
+        "counting",
+        &["-n", "2000", "-p", "0.01", "--counter-bits", "8"],
+    ),
+    (
+        "dlcbf",
+        &["-n", "2000", "-p", "0.01", "--counter-bits", "8"],
+    ),
+    ("spectral", &["-n", "2000", "-p", "0.01", "--method", "ms"]),
+    ("cms", &["--width", "2000", "--depth", "4"]),
+    ("ibf", &["-n", "2000", "-p", "0.01", "--repeat-cap", "100k"]),
+    ("scbf", &["-n", "2000", "-p", "0.01", "--groups", "8"]),
+];
+
+fn create(dir: &Path, kind: &str, args: &[&str]) -> PathBuf {
+    let p = dir.join(format!("{kind}.bf"));
+    bloomery()
+        .arg("create")
+        .arg(&p)
+        .args(["--kind", kind])
+        .args(args)
+        .assert()
+        .success();
+    p
+}
+
+/// Key i appears (i % 7) + 1 times.
+fn multiset() -> (String, HashMap<String, u64>) {
+    let mut s = String::new();
+    let mut truth = HashMap::new();
+    for i in 0..300u32 {
+        let k = format!("key-{i}");
+        let c = u64::from(i % 7) + 1;
+        for _ in 0..c {
+            s.push_str(&k);
+            s.push('\n');
+        }
+        truth.insert(k, c);
+    }
+    (s, truth)
+}
+
+fn counts(p: &Path, input: &str) -> HashMap<String, u64> {
+    let out = bloomery()
+        .arg("count")
+        .arg(p)
+        .write_stdin(input)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    String::from_utf8(out)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (n, k) = l.split_once('\t').expect("estimate<TAB>line");
+            (k.to_string(), n.parse().unwrap())
+        })
+        .collect()
+}
+
+fn info(p: &Path) -> serde_json::Value {
+    let out = bloomery()
+        .args(["info", "--json"])
+        .arg(p)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    serde_json::from_slice(&out).unwrap()
+}
+
+#[test]
+fn every_kind_creates_adds_counts_and_reports() {
+    let dir = TempDir::new().unwrap();
+    let (input, truth) = multiset();
+    let keys: String = truth.keys().map(|k| format!("{k}\n")).collect();
+    for (kind, args) in KINDS {
+        let p = create(dir.path(), kind, args);
+        bloomery()
+            .arg("add")
+            .arg(&p)
+            .write_stdin(input.clone())
+            .assert()
+            .success();
+        let got = counts(&p, &keys);
+        assert_eq!(got.len(), truth.len(), "{kind}");
+        // every inserted key is present (no false negatives)
+        assert!(got.values().all(|&n| n > 0), "{kind}: a count of 0");
+        if matches!(*kind, "counting" | "cms" | "spectral" | "dlcbf") {
+            for (k, &c) in &truth {
+                assert!(got[k] >= c, "{kind}: {k} counted {} < {c}", got[k]);
+            }
+        }
+        // check: present when the count is above 0
+        bloomery()
+            .args(["check", "-c"])
+            .arg(&p)
+            .write_stdin(keys.clone())
+            .assert()
+            .code(0)
+            .stdout("300\n");
+        let i = info(&p);
+        assert_eq!(i["kind"], *kind);
+        assert!(i["bits_per_item"].as_f64().unwrap() > 0.0);
+        match *kind {
+            "counting" => {
+                assert_eq!(i["saturated_counters"], 0);
+                assert_eq!(i["counter_bits"], 8);
+            }
+            "ibf" => {
+                let a = i["distinctness"].as_f64().unwrap();
+                assert!(a > 0.0 && a <= 1.0);
+            }
+            "scbf" => assert_eq!(i["groups"], 8),
+            "cms" => {
+                assert_eq!(i["width"], 2000);
+                assert_eq!(i["depth"], 4);
+            }
+            "spectral" => assert_eq!(i["method"], "ms"),
+            _ => {}
+        }
+        bloomery()
+            .arg("info")
+            .arg(&p)
+            .assert()
+            .success()
+            .stdout(predicate::str::contains(*kind));
+    }
+}
+
+#[test]
+fn remove_decrements_and_reports_absent_lines() {
+    let dir = TempDir::new().unwrap();
+    let (input, truth) = multiset();
+    for kind in ["counting", "dlcbf", "spectral"] {
+        let args = KINDS.iter().find(|(k, _)| *k == kind).unwrap().1;
+        let p = create(dir.path(), kind, args);
+        bloomery()
+            .arg("add")
+            .arg(&p)
+            .write_stdin(input.clone())
+            .assert()
+            .success();
+        // remove every occurrence of key-6 (7 times) and key-0 once
+        let rm = "key-6\n".repeat(7) + "key-0\n";
+        bloomery()
+            .arg("remove")
+            .arg(&p)
+            .write_stdin(rm)
+            .assert()
+            .code(0);
+        let got = counts(&p, "key-6\nkey-0\nkey-1\n");
+        if kind != "spectral" {
+            assert_eq!(got["key-6"], 0, "{kind}");
+            assert_eq!(got["key-0"], 0, "{kind}");
+        }
+        assert!(got["key-1"] >= truth["key-1"], "{kind}");
+        // an absent line is refused on stderr, the rest still removed, status 1
+        let before = std::fs::read(&p).unwrap();
+        bloomery()
+            .arg("remove")
+            .arg(&p)
+            .write_stdin("never-inserted-xyz\nkey-1\n")
+            .assert()
+            .code(1)
+            .stderr(predicate::str::contains("line 1: not present"));
+        assert_ne!(
+            std::fs::read(&p).unwrap(),
+            before,
+            "{kind}: key-1 was removed"
+        );
+        let got = counts(&p, "key-1\n");
+        assert!(got["key-1"] >= truth["key-1"] - 1, "{kind}");
+    }
+}
+
+#[test]
+fn remove_is_refused_where_deletion_does_not_exist() {
+    let dir = TempDir::new().unwrap();
+    let mi = create(
+        dir.path(),
+        "spectral",
+        &["-n", "100", "-p", "0.01", "--method", "mi"],
+    );
+    let mut files = vec![mi];
+    for (kind, args) in KINDS {
+        if matches!(*kind, "cms" | "ibf" | "scbf") {
+            files.push(create(dir.path(), kind, args));
+        }
+    }
+    files.push({
+        let p = dir.path().join("set.bf");
+        bloomery()
+            .arg("create")
+            .arg(&p)
+            .args(["-n", "100", "-p", "0.01"])
+            .assert()
+            .success();
+        p
+    });
+    for p in files {
+        bloomery()
+            .arg("add")
+            .arg(&p)
+            .write_stdin("a\n")
+            .assert()
+            .success();
+        let before = std::fs::read(&p).unwrap();
+        bloomery()
+            .arg("remove")
+            .arg(&p)
+            .write_stdin("a\n")
+            .assert()
+            .code(2)
+            .stderr(
+                predicate::str::contains("cannot remove")
+                    .and(predicate::str::is_match("^[^\n]*\n$").unwrap()),
+            );
+        assert_eq!(std::fs::read(&p).unwrap(), before, "file unchanged");
+    }
+}
+
+#[test]
+fn count_on_a_set_filter_prints_one_or_zero() {
+    let dir = TempDir::new().unwrap();
+    let p = dir.path().join("set.bf");
+    bloomery()
+        .arg("create")
+        .arg(&p)
+        .args(["-n", "1000", "-p", "0.0001"])
+        .assert()
+        .success();
+    bloomery()
+        .arg("add")
+        .arg(&p)
+        .write_stdin("a\nb\n")
+        .assert()
+        .success();
+    bloomery()
+        .arg("count")
+        .arg(&p)
+        .write_stdin("a\nzzz-absent\n")
+        .assert()
+        .success()
+        .stdout("1\ta\n0\tzzz-absent\n");
+}
+
+#[test]
+fn counting_without_saturation_never_undercounts_and_saturation_is_reported() {
+    let dir = TempDir::new().unwrap();
+    let p = create(
+        dir.path(),
+        "counting",
+        &["-n", "100", "-p", "0.01", "--counter-bits", "2"],
+    );
+    bloomery()
+        .arg("add")
+        .arg(&p)
+        .write_stdin("x\n".repeat(10))
+        .assert()
+        .success();
+    assert_eq!(counts(&p, "x\n")["x"], 3, "saturates at 2^2 - 1");
+    assert!(info(&p)["saturated_counters"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn bad_parameters_fail_with_one_line_and_status_2() {
+    let dir = TempDir::new().unwrap();
+    let cases: &[&[&str]] = &[
+        &["--kind", "cms", "--width", "0", "--depth", "3"],
+        &["--kind", "cms", "--width", "10"],
+        &["--kind", "cms"],
+        &["--kind", "cms", "--epsilon", "0.01"],
+        &[
+            "--kind",
+            "counting",
+            "-n",
+            "10",
+            "-p",
+            "0.1",
+            "--counter-bits",
+            "0",
+        ],
+        &[
+            "--kind",
+            "counting",
+            "-n",
+            "10",
+            "-p",
+            "0.1",
+            "--counter-bits",
+            "33",
+        ],
+        &[
+            "--kind", "counting", "-n", "10", "-p", "0.1", "--width", "10",
+        ],
+        &["--kind", "scbf", "-n", "10", "-p", "0.1", "--groups", "0"],
+        &[
+            "--kind", "spectral", "-n", "10", "-p", "0.1", "--method", "xx",
+        ],
+        &["--kind", "counting"],
+        &[
+            "--kind",
+            "blocked",
+            "-n",
+            "10",
+            "-p",
+            "0.1",
+            "--counter-bits",
+            "4",
+        ],
+    ];
+    for (i, args) in cases.iter().enumerate() {
+        let p = dir.path().join(format!("bad{i}.bf"));
+        let out = bloomery()
+            .arg("create")
+            .arg(&p)
+            .args(*args)
+            .assert()
+            .code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(!p.exists(), "{args:?}");
+        if !args.contains(&"xx") {
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(err.starts_with("bloomery: error: "), "{args:?}: {err}");
+        }
+    }
+}
