@@ -211,7 +211,7 @@ pub fn loadchunk<T: Structure>(
     }
     p.bytes.extend_from_slice(data);
     if it == p.total {
-        match T::from_bytes(&p.bytes) {
+        match T::decode(&p.bytes) {
             Ok(f) => *slot = Slot::Ready(f),
             Err(e) => {
                 k.delete()?;
@@ -235,6 +235,18 @@ pub fn bloomery_dump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return ready_bytes(s);
     }
     if let Ok(Some(s)) = k.get_value::<Slot<bloomery::CuckooFilter>>(&crate::types::CF_TYPE) {
+        return ready_bytes(s);
+    }
+    if let Ok(Some(s)) = k.get_value::<Slot<bloomery::CountMinSketch>>(&crate::types::CMS_TYPE) {
+        return ready_bytes(s);
+    }
+    if let Ok(Some(s)) = k.get_value::<Slot<bloomery::CountingBloomFilter>>(&crate::types::CBF_TYPE)
+    {
+        return ready_bytes(s);
+    }
+    if let Ok(Some(s)) =
+        k.get_value::<Slot<bloomery::IterativeBloomFilter>>(&crate::types::IBF_TYPE)
+    {
         return ready_bytes(s);
     }
     if k.is_null() {

@@ -2,28 +2,38 @@
 //!
 //! Load `libbloomery_redis.so` into `redis-server` and existing RedisBloom clients work
 //! unchanged: `BF.*` runs on bloomery's [`ScalableBloomFilter`](bloomery::ScalableBloomFilter),
-//! `CF.*` on its [`CuckooFilter`](bloomery::CuckooFilter). Keys are the raw argument bytes hashed
+//! `CF.*` on its [`CuckooFilter`](bloomery::CuckooFilter), `CMS.*` on its
+//! [`CountMinSketch`](bloomery::CountMinSketch); bloomery's own `CBF.*` and `IBF.*` serve its
+//! [`CountingBloomFilter`](bloomery::CountingBloomFilter) and
+//! [`IterativeBloomFilter`](bloomery::IterativeBloomFilter). Keys are the raw argument bytes hashed
 //! by the library's one hash path, so `BLOOMERY.DUMP key` returns bytes that the `bloomery` CLI
 //! loads and answers identically. See `README.md` for loading, configuration and clusters.
 //!
-//! This file only wires commands to their handlers: [`bf`], [`cf`], [`dump`]; arguments are
-//! parsed in [`args`], data types and persistence live in [`types`], module arguments in
-//! [`config`]. Every command names its one key at position 1 (first = last = 1, step 1), so a
-//! cluster routes it and answers MOVED/CROSSSLOT as for built-in commands.
+//! This file only wires commands to their handlers: [`bf`], [`cf`], [`cms`], [`cbf`], [`ibf`]
+//! (the last two share helpers in [`own`]) and [`dump`]; arguments are parsed in [`args`], data
+//! types and persistence live in [`types`], module arguments in [`config`]. Every command names
+//! its one key at position 1 (first = last = 1, step 1), so a cluster routes it and answers
+//! MOVED/CROSSSLOT as for built-in commands; `CMS.MERGE`, whose keys depend on `numKeys`, is
+//! registered with `getkeys-api` and reports the destination and every source when Redis asks
+//! (cluster routing, CROSSSLOT, `COMMAND GETKEYS`, ACL key checks).
 
 pub mod args;
 pub mod bf;
+pub mod cbf;
 pub mod cf;
+pub mod cms;
 pub mod config;
 pub mod dump;
+pub mod ibf;
+pub mod own;
 pub mod types;
 
 #[cfg(not(test))]
 mod module {
     use redis_module::{redis_module, Context, RedisString, Status};
 
-    use crate::types::{BF_TYPE, CF_TYPE};
-    use crate::{bf, cf, config, dump};
+    use crate::types::{BF_TYPE, CBF_TYPE, CF_TYPE, CMS_TYPE, IBF_TYPE};
+    use crate::{bf, cbf, cf, cms, config, dump, ibf};
 
     fn init(ctx: &Context, args: &[RedisString]) -> Status {
         // We check every RDB read ourselves (raw::load_* report IO errors), so a truncated or
@@ -53,7 +63,7 @@ mod module {
         name: "bloomery",
         version: 1,
         allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
-        data_types: [BF_TYPE, CF_TYPE],
+        data_types: [BF_TYPE, CF_TYPE, CMS_TYPE, CBF_TYPE, IBF_TYPE],
         init: init,
         commands: [
             // Bloom filters (RedisBloom-compatible).
@@ -80,6 +90,33 @@ mod module {
             ["CF.INFO", cf::info, "readonly fast", 1, 1, 1, ""],
             ["CF.SCANDUMP", cf::scandump, "readonly", 1, 1, 1, ""],
             ["CF.LOADCHUNK", cf::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            // Count-min sketches (RedisBloom-compatible; SCANDUMP/LOADCHUNK are extensions).
+            ["CMS.INITBYDIM", cms::initbydim, "write deny-oom", 1, 1, 1, ""],
+            ["CMS.INITBYPROB", cms::initbyprob, "write deny-oom", 1, 1, 1, ""],
+            ["CMS.INCRBY", cms::incrby, "write deny-oom", 1, 1, 1, ""],
+            ["CMS.QUERY", cms::query, "readonly fast", 1, 1, 1, ""],
+            // Keys: destination and numKeys sources, reported by the getkeys callback.
+            ["CMS.MERGE", cms::merge, "write deny-oom getkeys-api", 1, 1, 1, ""],
+            ["CMS.INFO", cms::info, "readonly fast", 1, 1, 1, ""],
+            ["CMS.SCANDUMP", cms::scandump, "readonly", 1, 1, 1, ""],
+            ["CMS.LOADCHUNK", cms::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            // bloomery's own: counting Bloom filter.
+            ["CBF.RESERVE", cbf::reserve, "write deny-oom", 1, 1, 1, ""],
+            ["CBF.ADD", cbf::add, "write deny-oom", 1, 1, 1, ""],
+            ["CBF.DEL", cbf::del, "write", 1, 1, 1, ""],
+            ["CBF.EXISTS", cbf::exists, "readonly fast", 1, 1, 1, ""],
+            ["CBF.COUNT", cbf::count, "readonly fast", 1, 1, 1, ""],
+            ["CBF.INFO", cbf::info, "readonly fast", 1, 1, 1, ""],
+            ["CBF.SCANDUMP", cbf::scandump, "readonly", 1, 1, 1, ""],
+            ["CBF.LOADCHUNK", cbf::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            // bloomery's own: Iterative Bloom Filter.
+            ["IBF.RESERVE", ibf::reserve, "write deny-oom", 1, 1, 1, ""],
+            ["IBF.ADD", ibf::add, "write deny-oom", 1, 1, 1, ""],
+            ["IBF.EXISTS", ibf::exists, "readonly fast", 1, 1, 1, ""],
+            ["IBF.COUNT", ibf::count, "readonly fast", 1, 1, 1, ""],
+            ["IBF.INFO", ibf::info, "readonly fast", 1, 1, 1, ""],
+            ["IBF.SCANDUMP", ibf::scandump, "readonly", 1, 1, 1, ""],
+            ["IBF.LOADCHUNK", ibf::loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own.
             ["BLOOMERY.DUMP", dump::bloomery_dump, "readonly", 1, 1, 1, ""],
         ],

@@ -20,7 +20,10 @@
 use std::ffi::CStr;
 use std::os::raw::{c_int, c_void};
 
-use bloomery::{CuckooFilter, Kind, Persist, ScalableBloomFilter};
+use bloomery::{
+    CountMinSketch, CountingBloomFilter, CuckooFilter, IterativeBloomFilter, Kind, Persist,
+    ScalableBloomFilter,
+};
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
@@ -37,6 +40,17 @@ pub trait Structure: Persist + Clone + 'static {
     const LOADCHUNK: &'static CStr;
     /// Bytes of filter storage.
     fn storage_bytes(&self) -> u64;
+    /// Checks beyond the library's decoding that the module's commands rely on, applied to
+    /// every structure loaded from RDB, RESTORE or LOADCHUNK bytes.
+    fn validate(&self) -> Result<(), String> {
+        Ok(())
+    }
+    /// Decode the file format, then [`Structure::validate`].
+    fn decode(bytes: &[u8]) -> Result<Self, String> {
+        let s = Self::from_bytes(bytes).map_err(|e| e.to_string())?;
+        s.validate()?;
+        Ok(s)
+    }
 }
 
 impl Structure for ScalableBloomFilter {
@@ -52,6 +66,53 @@ impl Structure for CuckooFilter {
     const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
     fn storage_bytes(&self) -> u64 {
         self.allocated_bytes()
+    }
+}
+
+impl Structure for CountMinSketch {
+    const FILE_KIND: Kind = Kind::CountMin;
+    const LOADCHUNK: &'static CStr = c"CMS.LOADCHUNK";
+    fn storage_bytes(&self) -> u64 {
+        self.as_words().len() as u64 * 8
+    }
+    /// `CMS.*` keeps every count within `i64::MAX` by bounding the total, which holds only if
+    /// no counter exceeds the total: each row of a plain sketch sums to exactly the total (every
+    /// update adds it once per row), and no counter of a conservative one exceeds it.
+    fn validate(&self) -> Result<(), String> {
+        let total = self.total();
+        if total > crate::cms::MAX_TOTAL {
+            return Err(format!("total count {total} exceeds i64::MAX"));
+        }
+        let width = usize::try_from(self.width()).map_err(|_| "width too large".to_string())?;
+        for (r, row) in self.as_words().chunks(width.max(1)).enumerate() {
+            if self.is_conservative() {
+                if row.iter().any(|&c| c > total) {
+                    return Err(format!("row {r} has a counter above the total count"));
+                }
+            } else {
+                let sum = row.iter().try_fold(0u64, |a, &c| a.checked_add(c));
+                if sum != Some(total) {
+                    return Err(format!("row {r} does not sum to the total count"));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Structure for CountingBloomFilter {
+    const FILE_KIND: Kind = Kind::Counting;
+    const LOADCHUNK: &'static CStr = c"CBF.LOADCHUNK";
+    fn storage_bytes(&self) -> u64 {
+        self.counters().byte_len()
+    }
+}
+
+impl Structure for IterativeBloomFilter {
+    const FILE_KIND: Kind = Kind::Iterative;
+    const LOADCHUNK: &'static CStr = c"IBF.LOADCHUNK";
+    fn storage_bytes(&self) -> u64 {
+        self.as_words().len() as u64 * 8
     }
 }
 
@@ -127,15 +188,31 @@ pub static BF_TYPE: RedisType = RedisType::new(
 pub static CF_TYPE: RedisType =
     RedisType::new("BLMRY-CUF", ENCODING_VERSION, methods::<CuckooFilter>());
 
+/// The count-min sketch type behind `CMS.*`.
+pub static CMS_TYPE: RedisType =
+    RedisType::new("BLMRY-CMS", ENCODING_VERSION, methods::<CountMinSketch>());
+
+/// The counting Bloom filter type behind `CBF.*` (bloomery's own).
+pub static CBF_TYPE: RedisType = RedisType::new(
+    "BLMRY-CBF",
+    ENCODING_VERSION,
+    methods::<CountingBloomFilter>(),
+);
+
+/// The Iterative Bloom Filter type behind `IBF.*` (bloomery's own).
+pub static IBF_TYPE: RedisType = RedisType::new(
+    "BLMRY-IBF",
+    ENCODING_VERSION,
+    methods::<IterativeBloomFilter>(),
+);
+
 const STATE_READY: u64 = 0;
 const STATE_LOADING: u64 = 1;
 
 /// Decode an encoding-version-1 value. Every field is checked; errors are messages for the log.
 pub fn decode_v1<T: Structure>(state: u64, total: u64, bytes: &[u8]) -> Result<Slot<T>, String> {
     match state {
-        STATE_READY => T::from_bytes(bytes)
-            .map(Slot::Ready)
-            .map_err(|e| e.to_string()),
+        STATE_READY => T::decode(bytes).map(Slot::Ready),
         STATE_LOADING => {
             let head = dump::check_header(bytes, T::FILE_KIND)?;
             if head.total != total || (bytes.len() as u64) > total || bytes.len() < head.header_len

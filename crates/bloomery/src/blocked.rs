@@ -546,24 +546,6 @@ impl<K: Key> FromIterator<K> for BlockedBloomFilter {
     }
 }
 
-impl std::ops::BitOr for &BlockedBloomFilter {
-    type Output = Result<BlockedBloomFilter>;
-    fn bitor(self, rhs: Self) -> Result<BlockedBloomFilter> {
-        let mut out = self.clone();
-        out.union_with(rhs)?;
-        Ok(out)
-    }
-}
-
-impl std::ops::BitAnd for &BlockedBloomFilter {
-    type Output = Result<BlockedBloomFilter>;
-    fn bitand(self, rhs: Self) -> Result<BlockedBloomFilter> {
-        let mut out = self.clone();
-        out.intersect_with(rhs)?;
-        Ok(out)
-    }
-}
-
 /// A blocked filter that many threads insert into through `&self` (lock-free atomic ORs).
 /// Convert with [`BlockedBloomFilter::into_atomic`] and back with
 /// [`AtomicBlockedBloomFilter::into_filter`].
@@ -743,6 +725,8 @@ impl BlockedBloomFilter {
         new
     }
 }
+
+crate::filter::impl_set_operators!(BlockedBloomFilter);
 
 #[cfg(test)]
 mod tests {

@@ -329,33 +329,8 @@ impl Persist for BloomFilter {
     }
 }
 
-impl<K: crate::hash::Key> Extend<K> for BloomFilter {
-    fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
-        for k in iter {
-            self.insert(&k);
-        }
-    }
-}
-
-impl std::ops::BitOr for &BloomFilter {
-    type Output = Result<BloomFilter>;
-    /// Union; an error if the filters are incompatible.
-    fn bitor(self, rhs: Self) -> Result<BloomFilter> {
-        let mut out = self.clone();
-        out.union_with(rhs)?;
-        Ok(out)
-    }
-}
-
-impl std::ops::BitAnd for &BloomFilter {
-    type Output = Result<BloomFilter>;
-    /// Intersection; an error if the filters are incompatible.
-    fn bitand(self, rhs: Self) -> Result<BloomFilter> {
-        let mut out = self.clone();
-        out.intersect_with(rhs)?;
-        Ok(out)
-    }
-}
+crate::filter::impl_extend!(BloomFilter);
+crate::filter::impl_set_operators!(BloomFilter);
 
 #[cfg(test)]
 mod tests {

@@ -185,7 +185,7 @@ fn check_shape(s: &DLeftShape) -> std::result::Result<u32, (&'static str, String
             "remainders and counters need at least 1 bit".into(),
         ));
     }
-    if s.remainder_bits + s.counter_bits > counters::MAX_WIDTH {
+    if s.remainder_bits.saturating_add(s.counter_bits) > counters::MAX_WIDTH {
         return Err((
             "remainder_bits",
             format!(
@@ -197,7 +197,7 @@ fn check_shape(s: &DLeftShape) -> std::result::Result<u32, (&'static str, String
         ));
     }
     let bucket_bits = s.buckets.trailing_zeros();
-    if bucket_bits + s.remainder_bits > 64 {
+    if bucket_bits.saturating_add(s.remainder_bits) > 64 {
         return Err(("remainder_bits", "fingerprint wider than 64 bits".into()));
     }
     Ok(bucket_bits)

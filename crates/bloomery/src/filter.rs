@@ -363,3 +363,44 @@ impl From<RemoveError> for Error {
         Error::Unsupported(e.to_string())
     }
 }
+
+/// `impl Extend<K>` for a [`Filter`]: insert every key.
+macro_rules! impl_extend {
+    ($t:ty) => {
+        impl<K: $crate::hash::Key> Extend<K> for $t {
+            fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
+                for k in iter {
+                    $crate::filter::Filter::insert(self, &k);
+                }
+            }
+        }
+    };
+}
+pub(crate) use impl_extend;
+
+/// `&a | &b` (union) and `&a & &b` (intersection) for a [`Merge`] type; both return a
+/// `Result`, an error when the filters are incompatible.
+macro_rules! impl_set_operators {
+    ($t:ty) => {
+        impl std::ops::BitOr for &$t {
+            type Output = $crate::error::Result<$t>;
+            /// Union; an error if the filters are incompatible.
+            fn bitor(self, rhs: Self) -> Self::Output {
+                let mut out = self.clone();
+                $crate::filter::Merge::union_with(&mut out, rhs)?;
+                Ok(out)
+            }
+        }
+
+        impl std::ops::BitAnd for &$t {
+            type Output = $crate::error::Result<$t>;
+            /// Intersection; an error if the filters are incompatible.
+            fn bitand(self, rhs: Self) -> Self::Output {
+                let mut out = self.clone();
+                $crate::filter::Merge::intersect_with(&mut out, rhs)?;
+                Ok(out)
+            }
+        }
+    };
+}
+pub(crate) use impl_set_operators;

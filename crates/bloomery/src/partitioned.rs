@@ -14,7 +14,7 @@ use crate::filter::{shape_mismatch, Build, Builder, Core, Filter, Merge, Stats};
 use crate::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
-use crate::hash::{reduce, Hashed, Key, KeyHasher};
+use crate::hash::{reduce, Hashed, KeyHasher};
 use crate::params;
 use crate::store;
 
@@ -283,31 +283,8 @@ impl Persist for PartitionedBloomFilter {
     }
 }
 
-impl<K: Key> Extend<K> for PartitionedBloomFilter {
-    fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
-        for k in iter {
-            self.insert(&k);
-        }
-    }
-}
-
-impl std::ops::BitOr for &PartitionedBloomFilter {
-    type Output = Result<PartitionedBloomFilter>;
-    fn bitor(self, rhs: Self) -> Result<PartitionedBloomFilter> {
-        let mut out = self.clone();
-        out.union_with(rhs)?;
-        Ok(out)
-    }
-}
-
-impl std::ops::BitAnd for &PartitionedBloomFilter {
-    type Output = Result<PartitionedBloomFilter>;
-    fn bitand(self, rhs: Self) -> Result<PartitionedBloomFilter> {
-        let mut out = self.clone();
-        out.intersect_with(rhs)?;
-        Ok(out)
-    }
-}
+crate::filter::impl_extend!(PartitionedBloomFilter);
+crate::filter::impl_set_operators!(PartitionedBloomFilter);
 
 #[cfg(test)]
 mod tests {

@@ -22,7 +22,7 @@ use crate::filter::{shape_mismatch, Build, Builder, Core, Filter, Merge, Stats};
 use crate::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
-use crate::hash::{Hashed, Key, KeyHasher};
+use crate::hash::{Hashed, KeyHasher};
 use crate::params;
 use crate::store;
 
@@ -342,31 +342,8 @@ impl Persist for SplitBlockBloomFilter {
     }
 }
 
-impl<K: Key> Extend<K> for SplitBlockBloomFilter {
-    fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
-        for k in iter {
-            self.insert(&k);
-        }
-    }
-}
-
-impl std::ops::BitOr for &SplitBlockBloomFilter {
-    type Output = Result<SplitBlockBloomFilter>;
-    fn bitor(self, rhs: Self) -> Result<SplitBlockBloomFilter> {
-        let mut out = self.clone();
-        out.union_with(rhs)?;
-        Ok(out)
-    }
-}
-
-impl std::ops::BitAnd for &SplitBlockBloomFilter {
-    type Output = Result<SplitBlockBloomFilter>;
-    fn bitand(self, rhs: Self) -> Result<SplitBlockBloomFilter> {
-        let mut out = self.clone();
-        out.intersect_with(rhs)?;
-        Ok(out)
-    }
-}
+crate::filter::impl_extend!(SplitBlockBloomFilter);
+crate::filter::impl_set_operators!(SplitBlockBloomFilter);
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,324 @@
+//! `CMS.*`: RedisBloom's count-min sketch commands on bloomery's [`CountMinSketch`].
+//!
+//! Counters are the library's u64 counters, but every value a client can observe stays at most
+//! `i64::MAX` (what a RESP integer carries): an INCRBY or MERGE that would take the sketch's
+//! total count past it is refused with an error and changes nothing. Since no counter exceeds
+//! the total, this also keeps every counter exact (no saturation, no wrap).
+
+use bloomery::{Count, CountMinSketch, Error};
+use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
+
+use crate::bf::reply_map;
+use crate::config;
+use crate::dump;
+use crate::types::{Slot, CMS_TYPE};
+
+const LOADING: &str = "ERR filter is being loaded (LOADCHUNK in progress)";
+const NO_KEY: &str = "CMS: key does not exist";
+/// Largest total count (RESP integers are signed 64-bit).
+pub const MAX_TOTAL: u64 = i64::MAX as u64;
+
+fn lib_error(e: Error) -> RedisError {
+    match e {
+        Error::TooLarge { requested, limit } => RedisError::String(format!(
+            "ERR sketch would need {requested} bytes, over the module's MAX-BYTES limit of {limit}"
+        )),
+        other => RedisError::String(format!("ERR {other}")),
+    }
+}
+
+fn int(arg: &RedisString) -> Option<i64> {
+    std::str::from_utf8(arg.as_slice())
+        .ok()?
+        .trim()
+        .parse::<i64>()
+        .ok()
+}
+
+fn prob(arg: &RedisString) -> Option<f64> {
+    let v: f64 = std::str::from_utf8(arg.as_slice())
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    (v.is_finite() && v > 0.0 && v < 1.0).then_some(v)
+}
+
+fn create(ctx: &Context, key: &RedisString, sketch: CountMinSketch) -> RedisResult {
+    let k = ctx.open_key_writable(key);
+    if !k.is_empty() {
+        return Err(RedisError::Str("CMS: key already exists"));
+    }
+    k.set_value(&CMS_TYPE, Slot::Ready(sketch))?;
+    ctx.replicate_verbatim();
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// `CMS.INITBYDIM key width depth` (depth at most 64, the library's limit).
+pub fn initbydim(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 4 {
+        return Err(RedisError::WrongArity);
+    }
+    let width = int(&args[2])
+        .filter(|&w| w >= 1)
+        .ok_or(RedisError::Str("CMS: invalid width"))?;
+    let depth = int(&args[3])
+        .filter(|&d| (1..=i64::from(bloomery::count_min::MAX_DEPTH)).contains(&d))
+        .ok_or(RedisError::Str("CMS: invalid depth"))?;
+    let sketch = CountMinSketch::builder()
+        .dimensions(width as u64, depth as u32)
+        .max_bytes(config::max_bytes())
+        .try_build()
+        .map_err(lib_error)?;
+    create(ctx, &args[1], sketch)
+}
+
+/// `CMS.INITBYPROB key error probability`: sized by the library's (ε, δ) rule,
+/// `width = ⌈e/ε⌉`, `depth = ⌈ln 1/δ⌉`.
+pub fn initbyprob(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 4 {
+        return Err(RedisError::WrongArity);
+    }
+    let epsilon = prob(&args[2]).ok_or(RedisError::Str("CMS: invalid overestimation value"))?;
+    let delta = prob(&args[3]).ok_or(RedisError::Str("CMS: invalid prob value"))?;
+    let sketch = CountMinSketch::builder()
+        .error(epsilon, delta)
+        .max_bytes(config::max_bytes())
+        .try_build()
+        .map_err(lib_error)?;
+    create(ctx, &args[1], sketch)
+}
+
+fn with_sketch<R>(
+    ctx: &Context,
+    key: &RedisString,
+    f: impl FnOnce(&mut CountMinSketch) -> Result<R, RedisError>,
+) -> Result<R, RedisError> {
+    let k = ctx.open_key_writable(key);
+    match k
+        .get_value::<Slot<CountMinSketch>>(&CMS_TYPE)
+        .map_err(|_| RedisError::WrongType)?
+    {
+        Some(Slot::Ready(s)) => f(s),
+        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
+        None => Err(RedisError::Str(NO_KEY)),
+    }
+}
+
+fn read<R>(
+    ctx: &Context,
+    key: &RedisString,
+    f: impl FnOnce(&CountMinSketch) -> R,
+) -> Result<R, RedisError> {
+    let k = ctx.open_key(key);
+    match k
+        .get_value::<Slot<CountMinSketch>>(&CMS_TYPE)
+        .map_err(|_| RedisError::WrongType)?
+    {
+        Some(Slot::Ready(s)) => Ok(f(s)),
+        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
+        None => Err(RedisError::Str(NO_KEY)),
+    }
+}
+
+fn count(v: u64) -> RedisValue {
+    RedisValue::Integer(i64::try_from(v).unwrap_or(i64::MAX))
+}
+
+/// `CMS.INCRBY key item increment [item increment ...]`: each item's count right after its
+/// increment.
+/// Increments are integers ≥ 0; an update taking the total past `i64::MAX` is refused whole.
+pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() < 4 || args.len() % 2 != 0 {
+        return Err(RedisError::WrongArity);
+    }
+    let mut pairs = Vec::with_capacity(args.len() / 2 - 1);
+    let mut sum: u64 = 0;
+    for p in args[2..].chunks(2) {
+        let inc = int(&p[1])
+            .filter(|&n| n >= 0)
+            .ok_or(RedisError::Str("CMS: Cannot parse number"))? as u64;
+        sum = sum
+            .checked_add(inc)
+            .ok_or(RedisError::Str("CMS: INCRBY overflow"))?;
+        pairs.push((p[0].as_slice(), inc));
+    }
+    let out = with_sketch(ctx, &args[1], |s| {
+        if s.total()
+            .checked_add(sum)
+            .filter(|&t| t <= MAX_TOTAL)
+            .is_none()
+        {
+            return Err(RedisError::Str("CMS: INCRBY overflow"));
+        }
+        Ok(pairs
+            .iter()
+            .map(|&(item, inc)| {
+                s.update(item, inc);
+                count(s.count(item))
+            })
+            .collect::<Vec<_>>())
+    })?;
+    ctx.replicate_verbatim();
+    Ok(RedisValue::Array(out))
+}
+
+/// `CMS.QUERY key item [item ...]`.
+pub fn query(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() < 3 {
+        return Err(RedisError::WrongArity);
+    }
+    read(ctx, &args[1], |s| {
+        RedisValue::Array(
+            args[2..]
+                .iter()
+                .map(|it| count(s.count(it.as_slice())))
+                .collect(),
+        )
+    })
+}
+
+/// Where `CMS.MERGE destination numKeys source... [WEIGHTS w...]` names its keys (the
+/// destination and `numKeys` sources), or `None` when the arguments are malformed.
+pub fn merge_key_positions(args: &[RedisString]) -> Option<Vec<usize>> {
+    let n = usize::try_from(int(args.get(2)?)?).ok()?;
+    if n == 0 || args.len() < 3 + n {
+        return None;
+    }
+    Some(std::iter::once(1).chain(3..3 + n).collect())
+}
+
+/// `sketch × weight` by doubling and adding, with the library's merge (shapes already equal).
+fn scaled(s: &CountMinSketch, weight: u64) -> Result<Option<CountMinSketch>, Error> {
+    let mut acc: Option<CountMinSketch> = None;
+    let mut power = s.clone();
+    let mut w = weight;
+    while w > 0 {
+        if w & 1 == 1 {
+            match acc.as_mut() {
+                Some(a) => a.merge(&power)?,
+                None => acc = Some(power.clone()),
+            }
+        }
+        w >>= 1;
+        if w > 0 {
+            let copy = power.clone();
+            power.merge(&copy)?;
+        }
+    }
+    Ok(acc)
+}
+
+/// `CMS.MERGE destination numKeys source [source ...] [WEIGHTS weight [weight ...]]`: the
+/// destination (which must exist) becomes the weighted sum of the sources. Weights are
+/// integers ≥ 0 (default 1); a result whose total count would exceed `i64::MAX` is refused
+/// with an error and the destination is left untouched.
+pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if ctx.is_keys_position_request() {
+        if let Some(pos) = merge_key_positions(&args) {
+            for p in pos {
+                ctx.key_at_pos(p as i32);
+            }
+        }
+        return Ok(RedisValue::NoReply);
+    }
+    if args.len() < 4 {
+        return Err(RedisError::WrongArity);
+    }
+    let n = int(&args[2])
+        .filter(|&n| n >= 1)
+        .ok_or(RedisError::Str("CMS: wrong number of keys"))? as usize;
+    if args.len() < 3 + n {
+        return Err(RedisError::Str("CMS: wrong number of keys"));
+    }
+    let sources = &args[3..3 + n];
+    let rest = &args[3 + n..];
+    let weights: Vec<u64> = if rest.is_empty() {
+        vec![1; n]
+    } else {
+        if !crate::args::is(&rest[0], "WEIGHTS") || rest.len() != n + 1 {
+            return Err(RedisError::Str("CMS: wrong number of keys/weights"));
+        }
+        rest[1..]
+            .iter()
+            .map(|w| {
+                int(w)
+                    .filter(|&w| w >= 0)
+                    .map(|w| w as u64)
+                    .ok_or(RedisError::Str("CMS: invalid weight value"))
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let (width, depth) = read(ctx, &args[1], |d| (d.width(), d.depth()))?;
+    // First pass: shapes and the overflow check, before anything is allocated or changed.
+    let mut total: u64 = 0;
+    for (key, &w) in sources.iter().zip(&weights) {
+        let (sw, sd, st) = read(ctx, key, |s| (s.width(), s.depth(), s.total()))?;
+        if sw != width || sd != depth {
+            return Err(RedisError::Str("CMS: width/depth is not equal"));
+        }
+        total = st
+            .checked_mul(w)
+            .and_then(|t| t.checked_add(total))
+            .filter(|&t| t <= MAX_TOTAL)
+            .ok_or(RedisError::Str("CMS: MERGE overflow"))?;
+    }
+    // Second pass: accumulate without copying every source (memory stays a few sketches).
+    let mut result: Option<CountMinSketch> = None;
+    for (key, &w) in sources.iter().zip(&weights) {
+        read(ctx, key, |s| -> Result<(), Error> {
+            // An empty sketch (or weight 0) adds nothing.
+            if s.total() == 0 || w == 0 {
+                return Ok(());
+            }
+            if let Some(part) = scaled(s, w)? {
+                match result.as_mut() {
+                    Some(r) => r.merge(&part)?,
+                    None => result = Some(part),
+                }
+            }
+            Ok(())
+        })?
+        .map_err(lib_error)?;
+    }
+    with_sketch(ctx, &args[1], |d| {
+        match result {
+            Some(r) => {
+                // Check hashing/update-rule compatibility with the destination too.
+                let mut fresh = d.clone();
+                fresh.clear();
+                fresh.merge(&r).map_err(lib_error)?;
+                *d = fresh;
+            }
+            None => d.clear(),
+        }
+        Ok(())
+    })?;
+    ctx.replicate_verbatim();
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// `CMS.INFO key`: width, depth, count (a map in RESP3, the flat array in RESP2).
+pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    let pairs = read(ctx, &args[1], |s| {
+        vec![
+            ("width", count(s.width())),
+            ("depth", count(u64::from(s.depth()))),
+            ("count", count(s.total())),
+        ]
+    })?;
+    reply_map(ctx, pairs)
+}
+
+/// `CMS.SCANDUMP key iterator` (bloomery extension; the AOF rewrite uses `CMS.LOADCHUNK`).
+pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    dump::scandump::<CountMinSketch>(ctx, args, &CMS_TYPE)
+}
+
+/// `CMS.LOADCHUNK key iterator data` (bloomery extension).
+pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    dump::loadchunk::<CountMinSketch>(ctx, args, &CMS_TYPE)
+}
