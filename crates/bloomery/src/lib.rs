@@ -45,7 +45,7 @@
 //!
 //! ## Layers
 //! [`hash`] (one hash path) → [`store`] (aligned words, owned or mapped) → the structures →
-//! [`format`] (one file format) with [`params`] (all the math) beside them. See
+//! [`format`](mod@format) (one file format) with [`params`] (all the math) beside them. See
 //! `ARCHITECTURE.md` for the data flow and where to add a structure.
 //!
 //! ## Guarantees
@@ -64,6 +64,7 @@ pub mod blocked;
 pub mod bloomier;
 pub mod breadth;
 pub mod classic;
+pub mod compress;
 pub mod count_min;
 pub mod counters;
 pub mod counting;

@@ -991,3 +991,108 @@ pub fn fpr_mlbf(n: u64, m: u64, k: u32, layers: u32) -> f64 {
 pub fn mlbf_layer_fpr(fpr: f64, layers: u32) -> f64 {
     fpr.powf(1.0 / f64::from(layers.max(1)))
 }
+
+// ---------------------------------------------------------------------------------------------
+// Compressed Bloom filters (issue 6, 002 §2.6): the shape that minimises the false-positive rate
+// for a budget of transmitted bits.
+// ---------------------------------------------------------------------------------------------
+
+/// A filter shape chosen for a transmission budget by [`compressed_shape`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CompressedShape {
+    /// Array bits (memory at both ends).
+    pub m: u64,
+    /// Hash functions.
+    pub k: u32,
+    /// Asymptotic false-positive rate `(1 - e^{-kn/m})^k`.
+    pub fpr: f64,
+    /// Expected transmitted bits after ideal compression, `m · H(e^{-kn/m})`.
+    pub transmitted_bits: f64,
+}
+
+/// The m and k minimising the false-positive rate of n items when at most `z_per_item` bits per
+/// item may be transmitted after compression (Mitzenmacher, 002 §2.6 and its Table 1), with
+/// the array limited to `max_m_per_item` bits per item (memory at the endpoints).
+///
+/// For each k in 1..=32 the rate falls as m grows while `m · H(e^{-kn/m})` grows (it is
+/// increasing in m for every k), so the best m for that k is the largest one within both
+/// budgets; it is found exactly over integer m by bisection, which is the finest grid of m/n.
+/// The best k wins (ties: fewer hashes).
+pub fn compressed_shape(n: u64, z_per_item: f64, max_m_per_item: f64) -> Result<CompressedShape> {
+    check_capacity(n)?;
+    if !(z_per_item.is_finite() && z_per_item > 0.0) {
+        return Err(invalid("z_per_item", "must be a positive number of bits"));
+    }
+    if !(max_m_per_item.is_finite() && max_m_per_item * n as f64 >= 1.0) {
+        return Err(invalid(
+            "max_m_per_item",
+            "must be finite and allow at least one bit",
+        ));
+    }
+    let budget = z_per_item * n as f64;
+    let max_m = (max_m_per_item * n as f64).min((1u64 << 52) as f64) as u64;
+    let mut best: Option<CompressedShape> = None;
+    for k in 1..=32u32 {
+        // Largest m in [1, max_m] with compressed_bits ≤ budget (m = 1 always fits or nothing does).
+        if compressed_bits(n, 1, k) > budget {
+            continue;
+        }
+        let (mut lo, mut hi) = (1u64, max_m);
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            if compressed_bits(n, mid, k) <= budget {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        let shape = CompressedShape {
+            m: lo,
+            k,
+            fpr: fpr_asymptotic(n, lo, k),
+            transmitted_bits: compressed_bits(n, lo, k),
+        };
+        match best {
+            Some(b) if b.fpr <= shape.fpr => {}
+            _ => best = Some(shape),
+        }
+    }
+    best.ok_or_else(|| invalid("z_per_item", "no shape fits the budget"))
+}
+
+#[cfg(test)]
+mod compressed_shape_tests {
+    use super::*;
+
+    #[test]
+    fn table_1_shapes_are_found_or_beaten() {
+        let n = 100_000;
+        // Memory capped at the table's m/n: the optimiser meets the table's rate at ≤ 16 bits.
+        for (cap, f) in [(16.0, 0.000459), (28.0, 0.000314), (48.0, 0.000222)] {
+            let s = compressed_shape(n, 16.0, cap).unwrap();
+            assert!(s.transmitted_bits <= 16.0 * n as f64);
+            assert!(s.m as f64 <= cap * n as f64);
+            // The table rounds to three significant digits.
+            assert!(s.fpr <= f + 0.0000005, "cap {cap}: {s:?}");
+        }
+        // m/n = 16: the uncompressed optimum k = 11 of the table.
+        let s = compressed_shape(n, 16.0, 16.0).unwrap();
+        assert_eq!((s.m, s.k), (16 * n, 11));
+        // m/n = 48 at the table's budget of 15.829 bits: exactly the table's k = 3.
+        let s = compressed_shape(n, 15.83, 48.0).unwrap();
+        assert_eq!(s.k, 3);
+        assert!((s.fpr - 0.000222).abs() < 0.000001, "{s:?}");
+        // Unbounded memory: fewer hashes and a much sparser array win (002 §2.6).
+        let s = compressed_shape(n, 16.0, 1e6).unwrap();
+        assert!(s.k <= 2 && s.fpr < 0.0001, "{s:?}");
+    }
+
+    #[test]
+    fn compressed_shape_validation() {
+        assert!(compressed_shape(0, 16.0, 48.0).is_err());
+        assert!(compressed_shape(10, 0.0, 48.0).is_err());
+        assert!(compressed_shape(10, f64::NAN, 48.0).is_err());
+        assert!(compressed_shape(10, 16.0, f64::INFINITY).is_err());
+        assert!(compressed_shape(10, 16.0, 0.0).is_err());
+    }
+}
