@@ -110,7 +110,15 @@ mod tests {
         let names: Vec<&str> = registry().iter().map(|e| e.name).collect();
         assert_eq!(
             names,
-            ["fpr-vs-bits", "partitioned-vs-classic", "blocked-model"]
+            [
+                "fpr-vs-bits",
+                "partitioned-vs-classic",
+                "blocked-model",
+                "icarus-loops",
+                "multicast",
+                "resource-routing",
+                "planetp",
+            ]
         );
         for e in registry() {
             assert!(find(e.name).is_some());

@@ -80,6 +80,37 @@ impl HashedKeys {
     }
 }
 
+/// A small deterministic random stream (SplitMix64 over [`mix64`]) for the simulations: the
+/// same seed gives the same stream on every machine and thread count.
+#[derive(Debug, Clone)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// The stream for `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self(mix64(seed ^ 0x5EED_1AB5_0F7E_A5E5))
+    }
+
+    /// The next 64 random bits.
+    #[inline]
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        mix64(self.0)
+    }
+
+    /// Uniform in `0..n` (`n > 0`).
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        bloomery::hash::reduce(self.next_u64(), n)
+    }
+
+    /// True with probability `p`.
+    #[inline]
+    pub fn chance(&mut self, p: f64) -> bool {
+        (self.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64) < p
+    }
+}
+
 /// Relative standard deviation of a classic filter's rate `(ones/m)^k` caused by the
 /// fluctuation of its fill: the number of zero bits after `t = kn` uniform throws into `m`
 /// bits has variance `≈ m·e^{-c}(1-(1+c)e^{-c})`, `c = t/m`, and `d ln f = k·dZ/(m - Z)`.
@@ -129,6 +160,16 @@ pub fn within(measured: f64, expected: f64, sigma: f64, z: f64, margin: f64) -> 
 mod tests {
     use super::*;
     use bloomery::BloomFilter;
+
+    #[test]
+    fn rng_is_seeded_and_in_range() {
+        let (mut a, mut b) = (Rng::new(5), Rng::new(5));
+        assert_eq!(a.next_u64(), b.next_u64());
+        assert_ne!(Rng::new(5).next_u64(), Rng::new(6).next_u64());
+        assert!((0..1000).all(|_| a.below(7) < 7));
+        let hits = (0..10_000).filter(|_| a.chance(0.25)).count();
+        assert!((2_200..2_800).contains(&hits), "{hits}");
+    }
 
     #[test]
     fn keys_are_distinct_and_seeded() {
