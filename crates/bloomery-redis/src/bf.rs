@@ -6,6 +6,7 @@ use redis_module::{raw, Context, RedisError, RedisResult, RedisString, RedisValu
 use crate::args::{self, ArgError};
 use crate::config;
 use crate::dump;
+use crate::own;
 use crate::types::{Slot, BF_TYPE};
 
 /// Capacity of auto-created filters (RedisBloom's default).
@@ -16,8 +17,6 @@ pub const DEFAULT_ERROR_RATE: f64 = 0.01;
 pub const DEFAULT_EXPANSION: u32 = 2;
 /// Largest EXPANSION accepted (RedisBloom's bound).
 pub const MAX_EXPANSION: i64 = 32768;
-
-const LOADING: &str = "ERR filter is being loaded (LOADCHUNK in progress)";
 
 /// Creation parameters.
 #[derive(Debug, Clone, Copy)]
@@ -61,13 +60,6 @@ fn create(p: Params) -> Result<ScalableBloomFilter, RedisError> {
         .map_err(lib_error)
 }
 
-fn ready(slot: &mut Slot<ScalableBloomFilter>) -> Result<&mut ScalableBloomFilter, RedisError> {
-    match slot {
-        Slot::Ready(f) => Ok(f),
-        Slot::Loading(_) => Err(RedisError::Str(LOADING)),
-    }
-}
-
 /// Run `f` on the filter under `key`, creating it with `create_with` if absent (None: reply
 /// "ERR not found" instead).
 fn with_filter<R>(
@@ -76,36 +68,20 @@ fn with_filter<R>(
     create_with: Option<Params>,
     f: impl FnOnce(&mut ScalableBloomFilter) -> R,
 ) -> Result<R, RedisError> {
-    let k = ctx.open_key_writable(key);
-    match k
-        .get_value::<Slot<ScalableBloomFilter>>(&BF_TYPE)
-        .map_err(|_| RedisError::WrongType)?
-    {
-        Some(slot) => Ok(f(ready(slot)?)),
-        None => {
-            let p = create_with.ok_or(RedisError::Str("ERR not found"))?;
-            let mut filter = create(p)?;
-            let r = f(&mut filter);
-            k.set_value(&BF_TYPE, Slot::Ready(filter))?;
-            Ok(r)
-        }
-    }
+    let make = create_with.map(|p| move || create(p));
+    let make = make
+        .as_ref()
+        .map(|m| m as &dyn Fn() -> Result<ScalableBloomFilter, RedisError>);
+    own::with_filter(ctx, &BF_TYPE, key, make, f)
 }
 
+/// Run `f` on the filter under `key` (None when the key is missing).
 fn read<R>(
     ctx: &Context,
     key: &RedisString,
     f: impl FnOnce(Option<&ScalableBloomFilter>) -> R,
 ) -> Result<R, RedisError> {
-    let k = ctx.open_key(key);
-    match k
-        .get_value::<Slot<ScalableBloomFilter>>(&BF_TYPE)
-        .map_err(|_| RedisError::WrongType)?
-    {
-        Some(Slot::Ready(filter)) => Ok(f(Some(filter))),
-        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
-        None => Ok(f(None)),
-    }
+    own::read(ctx, &BF_TYPE, key, f)
 }
 
 /// Add each item; a per-item error (full, or cannot grow) becomes an error element, like

@@ -8,14 +8,13 @@ use crate::args::{self, ArgError};
 use crate::bf::reply_map;
 use crate::config;
 use crate::dump;
+use crate::own;
 use crate::types::{Slot, CF_TYPE};
 
 /// Capacity of auto-created filters (RedisBloom's default).
 pub const DEFAULT_CAPACITY: u64 = 1024;
 /// Largest EXPANSION accepted.
 pub const MAX_EXPANSION: i64 = 32768;
-
-const LOADING: &str = "ERR filter is being loaded (LOADCHUNK in progress)";
 
 fn lib_error(e: Error) -> RedisError {
     match e {
@@ -44,37 +43,20 @@ fn with_filter<R>(
     create_with: Option<CuckooOptions>,
     f: impl FnOnce(&mut CuckooFilter) -> R,
 ) -> Result<R, RedisError> {
-    let k = ctx.open_key_writable(key);
-    match k
-        .get_value::<Slot<CuckooFilter>>(&CF_TYPE)
-        .map_err(|_| RedisError::WrongType)?
-    {
-        Some(Slot::Ready(filter)) => Ok(f(filter)),
-        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
-        None => {
-            let o = create_with.ok_or(RedisError::Str("ERR not found"))?;
-            let mut filter = create(o)?;
-            let r = f(&mut filter);
-            k.set_value(&CF_TYPE, Slot::Ready(filter))?;
-            Ok(r)
-        }
-    }
+    let make = create_with.map(|o| move || create(o.clone()));
+    let make = make
+        .as_ref()
+        .map(|m| m as &dyn Fn() -> Result<CuckooFilter, RedisError>);
+    own::with_filter(ctx, &CF_TYPE, key, make, f)
 }
 
+/// Run `f` on the filter under `key` (None when the key is missing).
 fn read<R>(
     ctx: &Context,
     key: &RedisString,
     f: impl FnOnce(Option<&CuckooFilter>) -> R,
 ) -> Result<R, RedisError> {
-    let k = ctx.open_key(key);
-    match k
-        .get_value::<Slot<CuckooFilter>>(&CF_TYPE)
-        .map_err(|_| RedisError::WrongType)?
-    {
-        Some(Slot::Ready(filter)) => Ok(f(Some(filter))),
-        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
-        None => Ok(f(None)),
-    }
+    own::read(ctx, &CF_TYPE, key, f)
 }
 
 /// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`.
