@@ -569,3 +569,21 @@ fn mmap_checksum_catches_damage_header_only_trusts_it() {
     let m = BloomFilter::open_mmap(&path, Verify::HeaderOnly).unwrap();
     assert_eq!(m.count_ones(), 1);
 }
+
+/// A save keeps the permissions of the file it replaces, and gives a new file 0644 (temp files
+/// are created 0600, which would otherwise leak into every saved filter).
+#[cfg(unix)]
+#[test]
+fn atomic_save_keeps_or_sets_permissions() {
+    use bloomery::{BloomFilter, Persist};
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("p.bloom");
+    let f = BloomFilter::try_new(100, 0.01).unwrap();
+    f.save(&path).unwrap();
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    assert_eq!(mode(&path), 0o644);
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
+    f.save(&path).unwrap();
+    assert_eq!(mode(&path), 0o640);
+}
