@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # CLI benchmarks of issue 3, all measured in one run on this machine:
-#   1. `bloomery dedup` of the ~1.7M repository URLs of npm `all-the-package-repos` (installed
-#      into a temp dir, not committed) against `awk '!seen[$0]++'`: wall time and peak memory
-#      (/usr/bin/time -v), best of 3 runs each;
+#   1. `bloomery dedup` of the 2.76M repository URLs of npm `all-the-package-repos`
+#      (`scripts/fetch-data.sh npm` -> target/data/npm-urls.txt, not committed) against
+#      `awk '!seen[$0]++'`: wall time and peak memory (/usr/bin/time -v), best of RUNS runs;
 #   2. `bloomery add` of 10M generated 32-byte lines with --threads 1 and --threads 2.
-# Prints a markdown section for docs/BENCHMARKS.md ("## CLI"). Needs node/npm and GNU time.
-# Usage: bash scripts/bench-cli.sh
+# Prints a markdown section for docs/BENCHMARKS.md ("## CLI"). Needs node/npm (first run) and
+# GNU time. Usage: [RUNS=5] bash scripts/bench-cli.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -15,19 +15,14 @@ B="$PWD/target/release/bloomery"
 W="$(mktemp -d)"
 trap 'rm -rf "$W"' EXIT
 
-echo "installing all-the-package-repos into $W/npm ..." >&2
-npm install --prefix "$W/npm" all-the-package-repos --no-audit --no-fund --silent >&2
-PKG="$W/npm/node_modules/all-the-package-repos"
-VERSION=$(node -p "require('$PKG/package.json').version")
-# data/packages.json is one object {package name: repository URL or null}; keep the URLs
-node -e '
-  const d = require(process.argv[1]);
-  const out = [];
-  for (const k in d) if (typeof d[k] === "string" && d[k].length > 0) out.push(d[k]);
-  process.stdout.write(out.join("\n") + "\n");
-' "$PKG/data/packages.json" > "$W/urls.txt"
-LINES=$(wc -l < "$W/urls.txt")
-DISTINCT=$(LC_ALL=C sort -u "$W/urls.txt" | wc -l)
+bash scripts/fetch-data.sh npm >&2
+D="${BLOOMERY_DATA:-target/data}"
+URLS="$D/npm-urls.txt"
+VERSION=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' \
+  "$D/npm/node_modules/all-the-package-repos/package.json" | head -n1)
+LINES=$(wc -l < "$URLS")
+DISTINCT=$(LC_ALL=C sort -u "$URLS" | wc -l)
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # run CMD... RUNS times; sets BEST (wall seconds), CPU (user+sys seconds) and RSS (peak KB)
 # of the fastest run
@@ -50,12 +45,14 @@ measure() {
   done
 }
 
-measure awk '!seen[$0]++' "$W/urls.txt"
+measure awk '!seen[$0]++' "$URLS"
 AWK_T=$BEST; AWK_M=$RSS; AWK_N=$(wc -l < "$W/out.txt")
-measure "$B" dedup -q "$W/urls.txt"
+measure "$B" dedup -q "$URLS"
 DEF_T=$BEST; DEF_M=$RSS; DEF_N=$(wc -l < "$W/out.txt")
-measure "$B" dedup -q -n 2M -p 1e-4 "$W/urls.txt"
+measure "$B" dedup -q --kind blocked -n 2M -p 1e-4 "$URLS"
 SIZ_T=$BEST; SIZ_M=$RSS; SIZ_N=$(wc -l < "$W/out.txt")
+measure "$B" dedup -q --kind blocked -n 10M -p 1e-4 "$URLS"
+OLD_T=$BEST; OLD_M=$RSS; OLD_N=$(wc -l < "$W/out.txt")
 
 echo "generating 10M 32-byte lines ..." >&2
 awk 'BEGIN { for (i = 0; i < 10000000; i++) printf "%031d\n", i }' > "$W/lines32.txt"
@@ -84,17 +81,18 @@ cat <<MD
 ## CLI
 
 Measured by \`bash scripts/bench-cli.sh\` on $(date -u +%Y-%m-%d) — $MODEL, $CORES cores
-(shared with other jobs; load average at the end of the run: $LOAD — wall times vary by up
-to 2x between runs, so compare within one run), best of $RUNS runs, wall time, CPU time and
-peak RSS from \`/usr/bin/time -v\`.
+(shared with other jobs; load average at the start of the run: $LOAD0, at the end: $LOAD — wall
+times vary by up to 2x between runs, so compare within one run), best of $RUNS runs, wall time,
+CPU time and peak RSS from \`/usr/bin/time -v\`.
 
 **dedup** of all-the-package-repos $VERSION: $LINES repository URLs, $DISTINCT distinct.
 
 | command | lines out | wall (s) | peak RSS (MB) | speed vs awk | memory vs awk |
 |---|---:|---:|---:|---:|---:|
 | \`awk '!seen[\$0]++'\` | $AWK_N | $AWK_T | $(awk -v m="$AWK_M" 'BEGIN{printf "%.1f", m/1024}') | 1.0x | 1.00 |
-| \`bloomery dedup\` (defaults: -n 10M -p 1e-4) | $DEF_N | $DEF_T | $(awk -v m="$DEF_M" 'BEGIN{printf "%.1f", m/1024}') | $(ratio "$AWK_T" "$DEF_T")x | $(awk -v a="$DEF_M" -v b="$AWK_M" 'BEGIN{printf "%.2f", a/b}') |
-| \`bloomery dedup -n 2M -p 1e-4\` | $SIZ_N | $SIZ_T | $(awk -v m="$SIZ_M" 'BEGIN{printf "%.1f", m/1024}') | $(ratio "$AWK_T" "$SIZ_T")x | $(awk -v a="$SIZ_M" -v b="$AWK_M" 'BEGIN{printf "%.2f", a/b}') |
+| \`bloomery dedup\` (defaults: --kind scalable -n 1M -p 1e-4) | $DEF_N | $DEF_T | $(awk -v m="$DEF_M" 'BEGIN{printf "%.1f", m/1024}') | $(ratio "$AWK_T" "$DEF_T")x | $(awk -v a="$DEF_M" -v b="$AWK_M" 'BEGIN{printf "%.2f", a/b}') |
+| \`bloomery dedup --kind blocked -n 2M -p 1e-4\` | $SIZ_N | $SIZ_T | $(awk -v m="$SIZ_M" 'BEGIN{printf "%.1f", m/1024}') | $(ratio "$AWK_T" "$SIZ_T")x | $(awk -v a="$SIZ_M" -v b="$AWK_M" 'BEGIN{printf "%.2f", a/b}') |
+| \`bloomery dedup --kind blocked -n 10M -p 1e-4\` (old default) | $OLD_N | $OLD_T | $(awk -v m="$OLD_M" 'BEGIN{printf "%.1f", m/1024}') | $(ratio "$AWK_T" "$OLD_T")x | $(awk -v a="$OLD_M" -v b="$AWK_M" 'BEGIN{printf "%.2f", a/b}') |
 
 **add** of 10M 32-byte lines (\`create -n 10M -p 0.01\` then \`add --threads N\`, blocked
 filter; the create alone takes ${TC} s and is subtracted for the rate):

@@ -154,6 +154,13 @@ fn run_config(c: &mut Criterion, n: usize, p: f64) {
         s.0.extend(run.iter().copied())
     });
     drop(blocked);
+    // the positions layout (format kind 3), for comparison with the default sectors layout
+    {
+        let mut positions = Blocked::positions(n, p);
+        fill(&mut positions, &pos);
+        bench_queries(&mut g, "blocked_positions", &positions, &pos, &neg);
+        bench_insert(&mut g, "blocked_positions", &mut positions, &pos);
+    }
 
     // the physical floor: one independent random 8-byte read per op, same size as the filter
     {

@@ -13,6 +13,8 @@ use std::time::Duration;
 
 use bloomery::{BlockedBloomFilter, BloomFilter, Filter, SplitBlockBloomFilter, Stats};
 
+pub mod counting;
+
 /// CPU time consumed so far by the calling thread (`CLOCK_THREAD_CPUTIME_ID`).
 ///
 /// All benchmark timings are differences of this clock, not wall time: the benchmark machine
@@ -120,9 +122,21 @@ pub trait Subject {
 /// bloomery's blocked filter.
 pub struct Blocked(pub BlockedBloomFilter);
 impl Blocked {
-    /// Sized by the library for (n, p).
+    /// Sized by the library for (n, p) (the sectors layout at 1% and 0.1%).
     pub fn new(n: usize, p: f64) -> Self {
         Self(BlockedBloomFilter::try_new(n as u64, p).expect("blocked"))
+    }
+
+    /// Sized for (n, p) in the positions layout (format kind 3, any k).
+    pub fn positions(n: usize, p: f64) -> Self {
+        Self(
+            BlockedBloomFilter::builder()
+                .capacity(n as u64)
+                .fpr(p)
+                .layout(bloomery::BlockLayout::Positions)
+                .try_build()
+                .expect("blocked"),
+        )
     }
 }
 impl Subject for Blocked {

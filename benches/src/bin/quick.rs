@@ -54,16 +54,18 @@ fn main() {
     let pos = positive_keys(n);
     let neg = negative_keys(n.min(10_000_000));
     let mut blocked = Blocked::new(n, p);
+    let mut positions = Blocked::positions(n, p);
     let mut sbbf = Sbbf::new(Sbbf::bits_per_key_for(n, p), n);
     let mut fast = FastBloom::new(n, p);
     let mut classic = Classic::with_shape(fast.bits(), fast.k().unwrap_or(1));
     let floor = WordsFloor::new(blocked.0.as_words().len());
     fill(&mut blocked, &pos);
+    fill(&mut positions, &pos);
     fill(&mut sbbf, &pos);
     fill(&mut fast, &pos);
     fill(&mut classic, &pos);
     let inf = [f64::INFINITY; 3];
-    let (mut tb, mut ts, mut tf, mut tc) = (inf, inf, inf, inf);
+    let (mut tb, mut ts, mut tf, mut tc, mut tp) = (inf, inf, inf, inf, inf);
     let (mut batch, mut fl) = ([f64::INFINITY; 3], f64::INFINITY);
     for _ in 0..reps {
         time(&mut blocked, &pos, &neg, &mut tb);
@@ -80,6 +82,7 @@ fn main() {
         black_box(floor_reads(floor.words(), &neg));
         fl = fl.min(ns(t, neg.len()));
         time(&mut sbbf, &pos, &neg, &mut ts);
+        time(&mut positions, &pos, &neg, &mut tp);
         time(&mut fast, &pos, &neg, &mut tf);
         time(&mut classic, &pos, &neg, &mut tc);
     }
@@ -100,9 +103,14 @@ fn main() {
         }
     }
     println!("prefetch distance 8/16/32/64 (neg keys): {dist:.2?}");
-    println!("n={n} p={p} (min of {reps}; ns/op: insert, query pos, query neg)");
+    println!(
+        "n={n} p={p} (min of {reps}; ns/op: insert, query pos, query neg); blocked layout {}, positions k={}",
+        blocked.0.layout().name(),
+        positions.0.hashes()
+    );
     for (name, t) in [
         ("blocked", tb),
+        ("positions", tp),
         ("sbbf", ts),
         ("fastbloom", tf),
         ("classic", tc),

@@ -39,7 +39,10 @@ bloomery create d.bloom --kind dlcbf -n 1M -p 0.01\n  \
 bloomery create s.bloom --kind spectral -n 1M -p 0.01 --method rm\n  \
 bloomery create m.bloom --kind cms --width 2719 --depth 5   (or --epsilon 0.001 --delta 0.01)\n  \
 bloomery create i.bloom --kind ibf -n 1M -p 0.01 --repeat-cap 100k\n  \
-bloomery create x.bloom --kind scbf -n 1M -p 0.01 --groups 32"
+bloomery create x.bloom --kind scbf -n 1M -p 0.01 --groups 32\n\n\
+URLs (multi-layer filter; add/check/dedup normalise each line as a URL):\n  \
+bloomery create urls.bloom --kind mlbf --layers 4 -n 10M -p 1e-4\n  \
+bloomery create paper.bloom --kind mlbf --layers 4 --bits 16829152 --hashes 3"
     )]
     Create(CreateArgs),
     /// Insert each line of the inputs (stdin when none or "-") into a filter file.
@@ -53,15 +56,22 @@ bloomery add seen.bloom --threads 2 big.txt.zst"
     #[command(
         after_help = "Exit status like grep: 0 if a line was printed (or the count is \
 above 0), 1 if none, 2 on error.\n\nExamples:\n  bloomery check seen.bloom candidates.txt\n  \
-bloomery check -v seen.bloom candidates.txt > new.txt\n  bloomery check -c seen.bloom candidates.txt"
+bloomery check -v seen.bloom candidates.txt > new.txt\n  bloomery check -c seen.bloom candidates.txt\n  \
+bloomery check --edit-distance 1 blocklist.bloom passwords.txt   (prints LINE<TAB>MATCH)"
     )]
     Check(CheckArgs),
-    /// Print each line the first time it is seen, in order, in memory bounded by N and P.
+    /// Print each line the first time it is seen, in order, in memory that grows with the
+    /// distinct lines seen (or is fixed by N and P for a fixed kind).
     #[command(
-        after_help = "Defaults: -n 10M -p 1e-4 --kind blocked (about 24 MB). Once more \
-than N distinct lines went through, the rate of wrongly dropped lines climbs past P (a warning \
-says so).\n\nExamples:\n  bloomery dedup urls.txt > unique.txt\n  \
-crawl | bloomery dedup --state seen.bloom -n 100M -p 1e-6 | fetch"
+        after_help = "Defaults: --kind scalable -n 1M -p 1e-4: a scalable filter that starts \
+sized for 1M distinct lines (2.9 MiB) and adds a sub-filter twice as large each time the newest \
+one is full, so memory follows the distinct lines seen (about 9 MiB for 1.7M, 53 MiB for 10M) \
+and a distinct line is wrongly dropped with probability below 1e-4 however many lines go \
+through. With a fixed kind (--kind blocked, classic, ...) the filter is sized for -n N at \
+-p P up front, and past N distinct lines the rate climbs above P (a warning says so).\n\n\
+Examples:\n  bloomery dedup urls.txt > unique.txt\n  \
+bloomery dedup --kind blocked -n 100M -p 1e-6 huge.txt.zst > unique.txt\n  \
+crawl | bloomery dedup --state seen.bloom | fetch"
     )]
     Dedup(DedupArgs),
     /// Show a filter's kind, shape, fill and false-positive rate.
@@ -102,9 +112,108 @@ Example:\n  bloomery remove counts.bloom gone.txt"
     #[command(after_help = "Examples:\n  bloomery count counts.bloom keys.txt\n  \
 cut -f1 log.tsv | bloomery count counts.bloom | sort -rn | head")]
     Count(CountArgs),
+    /// Write a filter file of any kind in its compressed form (loads wherever a plain one does).
+    #[command(
+        after_help = "The compressed file keeps the common format (header, checksum); its payload is range-coded close to the entropy bound m·H(p). Every command reads it like a plain file; `add` writes it back compressed.\n\nExample:\n  bloomery compress seen.bloom seen.bloomz"
+    )]
+    Compress(PackArgs),
+    /// Write the plain form of a compressed filter file (bit for bit the file that was compressed).
+    #[command(after_help = "Example:\n  bloomery decompress seen.bloomz seen.bloom")]
+    Decompress(PackArgs),
+    /// Write a delta from OLD to NEW (same kind, shape and seed): what a peer holding OLD needs.
+    #[command(
+        after_help = "The delta is the compressed XOR of the two bit arrays, tagged with the checksums of both versions, so `patch` refuses another base.\n\nExample:\n  bloomery diff monday.bloom tuesday.bloom tue.delta"
+    )]
+    Diff(DiffArgs),
+    /// Apply a delta made by `diff` to OLD and write the new version to OUT.
+    #[command(
+        after_help = "Exit status 2 if OLD is not the delta's base, or the delta is damaged.\n\nExample:\n  bloomery patch monday.bloom tue.delta tuesday.bloom"
+    )]
+    Patch(PatchArgs),
     /// Print deterministic URL-like lines (for demos and benchmarks).
     #[command(hide = true)]
     GenUrls(GenArgs),
+    /// Path filters over XML documents: Breadth (bbf) and Depth (dbf) Bloom filters.
+    #[command(subcommand)]
+    Xml(XmlCommand),
+}
+
+/// `bloomery xml ...`
+#[derive(Debug, Subcommand)]
+pub enum XmlCommand {
+    /// Summarise the element paths of XML documents in one Breadth or Depth Bloom filter.
+    #[command(
+        after_help = "DOCS are XML files, or directories searched recursively for *.xml. All \
+documents go into one filter (each document's root is a level-1 node). A malformed document is \
+an error naming the file and position (status 2); nothing is written.\n\nExamples:\n  \
+bloomery xml index cldr/ -o cldr.bbf --kind bbf\n  bloomery xml index a.xml b.xml -o docs.dbf \
+--kind dbf -p 0.001"
+    )]
+    Index(XmlIndexArgs),
+    /// Print each PATH query that may match the indexed documents.
+    #[command(
+        after_help = "PATH: a root path /a/b/c, a partial path a/b (anywhere), or with the \
+ancestor-descendant axis a//b, /a//b/c.\n\nExit status like grep: 0 if a PATH was printed \
+(may match), 1 if none, 2 on error (e.g. a malformed PATH).\n\nExamples:\n  \
+bloomery xml query cldr.bbf /ldml/dates/calendars ldml//month\n  \
+bloomery xml query -v cldr.dbf /ldml/numbers/foo     # print the paths certainly absent"
+    )]
+    Query(XmlQueryArgs),
+}
+
+/// Path filter kinds for `xml index`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum XmlKindArg {
+    /// Breadth Bloom filter: one filter per tree level plus one for every element.
+    Bbf,
+    /// Depth Bloom filter: one filter per path length, paths hashed whole.
+    Dbf,
+}
+
+#[derive(Debug, Args)]
+pub struct XmlIndexArgs {
+    /// XML documents, or directories of them.
+    #[arg(required = true, num_args = 1..)]
+    pub docs: Vec<PathBuf>,
+    /// Filter file to write (atomically).
+    #[arg(short, long, value_name = "FILE")]
+    pub out: PathBuf,
+    /// Filter kind.
+    #[arg(long, value_enum, default_value_t = XmlKindArg::Bbf)]
+    pub kind: XmlKindArg,
+    /// False-positive rate of each level (bbf) or path-length (dbf) filter, in (0, 1).
+    #[arg(
+        short = 'p',
+        long,
+        value_name = "P",
+        allow_negative_numbers = true,
+        default_value_t = 0.01
+    )]
+    pub fpr: f64,
+    /// Dbf: store paths of at most this many edges (default: every length).
+    #[arg(long, value_name = "E")]
+    pub max_path_length: Option<usize>,
+    /// Hash seed.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Overwrite an existing file.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct XmlQueryArgs {
+    /// Filter file written by `xml index` (bbf or dbf).
+    pub file: PathBuf,
+    /// Path queries.
+    #[arg(required = true, num_args = 1..)]
+    pub paths: Vec<String>,
+    /// Print the paths that certainly do not match.
+    #[arg(short = 'v', long)]
+    pub invert: bool,
+    /// Print only the number of printed paths.
+    #[arg(short, long)]
+    pub count: bool,
 }
 
 /// Structure kinds the CLI can create.
@@ -132,6 +241,9 @@ pub enum KindArg {
     Ibf,
     /// Space-code filter: groups of hashes, maximum-likelihood counts (--groups); no deletion.
     Scbf,
+    /// Multi-layer filter for URLs (--layers, default 4): one filter per path segment plus an
+    /// XOR layer; --bits/--hashes give the shape of each layer.
+    Mlbf,
 }
 
 /// Spectral filter methods.
@@ -170,6 +282,7 @@ impl KindArg {
             KindArg::Cms => Kind::CountMin,
             KindArg::Ibf => Kind::Iterative,
             KindArg::Scbf => Kind::SpaceCode,
+            KindArg::Mlbf => Kind::Mlbf,
         }
     }
 }
@@ -251,6 +364,9 @@ pub struct CreateArgs {
     /// Scbf: groups of hash functions (default 32 in the library).
     #[arg(long, value_name = "L")]
     pub groups: Option<u32>,
+    /// Mlbf: URL layers L in 1..=32 (default 4, the paper's); --bits/--hashes are per layer.
+    #[arg(long, value_name = "L")]
+    pub layers: Option<u32>,
     /// Overwrite an existing file.
     #[arg(long)]
     pub force: bool,
@@ -283,6 +399,15 @@ pub struct CheckArgs {
     /// Print only the number of matching lines.
     #[arg(short, long)]
     pub count: bool,
+    /// 1: a line also matches when a string within edit distance 1 of its key may be in the
+    /// set; matches print as `LINE<TAB>MATCH` (see docs/CLI.md). 0: exact keys only.
+    #[arg(long, value_name = "D", default_value_t = 0,
+          value_parser = clap::value_parser!(u8).range(0..=1))]
+    pub edit_distance: u8,
+    /// Bytes that substitutions and insertions use with --edit-distance 1 (default: the
+    /// printable ASCII bytes, space to `~`).
+    #[arg(long, value_name = "CHARS")]
+    pub alphabet: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -291,10 +416,12 @@ pub struct DedupArgs {
     pub inputs: Vec<String>,
     #[command(flatten)]
     pub keys: KeyArgs,
-    /// Expected number of distinct lines (memory grows with it).
-    #[arg(short = 'n', long, value_name = "N", value_parser = parse_count, default_value = "10M")]
+    /// Distinct lines the filter is first sized for (scalable: it grows past them; fixed
+    /// kinds: the capacity).
+    #[arg(short = 'n', long, value_name = "N", value_parser = parse_count, default_value = "1M")]
     pub capacity: u64,
-    /// Rate of distinct lines wrongly dropped as duplicates, at capacity.
+    /// Rate of distinct lines wrongly dropped as duplicates (scalable: at any size; fixed
+    /// kinds: up to N distinct lines).
     #[arg(
         short = 'p',
         long,
@@ -303,12 +430,15 @@ pub struct DedupArgs {
         default_value_t = 1e-4
     )]
     pub fpr: f64,
-    /// Structure kind.
-    #[arg(long, value_enum, default_value_t = KindArg::Blocked)]
+    /// Structure kind (scalable: grows with the input; blocked: fixed size, fastest).
+    #[arg(long, value_enum, default_value_t = KindArg::Scalable)]
     pub kind: KindArg,
     /// Hash seed.
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Mlbf: URL layers L in 1..=32 (default 4).
+    #[arg(long, value_name = "L")]
+    pub layers: Option<u32>,
     /// Load the seen-set from FILE if it exists (then -n, -p, --kind are ignored) and save it
     /// there (atomically) at the end.
     #[arg(long, value_name = "FILE")]
@@ -322,6 +452,46 @@ pub struct InfoArgs {
     /// Machine-readable output (fields documented in docs/CLI.md).
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PackArgs {
+    /// Input filter file (plain or compressed).
+    pub input: PathBuf,
+    /// Output file (written atomically).
+    pub out: PathBuf,
+    /// Overwrite OUT if it exists and is not the input.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// The version the receiver holds (plain or compressed).
+    pub old: PathBuf,
+    /// The new version (plain or compressed).
+    pub new: PathBuf,
+    /// Output delta file (written atomically).
+    pub out: PathBuf,
+    /// Overwrite OUT if it exists and is not an input.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PatchArgs {
+    /// The delta's base (plain or compressed).
+    pub old: PathBuf,
+    /// Delta file made by `diff`.
+    pub diff: PathBuf,
+    /// Output filter file, plain (written atomically).
+    pub out: PathBuf,
+    /// Write OUT compressed.
+    #[arg(long)]
+    pub compress: bool,
+    /// Overwrite OUT if it exists and is not an input.
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Args)]

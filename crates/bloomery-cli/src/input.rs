@@ -175,19 +175,19 @@ pub fn for_each_line(
     Ok(counts)
 }
 
-/// Call `f` with blocks of whole lines (each block ends with a line terminator, or is the
-/// input's unterminated last line), about `block` bytes each, read straight from the inputs
-/// with no per-line work: the caller splits lines, which lets several threads share that work.
-/// Fails on an empty input (no bytes at all) or an unreadable input.
+/// Call `f` with blocks of whole lines of one input (each block ends with a line terminator;
+/// the input's unterminated last line gets one), about `block` bytes each, read straight from
+/// the input with no per-line work: the caller splits lines, which lets several threads share
+/// that work. Returns the bytes read (0 for an empty input); fails on an unreadable input.
 pub fn for_each_block(
-    inputs: &[String],
+    name: &str,
     block: usize,
     mut f: impl FnMut(Vec<u8>) -> Result<()>,
-) -> Result<()> {
+) -> Result<u64> {
     let mut total = 0u64;
     let mut buf: Vec<u8> = Vec::with_capacity(block + BUF);
-    for name in names(inputs) {
-        let mut r = open(&name)?;
+    {
+        let mut r = open(name)?;
         loop {
             // read straight into the block (no intermediate buffer copy)
             let want = block.saturating_sub(buf.len()).max(BUF) as u64;
@@ -214,13 +214,87 @@ pub fn for_each_block(
                 buf.push(b'\n');
             }
             f(std::mem::take(&mut buf))?;
-            buf.reserve(block + BUF);
         }
     }
-    if total == 0 {
-        bail!("the input is empty: no lines to read");
+    Ok(total)
+}
+
+/// Call `f` with consecutive windows of whole lines of the input file `name`, about `window`
+/// bytes each, mapped into memory rather than read (no copy, no reader thread; only the current
+/// window is mapped). A window ends with a line terminator, except the last one when the file's
+/// last line has none. Returns `Ok(None)` without calling `f` when `name` is stdin, not a
+/// regular file, empty by its metadata (`/proc` files), compressed, or cannot be mapped: the
+/// caller then reads it with [`for_each_block`]. Otherwise returns the file's length.
+pub fn for_each_mapped(
+    name: &str,
+    window: usize,
+    mut f: impl FnMut(&[u8]) -> Result<()>,
+) -> Result<Option<u64>> {
+    if name == "-" {
+        return Ok(None);
     }
-    Ok(())
+    let file = File::open(name).with_context(|| format!("cannot open `{name}`"))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot read `{name}`"))?;
+    if meta.is_dir() {
+        bail!("`{name}` is a directory");
+    }
+    let len = meta.len();
+    if !meta.is_file() || len == 0 {
+        return Ok(None);
+    }
+    let window = window.max(1) as u64;
+    let mut off = 0u64;
+    while off < len {
+        let mut want = window;
+        loop {
+            let size = want.min(len - off);
+            let size = usize::try_from(size).context("the input is too large to map")?;
+            // SAFETY: the mapping is read-only and private to this function, and its bytes are
+            // only read while `map` lives. The one hazard of a file mapping is another process
+            // truncating the file meanwhile: reads past its new end would fault (SIGBUS).
+            // Inputs are files handed to us to read, not files being rewritten; stdin, pipes
+            // and special files are never mapped.
+            let mapped = unsafe {
+                memmap2::MmapOptions::new()
+                    .offset(off)
+                    .len(size)
+                    .populate()
+                    .map(&file)
+            };
+            let map = match mapped {
+                Ok(m) => m,
+                // not mappable (e.g. a file system without mmap): read it instead
+                Err(_) if off == 0 => return Ok(None),
+                Err(e) => return Err(e).with_context(|| format!("cannot read `{name}`")),
+            };
+            if off == 0 && is_compressed(&map) {
+                return Ok(None);
+            }
+            let _ = map.advise(memmap2::Advice::Sequential);
+            let cut = if off + size as u64 == len {
+                map.len()
+            } else {
+                match memchr::memrchr(b'\n', &map) {
+                    Some(i) => i + 1,
+                    // a line longer than the window: map a larger one
+                    None => {
+                        want = want.saturating_mul(2);
+                        continue;
+                    }
+                }
+            };
+            f(&map[..cut])?;
+            off += cut as u64;
+            break;
+        }
+    }
+    Ok(Some(len))
+}
+
+fn is_compressed(head: &[u8]) -> bool {
+    head.starts_with(&[0x1f, 0x8b]) || head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
 }
 
 /// Split a block of whole lines (see [`for_each_block`]) into about `parts` pieces at line

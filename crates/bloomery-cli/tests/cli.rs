@@ -110,7 +110,7 @@ fn help_and_version() {
         .arg("dedup")
         .arg("--help")
         .assert()
-        .stdout(predicate::str::contains("10M").and(predicate::str::contains("1e-4")));
+        .stdout(predicate::str::contains("--kind scalable -n 1M -p 1e-4"));
     // usage errors exit 2 as well
     bloomery().arg("frobnicate").assert().code(2);
     bloomery().assert().code(2);
@@ -599,24 +599,46 @@ fn warns_past_capacity() {
 
 #[test]
 fn threads_give_the_same_filter() {
+    // 330k lines (10 MB: more than one 8 MiB batch of `-t 2`) of 250k distinct values in a
+    // filter sized for 100k: many duplicates and many keys whose bits were all set already, so
+    // the item count (an insert counts when it changes a bit) depends on the insert order of
+    // each block's keys. CRLF lines, and no newline after the last line.
     let t = T::new();
-    let input: String = (0..200_000u32).map(|i| format!("{i:031}\n")).collect();
-    let input = t.write("in.txt", input.as_bytes());
-    let one = t.create("one.bloom", &["-n", "200k", "-p", "1e-9", "--seed", "3"]);
-    let two = t.create("two.bloom", &["-n", "200k", "-p", "1e-9", "--seed", "3"]);
-    bloomery()
-        .args(["add", "-t", "1"])
-        .arg(&one)
-        .arg(&input)
-        .assert()
-        .success();
-    bloomery()
-        .args(["add", "-t", "2"])
-        .arg(&two)
-        .arg(&input)
-        .assert()
-        .success();
-    assert_eq!(std::fs::read(&one).unwrap(), std::fs::read(&two).unwrap());
+    let mut text = String::new();
+    for i in 0..330_000u64 {
+        text.push_str(&format!("{:031}", mix(i) % 250_000));
+        text.push_str(if i % 7 == 0 { "\r\n" } else { "\n" });
+    }
+    text.push_str("last-line-without-newline");
+    let input = t.write("in.txt", text.as_bytes());
+    let (a, b) = text.as_bytes().split_at(text.len() / 3 + 5);
+    let part_a = t.write("a.txt", a);
+    let part_b = t.write("b.txt", b);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(text.as_bytes()).unwrap();
+    let gz = t.write("in.txt.gz", &gz.finish().unwrap());
+    let shape = ["-n", "100k", "-p", "0.01", "--seed", "3"];
+    let add = |name: &str, threads: &str, inputs: &[&Path], stdin: Option<&str>| {
+        let f = t.create(name, &shape);
+        let mut c = bloomery();
+        c.args(["add", "-q", "-t", threads]).arg(&f).args(inputs);
+        if let Some(s) = stdin {
+            c.write_stdin(s.to_string());
+        }
+        c.assert().success();
+        std::fs::read(&f).unwrap()
+    };
+    let one = add("one.bloom", "1", &[&input], None);
+    assert!(info_json(&t.p("one.bloom"))["items"].as_u64().unwrap() < 250_000);
+    // a mapped file, stdin, a gzip file
+    assert!(one == add("two.bloom", "2", &[&input], None), "mapped file");
+    assert!(one == add("stdin.bloom", "2", &[], Some(&text)), "stdin");
+    assert!(one == add("gz.bloom", "3", &[&gz], None), "gzip");
+    assert_eq!(
+        add("parts1.bloom", "1", &[&part_a, &part_b], None),
+        add("parts2.bloom", "2", &[&part_a, &part_b], None),
+        "two files"
+    );
     // other kinds fall back to one thread with a warning
     let c = t.create(
         "c.bloom",
@@ -678,6 +700,41 @@ fn dedup_matches_exact_dedup_within_the_fpr_bound() {
         (dropped as f64) <= bound,
         "{dropped} dropped, bound {bound:.0} (n = {n})"
     );
+}
+
+#[test]
+fn dedup_default_grows_with_the_input_within_the_fpr_bound() {
+    // the default kind is scalable: started at -n 1000, it grows to hold 20k distinct lines and
+    // keeps the default rate 1e-4 for all of them (a fixed filter for 1000 would drop most)
+    let t = T::new();
+    let state = t.p("seen.bloom");
+    let stream: Vec<String> = (0..60_000u64)
+        .map(|j| format!("https://example.org/{}", mix(j) % 20_000))
+        .collect();
+    let input: String = stream.iter().map(|l| format!("{l}\n")).collect();
+    let exact = {
+        let mut seen = std::collections::HashSet::new();
+        stream.iter().filter(|l| seen.insert(l.as_str())).count()
+    };
+    let out = bloomery()
+        .args(["dedup", "-n", "1000", "--state"])
+        .arg(&state)
+        .write_stdin(input)
+        .assert()
+        .success()
+        .get_output()
+        .clone();
+    let got = out.stdout.split(|b| *b == b'\n').count() - 1;
+    let expected = exact as f64 * 1e-4;
+    let bound = expected + 3.0 * expected.sqrt() + 1.0;
+    assert!(
+        got <= exact && (exact - got) as f64 <= bound,
+        "{got} of {exact}"
+    );
+    let i = info_json(&state);
+    assert_eq!(i["kind"], "scalable");
+    assert!(i["sub_filters"].as_u64().unwrap() >= 5, "{i}");
+    assert!(i["target_fpr"].as_f64().unwrap() == 1e-4);
 }
 
 #[test]
@@ -973,7 +1030,16 @@ fn calc_rate_and_bits() {
     let j = json_of(&out.stdout);
     let kinds = j["kinds"].as_array().unwrap();
     let names: Vec<_> = kinds.iter().map(|k| k["kind"].as_str().unwrap()).collect();
-    assert_eq!(names, ["classic", "partitioned", "blocked", "split-block"]);
+    assert_eq!(
+        names,
+        [
+            "classic",
+            "partitioned",
+            "blocked",
+            "blocked-sectors",
+            "split-block"
+        ]
+    );
     for k in kinds {
         assert!(k["fpr"].as_f64().unwrap() <= 0.01 + 1e-12, "{k}");
         let r = k["lower_bound_ratio"].as_f64().unwrap();

@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 
 pub mod experiments;
 pub mod measure;
+pub mod pcap;
 pub mod plot;
 pub mod table;
 
@@ -118,6 +119,20 @@ mod tests {
                 "multicast",
                 "resource-routing",
                 "planetp",
+                "counting-overflow",
+                "ibf-vs-cbf",
+                "sketch-errors",
+                "heavy-flows",
+                "geographic-routing",
+                "mlbf-urls",
+                "xml-cldr",
+                "ip-traceback",
+                "stochastic-fair-blue",
+                "dictionaries",
+                "summary-cache",
+                "set-reconciliation",
+                "set-intersection",
+                "differential-files",
             ]
         );
         for e in registry() {

@@ -249,6 +249,14 @@ pub fn bloomery_dump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     {
         return ready_bytes(s);
     }
+    if let Ok(Some(s)) = k.get_value::<Slot<bloomery::TopK>>(&crate::types::TOPK_TYPE) {
+        return ready_bytes(s);
+    }
+    if let Ok(Some(s)) =
+        k.get_value::<Slot<bloomery::MultiLayerBloomFilter>>(&crate::types::MLBF_TYPE)
+    {
+        return ready_bytes(s);
+    }
     if k.is_null() {
         return Err(RedisError::Str("ERR not found"));
     }

@@ -5,12 +5,14 @@
 //! `CF.*` on its [`CuckooFilter`](bloomery::CuckooFilter), `CMS.*` on its
 //! [`CountMinSketch`](bloomery::CountMinSketch); bloomery's own `CBF.*` and `IBF.*` serve its
 //! [`CountingBloomFilter`](bloomery::CountingBloomFilter) and
-//! [`IterativeBloomFilter`](bloomery::IterativeBloomFilter). Keys are the raw argument bytes hashed
+//! [`IterativeBloomFilter`](bloomery::IterativeBloomFilter); `TOPK.*` runs on its HeavyKeeper
+//! [`TopK`](bloomery::TopK) and `MLBF.*` on its
+//! [`MultiLayerBloomFilter`](bloomery::MultiLayerBloomFilter). Keys are the raw argument bytes hashed
 //! by the library's one hash path, so `BLOOMERY.DUMP key` returns bytes that the `bloomery` CLI
 //! loads and answers identically. See `README.md` for loading, configuration and clusters.
 //!
-//! This file only wires commands to their handlers: [`bf`], [`cf`], [`cms`], [`cbf`], [`ibf`]
-//! (the last two share helpers in [`own`]) and [`dump`]; arguments are parsed in [`args`], data
+//! This file only wires commands to their handlers: [`bf`], [`cf`], [`cms`], [`topk`], [`cbf`],
+//! [`ibf`], [`mlbf`] (the last three share helpers in [`own`]) and [`dump`]; arguments are parsed in [`args`], data
 //! types and persistence live in [`types`], module arguments in [`config`]. Every command names
 //! its one key at position 1 (first = last = 1, step 1), so a cluster routes it and answers
 //! MOVED/CROSSSLOT as for built-in commands; `CMS.MERGE`, whose keys depend on `numKeys`, is
@@ -25,15 +27,17 @@ pub mod cms;
 pub mod config;
 pub mod dump;
 pub mod ibf;
+pub mod mlbf;
 pub mod own;
+pub mod topk;
 pub mod types;
 
 #[cfg(not(test))]
 mod module {
     use redis_module::{redis_module, Context, RedisString, Status};
 
-    use crate::types::{BF_TYPE, CBF_TYPE, CF_TYPE, CMS_TYPE, IBF_TYPE};
-    use crate::{bf, cbf, cf, cms, config, dump, ibf};
+    use crate::types::{BF_TYPE, CBF_TYPE, CF_TYPE, CMS_TYPE, IBF_TYPE, MLBF_TYPE, TOPK_TYPE};
+    use crate::{bf, cbf, cf, cms, config, dump, ibf, mlbf, topk};
 
     fn init(ctx: &Context, args: &[RedisString]) -> Status {
         // We check every RDB read ourselves (raw::load_* report IO errors), so a truncated or
@@ -63,7 +67,7 @@ mod module {
         name: "bloomery",
         version: 1,
         allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
-        data_types: [BF_TYPE, CF_TYPE, CMS_TYPE, CBF_TYPE, IBF_TYPE],
+        data_types: [BF_TYPE, CF_TYPE, CMS_TYPE, CBF_TYPE, IBF_TYPE, TOPK_TYPE, MLBF_TYPE],
         init: init,
         commands: [
             // Bloom filters (RedisBloom-compatible).
@@ -100,6 +104,23 @@ mod module {
             ["CMS.INFO", cms::info, "readonly fast", 1, 1, 1, ""],
             ["CMS.SCANDUMP", cms::scandump, "readonly", 1, 1, 1, ""],
             ["CMS.LOADCHUNK", cms::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            // Top-k (RedisBloom-compatible; SCANDUMP/LOADCHUNK are extensions).
+            ["TOPK.RESERVE", topk::reserve, "write deny-oom", 1, 1, 1, ""],
+            ["TOPK.ADD", topk::add, "write deny-oom", 1, 1, 1, ""],
+            ["TOPK.INCRBY", topk::incrby, "write deny-oom", 1, 1, 1, ""],
+            ["TOPK.QUERY", topk::query, "readonly", 1, 1, 1, ""],
+            ["TOPK.COUNT", topk::count_cmd, "readonly", 1, 1, 1, ""],
+            ["TOPK.LIST", topk::list, "readonly", 1, 1, 1, ""],
+            ["TOPK.INFO", topk::info, "readonly fast", 1, 1, 1, ""],
+            ["TOPK.SCANDUMP", topk::scandump, "readonly", 1, 1, 1, ""],
+            ["TOPK.LOADCHUNK", topk::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            // bloomery's own: multi-layer Bloom filter for URLs.
+            ["MLBF.RESERVE", mlbf::reserve, "write deny-oom", 1, 1, 1, ""],
+            ["MLBF.ADD", mlbf::add, "write deny-oom", 1, 1, 1, ""],
+            ["MLBF.EXISTS", mlbf::exists, "readonly fast", 1, 1, 1, ""],
+            ["MLBF.INFO", mlbf::info, "readonly fast", 1, 1, 1, ""],
+            ["MLBF.SCANDUMP", mlbf::scandump, "readonly", 1, 1, 1, ""],
+            ["MLBF.LOADCHUNK", mlbf::loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own: counting Bloom filter.
             ["CBF.RESERVE", cbf::reserve, "write deny-oom", 1, 1, 1, ""],
             ["CBF.ADD", cbf::add, "write deny-oom", 1, 1, 1, ""],

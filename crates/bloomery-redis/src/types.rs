@@ -21,8 +21,8 @@ use std::ffi::CStr;
 use std::os::raw::{c_int, c_void};
 
 use bloomery::{
-    CountMinSketch, CountingBloomFilter, CuckooFilter, IterativeBloomFilter, Kind, Persist,
-    ScalableBloomFilter,
+    CountMinSketch, CountingBloomFilter, CuckooFilter, IterativeBloomFilter, Kind,
+    MultiLayerBloomFilter, Persist, ScalableBloomFilter, TopK,
 };
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -116,6 +116,25 @@ impl Structure for IterativeBloomFilter {
     }
 }
 
+impl Structure for TopK {
+    const FILE_KIND: Kind = Kind::TopK;
+    const LOADCHUNK: &'static CStr = c"TOPK.LOADCHUNK";
+    fn storage_bytes(&self) -> u64 {
+        self.bucket_bytes() + self.heap_bytes()
+    }
+}
+
+impl Structure for MultiLayerBloomFilter {
+    const FILE_KIND: Kind = Kind::Mlbf;
+    const LOADCHUNK: &'static CStr = c"MLBF.LOADCHUNK";
+    fn storage_bytes(&self) -> u64 {
+        (0..=self.layers() as usize)
+            .filter_map(|i| self.layer_words(i))
+            .map(|w| w.len() as u64 * 8)
+            .sum()
+    }
+}
+
 /// Bytes of a LOADCHUNK sequence received so far.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Partial {
@@ -204,6 +223,16 @@ pub static IBF_TYPE: RedisType = RedisType::new(
     "BLMRY-IBF",
     ENCODING_VERSION,
     methods::<IterativeBloomFilter>(),
+);
+
+/// The HeavyKeeper top-k type behind `TOPK.*`.
+pub static TOPK_TYPE: RedisType = RedisType::new("BLMRY-TPK", ENCODING_VERSION, methods::<TopK>());
+
+/// The multi-layer URL filter type behind `MLBF.*` (bloomery's own).
+pub static MLBF_TYPE: RedisType = RedisType::new(
+    "BLMRY-MLB",
+    ENCODING_VERSION,
+    methods::<MultiLayerBloomFilter>(),
 );
 
 const STATE_READY: u64 = 0;

@@ -330,8 +330,10 @@ impl AnyCounter {
 
     /// Decode any counting-family kind from bytes, verifying the checksum.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let d = format::decode(bytes, Verify::Checksum)?;
-        let src = Source::Bytes(bytes);
+        // A compressed file is decompressed first (issue 6).
+        let bytes = crate::compress::plain_file(bytes)?;
+        let d = format::decode(&bytes, Verify::Checksum)?;
+        let src = Source::Bytes(&bytes);
         let limit = crate::store::max_bytes();
         Ok(match d.header.kind {
             Kind::Counting => {

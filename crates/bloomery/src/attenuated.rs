@@ -80,6 +80,8 @@ impl AttenuatedBuilder {
             .ok_or_else(|| invalid("capacity", "required"))?;
         let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
         let first = BlockedBloomFilter::builder()
+            // composite payloads store positions-layout sub-filters (no layout field)
+            .layout(crate::blocked::BlockLayout::Positions)
             .capacity(n)
             .fpr(p)
             .hasher(self.hasher)

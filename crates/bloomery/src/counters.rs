@@ -122,7 +122,7 @@ impl Counters {
     }
 
     /// Counter `i` (`i < len`; out-of-range indices are a caller bug and panic).
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, i: u64) -> u32 {
         debug_assert!(i < self.len);
         let w = self.words.as_slice();
@@ -136,7 +136,7 @@ impl Counters {
     }
 
     /// Set counter `i` to `min(v, max_value)`.
-    #[inline]
+    #[inline(always)]
     pub fn set(&mut self, i: u64, v: u32) {
         debug_assert!(i < self.len);
         let width = self.width;
@@ -154,7 +154,7 @@ impl Counters {
     }
 
     /// Add `d`, saturating at `max_value`; returns the new value.
-    #[inline]
+    #[inline(always)]
     pub fn add(&mut self, i: u64, d: u32) -> u32 {
         let v = (u64::from(self.get(i)) + u64::from(d)).min(self.mask()) as u32;
         self.set(i, v);

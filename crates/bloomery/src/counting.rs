@@ -236,9 +236,20 @@ impl CountingBloomFilter {
 
     /// Insert `n` occurrences of a pre-hashed key at once (each counter saturating).
     pub fn insert_many_hashed(&mut self, h: Hashed, n: u32) -> bool {
+        // Gather the k indices and read every counter before writing any: the k reads are
+        // independent, so their cache misses overlap instead of queueing behind each
+        // read-modify-write; the updates then hit the cache.
+        let mut idx = [0u64; MAX_HASHES as usize];
+        let k = (self.k as usize).min(idx.len());
+        for (slot, i) in idx.iter_mut().zip(h.indices(self.k, self.counters.len())) {
+            *slot = i;
+        }
+        let idx = &idx[..k];
         let mut new = false;
-        for i in h.indices(self.k, self.counters.len()) {
+        for &i in idx {
             new |= self.counters.get(i) == 0;
+        }
+        for &i in idx {
             self.counters.add(i, n);
         }
         self.items = self.items.saturating_add(u64::from(n));

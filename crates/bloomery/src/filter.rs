@@ -97,6 +97,7 @@ pub struct Builder<T> {
     pub(crate) tightening: f64,
     pub(crate) scaling: bool,
     pub(crate) kind: Option<crate::format::Kind>,
+    pub(crate) layout: Option<crate::blocked::BlockLayout>,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -120,6 +121,7 @@ impl<T: Build> Builder<T> {
             tightening: 0.5,
             scaling: true,
             kind: None,
+            layout: None,
             _t: PhantomData,
         }
     }
@@ -137,8 +139,17 @@ impl<T: Build> Builder<T> {
             tightening: self.tightening,
             scaling: self.scaling,
             kind: self.kind,
+            layout: self.layout,
             _t: PhantomData,
         }
+    }
+
+    /// For [`crate::BlockedBloomFilter`]: force a block layout instead of the automatic choice
+    /// (sectors where it costs at most [`crate::blocked::SECTORS_MAX_EXTRA`] more memory,
+    /// positions otherwise and whenever `hashes` or `bits` are given). Ignored by other types.
+    pub fn layout(mut self, layout: crate::blocked::BlockLayout) -> Self {
+        self.layout = Some(layout);
+        self
     }
 
     /// For [`crate::AnyFilter`]: which structure to build.

@@ -11,7 +11,8 @@
 //! 16      8     payload length P (a multiple of 64)
 //! 24      1     hash algorithm ([`crate::hash::HashAlgorithm`] id)
 //! 25      1     seed kind (default / user / keyed)
-//! 26      2     flags (must be 0 in version 1)
+//! 26      2     flags: 0 for a plain file; [`FLAG_COMPRESSED`] or [`FLAG_DELTA`] for the
+//!               compressed and delta forms of [`crate::compress`] (issue 6)
 //! 28      4     length of the kind-specific parameters
 //! 32      16    seed (xxh3: low 8 bytes; keyed: the 128-bit secret)
 //! 48      8     item count
@@ -53,6 +54,12 @@ const FIXED_HEADER: usize = 72;
 const MAX_HEADER: usize = 1 << 20;
 /// Bytes of the checksum trailer.
 const TRAILER: usize = 8;
+/// Header flag: the payload is a compressed container holding the plain payload
+/// ([`crate::compress`], issue 6). Every loader decompresses such a file transparently.
+pub const FLAG_COMPRESSED: u16 = 0x0001;
+/// Header flag: the file is a delta from a base file to the file this header describes
+/// ([`crate::compress::patch_file`]); it is not a filter and does not load as one.
+pub const FLAG_DELTA: u16 = 0x0002;
 
 /// Structure kinds. The numeric ids are part of the file format and never change.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,7 +102,11 @@ pub enum Kind {
     Xor = 17,
     /// [`crate::CuckooFilter`]
     Cuckoo = 18,
-    // Reserved: 19 top-k (HeavyKeeper, for the Redis module's TOPK.*).
+    /// [`crate::TopK`] (HeavyKeeper, behind the Redis module's `TOPK.*`).
+    TopK = 19,
+    /// [`crate::BlockedBloomFilter`] in its sectors layout (one bit per 64-bit word;
+    /// [`crate::blocked::BlockLayout::Sectors`]).
+    BlockedSectors = 20,
 }
 
 impl Kind {
@@ -119,6 +130,8 @@ impl Kind {
         Kind::Bloomier,
         Kind::Xor,
         Kind::Cuckoo,
+        Kind::TopK,
+        Kind::BlockedSectors,
     ];
 
     /// Decode a stored id.
@@ -129,6 +142,15 @@ impl Kind {
     /// The id stored in files.
     pub fn id(self) -> u16 {
         self as u16
+    }
+
+    /// The kind whose Rust type loads this kind: several file kinds can share one type
+    /// (the blocked filter's two layouts); loaders accept any kind of their type.
+    pub fn rust_type(self) -> Kind {
+        match self {
+            Kind::BlockedSectors => Kind::Blocked,
+            k => k,
+        }
     }
 
     /// A short stable name, as the CLI spells it.
@@ -152,17 +174,25 @@ impl Kind {
             Kind::Bloomier => "bloomier",
             Kind::Xor => "xor",
             Kind::Cuckoo => "cuckoo",
+            Kind::TopK => "topk",
+            Kind::BlockedSectors => "blocked-sectors",
         }
     }
 
-    /// True for the set structures [`crate::AnyFilter`] holds; false for the counting family
-    /// (multisets and sketches) and the structured-key kinds of issue 5 (multi-layer, breadth,
-    /// depth, attenuated, Bloomier, xor), which are loaded through their own types until
-    /// `AnyFilter` grows variants for them.
+    /// True for the set structures [`crate::AnyFilter`] holds (including the multi-layer URL
+    /// filter); false for the counting family (multisets and sketches) and the other
+    /// structured-key kinds (breadth, depth, attenuated, Bloomier, xor), which are loaded
+    /// through their own types.
     pub fn is_set(self) -> bool {
         matches!(
             self,
-            Kind::Classic | Kind::Partitioned | Kind::Blocked | Kind::SplitBlock | Kind::Scalable
+            Kind::Classic
+                | Kind::Partitioned
+                | Kind::Blocked
+                | Kind::BlockedSectors
+                | Kind::SplitBlock
+                | Kind::Scalable
+                | Kind::Mlbf
         )
     }
 }
@@ -254,8 +284,22 @@ fn rd<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
     out
 }
 
-/// Decode and validate the common header and trailer of `bytes`.
+/// Decode and validate the common header and trailer of a plain file (flags 0). Compressed
+/// files are decompressed by the loaders ([`Persist::from_bytes`], [`crate::AnyFilter`]) before
+/// they get here; see [`crate::compress::plain_file`].
 pub fn decode(bytes: &[u8], verify: Verify) -> Result<Decoded, FormatError> {
+    let (d, flags) = decode_with_flags(bytes, verify)?;
+    if flags != 0 {
+        return Err(FormatError::Inconsistent(format!(
+            "flags {flags:#06x}: a compressed or delta file, not a plain one (decompress it first)"
+        )));
+    }
+    Ok(d)
+}
+
+/// [`decode`], also accepting the compressed and delta forms: returns the decoded header
+/// (the payload is then the form's container) and the flags.
+pub fn decode_with_flags(bytes: &[u8], verify: Verify) -> Result<(Decoded, u16), FormatError> {
     let have = bytes.len() as u64;
     if bytes.len() < 8 || bytes[..8] != MAGIC {
         if bytes.len() < 8 && MAGIC.starts_with(bytes) {
@@ -317,7 +361,7 @@ pub fn decode(bytes: &[u8], verify: Verify) -> Result<Decoded, FormatError> {
             return Err(FormatError::ChecksumMismatch { stored, computed });
         }
     }
-    if flags != 0 {
+    if !matches!(flags, 0 | FLAG_COMPRESSED | FLAG_DELTA) {
         return Err(FormatError::Inconsistent(format!(
             "unknown flags {flags:#06x}"
         )));
@@ -340,25 +384,29 @@ pub fn decode(bytes: &[u8], verify: Verify) -> Result<Decoded, FormatError> {
     if bytes[FIXED_HEADER + params_len..h].iter().any(|&b| b != 0) {
         return Err(FormatError::Inconsistent("non-zero header padding".into()));
     }
-    Ok(Decoded {
-        header: Header {
-            version,
-            kind,
-            hasher,
-            items,
-            capacity,
-            target_fpr,
-            params,
+    Ok((
+        Decoded {
+            header: Header {
+                version,
+                kind,
+                hasher,
+                items,
+                capacity,
+                target_fpr,
+                params,
+            },
+            payload_offset: h,
+            payload_len: p as usize,
         },
-        payload_offset: h,
-        payload_len: p as usize,
-    })
+        flags,
+    ))
 }
 
-/// Read just the header of a file (cheap: no checksum, no payload).
+/// Read just the header of a file (cheap: no checksum, no payload). For a compressed file
+/// this is the header of the plain file it holds.
 pub fn read_header(path: impl AsRef<Path>) -> Result<Header> {
     let map = map_file(path.as_ref())?;
-    Ok(decode(&map, Verify::HeaderOnly)?.header)
+    Ok(decode_with_flags(&map, Verify::HeaderOnly)?.0.header)
 }
 
 /// A writer that checksums what passes through it.
@@ -612,11 +660,13 @@ pub trait Persist: Sized {
         v
     }
 
-    /// Decode from bytes (copying), verifying the checksum.
+    /// Decode from bytes (copying), verifying the checksum. A compressed file is
+    /// decompressed first (and the plain file's checksum verified).
     fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let d = decode(bytes, Verify::Checksum)?;
+        let bytes = crate::compress::plain_file(bytes)?;
+        let d = decode(&bytes, Verify::Checksum)?;
         check_kind(&d, Self::KIND)?;
-        Self::decode_from(&d, Source::Bytes(bytes), crate::store::max_bytes())
+        Self::decode_from(&d, Source::Bytes(&bytes), crate::store::max_bytes())
     }
 
     /// Save atomically (temp file, fsync, rename).
@@ -637,6 +687,10 @@ pub trait Persist: Sized {
     /// replace files by rename, which is safe).
     fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
         let map = map_file(path.as_ref())?;
+        if crate::compress::is_packed(&map) {
+            // A compressed file cannot be used in place: decompress it into memory.
+            return Self::from_bytes(&map);
+        }
         let d = decode(&map, verify)?;
         check_kind(&d, Self::KIND)?;
         Self::decode_from(&d, Source::Mapped(&map), crate::store::max_bytes())
@@ -656,7 +710,7 @@ pub fn read_limited(path: &Path) -> Result<Vec<u8>> {
 
 /// Fail with [`FormatError::WrongKind`] unless the decoded kind is `want`.
 pub fn check_kind(d: &Decoded, want: Kind) -> Result<()> {
-    if d.header.kind != want {
+    if d.header.kind.rust_type() != want.rust_type() {
         return Err(FormatError::WrongKind {
             expected: want.name(),
             found: d.header.kind.name(),

@@ -42,6 +42,7 @@
 //! | routing towards resources by hop distance | [`AttenuatedBloomFilter`] | d filters per edge, built by union (002 §6.2) |
 //! | a static key → small value map | [`BloomierFilter`] | hypergraph peeling, optional fingerprint (002 §9) |
 //! | a static set, least memory | [`XorFilter`] | binary-fuse layout, ≈ 1.13× the lower bound with 8-bit fingerprints |
+//! | the k heaviest items of a stream, listed | [`TopK`] | HeavyKeeper (Gong et al. 2018): counts with exponential decay plus a min-heap; counts never over-estimate |
 //!
 //! ## Layers
 //! [`hash`] (one hash path) → [`store`] (aligned words, owned or mapped) → the structures →
@@ -89,13 +90,16 @@ pub mod space_code;
 pub mod spectral;
 pub mod split_block;
 pub mod store;
+pub mod topk;
 pub mod tree_path;
+#[cfg(feature = "xml")]
+pub mod xml;
 pub mod xor;
 
 pub use any::{AnyFilter, FilterInfo};
 pub use any_counter::{AnyCounter, CounterInfo, CounterOptions};
 pub use attenuated::AttenuatedBloomFilter;
-pub use blocked::{AtomicBlockedBloomFilter, BlockedBloomFilter};
+pub use blocked::{AtomicBlockedBloomFilter, BlockLayout, BlockedBloomFilter};
 pub use bloomier::BloomierFilter;
 pub use breadth::BreadthBloomFilter;
 pub use classic::BloomFilter;
@@ -115,6 +119,7 @@ pub use scalable::ScalableBloomFilter;
 pub use space_code::SpaceCodeBloomFilter;
 pub use spectral::{SpectralBloomFilter, SpectralMethod};
 pub use split_block::SplitBlockBloomFilter;
+pub use topk::TopK;
 pub use xor::XorFilter;
 
 /// Everything needed to use the filters: `use bloomery::prelude::*;`.

@@ -300,6 +300,54 @@ pub fn fpr_split_block(n: u64, blocks: u64) -> f64 {
     })
 }
 
+/// False-positive rate of the blocked filter's sectors layout ([`crate::blocked::BlockLayout`]):
+/// 512-bit blocks of eight 64-bit words, each key setting one bit in every word:
+/// `Σ_j Binomial(n, 1/blocks)(j) · (1-(63/64)^j)^8` — the split-block model with 64-bit words.
+pub fn fpr_sectors(n: u64, blocks: u64) -> f64 {
+    block_mixture(n, blocks, |j| {
+        (1.0 - pow_one_minus_inv(64.0, j as f64)).powi(8)
+    })
+}
+
+/// The smallest number of 512-bit blocks in the sectors layout whose modelled rate
+/// ([`fpr_sectors`]) is at most `fpr`.
+pub fn sectors_blocks(n: u64, fpr: f64) -> Result<u64> {
+    smallest_blocks(n, fpr, 512.0, fpr_sectors, "sectors")
+}
+
+/// The smallest block count (blocks of `block_bits`) for which `rate(n, blocks) ≤ fpr`, by
+/// doubling then bisection (the rate falls as blocks grow).
+fn smallest_blocks(
+    n: u64,
+    fpr: f64,
+    block_bits: f64,
+    rate: fn(u64, u64) -> f64,
+    what: &str,
+) -> Result<u64> {
+    check_capacity(n)?;
+    check_fpr(fpr)?;
+    let guess = (bits_asymptotic(n, fpr) / block_bits).ceil().max(1.0) as u64;
+    let mut hi = guess;
+    let mut rounds = 0;
+    while rate(n, hi) > fpr {
+        hi = hi.saturating_mul(2);
+        rounds += 1;
+        if rounds > 60 {
+            return Err(invalid("fpr", format!("no {what} shape reaches this rate")));
+        }
+    }
+    let mut lo = 0;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if rate(n, mid) <= fpr {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi)
+}
+
 /// A blocked filter's shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockedShape {
@@ -370,28 +418,7 @@ pub fn blocked_shape(n: u64, fpr: f64, block_bits: u64) -> Result<BlockedShape> 
 
 /// The smallest number of 256-bit split blocks whose modelled rate is at most `fpr`.
 pub fn split_block_blocks(n: u64, fpr: f64) -> Result<u64> {
-    check_capacity(n)?;
-    check_fpr(fpr)?;
-    let guess = (bits_asymptotic(n, fpr) / 256.0).ceil().max(1.0) as u64;
-    let mut hi = guess;
-    let mut rounds = 0;
-    while fpr_split_block(n, hi) > fpr {
-        hi = hi.saturating_mul(2);
-        rounds += 1;
-        if rounds > 60 {
-            return Err(invalid("fpr", "no split-block shape reaches this rate"));
-        }
-    }
-    let mut lo = 0;
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if fpr_split_block(n, mid) <= fpr {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    Ok(hi)
+    smallest_blocks(n, fpr, 256.0, fpr_split_block, "split-block")
 }
 
 /// Estimated number of distinct items from the count of set bits (Swamidass & Baldi 2007,

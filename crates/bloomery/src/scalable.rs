@@ -112,6 +112,8 @@ impl ScalableBloomFilter {
         }
         let used = self.allocated_bytes();
         let f = BlockedBloomFilter::builder()
+            // composite payloads store positions-layout sub-filters (no layout field)
+            .layout(crate::blocked::BlockLayout::Positions)
             .capacity(cap)
             .fpr(fpr)
             .hasher(self.hasher)

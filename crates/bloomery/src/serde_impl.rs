@@ -83,7 +83,8 @@ serde_via_format!(
     crate::DepthBloomFilter,
     crate::AttenuatedBloomFilter,
     crate::BloomierFilter,
-    crate::XorFilter
+    crate::XorFilter,
+    crate::TopK
 );
 
 impl Serialize for crate::AnyFilter {

@@ -66,7 +66,18 @@ enum Buf {
 pub struct Words {
     buf: Buf,
     len: usize,
+    /// The first word, cached from `buf` (see [`Words::from_buf`]), so the hot paths reach the
+    /// words with one load instead of a match over the three kinds of buffer.
+    ptr: std::ptr::NonNull<u64>,
 }
+
+// SAFETY: `ptr` points into memory owned by `buf` (a Vec, an anonymous map, or an Arc'd
+// read-only file map), all of which are Send and Sync; `Words` hands out `&[u64]` only through
+// `&self` and `&mut [u64]` only through `&mut self`, exactly like a `Vec<u64>`, so sharing or
+// sending it is as safe as sharing or sending `buf` itself.
+unsafe impl Send for Words {}
+// SAFETY: see `Send` above.
+unsafe impl Sync for Words {}
 
 impl Words {
     /// An all-zero array of `len` words, refused if it exceeds `limit` bytes.
@@ -94,7 +105,20 @@ impl Words {
             v.resize(lines, Line::default());
             Buf::Heap(v)
         };
-        Ok(Self { buf, len })
+        Ok(Self::from_buf(buf, len))
+    }
+
+    /// Wrap a buffer, caching the pointer to its first word. The pointer stays valid for the
+    /// life of `buf`: moving a Vec or a map moves only its handle, never its memory, and
+    /// nothing reallocates a buffer after this (a mapped view is replaced by a new `Words`).
+    fn from_buf(mut buf: Buf, len: usize) -> Self {
+        let ptr = match &mut buf {
+            Buf::Heap(v) => v.as_mut_ptr().cast::<u64>(),
+            Buf::Anon(m) => m.as_mut_ptr().cast::<u64>(),
+            Buf::Mapped { map, offset } => map[*offset..].as_ptr().cast::<u64>().cast_mut(),
+        };
+        let ptr = std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling());
+        Self { buf, len, ptr }
     }
 
     /// Copy an array from little-endian bytes (`bytes.len()` must be a multiple of 8).
@@ -119,10 +143,7 @@ impl Words {
         if cfg!(target_endian = "big") || offset % 8 != 0 {
             return Self::from_le_bytes(&map[offset..end], limit);
         }
-        Ok(Self {
-            buf: Buf::Mapped { map, offset },
-            len,
-        })
+        Ok(Self::from_buf(Buf::Mapped { map, offset }, len))
     }
 
     /// Number of words.
@@ -145,13 +166,10 @@ impl Words {
     /// The words.
     #[inline(always)]
     pub fn as_slice(&self) -> &[u64] {
-        match &self.buf {
-            Buf::Heap(v) => &bytemuck::cast_slice::<Line, u64>(v)[..self.len],
-            Buf::Anon(m) => &bytemuck::cast_slice::<u8, u64>(&m[..])[..self.len],
-            Buf::Mapped { map, offset } => {
-                bytemuck::cast_slice::<u8, u64>(&map[*offset..*offset + self.len * 8])
-            }
-        }
+        // SAFETY: `ptr` points to `len` initialised, 8-aligned u64s inside `buf` (see
+        // `from_buf`; every buffer is at least `len` words, checked where it is made), which
+        // live as long as `self`; the shared borrow of `self` keeps them from being mutated.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
     }
 
     /// The words, mutably. A mapped view is first copied into owned memory.
@@ -160,11 +178,10 @@ impl Words {
         if self.is_mapped() {
             self.make_owned();
         }
-        match &mut self.buf {
-            Buf::Heap(v) => &mut bytemuck::cast_slice_mut::<Line, u64>(v)[..self.len],
-            Buf::Anon(m) => &mut bytemuck::cast_slice_mut::<u8, u64>(&mut m[..])[..self.len],
-            Buf::Mapped { .. } => unreachable!("make_owned replaced the mapped view"),
-        }
+        // SAFETY: as in `as_slice`, and the buffer is owned and writable (a mapped view was
+        // just replaced by an owned copy); the exclusive borrow of `self` makes this the only
+        // reference to the words while it lives.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 
     fn make_owned(&mut self) {
@@ -218,13 +235,13 @@ impl Words {
     /// Try to clone, checking the limit.
     pub fn try_clone(&self) -> Result<Self> {
         if let Buf::Mapped { map, offset } = &self.buf {
-            return Ok(Self {
-                buf: Buf::Mapped {
+            return Ok(Self::from_buf(
+                Buf::Mapped {
                     map: Arc::clone(map),
                     offset: *offset,
                 },
-                len: self.len,
-            });
+                self.len,
+            ));
         }
         let mut w = Self::zeroed(self.len, u64::MAX)?;
         w.as_mut_slice().copy_from_slice(self.as_slice());

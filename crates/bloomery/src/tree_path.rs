@@ -99,6 +99,8 @@ pub(crate) fn level_filters(
     let mut used = 0u64;
     for keys in levels {
         let mut f = BlockedBloomFilter::builder()
+            // composite payloads store positions-layout sub-filters (no layout field)
+            .layout(crate::blocked::BlockLayout::Positions)
             .capacity((keys.len() as u64).max(1))
             .fpr(fpr)
             .hasher(hasher)

@@ -426,7 +426,8 @@ fn read_header_reports_the_fields() {
     f.save(&path).unwrap();
     let h = format::read_header(&path).unwrap();
     assert_eq!(h.version, 1);
-    assert_eq!(h.kind, Kind::Blocked);
+    assert_eq!(h.kind, f.layout().kind());
+    assert_eq!(h.kind.rust_type(), Kind::Blocked);
     assert_eq!(h.hasher, KeyHasher::with_seed(9));
     assert_eq!((h.items, h.capacity, h.target_fpr), (0, 100, 0.02));
 }

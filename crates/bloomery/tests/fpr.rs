@@ -22,6 +22,7 @@
 
 use bloomery::params;
 use bloomery::prelude::*;
+use bloomery::BlockLayout;
 
 const QUERY_BASE: u64 = 1 << 40;
 
@@ -47,11 +48,22 @@ fn mean_sigma(rates: &[f64]) -> f64 {
 fn blocked_block_rates(f: &BlockedBloomFilter) -> Vec<f64> {
     f.as_words()
         .chunks_exact(8)
-        .map(|b| {
-            let ones: u32 = b.iter().map(|w| w.count_ones()).sum();
-            (f64::from(ones) / 512.0).powi(f.hashes() as i32)
+        .map(|b| match f.layout() {
+            BlockLayout::Sectors => b.iter().map(|w| f64::from(w.count_ones()) / 64.0).product(),
+            _ => {
+                let ones: u32 = b.iter().map(|w| w.count_ones()).sum();
+                (f64::from(ones) / 512.0).powi(f.hashes() as i32)
+            }
         })
         .collect()
+}
+
+/// The model rate of a blocked filter's shape and layout for `n` keys.
+fn blocked_model(f: &BlockedBloomFilter, n: u64) -> f64 {
+    match f.layout() {
+        BlockLayout::Sectors => params::fpr_sectors(n, f.blocks()),
+        _ => params::fpr_blocked(n, f.blocks(), 512, f.hashes()),
+    }
 }
 
 fn split_block_rates(f: &SplitBlockBloomFilter) -> Vec<f64> {
@@ -150,6 +162,31 @@ fn blocked_matches_fpr_blocked() {
 }
 
 #[test]
+fn blocked_sectors_match_fpr_sectors() {
+    let (n, q) = (20_000u64, 200_000u64);
+    for blocks in [400u64, 250, 600] {
+        let mut f = BlockedBloomFilter::builder()
+            .bits(blocks * 512)
+            .layout(BlockLayout::Sectors)
+            .seed(blocks)
+            .try_build()
+            .unwrap();
+        for i in 0..n {
+            f.insert(&i);
+        }
+        let p = params::fpr_sectors(n, blocks);
+        let sigma_f = mean_sigma(&blocked_block_rates(&f));
+        check(
+            &format!("blocked sectors blocks={blocks}"),
+            measure(&f, q),
+            p,
+            q,
+            sigma_f,
+        );
+    }
+}
+
+#[test]
 fn split_block_matches_fpr_split_block() {
     let (n, q) = (10_000u64, 200_000u64);
     for blocks in [500u64, 300] {
@@ -175,14 +212,28 @@ fn split_block_matches_fpr_split_block() {
 /// above, is a few percent, well inside the ±15% band; the test checks that too.
 #[test]
 fn sized_blocked_within_15_percent_of_request() {
-    for (rate, queries) in [(0.01f64, 600_000u64), (0.001, 2_000_000)] {
+    // 1% and 0.1% take the sectors layout, 5% with k fixed the positions layout
+    for (rate, queries, k) in [
+        (0.01f64, 600_000u64, None),
+        (0.001, 2_000_000, None),
+        (0.05, 200_000, Some(4)),
+    ] {
         let n = 200_000u64;
-        let mut f = BlockedBloomFilter::builder()
-            .capacity(n)
-            .fpr(rate)
-            .seed(42)
-            .try_build()
-            .unwrap();
+        let b = BlockedBloomFilter::builder().capacity(n).fpr(rate).seed(42);
+        let mut f = match k {
+            Some(k) => b.hashes(k),
+            None => b,
+        }
+        .try_build()
+        .unwrap();
+        assert_eq!(
+            f.layout(),
+            if k.is_some() {
+                BlockLayout::Positions
+            } else {
+                BlockLayout::Sectors
+            }
+        );
         for i in 0..n {
             f.insert(&i);
         }
@@ -208,7 +259,7 @@ fn sized_blocked_within_15_percent_of_request() {
             "requested {rate}, measured {measured}"
         );
         // and the model at the chosen shape is at (not far under) the request
-        let model = params::fpr_blocked(n, f.blocks(), 512, f.hashes());
+        let model = blocked_model(&f, n);
         assert!(
             model <= rate && model > 0.9 * rate,
             "model {model} for request {rate}"

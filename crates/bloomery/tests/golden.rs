@@ -18,7 +18,7 @@
 use std::path::PathBuf;
 
 use bloomery::prelude::*;
-use bloomery::{HashAlgorithm, Kind, SeedKind};
+use bloomery::{BlockLayout, HashAlgorithm, Kind, SeedKind};
 
 /// The hashers whose mapping is pinned: default xxh3-128, seeded xxh3-128, keyed
 /// SipHash-1-3-128 with a fixed secret, and Parquet's xxh64.
@@ -320,6 +320,7 @@ fn hash_algorithms_match_their_reference_functions() {
         (Kind::Blocked, 3),
         (Kind::SplitBlock, 4),
         (Kind::Scalable, 5),
+        (Kind::BlockedSectors, 20),
     ] {
         assert_eq!(kind.id(), id);
         assert_eq!(Kind::from_id(id), Some(kind));
@@ -357,6 +358,28 @@ fn classic_and_partitioned_use_the_pinned_indices() {
             .map(|(j, x)| j as u64 * s + ((u128::from(x) * u128::from(s)) >> 64) as u64)
             .collect();
         assert_eq!(set_bits(p.as_words()), want, "partitioned bits of {name}");
+    }
+}
+
+/// The sectors layout (kind 20) is defined on the pinned hash values: block by multiply-shift
+/// of `lo`, then bit `(hi >> 6j) & 63` of word j for j = 0..8.
+#[test]
+fn blocked_sectors_bits_follow_the_pinned_hashes() {
+    for (i, (name, h, key)) in cases().into_iter().enumerate() {
+        let mut f = BlockedBloomFilter::builder()
+            .bits(16 * 512)
+            .layout(BlockLayout::Sectors)
+            .hasher(h)
+            .try_build()
+            .unwrap();
+        f.insert(&key[..]);
+        let (lo, hi) = HASHES[i];
+        let block = ((u128::from(lo) * 16) >> 64) as u64;
+        let mut want: Vec<u64> = (0..8u64)
+            .map(|j| block * 512 + 64 * j + ((hi >> (6 * j)) & 63))
+            .collect();
+        want.sort_unstable();
+        assert_eq!(set_bits(f.as_words()), want, "sectors bits of {name}");
     }
 }
 
@@ -459,11 +482,32 @@ fn goldens() -> Vec<Golden> {
                         .capacity(50)
                         .fpr(0.01)
                         .seed(7)
+                        // written before the sectors layout existed (kind 20), when sizing
+                        // always gave the positions layout
+                        .layout(BlockLayout::Positions)
                         .try_build()
                         .unwrap(),
                 )
             },
             shape: (0, 0), // sized: checked against the stored capacity instead
+            hash: "xxh3-128",
+            seed_kind: "user",
+        },
+        Golden {
+            file: "blocked-sectors.bloom",
+            kind: Kind::BlockedSectors,
+            build: || {
+                AnyFilter::Blocked(
+                    BlockedBloomFilter::builder()
+                        .capacity(50)
+                        .fpr(0.01)
+                        .seed(7)
+                        .layout(BlockLayout::Sectors)
+                        .try_build()
+                        .unwrap(),
+                )
+            },
+            shape: (0, 0),
             hash: "xxh3-128",
             seed_kind: "user",
         },
@@ -637,7 +681,9 @@ fn golden_files_v1_load_and_reencode_identically() {
         assert_eq!(mapped, f, "{}", g.file);
 
         match &f {
-            AnyFilter::Blocked(b) if g.file == "blocked.bloom" => {
+            AnyFilter::Blocked(b)
+                if g.file.starts_with("blocked") && g.file != "blocked-keyed.bloom" =>
+            {
                 assert_eq!(b.capacity(), 50);
                 assert_eq!(b.target_fpr(), 0.01);
                 let t = BlockedBloomFilter::from_bytes(&bytes).unwrap();
@@ -711,9 +757,55 @@ fn typed_goldens() -> Vec<TypedGolden> {
         AttenuatedBloomFilter, BloomierFilter, BreadthBloomFilter, CountMinSketch,
         CountingBloomFilter, CuckooFilter, DLeftCountingBloomFilter, DepthBloomFilter,
         IterativeBloomFilter, MultiLayerBloomFilter, SpaceCodeBloomFilter, SpectralBloomFilter,
-        SpectralMethod, XorFilter,
+        SpectralMethod, TopK, XorFilter,
     };
     vec![
+        // Issue 6: the compressed form of a classic filter (flag 1, range-coded payload) and a
+        // delta (flag 2) from `classic.bloom` to the same filter with ten more keys.
+        TypedGolden {
+            file: "classic-compressed.bloom",
+            kind: Kind::Classic,
+            build: || bloomery::compress::compress_file(&compressed_golden_plain()).unwrap(),
+            deterministic: true,
+            check: |bytes| {
+                use bloomery::compress::{compress_file, decompress_file, is_packed};
+                assert!(is_packed(bytes));
+                assert_eq!(u16::from_le_bytes([bytes[26], bytes[27]]), 1, "flags");
+                let plain = decompress_file(bytes, 1 << 20).unwrap();
+                assert_eq!(plain, compressed_golden_plain(), "decompressed bytes moved");
+                assert_eq!(compress_file(&plain).unwrap(), bytes, "re-encoding differs");
+                let f = BloomFilter::from_bytes(bytes).unwrap();
+                assert_eq!((f.bits(), f.hashes()), (20_000, 3));
+                for k in golden_keys() {
+                    assert!(f.contains(&k), "classic-compressed: {k} missing");
+                }
+                assert_eq!(AnyFilter::from_bytes(bytes).unwrap(), AnyFilter::Classic(f));
+                // 150 of 20 000 bits set: about m·H(p) = 1 286 bits, far below the 2 500 bytes
+                assert!(bytes.len() < 512, "{} bytes", bytes.len());
+            },
+        },
+        TypedGolden {
+            file: "classic.delta",
+            kind: Kind::Classic,
+            build: || {
+                let base = std::fs::read(golden_dir().join("classic.bloom")).unwrap();
+                bloomery::compress::diff_files(&base, &delta_golden_result()).unwrap()
+            },
+            deterministic: true,
+            check: |bytes| {
+                use bloomery::compress::{is_delta, patch_file};
+                assert!(is_delta(bytes));
+                let base = std::fs::read(golden_dir().join("classic.bloom")).unwrap();
+                let out = patch_file(&base, bytes, 1 << 20).unwrap();
+                assert_eq!(out, delta_golden_result(), "patched bytes moved");
+                // any other base is refused
+                assert!(patch_file(&out, bytes, 1 << 20).is_err());
+                assert!(
+                    AnyFilter::from_bytes(bytes).is_err(),
+                    "a delta is not a filter"
+                );
+            },
+        },
         TypedGolden {
             file: "counting.bloom",
             kind: Kind::Counting,
@@ -1177,7 +1269,85 @@ fn typed_goldens() -> Vec<TypedGolden> {
                 pin("bloomier: absent keys with a value", got, 200);
             },
         },
+        TypedGolden {
+            file: "topk.bloom",
+            kind: Kind::TopK,
+            build: || {
+                let mut f = TopK::builder(5)
+                    .width(16)
+                    .depth(3)
+                    .decay(0.9)
+                    .seed(0x5EED)
+                    .try_build()
+                    .unwrap();
+                // Key i arrives i + 1 times (interleaved), so the heaviest keys are known and
+                // the narrow rows force decays: the golden pins the decay generator too.
+                for round in 0..50 {
+                    for (i, k) in golden_keys().iter().enumerate() {
+                        if i >= round {
+                            f.add(k);
+                        }
+                    }
+                }
+                f.to_bytes()
+            },
+            deterministic: true,
+            check: |bytes| {
+                let f: TopK = load("topk.bloom", bytes);
+                assert_eq!((f.k(), f.width(), f.depth(), f.decay()), (5, 16, 3, 0.9));
+                assert_eq!(f.key_hasher().seed_kind(), SeedKind::User);
+                let truth = |k: &[u8]| -> u64 {
+                    let s = std::str::from_utf8(k).unwrap();
+                    s.trim_start_matches("golden-").parse::<u64>().unwrap() + 1
+                };
+                assert_eq!(f.total(), (1..=50).sum::<u64>());
+                assert_eq!(f.len(), 5);
+                for (k, c) in f.list() {
+                    assert!(c <= truth(k), "topk: count of {k:?}");
+                }
+                let listed: Vec<u64> = f.list().iter().map(|(k, _)| truth(k)).collect();
+                pin(
+                    "topk: true counts of the listed keys, summed",
+                    listed.iter().sum(),
+                    208,
+                );
+                pin("topk: decay draws", f.draws(), 2787);
+                let c = |k: &String| f.count(k);
+                pin("topk: count sum", golden_keys().iter().map(c).sum(), 489);
+            },
+        },
     ]
+}
+
+/// The plain file behind `classic-compressed.bloom`: a sparse classic filter.
+fn compressed_golden_plain() -> Vec<u8> {
+    let mut f = BloomFilter::builder()
+        .bits(20_000)
+        .hashes(3)
+        .seed(0x5EED)
+        .try_build()
+        .unwrap();
+    for k in golden_keys() {
+        f.insert(&k);
+    }
+    f.to_bytes()
+}
+
+/// The result of `classic.delta`: the filter of `classic.bloom` with ten more keys.
+fn delta_golden_result() -> Vec<u8> {
+    let mut f = BloomFilter::builder()
+        .bits(1000)
+        .hashes(5)
+        .seed(0x5EED)
+        .try_build()
+        .unwrap();
+    for k in golden_keys() {
+        f.insert(&k);
+    }
+    for i in 0..10 {
+        f.insert(&format!("delta-{i}"));
+    }
+    f.to_bytes()
 }
 
 /// Root-to-leaf paths of a small tree: /lib/shelf{0..3}/book{0..9}.

@@ -30,10 +30,11 @@ fn keys() -> impl Strategy<Value = Vec<u64>> {
 const CAP: u64 = 200;
 
 /// The set filters behind `AnyFilter` (other kinds in `Kind::ALL` are not set filters).
-const SET_KINDS: [Kind; 5] = [
+const SET_KINDS: [Kind; 6] = [
     Kind::Classic,
     Kind::Partitioned,
     Kind::Blocked,
+    Kind::BlockedSectors,
     Kind::SplitBlock,
     Kind::Scalable,
 ];
@@ -124,12 +125,15 @@ fn any_templates() -> &'static [AnyFilter] {
             .iter()
             .map(|&kind| {
                 let cap = if kind == Kind::Scalable { 1000 } else { CAP };
-                AnyFilter::builder(kind)
-                    .capacity(cap)
-                    .fpr(0.01)
-                    .seed(11)
-                    .try_build()
-                    .unwrap()
+                let b = AnyFilter::builder(kind).capacity(cap).fpr(0.01).seed(11);
+                // at 1% `blocked` picks the sectors layout by itself: fixing k keeps the
+                // positions layout (kind 3) covered too
+                let b = if kind == Kind::Blocked {
+                    b.hashes(7)
+                } else {
+                    b
+                };
+                b.try_build().unwrap()
             })
             .collect()
     })

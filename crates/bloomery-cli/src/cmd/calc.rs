@@ -149,6 +149,7 @@ fn by_rate(n: u64, p: f64) -> Result<Vec<Row>> {
     let sb = params::split_block_blocks(n, p)?;
     let bm = b.blocks * BLOCK_BITS;
     let sm = sb * SPLIT_BLOCK_BITS;
+    let xb = params::sectors_blocks(n, p)?;
     Ok(vec![
         Row {
             kind: "classic",
@@ -170,6 +171,13 @@ fn by_rate(n: u64, p: f64) -> Result<Vec<Row>> {
             k: b.k,
             fpr: params::fpr_blocked(n, b.blocks, BLOCK_BITS, b.k),
             asymptotic: params::fpr_asymptotic(n, bm, b.k),
+        },
+        Row {
+            kind: "blocked-sectors",
+            m: xb * BLOCK_BITS,
+            k: 8,
+            fpr: params::fpr_sectors(n, xb),
+            asymptotic: params::fpr_asymptotic(n, xb * BLOCK_BITS, 8),
         },
         Row {
             kind: "split-block",
@@ -217,6 +225,13 @@ fn by_bits(n: u64, m: u64, k: Option<u32>) -> Vec<Row> {
             k: kb,
             fpr: params::fpr_blocked(n, blocks, BLOCK_BITS, kb),
             asymptotic: params::fpr_asymptotic(n, blocks * BLOCK_BITS, kb),
+        },
+        Row {
+            kind: "blocked-sectors",
+            m: blocks * BLOCK_BITS,
+            k: 8,
+            fpr: params::fpr_sectors(n, blocks),
+            asymptotic: params::fpr_asymptotic(n, blocks * BLOCK_BITS, 8),
         },
         Row {
             kind: "split-block",

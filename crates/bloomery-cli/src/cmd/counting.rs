@@ -30,6 +30,9 @@ fn save(f: &AnyCounter, path: &Path) -> Result<()> {
 }
 
 pub fn create(a: &CreateArgs, kind: Kind) -> Result<u8> {
+    if a.layers.is_some() {
+        bail!("--layers applies to --kind mlbf only");
+    }
     if a.growth.is_some() || a.tightening.is_some() || a.no_scaling {
         bail!("--growth, --tightening and --no-scaling apply to --kind scalable only");
     }
@@ -118,7 +121,7 @@ pub fn add(a: &AddArgs) -> Result<u8> {
         }
         Ok(())
     })?;
-    save(&f, &a.file)?;
+    super::compress::save_in_place(&f.to_bytes(), &a.file)?;
     note(&format!(
         "{} lines read, {} increments, {} in total",
         group(counts.lines),
@@ -160,7 +163,7 @@ pub fn remove(a: &CountArgs) -> Result<u8> {
         }
         Ok(())
     })?;
-    save(&f, &a.file)?;
+    super::compress::save_in_place(&f.to_bytes(), &a.file)?;
     note(&format!(
         "{} lines read, {} removed, {} not present",
         group(counts.lines),
@@ -187,11 +190,10 @@ pub fn count(a: &CountArgs) -> Result<u8> {
             print(est, line)
         })?;
     } else {
-        use bloomery::Filter;
         let f = super::load(&a.file)?;
-        let hasher = *f.hasher();
         input::for_each_line(&a.inputs, &spec, |line, key| {
-            let hit = key.is_some_and(|k| f.contains_hashed(hasher.hash_bytes(k)));
+            // contains_key: every set kind, including an mlbf (keyed by URL)
+            let hit = key.is_some_and(|k| f.contains_key(k));
             print(u64::from(hit), line)
         })?;
     }

@@ -19,6 +19,8 @@ pub struct Sizing {
     pub growth: Option<u32>,
     pub tightening: Option<f64>,
     pub no_scaling: bool,
+    /// Mlbf only: URL layers.
+    pub layers: Option<u32>,
 }
 
 /// Build an empty filter, validating every option.
@@ -34,6 +36,12 @@ pub fn build(kind: Kind, s: &Sizing) -> Result<AnyFilter> {
     }
     if s.bits.is_none() && (s.capacity.is_none() || s.fpr.is_none()) {
         bail!("give -n/--capacity and -p/--fpr (or an exact shape with --bits and --hashes)");
+    }
+    if kind == Kind::Mlbf {
+        return build_mlbf(s);
+    }
+    if s.layers.is_some() {
+        bail!("--layers applies to --kind mlbf only");
     }
     let mut b = AnyFilter::builder(kind);
     if let Some(n) = s.capacity {
@@ -64,6 +72,48 @@ pub fn build(kind: Kind, s: &Sizing) -> Result<AnyFilter> {
         b = b.keyed()?;
     }
     Ok(b.try_build()?)
+}
+
+/// The multi-layer URL filter: -n/-p size the whole filter by eq. 4 (each layer at p^(1/L)),
+/// --bits/--hashes are the shape of each layer (001 §V: --bits 16829152 --hashes 3).
+fn build_mlbf(s: &Sizing) -> Result<AnyFilter> {
+    use bloomery::{KeyHasher, MultiLayerBloomFilter};
+    let mut b = MultiLayerBloomFilter::builder()
+        .layers(s.layers.unwrap_or(bloomery::mlbf::PAPER_LAYERS))
+        .max_bytes(bloomery::store::max_bytes());
+    if let Some(n) = s.capacity {
+        b = b.capacity(n);
+    }
+    if let Some(p) = s.fpr {
+        b = b.fpr(p);
+    }
+    if let Some(m) = s.bits {
+        b = b.bits(m);
+    }
+    if let Some(k) = s.hashes {
+        b = b.hashes(k);
+    }
+    if let Some(seed) = s.seed {
+        b = b.hasher(KeyHasher::with_seed(seed));
+    }
+    if s.keyed {
+        b = b.hasher(KeyHasher::keyed()?);
+    }
+    let f = b.try_build().map_err(|e| match e {
+        bloomery::Error::InvalidParameter { name, reason } => {
+            let flag = match name {
+                "layers" => "--layers",
+                "capacity" => "-n/--capacity",
+                "fpr" => "-p/--fpr",
+                "bits" => "--bits",
+                "hashes" => "--hashes",
+                other => other,
+            };
+            anyhow::anyhow!("invalid {flag}: {reason}")
+        }
+        other => other.into(),
+    })?;
+    Ok(AnyFilter::Mlbf(f))
 }
 
 pub fn run(a: CreateArgs) -> Result<u8> {
@@ -98,12 +148,18 @@ pub fn run(a: CreateArgs) -> Result<u8> {
         growth: a.growth,
         tightening: a.tightening,
         no_scaling: a.no_scaling,
+        layers: a.layers,
     };
     let f = build(a.kind.kind(), &sizing)?;
     super::save(&f, &a.file)?;
     let i = f.info();
+    let layers = if i.layers > 0 {
+        format!(" ({} layers + XOR layer)", i.layers)
+    } else {
+        String::new()
+    };
     note(&format!(
-        "created {}: {} filter, {} bits ({}), k={}, capacity {}, target fpr {}",
+        "created {}: {} filter{layers}, {} bits ({}), k={}, capacity {}, target fpr {}",
         a.file.display(),
         i.kind,
         group(i.bits),

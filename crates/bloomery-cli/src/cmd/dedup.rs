@@ -14,7 +14,7 @@ use crate::output::note;
 pub fn run(a: DedupArgs) -> Result<u8> {
     if bloomery::AnyCounter::holds(a.kind.kind()) {
         anyhow::bail!(
-            "dedup needs a set kind (blocked, classic, partitioned, split-block, scalable)"
+            "dedup needs a set kind (blocked, classic, partitioned, split-block, scalable, mlbf)"
         );
     }
     let spec = KeySpec::new(&a.keys)?;
@@ -26,6 +26,7 @@ pub fn run(a: DedupArgs) -> Result<u8> {
                 capacity: Some(a.capacity),
                 fpr: Some(a.fpr),
                 seed: a.seed,
+                layers: a.layers,
                 ..Sizing::default()
             },
         )?,
@@ -34,9 +35,19 @@ pub fn run(a: DedupArgs) -> Result<u8> {
     let before = f.len();
     let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
     let mut printed = 0u64;
+    let structured = f.is_structured();
+    let mut n = 0u64;
     let counts = input::for_each_line(&a.inputs, &spec, |line, key| {
+        n += 1;
         if let Some(k) = key {
-            if f.try_insert_hashed(hasher.hash_bytes(k))? {
+            // an mlbf takes the key as a URL (its segments are hashed, not the whole key)
+            let new = if structured {
+                f.try_insert_key(k)
+                    .map_err(|e| anyhow::anyhow!("line {n}: {e}"))?
+            } else {
+                f.try_insert_hashed(hasher.hash_bytes(k))?
+            };
+            if new {
                 printed += 1;
                 out.write_all(line)?;
                 out.write_all(b"\n")?;

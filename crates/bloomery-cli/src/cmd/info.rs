@@ -16,6 +16,13 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     let f = super::load(&a.file)?;
     let i = f.info();
     let hasher = f.hasher();
+    // Plain and compressed sizes (issue 6): measured for a compressed file, predicted from the
+    // entropy bound m·H(p) for a plain one (no compression pass over a large file).
+    let file_bytes = bloomery::format::read_limited(&a.file)
+        .with_context(|| format!("cannot load `{}`", a.file.display()))?;
+    let packed = bloomery::compress::packed_sizes(&file_bytes, false)
+        .with_context(|| format!("cannot load `{}`", a.file.display()))?;
+    drop(file_bytes);
     // the seed is shown unless it is a keyed filter's secret
     let seed = match hasher.seed_kind() {
         SeedKind::Keyed => None,
@@ -35,6 +42,7 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         output::json(&json!({
             "file": a.file.display().to_string(),
             "kind": i.kind,
+            "layout": i.layout,
             "format_version": header.version,
             "bits": i.bits,
             "hashes": i.hashes,
@@ -53,12 +61,25 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             "seed_kind": i.seed_kind,
             "seed": seed,
             "sub_filters": i.sub_filters,
+            "compressed": packed.compressed_input,
+            "plain_file_bytes": packed.plain_bytes,
+            "compressed_file_bytes": packed.compressed_bytes,
+            "compressed_size_measured": packed.exact,
+            "entropy_bits": packed.entropy_bits,
+            "compressed_ratio_to_entropy": packed.ratio_to_entropy(),
+            "layers": if i.layers > 0 { json!(i.layers) } else { serde_json::Value::Null },
         }))?;
         return Ok(0);
     }
     let mut rows = vec![
         ("file", a.file.display().to_string()),
-        ("kind", i.kind.to_string()),
+        (
+            "kind",
+            match i.layout {
+                Some(l) => format!("{} ({l} layout)", i.kind),
+                None => i.kind.to_string(),
+            },
+        ),
         ("format version", header.version.to_string()),
         ("bits (m)", group(i.bits)),
         (
@@ -127,6 +148,44 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     if f.kind() == bloomery::Kind::Scalable {
         rows.push(("sub-filters", i.sub_filters.to_string()));
     }
+    if i.layers > 0 {
+        rows.push((
+            "layers",
+            format!(
+                "{} URL layers + 1 XOR layer, {} bits each",
+                i.layers,
+                group(i.bits / (u64::from(i.layers) + 1))
+            ),
+        ));
+    }
+    rows.push((
+        "file size",
+        if packed.compressed_input {
+            format!(
+                "compressed: {} ({:.1}% of the plain {})",
+                bytes(packed.compressed_bytes),
+                100.0 * packed.compressed_bytes as f64 / packed.plain_bytes as f64,
+                bytes(packed.plain_bytes)
+            )
+        } else {
+            format!(
+                "plain: {}; compressed it would be about {} ({:.1}%)",
+                bytes(packed.plain_bytes),
+                bytes(packed.compressed_bytes),
+                100.0 * packed.compressed_bytes as f64 / packed.plain_bytes as f64
+            )
+        },
+    ));
+    rows.push((
+        "entropy bound",
+        format!(
+            "m·H(p) = {} bits ({}); compressed payload {}{:.4}x of it",
+            group(packed.entropy_bits.ceil() as u64),
+            bytes((packed.entropy_bits / 8.0).ceil() as u64),
+            if packed.exact { "" } else { "about " },
+            packed.ratio_to_entropy()
+        ),
+    ));
     let mut out = io::stdout().lock();
     table(&mut out, &rows)?;
     out.flush()?;

@@ -3,6 +3,7 @@
 mod add;
 mod calc;
 mod check;
+mod compress;
 mod counting;
 mod create;
 mod dedup;
@@ -10,6 +11,7 @@ mod gen;
 mod info;
 mod lab;
 mod merge;
+mod xml;
 
 use std::path::Path;
 
@@ -40,6 +42,11 @@ pub fn run(cmd: Command) -> Result<u8> {
         Command::Remove(a) => counting::remove(&a),
         Command::Count(a) => counting::count(&a),
         Command::GenUrls(a) => gen::run(a),
+        Command::Compress(a) => compress::compress(a),
+        Command::Decompress(a) => compress::decompress(a),
+        Command::Diff(a) => compress::diff(a),
+        Command::Patch(a) => compress::patch(a),
+        Command::Xml(c) => xml::run(c),
     }
 }
 

@@ -1,0 +1,129 @@
+//! `bloomery compress`, `decompress`, `diff` and `patch`: compressed filter files and delta
+//! updates (issue 6; compressed Bloom filters, 002 §2.6, Mitzenmacher; delta updates of a
+//! shared filter, 000 §8.1). All the work is `bloomery::compress`; this is file glue.
+//!
+//! Every other command reads a compressed file wherever a plain one is expected (the library's
+//! loaders decompress transparently). `add` writes a compressed file back compressed, so a file
+//! keeps the form its owner chose; `union`, `intersect`, `fold` and `dedup --state` write plain
+//! files (compress them afterwards if they are to be sent).
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use bloomery::compress::{self as c, PackedSizes};
+
+use crate::cli::{DiffArgs, PackArgs, PatchArgs};
+use crate::num::bytes;
+use crate::output::note;
+
+fn read(path: &Path) -> Result<Vec<u8>> {
+    bloomery::format::read_limited(path)
+        .with_context(|| format!("cannot read `{}`", path.display()))
+}
+
+fn write(path: &Path, data: &[u8]) -> Result<()> {
+    c::save_bytes(path, data).with_context(|| format!("cannot write `{}`", path.display()))
+}
+
+fn sizes_note(out: &Path, s: &PackedSizes) {
+    note(&format!(
+        "wrote {}: {} compressed, {} plain ({:.1}% of it); payload {:.4}x the entropy bound m·H(p)",
+        out.display(),
+        bytes(s.compressed_bytes),
+        bytes(s.plain_bytes),
+        100.0 * s.compressed_bytes as f64 / s.plain_bytes as f64,
+        s.ratio_to_entropy()
+    ));
+}
+
+pub fn compress(a: PackArgs) -> Result<u8> {
+    super::check_out(&a.out, &[&a.input], a.force)?;
+    let data = read(&a.input)?;
+    let packed = c::compress_file(&data)
+        .with_context(|| format!("cannot compress `{}`", a.input.display()))?;
+    write(&a.out, &packed)?;
+    if let Ok(s) = c::packed_sizes(&packed, true) {
+        sizes_note(&a.out, &s);
+    }
+    Ok(0)
+}
+
+pub fn decompress(a: PackArgs) -> Result<u8> {
+    super::check_out(&a.out, &[&a.input], a.force)?;
+    let data = read(&a.input)?;
+    let plain = c::decompress_file(&data, bloomery::store::max_bytes())
+        .with_context(|| format!("cannot decompress `{}`", a.input.display()))?;
+    write(&a.out, &plain)?;
+    note(&format!(
+        "wrote {}: {} ({} compressed)",
+        a.out.display(),
+        bytes(plain.len() as u64),
+        bytes(data.len() as u64)
+    ));
+    Ok(0)
+}
+
+pub fn diff(a: DiffArgs) -> Result<u8> {
+    super::check_out(&a.out, &[&a.old, &a.new], a.force)?;
+    let old = read(&a.old)?;
+    let new = read(&a.new)?;
+    let d = c::diff_files(&old, &new).with_context(|| {
+        format!(
+            "cannot diff `{}` against `{}`",
+            a.new.display(),
+            a.old.display()
+        )
+    })?;
+    write(&a.out, &d)?;
+    note(&format!(
+        "wrote {}: a delta of {} (the new version is {} plain)",
+        a.out.display(),
+        bytes(d.len() as u64),
+        bytes(
+            c::plain_file(&new)
+                .map(|p| p.len() as u64)
+                .unwrap_or(new.len() as u64)
+        )
+    ));
+    Ok(0)
+}
+
+pub fn patch(a: PatchArgs) -> Result<u8> {
+    super::check_out(&a.out, &[&a.old, &a.diff], a.force)?;
+    let old = read(&a.old)?;
+    let delta = read(&a.diff)?;
+    let mut out = c::patch_file(&old, &delta, bloomery::store::max_bytes()).with_context(|| {
+        format!(
+            "cannot apply `{}` to `{}`",
+            a.diff.display(),
+            a.old.display()
+        )
+    })?;
+    if a.compress {
+        out = c::compress_file(&out)?;
+    }
+    write(&a.out, &out)?;
+    note(&format!(
+        "wrote {}: {}",
+        a.out.display(),
+        bytes(out.len() as u64)
+    ));
+    Ok(0)
+}
+
+/// Rewrite the file at `path` with `plain` (a plain file's bytes) in the form the file has
+/// now: compressed if it is compressed, plain otherwise. Atomic. What `add` and `remove` use.
+pub fn save_in_place(plain: &[u8], path: &Path) -> Result<()> {
+    let packed = std::fs::File::open(path)
+        .and_then(|mut f| {
+            let mut head = [0u8; 28];
+            std::io::Read::read_exact(&mut f, &mut head)?;
+            Ok(c::is_packed(&head))
+        })
+        .unwrap_or(false);
+    if packed {
+        write(path, &c::compress_file(plain)?)
+    } else {
+        write(path, plain)
+    }
+}

@@ -1,0 +1,296 @@
+//! Integration tests of `compress`, `decompress`, `diff`, `patch` and of compressed files in
+//! the other commands (issue 6), on the real binary and temp files.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use tempfile::TempDir;
+
+const BIN: &str = env!("CARGO_BIN_EXE_bloomery");
+
+fn bloomery() -> Command {
+    Command::new(BIN)
+}
+
+fn lines(range: std::ops::Range<u32>) -> String {
+    range.map(|i| format!("key-{i}\n")).collect()
+}
+
+struct T(TempDir);
+
+impl T {
+    fn new() -> Self {
+        Self(tempfile::tempdir().unwrap())
+    }
+    fn p(&self, name: &str) -> PathBuf {
+        self.0.path().join(name)
+    }
+    /// A filter of `kind` for 20k items holding keys `range`.
+    fn filter(&self, name: &str, kind: &str, range: std::ops::Range<u32>) -> PathBuf {
+        let p = self.p(name);
+        bloomery()
+            .args(["create", "-n", "20000", "-p", "0.01", "--kind", kind])
+            .arg(&p)
+            .assert()
+            .success();
+        bloomery()
+            .arg("add")
+            .arg(&p)
+            .write_stdin(lines(range))
+            .assert()
+            .success();
+        p
+    }
+}
+
+fn run(args: &[&Path]) -> assert_cmd::assert::Assert {
+    bloomery().args(args).assert()
+}
+
+fn info_json(p: &Path) -> serde_json::Value {
+    let out = bloomery().args(["info", "--json"]).arg(p).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+#[test]
+fn compress_decompress_round_trip_every_set_kind() {
+    let t = T::new();
+    for kind in [
+        "blocked",
+        "classic",
+        "partitioned",
+        "split-block",
+        "scalable",
+    ] {
+        let plain = t.filter(&format!("{kind}.bloom"), kind, 0..5000);
+        let z = t.p(&format!("{kind}.bloomz"));
+        let back = t.p(&format!("{kind}.back"));
+        run(&[Path::new("compress"), &plain, &z])
+            .success()
+            .stderr(predicate::str::contains("entropy bound"));
+        run(&[Path::new("decompress"), &z, &back]).success();
+        let (a, b, c) = (
+            std::fs::read(&plain).unwrap(),
+            std::fs::read(&back).unwrap(),
+            std::fs::read(&z).unwrap(),
+        );
+        assert_eq!(a, b, "{kind}: decompress(compress(x)) == x");
+        // a quarter-full filter (p ≈ 0.8 zeros) compresses
+        assert!(c.len() < a.len(), "{kind}: {} vs {}", c.len(), a.len());
+        // check reads the compressed file like the plain one
+        bloomery()
+            .arg("check")
+            .arg(&z)
+            .write_stdin("key-1\nkey-4999\n")
+            .assert()
+            .success()
+            .stdout("key-1\nkey-4999\n");
+        // info: compressed form measured, plain form predicted, same answers otherwise
+        let (iz, ip) = (info_json(&z), info_json(&plain));
+        assert_eq!(iz["compressed"], true);
+        assert_eq!(ip["compressed"], false);
+        assert_eq!(iz["compressed_file_bytes"], c.len() as u64);
+        assert_eq!(iz["plain_file_bytes"], a.len() as u64);
+        assert_eq!(iz["items"], ip["items"]);
+        let r = iz["compressed_ratio_to_entropy"].as_f64().unwrap();
+        assert!(r > 0.99 && r < 1.02, "{kind}: {r}");
+        let predicted = ip["compressed_file_bytes"].as_u64().unwrap();
+        assert!(predicted.abs_diff(c.len() as u64) <= 64, "{kind}");
+    }
+}
+
+#[test]
+fn commands_accept_compressed_files_and_add_keeps_the_form() {
+    let t = T::new();
+    let a = t.filter("a.bloom", "classic", 0..3000);
+    let b = t.filter("b.bloom", "classic", 2000..5000);
+    let az = t.p("a.bloomz");
+    let bz = t.p("b.bloomz");
+    run(&[Path::new("compress"), &a, &az]).success();
+    run(&[Path::new("compress"), &b, &bz]).success();
+    // union of two compressed inputs == union of the plain ones (OUT is plain)
+    let (u1, u2) = (t.p("u1.bloom"), t.p("u2.bloom"));
+    run(&[Path::new("union"), &u1, &a, &b]).success();
+    run(&[Path::new("union"), &u2, &az, &bz]).success();
+    assert_eq!(std::fs::read(&u1).unwrap(), std::fs::read(&u2).unwrap());
+    // estimate across forms
+    let est = |x: &Path, y: &Path| {
+        let o = bloomery()
+            .args(["estimate", "--json"])
+            .arg(x)
+            .arg(y)
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["intersection"].as_f64().unwrap()
+    };
+    assert_eq!(est(&a, &b), est(&az, &bz));
+    // add on a compressed file writes it back compressed, with the new keys
+    bloomery()
+        .arg("add")
+        .arg(&az)
+        .write_stdin(lines(9000..9100))
+        .assert()
+        .success();
+    bloomery()
+        .arg("add")
+        .arg(&a)
+        .write_stdin(lines(9000..9100))
+        .assert()
+        .success();
+    assert_eq!(info_json(&az)["compressed"], true);
+    let back = t.p("a.back");
+    run(&[Path::new("decompress"), &az, &back]).success();
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&a).unwrap());
+    // counting files too
+    let c = t.p("c.bloom");
+    bloomery()
+        .args(["create", "--kind", "counting", "-n", "1000", "-p", "0.01"])
+        .arg(&c)
+        .assert()
+        .success();
+    let cz = t.p("c.bloomz");
+    run(&[Path::new("compress"), &c, &cz]).success();
+    bloomery()
+        .arg("add")
+        .arg(&cz)
+        .write_stdin("x\nx\ny\n")
+        .assert()
+        .success();
+    bloomery()
+        .arg("count")
+        .arg(&cz)
+        .write_stdin("x\n")
+        .assert()
+        .success()
+        .stdout("2\tx\n");
+    assert!(std::fs::read(&cz).unwrap()[26] == 1, "still compressed");
+}
+
+#[test]
+fn diff_and_patch() {
+    let t = T::new();
+    let old = t.filter("old.bloom", "blocked", 0..10_000);
+    let new = t.p("new.bloom");
+    std::fs::copy(&old, &new).unwrap();
+    bloomery()
+        .arg("add")
+        .arg(&new)
+        .write_stdin(lines(10_000..10_200))
+        .assert()
+        .success();
+    let d = t.p("x.delta");
+    run(&[Path::new("diff"), &old, &new, &d]).success();
+    let (dl, nl) = (
+        std::fs::metadata(&d).unwrap().len(),
+        std::fs::metadata(&new).unwrap().len(),
+    );
+    assert!(dl * 5 < nl, "delta {dl} bytes vs {nl}");
+    let out = t.p("patched.bloom");
+    run(&[Path::new("patch"), &old, &d, &out]).success();
+    assert_eq!(std::fs::read(&out).unwrap(), std::fs::read(&new).unwrap());
+    // a compressed base works, and --compress writes the result compressed
+    let oldz = t.p("old.bloomz");
+    run(&[Path::new("compress"), &old, &oldz]).success();
+    let outz = t.p("patched.bloomz");
+    bloomery()
+        .arg("patch")
+        .args([&oldz, &d, &outz])
+        .arg("--compress")
+        .assert()
+        .success();
+    let back = t.p("patched.back");
+    run(&[Path::new("decompress"), &outz, &back]).success();
+    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&new).unwrap());
+
+    // the wrong base is refused with exit 2 and OUT is not written
+    let wrong = t.p("wrong.bloom");
+    run(&[Path::new("patch"), &new, &d, &wrong])
+        .code(2)
+        .stderr(predicate::str::contains("checksum"));
+    assert!(!wrong.exists());
+    // a delta is not a filter
+    bloomery()
+        .arg("check")
+        .arg(&d)
+        .write_stdin("key-1\n")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("delta"));
+    // unrelated filters: another kind, another size
+    let other = t.filter("other.bloom", "classic", 0..10);
+    run(&[Path::new("diff"), &old, &other, &t.p("u.delta")])
+        .code(2)
+        .stderr(predicate::str::contains("blocked"));
+    let big = t.p("big.bloom");
+    bloomery()
+        .args(["create", "-n", "90000", "-p", "0.01"])
+        .arg(&big)
+        .assert()
+        .success();
+    run(&[Path::new("diff"), &old, &big, &t.p("u2.delta")]).code(2);
+    // OUT is not overwritten without --force
+    run(&[Path::new("diff"), &old, &new, &d])
+        .code(2)
+        .stderr(predicate::str::contains("--force"));
+}
+
+#[test]
+fn corrupted_files_exit_2() {
+    let t = T::new();
+    let f = t.filter("f.bloom", "blocked", 0..5000);
+    let z = t.p("f.bloomz");
+    run(&[Path::new("compress"), &f, &z]).success();
+    let good = std::fs::read(&z).unwrap();
+    let mut bad = good.clone();
+    let mid = bad.len() / 2;
+    bad[mid] ^= 0x20;
+    let zb = t.p("bad.bloomz");
+    std::fs::write(&zb, &bad).unwrap();
+    for cmd in ["decompress", "info"] {
+        let mut c = bloomery();
+        c.arg(cmd).arg(&zb);
+        if cmd == "decompress" {
+            c.arg(t.p("out.bloom"));
+        }
+        c.assert()
+            .code(2)
+            .stderr(predicate::str::contains("checksum"));
+    }
+    bloomery()
+        .arg("check")
+        .arg(&zb)
+        .write_stdin("key-1\n")
+        .assert()
+        .code(2);
+    // truncated
+    std::fs::write(&zb, &good[..good.len() - 9]).unwrap();
+    run(&[Path::new("decompress"), &zb, &t.p("out2.bloom")]).code(2);
+    // a delta with a flipped bit
+    let g = t.p("g.bloom");
+    std::fs::copy(&f, &g).unwrap();
+    bloomery()
+        .arg("add")
+        .arg(&g)
+        .write_stdin("extra\n")
+        .assert()
+        .success();
+    let d = t.p("d.delta");
+    run(&[Path::new("diff"), &f, &g, &d]).success();
+    let mut dd = std::fs::read(&d).unwrap();
+    let at = dd.len() - 12;
+    dd[at] ^= 1;
+    std::fs::write(&d, &dd).unwrap();
+    run(&[Path::new("patch"), &f, &d, &t.p("p.bloom")]).code(2);
+    // not a bloomery file at all
+    let junk = t.p("junk");
+    std::fs::write(&junk, b"hello world").unwrap();
+    run(&[Path::new("compress"), &junk, &t.p("j.bloomz")]).code(2);
+}

@@ -1,0 +1,146 @@
+//! `MLBF.*`: bloomery's multi-layer Bloom filter for URLs ([`MultiLayerBloomFilter`], seed 001)
+//! with the `BF.*` conventions.
+//!
+//! `MLBF.RESERVE key capacity error_rate [LAYERS L]` sizes L layers (default 4, the paper's) for
+//! `capacity` URLs at whole-filter rate `error_rate` by the paper's eq. 4 (each layer
+//! `error_rate^(1/L)`); `ADD` auto-creates with `BF.ADD`'s defaults (capacity 100, error 0.01)
+//! and 4 layers. Items are URLs, normalised by the library (protocol and fragment dropped, host
+//! lower-cased, default port and trailing slashes removed, one layer per path segment): `ADD`
+//! and `EXISTS` answer `ERR invalid URL: …` for a URL that is not UTF-8, is empty, or has no
+//! host, and create nothing.
+
+use bloomery::mlbf::{normalize_url, MAX_LAYERS};
+use bloomery::{MultiLayerBloomFilter, Stats};
+use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
+
+use crate::args::{self, ArgError};
+use crate::bf::reply_map;
+use crate::config;
+use crate::dump;
+use crate::own::{
+    int, lib_error, read, reserve_generic, sizing, with_filter, DEFAULT_CAPACITY, DEFAULT_ERROR,
+};
+use crate::types::{Structure, MLBF_TYPE};
+
+/// Layers of auto-created filters (the paper's L).
+pub const DEFAULT_LAYERS: u32 = bloomery::mlbf::PAPER_LAYERS;
+
+fn build(capacity: u64, error: f64, layers: u32) -> Result<MultiLayerBloomFilter, RedisError> {
+    MultiLayerBloomFilter::builder()
+        .layers(layers)
+        .capacity(capacity)
+        .fpr(error)
+        .max_bytes(config::max_bytes())
+        .try_build()
+        .map_err(lib_error)
+}
+
+fn default() -> Result<MultiLayerBloomFilter, RedisError> {
+    build(DEFAULT_CAPACITY, DEFAULT_ERROR, DEFAULT_LAYERS)
+}
+
+/// The URL argument, checked before any key is touched (normalisation errors do not depend on
+/// the number of layers).
+fn url(arg: &RedisString) -> Result<&str, RedisError> {
+    let s = std::str::from_utf8(arg.as_slice())
+        .map_err(|_| RedisError::Str("ERR invalid URL: not UTF-8"))?;
+    normalize_url(s, 1).map_err(|e| RedisError::String(format!("ERR invalid URL: {e}")))?;
+    Ok(s)
+}
+
+/// `MLBF.RESERVE key capacity error_rate [LAYERS L]` (L in 1..=32, default 4).
+pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 4 && args.len() != 6 {
+        return Err(RedisError::WrongArity);
+    }
+    let (capacity, error) = sizing(&args)?;
+    let mut layers = DEFAULT_LAYERS;
+    if args.len() == 6 {
+        if !args::is(&args[4], "LAYERS") {
+            return Err(ArgError::UnknownOption(args[4].to_string_lossy()).into());
+        }
+        layers = args::bounded(
+            &args[5],
+            1,
+            i64::from(MAX_LAYERS),
+            ArgError::Other("ERR bad layers (1..=32)"),
+        )?;
+    }
+    let filter = build(capacity, error, layers)?;
+    reserve_generic(ctx, &MLBF_TYPE, &args[1], filter)
+}
+
+/// `MLBF.ADD key url`: 1 if the URL was new (some bit changed), else 0.
+pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let u = url(&args[2])?;
+    let new = with_filter(
+        ctx,
+        &MLBF_TYPE,
+        &args[1],
+        Some(&default),
+        |f: &mut MultiLayerBloomFilter| f.insert(u),
+    )?
+    .map_err(lib_error)?;
+    ctx.replicate_verbatim();
+    Ok(RedisValue::Integer(i64::from(new)))
+}
+
+/// `MLBF.EXISTS key url`: 1 if the URL may have been added, 0 if certainly not (0 for a
+/// missing key).
+pub fn exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    let u = url(&args[2])?;
+    let found = read(
+        ctx,
+        &MLBF_TYPE,
+        &args[1],
+        |f: Option<&MultiLayerBloomFilter>| f.map(|f| f.contains(u)).transpose(),
+    )?
+    .map_err(lib_error)?;
+    Ok(RedisValue::Integer(i64::from(found.unwrap_or(false))))
+}
+
+/// `MLBF.INFO key`.
+pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    let pairs = read(
+        ctx,
+        &MLBF_TYPE,
+        &args[1],
+        |f: Option<&MultiLayerBloomFilter>| {
+            f.map(|f| {
+                vec![
+                    ("Capacity", int(Stats::capacity(f))),
+                    (
+                        "Size",
+                        int(f.storage_bytes() + std::mem::size_of_val(f) as u64),
+                    ),
+                    ("Number of layers", int(u64::from(f.layers()))),
+                    ("Bits per layer", int(f.bits_per_layer())),
+                    ("Number of hash functions", int(u64::from(f.hashes()))),
+                    ("Number of items inserted", int(f.len())),
+                    ("Error rate", RedisValue::Float(Stats::target_fpr(f))),
+                ]
+            })
+        },
+    )?
+    .ok_or(RedisError::Str("ERR not found"))?;
+    reply_map(ctx, pairs)
+}
+
+/// `MLBF.SCANDUMP key iterator`.
+pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    dump::scandump::<MultiLayerBloomFilter>(ctx, args, &MLBF_TYPE)
+}
+
+/// `MLBF.LOADCHUNK key iterator data`.
+pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    dump::loadchunk::<MultiLayerBloomFilter>(ctx, args, &MLBF_TYPE)
+}
