@@ -1200,6 +1200,30 @@ mod tests {
         assert_eq!(f, g);
     }
 
+    /// A sectors file (kind 20) whose stored k is not 8 is refused on load, with an error, not
+    /// read as something else; the same k in a positions file (kind 3) is a valid shape.
+    #[test]
+    fn sectors_file_with_another_k_is_refused() {
+        // the kind-specific parameters start right after the 72-byte fixed header:
+        // blocks (u64), then k (u32)
+        let with_k = |bytes: &[u8], k: u32| {
+            let mut b = bytes.to_vec();
+            b[80..84].copy_from_slice(&k.to_le_bytes());
+            let body = b.len() - 8;
+            let sum = xxhash_rust::xxh3::xxh3_64(&b[..body]);
+            b[body..].copy_from_slice(&sum.to_le_bytes());
+            b
+        };
+        let sectors = BlockedBloomFilter::try_with_sectors(4).unwrap().to_bytes();
+        assert!(BlockedBloomFilter::from_bytes(&with_k(&sectors, 8)).is_ok());
+        let e = BlockedBloomFilter::from_bytes(&with_k(&sectors, 7)).unwrap_err();
+        assert!(e.to_string().contains("layout=sectors"), "{e}");
+        assert!(crate::AnyFilter::from_bytes(&with_k(&sectors, 7)).is_err());
+        let positions = BlockedBloomFilter::try_with_shape(4, 8).unwrap().to_bytes();
+        let p7 = BlockedBloomFilter::from_bytes(&with_k(&positions, 7)).unwrap();
+        assert_eq!((p7.layout(), p7.hashes()), (BlockLayout::Positions, 7));
+    }
+
     #[test]
     fn automatic_layout_choice() {
         // sectors where they cost at most SECTORS_MAX_EXTRA more memory ...
