@@ -242,6 +242,7 @@ mod sectors_avx2 {
         (_mm256_sllv_epi64(one, s0), _mm256_sllv_epi64(one, s1))
     }
 
+    #[inline]
     #[target_feature(enable = "avx2")]
     pub(super) fn test(block: &[u64; BLOCK_WORDS], h: Hashed) -> bool {
         let (m0, m1) = masks(h);
@@ -252,6 +253,7 @@ mod sectors_avx2 {
         (_mm256_testc_si256(b0, m0) & _mm256_testc_si256(b1, m1)) == 1
     }
 
+    #[inline]
     #[target_feature(enable = "avx2")]
     pub(super) fn set(block: &mut [u64; BLOCK_WORDS], h: Hashed) -> bool {
         let (m0, m1) = masks(h);
@@ -338,12 +340,48 @@ fn block_index(h: Hashed, blocks: u64) -> usize {
 }
 
 /// The blocked Bloom filter (see the [module docs](self)).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct BlockedBloomFilter {
     core: Core,
     blocks: u64,
     k: u32,
     layout: BlockLayout,
+    /// Single-key queries take the fused AVX2 path ([`sectors_simd`]); decided once, when the
+    /// filter is made.
+    simd: bool,
+    /// Single-key inserts take it too: `simd` and the words are owned (not a read-only map,
+    /// which the first insert on the portable path copies; see [`Filter::insert`]).
+    simd_write: bool,
+}
+
+/// Equal when the shape, layout, hasher, counters and bits are equal (whether the words are
+/// mapped, and which code path runs, do not matter).
+impl PartialEq for BlockedBloomFilter {
+    fn eq(&self, other: &Self) -> bool {
+        self.core == other.core
+            && self.blocks == other.blocks
+            && self.k == other.k
+            && self.layout == other.layout
+    }
+}
+
+/// True when single-key operations on a filter of this layout and hasher can take the fused
+/// AVX2 path: sectors layout, the default xxh3-128 hasher, and a CPU with AVX2. Deciding this
+/// once per filter (instead of testing the CPU feature, the layout and the hash algorithm on
+/// every key) keeps a single-key operation short, and on a filter larger than the caches
+/// fewer instructions per key let the core overlap more of the keys' cache misses.
+fn sectors_simd(layout: BlockLayout, hasher: &KeyHasher) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        layout == BlockLayout::Sectors
+            && hasher.is_xxh3()
+            && std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (layout, hasher);
+        false
+    }
 }
 
 impl Build for BlockedBloomFilter {
@@ -492,6 +530,8 @@ impl BlockedBloomFilter {
             blocks,
             k,
             layout,
+            simd: sectors_simd(layout, &hasher),
+            simd_write: sectors_simd(layout, &hasher),
         })
     }
 
@@ -549,20 +589,44 @@ impl BlockedBloomFilter {
     /// The batched query loop: hash key `i` and prefetch its block, probe key
     /// `i - BATCH_AHEAD` (whose block has had time to arrive), then drain the last ones.
     #[inline(always)]
-    fn pipeline<K: Key>(&self, keys: &[K], mut answer: impl FnMut(usize, bool)) {
+    fn pipeline<K: Key>(&self, keys: &[K], answer: impl FnMut(usize, bool)) {
+        #[cfg(target_arch = "x86_64")]
+        if self.simd {
+            // SAFETY: `simd` is true only on a CPU with AVX2 (`sectors_simd`), the only
+            // feature `pipeline_avx2` enables.
+            return unsafe { self.pipeline_avx2(keys, answer) };
+        }
+        let hasher = self.core.hasher;
+        self.pipeline_with(
+            keys,
+            answer,
+            |k| hasher.hash(k),
+            |words, h| self.probe(words, h),
+        );
+    }
+
+    /// The loop of [`pipeline`](Self::pipeline) over a given hash and probe.
+    #[inline(always)]
+    fn pipeline_with<K: Key>(
+        &self,
+        keys: &[K],
+        mut answer: impl FnMut(usize, bool),
+        hash: impl Fn(&K) -> Hashed,
+        probe: impl Fn(&[u64], Hashed) -> bool,
+    ) {
         let words = self.as_words();
         let mut ring = [Hashed::default(); BATCH_AHEAD];
         for (i, key) in keys.iter().enumerate() {
-            let h = self.core.hasher.hash(key);
+            let h = hash(key);
             store::prefetch(words, block_index(h, self.blocks) * BLOCK_WORDS);
             let slot = &mut ring[i % BATCH_AHEAD];
             if i >= BATCH_AHEAD {
-                answer(i - BATCH_AHEAD, self.probe(words, *slot));
+                answer(i - BATCH_AHEAD, probe(words, *slot));
             }
             *slot = h;
         }
         for i in keys.len().saturating_sub(BATCH_AHEAD)..keys.len() {
-            answer(i, self.probe(words, ring[i % BATCH_AHEAD]));
+            answer(i, probe(words, ring[i % BATCH_AHEAD]));
         }
     }
 
@@ -717,10 +781,108 @@ fn atomic_insert(atoms: &[AtomicU64], h: Hashed, f: &BlockedBloomFilter) -> bool
     new
 }
 
+/// The fused single-key paths of the sectors layout (see [`sectors_simd`]): hashing, the
+/// block index and the two-vector update in one function compiled for AVX2, with the block
+/// addressed without a bounds check. Same bits and answers as the portable path (tested).
+#[cfg(target_arch = "x86_64")]
+impl BlockedBloomFilter {
+    /// The key's block, from a slice of exactly `blocks · BLOCK_WORDS` words.
+    #[inline(always)]
+    fn block_ptr(&self, words: *const u64, h: Hashed) -> *const [u64; BLOCK_WORDS] {
+        let start = block_index(h, self.blocks) * BLOCK_WORDS;
+        debug_assert!(start + BLOCK_WORDS <= self.core.words.len());
+        // SAFETY: `block_index(h, blocks) < blocks` (multiply-shift reduction), and every
+        // constructor (`with_layout`, `decode_from`, `from_parts`) makes the words exactly
+        // `blocks · BLOCK_WORDS` long, so the block lies inside the allocation `words` points to.
+        unsafe { words.add(start).cast() }
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn insert_avx2<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        debug_assert!(!self.core.words.is_mapped());
+        let h = self.core.hasher.hash_xxh3(key);
+        let words = self.core.words.owned_mut_ptr();
+        let p = self.block_ptr(words, h).cast_mut();
+        // SAFETY: `p` is an in-bounds block of the words (`block_ptr`), which are owned and
+        // writable (`simd_write` is false while they are a read-only map: `decode_from`), and
+        // `&mut self` excludes every other reference to them.
+        let new = sectors_avx2::set(unsafe { &mut *p }, h);
+        self.core.items += u64::from(new);
+        new
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn contains_avx2<K: Key + ?Sized>(&self, key: &K) -> bool {
+        let h = self.core.hasher.hash_xxh3(key);
+        let p = self.block_ptr(self.core.words.as_slice().as_ptr(), h);
+        // SAFETY: `p` is an in-bounds block of the words (`block_ptr`), borrowed shared.
+        sectors_avx2::test(unsafe { &*p }, h)
+    }
+
+    /// Insert a pre-hashed key on the fused path (requires `simd_write`).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn insert_hashed_avx2(&mut self, h: Hashed) {
+        debug_assert!(!self.core.words.is_mapped());
+        let words = self.core.words.owned_mut_ptr();
+        let p = self.block_ptr(words, h).cast_mut();
+        // SAFETY: as in `insert_avx2`: an in-bounds block of owned words, exclusively borrowed.
+        let new = sectors_avx2::set(unsafe { &mut *p }, h);
+        self.core.items += u64::from(new);
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn insert_pipelined_avx2(&mut self, hashes: impl IntoIterator<Item = Hashed>) {
+        // the closure inherits this function's AVX2, which `insert_hashed_avx2` needs
+        self.insert_pipelined_with(hashes, |f, h| f.insert_hashed_avx2(h));
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn pipeline_avx2<K: Key>(&self, keys: &[K], answer: impl FnMut(usize, bool)) {
+        let hasher = self.core.hasher;
+        self.pipeline_with(
+            keys,
+            answer,
+            |k| hasher.hash_xxh3(k),
+            |words, h| {
+                let p = self.block_ptr(words.as_ptr(), h);
+                // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared; the
+                // CPU has AVX2 (this function's requirement).
+                unsafe { sectors_avx2::test(&*p, h) }
+            },
+        );
+    }
+}
+
 impl Filter for BlockedBloomFilter {
     #[inline]
     fn hasher(&self) -> &KeyHasher {
         &self.core.hasher
+    }
+
+    #[inline]
+    fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.simd_write {
+            // SAFETY: `simd_write` is true only on a CPU with AVX2 (`sectors_simd`), the only
+            // feature `insert_avx2` enables, and only when the words are owned.
+            return unsafe { self.insert_avx2(key) };
+        }
+        let h = self.core.hasher.hash(key);
+        let new = self.insert_hashed(h);
+        // the insert made mapped words owned: later inserts can take the fused path
+        self.simd_write = self.simd;
+        new
+    }
+
+    #[inline]
+    fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        if self.simd {
+            // SAFETY: as in `insert`: the CPU has AVX2.
+            return unsafe { self.contains_avx2(key) };
+        }
+        self.contains_hashed(self.core.hasher.hash(key))
     }
 
     #[inline]
@@ -835,11 +997,16 @@ impl Persist for BlockedBloomFilter {
             .and_then(|w| usize::try_from(w).ok())
             .ok_or_else(|| crate::error::inconsistent("too many blocks"))?;
         format::check_payload(d, words)?;
+        let core = Core::from_header(&d.header, src.words(d.payload_offset, words, limit)?);
+        let simd = sectors_simd(layout, &core.hasher);
+        let simd_write = simd && !core.words.is_mapped();
         Ok(Self {
-            core: Core::from_header(&d.header, src.words(d.payload_offset, words, limit)?),
+            core,
             blocks,
             k,
             layout,
+            simd,
+            simd_write,
         })
     }
 }
@@ -858,19 +1025,37 @@ impl BlockedBloomFilter {
     /// queries: each key's block is prefetched [`BATCH_AHEAD`] keys before it is inserted, so
     /// consecutive cache misses overlap. The result is identical to inserting them one by one.
     pub fn insert_pipelined(&mut self, hashes: impl IntoIterator<Item = Hashed>) {
+        #[cfg(target_arch = "x86_64")]
+        if self.simd_write {
+            // SAFETY: `simd_write` is true only on a CPU with AVX2 (`sectors_simd`), the only
+            // feature `insert_pipelined_avx2` enables, and only when the words are owned.
+            return unsafe { self.insert_pipelined_avx2(hashes) };
+        }
+        self.insert_pipelined_with(hashes, |f, h| {
+            f.insert_hashed(h);
+        });
+    }
+
+    /// The loop of [`insert_pipelined`](Self::insert_pipelined) over a given insert.
+    #[inline(always)]
+    fn insert_pipelined_with(
+        &mut self,
+        hashes: impl IntoIterator<Item = Hashed>,
+        insert: impl Fn(&mut Self, Hashed),
+    ) {
         let mut ring = [Hashed::default(); BATCH_AHEAD];
         let mut seen = 0usize;
         for h in hashes {
             self.prefetch_hashed(h);
             let slot = seen % BATCH_AHEAD;
             if seen >= BATCH_AHEAD {
-                self.insert_hashed(ring[slot]);
+                insert(self, ring[slot]);
             }
             ring[slot] = h;
             seen += 1;
         }
         for i in seen.saturating_sub(BATCH_AHEAD)..seen {
-            self.insert_hashed(ring[i % BATCH_AHEAD]);
+            insert(self, ring[i % BATCH_AHEAD]);
         }
     }
 }
@@ -1010,6 +1195,8 @@ impl BlockedBloomFilter {
             blocks,
             k,
             layout: BlockLayout::Positions,
+            simd: false,
+            simd_write: false,
         })
     }
 }
@@ -1202,6 +1389,75 @@ mod tests {
 
     /// A sectors file (kind 20) whose stored k is not 8 is refused on load, with an error, not
     /// read as something else; the same k in a positions file (kind 3) is a valid shape.
+    /// The fused AVX2 single-key and batched paths (taken on CPUs with AVX2 for sectors
+    /// filters with the default hasher) set the same bits and give the same answers as the
+    /// portable per-hash path, including on a memory-mapped filter, whose first insert takes the
+    /// portable path (copying the map) and later ones the fused path.
+    #[test]
+    fn fused_paths_equal_portable_paths() {
+        let keyed = KeyHasher::keyed().unwrap();
+        for hasher in [KeyHasher::new(), KeyHasher::with_seed(77), keyed] {
+            let build = || {
+                BlockedBloomFilter::builder()
+                    .capacity(4000)
+                    .fpr(0.01)
+                    .hasher(hasher)
+                    .try_build()
+                    .unwrap()
+            };
+            let (mut fused, mut portable, mut extended) = (build(), build(), build());
+            assert_eq!(fused.layout(), BlockLayout::Sectors);
+            #[cfg(target_arch = "x86_64")]
+            assert_eq!(
+                fused.simd,
+                hasher.algorithm() == crate::HashAlgorithm::Xxh3_128
+                    && std::arch::is_x86_feature_detected!("avx2")
+            );
+            let keys: Vec<String> = (0..6000u32).map(|i| format!("key-{i}")).collect();
+            for k in &keys[..3000] {
+                let h = hasher.hash(k);
+                assert_eq!(fused.insert(k), portable.insert_hashed(h), "{k}");
+            }
+            extended.extend(keys[..3000].iter());
+            assert_eq!(fused, portable);
+            assert_eq!(extended, portable);
+            assert_eq!(fused.len(), portable.len());
+
+            // a mapped copy: first insert copies the map, then everything matches
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("f.bloom");
+            fused.save(&path).unwrap();
+            let mut mapped =
+                BlockedBloomFilter::open_mmap(&path, format::Verify::Checksum).unwrap();
+            assert!(mapped.is_mapped());
+            assert!(!mapped.simd_write);
+            for k in &keys[3000..3600] {
+                let h = hasher.hash(k);
+                let new = portable.insert_hashed(h);
+                assert_eq!(fused.insert(k), new, "{k}");
+                assert_eq!(mapped.insert(k), new, "{k}");
+            }
+            assert!(!mapped.is_mapped());
+            assert_eq!(mapped.simd_write, fused.simd_write);
+            assert_eq!(mapped, portable);
+            assert_eq!(fused, portable);
+
+            // queries: present, absent and false-positive keys all agree across the paths
+            let probe: Vec<String> = (0..20_000u32).map(|i| format!("key-{i}")).collect();
+            let mut batch = vec![false; probe.len()];
+            fused.contains_batch(&probe, &mut batch).unwrap();
+            let mut hits = 0;
+            for (k, &b) in probe.iter().zip(&batch) {
+                let want = portable.contains_hashed(hasher.hash(k));
+                assert_eq!(fused.contains(k), want, "{k}");
+                assert_eq!(b, want, "{k}");
+                hits += usize::from(want);
+            }
+            assert_eq!(fused.count_batch(&probe), hits);
+            assert!(hits >= 3600 && hits < 3600 + 16_400 / 20, "hits {hits}");
+        }
+    }
+
     #[test]
     fn sectors_file_with_another_k_is_refused() {
         // the kind-specific parameters start right after the 72-byte fixed header:

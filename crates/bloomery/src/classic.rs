@@ -241,9 +241,17 @@ impl Filter for BloomFilter {
     #[inline]
     fn insert_hashed(&mut self, h: Hashed) -> bool {
         let words = self.core.words.as_mut_slice();
+        debug_assert!(words.len() as u64 * 64 >= self.m);
+        let base = words.as_mut_ptr();
         let mut new = false;
         for i in h.indices(self.k, self.m) {
-            new |= store::set_bit(words, i);
+            // SAFETY: `i < m` (multiply-shift reduction) and every constructor
+            // (`try_with_shape_hasher`, `decode_from`) makes the words `⌈m/64⌉` long, so word
+            // `i/64` is inside the slice `base` points to, which `&mut self` borrows exclusively.
+            let w = unsafe { &mut *base.add((i >> 6) as usize) };
+            let mask = 1u64 << (i & 63);
+            new |= *w & mask == 0;
+            *w |= mask;
         }
         self.core.items += u64::from(new);
         new
@@ -252,7 +260,12 @@ impl Filter for BloomFilter {
     #[inline]
     fn contains_hashed(&self, h: Hashed) -> bool {
         let words = self.core.words.as_slice();
-        h.indices(self.k, self.m).all(|i| store::get_bit(words, i))
+        debug_assert!(words.len() as u64 * 64 >= self.m);
+        h.indices(self.k, self.m).all(|i| {
+            // SAFETY: as in `insert_hashed`: `i < m ≤ 64 · words.len()`.
+            let w = unsafe { *words.get_unchecked((i >> 6) as usize) };
+            (w >> (i & 63)) & 1 == 1
+        })
     }
 
     fn len(&self) -> u64 {

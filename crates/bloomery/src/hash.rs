@@ -393,11 +393,19 @@ impl KeyHasher {
     /// with no length dispatch; the keyed SipHash path stays out of line.
     #[inline(always)]
     pub fn hash_bytes(&self, bytes: &[u8]) -> Hashed {
+        // the default first, with one compare; the others out of line
+        if self.algorithm == HashAlgorithm::Xxh3_128 {
+            xxh3_128(bytes, self.seed as u64)
+        } else {
+            self.hash_other(bytes)
+        }
+    }
+
+    /// The non-default algorithms (out of line, so the inlined default path stays short).
+    #[inline(never)]
+    fn hash_other(&self, bytes: &[u8]) -> Hashed {
         match self.algorithm {
-            HashAlgorithm::Xxh3_128 => {
-                let h = xxhash_rust::xxh3::xxh3_128_with_seed(bytes, self.seed as u64);
-                Hashed::new(h as u64, (h >> 64) as u64)
-            }
+            HashAlgorithm::Xxh3_128 => xxh3_128(bytes, self.seed as u64),
             HashAlgorithm::SipHash13_128 => sip13_128(self.seed, bytes),
             HashAlgorithm::Xxh64 => {
                 let h = xxhash_rust::xxh64::xxh64(bytes, 0);
@@ -405,9 +413,32 @@ impl KeyHasher {
             }
         }
     }
+
+    /// True when this hasher is seeded xxh3-128 (the default), so [`Self::hash_xxh3`] gives
+    /// the same value as [`Self::hash`].
+    #[inline]
+    pub(crate) fn is_xxh3(&self) -> bool {
+        self.algorithm == HashAlgorithm::Xxh3_128
+    }
+
+    /// [`Self::hash`] for a hasher known to be xxh3-128 ([`Self::is_xxh3`]), without the
+    /// per-key algorithm dispatch: for hot paths that check the algorithm once, when a
+    /// structure is made. On any other hasher the value is wrong (never unsafe).
+    #[inline(always)]
+    pub(crate) fn hash_xxh3<K: Key + ?Sized>(&self, key: &K) -> Hashed {
+        debug_assert!(self.is_xxh3());
+        key.with_bytes(|b| xxh3_128(b, self.seed as u64))
+    }
 }
 
 /// Keyed mode's hash: SipHash-1-3-128 under `secret` (little-endian key bytes).
+/// Seeded xxh3-128 of `bytes` as a [`Hashed`] (low half, high half): the default hash.
+#[inline(always)]
+fn xxh3_128(bytes: &[u8], seed: u64) -> Hashed {
+    let h = xxhash_rust::xxh3::xxh3_128_with_seed(bytes, seed);
+    Hashed::new(h as u64, (h >> 64) as u64)
+}
+
 #[inline(never)]
 fn sip13_128(secret: u128, bytes: &[u8]) -> Hashed {
     use siphasher::sip128::Hasher128;

@@ -184,6 +184,16 @@ impl Words {
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
 
+    /// The first word, for writing, when the caller already knows the words are owned (not
+    /// [mapped](Self::is_mapped)): [`as_mut_slice`](Self::as_mut_slice) without its check.
+    /// Writing through the pointer while the words are mapped would fault; callers keep their
+    /// own flag of that (see `BlockedBloomFilter`'s fused insert).
+    #[inline(always)]
+    pub(crate) fn owned_mut_ptr(&mut self) -> *mut u64 {
+        debug_assert!(!self.is_mapped());
+        self.ptr.as_ptr()
+    }
+
     fn make_owned(&mut self) {
         // The mapped view's bytes were already validated and counted against a limit when the
         // file was opened; copying them cannot exceed what the caller accepted.
