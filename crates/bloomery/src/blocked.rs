@@ -443,7 +443,8 @@ impl Build for BlockedBloomFilter {
                     (Some(k), _) => {
                         params::check_hashes(k, BLOCKED_MAX_K)?;
                         let mut blocks = params::blocked_shape(n, p, BLOCK_BITS)?.blocks;
-                        while params::fpr_blocked(n, blocks, BLOCK_BITS, k) > p {
+                        let mut model = params::BlockedModel::new(BLOCK_BITS, k);
+                        while model.rate(n, blocks) > p {
                             blocks += blocks / 64 + 1;
                             store::check_size(blocks * 64, b.max_bytes)?;
                         }

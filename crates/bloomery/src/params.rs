@@ -215,7 +215,6 @@ fn block_mixture(n: u64, blocks: u64, mut inner: impl FnMut(u64) -> f64) -> f64 
     if blocks == 0 {
         return 1.0;
     }
-    let nf = n as f64;
     if blocks == 1 {
         let mut last = 0.0;
         for j in 0..=n {
@@ -226,17 +225,33 @@ fn block_mixture(n: u64, blocks: u64, mut inner: impl FnMut(u64) -> f64) -> f64 
         }
         return last;
     }
+    mix(&mixture_weights(n, blocks), inner)
+}
+
+/// The binomial weights `P(j keys in the query's block)`, j = 0, 1, …, up to far into the
+/// tail (`λ + 14√λ + 40`), for `blocks > 1`.
+fn mixture_weights(n: u64, blocks: u64) -> Vec<f64> {
+    let nf = n as f64;
     let q = 1.0 / blocks as f64;
     let lambda = nf * q;
     let j_max = (lambda + 14.0 * lambda.sqrt() + 40.0).min(nf) as u64;
     let ln_q = q.ln();
     let ln_1mq = (-q).ln_1p();
     let mut log_p = nf * ln_1mq; // P(j = 0)
-    let mut sum = 0.0;
+    let mut w = Vec::with_capacity(j_max as usize + 1);
     for j in 0..=j_max {
-        sum += log_p.exp() * inner(j);
+        w.push(log_p.exp());
         // P(j+1)/P(j) = (n-j)/(j+1) · q/(1-q)
         log_p += ((nf - j as f64) / (j as f64 + 1.0)).ln() + ln_q - ln_1mq;
+    }
+    w
+}
+
+/// `Σ_j weights[j] · inner(j)`, capped at 1.
+fn mix(weights: &[f64], mut inner: impl FnMut(u64) -> f64) -> f64 {
+    let mut sum = 0.0;
+    for (j, w) in weights.iter().enumerate() {
+        sum += w * inner(j as u64);
     }
     sum.min(1.0)
 }
@@ -251,45 +266,98 @@ fn block_mixture(n: u64, blocks: u64, mut inner: impl FnMut(u64) -> f64) -> f64 
 /// bits, D distributed as k draws with replacement, and by symmetry
 /// `P(d given bits set) = Σ_s P(s marked hit)·C(s,d)/C(k,d)`.
 pub fn fpr_blocked(n: u64, blocks: u64, block_bits: u64, k: u32) -> f64 {
-    if k == 0 || block_bits == 0 {
-        return 1.0;
-    }
-    let k = k as usize;
-    let b = block_bits as f64;
-    let dist = distinct_draws(k as u32, block_bits);
-    // binom[s][d] = C(s, d) / C(k, d)
-    let mut choose = vec![vec![0.0f64; k + 1]; k + 1];
-    for s in 0..=k {
-        choose[s][0] = 1.0;
-        for d in 1..=s {
-            choose[s][d] = choose[s - 1][d - 1] + if d < s { choose[s - 1][d] } else { 0.0 };
+    BlockedModel::new(block_bits, k).rate(n, blocks)
+}
+
+/// [`fpr_blocked`] for one block size and k, keeping the rate for each block occupancy j
+/// (the Markov chain's answer, which depends on neither n nor the block count) between calls.
+/// A sizing search evaluates the model at many (n, blocks); with the per-j rates cached each
+/// evaluation is one binomial sum instead of the whole chain. Returns exactly the values of
+/// [`fpr_blocked`] (the same operations in the same order).
+#[derive(Debug, Clone)]
+pub struct BlockedModel {
+    k: usize,
+    b: f64,
+    dist: Vec<f64>,
+    /// `ratio[s][d] = C(s, d) / C(k, d)`
+    ratio: Vec<Vec<f64>>,
+    /// P(s of the k marked bits hit) after `rates.len() - 1` keys' throws
+    chain: Vec<f64>,
+    /// `rates[j]`: the rate given j keys in the query's block
+    rates: Vec<f64>,
+}
+
+impl BlockedModel {
+    /// The model of blocks of `block_bits` bits with `k` bits per key.
+    pub fn new(block_bits: u64, k: u32) -> Self {
+        let kk = k as usize;
+        let mut choose = vec![vec![0.0f64; kk + 1]; kk + 1];
+        for s in 0..=kk {
+            choose[s][0] = 1.0;
+            for d in 1..=s {
+                choose[s][d] = choose[s - 1][d - 1] + if d < s { choose[s - 1][d] } else { 0.0 };
+            }
+        }
+        let ratio = (0..=kk)
+            .map(|s| (0..=kk).map(|d| choose[s][d] / choose[kk][d]).collect())
+            .collect();
+        let mut chain = vec![0.0f64; kk + 1];
+        chain[0] = 1.0;
+        Self {
+            k: kk,
+            b: block_bits as f64,
+            dist: if k == 0 || block_bits == 0 {
+                Vec::new()
+            } else {
+                distinct_draws(k, block_bits)
+            },
+            ratio,
+            chain,
+            rates: Vec::new(),
         }
     }
-    let ratio: Vec<Vec<f64>> = (0..=k)
-        .map(|s| (0..=k).map(|d| choose[s][d] / choose[k][d]).collect())
-        .collect();
-    // chain[s] = P(s of the k marked bits hit) after jk throws
-    let mut chain = vec![0.0f64; k + 1];
-    chain[0] = 1.0;
-    let mut next_j = 0u64;
-    block_mixture(n, blocks, |j| {
-        while next_j < j {
-            for _ in 0..k {
-                for s in (0..k).rev() {
-                    let moved = chain[s] * (k - s) as f64 / b;
-                    chain[s] -= moved;
-                    chain[s + 1] += moved;
+
+    /// The rate given `j` keys in the query's block (computed in order and kept).
+    fn rate_given(&mut self, j: u64) -> f64 {
+        let k = self.k;
+        while self.rates.len() as u64 <= j {
+            if !self.rates.is_empty() {
+                // one more key: k more bits thrown into the block
+                for _ in 0..k {
+                    for s in (0..k).rev() {
+                        let moved = self.chain[s] * (k - s) as f64 / self.b;
+                        self.chain[s] -= moved;
+                        self.chain[s + 1] += moved;
+                    }
                 }
             }
-            next_j += 1;
+            let r = (1..=k)
+                .map(|d| {
+                    let all_set: f64 = (d..=k).map(|s| self.chain[s] * self.ratio[s][d]).sum();
+                    self.dist[d] * all_set
+                })
+                .sum();
+            self.rates.push(r);
         }
-        (1..=k)
-            .map(|d| {
-                let all_set: f64 = (d..=k).map(|s| chain[s] * ratio[s][d]).sum();
-                dist[d] * all_set
-            })
-            .sum()
-    })
+        self.rates[j as usize]
+    }
+
+    /// The modelled rate of `n` keys in `blocks` blocks ([`fpr_blocked`]).
+    pub fn rate(&mut self, n: u64, blocks: u64) -> f64 {
+        if self.k == 0 || self.b == 0.0 {
+            return 1.0;
+        }
+        block_mixture(n, blocks, |j| self.rate_given(j))
+    }
+
+    /// [`rate`](Self::rate) with the occupancy weights of (n, blocks > 1) already computed
+    /// (shared by every k evaluated at one block count).
+    fn rate_weighted(&mut self, weights: &[f64]) -> f64 {
+        if self.k == 0 || self.b == 0.0 {
+            return 1.0;
+        }
+        mix(weights, |j| self.rate_given(j))
+    }
 }
 
 /// False-positive rate of the Parquet split-block filter: 256-bit blocks of eight 32-bit words,
@@ -364,7 +432,9 @@ pub const BLOCKED_MAX_K: u32 = 32;
 pub fn blocked_shape(n: u64, fpr: f64, block_bits: u64) -> Result<BlockedShape> {
     check_capacity(n)?;
     check_fpr(fpr)?;
-    let best_k = |blocks: u64| -> (f64, u32) {
+    // one cached model per k: the search below evaluates each k at many block counts
+    let mut models: Vec<Option<BlockedModel>> = vec![None; BLOCKED_MAX_K as usize + 1];
+    let mut best_k = |blocks: u64| -> (f64, u32) {
         let mut best = (f64::INFINITY, 1);
         let guess = (blocks as f64 * block_bits as f64 / n as f64 * std::f64::consts::LN_2)
             .round()
@@ -372,8 +442,13 @@ pub fn blocked_shape(n: u64, fpr: f64, block_bits: u64) -> Result<BlockedShape> 
         // The rate is unimodal in k; scan outward from the classic optimum.
         let lo = guess.saturating_sub(6).max(1);
         let hi = (guess + 6).min(BLOCKED_MAX_K);
+        let weights = (blocks > 1).then(|| mixture_weights(n, blocks));
         for k in lo..=hi {
-            let r = fpr_blocked(n, blocks, block_bits, k);
+            let model = models[k as usize].get_or_insert_with(|| BlockedModel::new(block_bits, k));
+            let r = match &weights {
+                Some(w) => model.rate_weighted(w),
+                None => model.rate(n, blocks),
+            };
             if r < best.0 {
                 best = (r, k);
             }
@@ -861,6 +936,39 @@ mod counting_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cached model returns, bit for bit, the values of the uncached chain (pinned from
+    /// the implementation before the cache), whatever order (n, blocks) are asked in.
+    #[test]
+    fn blocked_model_cache_is_exact() {
+        let pinned: [(u64, u64, u32, u64); 5] = [
+            (1000, 20, 7, 0x3f81addedfdd6bfd),
+            (100_000, 1973, 7, 0x3f82f21bbb3524b6),
+            (5, 1, 3, 0x3ef9603b4d9506a8),
+            (10_000_000, 307_122, 10, 0x3f4ee4fa6ff58262),
+            (50, 3, 16, 0x3ed0045b6210b247),
+        ];
+        for (n, blocks, k, bits) in pinned {
+            assert_eq!(
+                fpr_blocked(n, blocks, 512, k).to_bits(),
+                bits,
+                "n={n} blocks={blocks}"
+            );
+        }
+        let mut model = BlockedModel::new(512, 7);
+        for &(n, blocks) in &[
+            (100_000u64, 1973u64),
+            (1000, 20),
+            (100_000, 1500),
+            (1000, 1),
+            (7, 2),
+        ] {
+            assert_eq!(
+                model.rate(n, blocks).to_bits(),
+                fpr_blocked(n, blocks, 512, 7).to_bits()
+            );
+        }
+    }
 
     fn close(a: f64, b: f64, rel: f64) -> bool {
         ((a - b) / b).abs() <= rel
