@@ -389,6 +389,32 @@ crate::filter::impl_set_operators!(BloomFilter);
 mod tests {
     use super::*;
 
+    /// The unrolled probe loops (k = 1–16) and the general loop set exactly the bits of the
+    /// reference definition, and answer queries as it does.
+    #[test]
+    fn probes_match_the_reference_for_every_k() {
+        let hasher = KeyHasher::new();
+        for k in 1..=20u32 {
+            let m = 1000 + u64::from(k);
+            let mut f = BloomFilter::try_with_shape(m, k).unwrap();
+            let mut want = vec![0u64; m.div_ceil(64) as usize];
+            for key in 0..40u32 {
+                let h = hasher.hash(&key);
+                let mut new = false;
+                for i in h.indices(k, m) {
+                    new |= store::set_bit(&mut want, i);
+                }
+                assert_eq!(f.insert(&key), new, "k={k} key={key}");
+            }
+            assert_eq!(f.core.words.as_slice(), &want[..], "k={k}");
+            for key in 0..2000u32 {
+                let h = hasher.hash(&key);
+                let expect = h.indices(k, m).all(|i| store::get_bit(&want, i));
+                assert_eq!(f.contains(&key), expect, "k={k} key={key}");
+            }
+        }
+    }
+
     #[test]
     fn no_false_negatives_and_roundtrip() {
         let mut f = BloomFilter::try_new(1000, 0.01).unwrap();
