@@ -154,8 +154,10 @@ pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         Ok(pairs
             .iter()
             .map(|&(item, inc)| {
-                s.update(item, inc);
-                count(s.count(item))
+                // hash once: the update and the count read the same cells
+                let h = s.key_hasher().hash(item);
+                s.update_hashed(h, inc);
+                count(s.count_hashed(h))
             })
             .collect::<Vec<_>>())
     })?;

@@ -16,7 +16,9 @@
 //!   vector operations with AVX2 (detected at run time; portable code otherwise), about half the
 //!   instructions of the positions layout, and a short operation lets the CPU overlap the cache
 //!   misses of several consecutive keys: that is where a filter far larger than the caches
-//!   gets its speed. k = 8 is near the optimum between about 2% and 0.1%.
+//!   gets its speed. With the default hasher on an AVX2 CPU, single-key and batched operations
+//!   run hashing, block choice and the update as one AVX2 function, chosen once when the filter
+//!   is made. k = 8 is near the optimum between about 2% and 0.1%.
 //!
 //! Sizing from (n, p) picks sectors when they need at most [`SECTORS_MAX_EXTRA`] (5%) more
 //! memory than the best positions shape, positions otherwise (e.g. at 10% or 10⁻⁵); fixing k or
