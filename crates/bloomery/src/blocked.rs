@@ -1459,7 +1459,8 @@ mod tests {
                 hits += usize::from(want);
             }
             assert_eq!(fused.count_batch(&probe), hits);
-            assert!(hits >= 3600 && hits < 3600 + 16_400 / 20, "hits {hits}");
+            // every inserted key, plus false positives among the 16,400 absent ones (~1%)
+            assert!((3600..3600 + 16_400 / 20).contains(&hits), "hits {hits}");
         }
     }
 
