@@ -41,8 +41,6 @@
 //! every segment of a query is absent) is optimistic for near-duplicates: a URL with only its
 //! last segment changed is rejected only by layer L and the XOR layer (≈ f²). Report both.
 
-use std::borrow::Cow;
-
 use crate::error::{inconsistent, invalid, Error, Incompatibility, Result};
 use crate::filter::{shape_mismatch, Merge, Stats};
 use crate::format::{
@@ -52,6 +50,10 @@ use crate::hash::{reduce, Hashed, KeyHasher};
 use crate::params;
 use crate::store::{self, Words};
 
+/// Whether a query prefetches every layer's words before probing (see `contains_layers`).
+const QUERY_PREFETCH: bool = false;
+/// k up to which the XOR values live in a small array (larger k take the general path).
+const SMALL_K: usize = 8;
 /// Largest number of URL layers accepted.
 pub const MAX_LAYERS: u32 = 32;
 /// Largest k accepted.
@@ -70,63 +72,255 @@ pub const PAPER_HASHES: u32 = 3;
 /// Normalise `url` into exactly `layers` layer values (see the [module docs](self)); `None` is
 /// a missing layer ([`MISSING_SEGMENT`]).
 pub fn normalize_url(url: &str, layers: u32) -> Result<Vec<Option<String>>> {
+    let mut out = Vec::with_capacity(layers.min(MAX_LAYERS) as usize);
+    for_each_layer(url, layers, |v| {
+        out.push(v.map(|b| String::from_utf8_lossy(b).into_owned()));
+    })?;
+    Ok(out)
+}
+
+/// Bytes of a layer value assembled on the stack before spilling to the heap.
+const SCRATCH: usize = 256;
+
+/// A layer value as up to three ranges of the cut URL: the first one lower-cased when `lower`
+/// (the scheme and host), then the rest verbatim. Contiguous ranges with nothing to lower-case
+/// are hashed in place; only the rest is copied (into a stack buffer).
+#[derive(Clone, Copy)]
+struct Pieces {
+    ranges: [(usize, usize); 3],
+    len: usize,
+    lower: bool,
+}
+
+impl Pieces {
+    fn new() -> Self {
+        Self {
+            ranges: [(0, 0); 3],
+            len: 0,
+            lower: false,
+        }
+    }
+    fn push(&mut self, a: usize, b: usize) {
+        if a < b {
+            self.ranges[self.len] = (a, b);
+            self.len += 1;
+        }
+    }
+    /// Call `f` with the value's bytes: borrowed from `t` when possible.
+    #[inline]
+    fn emit(&self, t: &[u8], f: &mut impl FnMut(Option<&[u8]>)) {
+        let rs = &self.ranges[..self.len];
+        let needs_lower = self.lower
+            && rs
+                .first()
+                .is_some_and(|&(a, b)| t[a..b].iter().any(u8::is_ascii_uppercase));
+        let contiguous = rs.windows(2).all(|w| w[0].1 == w[1].0);
+        if !needs_lower && contiguous {
+            let (a, b) = match rs {
+                [] => (0, 0),
+                [first, .., last] => (first.0, last.1),
+                [only] => *only,
+            };
+            f(Some(&t[a..b]));
+            return;
+        }
+        let total: usize = rs.iter().map(|&(a, b)| b - a).sum();
+        let mut stack = [0u8; SCRATCH];
+        let mut heap = Vec::new();
+        let buf: &mut [u8] = if total <= SCRATCH {
+            &mut stack[..total]
+        } else {
+            heap.resize(total, 0);
+            &mut heap
+        };
+        let mut at = 0;
+        for (i, &(a, b)) in rs.iter().enumerate() {
+            let dst = &mut buf[at..at + (b - a)];
+            dst.copy_from_slice(&t[a..b]);
+            if i == 0 && self.lower {
+                dst.make_ascii_lowercase();
+            }
+            at += b - a;
+        }
+        f(Some(buf));
+    }
+}
+
+/// The normaliser without allocation: calls `f` once per layer, in order, with the layer's
+/// value, or `None` for a missing layer. Exactly the rules of the [module docs](self).
+pub(crate) fn for_each_layer(
+    url: &str,
+    layers: u32,
+    mut f: impl FnMut(Option<&[u8]>),
+) -> Result<()> {
     if layers == 0 || layers > MAX_LAYERS {
         return Err(invalid(
             "layers",
             format!("must be in 1..={MAX_LAYERS}, got {layers}"),
         ));
     }
-    let s = url.trim();
-    let s = s.split('#').next().unwrap_or("");
-    let (s, query) = match s.find('?') {
-        Some(i) => (&s[..i], &s[i..]),
-        None => (s, ""),
+    let t = url.trim().as_bytes();
+    // one scan for the first `#` or `?`: the fragment never reaches the server; the query is
+    // `[q, t.len())` (a lone `?` dropped) and `s_end` ends everything before it
+    let (s_end, mut q, t) = match find2(t, b'#', b'?') {
+        None => (t.len(), t.len(), t),
+        Some(i) if t[i] == b'#' => (i, i, &t[..i]),
+        Some(i) => {
+            let e = find1(&t[i..], b'#').map_or(t.len(), |j| i + j);
+            (i, i, &t[..e])
+        }
     };
-    let query = if query == "?" { "" } else { query };
-    let (scheme, rest) = split_scheme(s);
-    let (auth, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i + 1..]),
-        None => (rest, ""),
+    if t.len() - q == 1 {
+        q = t.len();
+    }
+    let s = &t[..s_end];
+    let (other_scheme, rest_at) = split_scheme_bytes(s);
+    let (auth_end, path_at) = match find1(&s[rest_at..], b'/') {
+        Some(i) => (rest_at + i, Some(rest_at + i + 1)),
+        None => (s_end, None),
     };
-    let mut host = auth.to_ascii_lowercase();
-    if scheme.is_none() {
-        for port in [":80", ":443"] {
-            if let Some(h) = host.strip_suffix(port) {
-                host.truncate(h.len());
+    // the first layer value: [first_at, host_end), lower-cased
+    let first_at = if other_scheme { 0 } else { rest_at };
+    let mut host_end = auth_end;
+    if !other_scheme {
+        for port in [&b":80"[..], b":443"] {
+            if t[rest_at..host_end].ends_with(port) {
+                host_end -= port.len();
                 break;
             }
         }
     }
-    if host.is_empty() {
+    if host_end == rest_at {
         return Err(invalid("url", format!("no host in {url:?}")));
     }
-    let first = match scheme {
-        Some(sc) => format!("{}://{host}", sc.to_ascii_lowercase()),
-        None => host,
+    // the path without trailing slashes: [path_at, path_end)
+    let (path_at, path_end) = match path_at {
+        Some(p) => {
+            let mut e = s_end;
+            while e > p && t[e - 1] == b'/' {
+                e -= 1;
+            }
+            (p, e)
+        }
+        None => (s_end, s_end),
     };
-    let mut segs: Vec<Cow<'_, str>> = vec![Cow::Owned(first)];
-    let path = path.trim_end_matches('/');
-    if !path.is_empty() {
-        segs.extend(path.split('/').map(Cow::Borrowed));
-    }
-    if !query.is_empty() {
-        let last = segs.pop().unwrap_or_default();
-        segs.push(Cow::Owned(format!("{last}{query}")));
-    }
     let l = layers as usize;
-    let mut out: Vec<Option<String>> = Vec::with_capacity(l);
-    if segs.len() > l {
-        let tail = segs[l - 1..].join("/");
-        out.extend(segs[..l - 1].iter().map(|s| Some(s.to_string())));
-        out.push(Some(tail));
-    } else {
-        out.extend(segs.iter().map(|s| Some(s.to_string())));
-        out.resize(l, None);
+    let has_path = path_end > path_at;
+    let mut first = Pieces::new();
+    first.lower = true;
+    first.push(first_at, host_end);
+    if !has_path {
+        first.push(q, t.len());
+        first.emit(t, &mut f);
+        for _ in 1..l {
+            f(None);
+        }
+        return Ok(());
     }
-    Ok(out)
+    if l == 1 {
+        // the whole path joins the host: host + "/" + path (+ query)
+        first.push(path_at - 1, path_end);
+        first.push(q, t.len());
+        first.emit(t, &mut f);
+        return Ok(());
+    }
+    first.emit(t, &mut f);
+    let mut emitted = 1;
+    let mut at = path_at;
+    loop {
+        let last_layer = emitted == l - 1;
+        let end = if last_layer {
+            path_end
+        } else {
+            find1(&t[at..path_end], b'/').map_or(path_end, |i| at + i)
+        };
+        let mut p = Pieces::new();
+        p.push(at, end);
+        if end == path_end {
+            p.push(q, t.len());
+        }
+        p.emit(t, &mut f);
+        emitted += 1;
+        if end == path_end {
+            break;
+        }
+        at = end + 1;
+    }
+    for _ in emitted..l {
+        f(None);
+    }
+    Ok(())
 }
 
-/// `(Some(other scheme), rest)`, or `(None, rest)` with `http(s)://` dropped.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// High bit of each zero byte of `x`; the lowest one flagged is exact (a borrow can only
+/// flag bytes above a real zero byte).
+#[inline(always)]
+fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+/// First index of byte `a` or `b` in `s`, eight bytes at a time.
+#[inline]
+fn find2(s: &[u8], a: u8, b: u8) -> Option<usize> {
+    let (va, vb) = (ONES * u64::from(a), ONES * u64::from(b));
+    let mut chunks = s.chunks_exact(8);
+    let mut at = 0;
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let x = u64::from_le_bytes(w);
+        let hit = zero_bytes(x ^ va) | zero_bytes(x ^ vb);
+        if hit != 0 {
+            return Some(at + (hit.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&c| c == a || c == b)
+        .map(|i| at + i)
+}
+
+/// First index of byte `a` in `s`.
+#[inline]
+fn find1(s: &[u8], a: u8) -> Option<usize> {
+    find2(s, a, a)
+}
+
+/// `(true, rest)` for another scheme `sc://` (kept in the first layer value), `(false, rest)`
+/// with `http(s)://` dropped or no scheme. A scheme is `[A-Za-z][A-Za-z0-9+.-]*` followed by
+/// `://`; `rest` is the offset just after the `://`.
+#[inline]
+fn split_scheme_bytes(s: &[u8]) -> (bool, usize) {
+    // `http://` or `https://` in any case: the first 8 bytes with the letters' case bit set
+    // (`b | 0x20` equals a lower-case letter only for that letter and its upper case)
+    let mut w = [0u8; 8];
+    let n = s.len().min(8);
+    w[..n].copy_from_slice(&s[..n]);
+    let x = u64::from_le_bytes(w);
+    if n >= 7 && (x | 0x2020_2020) & 0x00FF_FFFF_FFFF_FFFF == u64::from_le_bytes(*b"http://\0") {
+        return (false, 7);
+    }
+    if n == 8 && x | 0x20_2020_2020 == u64::from_le_bytes(*b"https://") {
+        return (false, 8);
+    }
+    let run = s
+        .iter()
+        .position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.')))
+        .unwrap_or(s.len());
+    if run > 0 && s[0].is_ascii_alphabetic() && s[run..].starts_with(b"://") {
+        return (true, run + 3);
+    }
+    (false, 0)
+}
+
+/// `(Some(other scheme), rest)`, or `(None, rest)` with `http(s)://` dropped (the reference
+/// of the tests; [`split_scheme_bytes`] is what runs).
+#[cfg(test)]
 fn split_scheme(s: &str) -> (Option<&str>, &str) {
     for p in ["http://", "https://"] {
         if s.len() >= p.len() && s.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes()) {
@@ -250,6 +444,7 @@ impl MlbfBuilder {
         }
         Ok(MultiLayerBloomFilter {
             hasher: self.hasher,
+            missing: self.hasher.hash_bytes(MISSING_SEGMENT),
             layers: l,
             m,
             k,
@@ -270,6 +465,8 @@ pub struct MultiLayerBloomFilter {
     k: u32,
     /// L layer arrays then the XOR layer, m bits each.
     arrays: Vec<Words>,
+    /// The hash of [`MISSING_SEGMENT`] (derived from `hasher`, kept to skip rehashing it).
+    missing: Hashed,
     items: u64,
     capacity: u64,
     target_fpr: f64,
@@ -339,13 +536,23 @@ impl MultiLayerBloomFilter {
 
     /// Normalise a URL and hash each layer's value once: L hashes.
     pub fn hash_url(&self, url: &str) -> Result<Vec<Hashed>> {
-        Ok(normalize_url(url, self.layers)?
-            .iter()
-            .map(|s| match s {
-                Some(s) => self.hasher.hash(s.as_str()),
-                None => self.hasher.hash(MISSING_SEGMENT),
-            })
-            .collect())
+        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
+        let l = self.hash_layers(url, &mut hs)?;
+        Ok(hs[..l].to_vec())
+    }
+
+    /// [`hash_url`](Self::hash_url) into a stack array (no allocation): the hashes and L.
+    #[inline]
+    fn hash_layers(&self, url: &str, hs: &mut [Hashed; MAX_LAYERS as usize]) -> Result<usize> {
+        let mut n = 0;
+        for_each_layer(url, self.layers, |v| {
+            hs[n] = match v {
+                Some(b) => self.hasher.hash_bytes(b),
+                None => self.missing,
+            };
+            n += 1;
+        })?;
+        Ok(n)
     }
 
     fn check_hashes_len(&self, hs: &[Hashed]) -> Result<()> {
@@ -360,63 +567,133 @@ impl MultiLayerBloomFilter {
 
     /// Insert a URL (Fig. 3). Returns true when some bit was new.
     pub fn insert(&mut self, url: &str) -> Result<bool> {
-        let hs = self.hash_url(url)?;
-        self.insert_hashed(&hs)
+        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
+        let l = self.hash_layers(url, &mut hs)?;
+        Ok(self.insert_layers(&hs[..l]))
     }
 
     /// Query a URL (Fig. 4): false means certainly never inserted.
     pub fn contains(&self, url: &str) -> Result<bool> {
-        let hs = self.hash_url(url)?;
-        self.contains_hashed(&hs)
+        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
+        let l = self.hash_layers(url, &mut hs)?;
+        Ok(self.contains_layers(&hs[..l]))
     }
 
     /// Insert pre-hashed layer values (exactly L of them, e.g. from [`hash_url`](Self::hash_url)).
     pub fn insert_hashed(&mut self, hs: &[Hashed]) -> Result<bool> {
         self.check_hashes_len(hs)?;
-        let (k, m) = (self.k as usize, self.m);
-        let mut laddr = [0u64; MAX_HASHES as usize];
-        let mut new = false;
-        for (layer, h) in self.arrays.iter_mut().zip(hs) {
-            let words = layer.as_mut_slice();
-            for (j, x) in h.sequence(self.k).enumerate() {
-                new |= store::set_bit(words, reduce(x, m));
-                laddr[j] ^= x;
-            }
-        }
-        let xor = self.arrays[self.layers as usize].as_mut_slice();
-        for &x in &laddr[..k] {
-            new |= store::set_bit(xor, reduce(x, m));
-        }
-        self.items += u64::from(new);
-        Ok(new)
+        Ok(self.insert_layers(hs))
     }
 
     /// Query pre-hashed layer values (exactly L of them).
     pub fn contains_hashed(&self, hs: &[Hashed]) -> Result<bool> {
         self.check_hashes_len(hs)?;
-        let (k, m) = (self.k as usize, self.m);
-        let mut laddr = [0u64; MAX_HASHES as usize];
+        Ok(self.contains_layers(hs))
+    }
+
+    /// The XOR layer's k hash values (Fig. 3: `⊕_i Hash_j(a_i)`, before reduction), with a
+    /// prefetch of every layer's k words on the way when `prefetch`.
+    #[inline]
+    fn xor_values<const N: usize>(&self, hs: &[Hashed], prefetch: bool) -> [u64; N] {
+        let m = self.m;
+        let mut laddr = [0u64; N];
+        let k = (self.k as usize).min(laddr.len());
         for (layer, h) in self.arrays.iter().zip(hs) {
             let words = layer.as_slice();
-            for (j, x) in h.sequence(self.k).enumerate() {
-                if !store::get_bit(words, reduce(x, m)) {
-                    return Ok(false);
+            // `Hashed::sequence`, unrolled by hand
+            let (mut x, mut y) = (h.lo, h.hi);
+            for (j, a) in laddr[..k].iter_mut().enumerate() {
+                if prefetch {
+                    store::prefetch(words, (reduce(x, m) >> 6) as usize);
                 }
-                laddr[j] ^= x;
+                *a ^= x;
+                x = x.wrapping_add(y);
+                y = y.wrapping_add(j as u64);
             }
         }
+        laddr
+    }
+
+    /// Fig. 3 on exactly L hashes: every position is computed and prefetched first, then set.
+    #[inline]
+    fn insert_layers(&mut self, hs: &[Hashed]) -> bool {
+        if self.k <= SMALL_K as u32 {
+            self.insert_k::<SMALL_K>(hs)
+        } else {
+            self.insert_k::<{ MAX_HASHES as usize }>(hs)
+        }
+    }
+
+    /// [`insert_layers`](Self::insert_layers) with the XOR values in an array of N ≥ k.
+    #[inline]
+    fn insert_k<const N: usize>(&mut self, hs: &[Hashed]) -> bool {
+        let m = self.m;
+        let laddr = self.xor_values::<N>(hs, true);
+        let k = (self.k as usize).min(laddr.len());
+        let (layers, xor) = self.arrays.split_at_mut(self.layers as usize);
+        let Some(xor) = xor.first_mut() else {
+            return false;
+        };
+        let xor = xor.as_mut_slice();
+        for &x in &laddr[..k] {
+            store::prefetch(xor, (reduce(x, m) >> 6) as usize);
+        }
+        let mut new = false;
+        for &x in &laddr[..k] {
+            new |= store::set_bit(xor, reduce(x, m));
+        }
+        for (layer, h) in layers.iter_mut().zip(hs) {
+            let words = layer.as_mut_slice();
+            let (mut x, mut y) = (h.lo, h.hi);
+            for j in 0..k as u64 {
+                new |= store::set_bit(words, reduce(x, m));
+                x = x.wrapping_add(y);
+                y = y.wrapping_add(j);
+            }
+        }
+        self.items += u64::from(new);
+        new
+    }
+
+    /// Fig. 4 on exactly L hashes. The answer is the AND over the layers, so they are probed in
+    /// the order that rejects soonest: the XOR layer (it depends on every segment, so a novel
+    /// URL fails there), then the layers last to first (URLs share hosts and directories).
+    #[inline]
+    fn contains_layers(&self, hs: &[Hashed]) -> bool {
+        if self.k <= SMALL_K as u32 {
+            self.contains_k::<SMALL_K>(hs)
+        } else {
+            self.contains_k::<{ MAX_HASHES as usize }>(hs)
+        }
+    }
+
+    /// [`contains_layers`](Self::contains_layers) with the XOR values in an array of N ≥ k.
+    #[inline]
+    fn contains_k<const N: usize>(&self, hs: &[Hashed]) -> bool {
+        let m = self.m;
+        let laddr = self.xor_values::<N>(hs, QUERY_PREFETCH);
+        let k = (self.k as usize).min(N);
         let xor = self.arrays[self.layers as usize].as_slice();
-        Ok(laddr[..k]
+        if !laddr[..k]
             .iter()
-            .all(|&x| store::get_bit(xor, reduce(x, m))))
+            .all(|&x| store::get_bit(xor, reduce(x, m)))
+        {
+            return false;
+        }
+        self.arrays.iter().zip(hs).rev().all(|(layer, h)| {
+            let words = layer.as_slice();
+            h.sequence(self.k)
+                .all(|x| store::get_bit(words, reduce(x, m)))
+        })
     }
 
     /// Insert and report whether the URL was already (probably) seen: a crawler's URL-seen test.
     pub fn check_and_insert(&mut self, url: &str) -> Result<bool> {
-        let hs = self.hash_url(url)?;
-        let seen = self.contains_hashed(&hs)?;
+        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
+        let l = self.hash_layers(url, &mut hs)?;
+        let seen = self.contains_layers(&hs[..l]);
         if !seen {
-            self.insert_hashed(&hs)?;
+            self.insert_layers(&hs[..l]);
         }
         Ok(seen)
     }
@@ -542,6 +819,7 @@ impl Persist for MultiLayerBloomFilter {
         }
         Ok(Self {
             hasher: d.header.hasher,
+            missing: d.header.hasher.hash_bytes(MISSING_SEGMENT),
             layers,
             m,
             k,
@@ -567,6 +845,105 @@ mod tests {
         v.iter()
             .map(|x| if *x == "-" { None } else { Some(x.to_string()) })
             .collect()
+    }
+
+    /// The allocating normaliser of format v1's first release, kept as the oracle the
+    /// allocation-free one must match exactly (the key → bits mapping of the format).
+    fn reference_normalize(url: &str, layers: u32) -> Result<Vec<Option<String>>> {
+        if layers == 0 || layers > MAX_LAYERS {
+            return Err(invalid(
+                "layers",
+                format!("must be in 1..={MAX_LAYERS}, got {layers}"),
+            ));
+        }
+        let s = url.trim();
+        let s = s.split('#').next().unwrap_or("");
+        let (s, query) = match s.find('?') {
+            Some(i) => (&s[..i], &s[i..]),
+            None => (s, ""),
+        };
+        let query = if query == "?" { "" } else { query };
+        let (scheme, rest) = split_scheme(s);
+        let (auth, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, ""),
+        };
+        let mut host = auth.to_ascii_lowercase();
+        if scheme.is_none() {
+            for port in [":80", ":443"] {
+                if let Some(h) = host.strip_suffix(port) {
+                    host.truncate(h.len());
+                    break;
+                }
+            }
+        }
+        if host.is_empty() {
+            return Err(invalid("url", format!("no host in {url:?}")));
+        }
+        let first = match scheme {
+            Some(sc) => format!("{}://{host}", sc.to_ascii_lowercase()),
+            None => host,
+        };
+        let mut segs: Vec<std::borrow::Cow<'_, str>> = vec![std::borrow::Cow::Owned(first)];
+        let path = path.trim_end_matches('/');
+        if !path.is_empty() {
+            segs.extend(path.split('/').map(std::borrow::Cow::Borrowed));
+        }
+        if !query.is_empty() {
+            let last = segs.pop().unwrap_or_default();
+            segs.push(std::borrow::Cow::Owned(format!("{last}{query}")));
+        }
+        let l = layers as usize;
+        let mut out: Vec<Option<String>> = Vec::with_capacity(l);
+        if segs.len() > l {
+            let tail = segs[l - 1..].join("/");
+            out.extend(segs[..l - 1].iter().map(|s| Some(s.to_string())));
+            out.push(Some(tail));
+        } else {
+            out.extend(segs.iter().map(|s| Some(s.to_string())));
+            out.resize(l, None);
+        }
+        Ok(out)
+    }
+
+    fn messy_url() -> impl Strategy<Value = String> {
+        (
+            prop::sample::select(vec![
+                "",
+                " ",
+                "http://",
+                "HTTPS://",
+                "ftp://",
+                "Git+SSH://",
+                "1x://",
+                "://",
+            ]),
+            "[a-zA-Zé0-9.]{0,6}",
+            prop::sample::select(vec!["", ":80", ":443", ":8080", ":"]),
+            prop::collection::vec("[A-Za-z0-9_./:-]{0,5}", 0..7),
+            prop::sample::select(vec![
+                "", "/", "//", "?", "?a=1/B", "/?q", "#f", "?x#y/z", "#", " \n",
+            ]),
+        )
+            .prop_map(|(sc, h, port, p, tail)| {
+                let mut u = format!("{sc}{h}{port}");
+                for s in p {
+                    u.push('/');
+                    u.push_str(&s);
+                }
+                u.push_str(tail);
+                u
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn normaliser_matches_reference(u in messy_url(), l in 1u32..7) {
+            let got = normalize_url(&u, l).ok();
+            let want = reference_normalize(&u, l).ok();
+            prop_assert_eq!(got, want, "{:?} L={}", u, l);
+        }
     }
 
     #[test]

@@ -73,49 +73,107 @@ impl XorBuilder {
     }
 
     /// Build from pre-hashed keys (hashed with this builder's hasher).
+    ///
+    /// The standard binary-fuse construction: keys are put in the order of their first
+    /// segment (a counting sort, so the degree counting walks the table almost sequentially),
+    /// peeled with [`peel::peel_compact`] (8 bytes per cell), then assigned in reverse. Repeated
+    /// keys make peeling fail, so they are looked for only then: a failed first attempt sorts
+    /// and deduplicates the hashes once and, if any were repeated, starts again on the distinct
+    /// ones. The result is the same filter, bit for bit, as dedup-then-peel.
     pub fn try_build_hashed(self, mut hs: Vec<Hashed>) -> Result<XorFilter, PeelError> {
         let w = self.fingerprint_bits;
         if w != 8 && w != 16 {
             return Err(invalid("fingerprint_bits", format!("must be 8 or 16, got {w}")).into());
         }
-        hs.sort_unstable_by_key(|h| (h.lo, h.hi));
-        hs.dedup();
-        let n = hs.len() as u64;
-        let (seg_len, seg_count) = layout(n);
-        let cells = (u64::from(seg_count) + 2) * u64::from(seg_len);
-        let words = peel::words_for(cells, w).ok_or_else(|| invalid("keys", "too many"))?;
-        store::check_size(words as u64 * 8 + cells * 12 + n * 16, self.max_bytes)?;
-        for a in 0..MAX_ATTEMPTS {
+        let mut deduplicated = false;
+        'keys: loop {
+            let n = hs.len() as u64;
+            let (seg_len, seg_count) = layout(n);
+            let cells = (u64::from(seg_count) + 2) * u64::from(seg_len);
+            let words = peel::words_for(cells, w).ok_or_else(|| invalid("keys", "too many"))?;
+            // the table, the key hashes twice (input and segment order), 8 bytes per cell and
+            // per key while peeling, and the stack (at most 4 bytes per cell)
+            store::check_size(words as u64 * 8 + cells * 12 + n * 40, self.max_bytes)?;
             let mut f = XorFilter {
                 hasher: self.hasher,
                 w,
                 items: n,
-                seed: peel::attempt_seed(self.hasher.seed(), a),
+                seed: peel::attempt_seed(self.hasher.seed(), 0),
                 seg_len,
                 seg_count,
                 table: Words::zeroed(0, self.max_bytes)?,
             };
-            let Some(order) = peel::peel(hs.len(), cells as usize, |i| f.positions(hs[i])) else {
-                continue;
-            };
-            let mut table = Words::zeroed(words, self.max_bytes)?;
-            let t = table.as_mut_slice();
-            for &(k, c) in order.iter().rev() {
-                let h = hs[k];
-                let [p0, p1, p2] = f.positions_raw(h);
-                let v = f.fingerprint(h)
-                    ^ peel::get_cell(t, p0, w)
-                    ^ peel::get_cell(t, p1, w)
-                    ^ peel::get_cell(t, p2, w);
-                peel::xor_cell(t, c, w, v);
+            // consumes `hs`: only the segment-ordered copy stays alive
+            let mut keys = f.segment_order(std::mem::take(&mut hs));
+            let compact = cells < 1 << 32 && n < 1 << 32;
+            for a in 0..MAX_ATTEMPTS {
+                f.seed = peel::attempt_seed(self.hasher.seed(), a);
+                let order = if compact {
+                    peel::peel_compact(keys.len(), cells as usize, |i| f.positions(keys[i]))
+                        .map(Order::Compact)
+                } else {
+                    peel::peel(keys.len(), cells as usize, |i| f.positions(keys[i]))
+                        .map(Order::Wide)
+                };
+                let Some(order) = order else {
+                    if !deduplicated {
+                        deduplicated = true;
+                        let before = keys.len();
+                        keys.sort_unstable_by_key(|h| (h.lo, h.hi));
+                        keys.dedup();
+                        if keys.len() != before {
+                            hs = keys;
+                            continue 'keys;
+                        }
+                    }
+                    continue;
+                };
+                let mut table = Words::zeroed(words, self.max_bytes)?;
+                let t = table.as_mut_slice();
+                match order {
+                    Order::Compact(o) => f.assign(
+                        t,
+                        &keys,
+                        o.iter().rev().map(|&(k, c)| (k as usize, c as usize)),
+                    ),
+                    Order::Wide(o) => f.assign(t, &keys, o.iter().rev().copied()),
+                }
+                f.table = table;
+                return Ok(f);
             }
-            f.table = table;
-            return Ok(f);
+            return Err(PeelError::Unpeelable {
+                attempts: MAX_ATTEMPTS,
+            });
         }
-        Err(PeelError::Unpeelable {
-            attempts: MAX_ATTEMPTS,
-        })
     }
+}
+
+/// An 8- or 16-bit table cell.
+#[cfg(target_endian = "little")]
+trait Cell: Copy + Eq + std::ops::BitXor<Output = Self> + bytemuck::Pod {
+    fn from_u64(v: u64) -> Self;
+}
+
+#[cfg(target_endian = "little")]
+impl Cell for u8 {
+    #[inline(always)]
+    fn from_u64(v: u64) -> Self {
+        v as u8
+    }
+}
+
+#[cfg(target_endian = "little")]
+impl Cell for u16 {
+    #[inline(always)]
+    fn from_u64(v: u64) -> Self {
+        v as u16
+    }
+}
+
+/// A peeling order: (key, pivot cell) pairs, in 32 bits when the sizes allow.
+enum Order {
+    Compact(Vec<(u32, u32)>),
+    Wide(Vec<(usize, usize)>),
 }
 
 /// A static xor filter in the binary-fuse layout (see the [module docs](self)).
@@ -167,6 +225,71 @@ impl XorFilter {
         peel::derive(h, self.seed).2 & peel::mask(self.w)
     }
 
+    /// The keys in the order of their first segment (a counting sort), so that the degree
+    /// counting of the peeling walks the cells almost in order.
+    fn segment_order(&self, hs: Vec<Hashed>) -> Vec<Hashed> {
+        let segs = self.seg_count as usize;
+        let seg =
+            |h: &Hashed| reduce(peel::derive(*h, self.seed).0, u64::from(self.seg_count)) as usize;
+        let mut start = vec![0usize; segs + 1];
+        for h in &hs {
+            start[seg(h) + 1] += 1;
+        }
+        for i in 1..=segs {
+            start[i] += start[i - 1];
+        }
+        let mut out = vec![Hashed::default(); hs.len()];
+        for h in &hs {
+            let s = seg(h);
+            out[start[s]] = *h;
+            start[s] += 1;
+        }
+        out
+    }
+
+    /// Fill the table in reverse peeling order: each key sets its pivot cell so that the XOR of
+    /// its three cells is its fingerprint (the pivot is still zero then: it is no earlier
+    /// key's pivot).
+    fn assign(&self, t: &mut [u64], keys: &[Hashed], order: impl Iterator<Item = (usize, usize)>) {
+        #[cfg(target_endian = "little")]
+        {
+            // cells of 8 or 16 bits are the bytes or u16s of the little-endian words
+            match self.w {
+                8 => return self.assign_cells(bytemuck::cast_slice_mut::<u64, u8>(t), keys, order),
+                16 => {
+                    return self.assign_cells(bytemuck::cast_slice_mut::<u64, u16>(t), keys, order)
+                }
+                _ => {}
+            }
+        }
+        let w = self.w;
+        for (k, c) in order {
+            let h = keys[k];
+            let [p0, p1, p2] = self.positions_raw(h);
+            let v = self.fingerprint(h)
+                ^ peel::get_cell(t, p0, w)
+                ^ peel::get_cell(t, p1, w)
+                ^ peel::get_cell(t, p2, w);
+            peel::xor_cell(t, c, w, v);
+        }
+    }
+
+    #[cfg(target_endian = "little")]
+    #[inline]
+    fn assign_cells<C: Cell>(
+        &self,
+        t: &mut [C],
+        keys: &[Hashed],
+        order: impl Iterator<Item = (usize, usize)>,
+    ) {
+        for (k, c) in order {
+            let h = keys[k];
+            let [p0, p1, p2] = self.positions_raw(h);
+            let v = C::from_u64(self.fingerprint(h)) ^ t[p0] ^ t[p1] ^ t[p2];
+            t[c] = t[c] ^ v;
+        }
+    }
+
     /// Query a pre-hashed key.
     #[inline]
     pub fn contains_hashed(&self, h: Hashed) -> bool {
@@ -174,11 +297,31 @@ impl XorFilter {
             return false;
         }
         let t = self.table.as_slice();
+        #[cfg(target_endian = "little")]
+        {
+            match self.w {
+                8 => return self.contains_cells(bytemuck::cast_slice::<u64, u8>(t), h),
+                16 => return self.contains_cells(bytemuck::cast_slice::<u64, u16>(t), h),
+                _ => {}
+            }
+        }
         let [p0, p1, p2] = self.positions_raw(h);
         peel::get_cell(t, p0, self.w)
             ^ peel::get_cell(t, p1, self.w)
             ^ peel::get_cell(t, p2, self.w)
             == self.fingerprint(h)
+    }
+
+    #[cfg(target_endian = "little")]
+    #[inline(always)]
+    fn contains_cells<C: Cell>(&self, t: &[C], h: Hashed) -> bool {
+        let [p0, p1, p2] = self.positions_raw(h);
+        debug_assert!(p2 < t.len() && p1 < p2 && p0 < p1);
+        // SAFETY: p0 < p1 < p2 < (seg_count + 2) · seg_len = cells (s < seg_count, each offset
+        // < seg_len), and the table holds at least `cells` cells: built so, and checked on
+        // load (`check_payload` with `words_for(cells, w)` words).
+        let x = unsafe { *t.get_unchecked(p0) ^ *t.get_unchecked(p1) ^ *t.get_unchecked(p2) };
+        x == C::from_u64(self.fingerprint(h))
     }
 
     /// Query a key: false means certainly not in the set.
@@ -292,6 +435,77 @@ mod tests {
             }
             let g = XorFilter::from_bytes(&f.to_bytes()).unwrap();
             prop_assert_eq!(&g, &f);
+        }
+    }
+
+    /// The construction of format v1's first release (dedup, then the generic peel and
+    /// bit-level cells): the oracle the fast build must match bit for bit.
+    fn reference_build(hasher: KeyHasher, w: u32, mut hs: Vec<Hashed>) -> XorFilter {
+        hs.sort_unstable_by_key(|h| (h.lo, h.hi));
+        hs.dedup();
+        let n = hs.len() as u64;
+        let (seg_len, seg_count) = layout(n);
+        let cells = (u64::from(seg_count) + 2) * u64::from(seg_len);
+        let words = peel::words_for(cells, w).unwrap();
+        for a in 0..MAX_ATTEMPTS {
+            let mut f = XorFilter {
+                hasher,
+                w,
+                items: n,
+                seed: peel::attempt_seed(hasher.seed(), a),
+                seg_len,
+                seg_count,
+                table: Words::zeroed(0, u64::MAX).unwrap(),
+            };
+            let Some(order) = peel::peel(hs.len(), cells as usize, |i| f.positions(hs[i])) else {
+                continue;
+            };
+            let mut table = Words::zeroed(words, u64::MAX).unwrap();
+            let t = table.as_mut_slice();
+            for &(k, c) in order.iter().rev() {
+                let h = hs[k];
+                let [p0, p1, p2] = f.positions_raw(h);
+                let v = f.fingerprint(h)
+                    ^ peel::get_cell(t, p0, w)
+                    ^ peel::get_cell(t, p1, w)
+                    ^ peel::get_cell(t, p2, w);
+                peel::xor_cell(t, c, w, v);
+            }
+            f.table = table;
+            return f;
+        }
+        panic!("unpeelable");
+    }
+
+    #[test]
+    fn fast_build_matches_reference_bit_for_bit() {
+        let hasher = KeyHasher::with_seed(0xB17);
+        for (n, dups) in [
+            (0u64, 0u64),
+            (1, 0),
+            (2, 1),
+            (97, 0),
+            (5_000, 0),
+            (5_000, 700),
+            (120_000, 0),
+            (120_000, 3),
+        ] {
+            // keys 0..n, then `dups` of them again, shuffled in
+            let mut keys: Vec<u64> = (0..n)
+                .chain((0..dups).map(|i| (i * 7919) % n.max(1)))
+                .collect();
+            keys.reverse();
+            for w in [8, 16] {
+                let hs: Vec<Hashed> = keys.iter().map(|k| hasher.hash(k)).collect();
+                let fast = XorFilter::builder()
+                    .fingerprint_bits(w)
+                    .hasher(hasher)
+                    .try_build(&keys)
+                    .unwrap();
+                let slow = reference_build(hasher, w, hs);
+                assert_eq!(fast.len(), n, "n={n} dups={dups}");
+                assert!(fast == slow, "n={n} dups={dups} w={w}: tables differ");
+            }
         }
     }
 
