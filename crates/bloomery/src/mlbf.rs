@@ -50,8 +50,8 @@ use crate::hash::{reduce, Hashed, KeyHasher};
 use crate::params;
 use crate::store::{self, Words};
 
-/// Whether a query prefetches every layer's words before probing (see `contains_layers`).
-const QUERY_PREFETCH: bool = false;
+/// URLs hashed and prefetched together by [`MultiLayerBloomFilter::check_and_insert_batch`].
+pub const BATCH: usize = 16;
 /// k up to which the XOR values live in a small array (larger k take the general path).
 const SMALL_K: usize = 8;
 /// Largest number of URL layers accepted.
@@ -107,8 +107,23 @@ impl Pieces {
         }
     }
     /// Call `f` with the value's bytes: borrowed from `t` when possible.
-    #[inline]
+    #[inline(always)]
     fn emit(&self, t: &[u8], f: &mut impl FnMut(Option<&[u8]>)) {
+        // the common case: one range of a path segment, or a host without capitals
+        if self.len == 1 {
+            let (a, b) = self.ranges[0];
+            let v = &t[a..b];
+            if !(self.lower && v.iter().any(u8::is_ascii_uppercase)) {
+                f(Some(v));
+                return;
+            }
+        }
+        self.emit_general(t, f);
+    }
+
+    /// [`emit`](Self::emit) for several ranges or a value to lower-case.
+    #[inline(never)]
+    fn emit_general(&self, t: &[u8], f: &mut impl FnMut(Option<&[u8]>)) {
         let rs = &self.ranges[..self.len];
         let needs_lower = self.lower
             && rs
@@ -657,7 +672,10 @@ impl MultiLayerBloomFilter {
 
     /// Fig. 4 on exactly L hashes. The answer is the AND over the layers, so they are probed in
     /// the order that rejects soonest: the XOR layer (it depends on every segment, so a novel
-    /// URL fails there), then the layers last to first (URLs share hosts and directories).
+    /// URL fails there, usually at its first word), then the layers last to first (URLs share
+    /// hosts and directories). Each group's words are prefetched before it is probed, so its
+    /// cache misses overlap; the layers' only once the XOR layer has passed, so a rejected
+    /// query does not fetch them.
     #[inline]
     fn contains_layers(&self, hs: &[Hashed]) -> bool {
         if self.k <= SMALL_K as u32 {
@@ -671,14 +689,25 @@ impl MultiLayerBloomFilter {
     #[inline]
     fn contains_k<const N: usize>(&self, hs: &[Hashed]) -> bool {
         let m = self.m;
-        let laddr = self.xor_values::<N>(hs, QUERY_PREFETCH);
+        let laddr = self.xor_values::<N>(hs, false);
         let k = (self.k as usize).min(N);
         let xor = self.arrays[self.layers as usize].as_slice();
+        // the XOR layer's k words in flight together, then probed
+        for &x in &laddr[..k] {
+            store::prefetch(xor, (reduce(x, m) >> 6) as usize);
+        }
         if !laddr[..k]
             .iter()
             .all(|&x| store::get_bit(xor, reduce(x, m)))
         {
             return false;
+        }
+        // a likely member: every layer's words in flight together, then probed
+        for (layer, h) in self.arrays.iter().zip(hs) {
+            let words = layer.as_slice();
+            for x in h.sequence(self.k) {
+                store::prefetch(words, (reduce(x, m) >> 6) as usize);
+            }
         }
         self.arrays.iter().zip(hs).rev().all(|(layer, h)| {
             let words = layer.as_slice();
@@ -696,6 +725,65 @@ impl MultiLayerBloomFilter {
             self.insert_layers(&hs[..l]);
         }
         Ok(seen)
+    }
+
+    /// [`check_and_insert`](Self::check_and_insert) over many URLs, in order (a URL repeated
+    /// inside the batch is seen the second time), with the same answers. URLs are taken in
+    /// groups of [`BATCH`]: the group is normalised and hashed and every word it will touch is
+    /// prefetched before the first probe, so the cache misses of different URLs overlap.
+    pub fn check_and_insert_batch<S: AsRef<str>>(&mut self, urls: &[S]) -> Vec<Result<bool>> {
+        let l = self.layers as usize;
+        let mut out = Vec::with_capacity(urls.len());
+        let mut hs = vec![Hashed::default(); BATCH * l];
+        for group in urls.chunks(BATCH) {
+            let mut ok = [false; BATCH];
+            for (i, u) in group.iter().enumerate() {
+                let mut one = [Hashed::default(); MAX_LAYERS as usize];
+                match self.hash_layers(u.as_ref(), &mut one) {
+                    Ok(_) => {
+                        hs[i * l..(i + 1) * l].copy_from_slice(&one[..l]);
+                        self.prefetch_layers(&hs[i * l..(i + 1) * l]);
+                        ok[i] = true;
+                    }
+                    Err(e) => out.push(Err(e)),
+                }
+                if ok[i] {
+                    out.push(Ok(false)); // placeholder, answered below in input order
+                }
+            }
+            let base = out.len() - group.len();
+            for i in 0..group.len() {
+                if ok[i] {
+                    let h = &hs[i * l..(i + 1) * l];
+                    let seen = self.contains_layers(h);
+                    if !seen {
+                        self.insert_layers(h);
+                    }
+                    out[base + i] = Ok(seen);
+                }
+            }
+        }
+        out
+    }
+
+    /// Prefetch every word of every layer (and the XOR layer) that `hs` touches.
+    #[inline]
+    fn prefetch_layers(&self, hs: &[Hashed]) {
+        if self.k <= SMALL_K as u32 {
+            self.prefetch_k::<SMALL_K>(hs);
+        } else {
+            self.prefetch_k::<{ MAX_HASHES as usize }>(hs);
+        }
+    }
+
+    #[inline]
+    fn prefetch_k<const N: usize>(&self, hs: &[Hashed]) {
+        let m = self.m;
+        let laddr = self.xor_values::<N>(hs, true);
+        let xor = self.arrays[self.layers as usize].as_slice();
+        for &x in &laddr[..(self.k as usize).min(N)] {
+            store::prefetch(xor, (reduce(x, m) >> 6) as usize);
+        }
     }
 
     /// Eq. 4 for this shape after `len()` inserts: `f(k, m, n)^L` (exact f).
@@ -1019,6 +1107,53 @@ mod tests {
             }
         }
         assert_eq!(f.layer_words(2).unwrap(), &xor[..]);
+    }
+
+    #[test]
+    fn large_k_takes_the_general_path_with_the_same_bits() {
+        // k > SMALL_K: the XOR values live in the 64-entry array; same mapping as Fig. 3
+        for k in [SMALL_K as u32, SMALL_K as u32 + 1, 12] {
+            let mut f = MultiLayerBloomFilter::try_with_shape(2, 1 << 12, k).unwrap();
+            let mut host = BloomFilter::try_with_shape(1 << 12, k).unwrap();
+            let mut xor = vec![0u64; (1 << 12) / 64];
+            let hs = KeyHasher::new();
+            for i in 0..40 {
+                let (h, p) = (format!("h{i}.org"), format!("p{i}"));
+                f.insert(&format!("{h}/{p}")).unwrap();
+                host.insert(h.as_str());
+                let a: Vec<u64> = hs.hash(h.as_str()).indices(k, 1 << 12).collect();
+                let b: Vec<u64> = hs.hash(p.as_str()).indices(k, 1 << 12).collect();
+                for j in 0..k as usize {
+                    store::set_bit(&mut xor, a[j] ^ b[j]);
+                }
+            }
+            assert_eq!(f.layer_words(0).unwrap(), host.as_words(), "k={k}");
+            assert_eq!(f.layer_words(2).unwrap(), &xor[..], "k={k}");
+            for i in 0..40 {
+                assert!(f.contains(&format!("h{i}.org/p{i}")).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn batch_answers_as_one_by_one() {
+        let mut urls: Vec<String> = (0..100)
+            .map(|i| format!("https://h{}.org/u{}/r{i}", i % 7, i % 13))
+            .collect();
+        urls.push(String::new()); // an error in the middle of a group
+        urls.extend((0..60).map(|i| format!("H{}.ORG/u{}/r{i}#x", i % 7, i % 13)));
+        urls.push("http://".into());
+        let mut a = MultiLayerBloomFilter::try_with_shape(4, 1 << 14, 3).unwrap();
+        let mut b = a.clone();
+        let one: Vec<Option<bool>> = urls.iter().map(|u| a.check_and_insert(u).ok()).collect();
+        let many: Vec<Option<bool>> = b
+            .check_and_insert_batch(&urls)
+            .into_iter()
+            .map(|r| r.ok())
+            .collect();
+        assert_eq!(one, many);
+        assert_eq!(a, b);
+        assert!(one.iter().filter(|x| **x == Some(true)).count() >= 60);
     }
 
     #[test]
