@@ -8,7 +8,8 @@
 //!   filter whose pages are already mapped), query of the inserted URLs, and the paper's
 //!   queries (each URL with its index appended); and the MLBF's `check_and_insert_batch`
 //!   (the crawler's URL-seen test, 16 URLs hashed and prefetched together) against the
-//!   classic filter's one-by-one insert.
+//!   classic filter's one-by-one insert; `contains_batch` likewise against `contains`.
+//!   With `STRUCTURED_PROBE=1`, also cache-resident shapes (compute alone) and `hash_url`.
 //! * bloomery `XorFilter` (8-bit) against `xorf::BinaryFuse8` on the same u64 keys: build (ns
 //!   per key), query of members and of non-members.
 //!
@@ -109,6 +110,7 @@ fn main() {
     // static filters
     let mut url_best = [[f64::INFINITY; 3]; 2];
     let mut batch_best = f64::INFINITY;
+    let mut qbatch_best = [f64::INFINITY; 2];
     let mut st_best = [[f64::INFINITY; 3]; 2];
     let mut ours = None;
     let mut fuse = None;
@@ -121,6 +123,12 @@ fn main() {
         let mp = time(&urls, |u| m.contains(u).unwrap_or(false));
         let cn = time(&queries, |u| c.contains(u.as_str()));
         let mn = time(&queries, |u| m.contains(u).unwrap_or(false));
+        for (b, set) in qbatch_best.iter_mut().zip([&urls, &queries]) {
+            let t = cpu_now();
+            let r = m.contains_batch(set);
+            *b = b.min(per_op(cpu_now() - t, set.len()));
+            black_box(r);
+        }
         for (b, v) in url_best.iter_mut().zip([[ci, cp, cn], [mi, mp, mn]]) {
             for (x, y) in b.iter_mut().zip(v) {
                 *x = x.min(y);
@@ -195,6 +203,16 @@ fn main() {
     );
     row("query, inserted URLs", url_best[0][1], url_best[1][1]);
     row("query, URL + index", url_best[0][2], url_best[1][2]);
+    row(
+        "contains_batch, inserted URLs",
+        url_best[0][1],
+        qbatch_best[0],
+    );
+    row(
+        "contains_batch, URL + index",
+        url_best[0][2],
+        qbatch_best[1],
+    );
     println!(
         "{:<34} {:>9} {:>9} {:>8}",
         "ns/op (min)", "xorf", "bloomery", "ratio"

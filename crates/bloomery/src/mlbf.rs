@@ -766,6 +766,76 @@ impl MultiLayerBloomFilter {
         out
     }
 
+    /// [`contains`](Self::contains) over many URLs, with the same answers in input order.
+    /// URLs are taken in groups of [`BATCH`]: the group is hashed and its XOR-layer words
+    /// prefetched; the URLs that pass the XOR layer then have their layers' words prefetched
+    /// together and probed, so the cache misses of different URLs overlap.
+    pub fn contains_batch<S: AsRef<str>>(&self, urls: &[S]) -> Vec<Result<bool>> {
+        let l = self.layers as usize;
+        let (k, m) = (self.k, self.m);
+        let xor = self.arrays[l].as_slice();
+        let mut out = Vec::with_capacity(urls.len());
+        let mut hs = vec![Hashed::default(); BATCH * l];
+        for group in urls.chunks(BATCH) {
+            let base = out.len();
+            let mut laddr = [[0u64; SMALL_K]; BATCH];
+            let small = k as usize <= SMALL_K;
+            for (i, u) in group.iter().enumerate() {
+                let mut one = [Hashed::default(); MAX_LAYERS as usize];
+                match self.hash_layers(u.as_ref(), &mut one) {
+                    Ok(_) => {
+                        let h = &mut hs[i * l..(i + 1) * l];
+                        h.copy_from_slice(&one[..l]);
+                        if small {
+                            laddr[i] = self.xor_values::<SMALL_K>(h, false);
+                            for &x in &laddr[i][..k as usize] {
+                                store::prefetch(xor, (reduce(x, m) >> 6) as usize);
+                            }
+                        }
+                        out.push(Ok(true)); // placeholder, answered below
+                    }
+                    Err(e) => out.push(Err(e)),
+                }
+            }
+            // the XOR layer; survivors get their layers' words prefetched
+            let mut pass = [false; BATCH];
+            for i in 0..group.len() {
+                if out[base + i].is_err() {
+                    continue;
+                }
+                let h = &hs[i * l..(i + 1) * l];
+                pass[i] = if small {
+                    laddr[i][..k as usize]
+                        .iter()
+                        .all(|&x| store::get_bit(xor, reduce(x, m)))
+                } else {
+                    self.contains_layers(h)
+                };
+                if pass[i] && small {
+                    for (layer, hh) in self.arrays.iter().zip(h) {
+                        for x in hh.sequence(k) {
+                            store::prefetch(layer.as_slice(), (reduce(x, m) >> 6) as usize);
+                        }
+                    }
+                }
+            }
+            for i in 0..group.len() {
+                if out[base + i].is_err() {
+                    continue;
+                }
+                let h = &hs[i * l..(i + 1) * l];
+                let yes = pass[i]
+                    && (!small
+                        || self.arrays.iter().zip(h).rev().all(|(layer, hh)| {
+                            hh.sequence(k)
+                                .all(|x| store::get_bit(layer.as_slice(), reduce(x, m)))
+                        }));
+                out[base + i] = Ok(yes);
+            }
+        }
+        out
+    }
+
     /// Prefetch every word of every layer (and the XOR layer) that `hs` touches.
     #[inline]
     fn prefetch_layers(&self, hs: &[Hashed]) {
@@ -1154,6 +1224,20 @@ mod tests {
         assert_eq!(one, many);
         assert_eq!(a, b);
         assert!(one.iter().filter(|x| **x == Some(true)).count() >= 60);
+        // queries: the inserted URLs, fresh ones, and the errors, in and out of groups
+        let mut qs = urls.clone();
+        qs.extend((0..50).map(|i| format!("h{}.org/u{}/r{i}x", i % 7, i % 13)));
+        let one: Vec<Option<bool>> = qs.iter().map(|u| a.contains(u).ok()).collect();
+        let many: Vec<Option<bool>> = a.contains_batch(&qs).into_iter().map(|r| r.ok()).collect();
+        assert_eq!(one, many);
+        let big = MultiLayerBloomFilter::try_with_shape(2, 1 << 10, 12).unwrap();
+        let one: Vec<Option<bool>> = qs.iter().map(|u| big.contains(u).ok()).collect();
+        let many: Vec<Option<bool>> = big
+            .contains_batch(&qs)
+            .into_iter()
+            .map(|r| r.ok())
+            .collect();
+        assert_eq!(one, many);
     }
 
     #[test]
