@@ -172,17 +172,6 @@ fn main() {
             best[1] = best[1].min(time(&urls, |u| m.insert(u).unwrap_or(false)));
             best[2] = best[2].min(time(&urls, |u| big.hash_url(u).is_ok()));
         }
-        let f = new_mlbf();
-        let c = new_classic();
-        let thp = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap_or_default();
-        println!(
-            "{}",
-            thp.lines()
-                .filter(|l| l.contains("AnonHuge") || l.starts_with("Rss"))
-                .collect::<Vec<_>>()
-                .join("; ")
-        );
-        drop((f, c));
         println!(
             "small m: classic insert {:.1}, mlbf insert {:.1}; hash_url {:.1}",
             best[0], best[1], best[2]
