@@ -8,7 +8,9 @@
 //!   `$BLOOMERY_DATA/npm-urls.txt` (default `target/data`; `scripts/fetch-data.sh npm`), or
 //!   generated repository-like URLs when the file is missing (the run says which). Both
 //!   filters take the URL string: the MLBF normalises and splits it and hashes each of its L
-//!   segments, the classic filter hashes it once.
+//!   segments, the classic filter hashes it once. `mlbf.check_and_insert_batch` is the
+//!   crawler's URL-seen test over groups of 16 URLs (hashed and prefetched together);
+//!   `mlbf.query_*_batch` are `contains_batch` over the same queries.
 //! * `static`: bloomery's `XorFilter` (8-bit fingerprints, binary-fuse layout) against
 //!   `xorf::BinaryFuse8` on the same u64 keys (`BLOOMERY_BENCH_STATIC_N`, default 1M): query
 //!   of members and non-members, and the build of the whole filter (`build`, time per key).
@@ -123,6 +125,26 @@ fn mlbf_urls(c: &mut Criterion) {
         g.bench_function(format!("mlbf.{name}"), |b| {
             b.iter_custom(|it| time_cycle(it, set, &mut at, |u| mlbf.contains(u).unwrap_or(false)))
         });
+        let mut at = 0;
+        g.bench_function(format!("mlbf.{name}_batch"), |b| {
+            b.iter_custom(|it| {
+                let mut left = it as usize;
+                let mut d = Duration::ZERO;
+                while left > 0 {
+                    if at == set.len() {
+                        at = 0;
+                    }
+                    let step = left.min(set.len() - at);
+                    let t = cpu_now();
+                    let r = mlbf.contains_batch(&set[at..at + step]);
+                    d += cpu_now() - t;
+                    black_box(r);
+                    at += step;
+                    left -= step;
+                }
+                d
+            })
+        });
     }
     // inserts into a filter being filled; a full pass restarts on a fresh filter (untimed)
     let mut at = 0;
@@ -145,6 +167,33 @@ fn mlbf_urls(c: &mut Criterion) {
                 at = 0;
             }
             time_cycle(it, &urls, &mut at, |u| f.insert(u).unwrap_or(false))
+        })
+    });
+    // the crawler's URL-seen test in groups of 16 (check, then insert if new), fresh filters
+    let mut at = 0;
+    let mut f = new_mlbf();
+    g.bench_function("mlbf.check_and_insert_batch", |b| {
+        b.iter_custom(|it| {
+            let mut left = it as usize;
+            if at + left > urls.len() {
+                f = new_mlbf();
+                at = 0;
+            }
+            // as `time_cycle`: past the end, the same URLs again (then all seen)
+            let mut d = Duration::ZERO;
+            while left > 0 {
+                if at == urls.len() {
+                    at = 0;
+                }
+                let step = left.min(urls.len() - at);
+                let t = cpu_now();
+                let r = f.check_and_insert_batch(&urls[at..at + step]);
+                d += cpu_now() - t;
+                black_box(r);
+                at += step;
+                left -= step;
+            }
+            d
         })
     });
     let mut at = 0;

@@ -41,8 +41,6 @@
 //! every segment of a query is absent) is optimistic for near-duplicates: a URL with only its
 //! last segment changed is rejected only by layer L and the XOR layer (≈ f²). Report both.
 
-use std::borrow::Cow;
-
 use crate::error::{inconsistent, invalid, Error, Incompatibility, Result};
 use crate::filter::{shape_mismatch, Merge, Stats};
 use crate::format::{
@@ -52,6 +50,10 @@ use crate::hash::{reduce, Hashed, KeyHasher};
 use crate::params;
 use crate::store::{self, Words};
 
+/// URLs hashed and prefetched together by [`MultiLayerBloomFilter::check_and_insert_batch`].
+pub const BATCH: usize = 16;
+/// k up to which the XOR values live in a small array (larger k take the general path).
+const SMALL_K: usize = 8;
 /// Largest number of URL layers accepted.
 pub const MAX_LAYERS: u32 = 32;
 /// Largest k accepted.
@@ -70,63 +72,270 @@ pub const PAPER_HASHES: u32 = 3;
 /// Normalise `url` into exactly `layers` layer values (see the [module docs](self)); `None` is
 /// a missing layer ([`MISSING_SEGMENT`]).
 pub fn normalize_url(url: &str, layers: u32) -> Result<Vec<Option<String>>> {
+    let mut out = Vec::with_capacity(layers.min(MAX_LAYERS) as usize);
+    for_each_layer(url, layers, |v| {
+        out.push(v.map(|b| String::from_utf8_lossy(b).into_owned()));
+    })?;
+    Ok(out)
+}
+
+/// Bytes of a layer value assembled on the stack before spilling to the heap.
+const SCRATCH: usize = 256;
+
+/// A layer value as up to three ranges of the cut URL: the first one lower-cased when `lower`
+/// (the scheme and host), then the rest verbatim. Contiguous ranges with nothing to lower-case
+/// are hashed in place; only the rest is copied (into a stack buffer).
+#[derive(Clone, Copy)]
+struct Pieces {
+    ranges: [(usize, usize); 3],
+    len: usize,
+    lower: bool,
+}
+
+impl Pieces {
+    fn new() -> Self {
+        Self {
+            ranges: [(0, 0); 3],
+            len: 0,
+            lower: false,
+        }
+    }
+    fn push(&mut self, a: usize, b: usize) {
+        if a < b {
+            self.ranges[self.len] = (a, b);
+            self.len += 1;
+        }
+    }
+    /// Call `f` with the value's bytes: borrowed from `t` when possible.
+    #[inline(always)]
+    fn emit(&self, t: &[u8], f: &mut impl FnMut(Option<&[u8]>)) {
+        // the common case: one range of a path segment, or a host without capitals
+        if self.len == 1 {
+            let (a, b) = self.ranges[0];
+            let v = &t[a..b];
+            if !(self.lower && v.iter().any(u8::is_ascii_uppercase)) {
+                f(Some(v));
+                return;
+            }
+        }
+        self.emit_general(t, f);
+    }
+
+    /// [`emit`](Self::emit) for several ranges or a value to lower-case.
+    #[inline(never)]
+    fn emit_general(&self, t: &[u8], f: &mut impl FnMut(Option<&[u8]>)) {
+        let rs = &self.ranges[..self.len];
+        let needs_lower = self.lower
+            && rs
+                .first()
+                .is_some_and(|&(a, b)| t[a..b].iter().any(u8::is_ascii_uppercase));
+        let contiguous = rs.windows(2).all(|w| w[0].1 == w[1].0);
+        if !needs_lower && contiguous {
+            let (a, b) = match rs {
+                [] => (0, 0),
+                [first, .., last] => (first.0, last.1),
+                [only] => *only,
+            };
+            f(Some(&t[a..b]));
+            return;
+        }
+        let total: usize = rs.iter().map(|&(a, b)| b - a).sum();
+        let mut stack = [0u8; SCRATCH];
+        let mut heap = Vec::new();
+        let buf: &mut [u8] = if total <= SCRATCH {
+            &mut stack[..total]
+        } else {
+            heap.resize(total, 0);
+            &mut heap
+        };
+        let mut at = 0;
+        for (i, &(a, b)) in rs.iter().enumerate() {
+            let dst = &mut buf[at..at + (b - a)];
+            dst.copy_from_slice(&t[a..b]);
+            if i == 0 && self.lower {
+                dst.make_ascii_lowercase();
+            }
+            at += b - a;
+        }
+        f(Some(buf));
+    }
+}
+
+/// The normaliser without allocation: calls `f` once per layer, in order, with the layer's
+/// value, or `None` for a missing layer. Exactly the rules of the [module docs](self).
+pub(crate) fn for_each_layer(
+    url: &str,
+    layers: u32,
+    mut f: impl FnMut(Option<&[u8]>),
+) -> Result<()> {
     if layers == 0 || layers > MAX_LAYERS {
         return Err(invalid(
             "layers",
             format!("must be in 1..={MAX_LAYERS}, got {layers}"),
         ));
     }
-    let s = url.trim();
-    let s = s.split('#').next().unwrap_or("");
-    let (s, query) = match s.find('?') {
-        Some(i) => (&s[..i], &s[i..]),
-        None => (s, ""),
+    let t = url.trim().as_bytes();
+    // one scan for the first `#` or `?`: the fragment never reaches the server; the query is
+    // `[q, t.len())` (a lone `?` dropped) and `s_end` ends everything before it
+    let (s_end, mut q, t) = match find2(t, b'#', b'?') {
+        None => (t.len(), t.len(), t),
+        Some(i) if t[i] == b'#' => (i, i, &t[..i]),
+        Some(i) => {
+            let e = find1(&t[i..], b'#').map_or(t.len(), |j| i + j);
+            (i, i, &t[..e])
+        }
     };
-    let query = if query == "?" { "" } else { query };
-    let (scheme, rest) = split_scheme(s);
-    let (auth, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i + 1..]),
-        None => (rest, ""),
+    if t.len() - q == 1 {
+        q = t.len();
+    }
+    let s = &t[..s_end];
+    let (other_scheme, rest_at) = split_scheme_bytes(s);
+    let (auth_end, path_at) = match find1(&s[rest_at..], b'/') {
+        Some(i) => (rest_at + i, Some(rest_at + i + 1)),
+        None => (s_end, None),
     };
-    let mut host = auth.to_ascii_lowercase();
-    if scheme.is_none() {
-        for port in [":80", ":443"] {
-            if let Some(h) = host.strip_suffix(port) {
-                host.truncate(h.len());
+    // the first layer value: [first_at, host_end), lower-cased
+    let first_at = if other_scheme { 0 } else { rest_at };
+    let mut host_end = auth_end;
+    if !other_scheme {
+        for port in [&b":80"[..], b":443"] {
+            if t[rest_at..host_end].ends_with(port) {
+                host_end -= port.len();
                 break;
             }
         }
     }
-    if host.is_empty() {
+    if host_end == rest_at {
         return Err(invalid("url", format!("no host in {url:?}")));
     }
-    let first = match scheme {
-        Some(sc) => format!("{}://{host}", sc.to_ascii_lowercase()),
-        None => host,
+    // the path without trailing slashes: [path_at, path_end)
+    let (path_at, path_end) = match path_at {
+        Some(p) => {
+            let mut e = s_end;
+            while e > p && t[e - 1] == b'/' {
+                e -= 1;
+            }
+            (p, e)
+        }
+        None => (s_end, s_end),
     };
-    let mut segs: Vec<Cow<'_, str>> = vec![Cow::Owned(first)];
-    let path = path.trim_end_matches('/');
-    if !path.is_empty() {
-        segs.extend(path.split('/').map(Cow::Borrowed));
-    }
-    if !query.is_empty() {
-        let last = segs.pop().unwrap_or_default();
-        segs.push(Cow::Owned(format!("{last}{query}")));
-    }
     let l = layers as usize;
-    let mut out: Vec<Option<String>> = Vec::with_capacity(l);
-    if segs.len() > l {
-        let tail = segs[l - 1..].join("/");
-        out.extend(segs[..l - 1].iter().map(|s| Some(s.to_string())));
-        out.push(Some(tail));
-    } else {
-        out.extend(segs.iter().map(|s| Some(s.to_string())));
-        out.resize(l, None);
+    let has_path = path_end > path_at;
+    let mut first = Pieces::new();
+    first.lower = true;
+    first.push(first_at, host_end);
+    if !has_path {
+        first.push(q, t.len());
+        first.emit(t, &mut f);
+        for _ in 1..l {
+            f(None);
+        }
+        return Ok(());
     }
-    Ok(out)
+    if l == 1 {
+        // the whole path joins the host: host + "/" + path (+ query)
+        first.push(path_at - 1, path_end);
+        first.push(q, t.len());
+        first.emit(t, &mut f);
+        return Ok(());
+    }
+    first.emit(t, &mut f);
+    let mut emitted = 1;
+    let mut at = path_at;
+    loop {
+        let last_layer = emitted == l - 1;
+        let end = if last_layer {
+            path_end
+        } else {
+            find1(&t[at..path_end], b'/').map_or(path_end, |i| at + i)
+        };
+        let mut p = Pieces::new();
+        p.push(at, end);
+        if end == path_end {
+            p.push(q, t.len());
+        }
+        p.emit(t, &mut f);
+        emitted += 1;
+        if end == path_end {
+            break;
+        }
+        at = end + 1;
+    }
+    for _ in emitted..l {
+        f(None);
+    }
+    Ok(())
 }
 
-/// `(Some(other scheme), rest)`, or `(None, rest)` with `http(s)://` dropped.
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// High bit of each zero byte of `x`; the lowest one flagged is exact (a borrow can only
+/// flag bytes above a real zero byte).
+#[inline(always)]
+fn zero_bytes(x: u64) -> u64 {
+    x.wrapping_sub(ONES) & !x & HIGHS
+}
+
+/// First index of byte `a` or `b` in `s`, eight bytes at a time.
+#[inline]
+fn find2(s: &[u8], a: u8, b: u8) -> Option<usize> {
+    let (va, vb) = (ONES * u64::from(a), ONES * u64::from(b));
+    let mut chunks = s.chunks_exact(8);
+    let mut at = 0;
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let x = u64::from_le_bytes(w);
+        let hit = zero_bytes(x ^ va) | zero_bytes(x ^ vb);
+        if hit != 0 {
+            return Some(at + (hit.trailing_zeros() / 8) as usize);
+        }
+        at += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&c| c == a || c == b)
+        .map(|i| at + i)
+}
+
+/// First index of byte `a` in `s`.
+#[inline]
+fn find1(s: &[u8], a: u8) -> Option<usize> {
+    find2(s, a, a)
+}
+
+/// `(true, rest)` for another scheme `sc://` (kept in the first layer value), `(false, rest)`
+/// with `http(s)://` dropped or no scheme. A scheme is `[A-Za-z][A-Za-z0-9+.-]*` followed by
+/// `://`; `rest` is the offset just after the `://`.
+#[inline]
+fn split_scheme_bytes(s: &[u8]) -> (bool, usize) {
+    // `http://` or `https://` in any case: the first 8 bytes with the letters' case bit set
+    // (`b | 0x20` equals a lower-case letter only for that letter and its upper case)
+    let mut w = [0u8; 8];
+    let n = s.len().min(8);
+    w[..n].copy_from_slice(&s[..n]);
+    let x = u64::from_le_bytes(w);
+    if n >= 7 && (x | 0x2020_2020) & 0x00FF_FFFF_FFFF_FFFF == u64::from_le_bytes(*b"http://\0") {
+        return (false, 7);
+    }
+    if n == 8 && x | 0x20_2020_2020 == u64::from_le_bytes(*b"https://") {
+        return (false, 8);
+    }
+    let run = s
+        .iter()
+        .position(|&c| !(c.is_ascii_alphanumeric() || matches!(c, b'+' | b'-' | b'.')))
+        .unwrap_or(s.len());
+    if run > 0 && s[0].is_ascii_alphabetic() && s[run..].starts_with(b"://") {
+        return (true, run + 3);
+    }
+    (false, 0)
+}
+
+/// `(Some(other scheme), rest)`, or `(None, rest)` with `http(s)://` dropped (the reference
+/// of the tests; [`split_scheme_bytes`] is what runs).
+#[cfg(test)]
 fn split_scheme(s: &str) -> (Option<&str>, &str) {
     for p in ["http://", "https://"] {
         if s.len() >= p.len() && s.as_bytes()[..p.len()].eq_ignore_ascii_case(p.as_bytes()) {
@@ -250,6 +459,7 @@ impl MlbfBuilder {
         }
         Ok(MultiLayerBloomFilter {
             hasher: self.hasher,
+            missing: self.hasher.hash_bytes(MISSING_SEGMENT),
             layers: l,
             m,
             k,
@@ -270,6 +480,8 @@ pub struct MultiLayerBloomFilter {
     k: u32,
     /// L layer arrays then the XOR layer, m bits each.
     arrays: Vec<Words>,
+    /// The hash of [`MISSING_SEGMENT`] (derived from `hasher`, kept to skip rehashing it).
+    missing: Hashed,
     items: u64,
     capacity: u64,
     target_fpr: f64,
@@ -339,13 +551,23 @@ impl MultiLayerBloomFilter {
 
     /// Normalise a URL and hash each layer's value once: L hashes.
     pub fn hash_url(&self, url: &str) -> Result<Vec<Hashed>> {
-        Ok(normalize_url(url, self.layers)?
-            .iter()
-            .map(|s| match s {
-                Some(s) => self.hasher.hash(s.as_str()),
-                None => self.hasher.hash(MISSING_SEGMENT),
-            })
-            .collect())
+        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
+        let l = self.hash_layers(url, &mut hs)?;
+        Ok(hs[..l].to_vec())
+    }
+
+    /// [`hash_url`](Self::hash_url) into a stack array (no allocation): the hashes and L.
+    #[inline]
+    fn hash_layers(&self, url: &str, hs: &mut [Hashed; MAX_LAYERS as usize]) -> Result<usize> {
+        let mut n = 0;
+        for_each_layer(url, self.layers, |v| {
+            hs[n] = match v {
+                Some(b) => self.hasher.hash_bytes(b),
+                None => self.missing,
+            };
+            n += 1;
+        })?;
+        Ok(n)
     }
 
     fn check_hashes_len(&self, hs: &[Hashed]) -> Result<()> {
@@ -360,65 +582,278 @@ impl MultiLayerBloomFilter {
 
     /// Insert a URL (Fig. 3). Returns true when some bit was new.
     pub fn insert(&mut self, url: &str) -> Result<bool> {
-        let hs = self.hash_url(url)?;
-        self.insert_hashed(&hs)
+        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
+        let l = self.hash_layers(url, &mut hs)?;
+        Ok(self.insert_layers(&hs[..l]))
     }
 
     /// Query a URL (Fig. 4): false means certainly never inserted.
     pub fn contains(&self, url: &str) -> Result<bool> {
-        let hs = self.hash_url(url)?;
-        self.contains_hashed(&hs)
+        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
+        let l = self.hash_layers(url, &mut hs)?;
+        Ok(self.contains_layers(&hs[..l]))
     }
 
     /// Insert pre-hashed layer values (exactly L of them, e.g. from [`hash_url`](Self::hash_url)).
     pub fn insert_hashed(&mut self, hs: &[Hashed]) -> Result<bool> {
         self.check_hashes_len(hs)?;
-        let (k, m) = (self.k as usize, self.m);
-        let mut laddr = [0u64; MAX_HASHES as usize];
-        let mut new = false;
-        for (layer, h) in self.arrays.iter_mut().zip(hs) {
-            let words = layer.as_mut_slice();
-            for (j, x) in h.sequence(self.k).enumerate() {
-                new |= store::set_bit(words, reduce(x, m));
-                laddr[j] ^= x;
-            }
-        }
-        let xor = self.arrays[self.layers as usize].as_mut_slice();
-        for &x in &laddr[..k] {
-            new |= store::set_bit(xor, reduce(x, m));
-        }
-        self.items += u64::from(new);
-        Ok(new)
+        Ok(self.insert_layers(hs))
     }
 
     /// Query pre-hashed layer values (exactly L of them).
     pub fn contains_hashed(&self, hs: &[Hashed]) -> Result<bool> {
         self.check_hashes_len(hs)?;
-        let (k, m) = (self.k as usize, self.m);
-        let mut laddr = [0u64; MAX_HASHES as usize];
+        Ok(self.contains_layers(hs))
+    }
+
+    /// The XOR layer's k hash values (Fig. 3: `⊕_i Hash_j(a_i)`, before reduction), with a
+    /// prefetch of every layer's k words on the way when `prefetch`.
+    #[inline]
+    fn xor_values<const N: usize>(&self, hs: &[Hashed], prefetch: bool) -> [u64; N] {
+        let m = self.m;
+        let mut laddr = [0u64; N];
+        let k = (self.k as usize).min(laddr.len());
         for (layer, h) in self.arrays.iter().zip(hs) {
             let words = layer.as_slice();
-            for (j, x) in h.sequence(self.k).enumerate() {
-                if !store::get_bit(words, reduce(x, m)) {
-                    return Ok(false);
+            // `Hashed::sequence`, unrolled by hand
+            let (mut x, mut y) = (h.lo, h.hi);
+            for (j, a) in laddr[..k].iter_mut().enumerate() {
+                if prefetch {
+                    store::prefetch(words, (reduce(x, m) >> 6) as usize);
                 }
-                laddr[j] ^= x;
+                *a ^= x;
+                x = x.wrapping_add(y);
+                y = y.wrapping_add(j as u64);
             }
         }
+        laddr
+    }
+
+    /// Fig. 3 on exactly L hashes: every position is computed and prefetched first, then set.
+    #[inline]
+    fn insert_layers(&mut self, hs: &[Hashed]) -> bool {
+        if self.k <= SMALL_K as u32 {
+            self.insert_k::<SMALL_K>(hs)
+        } else {
+            self.insert_k::<{ MAX_HASHES as usize }>(hs)
+        }
+    }
+
+    /// [`insert_layers`](Self::insert_layers) with the XOR values in an array of N ≥ k.
+    #[inline]
+    fn insert_k<const N: usize>(&mut self, hs: &[Hashed]) -> bool {
+        let m = self.m;
+        let laddr = self.xor_values::<N>(hs, true);
+        let k = (self.k as usize).min(laddr.len());
+        let (layers, xor) = self.arrays.split_at_mut(self.layers as usize);
+        let Some(xor) = xor.first_mut() else {
+            return false;
+        };
+        let xor = xor.as_mut_slice();
+        for &x in &laddr[..k] {
+            store::prefetch(xor, (reduce(x, m) >> 6) as usize);
+        }
+        let mut new = false;
+        for &x in &laddr[..k] {
+            new |= store::set_bit(xor, reduce(x, m));
+        }
+        for (layer, h) in layers.iter_mut().zip(hs) {
+            let words = layer.as_mut_slice();
+            let (mut x, mut y) = (h.lo, h.hi);
+            for j in 0..k as u64 {
+                new |= store::set_bit(words, reduce(x, m));
+                x = x.wrapping_add(y);
+                y = y.wrapping_add(j);
+            }
+        }
+        self.items += u64::from(new);
+        new
+    }
+
+    /// Fig. 4 on exactly L hashes. The answer is the AND over the layers, so they are probed in
+    /// the order that rejects soonest: the XOR layer (it depends on every segment, so a novel
+    /// URL fails there, usually at its first word), then the layers last to first (URLs share
+    /// hosts and directories). Each group's words are prefetched before it is probed, so its
+    /// cache misses overlap; the layers' only once the XOR layer has passed, so a rejected
+    /// query does not fetch them.
+    #[inline]
+    fn contains_layers(&self, hs: &[Hashed]) -> bool {
+        if self.k <= SMALL_K as u32 {
+            self.contains_k::<SMALL_K>(hs)
+        } else {
+            self.contains_k::<{ MAX_HASHES as usize }>(hs)
+        }
+    }
+
+    /// [`contains_layers`](Self::contains_layers) with the XOR values in an array of N ≥ k.
+    #[inline]
+    fn contains_k<const N: usize>(&self, hs: &[Hashed]) -> bool {
+        let m = self.m;
+        let laddr = self.xor_values::<N>(hs, false);
+        let k = (self.k as usize).min(N);
         let xor = self.arrays[self.layers as usize].as_slice();
-        Ok(laddr[..k]
+        // the XOR layer's k words in flight together, then probed
+        for &x in &laddr[..k] {
+            store::prefetch(xor, (reduce(x, m) >> 6) as usize);
+        }
+        if !laddr[..k]
             .iter()
-            .all(|&x| store::get_bit(xor, reduce(x, m))))
+            .all(|&x| store::get_bit(xor, reduce(x, m)))
+        {
+            return false;
+        }
+        // a likely member: every layer's words in flight together, then probed
+        for (layer, h) in self.arrays.iter().zip(hs) {
+            let words = layer.as_slice();
+            for x in h.sequence(self.k) {
+                store::prefetch(words, (reduce(x, m) >> 6) as usize);
+            }
+        }
+        self.arrays.iter().zip(hs).rev().all(|(layer, h)| {
+            let words = layer.as_slice();
+            h.sequence(self.k)
+                .all(|x| store::get_bit(words, reduce(x, m)))
+        })
     }
 
     /// Insert and report whether the URL was already (probably) seen: a crawler's URL-seen test.
     pub fn check_and_insert(&mut self, url: &str) -> Result<bool> {
-        let hs = self.hash_url(url)?;
-        let seen = self.contains_hashed(&hs)?;
+        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
+        let l = self.hash_layers(url, &mut hs)?;
+        let seen = self.contains_layers(&hs[..l]);
         if !seen {
-            self.insert_hashed(&hs)?;
+            self.insert_layers(&hs[..l]);
         }
         Ok(seen)
+    }
+
+    /// [`check_and_insert`](Self::check_and_insert) over many URLs, in order (a URL repeated
+    /// inside the batch is seen the second time), with the same answers. URLs are taken in
+    /// groups of [`BATCH`]: the group is normalised and hashed and every word it will touch is
+    /// prefetched before the first probe, so the cache misses of different URLs overlap.
+    pub fn check_and_insert_batch<S: AsRef<str>>(&mut self, urls: &[S]) -> Vec<Result<bool>> {
+        let l = self.layers as usize;
+        let mut out = Vec::with_capacity(urls.len());
+        let mut hs = vec![Hashed::default(); BATCH * l];
+        for group in urls.chunks(BATCH) {
+            let mut ok = [false; BATCH];
+            for (i, u) in group.iter().enumerate() {
+                let mut one = [Hashed::default(); MAX_LAYERS as usize];
+                match self.hash_layers(u.as_ref(), &mut one) {
+                    Ok(_) => {
+                        hs[i * l..(i + 1) * l].copy_from_slice(&one[..l]);
+                        self.prefetch_layers(&hs[i * l..(i + 1) * l]);
+                        ok[i] = true;
+                    }
+                    Err(e) => out.push(Err(e)),
+                }
+                if ok[i] {
+                    out.push(Ok(false)); // placeholder, answered below in input order
+                }
+            }
+            let base = out.len() - group.len();
+            for i in 0..group.len() {
+                if ok[i] {
+                    let h = &hs[i * l..(i + 1) * l];
+                    let seen = self.contains_layers(h);
+                    if !seen {
+                        self.insert_layers(h);
+                    }
+                    out[base + i] = Ok(seen);
+                }
+            }
+        }
+        out
+    }
+
+    /// [`contains`](Self::contains) over many URLs, with the same answers in input order.
+    /// URLs are taken in groups of [`BATCH`]: the group is hashed and its XOR-layer words
+    /// prefetched; the URLs that pass the XOR layer then have their layers' words prefetched
+    /// together and probed, so the cache misses of different URLs overlap.
+    pub fn contains_batch<S: AsRef<str>>(&self, urls: &[S]) -> Vec<Result<bool>> {
+        let l = self.layers as usize;
+        let (k, m) = (self.k, self.m);
+        let xor = self.arrays[l].as_slice();
+        let mut out = Vec::with_capacity(urls.len());
+        let mut hs = vec![Hashed::default(); BATCH * l];
+        for group in urls.chunks(BATCH) {
+            let base = out.len();
+            let mut laddr = [[0u64; SMALL_K]; BATCH];
+            let small = k as usize <= SMALL_K;
+            for (i, u) in group.iter().enumerate() {
+                let mut one = [Hashed::default(); MAX_LAYERS as usize];
+                match self.hash_layers(u.as_ref(), &mut one) {
+                    Ok(_) => {
+                        let h = &mut hs[i * l..(i + 1) * l];
+                        h.copy_from_slice(&one[..l]);
+                        if small {
+                            laddr[i] = self.xor_values::<SMALL_K>(h, false);
+                            for &x in &laddr[i][..k as usize] {
+                                store::prefetch(xor, (reduce(x, m) >> 6) as usize);
+                            }
+                        }
+                        out.push(Ok(true)); // placeholder, answered below
+                    }
+                    Err(e) => out.push(Err(e)),
+                }
+            }
+            // the XOR layer; survivors get their layers' words prefetched
+            let mut pass = [false; BATCH];
+            for i in 0..group.len() {
+                if out[base + i].is_err() {
+                    continue;
+                }
+                let h = &hs[i * l..(i + 1) * l];
+                pass[i] = if small {
+                    laddr[i][..k as usize]
+                        .iter()
+                        .all(|&x| store::get_bit(xor, reduce(x, m)))
+                } else {
+                    self.contains_layers(h)
+                };
+                if pass[i] && small {
+                    for (layer, hh) in self.arrays.iter().zip(h) {
+                        for x in hh.sequence(k) {
+                            store::prefetch(layer.as_slice(), (reduce(x, m) >> 6) as usize);
+                        }
+                    }
+                }
+            }
+            for i in 0..group.len() {
+                if out[base + i].is_err() {
+                    continue;
+                }
+                let h = &hs[i * l..(i + 1) * l];
+                let yes = pass[i]
+                    && (!small
+                        || self.arrays.iter().zip(h).rev().all(|(layer, hh)| {
+                            hh.sequence(k)
+                                .all(|x| store::get_bit(layer.as_slice(), reduce(x, m)))
+                        }));
+                out[base + i] = Ok(yes);
+            }
+        }
+        out
+    }
+
+    /// Prefetch every word of every layer (and the XOR layer) that `hs` touches.
+    #[inline]
+    fn prefetch_layers(&self, hs: &[Hashed]) {
+        if self.k <= SMALL_K as u32 {
+            self.prefetch_k::<SMALL_K>(hs);
+        } else {
+            self.prefetch_k::<{ MAX_HASHES as usize }>(hs);
+        }
+    }
+
+    #[inline]
+    fn prefetch_k<const N: usize>(&self, hs: &[Hashed]) {
+        let m = self.m;
+        let laddr = self.xor_values::<N>(hs, true);
+        let xor = self.arrays[self.layers as usize].as_slice();
+        for &x in &laddr[..(self.k as usize).min(N)] {
+            store::prefetch(xor, (reduce(x, m) >> 6) as usize);
+        }
     }
 
     /// Eq. 4 for this shape after `len()` inserts: `f(k, m, n)^L` (exact f).
@@ -542,6 +977,7 @@ impl Persist for MultiLayerBloomFilter {
         }
         Ok(Self {
             hasher: d.header.hasher,
+            missing: d.header.hasher.hash_bytes(MISSING_SEGMENT),
             layers,
             m,
             k,
@@ -567,6 +1003,105 @@ mod tests {
         v.iter()
             .map(|x| if *x == "-" { None } else { Some(x.to_string()) })
             .collect()
+    }
+
+    /// The allocating normaliser of format v1's first release, kept as the oracle the
+    /// allocation-free one must match exactly (the key → bits mapping of the format).
+    fn reference_normalize(url: &str, layers: u32) -> Result<Vec<Option<String>>> {
+        if layers == 0 || layers > MAX_LAYERS {
+            return Err(invalid(
+                "layers",
+                format!("must be in 1..={MAX_LAYERS}, got {layers}"),
+            ));
+        }
+        let s = url.trim();
+        let s = s.split('#').next().unwrap_or("");
+        let (s, query) = match s.find('?') {
+            Some(i) => (&s[..i], &s[i..]),
+            None => (s, ""),
+        };
+        let query = if query == "?" { "" } else { query };
+        let (scheme, rest) = split_scheme(s);
+        let (auth, path) = match rest.find('/') {
+            Some(i) => (&rest[..i], &rest[i + 1..]),
+            None => (rest, ""),
+        };
+        let mut host = auth.to_ascii_lowercase();
+        if scheme.is_none() {
+            for port in [":80", ":443"] {
+                if let Some(h) = host.strip_suffix(port) {
+                    host.truncate(h.len());
+                    break;
+                }
+            }
+        }
+        if host.is_empty() {
+            return Err(invalid("url", format!("no host in {url:?}")));
+        }
+        let first = match scheme {
+            Some(sc) => format!("{}://{host}", sc.to_ascii_lowercase()),
+            None => host,
+        };
+        let mut segs: Vec<std::borrow::Cow<'_, str>> = vec![std::borrow::Cow::Owned(first)];
+        let path = path.trim_end_matches('/');
+        if !path.is_empty() {
+            segs.extend(path.split('/').map(std::borrow::Cow::Borrowed));
+        }
+        if !query.is_empty() {
+            let last = segs.pop().unwrap_or_default();
+            segs.push(std::borrow::Cow::Owned(format!("{last}{query}")));
+        }
+        let l = layers as usize;
+        let mut out: Vec<Option<String>> = Vec::with_capacity(l);
+        if segs.len() > l {
+            let tail = segs[l - 1..].join("/");
+            out.extend(segs[..l - 1].iter().map(|s| Some(s.to_string())));
+            out.push(Some(tail));
+        } else {
+            out.extend(segs.iter().map(|s| Some(s.to_string())));
+            out.resize(l, None);
+        }
+        Ok(out)
+    }
+
+    fn messy_url() -> impl Strategy<Value = String> {
+        (
+            prop::sample::select(vec![
+                "",
+                " ",
+                "http://",
+                "HTTPS://",
+                "ftp://",
+                "Git+SSH://",
+                "1x://",
+                "://",
+            ]),
+            "[a-zA-Zé0-9.]{0,6}",
+            prop::sample::select(vec!["", ":80", ":443", ":8080", ":"]),
+            prop::collection::vec("[A-Za-z0-9_./:-]{0,5}", 0..7),
+            prop::sample::select(vec![
+                "", "/", "//", "?", "?a=1/B", "/?q", "#f", "?x#y/z", "#", " \n",
+            ]),
+        )
+            .prop_map(|(sc, h, port, p, tail)| {
+                let mut u = format!("{sc}{h}{port}");
+                for s in p {
+                    u.push('/');
+                    u.push_str(&s);
+                }
+                u.push_str(tail);
+                u
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+        #[test]
+        fn normaliser_matches_reference(u in messy_url(), l in 1u32..7) {
+            let got = normalize_url(&u, l).ok();
+            let want = reference_normalize(&u, l).ok();
+            prop_assert_eq!(got, want, "{:?} L={}", u, l);
+        }
     }
 
     #[test]
@@ -642,6 +1177,67 @@ mod tests {
             }
         }
         assert_eq!(f.layer_words(2).unwrap(), &xor[..]);
+    }
+
+    #[test]
+    fn large_k_takes_the_general_path_with_the_same_bits() {
+        // k > SMALL_K: the XOR values live in the 64-entry array; same mapping as Fig. 3
+        for k in [SMALL_K as u32, SMALL_K as u32 + 1, 12] {
+            let mut f = MultiLayerBloomFilter::try_with_shape(2, 1 << 12, k).unwrap();
+            let mut host = BloomFilter::try_with_shape(1 << 12, k).unwrap();
+            let mut xor = vec![0u64; (1 << 12) / 64];
+            let hs = KeyHasher::new();
+            for i in 0..40 {
+                let (h, p) = (format!("h{i}.org"), format!("p{i}"));
+                f.insert(&format!("{h}/{p}")).unwrap();
+                host.insert(h.as_str());
+                let a: Vec<u64> = hs.hash(h.as_str()).indices(k, 1 << 12).collect();
+                let b: Vec<u64> = hs.hash(p.as_str()).indices(k, 1 << 12).collect();
+                for j in 0..k as usize {
+                    store::set_bit(&mut xor, a[j] ^ b[j]);
+                }
+            }
+            assert_eq!(f.layer_words(0).unwrap(), host.as_words(), "k={k}");
+            assert_eq!(f.layer_words(2).unwrap(), &xor[..], "k={k}");
+            for i in 0..40 {
+                assert!(f.contains(&format!("h{i}.org/p{i}")).unwrap());
+            }
+        }
+    }
+
+    #[test]
+    fn batch_answers_as_one_by_one() {
+        let mut urls: Vec<String> = (0..100)
+            .map(|i| format!("https://h{}.org/u{}/r{i}", i % 7, i % 13))
+            .collect();
+        urls.push(String::new()); // an error in the middle of a group
+        urls.extend((0..60).map(|i| format!("H{}.ORG/u{}/r{i}#x", i % 7, i % 13)));
+        urls.push("http://".into());
+        let mut a = MultiLayerBloomFilter::try_with_shape(4, 1 << 14, 3).unwrap();
+        let mut b = a.clone();
+        let one: Vec<Option<bool>> = urls.iter().map(|u| a.check_and_insert(u).ok()).collect();
+        let many: Vec<Option<bool>> = b
+            .check_and_insert_batch(&urls)
+            .into_iter()
+            .map(|r| r.ok())
+            .collect();
+        assert_eq!(one, many);
+        assert_eq!(a, b);
+        assert!(one.iter().filter(|x| **x == Some(true)).count() >= 60);
+        // queries: the inserted URLs, fresh ones, and the errors, in and out of groups
+        let mut qs = urls.clone();
+        qs.extend((0..50).map(|i| format!("h{}.org/u{}/r{i}x", i % 7, i % 13)));
+        let one: Vec<Option<bool>> = qs.iter().map(|u| a.contains(u).ok()).collect();
+        let many: Vec<Option<bool>> = a.contains_batch(&qs).into_iter().map(|r| r.ok()).collect();
+        assert_eq!(one, many);
+        let big = MultiLayerBloomFilter::try_with_shape(2, 1 << 10, 12).unwrap();
+        let one: Vec<Option<bool>> = qs.iter().map(|u| big.contains(u).ok()).collect();
+        let many: Vec<Option<bool>> = big
+            .contains_batch(&qs)
+            .into_iter()
+            .map(|r| r.ok())
+            .collect();
+        assert_eq!(one, many);
     }
 
     #[test]

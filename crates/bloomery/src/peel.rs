@@ -118,6 +118,55 @@ pub(crate) fn peel(
     (order.len() == n).then_some(order)
 }
 
+/// [`peel`] for keys whose three cells are always distinct (the segmented layout of the
+/// [`crate::XorFilter`]), with fewer than 2³² keys and cells: the same result (the same keys,
+/// pivot cells and order: the stack starts with the degree-1 cells in ascending order and is
+/// popped last-in first-out, and no step depends on how keys are numbered), in 8 bytes per
+/// cell (degree and XOR of key numbers in one word) and 8 per key, with no other allocation
+/// than the stack. `None` if a core remains or the sizes do not fit in 32 bits.
+pub(crate) fn peel_compact(
+    n: usize,
+    cells: usize,
+    pos: impl Fn(usize) -> [usize; 3],
+) -> Option<Vec<(u32, u32)>> {
+    const ONE: u64 = 1 << 32;
+    if u32::try_from(n).is_err() || u32::try_from(cells).is_err() {
+        return None;
+    }
+    // high half: degree (at most n < 2³², a key meets each cell once); low half: XOR of the
+    // numbers of the keys on the cell, so a degree-1 cell names its key
+    let mut cell = vec![0u64; cells];
+    for i in 0..n {
+        for p in pos(i) {
+            cell[p] = cell[p].wrapping_add(ONE) ^ i as u64;
+        }
+    }
+    let mut stack: Vec<u32> = Vec::with_capacity(cells / 4 + 16);
+    stack.extend(
+        cell.iter()
+            .enumerate()
+            .filter(|(_, &v)| v >> 32 == 1)
+            .map(|(c, _)| c as u32),
+    );
+    let mut order = Vec::with_capacity(n);
+    while let Some(c) = stack.pop() {
+        let v = cell[c as usize];
+        if v >> 32 != 1 {
+            continue;
+        }
+        let k = v as u32;
+        order.push((k, c));
+        for p in pos(k as usize) {
+            let nv = cell[p].wrapping_sub(ONE) ^ u64::from(k);
+            cell[p] = nv;
+            if nv >> 32 == 1 {
+                stack.push(p as u32);
+            }
+        }
+    }
+    (order.len() == n).then_some(order)
+}
+
 /// Read cell `i` of width `w` (1..=64) from bit-packed words.
 #[inline]
 pub(crate) fn get_cell(words: &[u64], i: usize, w: u32) -> u64 {
@@ -188,6 +237,24 @@ mod tests {
         }
     }
 
+    proptest! {
+        #[test]
+        fn compact_peel_matches_generic(n in 0usize..300, seed in any::<u64>(), seg in 1usize..40) {
+            // the xor layout: one cell in each of three consecutive segments
+            let segs = n / seg + 3;
+            let cells = (segs + 2) * seg;
+            let pos = |i: usize| {
+                let h = mix64(seed ^ i as u64);
+                let s = (h % segs as u64) as usize;
+                [s * seg + (h >> 20) as usize % seg, (s + 1) * seg + (h >> 40) as usize % seg, (s + 2) * seg + (h >> 50) as usize % seg]
+            };
+            let generic = peel(n, cells, pos);
+            let compact = peel_compact(n, cells, pos);
+            let generic: Option<Vec<(u32, u32)>> = generic.map(|o| o.iter().map(|&(k, c)| (k as u32, c as u32)).collect());
+            prop_assert_eq!(compact, generic);
+        }
+    }
+
     #[test]
     fn peeling_small_graphs() {
         // two keys on the same three cells form a 2-core: not peelable
@@ -195,6 +262,10 @@ mod tests {
         let order = peel(2, 4, |i| if i == 0 { [0, 1, 2] } else { [1, 2, 3] }).unwrap();
         assert_eq!(order.len(), 2);
         assert!(peel(0, 0, |_| [0, 0, 0]).unwrap().is_empty());
+        assert!(peel_compact(2, 3, |_| [0, 1, 2]).is_none());
+        let compact = peel_compact(2, 4, |i| if i == 0 { [0, 1, 2] } else { [1, 2, 3] }).unwrap();
+        let generic: Vec<(u32, u32)> = order.iter().map(|&(k, c)| (k as u32, c as u32)).collect();
+        assert_eq!(compact, generic);
         let ks = [Hashed::new(1, 2), Hashed::new(3, 4), Hashed::new(1, 2)];
         assert_eq!(find_duplicate(&ks), Some((0, 2)));
         assert_eq!(find_duplicate(&ks[..2]), None);

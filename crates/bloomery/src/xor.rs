@@ -68,54 +68,207 @@ impl XorBuilder {
 
     /// Build from keys (repeated keys are kept once).
     pub fn try_build<K: Key>(self, keys: &[K]) -> Result<XorFilter, PeelError> {
-        let hs: Vec<Hashed> = keys.iter().map(|k| self.hasher.hash(k)).collect();
-        self.try_build_hashed(hs)
+        let hasher = self.hasher;
+        self.build(
+            keys.len(),
+            &|f: &mut dyn FnMut(Hashed)| keys.iter().for_each(|k| f(hasher.hash(k))),
+            false,
+        )
     }
 
     /// Build from pre-hashed keys (hashed with this builder's hasher).
-    pub fn try_build_hashed(self, mut hs: Vec<Hashed>) -> Result<XorFilter, PeelError> {
+    pub fn try_build_hashed(self, hs: Vec<Hashed>) -> Result<XorFilter, PeelError> {
+        self.build(
+            hs.len(),
+            &|f: &mut dyn FnMut(Hashed)| hs.iter().for_each(|&h| f(h)),
+            false,
+        )
+    }
+
+    /// The construction over `n` key hashes, which `each` yields (in the same order) as often
+    /// as needed, so that the keys' 128-bit hashes need not stay in memory.
+    ///
+    /// Binary-fuse style: each key becomes one 64-bit record (its three cell offsets and its
+    /// fingerprint; [`XorFilter::record`]); records are counting-sorted by first segment, so
+    /// the degree counting walks the table almost in order; each cell keeps its degree, the
+    /// XOR of its keys' slot numbers and the XOR of their records, so peeling reads a
+    /// degree-1 cell's key straight from the cell; the sorted records' memory then holds the
+    /// peeling order. Repeated keys make peeling fail, so they are looked for only then: a
+    /// failed first attempt sorts and deduplicates the hashes once and, if any were repeated,
+    /// starts again on the distinct ones. The result is the same filter, bit for bit, as the
+    /// first release's dedup-then-peel ([`peel::peel`] over the sorted hashes): peeling's
+    /// order does not depend on how keys are numbered. Shapes whose record does not fit in 64
+    /// bits (16-bit fingerprints over more than about 5·10⁷ keys) or whose degrees overflow
+    /// take [`build_general`](Self::build_general).
+    fn build(self, n: usize, each: &EachHash<'_>, distinct: bool) -> Result<XorFilter, PeelError> {
         let w = self.fingerprint_bits;
         if w != 8 && w != 16 {
             return Err(invalid("fingerprint_bits", format!("must be 8 or 16, got {w}")).into());
         }
-        hs.sort_unstable_by_key(|h| (h.lo, h.hi));
-        hs.dedup();
-        let n = hs.len() as u64;
-        let (seg_len, seg_count) = layout(n);
+        let (seg_len, seg_count) = layout(n as u64);
         let cells = (u64::from(seg_count) + 2) * u64::from(seg_len);
         let words = peel::words_for(cells, w).ok_or_else(|| invalid("keys", "too many"))?;
-        store::check_size(words as u64 * 8 + cells * 12 + n * 16, self.max_bytes)?;
-        for a in 0..MAX_ATTEMPTS {
+        let g = seg_len.trailing_zeros();
+        if 3 * g + w <= 64 && cells <= 1 << 30 && n < 1 << 32 {
+            // records and order (12 bytes per key), cells (9 bytes each), stack (≤ 4 per cell)
+            store::check_size(
+                words as u64 * 8 + cells * 13 + n as u64 * 12,
+                self.max_bytes,
+            )?;
+            let mut distinct = distinct;
+            let mut overflow = false;
             let mut f = XorFilter {
                 hasher: self.hasher,
                 w,
-                items: n,
-                seed: peel::attempt_seed(self.hasher.seed(), a),
+                items: n as u64,
+                seed: 0,
                 seg_len,
                 seg_count,
                 table: Words::zeroed(0, self.max_bytes)?,
             };
-            let Some(order) = peel::peel(hs.len(), cells as usize, |i| f.positions(hs[i])) else {
-                continue;
-            };
-            let mut table = Words::zeroed(words, self.max_bytes)?;
-            let t = table.as_mut_slice();
-            for &(k, c) in order.iter().rev() {
-                let h = hs[k];
-                let [p0, p1, p2] = f.positions_raw(h);
-                let v = f.fingerprint(h)
-                    ^ peel::get_cell(t, p0, w)
-                    ^ peel::get_cell(t, p1, w)
-                    ^ peel::get_cell(t, p2, w);
-                peel::xor_cell(t, c, w, v);
+            for a in 0..MAX_ATTEMPTS {
+                f.seed = peel::attempt_seed(self.hasher.seed(), a);
+                match f.build_records(n, each, words, self.max_bytes)? {
+                    Records::Built(table) => {
+                        f.table = table;
+                        return Ok(f);
+                    }
+                    Records::Unpeelable if !distinct => {
+                        let mut hs = Vec::with_capacity(n);
+                        each(&mut |h| hs.push(h));
+                        hs.sort_unstable_by_key(|h| (h.lo, h.hi));
+                        hs.dedup();
+                        if hs.len() != n {
+                            return self.build(
+                                hs.len(),
+                                &|f: &mut dyn FnMut(Hashed)| hs.iter().for_each(|&h| f(h)),
+                                true,
+                            );
+                        }
+                        distinct = true;
+                    }
+                    Records::Unpeelable => {}
+                    Records::Overflow => {
+                        overflow = true;
+                        break;
+                    }
+                }
             }
-            f.table = table;
-            return Ok(f);
+            if !overflow {
+                return Err(PeelError::Unpeelable {
+                    attempts: MAX_ATTEMPTS,
+                });
+            }
         }
-        Err(PeelError::Unpeelable {
-            attempts: MAX_ATTEMPTS,
-        })
+        let mut hs = Vec::with_capacity(n);
+        each(&mut |h| hs.push(h));
+        self.build_general(hs)
     }
+
+    /// The construction with the hashes in memory and the generic peel (any size).
+    fn build_general(self, mut hs: Vec<Hashed>) -> Result<XorFilter, PeelError> {
+        let w = self.fingerprint_bits;
+        let mut deduplicated = false;
+        'keys: loop {
+            let n = hs.len() as u64;
+            let (seg_len, seg_count) = layout(n);
+            let cells = (u64::from(seg_count) + 2) * u64::from(seg_len);
+            let words = peel::words_for(cells, w).ok_or_else(|| invalid("keys", "too many"))?;
+            // the table, the key hashes twice (input and segment order), 8 bytes per cell and
+            // per key while peeling, and the stack (at most 4 bytes per cell)
+            store::check_size(words as u64 * 8 + cells * 12 + n * 40, self.max_bytes)?;
+            let mut f = XorFilter {
+                hasher: self.hasher,
+                w,
+                items: n,
+                seed: peel::attempt_seed(self.hasher.seed(), 0),
+                seg_len,
+                seg_count,
+                table: Words::zeroed(0, self.max_bytes)?,
+            };
+            // consumes `hs`: only the segment-ordered copy stays alive
+            let mut keys = f.segment_order(std::mem::take(&mut hs));
+            let compact = cells < 1 << 32 && n < 1 << 32;
+            for a in 0..MAX_ATTEMPTS {
+                f.seed = peel::attempt_seed(self.hasher.seed(), a);
+                let order = if compact {
+                    peel::peel_compact(keys.len(), cells as usize, |i| f.positions(keys[i]))
+                        .map(Order::Compact)
+                } else {
+                    peel::peel(keys.len(), cells as usize, |i| f.positions(keys[i]))
+                        .map(Order::Wide)
+                };
+                let Some(order) = order else {
+                    if !deduplicated {
+                        deduplicated = true;
+                        let before = keys.len();
+                        keys.sort_unstable_by_key(|h| (h.lo, h.hi));
+                        keys.dedup();
+                        if keys.len() != before {
+                            hs = keys;
+                            continue 'keys;
+                        }
+                    }
+                    continue;
+                };
+                let mut table = Words::zeroed(words, self.max_bytes)?;
+                let t = table.as_mut_slice();
+                match order {
+                    Order::Compact(o) => f.assign(
+                        t,
+                        &keys,
+                        o.iter().rev().map(|&(k, c)| (k as usize, c as usize)),
+                    ),
+                    Order::Wide(o) => f.assign(t, &keys, o.iter().rev().copied()),
+                }
+                f.table = table;
+                return Ok(f);
+            }
+            return Err(PeelError::Unpeelable {
+                attempts: MAX_ATTEMPTS,
+            });
+        }
+    }
+}
+
+/// An 8- or 16-bit table cell.
+#[cfg(target_endian = "little")]
+trait Cell: Copy + Eq + std::ops::BitXor<Output = Self> + bytemuck::Pod {
+    fn from_u64(v: u64) -> Self;
+}
+
+#[cfg(target_endian = "little")]
+impl Cell for u8 {
+    #[inline(always)]
+    fn from_u64(v: u64) -> Self {
+        v as u8
+    }
+}
+
+#[cfg(target_endian = "little")]
+impl Cell for u16 {
+    #[inline(always)]
+    fn from_u64(v: u64) -> Self {
+        v as u16
+    }
+}
+
+/// Yields every key's hash, in the same order each time it is called.
+type EachHash<'a> = dyn Fn(&mut dyn FnMut(Hashed)) + 'a;
+
+/// Outcome of one attempt of the record construction.
+enum Records {
+    Built(Words),
+    Unpeelable,
+    /// A cell's degree passed what its byte counts (only with many repeated keys or keys
+    /// chosen against the hash): the general construction takes over.
+    Overflow,
+}
+
+/// A peeling order: (key, pivot cell) pairs, in 32 bits when the sizes allow.
+enum Order {
+    Compact(Vec<(u32, u32)>),
+    Wide(Vec<(usize, usize)>),
 }
 
 /// A static xor filter in the binary-fuse layout (see the [module docs](self)).
@@ -167,6 +320,218 @@ impl XorFilter {
         peel::derive(h, self.seed).2 & peel::mask(self.w)
     }
 
+    /// The keys in the order of their first segment (a counting sort), so that the degree
+    /// counting of the peeling walks the cells almost in order.
+    fn segment_order(&self, hs: Vec<Hashed>) -> Vec<Hashed> {
+        let segs = self.seg_count as usize;
+        let seg =
+            |h: &Hashed| reduce(peel::derive(*h, self.seed).0, u64::from(self.seg_count)) as usize;
+        let mut start = vec![0usize; segs + 1];
+        for h in &hs {
+            start[seg(h) + 1] += 1;
+        }
+        for i in 1..=segs {
+            start[i] += start[i - 1];
+        }
+        let mut out = vec![Hashed::default(); hs.len()];
+        for h in &hs {
+            let s = seg(h);
+            out[start[s]] = *h;
+            start[s] += 1;
+        }
+        out
+    }
+
+    /// A key's first segment and its record: the three offsets inside their segments (`g`
+    /// bits each, `g = log2(seg_len)`) then the fingerprint, from bit `3g`.
+    #[inline]
+    fn record(&self, h: Hashed) -> (usize, u64) {
+        let (a, b, c) = peel::derive(h, self.seed);
+        let s = reduce(a, u64::from(self.seg_count)) as usize;
+        let g = self.seg_len.trailing_zeros();
+        let m = u64::from(self.seg_len) - 1;
+        let r = (b & m)
+            | ((b >> 21) & m) << g
+            | ((b >> 42) & m) << (2 * g)
+            | (c & peel::mask(self.w)) << (3 * g);
+        (s, r)
+    }
+
+    /// Cell `j` (0..3) of the key with record `r` whose first segment is `s`.
+    #[inline(always)]
+    fn record_cell(&self, s: usize, r: u64, j: u32) -> usize {
+        let g = self.seg_len.trailing_zeros();
+        let m = u64::from(self.seg_len) - 1;
+        (s + j as usize) * self.seg_len as usize + ((r >> (j * g)) & m) as usize
+    }
+
+    /// One attempt of the record construction (see [`XorBuilder::build`]) with `self.seed`.
+    fn build_records(
+        &self,
+        n: usize,
+        each: &EachHash<'_>,
+        words: usize,
+        max_bytes: u64,
+    ) -> Result<Records, PeelError> {
+        let segs = self.seg_count as usize;
+        let l = self.seg_len as usize;
+        let cells = (segs + 2) * l;
+        // counting sort of the records by first segment
+        let mut start = vec![0u32; segs + 1];
+        each(&mut |h| start[self.record(h).0 + 1] += 1);
+        for i in 1..=segs {
+            start[i] += start[i - 1];
+        }
+        let mut recs = vec![0u64; n];
+        {
+            let mut next = start.clone();
+            each(&mut |h| {
+                let (s, r) = self.record(h);
+                if let Some(slot) = recs.get_mut(next[s] as usize) {
+                    *slot = r;
+                }
+                next[s] += 1;
+            });
+        }
+        // degree << 2 | XOR of slot numbers, and XOR of records, per cell
+        let mut deg = vec![0u8; cells];
+        let mut xr = vec![0u64; cells];
+        for s in 0..segs {
+            for &r in &recs[start[s] as usize..start[s + 1] as usize] {
+                for j in 0..3 {
+                    let p = self.record_cell(s, r, j);
+                    if deg[p] >= 0xFC {
+                        return Ok(Records::Overflow);
+                    }
+                    deg[p] = (deg[p] + 4) ^ j as u8;
+                    xr[p] ^= r;
+                }
+            }
+        }
+        drop(start);
+        // peel (as `peel::peel`: degree-1 cells in ascending order, then last in, first out);
+        // `recs` is reused for the order's records
+        let mut stack: Vec<u32> = Vec::with_capacity(cells / 4 + 16);
+        stack.extend((0..cells).filter(|&c| deg[c] >> 2 == 1).map(|c| c as u32));
+        let mut pivots: Vec<u32> = Vec::with_capacity(n);
+        while let Some(c) = stack.pop() {
+            let c = c as usize;
+            if deg[c] >> 2 != 1 {
+                continue;
+            }
+            let j = u32::from(deg[c] & 3);
+            let r = xr[c];
+            let Some(s) = (c / l).checked_sub(j as usize) else {
+                return Ok(Records::Unpeelable);
+            };
+            let Some(slot) = recs.get_mut(pivots.len()) else {
+                return Ok(Records::Unpeelable);
+            };
+            *slot = r;
+            pivots.push((c as u32) << 2 | j);
+            for jj in 0..3 {
+                let p = self.record_cell(s, r, jj);
+                deg[p] = deg[p].wrapping_sub(4) ^ jj as u8;
+                xr[p] ^= r;
+                if deg[p] >> 2 == 1 {
+                    stack.push(p as u32);
+                }
+            }
+        }
+        if pivots.len() != n {
+            return Ok(Records::Unpeelable);
+        }
+        drop((deg, xr, stack));
+        let mut table = Words::zeroed(words, max_bytes)?;
+        let t = table.as_mut_slice();
+        let order = recs.iter().zip(&pivots).rev().map(|(&r, &pj)| {
+            let (c, j) = ((pj >> 2) as usize, pj & 3);
+            (r, c, c / l - j as usize)
+        });
+        #[cfg(target_endian = "little")]
+        {
+            match self.w {
+                8 => {
+                    self.assign_records(bytemuck::cast_slice_mut::<u64, u8>(t), order);
+                    return Ok(Records::Built(table));
+                }
+                16 => {
+                    self.assign_records(bytemuck::cast_slice_mut::<u64, u16>(t), order);
+                    return Ok(Records::Built(table));
+                }
+                _ => {}
+            }
+        }
+        let (w, fp_at) = (self.w, 3 * self.seg_len.trailing_zeros());
+        for (r, c, s) in order {
+            let [p0, p1, p2] = [0, 1, 2].map(|j| self.record_cell(s, r, j));
+            let v = (r >> fp_at)
+                ^ peel::get_cell(t, p0, w)
+                ^ peel::get_cell(t, p1, w)
+                ^ peel::get_cell(t, p2, w);
+            peel::xor_cell(t, c, w, v);
+        }
+        Ok(Records::Built(table))
+    }
+
+    /// Assignment from (record, pivot cell, first segment) in reverse peeling order.
+    #[cfg(target_endian = "little")]
+    fn assign_records<C: Cell>(
+        &self,
+        t: &mut [C],
+        order: impl Iterator<Item = (u64, usize, usize)>,
+    ) {
+        let fp_at = 3 * self.seg_len.trailing_zeros();
+        for (r, c, s) in order {
+            let [p0, p1, p2] = [0, 1, 2].map(|j| self.record_cell(s, r, j));
+            let v = C::from_u64(r >> fp_at) ^ t[p0] ^ t[p1] ^ t[p2];
+            t[c] = t[c] ^ v;
+        }
+    }
+
+    /// Fill the table in reverse peeling order: each key sets its pivot cell so that the XOR of
+    /// its three cells is its fingerprint (the pivot is still zero then: it is no earlier
+    /// key's pivot).
+    fn assign(&self, t: &mut [u64], keys: &[Hashed], order: impl Iterator<Item = (usize, usize)>) {
+        #[cfg(target_endian = "little")]
+        {
+            // cells of 8 or 16 bits are the bytes or u16s of the little-endian words
+            match self.w {
+                8 => return self.assign_cells(bytemuck::cast_slice_mut::<u64, u8>(t), keys, order),
+                16 => {
+                    return self.assign_cells(bytemuck::cast_slice_mut::<u64, u16>(t), keys, order)
+                }
+                _ => {}
+            }
+        }
+        let w = self.w;
+        for (k, c) in order {
+            let h = keys[k];
+            let [p0, p1, p2] = self.positions_raw(h);
+            let v = self.fingerprint(h)
+                ^ peel::get_cell(t, p0, w)
+                ^ peel::get_cell(t, p1, w)
+                ^ peel::get_cell(t, p2, w);
+            peel::xor_cell(t, c, w, v);
+        }
+    }
+
+    #[cfg(target_endian = "little")]
+    #[inline]
+    fn assign_cells<C: Cell>(
+        &self,
+        t: &mut [C],
+        keys: &[Hashed],
+        order: impl Iterator<Item = (usize, usize)>,
+    ) {
+        for (k, c) in order {
+            let h = keys[k];
+            let [p0, p1, p2] = self.positions_raw(h);
+            let v = C::from_u64(self.fingerprint(h)) ^ t[p0] ^ t[p1] ^ t[p2];
+            t[c] = t[c] ^ v;
+        }
+    }
+
     /// Query a pre-hashed key.
     #[inline]
     pub fn contains_hashed(&self, h: Hashed) -> bool {
@@ -174,11 +539,31 @@ impl XorFilter {
             return false;
         }
         let t = self.table.as_slice();
+        #[cfg(target_endian = "little")]
+        {
+            match self.w {
+                8 => return self.contains_cells(bytemuck::cast_slice::<u64, u8>(t), h),
+                16 => return self.contains_cells(bytemuck::cast_slice::<u64, u16>(t), h),
+                _ => {}
+            }
+        }
         let [p0, p1, p2] = self.positions_raw(h);
         peel::get_cell(t, p0, self.w)
             ^ peel::get_cell(t, p1, self.w)
             ^ peel::get_cell(t, p2, self.w)
             == self.fingerprint(h)
+    }
+
+    #[cfg(target_endian = "little")]
+    #[inline(always)]
+    fn contains_cells<C: Cell>(&self, t: &[C], h: Hashed) -> bool {
+        let [p0, p1, p2] = self.positions_raw(h);
+        debug_assert!(p2 < t.len() && p1 < p2 && p0 < p1);
+        // SAFETY: p0 < p1 < p2 < (seg_count + 2) · seg_len = cells (s < seg_count, each offset
+        // < seg_len), and the table holds at least `cells` cells: built so, and checked on
+        // load (`check_payload` with `words_for(cells, w)` words).
+        let x = unsafe { *t.get_unchecked(p0) ^ *t.get_unchecked(p1) ^ *t.get_unchecked(p2) };
+        x == C::from_u64(self.fingerprint(h))
     }
 
     /// Query a key: false means certainly not in the set.
@@ -293,6 +678,94 @@ mod tests {
             let g = XorFilter::from_bytes(&f.to_bytes()).unwrap();
             prop_assert_eq!(&g, &f);
         }
+    }
+
+    /// The construction of format v1's first release (dedup, then the generic peel and
+    /// bit-level cells): the oracle the fast build must match bit for bit.
+    fn reference_build(hasher: KeyHasher, w: u32, mut hs: Vec<Hashed>) -> XorFilter {
+        hs.sort_unstable_by_key(|h| (h.lo, h.hi));
+        hs.dedup();
+        let n = hs.len() as u64;
+        let (seg_len, seg_count) = layout(n);
+        let cells = (u64::from(seg_count) + 2) * u64::from(seg_len);
+        let words = peel::words_for(cells, w).unwrap();
+        for a in 0..MAX_ATTEMPTS {
+            let mut f = XorFilter {
+                hasher,
+                w,
+                items: n,
+                seed: peel::attempt_seed(hasher.seed(), a),
+                seg_len,
+                seg_count,
+                table: Words::zeroed(0, u64::MAX).unwrap(),
+            };
+            let Some(order) = peel::peel(hs.len(), cells as usize, |i| f.positions(hs[i])) else {
+                continue;
+            };
+            let mut table = Words::zeroed(words, u64::MAX).unwrap();
+            let t = table.as_mut_slice();
+            for &(k, c) in order.iter().rev() {
+                let h = hs[k];
+                let [p0, p1, p2] = f.positions_raw(h);
+                let v = f.fingerprint(h)
+                    ^ peel::get_cell(t, p0, w)
+                    ^ peel::get_cell(t, p1, w)
+                    ^ peel::get_cell(t, p2, w);
+                peel::xor_cell(t, c, w, v);
+            }
+            f.table = table;
+            return f;
+        }
+        panic!("unpeelable");
+    }
+
+    #[test]
+    fn fast_build_matches_reference_bit_for_bit() {
+        let hasher = KeyHasher::with_seed(0xB17);
+        for (n, dups) in [
+            (0u64, 0u64),
+            (1, 0),
+            (2, 1),
+            (97, 0),
+            (5_000, 0),
+            (5_000, 700),
+            (120_000, 0),
+            (120_000, 3),
+        ] {
+            // keys 0..n, then `dups` of them again, shuffled in
+            let mut keys: Vec<u64> = (0..n)
+                .chain((0..dups).map(|i| (i * 7919) % n.max(1)))
+                .collect();
+            keys.reverse();
+            for w in [8, 16] {
+                let hs: Vec<Hashed> = keys.iter().map(|k| hasher.hash(k)).collect();
+                let fast = XorFilter::builder()
+                    .fingerprint_bits(w)
+                    .hasher(hasher)
+                    .try_build(&keys)
+                    .unwrap();
+                let slow = reference_build(hasher, w, hs);
+                assert_eq!(fast.len(), n, "n={n} dups={dups}");
+                assert!(fast == slow, "n={n} dups={dups} w={w}: tables differ");
+            }
+        }
+        // one key 100 times: a cell's degree passes the record construction's byte, the
+        // general construction takes over, with the same result
+        let keys: Vec<u64> = (0..500).chain(std::iter::repeat_n(7, 100)).collect();
+        let hs: Vec<Hashed> = keys.iter().map(|k| hasher.hash(k)).collect();
+        let fast = XorFilter::builder()
+            .hasher(hasher)
+            .try_build_hashed(hs.clone())
+            .unwrap();
+        assert_eq!(fast.len(), 500);
+        assert!(fast == reference_build(hasher, 8, hs));
+        // the general construction alone matches too
+        let hs: Vec<Hashed> = (0..3000u64).map(|k| hasher.hash(&k)).collect();
+        let general = XorFilter::builder()
+            .hasher(hasher)
+            .build_general(hs.clone())
+            .unwrap();
+        assert!(general == reference_build(hasher, 8, hs));
     }
 
     #[test]
