@@ -235,23 +235,11 @@ impl CountingBloomFilter {
     }
 
     /// Insert `n` occurrences of a pre-hashed key at once (each counter saturating).
+    #[inline]
     pub fn insert_many_hashed(&mut self, h: Hashed, n: u32) -> bool {
-        // Gather the k indices and read every counter before writing any: the k reads are
-        // independent, so their cache misses overlap instead of queueing behind each
-        // read-modify-write; the updates then hit the cache.
-        let mut idx = [0u64; MAX_HASHES as usize];
-        let k = (self.k as usize).min(idx.len());
-        for (slot, i) in idx.iter_mut().zip(h.indices(self.k, self.counters.len())) {
-            *slot = i;
-        }
-        let idx = &idx[..k];
-        let mut new = false;
-        for &i in idx {
-            new |= self.counters.get(i) == 0;
-        }
-        for &i in idx {
-            self.counters.add(i, n);
-        }
+        let (k, m) = (self.k, self.counters.len());
+        // SAFETY: `indices` reduces into [0, m) and m is the counters' length.
+        let new = unsafe { self.counters.view_mut().add_each(h.indices(k, m), n) };
         self.items = self.items.saturating_add(u64::from(n));
         new
     }
@@ -347,8 +335,7 @@ impl Filter for CountingBloomFilter {
 
     #[inline]
     fn contains_hashed(&self, h: Hashed) -> bool {
-        h.indices(self.k, self.counters.len())
-            .all(|i| self.counters.get(i) != 0)
+        self.count_hashed(h) != 0
     }
 
     /// Inserts minus successful removes (so duplicates count every time).
@@ -366,29 +353,28 @@ impl Count for CountingBloomFilter {
     /// counters saturated.
     #[inline]
     fn count_hashed(&self, h: Hashed) -> u64 {
-        h.indices(self.k, self.counters.len())
-            .map(|i| self.counters.get(i))
-            .min()
-            .map_or(0, u64::from)
+        let (k, m) = (self.k, self.counters.len());
+        // SAFETY: `indices` reduces into [0, m) and m is the counters' length.
+        u64::from(unsafe { self.counters.view().min_of(h.indices(k, m)) })
     }
 }
 
 impl Remove for CountingBloomFilter {
     /// Decrement the key's counters, except saturated ones; refused (nothing changed) when any
     /// of them is zero.
+    #[inline]
     fn remove_hashed(&mut self, h: Hashed) -> Result<(), RemoveError> {
-        let m = self.counters.len();
-        if h.indices(self.k, m).any(|i| self.counters.get(i) == 0) {
+        let (k, m) = (self.k, self.counters.len());
+        // One pass of read-modify-writes that undoes itself and refuses when one of the
+        // counters was zero (see `ViewMut::decrement_unless_zero`). A counter a key hits twice
+        // was incremented twice on insert and is decremented twice here.
+        // SAFETY: `indices` reduces into [0, m) and m is the counters' length; k ≤ 64.
+        if !unsafe {
+            self.counters
+                .view_mut()
+                .decrement_unless_zero(h.indices(k, m))
+        } {
             return Err(RemoveError::NotPresent);
-        }
-        let max = self.counters.max_value();
-        for i in h.indices(self.k, m) {
-            // A counter a key hits twice was incremented twice on insert and is decremented
-            // twice here; the zero check only guards against wrapping.
-            let c = self.counters.get(i);
-            if c != max && c != 0 {
-                self.counters.set(i, c - 1);
-            }
         }
         self.items = self.items.saturating_sub(1);
         Ok(())
