@@ -10,7 +10,7 @@
 //! * count: the n inserted keys of the full structure;
 //! * remove: removes the inserted keys from the full structure; when all are removed it is
 //!   refilled, untimed;
-//! * insert_batch (count-min only): `CountMinSketch::update_batch` over runs of up to 4096
+//! * insert_batch (count-min and counting filter): `update_batch` / `insert_batch` over runs of up to 4096
 //!   keys, from empty to full.
 //!
 //! Count-min shapes: `cms_eps*` sized by `(ε, δ) = (CMS_EPSILON, CMS_DELTA)` (the headline),
@@ -155,7 +155,7 @@ fn run_size(c: &mut Criterion, n: usize) {
     let classic = Classic::new(n, p);
     let (m, k) = classic.shape();
     bench_one(&mut g, "classic", classic, &keys);
-    bench_one(&mut g, "counting", Counting::with_shape(m, k), &keys);
+    bench_with(&mut g, "counting", Counting::with_shape(m, k), &keys, true);
     bench_one(&mut g, "dlcbf", DLeft::new(n, p), &keys);
     bench_one(&mut g, "spectral", Spectral::with_shape(m, k), &keys);
     // count-min: sized by (ε, δ) (the headline), then the big table of `cms_width(n)`

@@ -134,6 +134,9 @@ impl Counted for Counting {
     fn bits(&self) -> u64 {
         self.0.counters().byte_len() * 8
     }
+    fn insert_all(&mut self, keys: &[u64]) {
+        self.0.insert_batch(keys);
+    }
 }
 
 /// bloomery's d-left counting filter.
