@@ -9,7 +9,12 @@
 //! * insert: into a structure holding between 0 and n keys (cleared, untimed, when full);
 //! * count: the n inserted keys of the full structure;
 //! * remove: removes the inserted keys from the full structure; when all are removed it is
-//!   refilled, untimed.
+//!   refilled, untimed;
+//! * insert_batch (count-min and counting filter): `update_batch` / `insert_batch` over runs of up to 4096
+//!   keys, from empty to full.
+//!
+//! Count-min shapes: `cms_eps*` sized by `(ε, δ) = (CMS_EPSILON, CMS_DELTA)` (the headline),
+//! `cms*` the big table `cms_width(n)` × 4.
 //!
 //! Sizes: `BLOOMERY_BENCH_N=1M,10M` (default), at p = 1%.
 
@@ -49,7 +54,12 @@ fn timed_walk<S>(
     total
 }
 
-fn bench_one<S: Counted>(g: &mut Group<'_>, name: &str, mut s: S, keys: &[u64]) {
+fn bench_one<S: Counted>(g: &mut Group<'_>, name: &str, s: S, keys: &[u64]) {
+    bench_with(g, name, s, keys, false)
+}
+
+/// As [`bench_one`], and with `batch` also the structure's batched insert (`insert_all`).
+fn bench_with<S: Counted>(g: &mut Group<'_>, name: &str, mut s: S, keys: &[u64], batch: bool) {
     // insert: from empty to full, cleared when full
     s.clear();
     let mut at = 0;
@@ -69,6 +79,23 @@ fn bench_one<S: Counted>(g: &mut Group<'_>, name: &str, mut s: S, keys: &[u64]) 
             )
         })
     });
+    // batched insert (count-min `update_batch`): from empty to full, runs of 4096 keys
+    if batch {
+        s.clear();
+        let mut at = 0;
+        g.bench_function(format!("{name}.insert_batch"), |b| {
+            b.iter_custom(|iters| {
+                timed_walk(
+                    iters,
+                    &mut s,
+                    keys,
+                    &mut at,
+                    &mut |s| s.clear(),
+                    &mut |s, run| s.insert_all(run),
+                )
+            })
+        });
+    }
     // count: on the full structure
     s.clear();
     for &k in keys {
@@ -128,12 +155,19 @@ fn run_size(c: &mut Criterion, n: usize) {
     let classic = Classic::new(n, p);
     let (m, k) = classic.shape();
     bench_one(&mut g, "classic", classic, &keys);
-    bench_one(&mut g, "counting", Counting::with_shape(m, k), &keys);
+    bench_with(&mut g, "counting", Counting::with_shape(m, k), &keys, true);
     bench_one(&mut g, "dlcbf", DLeft::new(n, p), &keys);
     bench_one(&mut g, "spectral", Spectral::with_shape(m, k), &keys);
+    // count-min: sized by (ε, δ) (the headline), then the big table of `cms_width(n)`
+    let eps = Cms::with_error(CMS_EPSILON, CMS_DELTA, false);
+    let ew = eps.shape().0;
+    bench_with(&mut g, "cms_eps", eps, &keys, true);
+    let eps_cu = Cms::with_error(CMS_EPSILON, CMS_DELTA, true);
+    bench_with(&mut g, "cms_eps_cu", eps_cu, &keys, true);
+    bench_one(&mut g, "pc_cms_eps", PcCms::new(ew), &keys);
     let w = cms_width(n);
-    bench_one(&mut g, "cms", Cms::new(w, false), &keys);
-    bench_one(&mut g, "cms_cu", Cms::new(w, true), &keys);
+    bench_with(&mut g, "cms", Cms::new(w, false), &keys, true);
+    bench_with(&mut g, "cms_cu", Cms::new(w, true), &keys, true);
     bench_one(&mut g, "pc_cms", PcCms::new(w), &keys);
     bench_one(&mut g, "ibf", Ibf::with_shape(m, k), &keys);
     bench_one(&mut g, "scbf", Scbf::new(n, p), &keys);

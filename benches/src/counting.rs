@@ -9,8 +9,11 @@
 //! * `dlcbf`: `DLeftCountingBloomFilter::try_new(n, p)` (Bonomi et al. shape).
 //! * `spectral`: `SpectralBloomFilter` Minimum Selection with the classic m and k, 4-bit
 //!   counters (the same memory as `counting`).
+//! * `cms_eps` / `cms_eps_cu`: `CountMinSketch` sized by the structure's own parameters,
+//!   `(ε, δ) = (`[`CMS_EPSILON`]`, `[`CMS_DELTA`]`)`: width ⌈e/ε⌉ = 27,183, depth 4 (the
+//!   headline rows; see [`CMS_EPSILON`] for why).
 //! * `cms` / `cms_cu`: `CountMinSketch` of depth 4 × width [`cms_width`], plain and
-//!   conservative.
+//!   conservative (the big-table case: 2 MiB at 1M, 32 MiB at 10M).
 //! * `ibf`: `IterativeBloomFilter` with the classic m and k.
 //! * `scbf`: `SpaceCodeBloomFilter` sized by the library for (n, p).
 //! * `pc_cms` / `pc_bloom`: probabilistic-collections' `CountMinSketch` (same depth and width,
@@ -24,6 +27,16 @@ use bloomery::{
 
 /// Rows of every count-min sketch.
 pub const CMS_DEPTH: u32 = 4;
+
+/// The additive error of the headline count-min rows, as a fraction of the stream: a sketch
+/// of a 10M-update stream with ε = 10⁻⁴ over-estimates any key by at most εN = 1,000 (with
+/// probability 1 - δ), so every key above 0.1% of the stream (10,000) is estimated within 10%
+/// — the usual heavy-hitter sizing. Width ⌈e/ε⌉ = 27,183 cells per row.
+pub const CMS_EPSILON: f64 = 1e-4;
+
+/// The failure probability of the headline count-min rows: δ = 2% gives depth ⌈ln 1/δ⌉ = 4,
+/// the depth of the target (4 × 27,183 × 8 bytes = 850 KiB).
+pub const CMS_DELTA: f64 = 0.02;
 
 /// Width of the count-min sketches for n items: the largest power of two ≤ n/8, at least 2¹⁶
 /// (2¹⁶ × 4 rows = 2 MiB at 1M, 2²⁰ × 4 rows = 32 MiB at 10M: ε = e/width = 2.6·10⁻⁶, an
@@ -47,6 +60,13 @@ pub trait Counted {
     fn clear(&mut self);
     /// Bits of payload memory.
     fn bits(&self) -> u64;
+    /// Add one occurrence of every key, in order (the structure's batched path where it has
+    /// one; one by one otherwise).
+    fn insert_all(&mut self, keys: &[u64]) {
+        for &k in keys {
+            self.insert(k);
+        }
+    }
 }
 
 /// The reference: bloomery's classic filter (count = 0 or 1).
@@ -113,6 +133,9 @@ impl Counted for Counting {
     }
     fn bits(&self) -> u64 {
         self.0.counters().byte_len() * 8
+    }
+    fn insert_all(&mut self, keys: &[u64]) {
+        self.0.insert_batch(keys);
     }
 }
 
@@ -207,6 +230,20 @@ impl Cms {
                 .expect("cms"),
         )
     }
+    /// Sized by the sketch's own parameters `(ε, δ)`, plain or conservative.
+    pub fn with_error(epsilon: f64, delta: f64, conservative: bool) -> Self {
+        Self(
+            CountMinSketch::builder()
+                .error(epsilon, delta)
+                .conservative(conservative)
+                .try_build()
+                .expect("cms"),
+        )
+    }
+    /// (width, depth).
+    pub fn shape(&self) -> (u64, u32) {
+        (self.0.width(), self.0.depth())
+    }
 }
 impl Counted for Cms {
     #[inline]
@@ -228,6 +265,9 @@ impl Counted for Cms {
     }
     fn bits(&self) -> u64 {
         self.0.as_words().len() as u64 * 64
+    }
+    fn insert_all(&mut self, keys: &[u64]) {
+        self.0.update_batch(keys, 1);
     }
 }
 

@@ -3,6 +3,11 @@
 //! docs/BENCHMARKS.md ("## Counting family") that is robust to a busy machine (each pass times
 //! every structure once, in turn, and the minimum over passes is kept).
 //!
+//! Count-min rows: `cms_eps*` are sized by the sketch's own `(ε, δ)` = (`CMS_EPSILON`,
+//! `CMS_DELTA`) (the headline), `cms*` by the big-table width `cms_width(n)` × 4; `batch` is
+//! `CountMinSketch::update_batch` / `CountingBloomFilter::insert_batch` over all n keys (hash
+//! ahead, prefetch the cells).
+//!
 //! `cargo run --release -p bloomery-benches --bin counting_quick -- [N] [PASSES]`
 //! (default 10,000,000 keys, 5 passes). Thread CPU time, ns per operation.
 
@@ -11,13 +16,24 @@ use std::hint::black_box;
 use bloomery_benches::counting::*;
 use bloomery_benches::{cpu_now, positive_keys};
 
+fn per_op(t: std::time::Duration, n: usize) -> f64 {
+    t.as_nanos() as f64 / n as f64
+}
+
 fn insert_ns<S: Counted>(s: &mut S, keys: &[u64]) -> f64 {
     s.clear();
     let t = cpu_now();
     for &k in keys {
         s.insert(k);
     }
-    (cpu_now() - t).as_nanos() as f64 / keys.len() as f64
+    per_op(cpu_now() - t, keys.len())
+}
+
+fn batch_ns<S: Counted>(s: &mut S, keys: &[u64]) -> f64 {
+    s.clear();
+    let t = cpu_now();
+    s.insert_all(keys);
+    per_op(cpu_now() - t, keys.len())
 }
 
 fn count_ns<S: Counted>(s: &S, keys: &[u64]) -> f64 {
@@ -27,7 +43,7 @@ fn count_ns<S: Counted>(s: &S, keys: &[u64]) -> f64 {
         sum = sum.wrapping_add(s.count(k));
     }
     black_box(sum);
-    (cpu_now() - t).as_nanos() as f64 / keys.len() as f64
+    per_op(cpu_now() - t, keys.len())
 }
 
 fn remove_ns<S: Counted>(s: &mut S, keys: &[u64]) -> f64 {
@@ -37,7 +53,19 @@ fn remove_ns<S: Counted>(s: &mut S, keys: &[u64]) -> f64 {
         ok += u64::from(s.remove(k));
     }
     black_box(ok);
-    (cpu_now() - t).as_nanos() as f64 / keys.len() as f64
+    per_op(cpu_now() - t, keys.len())
+}
+
+/// One pass over one structure: batch insert (if `batch`), insert, count, remove.
+fn pass<S: Counted>(s: &mut S, keys: &[u64], batch: bool, b: &mut [f64; 4]) {
+    if batch {
+        b[3] = b[3].min(batch_ns(s, keys));
+    }
+    b[0] = b[0].min(insert_ns(s, keys));
+    b[1] = b[1].min(count_ns(s, keys));
+    if s.removable() {
+        b[2] = b[2].min(remove_ns(s, keys));
+    }
 }
 
 fn main() {
@@ -48,58 +76,73 @@ fn main() {
         .unwrap_or(10_000_000);
     let passes: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(5);
     let keys = positive_keys(n);
-    let mut classic = Classic::new(n, 0.01);
+    let classic = Classic::new(n, 0.01);
     let (m, k) = classic.shape();
-    let mut counting = Counting::with_shape(m, k);
     let w = cms_width(n);
-    let mut cms = Cms::new(w, false);
-    let mut cms_cu = Cms::new(w, true);
-    let mut pc_cms = PcCms::new(w);
-    // [insert, count, remove] minima per structure
-    let mut best = [[f64::INFINITY; 3]; 5];
+    let eps = Cms::with_error(CMS_EPSILON, CMS_DELTA, false);
+    let (ew, ed) = eps.shape();
+    let mut counting = Counting::with_shape(m, k);
+    let mut classic = classic;
+    let mut eps = eps;
+    let mut eps_cu = Cms::with_error(CMS_EPSILON, CMS_DELTA, true);
+    let mut pc_eps = PcCms::new(ew);
+    let mut big = Cms::new(w, false);
+    let mut big_cu = Cms::new(w, true);
+    let mut pc_big = PcCms::new(w);
+    let names = [
+        "classic",
+        "counting (4-bit)",
+        "cms_eps",
+        "cms_eps_cu",
+        "pc_cms_eps",
+        "cms",
+        "cms_cu",
+        "pc_cms",
+    ];
+    // [insert, count, remove, batch insert] minima per structure
+    let mut best = [[f64::INFINITY; 4]; 8];
     for _ in 0..passes {
-        let mut row = |i: usize, ins: f64, cnt: f64, rem: f64| {
-            let b: &mut [f64; 3] = &mut best[i];
-            b[0] = b[0].min(ins);
-            b[1] = b[1].min(cnt);
-            b[2] = b[2].min(rem);
-        };
-        let a = insert_ns(&mut classic, &keys);
-        let c = count_ns(&classic, &keys);
-        row(0, a, c, f64::NAN);
-        let a = insert_ns(&mut counting, &keys);
-        let c = count_ns(&counting, &keys);
-        let r = remove_ns(&mut counting, &keys);
-        row(1, a, c, r);
-        for (i, s) in [(2, &mut cms), (3, &mut cms_cu)] {
-            let a = insert_ns(s, &keys);
-            let c = count_ns(s, &keys);
-            row(i, a, c, f64::NAN);
-        }
-        let a = insert_ns(&mut pc_cms, &keys);
-        let c = count_ns(&pc_cms, &keys);
-        let r = remove_ns(&mut pc_cms, &keys);
-        row(4, a, c, r);
+        // generic, not `dyn`: every structure's calls inline into its loop as in real use
+        pass(&mut classic, &keys, false, &mut best[0]);
+        pass(&mut counting, &keys, true, &mut best[1]);
+        pass(&mut eps, &keys, true, &mut best[2]);
+        pass(&mut eps_cu, &keys, true, &mut best[3]);
+        pass(&mut pc_eps, &keys, false, &mut best[4]);
+        pass(&mut big, &keys, true, &mut best[5]);
+        pass(&mut big_cu, &keys, true, &mut best[6]);
+        pass(&mut pc_big, &keys, false, &mut best[7]);
     }
-    println!("n = {n}, classic m = {m}, k = {k}; count-min depth {CMS_DEPTH} × width {w}; min of {passes} passes (ns/op, thread CPU time)");
-    println!("| structure | insert | count | remove | insert / classic | count / classic |");
-    println!("|---|---:|---:|---:|---:|---:|");
-    let names = ["classic", "counting (4-bit)", "cms", "cms_cu", "pc_cms"];
+    println!(
+        "n = {n}, classic m = {m}, k = {k}; count-min depth {CMS_DEPTH} × width {w} (cms*), \
+         (ε, δ) = ({CMS_EPSILON}, {CMS_DELTA}) → depth {ed} × width {ew} (cms_eps*); \
+         min of {passes} passes (ns/op, thread CPU time)"
+    );
+    println!("| structure | insert | batch insert | count | remove | insert / classic | count / classic | remove / classic insert |");
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    let f = |x: f64| {
+        if x.is_finite() {
+            format!("{x:.1}")
+        } else {
+            "–".into()
+        }
+    };
+    let r = |x: f64, by: f64| {
+        if x.is_finite() {
+            format!("{:.2}", x / by)
+        } else {
+            "–".into()
+        }
+    };
     for (name, b) in names.iter().zip(&best) {
-        let f = |x: f64| {
-            if x.is_finite() {
-                format!("{x:.1}")
-            } else {
-                "–".into()
-            }
-        };
         println!(
-            "| {name} | {} | {} | {} | {:.2} | {:.2} |",
+            "| {name} | {} | {} | {} | {} | {} | {} | {} |",
             f(b[0]),
+            f(b[3]),
             f(b[1]),
             f(b[2]),
-            b[0] / best[0][0],
-            b[1] / best[0][1]
+            r(b[0], best[0][0]),
+            r(b[1], best[0][1]),
+            r(b[2], best[0][0]),
         );
     }
 }

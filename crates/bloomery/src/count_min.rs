@@ -39,6 +39,9 @@ use crate::store::{self, Words};
 /// Most rows accepted.
 pub const MAX_DEPTH: u32 = 64;
 
+/// How many keys ahead the pipelined updates hash and prefetch.
+pub const UPDATE_AHEAD: usize = 8;
+
 /// The count-min sketch (see the [module docs](self)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct CountMinSketch {
@@ -198,8 +201,9 @@ impl CountMinSketch {
             .count() as u64
     }
 
-    #[inline]
-    fn cells(&self, h: Hashed) -> impl Iterator<Item = usize> + '_ {
+    /// The key's cell in each row, `row r, column h_r(x)`, as indices into the table.
+    #[inline(always)]
+    fn cells(&self, h: Hashed) -> impl Iterator<Item = usize> {
         let w = self.width;
         h.sequence(self.depth)
             .enumerate()
@@ -207,23 +211,75 @@ impl CountMinSketch {
     }
 
     /// Add `count` to a pre-hashed key.
+    #[inline]
     pub fn update_hashed(&mut self, h: Hashed, count: u64) {
         self.total = self.total.saturating_add(count);
-        // Conservative update: no counter needs to exceed the old minimum plus `count`.
-        let target = self
-            .conservative
-            .then(|| self.count_hashed(h).saturating_add(count));
-        let mut idx = [0usize; MAX_DEPTH as usize];
-        for (slot, c) in idx.iter_mut().zip(self.cells(h)) {
-            *slot = c;
+        if self.conservative {
+            // Conservative update: no counter needs to exceed the old minimum plus `count`.
+            let target = self.count_hashed(h).saturating_add(count);
+            let cells = self.cells(h);
+            let t = self.table.as_mut_slice();
+            for c in cells {
+                // SAFETY: c = r·width + reduce(x, width) < depth·width = t.len() (r < depth
+                // and `reduce` maps into [0, width)).
+                let v = unsafe { t.get_unchecked_mut(c) };
+                *v = (*v).max(target);
+            }
+        } else {
+            // Rows are disjoint, so the depth read-modify-writes are independent and their
+            // cache misses overlap.
+            let cells = self.cells(h);
+            let t = self.table.as_mut_slice();
+            for c in cells {
+                // SAFETY: as above, c < depth·width = t.len().
+                let v = unsafe { t.get_unchecked_mut(c) };
+                *v = (*v).saturating_add(count);
+            }
         }
-        let t = self.table.as_mut_slice();
-        for &c in &idx[..self.depth as usize] {
-            t[c] = match target {
-                Some(v) => t[c].max(v),
-                None => t[c].saturating_add(count),
-            };
+    }
+
+    /// Hint the CPU to fetch the key's `depth` cells ahead of an update or a query (for
+    /// streaming callers that hash a key and update it a few keys later; see
+    /// [`update_hashed_pipelined`](Self::update_hashed_pipelined)).
+    #[inline]
+    pub fn prefetch_hashed(&self, h: Hashed) {
+        let t = self.table.as_slice();
+        for c in self.cells(h) {
+            store::prefetch(t, c);
         }
+    }
+
+    /// Add `count` to each of a stream of pre-hashed keys through a software pipeline: each
+    /// key's cells are prefetched [`UPDATE_AHEAD`] keys before it is updated, so the cache
+    /// misses of consecutive keys overlap (for tables larger than the cache). The result is
+    /// identical to calling [`update_hashed`](Self::update_hashed) for each key in order.
+    pub fn update_hashed_pipelined(
+        &mut self,
+        hashes: impl IntoIterator<Item = Hashed>,
+        count: u64,
+    ) {
+        let mut ring = [Hashed::default(); UPDATE_AHEAD];
+        let mut seen = 0usize;
+        for h in hashes {
+            self.prefetch_hashed(h);
+            let slot = seen % UPDATE_AHEAD;
+            if seen >= UPDATE_AHEAD {
+                self.update_hashed(ring[slot], count);
+            }
+            ring[slot] = h;
+            seen += 1;
+        }
+        for i in seen.saturating_sub(UPDATE_AHEAD)..seen {
+            self.update_hashed(ring[i % UPDATE_AHEAD], count);
+        }
+    }
+
+    /// Add `count` to every key of `keys` (a key repeated is added as often as it appears),
+    /// hashing ahead and prefetching as [`update_hashed_pipelined`](Self::update_hashed_pipelined)
+    /// does. The result is identical to calling [`update`](Self::update) for each key in order.
+    pub fn update_batch<K: Key>(&mut self, keys: &[K], count: u64) {
+        let hasher = self.hasher;
+        self.update_hashed_pipelined(keys.iter().map(|k| hasher.hash(k)), count);
     }
 
     /// Add `count` to a key.
@@ -305,7 +361,12 @@ impl Count for CountMinSketch {
     #[inline]
     fn count_hashed(&self, h: Hashed) -> u64 {
         let t = self.table.as_slice();
-        self.cells(h).map(|c| t[c]).min().unwrap_or(0)
+        let mut min = u64::MAX;
+        for c in self.cells(h) {
+            // SAFETY: c = r·width + reduce(x, width) < depth·width = t.len().
+            min = min.min(unsafe { *t.get_unchecked(c) });
+        }
+        min
     }
 }
 
@@ -346,12 +407,12 @@ impl Persist for CountMinSketch {
     }
 }
 
-/// Each key adds one.
+/// Each key adds one, through the software pipeline of
+/// [`CountMinSketch::update_hashed_pipelined`] (identical to incrementing one by one).
 impl<K: Key> Extend<K> for CountMinSketch {
     fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
-        for k in iter {
-            self.increment(&k);
-        }
+        let hasher = self.hasher;
+        self.update_hashed_pipelined(iter.into_iter().map(|k| hasher.hash(&k)), 1);
     }
 }
 
@@ -427,6 +488,45 @@ mod tests {
         let back = CountMinSketch::from_bytes(&a.to_bytes()).unwrap();
         assert_eq!(back, a);
         assert_eq!(back.count("x"), 5);
+    }
+
+    #[test]
+    fn batched_updates_equal_one_by_one() {
+        for cons in [false, true] {
+            let mk = || {
+                CountMinSketch::builder()
+                    .dimensions(1000, 4)
+                    .conservative(cons)
+                    .seed(3)
+                    .try_build()
+                    .unwrap()
+            };
+            let keys: Vec<u32> = (0..5000u32).map(|i| (i * 7919) % 1300).collect();
+            let mut one = mk();
+            for k in &keys {
+                one.update(k, 3);
+            }
+            let mut batch = mk();
+            batch.update_batch(&keys, 3);
+            assert_eq!(batch, one, "conservative={cons}");
+            // fewer keys than the pipeline depth, and none
+            let mut short = mk();
+            short.update_batch(&keys[..3], 3);
+            let mut short_one = mk();
+            for k in &keys[..3] {
+                short_one.update(k, 3);
+            }
+            assert_eq!(short, short_one);
+            short.update_batch::<u32>(&[], 3);
+            assert_eq!(short, short_one);
+            let mut ext = mk();
+            ext.extend(keys.iter().copied());
+            let mut inc = mk();
+            for k in &keys {
+                inc.increment(k);
+            }
+            assert_eq!(ext, inc);
+        }
     }
 
     proptest! {

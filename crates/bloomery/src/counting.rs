@@ -45,6 +45,9 @@ use crate::BloomFilter;
 /// The default counter width in bits (002 §2.5: four bits suffice for most applications).
 pub const DEFAULT_COUNTER_WIDTH: u32 = 4;
 
+/// How many keys ahead the pipelined inserts hash and prefetch.
+pub const INSERT_AHEAD: usize = 8;
+
 /// Largest k accepted (the same as the classic filter's, so conversion always works).
 pub const MAX_HASHES: u32 = crate::classic::MAX_HASHES;
 
@@ -235,25 +238,52 @@ impl CountingBloomFilter {
     }
 
     /// Insert `n` occurrences of a pre-hashed key at once (each counter saturating).
+    #[inline]
     pub fn insert_many_hashed(&mut self, h: Hashed, n: u32) -> bool {
-        // Gather the k indices and read every counter before writing any: the k reads are
-        // independent, so their cache misses overlap instead of queueing behind each
-        // read-modify-write; the updates then hit the cache.
-        let mut idx = [0u64; MAX_HASHES as usize];
-        let k = (self.k as usize).min(idx.len());
-        for (slot, i) in idx.iter_mut().zip(h.indices(self.k, self.counters.len())) {
-            *slot = i;
-        }
-        let idx = &idx[..k];
-        let mut new = false;
-        for &i in idx {
-            new |= self.counters.get(i) == 0;
-        }
-        for &i in idx {
-            self.counters.add(i, n);
-        }
+        let (k, m) = (self.k, self.counters.len());
+        // SAFETY: `indices` reduces into [0, m) and m is the counters' length.
+        let new = unsafe { self.counters.view_mut().add_each(h.indices(k, m), n) };
         self.items = self.items.saturating_add(u64::from(n));
         new
+    }
+
+    /// Hint the CPU to fetch the words of the key's k counters ahead of an insert, a count or
+    /// a remove (for streaming callers; see [`insert_hashed_pipelined`](Self::insert_hashed_pipelined)).
+    #[inline]
+    pub fn prefetch_hashed(&self, h: Hashed) {
+        let (w, width) = (self.counters.words().as_slice(), self.counters.width());
+        for i in h.indices(self.k, self.counters.len()) {
+            store::prefetch(w, (i * u64::from(width) / 64) as usize);
+        }
+    }
+
+    /// Insert a stream of pre-hashed keys through a software pipeline: each key's counters
+    /// are prefetched [`INSERT_AHEAD`] keys before it is inserted, so the cache misses of
+    /// consecutive keys overlap (for filters larger than the cache). The result is identical
+    /// to inserting them one by one; returns how many keys had a zero counter (were new).
+    pub fn insert_hashed_pipelined(&mut self, hashes: impl IntoIterator<Item = Hashed>) -> u64 {
+        let mut ring = [Hashed::default(); INSERT_AHEAD];
+        let (mut seen, mut new) = (0usize, 0u64);
+        for h in hashes {
+            self.prefetch_hashed(h);
+            let slot = seen % INSERT_AHEAD;
+            if seen >= INSERT_AHEAD {
+                new += u64::from(self.insert_hashed(ring[slot]));
+            }
+            ring[slot] = h;
+            seen += 1;
+        }
+        for i in seen.saturating_sub(INSERT_AHEAD)..seen {
+            new += u64::from(self.insert_hashed(ring[i % INSERT_AHEAD]));
+        }
+        new
+    }
+
+    /// Insert every key of `keys` through [`insert_hashed_pipelined`](Self::insert_hashed_pipelined)
+    /// (identical to inserting them one by one); returns how many were new.
+    pub fn insert_batch<K: crate::hash::Key>(&mut self, keys: &[K]) -> u64 {
+        let hasher = self.hasher;
+        self.insert_hashed_pipelined(keys.iter().map(|k| hasher.hash(k)))
     }
 
     /// The plain Bloom filter of the same m, k and hasher: bit i is set where counter i is
@@ -347,8 +377,7 @@ impl Filter for CountingBloomFilter {
 
     #[inline]
     fn contains_hashed(&self, h: Hashed) -> bool {
-        h.indices(self.k, self.counters.len())
-            .all(|i| self.counters.get(i) != 0)
+        self.count_hashed(h) != 0
     }
 
     /// Inserts minus successful removes (so duplicates count every time).
@@ -366,29 +395,28 @@ impl Count for CountingBloomFilter {
     /// counters saturated.
     #[inline]
     fn count_hashed(&self, h: Hashed) -> u64 {
-        h.indices(self.k, self.counters.len())
-            .map(|i| self.counters.get(i))
-            .min()
-            .map_or(0, u64::from)
+        let (k, m) = (self.k, self.counters.len());
+        // SAFETY: `indices` reduces into [0, m) and m is the counters' length.
+        u64::from(unsafe { self.counters.view().min_of(h.indices(k, m)) })
     }
 }
 
 impl Remove for CountingBloomFilter {
     /// Decrement the key's counters, except saturated ones; refused (nothing changed) when any
     /// of them is zero.
+    #[inline]
     fn remove_hashed(&mut self, h: Hashed) -> Result<(), RemoveError> {
-        let m = self.counters.len();
-        if h.indices(self.k, m).any(|i| self.counters.get(i) == 0) {
+        let (k, m) = (self.k, self.counters.len());
+        // One pass of read-modify-writes that undoes itself and refuses when one of the
+        // counters was zero (see `ViewMut::decrement_unless_zero`). A counter a key hits twice
+        // was incremented twice on insert and is decremented twice here.
+        // SAFETY: `indices` reduces into [0, m) and m is the counters' length; k ≤ 64.
+        if !unsafe {
+            self.counters
+                .view_mut()
+                .decrement_unless_zero(h.indices(k, m))
+        } {
             return Err(RemoveError::NotPresent);
-        }
-        let max = self.counters.max_value();
-        for i in h.indices(self.k, m) {
-            // A counter a key hits twice was incremented twice on insert and is decremented
-            // twice here; the zero check only guards against wrapping.
-            let c = self.counters.get(i);
-            if c != max && c != 0 {
-                self.counters.set(i, c - 1);
-            }
         }
         self.items = self.items.saturating_sub(1);
         Ok(())
@@ -488,11 +516,12 @@ impl Persist for CountingBloomFilter {
     }
 }
 
+/// Inserts through [`CountingBloomFilter::insert_hashed_pipelined`] (identical to inserting
+/// one by one).
 impl<K: crate::hash::Key> Extend<K> for CountingBloomFilter {
     fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
-        for k in iter {
-            self.insert(&k);
-        }
+        let hasher = self.hasher;
+        self.insert_hashed_pipelined(iter.into_iter().map(|k| hasher.hash(&k)));
     }
 }
 
@@ -518,6 +547,26 @@ mod tests {
         assert_eq!(f.remove("never"), Err(RemoveError::NotPresent));
         assert_eq!(f.len(), 0);
         assert!(f.counters().sum() == 0);
+    }
+
+    #[test]
+    fn batched_inserts_equal_one_by_one() {
+        let keys: Vec<u32> = (0..3000u32).map(|i| (i * 7919) % 1100).collect();
+        let mut one = CountingBloomFilter::try_with_shape(4000, 5, 3).unwrap();
+        let mut new_one = 0;
+        for k in &keys {
+            new_one += u64::from(one.insert(k));
+        }
+        let mut batch = CountingBloomFilter::try_with_shape(4000, 5, 3).unwrap();
+        assert_eq!(batch.insert_batch(&keys), new_one);
+        assert_eq!(batch, one);
+        let mut ext = CountingBloomFilter::try_with_shape(4000, 5, 3).unwrap();
+        ext.extend(keys.iter().copied());
+        assert_eq!(ext, one);
+        let mut short = CountingBloomFilter::try_with_shape(4000, 5, 3).unwrap();
+        assert_eq!(short.insert_batch(&keys[..2]), 2);
+        assert_eq!(short.insert_batch::<u32>(&[]), 0);
+        assert_eq!(short.len(), 2);
     }
 
     #[test]
