@@ -634,6 +634,10 @@ fn threads_give_the_same_filter() {
     assert!(one == add("two.bloom", "2", &[&input], None), "mapped file");
     assert!(one == add("stdin.bloom", "2", &[], Some(&text)), "stdin");
     assert!(one == add("gz.bloom", "3", &[&gz], None), "gzip");
+    assert!(
+        one == add("three.bloom", "3", &[&input], None),
+        "three threads"
+    );
     assert_eq!(
         add("parts1.bloom", "1", &[&part_a, &part_b], None),
         add("parts2.bloom", "2", &[&part_a, &part_b], None),
@@ -651,6 +655,68 @@ fn threads_give_the_same_filter() {
         .assert()
         .success()
         .stderr(predicate::str::contains("one thread"));
+}
+
+#[test]
+fn threads_give_the_same_fields_summary_and_errors() {
+    // 3.4 MB of `id,hex` lines (several 1 MiB pieces of a batch), every 10th without the
+    // field; the same filter, the same summary line and, with a bad hex key deep in the input,
+    // the same error line for one and two threads, from a file and from stdin.
+    let t = T::new();
+    let mut text = String::new();
+    for i in 0..100_000u64 {
+        if i % 10 == 3 {
+            text.push_str(&format!("{i}\n"));
+        } else {
+            text.push_str(&format!("{i},{:024x}\n", mix(i)));
+        }
+    }
+    let input = t.write("in.csv", text.as_bytes());
+    let bad_line = 77_777;
+    let mut bad: Vec<String> = text.lines().map(str::to_string).collect();
+    bad[bad_line - 1] = "x,abcz".to_string();
+    let bad = bad.join("\n") + "\n";
+    let bad_file = t.write("bad.csv", bad.as_bytes());
+    let shape = ["-n", "100k", "-p", "0.01", "--seed", "5"];
+    let run = |name: &str, threads: &str, input: Option<&Path>, stdin: &str| {
+        let f = t.create(name, &shape);
+        let mut c = bloomery();
+        c.args(["add", "-t", threads, "-d", ",", "-f", "2", "--hex"])
+            .arg(&f);
+        match input {
+            Some(p) => c.arg(p),
+            None => c.write_stdin(stdin.to_string()),
+        };
+        let out = c.output().unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        (out.status.code(), std::fs::read(&f).unwrap(), err)
+    };
+    let one = run("one.bloom", "1", Some(&input), "");
+    assert_eq!(one.0, Some(0));
+    assert!(
+        one.2
+            .contains("100,000 lines read (10,000 without field, skipped)"),
+        "{}",
+        one.2
+    );
+    for (name, input) in [("file.bloom", Some(input.as_path())), ("stdin.bloom", None)] {
+        let two = run(name, "2", input, &text);
+        assert_eq!(two.0, Some(0));
+        assert!(two.1 == one.1, "{name}: same filter");
+        assert_eq!(two.2, one.2, "{name}: same summary");
+    }
+    let want = format!("line {bad_line}: invalid hex key");
+    let fresh = t.create("fresh.bloom", &shape);
+    let fresh = std::fs::read(fresh).unwrap();
+    for threads in ["1", "2"] {
+        for (name, input) in [("badf", Some(bad_file.as_path())), ("bads", None)] {
+            let name = format!("{name}{threads}.bloom");
+            let (code, bytes, err) = run(&name, threads, input, &bad);
+            assert_eq!(code, Some(2), "{threads} threads: {err}");
+            assert!(err.contains(&want), "{threads} threads, {name}: {err}");
+            assert!(bytes == fresh, "a failed add leaves the file as it was");
+        }
+    }
 }
 
 // ---------------------------------------------------------------- dedup
