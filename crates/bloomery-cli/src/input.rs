@@ -247,7 +247,7 @@ pub fn open_plain(name: &str) -> Result<Option<(File, u64)>> {
 }
 
 /// Read at `off` until `buf` is full or the file ends; returns the bytes read.
-fn read_at(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
+pub fn read_at(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
     use std::os::unix::fs::FileExt;
     let mut got = 0;
     while got < buf.len() {

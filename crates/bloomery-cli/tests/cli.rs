@@ -719,6 +719,40 @@ fn threads_give_the_same_fields_summary_and_errors() {
     }
 }
 
+#[test]
+fn threads_load_large_and_compressed_filters() {
+    // a 1.2 MB filter (read by both threads when loaded) and its compressed form (kept
+    // compressed): the same files as with one thread
+    let t = T::new();
+    let text = lines(0..50_000);
+    let input = t.write("in.txt", text.as_bytes());
+    let shape = ["-n", "1M", "-p", "0.01", "--seed", "8"];
+    let add = |f: &Path, threads: &str| {
+        bloomery()
+            .args(["add", "-q", "-t", threads])
+            .arg(f)
+            .arg(&input)
+            .assert()
+            .success();
+        std::fs::read(f).unwrap()
+    };
+    let one = t.create("one.bloom", &shape);
+    let two = t.create("two.bloom", &shape);
+    assert!(std::fs::metadata(&one).unwrap().len() > 1 << 20);
+    for (plain, packed) in [(&one, "one.z"), (&two, "two.z")] {
+        bloomery()
+            .arg("compress")
+            .arg(plain)
+            .arg(t.p(packed))
+            .assert()
+            .success();
+    }
+    assert!(add(&one, "1") == add(&two, "2"), "plain");
+    let (z1, z2) = (add(&t.p("one.z"), "1"), add(&t.p("two.z"), "2"));
+    assert!(z1 == z2, "compressed");
+    assert!(z1.len() < std::fs::metadata(&one).unwrap().len() as usize / 2);
+}
+
 // ---------------------------------------------------------------- dedup
 
 fn mix(mut z: u64) -> u64 {

@@ -1,6 +1,7 @@
 //! `bloomery add`: load, insert in memory, save atomically (a failed add leaves the file as
 //! it was).
 
+use std::path::Path;
 use std::sync::mpsc;
 
 use anyhow::{bail, Context, Result};
@@ -14,15 +15,27 @@ use crate::output::{note, warn, Progress};
 
 pub fn run(a: AddArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
-    let mut f = super::load(&a.file)?;
-    let before = f.len();
     let threads = match a.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let counts = match &mut f {
-        AnyFilter::Blocked(b) if threads > 1 => parallel(b, &a.inputs, &spec, threads)?,
-        other => {
+    let pool = if threads > 1 {
+        let p = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .context("cannot start the insert threads")?;
+        Some(p)
+    } else {
+        None
+    };
+    let mut f = match &pool {
+        Some(p) => load_parallel(&a.file, p)?,
+        None => super::load(&a.file)?,
+    };
+    let before = f.len();
+    let counts = match (&mut f, pool) {
+        (AnyFilter::Blocked(b), Some(pool)) => parallel(b, &a.inputs, &spec, pool)?,
+        (other, _) => {
             if threads > 1 {
                 warn(&format!(
                     "--threads applies to blocked filters; inserting into this {} filter with one thread",
@@ -62,6 +75,40 @@ pub fn run(a: AddArgs) -> Result<u8> {
     ));
     super::warn_if_over_info(&i);
     Ok(0)
+}
+
+/// Load the filter file with its bytes read by all threads of `pool`, each a part of the file
+/// (the copy from the page cache and the page faults of the buffer are shared). Falls back to
+/// the plain load, and its error messages, for a small, special, oversized or unreadable file.
+fn load_parallel(path: &Path, pool: &rayon::ThreadPool) -> Result<AnyFilter> {
+    let read = || -> std::io::Result<Option<Vec<u8>>> {
+        let file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        let len = meta.len();
+        if !meta.is_file() || len < (1 << 20) || len > bloomery::store::max_bytes() {
+            return Ok(None);
+        }
+        let Ok(len) = usize::try_from(len) else {
+            return Ok(None);
+        };
+        let mut bytes = vec![0u8; len];
+        let part = len
+            .div_ceil(pool.current_num_threads())
+            .next_multiple_of(4096);
+        let complete = pool.install(|| {
+            bytes
+                .par_chunks_mut(part)
+                .enumerate()
+                .map(|(i, c)| Ok(input::read_at(&file, c, (i * part) as u64)? == c.len()))
+                .collect::<std::io::Result<Vec<bool>>>()
+        })?;
+        Ok(complete.iter().all(|&c| c).then_some(bytes))
+    };
+    match read() {
+        Ok(Some(bytes)) => AnyFilter::from_bytes(&bytes)
+            .with_context(|| format!("cannot load `{}`", path.display())),
+        _ => super::load(path),
+    }
 }
 
 fn sequential(f: &mut AnyFilter, inputs: &[String], spec: &KeySpec) -> Result<Counts> {
@@ -145,12 +192,9 @@ fn parallel(
     f: &mut BlockedBloomFilter,
     inputs: &[String],
     spec: &KeySpec,
-    threads: usize,
+    pool: rayon::ThreadPool,
 ) -> Result<Counts> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .context("cannot start the insert threads")?;
+    let threads = pool.current_num_threads();
     let regions = f.insert_regions(threads * 4);
     let mut b = Batches {
         hasher: *f.hasher(),
