@@ -659,12 +659,12 @@ fn threads_give_the_same_filter() {
 
 #[test]
 fn threads_give_the_same_fields_summary_and_errors() {
-    // 3.4 MB of `id,hex` lines (several 1 MiB pieces of a batch), every 10th without the
-    // field; the same filter, the same summary line and, with a bad hex key deep in the input,
+    // 8.8 MB of `id,hex` lines (more than one 8 MiB batch of `-t 2`), every 10th without
+    // the field; the same filter, the same summary line and, with a bad hex key deep in the input,
     // the same error line for one and two threads, from a file and from stdin.
     let t = T::new();
     let mut text = String::new();
-    for i in 0..100_000u64 {
+    for i in 0..300_000u64 {
         if i % 10 == 3 {
             text.push_str(&format!("{i}\n"));
         } else {
@@ -672,12 +672,14 @@ fn threads_give_the_same_fields_summary_and_errors() {
         }
     }
     let input = t.write("in.csv", text.as_bytes());
-    let bad_line = 77_777;
+    let bad_line = 295_000;
     let mut bad: Vec<String> = text.lines().map(str::to_string).collect();
+    let at: usize = bad[..bad_line - 1].iter().map(|l| l.len() + 1).sum();
+    assert!(at > 8 << 20, "the bad line is in the second batch");
     bad[bad_line - 1] = "x,abcz".to_string();
     let bad = bad.join("\n") + "\n";
     let bad_file = t.write("bad.csv", bad.as_bytes());
-    let shape = ["-n", "100k", "-p", "0.01", "--seed", "5"];
+    let shape = ["-n", "300k", "-p", "0.01", "--seed", "5"];
     let run = |name: &str, threads: &str, input: Option<&Path>, stdin: &str| {
         let f = t.create(name, &shape);
         let mut c = bloomery();
@@ -695,7 +697,7 @@ fn threads_give_the_same_fields_summary_and_errors() {
     assert_eq!(one.0, Some(0));
     assert!(
         one.2
-            .contains("100,000 lines read (10,000 without field, skipped)"),
+            .contains("300,000 lines read (30,000 without field, skipped)"),
         "{}",
         one.2
     );

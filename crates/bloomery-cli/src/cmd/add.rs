@@ -205,6 +205,7 @@ fn parallel(
         pieces: (0..threads * PIECES_PER_THREAD)
             .map(|_| Piece::default())
             .collect(),
+        spare: Vec::new(),
         counts: Counts::default(),
         progress: Progress::new("lines"),
     };
@@ -284,50 +285,64 @@ struct Batches<'a> {
     spec: &'a KeySpec,
     /// One per piece of a batch (reused from batch to batch).
     pieces: Vec<Piece>,
+    /// A second set, for the next batch while this one is inserted.
+    spare: Vec<Piece>,
     counts: Counts,
     progress: Progress,
 }
 
 impl Batches<'_> {
     /// A plain file: batches of byte ranges, each piece read by the worker that hashes it.
-    /// Returns the file's length.
+    /// Phase 2 of one batch runs alongside phase 1 of the next (a rayon `join`, so a worker
+    /// that finishes its share of one helps with the other). Returns the file's length.
     fn ranged(&mut self, file: &std::fs::File, len: u64, name: &str) -> Result<u64> {
         let batch = (PIECE * self.pieces.len()) as u64;
+        let mut next = std::mem::take(&mut self.spare);
+        next.resize_with(self.pieces.len(), Piece::default);
+        // pieces of the batch hashed but not inserted yet (in `self.pieces`)
+        let mut ready = 0;
         let mut off = 0u64;
         while off < len {
+            self.check(ready, name)?;
+            let used = next.len().min((len - off).div_ceil(PIECE as u64) as usize);
             let (hasher, spec, regions) = (&self.hasher, self.spec, &self.regions);
-            let used = self
-                .pieces
-                .len()
-                .min((len - off).div_ceil(PIECE as u64) as usize);
-            let pieces = &mut self.pieces[..used];
+            let (f, hashed) = (&mut *self.f, &self.pieces[..ready]);
+            let pieces = &mut next[..used];
             self.pool.install(|| {
-                pieces.par_iter_mut().enumerate().for_each(|(i, p)| {
-                    p.reset(regions.count());
-                    let start = off + (i * PIECE) as u64;
-                    let mut buf = std::mem::take(&mut p.buf);
-                    let read = input::for_each_line_at(
-                        file,
-                        len,
-                        start,
-                        start + PIECE as u64,
-                        &mut buf,
-                        |line| p.line(line, hasher, spec, regions),
-                    );
-                    p.buf = buf;
-                    if let Err(e) = read {
-                        p.error = Some((0, format!("cannot read: {e}")));
-                    }
-                })
+                rayon::join(
+                    || f.par_insert_bucketed(regions, hashed),
+                    || {
+                        pieces.par_iter_mut().enumerate().for_each(|(i, p)| {
+                            p.reset(regions.count());
+                            let start = off + (i * PIECE) as u64;
+                            let mut buf = std::mem::take(&mut p.buf);
+                            let read = input::for_each_line_at(
+                                file,
+                                len,
+                                start,
+                                start + PIECE as u64,
+                                &mut buf,
+                                |line| p.line(line, hasher, spec, regions),
+                            );
+                            p.buf = buf;
+                            if let Err(e) = read {
+                                p.error = Some((0, format!("cannot read: {e}")));
+                            }
+                        })
+                    },
+                )
             });
-            self.insert(used, name)?;
+            std::mem::swap(&mut self.pieces, &mut next);
+            ready = used;
             off += batch;
         }
+        self.spare = next;
+        self.insert(ready, name)?;
         Ok(len)
     }
 
-    /// Insert the hashes of the first `used` pieces (phase 2), after checking them for errors.
-    fn insert(&mut self, used: usize, name: &str) -> Result<()> {
+    /// Check the first `used` pieces for errors (in input order) and count their lines.
+    fn check(&mut self, used: usize, name: &str) -> Result<()> {
         for p in &self.pieces[..used] {
             if let Some((line, msg)) = &p.error {
                 if *line == 0 {
@@ -338,9 +353,15 @@ impl Batches<'_> {
             self.counts.lines += p.counts.lines;
             self.counts.skipped += p.counts.skipped;
         }
+        self.progress.set(self.counts.lines);
+        Ok(())
+    }
+
+    /// Check the hashes of the first `used` pieces and insert them (phase 2).
+    fn insert(&mut self, used: usize, name: &str) -> Result<()> {
+        self.check(used, name)?;
         let (f, regions, pieces) = (&mut *self.f, &self.regions, &self.pieces[..used]);
         self.pool.install(|| f.par_insert_bucketed(regions, pieces));
-        self.progress.set(self.counts.lines);
         Ok(())
     }
 
