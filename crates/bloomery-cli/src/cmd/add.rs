@@ -184,7 +184,8 @@ const PIECES_PER_THREAD: usize = 4;
 ///    split into pieces at line boundaries.
 /// 2. each region of the filter is filled by one worker with the hashes of its buckets, piece
 ///    after piece, through the library's prefetching `par_insert_bucketed` (plain writes: no
-///    two workers touch one block).
+///    two workers touch one block). For a plain file this runs alongside phase 1 of the next
+///    batch.
 ///
 /// A key's bits all lie in its block and each block's keys are inserted in input order, so the
 /// filter's bits *and* its item count equal those of a sequential add.
