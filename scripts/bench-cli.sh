@@ -6,6 +6,7 @@
 #   2. `bloomery add` of 10M generated 32-byte lines with --threads 1 and --threads 2.
 # Prints a markdown section for docs/BENCHMARKS.md ("## CLI"). Needs node/npm (first run) and
 # GNU time. Usage: [RUNS=5] bash scripts/bench-cli.sh
+#        [RUNS=9] bash scripts/bench-cli.sh add    # only the `add --threads` part (no download)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,15 +15,6 @@ cargo build --release -p bloomery-cli >&2
 B="$PWD/target/release/bloomery"
 W="$(mktemp -d)"
 trap 'rm -rf "$W"' EXIT
-
-bash scripts/fetch-data.sh npm >&2
-D="${BLOOMERY_DATA:-target/data}"
-URLS="$D/npm-urls.txt"
-VERSION=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' \
-  "$D/npm/node_modules/all-the-package-repos/package.json" | head -n1)
-LINES=$(wc -l < "$URLS")
-DISTINCT=$(LC_ALL=C sort -u "$URLS" | wc -l)
-LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
 
 # run CMD... RUNS times; sets BEST (wall seconds), CPU (user+sys seconds) and RSS (peak KB)
 # of the fastest run
@@ -45,6 +37,72 @@ measure() {
   done
 }
 
+
+# `add` of 10M 32-byte lines, --threads 1 and 2, RUNS interleaved runs each: a fresh
+# `create -n 10M -p 0.01` before every run (not timed), then `/usr/bin/time -v add`; best wall
+# time, and the CPU (user + sys) of that run. Also the fixed cost: the same add of one line.
+# Sets T1 C1 T2 C2 TF (seconds) and ADD_LOADS (load averages seen before the runs).
+add_bench() {
+  if [ ! -s "$W/lines32.txt" ]; then
+    echo "generating 10M 32-byte lines ..." >&2
+    awk 'BEGIN { for (i = 0; i < 10000000; i++) printf "%031d\n", i }' > "$W/lines32.txt"
+  fi
+  printf 'x\n' > "$W/one.txt"
+  cat "$W/lines32.txt" > /dev/null   # in the page cache, as for every later run
+  T1="" T2="" TF="" ADD_LOADS=""
+  one_add() { # threads input -> WALL CPU
+    "$B" create -q --force "$W/add.bloom" -n 10M -p 0.01
+    /usr/bin/time -v "$B" add -q --threads "$1" "$W/add.bloom" "$2" 2> "$W/time.txt"
+    WALL=$(awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, p, ":"); s = 0;
+      for (i = 1; i <= n; i++) s = s * 60 + p[i]; print s }' "$W/time.txt")
+    CPU=$(awk -F': ' '/(User|System) time \(seconds\)/ { s += $2 } END { print s }' "$W/time.txt")
+  }
+  better() { [ -z "$1" ] || awk -v a="$2" -v b="$1" 'BEGIN { exit !(a < b) }'; }
+  for _ in $(seq "$RUNS"); do
+    ADD_LOADS="$ADD_LOADS $(cut -d' ' -f1 /proc/loadavg)"
+    one_add 1 "$W/lines32.txt"
+    if better "$T1" "$WALL"; then T1=$WALL; C1=$CPU; fi
+    one_add 2 "$W/lines32.txt"
+    if better "$T2" "$WALL"; then T2=$WALL; C2=$CPU; fi
+    one_add 1 "$W/one.txt"
+    if better "$TF" "$WALL"; then TF=$WALL; fi
+  done
+}
+
+add_table() {
+  cat <<MD
+**add** of 10M 32-byte lines (\`create -q --force F -n 10M -p 0.01\` before each run, not
+timed; then \`/usr/bin/time -v bloomery add -q --threads T F lines.txt\`, lines
+\`printf "%031d\\n"\`), $RUNS interleaved runs each, load average before each pair:$ADD_LOADS.
+The same add of a one-line input (load, save with fsync: the fixed cost) took $TF s.
+
+| threads | best wall (s) | CPU of that run (s) | lines/s (wall) | speed-up (best wall) |
+|---:|---:|---:|---:|---:|
+| 1 | $T1 | $C1 | $(awk -v t="$T1" 'BEGIN{printf "%.1f", 10 / t}')M | 1.00x |
+| 2 | $T2 | $C2 | $(awk -v t="$T2" 'BEGIN{printf "%.1f", 10 / t}')M | $(awk -v a="$T1" -v b="$T2" 'BEGIN{printf "%.2f", a / b}')x |
+MD
+}
+
+if [ "${1:-}" = add ]; then
+  LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+  add_bench
+  echo "machine: $(lscpu | awk -F': +' '/^Model name/ { print $2; exit }'), $(nproc) cores;" \
+    "$(date -u '+%Y-%m-%d %H:%M UTC'); load average at the start: $LOAD0, at the end:" \
+    "$(cut -d' ' -f1-3 /proc/loadavg)"
+  echo
+  add_table
+  exit 0
+fi
+
+bash scripts/fetch-data.sh npm >&2
+D="${BLOOMERY_DATA:-target/data}"
+URLS="$D/npm-urls.txt"
+VERSION=$(sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' \
+  "$D/npm/node_modules/all-the-package-repos/package.json" | head -n1)
+LINES=$(wc -l < "$URLS")
+DISTINCT=$(LC_ALL=C sort -u "$URLS" | wc -l)
+LOAD0=$(cut -d' ' -f1-3 /proc/loadavg)
+
 measure awk '!seen[$0]++' "$URLS"
 AWK_T=$BEST; AWK_M=$RSS; AWK_N=$(wc -l < "$W/out.txt")
 measure "$B" dedup -q "$URLS"
@@ -54,24 +112,9 @@ SIZ_T=$BEST; SIZ_M=$RSS; SIZ_N=$(wc -l < "$W/out.txt")
 measure "$B" dedup -q --kind blocked -n 10M -p 1e-4 "$URLS"
 OLD_T=$BEST; OLD_M=$RSS; OLD_N=$(wc -l < "$W/out.txt")
 
-echo "generating 10M 32-byte lines ..." >&2
-awk 'BEGIN { for (i = 0; i < 10000000; i++) printf "%031d\n", i }' > "$W/lines32.txt"
-add_run() {
-  "$B" create -q --force "$W/add.bloom" -n 10M -p 0.01
-  "$B" add -q --threads "$1" "$W/add.bloom" "$W/lines32.txt"
-}
-export -f add_run
-export B W
-measure bash -c "add_run 1"
-T1=$BEST; C1=$CPU
-measure bash -c "add_run 2"
-T2=$BEST; C2=$CPU
-# the create alone, to subtract
-measure "$B" create -q --force "$W/c.bloom" -n 10M -p 0.01
-TC=$BEST
+add_bench
 
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
-rate() { awk -v n="$1" -v t="$2" -v c="$3" 'BEGIN { printf "%.1f", n / (t - c) / 1e6 }'; }
 
 MODEL=$(lscpu | awk -F': +' '/^Model name/ { print $2; exit }')
 CORES=$(nproc)
@@ -94,11 +137,5 @@ CPU time and peak RSS from \`/usr/bin/time -v\`.
 | \`bloomery dedup --kind blocked -n 2M -p 1e-4\` | $SIZ_N | $SIZ_T | $(awk -v m="$SIZ_M" 'BEGIN{printf "%.1f", m/1024}') | $(ratio "$AWK_T" "$SIZ_T")x | $(awk -v a="$SIZ_M" -v b="$AWK_M" 'BEGIN{printf "%.2f", a/b}') |
 | \`bloomery dedup --kind blocked -n 10M -p 1e-4\` (old default) | $OLD_N | $OLD_T | $(awk -v m="$OLD_M" 'BEGIN{printf "%.1f", m/1024}') | $(ratio "$AWK_T" "$OLD_T")x | $(awk -v a="$OLD_M" -v b="$AWK_M" 'BEGIN{printf "%.2f", a/b}') |
 
-**add** of 10M 32-byte lines (\`create -n 10M -p 0.01\` then \`add --threads N\`, blocked
-filter; the create alone takes ${TC} s and is subtracted for the rate):
-
-| threads | wall (s) | CPU (s) | lines/s (wall) | lines per CPU-second | speed-up (wall) |
-|---:|---:|---:|---:|---:|---:|
-| 1 | $T1 | $C1 | $(rate 10000000 "$T1" "$TC")M | $(rate 10000000 "$C1" 0)M | 1.0x |
-| 2 | $T2 | $C2 | $(rate 10000000 "$T2" "$TC")M | $(rate 10000000 "$C2" 0)M | $(awk -v a="$T1" -v b="$T2" -v c="$TC" 'BEGIN{printf "%.2f", (a-c)/(b-c)}')x |
+$(add_table)
 MD

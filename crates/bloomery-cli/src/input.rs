@@ -219,17 +219,11 @@ pub fn for_each_block(
     Ok(total)
 }
 
-/// Call `f` with consecutive windows of whole lines of the input file `name`, about `window`
-/// bytes each, mapped into memory rather than read (no copy, no reader thread; only the current
-/// window is mapped). A window ends with a line terminator, except the last one when the file's
-/// last line has none. Returns `Ok(None)` without calling `f` when `name` is stdin, not a
-/// regular file, empty by its metadata (`/proc` files), compressed, or cannot be mapped: the
-/// caller then reads it with [`for_each_block`]. Otherwise returns the file's length.
-pub fn for_each_mapped(
-    name: &str,
-    window: usize,
-    mut f: impl FnMut(&[u8]) -> Result<()>,
-) -> Result<Option<u64>> {
+/// Open `name` for reading by byte ranges ([`for_each_line_at`]): returns the file and its
+/// length when it is a regular, non-empty, uncompressed file. Returns `Ok(None)` when `name` is
+/// stdin, not a regular file, empty by its metadata (`/proc` files) or compressed: the caller
+/// then reads it as a stream ([`for_each_block`]).
+pub fn open_plain(name: &str) -> Result<Option<(File, u64)>> {
     if name == "-" {
         return Ok(None);
     }
@@ -244,53 +238,110 @@ pub fn for_each_mapped(
     if !meta.is_file() || len == 0 {
         return Ok(None);
     }
-    let window = window.max(1) as u64;
-    let mut off = 0u64;
-    while off < len {
-        let mut want = window;
-        loop {
-            let size = want.min(len - off);
-            let size = usize::try_from(size).context("the input is too large to map")?;
-            // SAFETY: the mapping is read-only and private to this function, and its bytes are
-            // only read while `map` lives. The one hazard of a file mapping is another process
-            // truncating the file meanwhile: reads past its new end would fault (SIGBUS).
-            // Inputs are files handed to us to read, not files being rewritten; stdin, pipes
-            // and special files are never mapped.
-            let mapped = unsafe {
-                memmap2::MmapOptions::new()
-                    .offset(off)
-                    .len(size)
-                    .populate()
-                    .map(&file)
-            };
-            let map = match mapped {
-                Ok(m) => m,
-                // not mappable (e.g. a file system without mmap): read it instead
-                Err(_) if off == 0 => return Ok(None),
-                Err(e) => return Err(e).with_context(|| format!("cannot read `{name}`")),
-            };
-            if off == 0 && is_compressed(&map) {
-                return Ok(None);
-            }
-            let _ = map.advise(memmap2::Advice::Sequential);
-            let cut = if off + size as u64 == len {
-                map.len()
-            } else {
-                match memchr::memrchr(b'\n', &map) {
-                    Some(i) => i + 1,
-                    // a line longer than the window: map a larger one
-                    None => {
-                        want = want.saturating_mul(2);
-                        continue;
-                    }
-                }
-            };
-            f(&map[..cut])?;
-            off += cut as u64;
-            break;
+    let mut head = [0u8; 4];
+    let n = read_at(&file, &mut head, 0).with_context(|| format!("cannot read `{name}`"))?;
+    if is_compressed(&head[..n]) {
+        return Ok(None);
+    }
+    Ok(Some((file, len)))
+}
+
+/// Read at `off` until `buf` is full or the file ends; returns the bytes read.
+pub fn read_at(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
+    use std::os::unix::fs::FileExt;
+    let mut got = 0;
+    while got < buf.len() {
+        match file.read_at(&mut buf[got..], off + got as u64) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
         }
     }
-    Ok(Some(len))
+    Ok(got)
+}
+
+/// Bytes read at a time by [`for_each_line_at`] (small enough to stay in a core's L2 cache
+/// between the copy from the page cache and the line splitting).
+pub const RANGE_CHUNK: usize = 128 << 10;
+
+/// Call `f` with each line of `file` (of length `len`; bytes past it are ignored) that *begins*
+/// in the byte range `start..end`, in order, the line terminator included (the file's last line
+/// may lack one). Lines are read with positional reads into `buf` (reused; grown only for a line
+/// longer than it), so several threads can read disjoint ranges of one file at once, and
+/// consecutive ranges together yield every line exactly once. Stops early when `f` returns
+/// false.
+pub fn for_each_line_at(
+    file: &File,
+    len: u64,
+    start: u64,
+    end: u64,
+    buf: &mut Vec<u8>,
+    mut f: impl FnMut(&[u8]) -> bool,
+) -> io::Result<()> {
+    let end = end.min(len);
+    if start >= end {
+        return Ok(());
+    }
+    if buf.len() < RANGE_CHUNK {
+        buf.resize(RANGE_CHUNK, 0);
+    }
+    // A line begins at 0 or after a '\n': from `start - 1` on, skip to the first line start.
+    let mut owned = start == 0;
+    let mut pos = start.saturating_sub(1); // file offset of the next read
+    let mut base = pos; // file offset of buf[0]
+    let (mut lo, mut hi) = (0usize, 0usize); // unprocessed bytes: buf[lo..hi]
+    while pos < len {
+        if lo > 0 {
+            buf.copy_within(lo..hi, 0);
+            base += lo as u64;
+            hi -= lo;
+            lo = 0;
+        }
+        if hi == buf.len() {
+            // a line longer than the buffer
+            let grown = buf.len() * 2;
+            buf.resize(grown, 0);
+        }
+        let want = (buf.len() - hi).min(usize::try_from(len - pos).unwrap_or(usize::MAX));
+        let n = read_at(file, &mut buf[hi..hi + want], pos)?;
+        if n == 0 {
+            break; // the file shrank
+        }
+        pos += n as u64;
+        hi += n;
+        if !owned {
+            match memchr::memchr(b'\n', &buf[lo..hi]) {
+                Some(i) => {
+                    lo += i + 1;
+                    owned = true;
+                    if base + lo as u64 >= end {
+                        return Ok(());
+                    }
+                }
+                None => {
+                    lo = hi;
+                    continue;
+                }
+            }
+        }
+        let from = lo;
+        for i in memchr::memchr_iter(b'\n', &buf[from..hi]) {
+            let stop = from + i + 1;
+            if !f(&buf[lo..stop]) {
+                return Ok(());
+            }
+            lo = stop;
+            if base + lo as u64 >= end {
+                return Ok(());
+            }
+        }
+    }
+    // the file's last line, without a terminator
+    if owned && lo < hi {
+        f(&buf[lo..hi]);
+    }
+    Ok(())
 }
 
 fn is_compressed(head: &[u8]) -> bool {
@@ -316,6 +367,21 @@ pub fn split_lines(block: &[u8], parts: usize) -> Vec<&[u8]> {
         out.push(&block[start..]);
     }
     out
+}
+
+/// Call `f` with each line of `block` in order, the terminator included (the last line may
+/// lack one); stops early when `f` returns false.
+pub fn for_each_line_in(block: &[u8], mut f: impl FnMut(&[u8]) -> bool) {
+    let mut start = 0;
+    for end in memchr::memchr_iter(b'\n', block) {
+        if !f(&block[start..=end]) {
+            return;
+        }
+        start = end + 1;
+    }
+    if start < block.len() {
+        f(&block[start..]);
+    }
 }
 
 #[inline]
@@ -381,6 +447,53 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every split of a file into consecutive ranges yields each line once, in order.
+    #[test]
+    fn ranges_yield_every_line_once() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            rng % m
+        };
+        for case in 0..200 {
+            // lines of 0..40 bytes, some far longer than the read buffer; with or without a
+            // final terminator
+            let mut data = Vec::new();
+            for i in 0..next(60) {
+                let n = if next(20) == 0 {
+                    RANGE_CHUNK as u64 + next(3000)
+                } else {
+                    next(40)
+                };
+                data.extend((0..n).map(|j| b'a' + ((i + j) % 26) as u8));
+                data.push(b'\n');
+            }
+            if case % 3 == 0 {
+                data.extend_from_slice(b"tail");
+            }
+            let mut tmp = tempfile::NamedTempFile::new().unwrap();
+            std::io::Write::write_all(&mut tmp, &data).unwrap();
+            let len = data.len() as u64;
+            let mut cuts: Vec<u64> = (0..next(6)).map(|_| next(len + 1)).collect();
+            cuts.extend([0, len]);
+            cuts.sort_unstable();
+            let mut got = Vec::new();
+            let mut buf = Vec::new();
+            for w in cuts.windows(2) {
+                for_each_line_at(tmp.as_file(), len, w[0], w[1], &mut buf, |l| {
+                    // one line per call
+                    assert!(!l.is_empty() && !l[..l.len() - 1].contains(&b'\n'));
+                    got.extend_from_slice(l);
+                    true
+                })
+                .unwrap();
+            }
+            assert_eq!(got, data, "case {case}, cuts {cuts:?}");
+        }
+    }
 
     #[test]
     fn fields() {

@@ -634,6 +634,10 @@ fn threads_give_the_same_filter() {
     assert!(one == add("two.bloom", "2", &[&input], None), "mapped file");
     assert!(one == add("stdin.bloom", "2", &[], Some(&text)), "stdin");
     assert!(one == add("gz.bloom", "3", &[&gz], None), "gzip");
+    assert!(
+        one == add("three.bloom", "3", &[&input], None),
+        "three threads"
+    );
     assert_eq!(
         add("parts1.bloom", "1", &[&part_a, &part_b], None),
         add("parts2.bloom", "2", &[&part_a, &part_b], None),
@@ -651,6 +655,104 @@ fn threads_give_the_same_filter() {
         .assert()
         .success()
         .stderr(predicate::str::contains("one thread"));
+}
+
+#[test]
+fn threads_give_the_same_fields_summary_and_errors() {
+    // 8.8 MB of `id,hex` lines (more than one 8 MiB batch of `-t 2`), every 10th without
+    // the field; the same filter, the same summary line and, with a bad hex key deep in the input,
+    // the same error line for one and two threads, from a file and from stdin.
+    let t = T::new();
+    let mut text = String::new();
+    for i in 0..300_000u64 {
+        if i % 10 == 3 {
+            text.push_str(&format!("{i}\n"));
+        } else {
+            text.push_str(&format!("{i},{:024x}\n", mix(i)));
+        }
+    }
+    let input = t.write("in.csv", text.as_bytes());
+    let bad_line = 295_000;
+    let mut bad: Vec<String> = text.lines().map(str::to_string).collect();
+    let at: usize = bad[..bad_line - 1].iter().map(|l| l.len() + 1).sum();
+    assert!(at > 8 << 20, "the bad line is in the second batch");
+    bad[bad_line - 1] = "x,abcz".to_string();
+    let bad = bad.join("\n") + "\n";
+    let bad_file = t.write("bad.csv", bad.as_bytes());
+    let shape = ["-n", "300k", "-p", "0.01", "--seed", "5"];
+    let run = |name: &str, threads: &str, input: Option<&Path>, stdin: &str| {
+        let f = t.create(name, &shape);
+        let mut c = bloomery();
+        c.args(["add", "-t", threads, "-d", ",", "-f", "2", "--hex"])
+            .arg(&f);
+        match input {
+            Some(p) => c.arg(p),
+            None => c.write_stdin(stdin.to_string()),
+        };
+        let out = c.output().unwrap();
+        let err = String::from_utf8(out.stderr).unwrap();
+        (out.status.code(), std::fs::read(&f).unwrap(), err)
+    };
+    let one = run("one.bloom", "1", Some(&input), "");
+    assert_eq!(one.0, Some(0));
+    assert!(
+        one.2
+            .contains("300,000 lines read (30,000 without field, skipped)"),
+        "{}",
+        one.2
+    );
+    for (name, input) in [("file.bloom", Some(input.as_path())), ("stdin.bloom", None)] {
+        let two = run(name, "2", input, &text);
+        assert_eq!(two.0, Some(0));
+        assert!(two.1 == one.1, "{name}: same filter");
+        assert_eq!(two.2, one.2, "{name}: same summary");
+    }
+    let want = format!("line {bad_line}: invalid hex key");
+    let fresh = t.create("fresh.bloom", &shape);
+    let fresh = std::fs::read(fresh).unwrap();
+    for threads in ["1", "2"] {
+        for (name, input) in [("badf", Some(bad_file.as_path())), ("bads", None)] {
+            let name = format!("{name}{threads}.bloom");
+            let (code, bytes, err) = run(&name, threads, input, &bad);
+            assert_eq!(code, Some(2), "{threads} threads: {err}");
+            assert!(err.contains(&want), "{threads} threads, {name}: {err}");
+            assert!(bytes == fresh, "a failed add leaves the file as it was");
+        }
+    }
+}
+
+#[test]
+fn threads_load_large_and_compressed_filters() {
+    // a 1.2 MB filter (read by both threads when loaded) and its compressed form (kept
+    // compressed): the same files as with one thread
+    let t = T::new();
+    let text = lines(0..50_000);
+    let input = t.write("in.txt", text.as_bytes());
+    let shape = ["-n", "1M", "-p", "0.01", "--seed", "8"];
+    let add = |f: &Path, threads: &str| {
+        bloomery()
+            .args(["add", "-q", "-t", threads])
+            .arg(f)
+            .arg(&input)
+            .assert()
+            .success();
+        std::fs::read(f).unwrap()
+    };
+    let one = t.create("one.bloom", &shape);
+    let two = t.create("two.bloom", &shape);
+    assert!(std::fs::metadata(&one).unwrap().len() > 1 << 20);
+    for (plain, packed) in [(&one, "one.z"), (&two, "two.z")] {
+        bloomery()
+            .arg("compress")
+            .arg(plain)
+            .arg(t.p(packed))
+            .assert()
+            .success();
+    }
+    assert!(add(&one, "1") == add(&two, "2"), "plain");
+    let (z1, z2) = (add(&t.p("one.z"), "1"), add(&t.p("two.z"), "2"));
+    assert!(z1 == z2, "compressed");
+    assert!(z1.len() < std::fs::metadata(&one).unwrap().len() as usize / 2);
 }
 
 // ---------------------------------------------------------------- dedup

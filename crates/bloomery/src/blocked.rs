@@ -1220,27 +1220,63 @@ impl BlockedBloomFilter {
             self.insert_pipelined(hashes.iter().copied());
             return self.core.items - before;
         }
-        let (blocks, k, layout) = (self.blocks, self.k, self.layout);
-        let regions = (threads * 4) as u64;
-        let per_region = blocks.div_ceil(regions).max(1);
-        let region_of = |h: &Hashed| (block_index(*h, blocks) as u64 / per_region) as usize;
-        let nregions = blocks.div_ceil(per_region) as usize;
+        let regions = self.insert_regions(threads * 4);
         // bucket: each chunk of hashes sorted into per-region lists, in parallel
         let chunk = hashes.len().div_ceil(threads * 4).max(1);
         let buckets: Vec<Vec<Vec<Hashed>>> = hashes
             .par_chunks(chunk)
             .map(|c| {
-                let mut out = vec![Vec::with_capacity(c.len() / nregions + 16); nregions];
+                let mut out =
+                    vec![Vec::with_capacity(c.len() / regions.count() + 16); regions.count()];
                 for h in c {
-                    out[region_of(h)].push(*h);
+                    out[regions.region_of(*h)].push(*h);
                 }
                 out
             })
             .collect();
+        self.par_insert_bucketed(&regions, &buckets)
+    }
+
+    /// A split of this filter's blocks into about `n` (at least 1) contiguous regions, for
+    /// callers that bucket their hashes by region as they compute them and then insert them
+    /// with [`par_insert_bucketed`](Self::par_insert_bucketed).
+    pub fn insert_regions(&self, n: usize) -> InsertRegions {
+        let per_region = self.blocks.div_ceil(n.max(1) as u64).max(1);
+        InsertRegions {
+            blocks: self.blocks,
+            per_region,
+            count: self.blocks.div_ceil(per_region) as usize,
+        }
+    }
+
+    /// Insert pre-bucketed hashes using every thread of the current rayon pool, with plain
+    /// writes: `buckets` is a list of batches, each holding one list per region of `regions`
+    /// (from [`insert_regions`](Self::insert_regions)); region `r` is filled by one task with
+    /// `buckets[0][r]`, then `buckets[1][r]`, ..., through the prefetching pipeline of
+    /// [`insert_pipelined`](Self::insert_pipelined). A key's bits all lie in its block, so when
+    /// the batches are in input order the filter and its item count equal those of inserting
+    /// the keys one by one. A hash found in the wrong region's list (or a region split made for
+    /// another shape) is still inserted, after the parallel fill. Returns the number of keys
+    /// that were new.
+    pub fn par_insert_bucketed<B: AsRef<[Vec<Hashed>]> + Sync>(
+        &mut self,
+        regions: &InsertRegions,
+        buckets: &[B],
+    ) -> u64 {
+        let (blocks, k, layout) = (self.blocks, self.k, self.layout);
+        if regions.blocks != blocks {
+            // a split for another shape: insert in order, one thread
+            let before = self.core.items;
+            let all = buckets
+                .iter()
+                .flat_map(|b| b.as_ref().iter().flatten().copied());
+            self.insert_pipelined(all);
+            return self.core.items - before;
+        }
         // fill: each region's words belong to exactly one task
-        let region_words = per_region as usize * BLOCK_WORDS;
+        let region_words = regions.per_region as usize * BLOCK_WORDS;
         let words = self.core.words.as_mut_slice();
-        let new: u64 = words
+        let (new, stray): (u64, Vec<Hashed>) = words
             .par_chunks_mut(region_words)
             .enumerate()
             .map(|(r, region)| {
@@ -1255,10 +1291,17 @@ impl BlockedBloomFilter {
                 // the same software pipeline as `insert_pipelined`: prefetch a key's block
                 // BATCH_AHEAD keys before inserting it, so the cache misses overlap
                 let mut new = 0u64;
+                let mut stray = Vec::new();
                 let mut ring = [Hashed::default(); BATCH_AHEAD];
                 let mut seen = 0usize;
-                for h in buckets.iter().flat_map(|list| &list[r]) {
-                    store::prefetch(region, block_index(*h, blocks) * BLOCK_WORDS - base);
+                let mine = buckets.iter().filter_map(|b| b.as_ref().get(r)).flatten();
+                for h in mine {
+                    let at = (block_index(*h, blocks) * BLOCK_WORDS).wrapping_sub(base);
+                    if at >= region.len() {
+                        stray.push(*h);
+                        continue;
+                    }
+                    store::prefetch(region, at);
                     let slot = seen % BATCH_AHEAD;
                     if seen >= BATCH_AHEAD {
                         new += put(region, ring[slot]);
@@ -1269,11 +1312,46 @@ impl BlockedBloomFilter {
                 for i in seen.saturating_sub(BATCH_AHEAD)..seen {
                     new += put(region, ring[i % BATCH_AHEAD]);
                 }
-                new
+                (new, stray)
             })
-            .sum();
+            .reduce(
+                || (0, Vec::new()),
+                |(n1, mut s1), (n2, s2)| {
+                    s1.extend(s2);
+                    (n1 + n2, s1)
+                },
+            );
+        // lists beyond the region count, then hashes in the wrong list
+        let extra: Vec<Hashed> = buckets
+            .iter()
+            .flat_map(|b| b.as_ref().iter().skip(regions.count).flatten().copied())
+            .collect();
         self.core.items += new;
-        new
+        let before = self.core.items;
+        self.insert_pipelined(stray.into_iter().chain(extra));
+        new + (self.core.items - before)
+    }
+}
+
+/// A split of a blocked filter's blocks into contiguous regions (see
+/// [`BlockedBloomFilter::insert_regions`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InsertRegions {
+    blocks: u64,
+    per_region: u64,
+    count: usize,
+}
+
+impl InsertRegions {
+    /// The number of regions.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The region of a hashed key's block.
+    #[inline(always)]
+    pub fn region_of(&self, h: Hashed) -> usize {
+        (block_index(h, self.blocks) as u64 / self.per_region) as usize
     }
 }
 
@@ -1548,6 +1626,67 @@ mod tests {
             assert_eq!(a.as_words(), b.as_words(), "blocks={blocks}");
             assert!(b.len() <= 60_000 && b.len() * 10 >= a.len() * 9);
         }
+    }
+
+    #[test]
+    fn par_insert_bucketed_equals_sequential_items_included() {
+        let hasher = KeyHasher::new();
+        // duplicates and near-full blocks: the item count depends on the insert order
+        let hashes: Vec<Hashed> = (0..40_000u64).map(|i| hasher.hash(&(i % 25_000))).collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        for blocks in [1u64, 3, 200, 1171] {
+            let mut a = BlockedBloomFilter::try_with_shape(blocks, 6).unwrap();
+            let mut b = a.clone();
+            for h in &hashes {
+                a.insert_hashed(*h);
+            }
+            let regions = b.insert_regions(5);
+            assert!(regions.count() >= 1 && regions.count() <= 5);
+            // three batches in input order, each bucketed by region
+            let batches: Vec<Vec<Vec<Hashed>>> = hashes
+                .chunks(15_000)
+                .map(|c| {
+                    let mut out = vec![Vec::new(); regions.count()];
+                    for h in c {
+                        out[regions.region_of(*h)].push(*h);
+                    }
+                    out
+                })
+                .collect();
+            let new = pool.install(|| b.par_insert_bucketed(&regions, &batches));
+            assert_eq!(a, b, "blocks={blocks}");
+            assert_eq!(new, a.len());
+        }
+    }
+
+    #[test]
+    fn par_insert_bucketed_inserts_misplaced_hashes() {
+        let hasher = KeyHasher::new();
+        let hashes: Vec<Hashed> = (0..5_000u64).map(|i| hasher.hash(&i)).collect();
+        let mut a = BlockedBloomFilter::try_with_shape(100, 6).unwrap();
+        let mut b = a.clone();
+        a.insert_pipelined(hashes.iter().copied());
+        // everything in region 0's list, plus lists beyond the region count
+        let regions = b.insert_regions(4);
+        let batch = vec![
+            hashes[..4000].to_vec(),
+            vec![],
+            vec![],
+            vec![],
+            hashes[4000..].to_vec(),
+        ];
+        b.par_insert_bucketed(&regions, &[batch]);
+        assert_eq!(a.as_words(), b.as_words());
+        // a split made for another shape
+        let mut c = BlockedBloomFilter::try_with_shape(100, 6).unwrap();
+        let other = BlockedBloomFilter::try_with_shape(7, 6)
+            .unwrap()
+            .insert_regions(4);
+        c.par_insert_bucketed(&other, &[vec![hashes.clone()]]);
+        assert_eq!(a, c);
     }
 
     #[test]

@@ -1,10 +1,11 @@
 //! `bloomery add`: load, insert in memory, save atomically (a failed add leaves the file as
 //! it was).
 
+use std::path::Path;
 use std::sync::mpsc;
 
 use anyhow::{bail, Context, Result};
-use bloomery::{AnyFilter, BlockedBloomFilter, Filter};
+use bloomery::{AnyFilter, BlockedBloomFilter, Filter, InsertRegions};
 use rayon::prelude::*;
 
 use crate::cli::AddArgs;
@@ -14,15 +15,27 @@ use crate::output::{note, warn, Progress};
 
 pub fn run(a: AddArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
-    let mut f = super::load(&a.file)?;
-    let before = f.len();
     let threads = match a.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let counts = match &mut f {
-        AnyFilter::Blocked(b) if threads > 1 => parallel(b, &a.inputs, &spec, threads)?,
-        other => {
+    let pool = if threads > 1 {
+        let p = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .context("cannot start the insert threads")?;
+        Some(p)
+    } else {
+        None
+    };
+    let mut f = match &pool {
+        Some(p) => load_parallel(&a.file, p)?,
+        None => super::load(&a.file)?,
+    };
+    let before = f.len();
+    let counts = match (&mut f, pool) {
+        (AnyFilter::Blocked(b), Some(pool)) => parallel(b, &a.inputs, &spec, pool)?,
+        (other, _) => {
             if threads > 1 {
                 warn(&format!(
                     "--threads applies to blocked filters; inserting into this {} filter with one thread",
@@ -33,8 +46,19 @@ pub fn run(a: AddArgs) -> Result<u8> {
         }
     };
     // A compressed file is written back compressed (it keeps the form its owner chose).
-    super::compress::save_in_place(&f.to_bytes(), &a.file)?;
-    let i = f.info();
+    let save = || super::compress::save_filter_in_place(&f, &a.file);
+    let i = if threads > 1 {
+        // the summary's counts (two passes over the filter) while the file is written
+        std::thread::scope(|s| {
+            let info = s.spawn(|| f.info());
+            save()?;
+            info.join()
+                .map_err(|_| anyhow::anyhow!("the summary thread failed"))
+        })?
+    } else {
+        save()?;
+        f.info()
+    };
     let skipped = if counts.skipped > 0 {
         format!(" ({} without field, skipped)", group(counts.skipped))
     } else {
@@ -49,8 +73,42 @@ pub fn run(a: AddArgs) -> Result<u8> {
         rate(i.current_fpr),
         rate(i.target_fpr)
     ));
-    super::warn_if_over(&f);
+    super::warn_if_over_info(&i);
     Ok(0)
+}
+
+/// Load the filter file with its bytes read by all threads of `pool`, each a part of the file
+/// (the copy from the page cache and the page faults of the buffer are shared). Falls back to
+/// the plain load, and its error messages, for a small, special, oversized or unreadable file.
+fn load_parallel(path: &Path, pool: &rayon::ThreadPool) -> Result<AnyFilter> {
+    let read = || -> std::io::Result<Option<Vec<u8>>> {
+        let file = std::fs::File::open(path)?;
+        let meta = file.metadata()?;
+        let len = meta.len();
+        if !meta.is_file() || len < (1 << 20) || len > bloomery::store::max_bytes() {
+            return Ok(None);
+        }
+        let Ok(len) = usize::try_from(len) else {
+            return Ok(None);
+        };
+        let mut bytes = vec![0u8; len];
+        let part = len
+            .div_ceil(pool.current_num_threads())
+            .next_multiple_of(4096);
+        let complete = pool.install(|| {
+            bytes
+                .par_chunks_mut(part)
+                .enumerate()
+                .map(|(i, c)| Ok(input::read_at(&file, c, (i * part) as u64)? == c.len()))
+                .collect::<std::io::Result<Vec<bool>>>()
+        })?;
+        Ok(complete.iter().all(|&c| c).then_some(bytes))
+    };
+    match read() {
+        Ok(Some(bytes)) => AnyFilter::from_bytes(&bytes)
+            .with_context(|| format!("cannot load `{}`", path.display())),
+        _ => super::load(path),
+    }
 }
 
 fn sequential(f: &mut AnyFilter, inputs: &[String], spec: &KeySpec) -> Result<Counts> {
@@ -108,54 +166,57 @@ fn sequential_blocked(
     Ok(counts)
 }
 
-/// Bytes of input per thread in one batch: large enough that the synchronisations of a batch
-/// cost nothing, small enough that its hashes (16 bytes per line) stay small.
-const BATCH_PER_THREAD: usize = 4 << 20;
+/// Nominal bytes of input in one piece of a batch: a batch is a few pieces per thread, and
+/// a piece's hashes (16 bytes per line) stay small.
+const PIECE: usize = 1 << 20;
 
-/// `add --threads N` into a blocked filter. The input goes through in batches of whole lines:
-/// plain files are mapped into memory a window at a time (no copy, no reader thread); stdin
-/// and compressed files are read and decompressed by one reader thread while the workers work.
-/// Splitting, keying and hashing the lines is most of the work and is shared by all `threads`
-/// workers; while they hash batch n + 1, one of them inserts the hashes of batch n through the
-/// library's software-pipelined insert (each key's block prefetched 16 keys ahead), then joins
-/// the hashing. The keys are inserted one by one in input order, so the filter's bits and its
-/// item count equal those of a sequential add.
+/// Pieces per thread in a batch (a few, so a worker that was descheduled is helped).
+const PIECES_PER_THREAD: usize = 4;
+
+/// `add --threads N` into a blocked filter. The input goes through in batches of a few pieces
+/// per thread; each batch runs in two parallel phases:
 ///
-/// (The library's region-parallel `par_insert_hashed` would spread the inserts too, but its
-/// fill loop does not prefetch: each insert waits for its cache miss, and on 2 cores it costs
-/// more than the one pipelined inserter. With a prefetching fill it would be the better choice
-/// beyond a few cores.)
+/// 1. each piece's lines are read, split, keyed and hashed, and the hashes are bucketed by the
+///    region of the filter their block lies in. A plain file is read by the workers
+///    themselves, each piece a byte range of the file read with positional reads into a reused
+///    buffer (so the copying from the page cache is shared too); stdin and compressed files are
+///    read and decompressed by one reader thread while the workers work, and its blocks are
+///    split into pieces at line boundaries.
+/// 2. each region of the filter is filled by one worker with the hashes of its buckets, piece
+///    after piece, through the library's prefetching `par_insert_bucketed` (plain writes: no
+///    two workers touch one block). For a plain file this runs alongside phase 1 of the next
+///    batch.
+///
+/// A key's bits all lie in its block and each block's keys are inserted in input order, so the
+/// filter's bits *and* its item count equal those of a sequential add.
 fn parallel(
     f: &mut BlockedBloomFilter,
     inputs: &[String],
     spec: &KeySpec,
-    threads: usize,
+    pool: rayon::ThreadPool,
 ) -> Result<Counts> {
-    let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .context("cannot start the insert threads")?;
+    let threads = pool.current_num_threads();
+    let regions = f.insert_regions(threads * 4);
     let mut b = Batches {
         hasher: *f.hasher(),
         f,
+        regions,
         pool,
         spec,
-        pieces: threads * 2,
+        pieces: (0..threads * PIECES_PER_THREAD)
+            .map(|_| Piece::default())
+            .collect(),
+        spare: Vec::new(),
         counts: Counts::default(),
         progress: Progress::new("lines"),
-        bufs: Vec::new(),
-        pending: Vec::new(),
     };
-    let window = BATCH_PER_THREAD * threads;
     let mut total = 0u64;
     for name in input::names(inputs) {
-        total += match input::for_each_mapped(&name, window, |chunk| b.batch(chunk, &name))? {
-            Some(n) => n,
-            None => b.streamed(&name, window)?,
+        total += match input::open_plain(&name)? {
+            Some((file, len)) => b.ranged(&file, len, &name)?,
+            None => b.streamed(&name, PIECE * b.pieces.len())?,
         };
     }
-    let (f, pending) = (&mut *b.f, &b.pending);
-    f.insert_pipelined(pending.iter().copied());
     b.progress.finish();
     if total == 0 {
         bail!("the input is empty: no lines to read");
@@ -163,60 +224,167 @@ fn parallel(
     Ok(b.counts)
 }
 
+/// What one piece of a batch produced.
+#[derive(Default)]
+struct Piece {
+    /// The hashes of its keys, one list per region of the filter, in input order.
+    buckets: Vec<Vec<bloomery::Hashed>>,
+    counts: Counts,
+    /// A bad key (line number within the piece and the message) or a read error.
+    error: Option<(u64, String)>,
+    /// The read buffer (plain files), reused from batch to batch.
+    buf: Vec<u8>,
+    hexbuf: Vec<u8>,
+}
+
+impl AsRef<[Hashes]> for Piece {
+    fn as_ref(&self) -> &[Hashes] {
+        &self.buckets
+    }
+}
+
+impl Piece {
+    fn reset(&mut self, regions: usize) {
+        self.buckets.resize_with(regions, Vec::new);
+        self.buckets.iter_mut().for_each(Vec::clear);
+        self.counts = Counts::default();
+        self.error = None;
+    }
+
+    /// Key and hash one line (terminator included) into its region's bucket; false on a bad key.
+    #[inline]
+    fn line(
+        &mut self,
+        line: &[u8],
+        hasher: &bloomery::KeyHasher,
+        spec: &KeySpec,
+        regions: &InsertRegions,
+    ) -> bool {
+        self.counts.lines += 1;
+        match input::key_of(input::trim_eol(line), spec, &mut self.hexbuf) {
+            Ok(Some(k)) => {
+                let h = hasher.hash_bytes(k);
+                self.buckets[regions.region_of(h)].push(h);
+            }
+            Ok(None) => self.counts.skipped += 1,
+            Err(e) => {
+                self.error = Some((self.counts.lines, e));
+                return false;
+            }
+        }
+        true
+    }
+}
+
 type Hashes = Vec<bloomery::Hashed>;
 
 struct Batches<'a> {
     f: &'a mut BlockedBloomFilter,
     hasher: bloomery::KeyHasher,
+    regions: InsertRegions,
     pool: rayon::ThreadPool,
     spec: &'a KeySpec,
-    /// Pieces per batch (a few per thread, so a worker that was descheduled is helped).
-    pieces: usize,
+    /// One per piece of a batch (reused from batch to batch).
+    pieces: Vec<Piece>,
+    /// A second set, for the next batch while this one is inserted.
+    spare: Vec<Piece>,
     counts: Counts,
     progress: Progress,
-    /// One hash buffer per piece (reused from batch to batch).
-    bufs: Vec<Hashes>,
-    /// The previous batch's hashes in input order, not inserted yet.
-    pending: Hashes,
 }
 
 impl Batches<'_> {
-    /// Hash one batch of whole lines (the last may lack its terminator) while the previous
-    /// batch is inserted; this batch's hashes become the pending ones.
-    fn batch(&mut self, data: &[u8], name: &str) -> Result<()> {
-        let pieces = input::split_lines(data, self.pieces);
-        self.bufs
-            .resize_with(pieces.len().max(self.bufs.len()), Vec::new);
-        let (hasher, spec) = (&self.hasher, self.spec);
-        let (f, pending, bufs) = (&mut *self.f, &self.pending, &mut self.bufs);
-        let ((), results) = self.pool.install(|| {
-            rayon::join(
-                || f.insert_pipelined(pending.iter().copied()),
-                || {
-                    pieces
-                        .par_iter()
-                        .zip(bufs.par_iter_mut())
-                        .map(|(piece, out)| hash_piece(hasher, spec, piece, out))
-                        .collect::<Vec<_>>()
-                },
-            )
-        });
-        self.pending.clear();
-        for (r, buf) in results.into_iter().zip(&self.bufs) {
-            match r {
-                Ok(c) => {
-                    self.counts.lines += c.lines;
-                    self.counts.skipped += c.skipped;
-                    self.pending.extend_from_slice(buf);
+    /// A plain file: batches of byte ranges, each piece read by the worker that hashes it.
+    /// Phase 2 of one batch runs alongside phase 1 of the next (a rayon `join`, so a worker
+    /// that finishes its share of one helps with the other). Returns the file's length.
+    fn ranged(&mut self, file: &std::fs::File, len: u64, name: &str) -> Result<u64> {
+        let batch = (PIECE * self.pieces.len()) as u64;
+        let mut next = std::mem::take(&mut self.spare);
+        next.resize_with(self.pieces.len(), Piece::default);
+        // pieces of the batch hashed but not inserted yet (in `self.pieces`)
+        let mut ready = 0;
+        let mut off = 0u64;
+        while off < len {
+            self.check(ready, name)?;
+            let used = next.len().min((len - off).div_ceil(PIECE as u64) as usize);
+            let (hasher, spec, regions) = (&self.hasher, self.spec, &self.regions);
+            let (f, hashed) = (&mut *self.f, &self.pieces[..ready]);
+            let pieces = &mut next[..used];
+            self.pool.install(|| {
+                rayon::join(
+                    || f.par_insert_bucketed(regions, hashed),
+                    || {
+                        pieces.par_iter_mut().enumerate().for_each(|(i, p)| {
+                            p.reset(regions.count());
+                            let start = off + (i * PIECE) as u64;
+                            let mut buf = std::mem::take(&mut p.buf);
+                            let read = input::for_each_line_at(
+                                file,
+                                len,
+                                start,
+                                start + PIECE as u64,
+                                &mut buf,
+                                |line| p.line(line, hasher, spec, regions),
+                            );
+                            p.buf = buf;
+                            if let Err(e) = read {
+                                p.error = Some((0, format!("cannot read: {e}")));
+                            }
+                        })
+                    },
+                )
+            });
+            std::mem::swap(&mut self.pieces, &mut next);
+            ready = used;
+            off += batch;
+        }
+        self.spare = next;
+        self.insert(ready, name)?;
+        Ok(len)
+    }
+
+    /// Check the first `used` pieces for errors (in input order) and count their lines.
+    fn check(&mut self, used: usize, name: &str) -> Result<()> {
+        for p in &self.pieces[..used] {
+            if let Some((line, msg)) = &p.error {
+                if *line == 0 {
+                    bail!("`{name}`: {msg}");
                 }
-                Err((line, msg)) => bail!("{name}: line {}: {msg}", self.counts.lines + line),
+                bail!("{name}: line {}: {msg}", self.counts.lines + line);
             }
+            self.counts.lines += p.counts.lines;
+            self.counts.skipped += p.counts.skipped;
         }
         self.progress.set(self.counts.lines);
         Ok(())
     }
 
-    /// Stdin or a compressed file: one reader thread reads (and decompresses) batches while
+    /// Check the hashes of the first `used` pieces and insert them (phase 2).
+    fn insert(&mut self, used: usize, name: &str) -> Result<()> {
+        self.check(used, name)?;
+        let (f, regions, pieces) = (&mut *self.f, &self.regions, &self.pieces[..used]);
+        self.pool.install(|| f.par_insert_bucketed(regions, pieces));
+        Ok(())
+    }
+
+    /// Hash one block of whole lines (stdin or a compressed file), split into pieces.
+    fn block(&mut self, data: &[u8], name: &str) -> Result<()> {
+        let parts = input::split_lines(data, self.pieces.len());
+        let (hasher, spec, regions) = (&self.hasher, self.spec, &self.regions);
+        let used = parts.len();
+        let pieces = &mut self.pieces[..used];
+        self.pool.install(|| {
+            parts
+                .par_iter()
+                .zip(pieces.par_iter_mut())
+                .for_each(|(part, p)| {
+                    p.reset(regions.count());
+                    input::for_each_line_in(part, |line| p.line(line, hasher, spec, regions));
+                })
+        });
+        self.insert(used, name)
+    }
+
+    /// Stdin or a compressed file: one reader thread reads (and decompresses) blocks while
     /// the workers hash and insert the previous one. Returns the bytes read.
     fn streamed(&mut self, name: &str, window: usize) -> Result<u64> {
         let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(1);
@@ -227,7 +395,7 @@ impl Batches<'_> {
                         .map_err(|_| anyhow::anyhow!("the insert threads stopped"))
                 })
             });
-            let inserted = rx.iter().try_for_each(|block| self.batch(&block, name));
+            let inserted = rx.iter().try_for_each(|block| self.block(&block, name));
             // On an insert error the receiver is gone, so the reader stops with its own error:
             // report the insert error, which says what was wrong with the input.
             drop(rx);
@@ -238,35 +406,4 @@ impl Batches<'_> {
             read
         })
     }
-}
-
-/// Split, key and hash the lines of one piece into `out` (cleared first); a final line without
-/// a terminator counts. On a bad key, the line number within the piece and the message.
-fn hash_piece(
-    hasher: &bloomery::KeyHasher,
-    spec: &KeySpec,
-    piece: &[u8],
-    out: &mut Hashes,
-) -> std::result::Result<Counts, (u64, String)> {
-    let mut c = Counts::default();
-    out.clear();
-    let mut hexbuf = Vec::new();
-    let mut one = |line: &[u8], c: &mut Counts| {
-        c.lines += 1;
-        match input::key_of(input::trim_eol(line), spec, &mut hexbuf) {
-            Ok(Some(k)) => out.push(hasher.hash_bytes(k)),
-            Ok(None) => c.skipped += 1,
-            Err(e) => return Err((c.lines, e)),
-        }
-        Ok(())
-    };
-    let mut start = 0;
-    for end in memchr::memchr_iter(b'\n', piece) {
-        one(&piece[start..=end], &mut c)?;
-        start = end + 1;
-    }
-    if start < piece.len() {
-        one(&piece[start..], &mut c)?;
-    }
-    Ok(c)
 }

@@ -114,16 +114,30 @@ pub fn patch(a: PatchArgs) -> Result<u8> {
 /// Rewrite the file at `path` with `plain` (a plain file's bytes) in the form the file has
 /// now: compressed if it is compressed, plain otherwise. Atomic. What `add` and `remove` use.
 pub fn save_in_place(plain: &[u8], path: &Path) -> Result<()> {
-    let packed = std::fs::File::open(path)
+    if is_packed_file(path) {
+        write(path, &c::compress_file(plain)?)
+    } else {
+        write(path, plain)
+    }
+}
+
+/// [`save_in_place`] for a filter: a plain file is written straight from the filter's memory
+/// (one copy less than building its bytes first).
+pub fn save_filter_in_place(f: &bloomery::AnyFilter, path: &Path) -> Result<()> {
+    if is_packed_file(path) {
+        write(path, &c::compress_file(&f.to_bytes())?)
+    } else {
+        super::save(f, path)
+    }
+}
+
+/// True when the file at `path` is a compressed filter file (false when it cannot be read).
+fn is_packed_file(path: &Path) -> bool {
+    std::fs::File::open(path)
         .and_then(|mut f| {
             let mut head = [0u8; 28];
             std::io::Read::read_exact(&mut f, &mut head)?;
             Ok(c::is_packed(&head))
         })
-        .unwrap_or(false);
-    if packed {
-        write(path, &c::compress_file(plain)?)
-    } else {
-        write(path, plain)
-    }
+        .unwrap_or(false)
 }

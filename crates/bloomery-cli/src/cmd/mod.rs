@@ -81,7 +81,11 @@ pub fn check_out(out: &Path, inputs: &[&Path], force: bool) -> Result<()> {
 
 /// Warn when a filter went past its capacity and its rate past its target.
 pub fn warn_if_over(f: &AnyFilter) {
-    let i = f.info();
+    warn_if_over_info(&f.info());
+}
+
+/// [`warn_if_over`] with the filter's info already at hand.
+pub fn warn_if_over_info(i: &bloomery::FilterInfo) {
     if i.capacity > 0 && i.items > i.capacity && i.target_fpr > 0.0 && i.current_fpr > i.target_fpr
     {
         crate::output::warn(&format!(
