@@ -49,7 +49,7 @@ use crate::format::{
 };
 use crate::hash::{mix64, reduce, Hashed, Key, KeyHasher};
 use crate::params::{self, BLOCKED_MAX_K};
-use crate::store::{self, Words};
+use crate::store::{self, Pipeline, Words};
 
 /// Bits per block (one 64-byte cache line).
 pub const BLOCK_BITS: u64 = 512;
@@ -620,18 +620,16 @@ impl BlockedBloomFilter {
         probe: impl Fn(&[u64], Hashed) -> bool,
     ) {
         let words = self.as_words();
-        let mut ring = [Hashed::default(); BATCH_AHEAD];
+        let mut pipe = Pipeline::<(usize, Hashed), BATCH_AHEAD>::default();
         for (i, key) in keys.iter().enumerate() {
             let h = hash(key);
             store::prefetch(words, block_index(h, self.blocks) * BLOCK_WORDS);
-            let slot = &mut ring[i % BATCH_AHEAD];
-            if i >= BATCH_AHEAD {
-                answer(i - BATCH_AHEAD, probe(words, *slot));
+            if let Some((j, h)) = pipe.push((i, h)) {
+                answer(j, probe(words, h));
             }
-            *slot = h;
         }
-        for i in keys.len().saturating_sub(BATCH_AHEAD)..keys.len() {
-            answer(i, probe(words, ring[i % BATCH_AHEAD]));
+        for (j, h) in pipe.drain() {
+            answer(j, probe(words, h));
         }
     }
 
@@ -1048,19 +1046,15 @@ impl BlockedBloomFilter {
         hashes: impl IntoIterator<Item = Hashed>,
         insert: impl Fn(&mut Self, Hashed),
     ) {
-        let mut ring = [Hashed::default(); BATCH_AHEAD];
-        let mut seen = 0usize;
+        let mut pipe = Pipeline::<Hashed, BATCH_AHEAD>::default();
         for h in hashes {
             self.prefetch_hashed(h);
-            let slot = seen % BATCH_AHEAD;
-            if seen >= BATCH_AHEAD {
-                insert(self, ring[slot]);
+            if let Some(due) = pipe.push(h) {
+                insert(self, due);
             }
-            ring[slot] = h;
-            seen += 1;
         }
-        for i in seen.saturating_sub(BATCH_AHEAD)..seen {
-            insert(self, ring[i % BATCH_AHEAD]);
+        for due in pipe.drain() {
+            insert(self, due);
         }
     }
 }
@@ -1292,8 +1286,7 @@ impl BlockedBloomFilter {
                 // BATCH_AHEAD keys before inserting it, so the cache misses overlap
                 let mut new = 0u64;
                 let mut stray = Vec::new();
-                let mut ring = [Hashed::default(); BATCH_AHEAD];
-                let mut seen = 0usize;
+                let mut pipe = Pipeline::<Hashed, BATCH_AHEAD>::default();
                 let mine = buckets.iter().filter_map(|b| b.as_ref().get(r)).flatten();
                 for h in mine {
                     let at = (block_index(*h, blocks) * BLOCK_WORDS).wrapping_sub(base);
@@ -1302,15 +1295,12 @@ impl BlockedBloomFilter {
                         continue;
                     }
                     store::prefetch(region, at);
-                    let slot = seen % BATCH_AHEAD;
-                    if seen >= BATCH_AHEAD {
-                        new += put(region, ring[slot]);
+                    if let Some(due) = pipe.push(*h) {
+                        new += put(region, due);
                     }
-                    ring[slot] = *h;
-                    seen += 1;
                 }
-                for i in seen.saturating_sub(BATCH_AHEAD)..seen {
-                    new += put(region, ring[i % BATCH_AHEAD]);
+                for due in pipe.drain() {
+                    new += put(region, due);
                 }
                 (new, stray)
             })

@@ -34,7 +34,7 @@ use crate::filter::{shape_mismatch, Count};
 use crate::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::hash::{reduce, Hashed, Key, KeyHasher};
 use crate::params;
-use crate::store::{self, Words};
+use crate::store::{self, Pipeline, Words};
 
 /// Most rows accepted.
 pub const MAX_DEPTH: u32 = 64;
@@ -258,19 +258,15 @@ impl CountMinSketch {
         hashes: impl IntoIterator<Item = Hashed>,
         count: u64,
     ) {
-        let mut ring = [Hashed::default(); UPDATE_AHEAD];
-        let mut seen = 0usize;
+        let mut pipe = Pipeline::<Hashed, UPDATE_AHEAD>::default();
         for h in hashes {
             self.prefetch_hashed(h);
-            let slot = seen % UPDATE_AHEAD;
-            if seen >= UPDATE_AHEAD {
-                self.update_hashed(ring[slot], count);
+            if let Some(due) = pipe.push(h) {
+                self.update_hashed(due, count);
             }
-            ring[slot] = h;
-            seen += 1;
         }
-        for i in seen.saturating_sub(UPDATE_AHEAD)..seen {
-            self.update_hashed(ring[i % UPDATE_AHEAD], count);
+        for due in pipe.drain() {
+            self.update_hashed(due, count);
         }
     }
 

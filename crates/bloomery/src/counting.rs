@@ -39,7 +39,7 @@ use crate::filter::{
 use crate::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::hash::{Hashed, KeyHasher};
 use crate::params;
-use crate::store::{self, Words};
+use crate::store::{self, Pipeline, Words};
 use crate::BloomFilter;
 
 /// The default counter width in bits (002 §2.5: four bits suffice for most applications).
@@ -262,19 +262,16 @@ impl CountingBloomFilter {
     /// consecutive keys overlap (for filters larger than the cache). The result is identical
     /// to inserting them one by one; returns how many keys had a zero counter (were new).
     pub fn insert_hashed_pipelined(&mut self, hashes: impl IntoIterator<Item = Hashed>) -> u64 {
-        let mut ring = [Hashed::default(); INSERT_AHEAD];
-        let (mut seen, mut new) = (0usize, 0u64);
+        let mut pipe = Pipeline::<Hashed, INSERT_AHEAD>::default();
+        let mut new = 0u64;
         for h in hashes {
             self.prefetch_hashed(h);
-            let slot = seen % INSERT_AHEAD;
-            if seen >= INSERT_AHEAD {
-                new += u64::from(self.insert_hashed(ring[slot]));
+            if let Some(due) = pipe.push(h) {
+                new += u64::from(self.insert_hashed(due));
             }
-            ring[slot] = h;
-            seen += 1;
         }
-        for i in seen.saturating_sub(INSERT_AHEAD)..seen {
-            new += u64::from(self.insert_hashed(ring[i % INSERT_AHEAD]));
+        for due in pipe.drain() {
+            new += u64::from(self.insert_hashed(due));
         }
         new
     }

@@ -334,6 +334,44 @@ pub fn count_or(a: &[u64], b: &[u64]) -> u64 {
         .sum()
 }
 
+/// A software pipeline of depth `D`: the caller prefetches what an item needs as the item
+/// arrives, [`push`](Self::push)es it, and processes the item `push` hands back — the one that
+/// arrived `D` items earlier, whose memory has had time to come in — then processes the
+/// [`drain`](Self::drain) at the end. Items come back in arrival order, so the result equals
+/// processing them one by one; only the cache misses of consecutive items overlap.
+#[derive(Debug, Clone)]
+pub struct Pipeline<T, const D: usize> {
+    ring: [T; D],
+    seen: usize,
+}
+
+impl<T: Copy + Default, const D: usize> Default for Pipeline<T, D> {
+    fn default() -> Self {
+        Self {
+            ring: [T::default(); D],
+            seen: 0,
+        }
+    }
+}
+
+impl<T: Copy + Default, const D: usize> Pipeline<T, D> {
+    /// Add an item; returns the item `D` places before it, if any.
+    #[inline(always)]
+    pub fn push(&mut self, item: T) -> Option<T> {
+        let slot = &mut self.ring[self.seen % D];
+        let due = (self.seen >= D).then_some(*slot);
+        *slot = item;
+        self.seen += 1;
+        due
+    }
+
+    /// The items still waiting, oldest first.
+    #[inline(always)]
+    pub fn drain(self) -> impl Iterator<Item = T> {
+        (self.seen.saturating_sub(D)..self.seen).map(move |i| self.ring[i % D])
+    }
+}
+
 /// Hint the CPU to bring the cache line holding `words[i]` closer, without blocking.
 #[inline(always)]
 pub fn prefetch(words: &[u64], i: usize) {
@@ -396,6 +434,23 @@ pub fn count_ones_range(words: &[u64], start: u64, end: u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every item comes back exactly once, in arrival order, `D` pushes late or in the drain,
+    /// whether there are fewer, as many or more items than the depth.
+    #[test]
+    fn pipeline_returns_items_in_order_d_late() {
+        for n in [0usize, 1, 3, 4, 5, 17] {
+            let mut p = Pipeline::<usize, 4>::default();
+            let mut out = Vec::new();
+            for i in 0..n {
+                let due = p.push(i);
+                assert_eq!(due, i.checked_sub(4), "n={n} i={i}");
+                out.extend(due);
+            }
+            out.extend(p.drain());
+            assert_eq!(out, (0..n).collect::<Vec<_>>(), "n={n}");
+        }
+    }
 
     #[test]
     fn zeroed_is_aligned_and_zero() {

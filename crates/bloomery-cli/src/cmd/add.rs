@@ -5,6 +5,8 @@ use std::path::Path;
 use std::sync::mpsc;
 
 use anyhow::{bail, Context, Result};
+use bloomery::blocked::BATCH_AHEAD;
+use bloomery::store::Pipeline;
 use bloomery::{AnyFilter, BlockedBloomFilter, Filter, InsertRegions};
 use rayon::prelude::*;
 
@@ -137,31 +139,27 @@ fn sequential(f: &mut AnyFilter, inputs: &[String], spec: &KeySpec) -> Result<Co
 }
 
 /// The blocked filter on one thread: each key's block is prefetched when it is read and the
-/// key inserted `AHEAD` keys later, so the cache misses of consecutive keys overlap.
+/// key inserted `BATCH_AHEAD` keys later (the library's pipeline), so the cache misses of
+/// consecutive keys overlap.
 fn sequential_blocked(
     f: &mut BlockedBloomFilter,
     inputs: &[String],
     spec: &KeySpec,
 ) -> Result<Counts> {
-    const AHEAD: usize = 16;
     let hasher = *f.hasher();
-    let mut ring = [bloomery::Hashed::default(); AHEAD];
-    let mut n = 0usize;
+    let mut pipe = Pipeline::<bloomery::Hashed, BATCH_AHEAD>::default();
     let counts = input::for_each_line(inputs, spec, |_, key| {
         if let Some(k) = key {
             let h = hasher.hash_bytes(k);
             f.prefetch_hashed(h);
-            let slot = &mut ring[n % AHEAD];
-            if n >= AHEAD {
-                f.insert_hashed(*slot);
+            if let Some(due) = pipe.push(h) {
+                f.insert_hashed(due);
             }
-            *slot = h;
-            n += 1;
         }
         Ok(())
     })?;
-    for i in n.saturating_sub(AHEAD)..n {
-        f.insert_hashed(ring[i % AHEAD]);
+    for due in pipe.drain() {
+        f.insert_hashed(due);
     }
     Ok(counts)
 }
