@@ -802,8 +802,23 @@ impl BlockedBloomFilter {
 
     #[target_feature(enable = "avx2")]
     fn insert_avx2<K: Key + ?Sized>(&mut self, key: &K) -> bool {
-        debug_assert!(!self.core.words.is_mapped());
         let h = self.core.hasher.hash_xxh3(key);
+        self.insert_hashed_avx2(h)
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn contains_avx2<K: Key + ?Sized>(&self, key: &K) -> bool {
+        let h = self.core.hasher.hash_xxh3(key);
+        let p = self.block_ptr(self.core.words.as_slice().as_ptr(), h);
+        // SAFETY: `p` is an in-bounds block of the words (`block_ptr`), borrowed shared.
+        sectors_avx2::test(unsafe { &*p }, h)
+    }
+
+    /// Insert a pre-hashed key on the fused path (requires `simd_write`); true if a bit was new.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn insert_hashed_avx2(&mut self, h: Hashed) -> bool {
+        debug_assert!(!self.core.words.is_mapped());
         let words = self.core.words.owned_mut_ptr();
         let p = self.block_ptr(words, h).cast_mut();
         // SAFETY: `p` is an in-bounds block of the words (`block_ptr`), which are owned and
@@ -815,29 +830,11 @@ impl BlockedBloomFilter {
     }
 
     #[target_feature(enable = "avx2")]
-    fn contains_avx2<K: Key + ?Sized>(&self, key: &K) -> bool {
-        let h = self.core.hasher.hash_xxh3(key);
-        let p = self.block_ptr(self.core.words.as_slice().as_ptr(), h);
-        // SAFETY: `p` is an in-bounds block of the words (`block_ptr`), borrowed shared.
-        sectors_avx2::test(unsafe { &*p }, h)
-    }
-
-    /// Insert a pre-hashed key on the fused path (requires `simd_write`).
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn insert_hashed_avx2(&mut self, h: Hashed) {
-        debug_assert!(!self.core.words.is_mapped());
-        let words = self.core.words.owned_mut_ptr();
-        let p = self.block_ptr(words, h).cast_mut();
-        // SAFETY: as in `insert_avx2`: an in-bounds block of owned words, exclusively borrowed.
-        let new = sectors_avx2::set(unsafe { &mut *p }, h);
-        self.core.items += u64::from(new);
-    }
-
-    #[target_feature(enable = "avx2")]
     fn insert_pipelined_avx2(&mut self, hashes: impl IntoIterator<Item = Hashed>) {
         // the closure inherits this function's AVX2, which `insert_hashed_avx2` needs
-        self.insert_pipelined_with(hashes, |f, h| f.insert_hashed_avx2(h));
+        self.insert_pipelined_with(hashes, |f, h| {
+            f.insert_hashed_avx2(h);
+        });
     }
 
     #[target_feature(enable = "avx2")]
