@@ -348,27 +348,6 @@ fn is_compressed(head: &[u8]) -> bool {
     head.starts_with(&[0x1f, 0x8b]) || head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
 }
 
-/// Split a block of whole lines (see [`for_each_block`]) into about `parts` pieces at line
-/// boundaries.
-pub fn split_lines(block: &[u8], parts: usize) -> Vec<&[u8]> {
-    let mut out = Vec::with_capacity(parts);
-    let mut start = 0;
-    for p in 1..parts {
-        let target = (block.len() * p / parts).max(start);
-        if target >= block.len() {
-            break;
-        }
-        if let Some(i) = memchr::memchr(b'\n', &block[target..]) {
-            out.push(&block[start..=target + i]);
-            start = target + i + 1;
-        }
-    }
-    if start < block.len() {
-        out.push(&block[start..]);
-    }
-    out
-}
-
 /// Call `f` with each line of `block` in order, the terminator included (the last line may
 /// lack one); stops early when `f` returns false.
 pub fn for_each_line_in(block: &[u8], mut f: impl FnMut(&[u8]) -> bool) {

@@ -91,6 +91,14 @@ impl Progress {
         }
     }
 
+    /// Advance by `n` (from any thread).
+    #[inline]
+    pub fn inc(&self, n: u64) {
+        if let Some(pb) = &self.0 {
+            pb.inc(n);
+        }
+    }
+
     pub fn finish(&mut self) {
         if let Some(pb) = self.0.take() {
             pb.finish_and_clear();

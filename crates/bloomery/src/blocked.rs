@@ -1243,80 +1243,133 @@ impl BlockedBloomFilter {
     /// Insert pre-bucketed hashes using every thread of the current rayon pool, with plain
     /// writes: `buckets` is a list of batches, each holding one list per region of `regions`
     /// (from [`insert_regions`](Self::insert_regions)); region `r` is filled by one task with
-    /// `buckets[0][r]`, then `buckets[1][r]`, ..., through the prefetching pipeline of
-    /// [`insert_pipelined`](Self::insert_pipelined). A key's bits all lie in its block, so when
-    /// the batches are in input order the filter and its item count equal those of inserting
-    /// the keys one by one. A hash found in the wrong region's list (or a region split made for
-    /// another shape) is still inserted, after the parallel fill. Returns the number of keys
-    /// that were new.
+    /// `buckets[0][r]`, then `buckets[1][r]`, ..., through [`RegionWriter::insert_batch`]. A
+    /// key's bits all lie in its block, so when the batches are in input order the filter and
+    /// its item count equal those of inserting the keys one by one. A hash found in the wrong
+    /// region's list (or a region split made for another shape) is still inserted, after the
+    /// parallel fill. Returns the number of keys that were new.
     pub fn par_insert_bucketed<B: AsRef<[Vec<Hashed>]> + Sync>(
         &mut self,
         regions: &InsertRegions,
         buckets: &[B],
     ) -> u64 {
-        let (blocks, k, layout) = (self.blocks, self.k, self.layout);
-        if regions.blocks != blocks {
+        let before = self.core.items;
+        if regions.blocks != self.blocks {
             // a split for another shape: insert in order, one thread
-            let before = self.core.items;
             let all = buckets
                 .iter()
                 .flat_map(|b| b.as_ref().iter().flatten().copied());
             self.insert_pipelined(all);
             return self.core.items - before;
         }
-        // fill: each region's words belong to exactly one task
-        let region_words = regions.per_region as usize * BLOCK_WORDS;
-        let words = self.core.words.as_mut_slice();
-        let (new, stray): (u64, Vec<Hashed>) = words
-            .par_chunks_mut(region_words)
-            .enumerate()
-            .map(|(r, region)| {
-                let base = r * region_words;
-                let put = |region: &mut [u64], h: Hashed| {
-                    let start = block_index(h, blocks) * BLOCK_WORDS - base;
-                    let block: &mut [u64; BLOCK_WORDS] = (&mut region[start..start + BLOCK_WORDS])
-                        .try_into()
-                        .expect("a block is BLOCK_WORDS words");
-                    u64::from(layout_insert(block, h, k, layout))
-                };
-                // the same software pipeline as `insert_pipelined`: prefetch a key's block
-                // BATCH_AHEAD keys before inserting it, so the cache misses overlap
-                let mut new = 0u64;
-                let mut stray = Vec::new();
-                let mut pipe = Pipeline::<Hashed, BATCH_AHEAD>::default();
-                let mine = buckets.iter().filter_map(|b| b.as_ref().get(r)).flatten();
-                for h in mine {
-                    let at = (block_index(*h, blocks) * BLOCK_WORDS).wrapping_sub(base);
-                    if at >= region.len() {
-                        stray.push(*h);
-                        continue;
-                    }
-                    store::prefetch(region, at);
-                    if let Some(due) = pipe.push(*h) {
-                        new += put(region, due);
+        self.fill_regions(regions, |writers| {
+            writers.par_iter_mut().enumerate().for_each(|(r, w)| {
+                for b in buckets {
+                    if let Some(hashes) = b.as_ref().get(r) {
+                        w.insert_batch(hashes);
                     }
                 }
-                for due in pipe.drain() {
-                    new += put(region, due);
-                }
-                (new, stray)
             })
-            .reduce(
-                || (0, Vec::new()),
-                |(n1, mut s1), (n2, s2)| {
-                    s1.extend(s2);
-                    (n1 + n2, s1)
-                },
-            );
-        // lists beyond the region count, then hashes in the wrong list
-        let extra: Vec<Hashed> = buckets
+        });
+        // lists beyond the region count
+        let extra = buckets
             .iter()
-            .flat_map(|b| b.as_ref().iter().skip(regions.count).flatten().copied())
+            .flat_map(|b| b.as_ref().iter().skip(regions.count).flatten().copied());
+        self.insert_pipelined(extra);
+        self.core.items - before
+    }
+
+    /// Fill the filter from several threads without atomics or locks: `fill` gets one
+    /// [`RegionWriter`] per region of `regions` (from [`insert_regions`](Self::insert_regions);
+    /// a split made for another shape is remade with the same count), each owning its
+    /// region's blocks, so each can be moved to its own thread (scoped threads, rayon). When
+    /// `fill` returns, the keys the writers counted as new are added to the item count, and
+    /// the hashes a writer was given for blocks outside its region are inserted, writer after
+    /// writer, in the order they were given. Keys given to the writer of their region in
+    /// input order give the filter *and* the item count of inserting them one by one.
+    pub fn fill_regions<R>(
+        &mut self,
+        regions: &InsertRegions,
+        fill: impl FnOnce(&mut [RegionWriter<'_>]) -> R,
+    ) -> R {
+        let regions = if regions.blocks == self.blocks {
+            *regions
+        } else {
+            self.insert_regions(regions.count)
+        };
+        let (blocks, k, layout) = (self.blocks, self.k, self.layout);
+        let region_words = regions.per_region as usize * BLOCK_WORDS;
+        let mut writers: Vec<RegionWriter<'_>> = self
+            .core
+            .words
+            .as_mut_slice()
+            .chunks_mut(region_words)
+            .enumerate()
+            .map(|(r, words)| RegionWriter {
+                words,
+                base: r * region_words,
+                blocks,
+                k,
+                layout,
+                new: 0,
+                stray: Vec::new(),
+            })
             .collect();
+        let out = fill(&mut writers);
+        let new: u64 = writers.iter().map(|w| w.new).sum();
+        let stray: Vec<Hashed> = writers.into_iter().flat_map(|w| w.stray).collect();
         self.core.items += new;
-        let before = self.core.items;
-        self.insert_pipelined(stray.into_iter().chain(extra));
-        new + (self.core.items - before)
+        self.insert_pipelined(stray);
+        out
+    }
+}
+
+/// One region of a [`BlockedBloomFilter`]'s blocks, written by one thread during
+/// [`BlockedBloomFilter::fill_regions`] (plain stores: no other writer touches these blocks).
+#[derive(Debug)]
+pub struct RegionWriter<'a> {
+    words: &'a mut [u64],
+    /// The index, in the whole filter, of the region's first word.
+    base: usize,
+    blocks: u64,
+    k: u32,
+    layout: BlockLayout,
+    /// Keys that set at least one new bit.
+    new: u64,
+    /// Hashes of blocks outside the region, inserted after the fill.
+    stray: Vec<Hashed>,
+}
+
+impl RegionWriter<'_> {
+    /// Insert pre-hashed keys, in order, through the prefetching pipeline of
+    /// [`BlockedBloomFilter::insert_pipelined`]. A hash whose block lies outside this region
+    /// is kept and inserted when the fill ends.
+    pub fn insert_batch(&mut self, hashes: &[Hashed]) {
+        let mut pipe = Pipeline::<Hashed, BATCH_AHEAD>::default();
+        for &h in hashes {
+            let at = (block_index(h, self.blocks) * BLOCK_WORDS).wrapping_sub(self.base);
+            if at >= self.words.len() {
+                self.stray.push(h);
+                continue;
+            }
+            store::prefetch(self.words, at);
+            if let Some(due) = pipe.push(h) {
+                self.put(due);
+            }
+        }
+        for due in pipe.drain() {
+            self.put(due);
+        }
+    }
+
+    /// Insert one hash known to lie in this region.
+    #[inline(always)]
+    fn put(&mut self, h: Hashed) {
+        let start = block_index(h, self.blocks) * BLOCK_WORDS - self.base;
+        let block: &mut [u64; BLOCK_WORDS] = (&mut self.words[start..start + BLOCK_WORDS])
+            .try_into()
+            .expect("a block is BLOCK_WORDS words");
+        self.new += u64::from(layout_insert(block, h, self.k, self.layout));
     }
 }
 

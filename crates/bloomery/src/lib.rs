@@ -99,7 +99,9 @@ pub mod xor;
 pub use any::{AnyFilter, FilterInfo};
 pub use any_counter::{AnyCounter, CounterInfo, CounterOptions};
 pub use attenuated::AttenuatedBloomFilter;
-pub use blocked::{AtomicBlockedBloomFilter, BlockLayout, BlockedBloomFilter, InsertRegions};
+pub use blocked::{
+    AtomicBlockedBloomFilter, BlockLayout, BlockedBloomFilter, InsertRegions, RegionWriter,
+};
 pub use bloomier::BloomierFilter;
 pub use breadth::BreadthBloomFilter;
 pub use classic::BloomFilter;

@@ -2,18 +2,17 @@
 //! it was).
 
 use std::path::Path;
-use std::sync::mpsc;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use bloomery::blocked::BATCH_AHEAD;
 use bloomery::store::Pipeline;
-use bloomery::{AnyFilter, BlockedBloomFilter, Filter, InsertRegions};
+use bloomery::{AnyFilter, BlockedBloomFilter, Filter};
 use rayon::prelude::*;
 
 use crate::cli::AddArgs;
 use crate::input::{self, Counts, KeySpec};
 use crate::num::{group, rate};
-use crate::output::{note, warn, Progress};
+use crate::output::{note, warn};
 
 pub fn run(a: AddArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
@@ -36,7 +35,7 @@ pub fn run(a: AddArgs) -> Result<u8> {
     };
     let before = f.len();
     let counts = match (&mut f, pool) {
-        (AnyFilter::Blocked(b), Some(pool)) => parallel(b, &a.inputs, &spec, pool)?,
+        (AnyFilter::Blocked(b), Some(_)) => super::add_threads::run(b, &a.inputs, &spec, threads)?,
         (other, _) => {
             if threads > 1 {
                 warn(&format!(
@@ -162,246 +161,4 @@ fn sequential_blocked(
         f.insert_hashed(due);
     }
     Ok(counts)
-}
-
-/// Nominal bytes of input in one piece of a batch: a batch is a few pieces per thread, and
-/// a piece's hashes (16 bytes per line) stay small.
-const PIECE: usize = 1 << 20;
-
-/// Pieces per thread in a batch (a few, so a worker that was descheduled is helped).
-const PIECES_PER_THREAD: usize = 4;
-
-/// `add --threads N` into a blocked filter. The input goes through in batches of a few pieces
-/// per thread; each batch runs in two parallel phases:
-///
-/// 1. each piece's lines are read, split, keyed and hashed, and the hashes are bucketed by the
-///    region of the filter their block lies in. A plain file is read by the workers
-///    themselves, each piece a byte range of the file read with positional reads into a reused
-///    buffer (so the copying from the page cache is shared too); stdin and compressed files are
-///    read and decompressed by one reader thread while the workers work, and its blocks are
-///    split into pieces at line boundaries.
-/// 2. each region of the filter is filled by one worker with the hashes of its buckets, piece
-///    after piece, through the library's prefetching `par_insert_bucketed` (plain writes: no
-///    two workers touch one block). For a plain file this runs alongside phase 1 of the next
-///    batch.
-///
-/// A key's bits all lie in its block and each block's keys are inserted in input order, so the
-/// filter's bits *and* its item count equal those of a sequential add.
-fn parallel(
-    f: &mut BlockedBloomFilter,
-    inputs: &[String],
-    spec: &KeySpec,
-    pool: rayon::ThreadPool,
-) -> Result<Counts> {
-    let threads = pool.current_num_threads();
-    let regions = f.insert_regions(threads * 4);
-    let mut b = Batches {
-        hasher: *f.hasher(),
-        f,
-        regions,
-        pool,
-        spec,
-        pieces: (0..threads * PIECES_PER_THREAD)
-            .map(|_| Piece::default())
-            .collect(),
-        spare: Vec::new(),
-        counts: Counts::default(),
-        progress: Progress::new("lines"),
-    };
-    let mut total = 0u64;
-    for name in input::names(inputs) {
-        total += match input::open_plain(&name)? {
-            Some((file, len)) => b.ranged(&file, len, &name)?,
-            None => b.streamed(&name, PIECE * b.pieces.len())?,
-        };
-    }
-    b.progress.finish();
-    if total == 0 {
-        bail!("the input is empty: no lines to read");
-    }
-    Ok(b.counts)
-}
-
-/// What one piece of a batch produced.
-#[derive(Default)]
-struct Piece {
-    /// The hashes of its keys, one list per region of the filter, in input order.
-    buckets: Vec<Vec<bloomery::Hashed>>,
-    counts: Counts,
-    /// A bad key (line number within the piece and the message) or a read error.
-    error: Option<(u64, String)>,
-    /// The read buffer (plain files), reused from batch to batch.
-    buf: Vec<u8>,
-    hexbuf: Vec<u8>,
-}
-
-impl AsRef<[Hashes]> for Piece {
-    fn as_ref(&self) -> &[Hashes] {
-        &self.buckets
-    }
-}
-
-impl Piece {
-    fn reset(&mut self, regions: usize) {
-        self.buckets.resize_with(regions, Vec::new);
-        self.buckets.iter_mut().for_each(Vec::clear);
-        self.counts = Counts::default();
-        self.error = None;
-    }
-
-    /// Key and hash one line (terminator included) into its region's bucket; false on a bad key.
-    #[inline]
-    fn line(
-        &mut self,
-        line: &[u8],
-        hasher: &bloomery::KeyHasher,
-        spec: &KeySpec,
-        regions: &InsertRegions,
-    ) -> bool {
-        self.counts.lines += 1;
-        match input::key_of(input::trim_eol(line), spec, &mut self.hexbuf) {
-            Ok(Some(k)) => {
-                let h = hasher.hash_bytes(k);
-                self.buckets[regions.region_of(h)].push(h);
-            }
-            Ok(None) => self.counts.skipped += 1,
-            Err(e) => {
-                self.error = Some((self.counts.lines, e));
-                return false;
-            }
-        }
-        true
-    }
-}
-
-type Hashes = Vec<bloomery::Hashed>;
-
-struct Batches<'a> {
-    f: &'a mut BlockedBloomFilter,
-    hasher: bloomery::KeyHasher,
-    regions: InsertRegions,
-    pool: rayon::ThreadPool,
-    spec: &'a KeySpec,
-    /// One per piece of a batch (reused from batch to batch).
-    pieces: Vec<Piece>,
-    /// A second set, for the next batch while this one is inserted.
-    spare: Vec<Piece>,
-    counts: Counts,
-    progress: Progress,
-}
-
-impl Batches<'_> {
-    /// A plain file: batches of byte ranges, each piece read by the worker that hashes it.
-    /// Phase 2 of one batch runs alongside phase 1 of the next (a rayon `join`, so a worker
-    /// that finishes its share of one helps with the other). Returns the file's length.
-    fn ranged(&mut self, file: &std::fs::File, len: u64, name: &str) -> Result<u64> {
-        let batch = (PIECE * self.pieces.len()) as u64;
-        let mut next = std::mem::take(&mut self.spare);
-        next.resize_with(self.pieces.len(), Piece::default);
-        // pieces of the batch hashed but not inserted yet (in `self.pieces`)
-        let mut ready = 0;
-        let mut off = 0u64;
-        while off < len {
-            self.check(ready, name)?;
-            let used = next.len().min((len - off).div_ceil(PIECE as u64) as usize);
-            let (hasher, spec, regions) = (&self.hasher, self.spec, &self.regions);
-            let (f, hashed) = (&mut *self.f, &self.pieces[..ready]);
-            let pieces = &mut next[..used];
-            self.pool.install(|| {
-                rayon::join(
-                    || f.par_insert_bucketed(regions, hashed),
-                    || {
-                        pieces.par_iter_mut().enumerate().for_each(|(i, p)| {
-                            p.reset(regions.count());
-                            let start = off + (i * PIECE) as u64;
-                            let mut buf = std::mem::take(&mut p.buf);
-                            let read = input::for_each_line_at(
-                                file,
-                                len,
-                                start,
-                                start + PIECE as u64,
-                                &mut buf,
-                                |line| p.line(line, hasher, spec, regions),
-                            );
-                            p.buf = buf;
-                            if let Err(e) = read {
-                                p.error = Some((0, format!("cannot read: {e}")));
-                            }
-                        })
-                    },
-                )
-            });
-            std::mem::swap(&mut self.pieces, &mut next);
-            ready = used;
-            off += batch;
-        }
-        self.spare = next;
-        self.insert(ready, name)?;
-        Ok(len)
-    }
-
-    /// Check the first `used` pieces for errors (in input order) and count their lines.
-    fn check(&mut self, used: usize, name: &str) -> Result<()> {
-        for p in &self.pieces[..used] {
-            if let Some((line, msg)) = &p.error {
-                if *line == 0 {
-                    bail!("`{name}`: {msg}");
-                }
-                bail!("{name}: line {}: {msg}", self.counts.lines + line);
-            }
-            self.counts.lines += p.counts.lines;
-            self.counts.skipped += p.counts.skipped;
-        }
-        self.progress.set(self.counts.lines);
-        Ok(())
-    }
-
-    /// Check the hashes of the first `used` pieces and insert them (phase 2).
-    fn insert(&mut self, used: usize, name: &str) -> Result<()> {
-        self.check(used, name)?;
-        let (f, regions, pieces) = (&mut *self.f, &self.regions, &self.pieces[..used]);
-        self.pool.install(|| f.par_insert_bucketed(regions, pieces));
-        Ok(())
-    }
-
-    /// Hash one block of whole lines (stdin or a compressed file), split into pieces.
-    fn block(&mut self, data: &[u8], name: &str) -> Result<()> {
-        let parts = input::split_lines(data, self.pieces.len());
-        let (hasher, spec, regions) = (&self.hasher, self.spec, &self.regions);
-        let used = parts.len();
-        let pieces = &mut self.pieces[..used];
-        self.pool.install(|| {
-            parts
-                .par_iter()
-                .zip(pieces.par_iter_mut())
-                .for_each(|(part, p)| {
-                    p.reset(regions.count());
-                    input::for_each_line_in(part, |line| p.line(line, hasher, spec, regions));
-                })
-        });
-        self.insert(used, name)
-    }
-
-    /// Stdin or a compressed file: one reader thread reads (and decompresses) blocks while
-    /// the workers hash and insert the previous one. Returns the bytes read.
-    fn streamed(&mut self, name: &str, window: usize) -> Result<u64> {
-        let (tx, rx) = mpsc::sync_channel::<Vec<u8>>(1);
-        std::thread::scope(|s| {
-            let reader = s.spawn(move || {
-                input::for_each_block(name, window, |block| {
-                    tx.send(block)
-                        .map_err(|_| anyhow::anyhow!("the insert threads stopped"))
-                })
-            });
-            let inserted = rx.iter().try_for_each(|block| self.block(&block, name));
-            // On an insert error the receiver is gone, so the reader stops with its own error:
-            // report the insert error, which says what was wrong with the input.
-            drop(rx);
-            let read = reader
-                .join()
-                .map_err(|_| anyhow::anyhow!("the reader thread failed"))?;
-            inserted?;
-            read
-        })
-    }
 }

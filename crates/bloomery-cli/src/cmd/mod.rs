@@ -1,6 +1,7 @@
 //! One module per command family; `run` dispatches. Every command returns its exit status.
 
 mod add;
+mod add_threads;
 mod calc;
 mod check;
 mod compress;
