@@ -74,6 +74,7 @@ mod counting_family_tests;
 pub mod cuckoo;
 pub mod depth;
 pub mod dleft;
+pub mod edit;
 pub mod error;
 pub mod filter;
 pub mod format;
