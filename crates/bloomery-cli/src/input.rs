@@ -376,8 +376,22 @@ pub fn trim_eol(buf: &[u8]) -> &[u8] {
 }
 
 /// The key of a line under `spec`; `hexbuf` holds decoded hex keys.
-#[inline]
+#[inline(always)]
 pub fn key_of<'a>(
+    line: &'a [u8],
+    spec: &KeySpec,
+    hexbuf: &'a mut Vec<u8>,
+) -> Result<Option<&'a [u8]>, String> {
+    if spec.field.is_none() && !spec.hex {
+        // the whole line (the common case, kept inline in the callers' loops)
+        return Ok(Some(line));
+    }
+    field_key_of(line, spec, hexbuf)
+}
+
+/// [`key_of`] with a field or hex decoding.
+#[inline(never)]
+fn field_key_of<'a>(
     line: &'a [u8],
     spec: &KeySpec,
     hexbuf: &'a mut Vec<u8>,

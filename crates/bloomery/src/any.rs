@@ -222,7 +222,7 @@ impl AnyFilter {
 
     /// Load any kind from a file, verifying the checksum.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
-        Self::from_bytes(&format::read_limited(path.as_ref())?)
+        Self::from_bytes(&format::read_file(path.as_ref())?)
     }
 
     /// Open any kind through a read-only memory map (zero-copy; see [`Persist::open_mmap`]).

@@ -365,7 +365,7 @@ impl AnyCounter {
 
     /// Load any counting-family kind from a file, verifying the checksum.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
-        Self::from_bytes(&format::read_limited(path.as_ref())?)
+        Self::from_bytes(&format::read_file(path.as_ref())?)
     }
 
     /// Save atomically.

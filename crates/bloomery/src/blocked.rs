@@ -1233,9 +1233,17 @@ impl BlockedBloomFilter {
     /// with [`par_insert_bucketed`](Self::par_insert_bucketed).
     pub fn insert_regions(&self, n: usize) -> InsertRegions {
         let per_region = self.blocks.div_ceil(n.max(1) as u64).max(1);
+        // floor(b / d) = (b · ceil(2^64 / d)) >> 64 exactly when b and d are below 2^32
+        // (Lemire, Kaser, Kurz 2019), so region_of needs no division on such filters
+        let magic = if self.blocks < 1 << 32 && per_region > 1 {
+            u64::MAX / per_region + 1
+        } else {
+            0
+        };
         InsertRegions {
             blocks: self.blocks,
             per_region,
+            magic,
             count: self.blocks.div_ceil(per_region) as usize,
         }
     }
@@ -1345,7 +1353,8 @@ impl RegionWriter<'_> {
     /// [`BlockedBloomFilter::insert_pipelined`]. A hash whose block lies outside this region
     /// is kept and inserted when the fill ends.
     pub fn insert_batch(&mut self, hashes: &[Hashed]) {
-        let mut pipe = Pipeline::<Hashed, BATCH_AHEAD>::default();
+        // (first word of the block within the region, hash)
+        let mut pipe = Pipeline::<(usize, Hashed), BATCH_AHEAD>::default();
         for &h in hashes {
             let at = (block_index(h, self.blocks) * BLOCK_WORDS).wrapping_sub(self.base);
             if at >= self.words.len() {
@@ -1353,20 +1362,19 @@ impl RegionWriter<'_> {
                 continue;
             }
             store::prefetch(self.words, at);
-            if let Some(due) = pipe.push(h) {
-                self.put(due);
+            if let Some((at, h)) = pipe.push((at, h)) {
+                self.put(at, h);
             }
         }
-        for due in pipe.drain() {
-            self.put(due);
+        for (at, h) in pipe.drain() {
+            self.put(at, h);
         }
     }
 
-    /// Insert one hash known to lie in this region.
+    /// Insert one hash whose block starts at word `at` of this region.
     #[inline(always)]
-    fn put(&mut self, h: Hashed) {
-        let start = block_index(h, self.blocks) * BLOCK_WORDS - self.base;
-        let block: &mut [u64; BLOCK_WORDS] = (&mut self.words[start..start + BLOCK_WORDS])
+    fn put(&mut self, at: usize, h: Hashed) {
+        let block: &mut [u64; BLOCK_WORDS] = (&mut self.words[at..at + BLOCK_WORDS])
             .try_into()
             .expect("a block is BLOCK_WORDS words");
         self.new += u64::from(layout_insert(block, h, self.k, self.layout));
@@ -1379,6 +1387,9 @@ impl RegionWriter<'_> {
 pub struct InsertRegions {
     blocks: u64,
     per_region: u64,
+    /// `ceil(2^64 / per_region)` when every block index and `per_region` fit 32 bits and
+    /// `per_region > 1`; 0 otherwise (then `region_of` divides).
+    magic: u64,
     count: usize,
 }
 
@@ -1391,7 +1402,12 @@ impl InsertRegions {
     /// The region of a hashed key's block.
     #[inline(always)]
     pub fn region_of(&self, h: Hashed) -> usize {
-        (block_index(h, self.blocks) as u64 / self.per_region) as usize
+        let b = block_index(h, self.blocks) as u64;
+        if self.magic != 0 {
+            ((u128::from(b) * u128::from(self.magic)) >> 64) as usize
+        } else {
+            (b / self.per_region) as usize
+        }
     }
 }
 
@@ -1699,6 +1715,46 @@ mod tests {
             let new = pool.install(|| b.par_insert_bucketed(&regions, &batches));
             assert_eq!(a, b, "blocks={blocks}");
             assert_eq!(new, a.len());
+        }
+    }
+
+    #[test]
+    fn region_of_is_the_block_index_divided_by_the_region_size() {
+        let hasher = KeyHasher::new();
+        let hashes: Vec<Hashed> = (0..20_000u64).map(|i| hasher.hash(&i)).collect();
+        // shapes without building filters of those sizes: only `blocks` matters here
+        let mut shape = BlockedBloomFilter::try_with_shape(1, 6).unwrap();
+        let mut edges = vec![
+            Hashed { lo: 0, hi: 0 },
+            Hashed {
+                lo: u64::MAX,
+                hi: 0,
+            },
+            Hashed { lo: 1 << 63, hi: 0 },
+        ];
+        edges.extend(hashes);
+        for blocks in [
+            1u64,
+            2,
+            3,
+            7,
+            1000,
+            1171,
+            65_537,
+            (1 << 32) - 1,
+            1 << 32,
+            u64::MAX / 64,
+        ] {
+            shape.blocks = blocks;
+            for n in [1usize, 2, 3, 4, 7, 8, 13, 64] {
+                let r = shape.insert_regions(n);
+                assert_eq!(r.magic != 0, blocks < 1 << 32 && r.per_region > 1);
+                for &h in &edges {
+                    let want = (block_index(h, blocks) as u64 / r.per_region) as usize;
+                    assert_eq!(r.region_of(h), want, "blocks={blocks} n={n}");
+                    assert!(want < r.count());
+                }
+            }
         }
     }
 

@@ -36,7 +36,7 @@
 //! Version 1's layout and its hash mapping never change; golden files of each version live in
 //! `tests/golden/` and are loaded by the test suite.
 
-use std::io::{self, Write};
+use std::io::{self, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -676,7 +676,7 @@ pub trait Persist: Sized {
 
     /// Load a file into memory, verifying the checksum.
     fn load(path: impl AsRef<Path>) -> Result<Self> {
-        Self::from_bytes(&read_limited(path.as_ref())?)
+        Self::from_bytes(&read_file(path.as_ref())?)
     }
 
     /// Open a file through a read-only memory map: the words are used in place (zero-copy),
@@ -701,11 +701,84 @@ pub trait Persist: Sized {
 /// reading them.
 pub fn read_limited(path: &Path) -> Result<Vec<u8>> {
     let len = std::fs::metadata(path)?.len();
+    check_file_size(len)?;
+    Ok(std::fs::read(path)?)
+}
+
+/// Refuse a file larger than the memory limit (plus header room) before reading it.
+fn check_file_size(len: u64) -> Result<()> {
     crate::store::check_size(
         len,
         crate::store::max_bytes().saturating_add(MAX_HEADER as u64 + 64),
-    )?;
-    Ok(std::fs::read(path)?)
+    )
+}
+
+/// A whole file in memory, for decoding: what [`read_file`] returns (it derefs to the bytes).
+/// A large file lives in an anonymous map with transparent huge pages advised, so reading it
+/// costs a few page faults instead of one per 4 KiB (a heap `Vec` of that size is a fresh map
+/// faulted page by page).
+pub struct FileBuf(FileBufInner);
+
+enum FileBufInner {
+    Heap(Vec<u8>),
+    Anon(memmap2::MmapMut),
+}
+
+impl FileBuf {
+    /// `len` zero bytes to read a file of that length into (refused beyond the memory limit).
+    pub fn zeroed(len: u64) -> Result<Self> {
+        check_file_size(len)?;
+        let len = usize::try_from(len).map_err(|_| Error::TooLarge {
+            requested: len,
+            limit: crate::store::max_bytes(),
+        })?;
+        if len < crate::store::ANON_THRESHOLD_BYTES {
+            return Ok(Self(FileBufInner::Heap(vec![0; len])));
+        }
+        let map = memmap2::MmapMut::map_anon(len)?;
+        #[cfg(target_os = "linux")]
+        {
+            // Advice only: failure (e.g. THP disabled) changes nothing but speed.
+            let _ = map.advise(memmap2::Advice::HugePage);
+        }
+        Ok(Self(FileBufInner::Anon(map)))
+    }
+
+    /// The bytes, to fill.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        match &mut self.0 {
+            FileBufInner::Heap(v) => v,
+            FileBufInner::Anon(m) => m,
+        }
+    }
+}
+
+impl std::ops::Deref for FileBuf {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match &self.0 {
+            FileBufInner::Heap(v) => v,
+            FileBufInner::Anon(m) => m,
+        }
+    }
+}
+
+/// Read a whole file into a [`FileBuf`], refusing files larger than the memory limit (plus
+/// header room) before reading. A file that changes length while it is read is read again
+/// into a plain buffer.
+pub fn read_file(path: &Path) -> Result<FileBuf> {
+    let mut file = std::fs::File::open(path)?;
+    let len = file.metadata()?.len();
+    let mut buf = FileBuf::zeroed(len)?;
+    let complete = file.read_exact(buf.as_mut_slice()).is_ok() && {
+        let mut probe = [0u8; 1];
+        matches!(file.read(&mut probe), Ok(0))
+    };
+    if complete {
+        Ok(buf)
+    } else {
+        Ok(FileBuf(FileBufInner::Heap(read_limited(path)?)))
+    }
 }
 
 /// Fail with [`FormatError::WrongKind`] unless the decoded kind is `want`.

@@ -51,7 +51,7 @@ pub fn check_size(bytes: u64, limit: u64) -> Result<()> {
 struct Line([u64; 8]);
 
 /// Arrays at least this large are anonymous maps with huge pages advised.
-const ANON_THRESHOLD_BYTES: usize = 1 << 20;
+pub(crate) const ANON_THRESHOLD_BYTES: usize = 1 << 20;
 
 enum Buf {
     Heap(Vec<Line>),
@@ -125,6 +125,12 @@ impl Words {
     pub fn from_le_bytes(bytes: &[u8], limit: u64) -> Result<Self> {
         debug_assert_eq!(bytes.len() % 8, 0);
         let mut w = Self::zeroed(bytes.len() / 8, limit)?;
+        if cfg!(target_endian = "little") {
+            // the file's bytes are the native words: one copy
+            let dst: &mut [u8] = bytemuck::cast_slice_mut(w.as_mut_slice());
+            dst.copy_from_slice(&bytes[..dst.len()]);
+            return Ok(w);
+        }
         for (dst, src) in w.as_mut_slice().iter_mut().zip(bytes.chunks_exact(8)) {
             let mut b = [0u8; 8];
             b.copy_from_slice(src);

@@ -588,3 +588,36 @@ fn atomic_save_keeps_or_sets_permissions() {
     f.save(&path).unwrap();
     assert_eq!(mode(&path), 0o640);
 }
+
+#[test]
+fn large_files_load_through_the_huge_page_buffer_like_small_ones() {
+    // above and below the 1 MiB threshold where `read_file` reads into an anonymous map
+    let dir = tempfile::tempdir().unwrap();
+    for n in [1_000u64, 2_000_000] {
+        let mut f = BlockedBloomFilter::try_new(n, 0.01).unwrap();
+        f.extend((0..n).step_by(3));
+        let path = dir.path().join(format!("f{n}.bloom"));
+        f.save(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len() >= 1 << 20, n > 1_000_000);
+        let buf = format::read_file(&path).unwrap();
+        assert!(*buf == *bytes);
+        assert_eq!(BlockedBloomFilter::load(&path).unwrap(), f);
+        assert_eq!(
+            AnyFilter::load(&path).unwrap(),
+            AnyFilter::from_bytes(&bytes).unwrap()
+        );
+        // a truncated large file fails to load with a typed error, as from bytes
+        std::fs::write(&path, &bytes[..bytes.len() - 9]).unwrap();
+        assert!(matches!(
+            BlockedBloomFilter::load(&path),
+            Err(Error::Format(FormatError::Truncated { .. }))
+                | Err(Error::Format(FormatError::ChecksumMismatch { .. }))
+        ));
+    }
+    // the buffer for a file is refused beyond the memory limit, before allocating
+    assert!(matches!(
+        format::FileBuf::zeroed(u64::MAX),
+        Err(Error::TooLarge { .. })
+    ));
+}

@@ -82,22 +82,23 @@ pub fn run(a: AddArgs) -> Result<u8> {
 /// (the copy from the page cache and the page faults of the buffer are shared). Falls back to
 /// the plain load, and its error messages, for a small, special, oversized or unreadable file.
 fn load_parallel(path: &Path, pool: &rayon::ThreadPool) -> Result<AnyFilter> {
-    let read = || -> std::io::Result<Option<Vec<u8>>> {
+    let read = || -> std::io::Result<Option<bloomery::format::FileBuf>> {
         let file = std::fs::File::open(path)?;
         let meta = file.metadata()?;
         let len = meta.len();
         if !meta.is_file() || len < (1 << 20) || len > bloomery::store::max_bytes() {
             return Ok(None);
         }
-        let Ok(len) = usize::try_from(len) else {
+        let Ok(mut bytes) = bloomery::format::FileBuf::zeroed(len) else {
             return Ok(None);
         };
-        let mut bytes = vec![0u8; len];
-        let part = len
+        let part = bytes
+            .len()
             .div_ceil(pool.current_num_threads())
             .next_multiple_of(4096);
         let complete = pool.install(|| {
             bytes
+                .as_mut_slice()
                 .par_chunks_mut(part)
                 .enumerate()
                 .map(|(i, c)| Ok(input::read_at(&file, c, (i * part) as u64)? == c.len()))
