@@ -174,6 +174,22 @@ pub(crate) fn for_each_layer(
             format!("must be in 1..={MAX_LAYERS}, got {layers}"),
         ));
     }
+    let mut ranges = [(0, 0); MAX_LAYERS as usize];
+    if let Some(n) = fast_ranges(url.as_bytes(), layers as usize, &mut ranges) {
+        for &(a, b) in &ranges[..n] {
+            f(Some(&url.as_bytes()[a as usize..b as usize]));
+        }
+        for _ in n..layers as usize {
+            f(None);
+        }
+        return Ok(());
+    }
+    general_layers(url, layers, f)
+}
+
+/// [`for_each_layer`] for any URL (the path of the URLs [`fast_ranges`] leaves); `layers`
+/// already checked.
+fn general_layers(url: &str, layers: u32, mut f: impl FnMut(Option<&[u8]>)) -> Result<()> {
     let t = url.trim().as_bytes();
     // one scan for the first `#` or `?`: the fragment never reaches the server; the query is
     // `[q, t.len())` (a lone `?` dropped) and `s_end` ends everything before it
@@ -267,6 +283,150 @@ pub(crate) fn for_each_layer(
     Ok(())
 }
 
+/// URLs up to this many bytes may take [`fast_layers`].
+const FAST_MAX: usize = 64;
+
+/// Bit masks over the bytes of a URL (bit i for byte i).
+struct ByteMasks {
+    slash: u64,
+    /// `?` or `#`
+    query: u64,
+    /// `A`..=`Z`
+    upper: u64,
+}
+
+/// The [`ByteMasks`] of `buf` (bytes past the URL are zero and match nothing), 16 bytes at a
+/// time with SSE2 (part of x86-64).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn byte_masks(buf: &[u8; FAST_MAX], len: usize) -> ByteMasks {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    let mut m = ByteMasks {
+        slash: 0,
+        query: 0,
+        upper: 0,
+    };
+    for (i, chunk) in buf.chunks_exact(16).take(len.div_ceil(16)).enumerate() {
+        // SAFETY: SSE2 is part of the x86-64 baseline, so every intrinsic here is available;
+        // `chunk` is 16 readable bytes and `_mm_loadu_si128` has no alignment requirement.
+        let [slash, query, upper] = unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+            let slash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'/' as i8));
+            let query = _mm_or_si128(
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'?' as i8)),
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'#' as i8)),
+            );
+            // signed compares: bytes ≥ 0x80 are negative, so never in 'A'..='Z'
+            let upper = _mm_and_si128(
+                _mm_cmpgt_epi8(v, _mm_set1_epi8(b'A' as i8 - 1)),
+                _mm_cmplt_epi8(v, _mm_set1_epi8(b'Z' as i8 + 1)),
+            );
+            [slash, query, upper].map(|x| _mm_movemask_epi8(x) as u16)
+        };
+        let at = 16 * i;
+        m.slash |= u64::from(slash) << at;
+        m.query |= u64::from(query) << at;
+        m.upper |= u64::from(upper) << at;
+    }
+    m
+}
+
+/// The [`ByteMasks`] of `buf`, a byte at a time (targets without SSE2).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn byte_masks(buf: &[u8; FAST_MAX], len: usize) -> ByteMasks {
+    let mut m = ByteMasks {
+        slash: 0,
+        query: 0,
+        upper: 0,
+    };
+    for (i, &c) in buf[..len].iter().enumerate() {
+        m.slash |= u64::from(c == b'/') << i;
+        m.query |= u64::from(c == b'?' || c == b'#') << i;
+        m.upper |= u64::from(c.is_ascii_uppercase()) << i;
+    }
+    m
+}
+
+/// Bits `[0, n)` set, for `n ≤ 64`.
+#[inline(always)]
+fn low_bits(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// The layer values of a URL that [`fast_ranges`] handles: byte ranges of the URL.
+type Ranges = [(u8, u8); MAX_LAYERS as usize];
+
+/// [`for_each_layer`] for the common URL, from bit masks of its bytes: at most [`FAST_MAX`]
+/// bytes, no surrounding whitespace, no query or fragment, `http(s)://` or no scheme, a
+/// non-empty lower-case host without a possible default port, no trailing slash. Then every
+/// layer value is a range of the input and the rules of the [module docs](self) reduce to
+/// splitting on the slashes. Writes the ranges of the first layers into `out` and returns
+/// how many there are (the other layers are missing), or `None` for any other URL (the
+/// general path handles it, and reports errors). `l` must be in `1..=MAX_LAYERS`.
+#[inline(always)]
+fn fast_ranges(t: &[u8], l: usize, out: &mut Ranges) -> Option<usize> {
+    let n = t.len();
+    let graphic = |c: u8| (0x21..=0x7E).contains(&c);
+    // (a first and a last byte that are printable ASCII: nothing to trim)
+    if n == 0 || n > FAST_MAX || !graphic(t[0]) || !graphic(t[n - 1]) || t[n - 1] == b'/' {
+        return None;
+    }
+    let mut buf = [0u8; FAST_MAX];
+    buf[..n].copy_from_slice(t);
+    let m = byte_masks(&buf, n);
+    if m.query != 0 {
+        return None;
+    }
+    let (other_scheme, rest) = split_scheme_bytes(t);
+    if other_scheme {
+        return None;
+    }
+    let slashes = m.slash & !low_bits(rest);
+    let auth_end = if slashes == 0 {
+        n
+    } else {
+        slashes.trailing_zeros() as usize
+    };
+    if auth_end == rest
+        || matches!(t[auth_end - 1], b'0' | b'3')
+        || m.upper & low_bits(auth_end) & !low_bits(rest) != 0
+    {
+        return None;
+    }
+    // (every offset is below FAST_MAX = 64, so fits a byte)
+    let r = |a: usize, b: usize| (a as u8, b as u8);
+    if l == 1 {
+        // the whole path joins the host
+        out[0] = r(rest, n);
+        return Some(1);
+    }
+    out[0] = r(rest, auth_end);
+    if auth_end == n {
+        return Some(1);
+    }
+    let mut emitted = 1;
+    let mut at = auth_end + 1;
+    let mut more = slashes & (slashes - 1);
+    while emitted < l - 1 && more != 0 {
+        let p = more.trailing_zeros() as usize;
+        out[emitted] = r(at, p);
+        emitted += 1;
+        at = p + 1;
+        more &= more - 1;
+    }
+    // the last segment, or the tail joining the last layer
+    out[emitted] = r(at, n);
+    Some(emitted + 1)
+}
+
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
@@ -313,10 +473,15 @@ fn find1(s: &[u8], a: u8) -> Option<usize> {
 fn split_scheme_bytes(s: &[u8]) -> (bool, usize) {
     // `http://` or `https://` in any case: the first 8 bytes with the letters' case bit set
     // (`b | 0x20` equals a lower-case letter only for that letter and its upper case)
-    let mut w = [0u8; 8];
     let n = s.len().min(8);
-    w[..n].copy_from_slice(&s[..n]);
-    let x = u64::from_le_bytes(w);
+    let x = match s.first_chunk::<8>() {
+        Some(w) => u64::from_le_bytes(*w),
+        None => {
+            let mut w = [0u8; 8];
+            w[..n].copy_from_slice(&s[..n]);
+            u64::from_le_bytes(w)
+        }
+    };
     if n >= 7 && (x | 0x2020_2020) & 0x00FF_FFFF_FFFF_FFFF == u64::from_le_bytes(*b"http://\0") {
         return (false, 7);
     }
@@ -353,6 +518,73 @@ fn split_scheme(s: &str) -> (Option<&str>, &str) {
         }
     }
     (None, s)
+}
+
+/// Normalise `url` and hash each of its `layers` values once into `hs` (a missing layer gets
+/// `missing`, the hash of [`MISSING_SEGMENT`]); returns L.
+#[inline]
+pub(crate) fn hash_layers(
+    hasher: &KeyHasher,
+    missing: Hashed,
+    url: &str,
+    layers: u32,
+    hs: &mut [Hashed],
+) -> Result<usize> {
+    let l = layers as usize;
+    if hs.len() < l {
+        return Err(invalid("layers", "more layers than hash slots"));
+    }
+    let mut ranges = [(0, 0); MAX_LAYERS as usize];
+    if (1..=MAX_LAYERS).contains(&layers) {
+        if let Some(n) = fast_ranges(url.as_bytes(), l, &mut ranges) {
+            // one call site: the hash is inlined, and the segments' hashes can overlap
+            for (h, &(a, b)) in hs[..n].iter_mut().zip(&ranges[..n]) {
+                *h = hasher.hash_bytes(&url.as_bytes()[a as usize..b as usize]);
+            }
+            hs[n..l].fill(missing);
+            return Ok(l);
+        }
+    }
+    let mut n = 0;
+    for_each_layer(url, layers, |v| {
+        hs[n] = match v {
+            Some(b) => hasher.hash_bytes(b),
+            None => missing,
+        };
+        n += 1;
+    })?;
+    Ok(n)
+}
+
+/// Stack room for a URL's layer hashes: [`SMALL_LAYERS`] slots when L fits (128 bytes to
+/// clear per URL), [`MAX_LAYERS`] otherwise. The size difference of the variants is the
+/// point: it lives on the stack for one call, and only the variant in use is written.
+#[allow(clippy::large_enum_variant)]
+enum HashRoom {
+    Small([Hashed; SMALL_LAYERS]),
+    Large([Hashed; MAX_LAYERS as usize]),
+}
+
+/// L up to which a URL's hashes take the small [`HashRoom`].
+const SMALL_LAYERS: usize = 8;
+
+impl HashRoom {
+    #[inline(always)]
+    fn new(layers: u32) -> Self {
+        if layers as usize <= SMALL_LAYERS {
+            Self::Small([Hashed::default(); SMALL_LAYERS])
+        } else {
+            Self::Large([Hashed::default(); MAX_LAYERS as usize])
+        }
+    }
+
+    #[inline(always)]
+    fn slots(&mut self) -> &mut [Hashed] {
+        match self {
+            Self::Small(a) => a,
+            Self::Large(a) => a,
+        }
+    }
 }
 
 /// Options for a [`MultiLayerBloomFilter`]: layers plus either (capacity, fpr) or an explicit
@@ -556,18 +788,18 @@ impl MultiLayerBloomFilter {
         Ok(hs[..l].to_vec())
     }
 
+    /// [`hash_url`](Self::hash_url) without allocating: writes the L hashes into `out[..L]`
+    /// and returns L (an error if `out` holds fewer than L). For callers that hash a URL once
+    /// and probe it in several filters of the same shape and hasher.
+    #[inline]
+    pub fn hash_url_into(&self, url: &str, out: &mut [Hashed]) -> Result<usize> {
+        hash_layers(&self.hasher, self.missing, url, self.layers, out)
+    }
+
     /// [`hash_url`](Self::hash_url) into a stack array (no allocation): the hashes and L.
     #[inline]
-    fn hash_layers(&self, url: &str, hs: &mut [Hashed; MAX_LAYERS as usize]) -> Result<usize> {
-        let mut n = 0;
-        for_each_layer(url, self.layers, |v| {
-            hs[n] = match v {
-                Some(b) => self.hasher.hash_bytes(b),
-                None => self.missing,
-            };
-            n += 1;
-        })?;
-        Ok(n)
+    fn hash_layers(&self, url: &str, hs: &mut [Hashed]) -> Result<usize> {
+        hash_layers(&self.hasher, self.missing, url, self.layers, hs)
     }
 
     fn check_hashes_len(&self, hs: &[Hashed]) -> Result<()> {
@@ -582,15 +814,17 @@ impl MultiLayerBloomFilter {
 
     /// Insert a URL (Fig. 3). Returns true when some bit was new.
     pub fn insert(&mut self, url: &str) -> Result<bool> {
-        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
-        let l = self.hash_layers(url, &mut hs)?;
+        let mut room = HashRoom::new(self.layers);
+        let hs = room.slots();
+        let l = self.hash_layers(url, hs)?;
         Ok(self.insert_layers(&hs[..l]))
     }
 
     /// Query a URL (Fig. 4): false means certainly never inserted.
     pub fn contains(&self, url: &str) -> Result<bool> {
-        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
-        let l = self.hash_layers(url, &mut hs)?;
+        let mut room = HashRoom::new(self.layers);
+        let hs = room.slots();
+        let l = self.hash_layers(url, hs)?;
         Ok(self.contains_layers(&hs[..l]))
     }
 
@@ -718,8 +952,9 @@ impl MultiLayerBloomFilter {
 
     /// Insert and report whether the URL was already (probably) seen: a crawler's URL-seen test.
     pub fn check_and_insert(&mut self, url: &str) -> Result<bool> {
-        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
-        let l = self.hash_layers(url, &mut hs)?;
+        let mut room = HashRoom::new(self.layers);
+        let hs = room.slots();
+        let l = self.hash_layers(url, hs)?;
         let seen = self.contains_layers(&hs[..l]);
         if !seen {
             self.insert_layers(&hs[..l]);
@@ -1101,6 +1336,94 @@ mod tests {
             let got = normalize_url(&u, l).ok();
             let want = reference_normalize(&u, l).ok();
             prop_assert_eq!(got, want, "{:?} L={}", u, l);
+        }
+    }
+
+    /// The layers of the fast path, or `None` where it declines.
+    fn fast(url: &str, l: u32) -> Option<Vec<Option<Vec<u8>>>> {
+        let mut r = [(0, 0); MAX_LAYERS as usize];
+        let n = fast_ranges(url.as_bytes(), l as usize, &mut r)?;
+        let mut v: Vec<Option<Vec<u8>>> = r[..n]
+            .iter()
+            .map(|&(a, b)| Some(url.as_bytes()[a as usize..b as usize].to_vec()))
+            .collect();
+        v.resize(l as usize, None);
+        Some(v)
+    }
+
+    fn general(url: &str, l: u32) -> Option<Vec<Option<Vec<u8>>>> {
+        let mut v = Vec::new();
+        general_layers(url, l, |x| v.push(x.map(<[u8]>::to_vec))).ok()?;
+        Some(v)
+    }
+
+    /// URLs the fast path is meant for, and near misses of its conditions.
+    fn plain_url() -> impl Strategy<Value = String> {
+        (
+            prop::sample::select(vec![
+                "", "http://", "https://", "HTTPS://", "Http://", "x://",
+            ]),
+            "[a-z0-9.:-]{0,12}",
+            prop::sample::select(vec!["", "", "A", ":80", ":443", ":8080", "0", "3"]),
+            prop::collection::vec("[A-Za-z0-9_.~:-]{0,14}", 0..9),
+            prop::sample::select(vec!["", "", "", "/", "?q", "#f", " "]),
+        )
+            .prop_map(|(sc, h, tail_of_host, p, end)| {
+                let mut u = format!("{sc}{h}{tail_of_host}");
+                for s in p {
+                    u.push('/');
+                    u.push_str(&s);
+                }
+                u.push_str(end);
+                u
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        #[test]
+        fn fast_path_matches_general_path(u in plain_url(), l in 1u32..10) {
+            if let Some(got) = fast(&u, l) {
+                prop_assert_eq!(Some(got), general(&u, l), "{:?} L={}", u, l);
+            }
+        }
+    }
+
+    #[test]
+    fn fast_path_takes_common_urls_and_declines_the_rest() {
+        for u in [
+            "https://github.com/lamansky/2",
+            "http://a.com/B/c",
+            "a.com//x",
+            "a.com:8081/x",
+            "git.io",
+        ] {
+            assert!(fast(u, 4).is_some(), "{u}");
+            assert_eq!(fast(u, 4), general(u, 4), "{u}");
+        }
+        for u in [
+            "https://GitHub.com/x",
+            "a.com:80/x",
+            "https://a.com:443",
+            "a.com/x/",
+            "a.com/x?q",
+            "a.com/x#f",
+            " a.com/x",
+            "ftp://a.com/x",
+            "http:///x",
+            "",
+        ] {
+            assert!(fast(u, 4).is_none(), "{u}");
+        }
+        // lengths around the 64-byte limit
+        for n in 60..70 {
+            let u = format!("h.org/{}", "p/".repeat(n).trim_end_matches('/'));
+            let u = &u[..n];
+            let u = u.trim_end_matches('/');
+            assert_eq!(fast(u, 5).is_some(), u.len() <= FAST_MAX, "{u}");
+            if fast(u, 5).is_some() {
+                assert_eq!(fast(u, 5), general(u, 5), "{u}");
+            }
         }
     }
 
