@@ -587,6 +587,18 @@ impl HashRoom {
     }
 }
 
+/// Calls `f` with the k values of [`Hashed::sequence`] (enhanced double hashing), in order;
+/// with k a constant at the call site the loop unrolls.
+#[inline(always)]
+fn for_each_value(h: Hashed, k: usize, mut f: impl FnMut(u64)) {
+    let (mut x, mut y) = (h.lo, h.hi);
+    for j in 0..k as u64 {
+        f(x);
+        x = x.wrapping_add(y);
+        y = y.wrapping_add(j);
+    }
+}
+
 /// Options for a [`MultiLayerBloomFilter`]: layers plus either (capacity, fpr) or an explicit
 /// (bits per layer, hashes) shape.
 #[derive(Debug, Clone)]
@@ -841,12 +853,13 @@ impl MultiLayerBloomFilter {
     }
 
     /// The XOR layer's k hash values (Fig. 3: `⊕_i Hash_j(a_i)`, before reduction), with a
-    /// prefetch of every layer's k words on the way when `prefetch`.
-    #[inline]
-    fn xor_values<const N: usize>(&self, hs: &[Hashed], prefetch: bool) -> [u64; N] {
+    /// prefetch of every layer's k words on the way when `prefetch`. `k` is `self.k` (a
+    /// constant where the caller dispatched on it, so the loops unroll).
+    #[inline(always)]
+    fn xor_values<const N: usize>(&self, hs: &[Hashed], k: usize, prefetch: bool) -> [u64; N] {
         let m = self.m;
         let mut laddr = [0u64; N];
-        let k = (self.k as usize).min(laddr.len());
+        let k = k.min(laddr.len());
         for (layer, h) in self.arrays.iter().zip(hs) {
             let words = layer.as_slice();
             // `Hashed::sequence`, unrolled by hand
@@ -864,21 +877,26 @@ impl MultiLayerBloomFilter {
     }
 
     /// Fig. 3 on exactly L hashes: every position is computed and prefetched first, then set.
+    /// The common k (1..=4) are compiled with k a constant.
     #[inline]
     fn insert_layers(&mut self, hs: &[Hashed]) -> bool {
-        if self.k <= SMALL_K as u32 {
-            self.insert_k::<SMALL_K>(hs)
-        } else {
-            self.insert_k::<{ MAX_HASHES as usize }>(hs)
+        match self.k {
+            1 => self.insert_k::<1>(hs, 1),
+            2 => self.insert_k::<2>(hs, 2),
+            3 => self.insert_k::<3>(hs, 3),
+            4 => self.insert_k::<4>(hs, 4),
+            k if k as usize <= SMALL_K => self.insert_k::<SMALL_K>(hs, k as usize),
+            k => self.insert_k::<{ MAX_HASHES as usize }>(hs, k as usize),
         }
     }
 
-    /// [`insert_layers`](Self::insert_layers) with the XOR values in an array of N ≥ k.
-    #[inline]
-    fn insert_k<const N: usize>(&mut self, hs: &[Hashed]) -> bool {
+    /// [`insert_layers`](Self::insert_layers) with the XOR values in an array of N ≥ k
+    /// (`k == self.k`).
+    #[inline(always)]
+    fn insert_k<const N: usize>(&mut self, hs: &[Hashed], k: usize) -> bool {
         let m = self.m;
-        let laddr = self.xor_values::<N>(hs, true);
-        let k = (self.k as usize).min(laddr.len());
+        let laddr = self.xor_values::<N>(hs, k, true);
+        let k = k.min(laddr.len());
         let (layers, xor) = self.arrays.split_at_mut(self.layers as usize);
         let Some(xor) = xor.first_mut() else {
             return false;
@@ -893,12 +911,7 @@ impl MultiLayerBloomFilter {
         }
         for (layer, h) in layers.iter_mut().zip(hs) {
             let words = layer.as_mut_slice();
-            let (mut x, mut y) = (h.lo, h.hi);
-            for j in 0..k as u64 {
-                new |= store::set_bit(words, reduce(x, m));
-                x = x.wrapping_add(y);
-                y = y.wrapping_add(j);
-            }
+            for_each_value(*h, k, |x| new |= store::set_bit(words, reduce(x, m)));
         }
         self.items += u64::from(new);
         new
@@ -912,19 +925,23 @@ impl MultiLayerBloomFilter {
     /// query does not fetch them.
     #[inline]
     fn contains_layers(&self, hs: &[Hashed]) -> bool {
-        if self.k <= SMALL_K as u32 {
-            self.contains_k::<SMALL_K>(hs)
-        } else {
-            self.contains_k::<{ MAX_HASHES as usize }>(hs)
+        match self.k {
+            1 => self.contains_k::<1>(hs, 1),
+            2 => self.contains_k::<2>(hs, 2),
+            3 => self.contains_k::<3>(hs, 3),
+            4 => self.contains_k::<4>(hs, 4),
+            k if k as usize <= SMALL_K => self.contains_k::<SMALL_K>(hs, k as usize),
+            k => self.contains_k::<{ MAX_HASHES as usize }>(hs, k as usize),
         }
     }
 
-    /// [`contains_layers`](Self::contains_layers) with the XOR values in an array of N ≥ k.
-    #[inline]
-    fn contains_k<const N: usize>(&self, hs: &[Hashed]) -> bool {
+    /// [`contains_layers`](Self::contains_layers) with the XOR values in an array of N ≥ k
+    /// (`k == self.k`).
+    #[inline(always)]
+    fn contains_k<const N: usize>(&self, hs: &[Hashed], k: usize) -> bool {
         let m = self.m;
-        let laddr = self.xor_values::<N>(hs, false);
-        let k = (self.k as usize).min(N);
+        let laddr = self.xor_values::<N>(hs, k, false);
+        let k = k.min(N);
         let xor = self.arrays[self.layers as usize].as_slice();
         // the XOR layer's k words in flight together, then probed
         for &x in &laddr[..k] {
@@ -939,14 +956,15 @@ impl MultiLayerBloomFilter {
         // a likely member: every layer's words in flight together, then probed
         for (layer, h) in self.arrays.iter().zip(hs) {
             let words = layer.as_slice();
-            for x in h.sequence(self.k) {
+            for_each_value(*h, k, |x| {
                 store::prefetch(words, (reduce(x, m) >> 6) as usize);
-            }
+            });
         }
         self.arrays.iter().zip(hs).rev().all(|(layer, h)| {
             let words = layer.as_slice();
-            h.sequence(self.k)
-                .all(|x| store::get_bit(words, reduce(x, m)))
+            let mut all = true;
+            for_each_value(*h, k, |x| all &= store::get_bit(words, reduce(x, m)));
+            all
         })
     }
 
@@ -1022,7 +1040,7 @@ impl MultiLayerBloomFilter {
                         let h = &mut hs[i * l..(i + 1) * l];
                         h.copy_from_slice(&one[..l]);
                         if small {
-                            laddr[i] = self.xor_values::<SMALL_K>(h, false);
+                            laddr[i] = self.xor_values::<SMALL_K>(h, k as usize, false);
                             for &x in &laddr[i][..k as usize] {
                                 store::prefetch(xor, (reduce(x, m) >> 6) as usize);
                             }
@@ -1084,7 +1102,7 @@ impl MultiLayerBloomFilter {
     #[inline]
     fn prefetch_k<const N: usize>(&self, hs: &[Hashed]) {
         let m = self.m;
-        let laddr = self.xor_values::<N>(hs, true);
+        let laddr = self.xor_values::<N>(hs, self.k as usize, true);
         let xor = self.arrays[self.layers as usize].as_slice();
         for &x in &laddr[..(self.k as usize).min(N)] {
             store::prefetch(xor, (reduce(x, m) >> 6) as usize);
@@ -1504,8 +1522,9 @@ mod tests {
 
     #[test]
     fn large_k_takes_the_general_path_with_the_same_bits() {
-        // k > SMALL_K: the XOR values live in the 64-entry array; same mapping as Fig. 3
-        for k in [SMALL_K as u32, SMALL_K as u32 + 1, 12] {
+        // k > SMALL_K: the XOR values live in the 64-entry array; k ≤ 4 are compiled with k
+        // a constant; every path gives the same mapping (Fig. 3)
+        for k in [1, 2, 3, 4, 5, SMALL_K as u32, SMALL_K as u32 + 1, 12] {
             let mut f = MultiLayerBloomFilter::try_with_shape(2, 1 << 12, k).unwrap();
             let mut host = BloomFilter::try_with_shape(1 << 12, k).unwrap();
             let mut xor = vec![0u64; (1 << 12) / 64];
