@@ -40,6 +40,13 @@
 //! usually as good or better, and real URLs share hosts and directories, so eq. 4 (which assumes
 //! every segment of a query is absent) is optimistic for near-duplicates: a URL with only its
 //! last segment changed is rejected only by layer L and the XOR layer (≈ f²). Report both.
+//!
+//! **Speed.** An operation normalises the URL and hashes L segments (≈ 5–6× a classic filter's
+//! insert with its table in cache) and touches up to k·(L+1) words in L+1 arrays. Issue 5's
+//! target of 1.5× the classic filter is out of reach for this structure under the one hash
+//! path, even with blocked layers: docs/BENCHMARKS.md ("Structured keys", session 4) measures
+//! the floor. The paper's own queries (a known URL plus an id, rejected by the XOR layer) are
+//! the cheap case.
 
 use crate::error::{inconsistent, invalid, Error, Incompatibility, Result};
 use crate::filter::{shape_mismatch, Merge, Stats};
