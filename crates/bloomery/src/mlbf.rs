@@ -998,10 +998,9 @@ impl MultiLayerBloomFilter {
         for group in urls.chunks(BATCH) {
             let mut ok = [false; BATCH];
             for (i, u) in group.iter().enumerate() {
-                let mut one = [Hashed::default(); MAX_LAYERS as usize];
-                match self.hash_layers(u.as_ref(), &mut one) {
+                // hashed straight into the group's slots (no per-URL array to clear)
+                match self.hash_layers(u.as_ref(), &mut hs[i * l..(i + 1) * l]) {
                     Ok(_) => {
-                        hs[i * l..(i + 1) * l].copy_from_slice(&one[..l]);
                         self.prefetch_layers(&hs[i * l..(i + 1) * l]);
                         ok[i] = true;
                     }
@@ -1041,11 +1040,9 @@ impl MultiLayerBloomFilter {
             let mut laddr = [[0u64; SMALL_K]; BATCH];
             let small = k as usize <= SMALL_K;
             for (i, u) in group.iter().enumerate() {
-                let mut one = [Hashed::default(); MAX_LAYERS as usize];
-                match self.hash_layers(u.as_ref(), &mut one) {
+                let h = &mut hs[i * l..(i + 1) * l];
+                match self.hash_layers(u.as_ref(), h) {
                     Ok(_) => {
-                        let h = &mut hs[i * l..(i + 1) * l];
-                        h.copy_from_slice(&one[..l]);
                         if small {
                             laddr[i] = self.xor_values::<SMALL_K>(h, k as usize, false);
                             for &x in &laddr[i][..k as usize] {
