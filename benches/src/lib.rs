@@ -14,6 +14,7 @@ use std::time::Duration;
 use bloomery::{BlockedBloomFilter, BloomFilter, Filter, SplitBlockBloomFilter, Stats};
 
 pub mod counting;
+pub mod mlbf_proto;
 
 /// CPU time consumed so far by the calling thread (`CLOCK_THREAD_CPUTIME_ID`).
 ///

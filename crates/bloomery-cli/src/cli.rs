@@ -383,6 +383,11 @@ pub struct AddArgs {
     /// Threads for inserting (blocked filters); 0 = all cores.
     #[arg(short = 't', long, default_value_t = 1, value_name = "N")]
     pub threads: usize,
+    /// Mlbf: skip lines whose key is not a URL (no host, e.g. `https:////.git`) and count
+    /// them in the summary on stderr, instead of stopping with an error at the first. Other
+    /// kinds have no invalid keys.
+    #[arg(long)]
+    pub skip_invalid: bool,
 }
 
 #[derive(Debug, Args)]
@@ -408,6 +413,11 @@ pub struct CheckArgs {
     /// printable ASCII bytes, space to `~`).
     #[arg(long, value_name = "CHARS")]
     pub alphabet: Option<String>,
+    /// Mlbf: skip lines whose key is not a URL (no host, e.g. `https:////.git`) and count
+    /// them in the summary on stderr (never printed, even with --invert), instead of
+    /// taking them as certainly absent. Other kinds have no invalid keys.
+    #[arg(long)]
+    pub skip_invalid: bool,
 }
 
 #[derive(Debug, Args)]
@@ -443,6 +453,11 @@ pub struct DedupArgs {
     /// there (atomically) at the end.
     #[arg(long, value_name = "FILE")]
     pub state: Option<PathBuf>,
+    /// Mlbf: skip lines whose key is not a URL (no host, e.g. `https:////.git`) and count
+    /// them in the summary on stderr (not printed), instead of stopping with an error at the
+    /// first. Other kinds have no invalid keys.
+    #[arg(long)]
+    pub skip_invalid: bool,
 }
 
 #[derive(Debug, Args)]

@@ -379,3 +379,82 @@ fn errors_exit_2_and_leave_the_file_alone() {
         .assert()
         .success();
 }
+
+#[test]
+fn skip_invalid_counts_and_skips_keys_that_are_not_urls() {
+    let dir = TempDir::new().unwrap();
+    // line 3 is the malformed URL of the npm list (line 348,750 there); line 5 has no host
+    let input =
+        "https://a.org/x\nhttps://b.org/y\nhttps:////.git\nhttp://a.org/x\nhttp:///x\nc.org\n";
+    let valid = ["https://a.org/x", "https://b.org/y", "c.org"];
+
+    // dedup: without the flag the first invalid line stops it; with it, it is counted
+    bloomery()
+        .args(["dedup", "--kind", "mlbf"])
+        .write_stdin(input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("line 3").and(predicate::str::contains("no host")));
+    let out = bloomery()
+        .args(["dedup", "--kind", "mlbf", "--skip-invalid"])
+        .write_stdin(input)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert_eq!(stdout_lines(&out), valid);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("6 lines read, 3 printed, 1 dropped as seen, 2 skipped as invalid URLs"),
+        "{err}"
+    );
+
+    // add: the same, and a failed add leaves the file alone
+    let p = create(dir.path(), "s.bloom", &["-n", "100", "-p", "0.01"]);
+    let before = std::fs::read(&p).unwrap();
+    bloomery()
+        .arg("add")
+        .arg(&p)
+        .write_stdin(input)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("line 3"));
+    assert_eq!(std::fs::read(&p).unwrap(), before);
+    bloomery()
+        .arg("add")
+        .arg(&p)
+        .arg("--skip-invalid")
+        .write_stdin(input)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("(2 invalid URLs, skipped)"));
+    assert_eq!(info(&p)["items"], 3);
+
+    // check: without the flag an invalid key is certainly absent (printed by --invert);
+    // with it, it is neither printed nor counted, only reported
+    let queries = "https://a.org/x\nhttps:////.git\nhttps://new.org/z\n";
+    bloomery()
+        .arg("check")
+        .arg(&p)
+        .arg("--invert")
+        .write_stdin(queries)
+        .assert()
+        .success()
+        .stdout("https:////.git\nhttps://new.org/z\n");
+    bloomery()
+        .arg("check")
+        .arg(&p)
+        .args(["--invert", "--skip-invalid"])
+        .write_stdin(queries)
+        .assert()
+        .success()
+        .stdout("https://new.org/z\n")
+        .stderr(predicate::str::contains("1 lines skipped as invalid URLs"));
+    bloomery()
+        .arg("check")
+        .arg(&p)
+        .args(["--count", "--skip-invalid"])
+        .write_stdin(queries)
+        .assert()
+        .success()
+        .stdout("1\n");
+}

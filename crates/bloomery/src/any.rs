@@ -373,9 +373,15 @@ impl AnyFilter {
     /// Query a key given as bytes, for every kind: false means certainly never inserted. For
     /// an MLBF a key that is not a URL (no host) is false: it cannot have been inserted.
     pub fn contains_key(&self, key: &[u8]) -> bool {
+        self.try_contains_key(key).unwrap_or(false)
+    }
+
+    /// [`contains_key`](Self::contains_key), with a key that cannot be inserted (an MLBF key
+    /// that is not a URL) an error instead of false, for callers that skip such keys.
+    pub fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
         match self {
-            AnyFilter::Mlbf(f) => f.contains(&String::from_utf8_lossy(key)).unwrap_or(false),
-            other => other.contains_hashed(other.hasher().hash_bytes(key)),
+            AnyFilter::Mlbf(f) => f.contains(&String::from_utf8_lossy(key)),
+            other => Ok(other.contains_hashed(other.hasher().hash_bytes(key))),
         }
     }
 

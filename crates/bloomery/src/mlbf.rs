@@ -40,6 +40,13 @@
 //! usually as good or better, and real URLs share hosts and directories, so eq. 4 (which assumes
 //! every segment of a query is absent) is optimistic for near-duplicates: a URL with only its
 //! last segment changed is rejected only by layer L and the XOR layer (≈ f²). Report both.
+//!
+//! **Speed.** An operation normalises the URL and hashes L segments (≈ 5–6× a classic filter's
+//! insert with its table in cache) and touches up to k·(L+1) words in L+1 arrays. Issue 5's
+//! target of 1.5× the classic filter is out of reach for this structure under the one hash
+//! path, even with blocked layers: docs/BENCHMARKS.md ("Structured keys", session 4) measures
+//! the floor. The paper's own queries (a known URL plus an id, rejected by the XOR layer) are
+//! the cheap case.
 
 use crate::error::{inconsistent, invalid, Error, Incompatibility, Result};
 use crate::filter::{shape_mismatch, Merge, Stats};
@@ -174,6 +181,22 @@ pub(crate) fn for_each_layer(
             format!("must be in 1..={MAX_LAYERS}, got {layers}"),
         ));
     }
+    let mut ranges = [(0, 0); MAX_LAYERS as usize];
+    if let Some(n) = fast_ranges(url.as_bytes(), layers as usize, &mut ranges) {
+        for &(a, b) in &ranges[..n] {
+            f(Some(&url.as_bytes()[a as usize..b as usize]));
+        }
+        for _ in n..layers as usize {
+            f(None);
+        }
+        return Ok(());
+    }
+    general_layers(url, layers, f)
+}
+
+/// [`for_each_layer`] for any URL (the path of the URLs [`fast_ranges`] leaves); `layers`
+/// already checked.
+fn general_layers(url: &str, layers: u32, mut f: impl FnMut(Option<&[u8]>)) -> Result<()> {
     let t = url.trim().as_bytes();
     // one scan for the first `#` or `?`: the fragment never reaches the server; the query is
     // `[q, t.len())` (a lone `?` dropped) and `s_end` ends everything before it
@@ -267,6 +290,150 @@ pub(crate) fn for_each_layer(
     Ok(())
 }
 
+/// URLs up to this many bytes may take [`fast_layers`].
+const FAST_MAX: usize = 64;
+
+/// Bit masks over the bytes of a URL (bit i for byte i).
+struct ByteMasks {
+    slash: u64,
+    /// `?` or `#`
+    query: u64,
+    /// `A`..=`Z`
+    upper: u64,
+}
+
+/// The [`ByteMasks`] of `buf` (bytes past the URL are zero and match nothing), 16 bytes at a
+/// time with SSE2 (part of x86-64).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn byte_masks(buf: &[u8; FAST_MAX], len: usize) -> ByteMasks {
+    use std::arch::x86_64::{
+        __m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_cmpgt_epi8, _mm_cmplt_epi8, _mm_loadu_si128,
+        _mm_movemask_epi8, _mm_or_si128, _mm_set1_epi8,
+    };
+    let mut m = ByteMasks {
+        slash: 0,
+        query: 0,
+        upper: 0,
+    };
+    for (i, chunk) in buf.chunks_exact(16).take(len.div_ceil(16)).enumerate() {
+        // SAFETY: SSE2 is part of the x86-64 baseline, so every intrinsic here is available;
+        // `chunk` is 16 readable bytes and `_mm_loadu_si128` has no alignment requirement.
+        let [slash, query, upper] = unsafe {
+            let v = _mm_loadu_si128(chunk.as_ptr().cast::<__m128i>());
+            let slash = _mm_cmpeq_epi8(v, _mm_set1_epi8(b'/' as i8));
+            let query = _mm_or_si128(
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'?' as i8)),
+                _mm_cmpeq_epi8(v, _mm_set1_epi8(b'#' as i8)),
+            );
+            // signed compares: bytes ≥ 0x80 are negative, so never in 'A'..='Z'
+            let upper = _mm_and_si128(
+                _mm_cmpgt_epi8(v, _mm_set1_epi8(b'A' as i8 - 1)),
+                _mm_cmplt_epi8(v, _mm_set1_epi8(b'Z' as i8 + 1)),
+            );
+            [slash, query, upper].map(|x| _mm_movemask_epi8(x) as u16)
+        };
+        let at = 16 * i;
+        m.slash |= u64::from(slash) << at;
+        m.query |= u64::from(query) << at;
+        m.upper |= u64::from(upper) << at;
+    }
+    m
+}
+
+/// The [`ByteMasks`] of `buf`, a byte at a time (targets without SSE2).
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn byte_masks(buf: &[u8; FAST_MAX], len: usize) -> ByteMasks {
+    let mut m = ByteMasks {
+        slash: 0,
+        query: 0,
+        upper: 0,
+    };
+    for (i, &c) in buf[..len].iter().enumerate() {
+        m.slash |= u64::from(c == b'/') << i;
+        m.query |= u64::from(c == b'?' || c == b'#') << i;
+        m.upper |= u64::from(c.is_ascii_uppercase()) << i;
+    }
+    m
+}
+
+/// Bits `[0, n)` set, for `n ≤ 64`.
+#[inline(always)]
+fn low_bits(n: usize) -> u64 {
+    if n >= 64 {
+        u64::MAX
+    } else {
+        (1u64 << n) - 1
+    }
+}
+
+/// The layer values of a URL that [`fast_ranges`] handles: byte ranges of the URL.
+type Ranges = [(u8, u8); MAX_LAYERS as usize];
+
+/// [`for_each_layer`] for the common URL, from bit masks of its bytes: at most [`FAST_MAX`]
+/// bytes, no surrounding whitespace, no query or fragment, `http(s)://` or no scheme, a
+/// non-empty lower-case host without a possible default port, no trailing slash. Then every
+/// layer value is a range of the input and the rules of the [module docs](self) reduce to
+/// splitting on the slashes. Writes the ranges of the first layers into `out` and returns
+/// how many there are (the other layers are missing), or `None` for any other URL (the
+/// general path handles it, and reports errors). `l` must be in `1..=MAX_LAYERS`.
+#[inline(always)]
+fn fast_ranges(t: &[u8], l: usize, out: &mut Ranges) -> Option<usize> {
+    let n = t.len();
+    let graphic = |c: u8| (0x21..=0x7E).contains(&c);
+    // (a first and a last byte that are printable ASCII: nothing to trim)
+    if n == 0 || n > FAST_MAX || !graphic(t[0]) || !graphic(t[n - 1]) || t[n - 1] == b'/' {
+        return None;
+    }
+    let mut buf = [0u8; FAST_MAX];
+    buf[..n].copy_from_slice(t);
+    let m = byte_masks(&buf, n);
+    if m.query != 0 {
+        return None;
+    }
+    let (other_scheme, rest) = split_scheme_bytes(t);
+    if other_scheme {
+        return None;
+    }
+    let slashes = m.slash & !low_bits(rest);
+    let auth_end = if slashes == 0 {
+        n
+    } else {
+        slashes.trailing_zeros() as usize
+    };
+    if auth_end == rest
+        || matches!(t[auth_end - 1], b'0' | b'3')
+        || m.upper & low_bits(auth_end) & !low_bits(rest) != 0
+    {
+        return None;
+    }
+    // (every offset is below FAST_MAX = 64, so fits a byte)
+    let r = |a: usize, b: usize| (a as u8, b as u8);
+    if l == 1 {
+        // the whole path joins the host
+        out[0] = r(rest, n);
+        return Some(1);
+    }
+    out[0] = r(rest, auth_end);
+    if auth_end == n {
+        return Some(1);
+    }
+    let mut emitted = 1;
+    let mut at = auth_end + 1;
+    let mut more = slashes & (slashes - 1);
+    while emitted < l - 1 && more != 0 {
+        let p = more.trailing_zeros() as usize;
+        out[emitted] = r(at, p);
+        emitted += 1;
+        at = p + 1;
+        more &= more - 1;
+    }
+    // the last segment, or the tail joining the last layer
+    out[emitted] = r(at, n);
+    Some(emitted + 1)
+}
+
 const ONES: u64 = 0x0101_0101_0101_0101;
 const HIGHS: u64 = 0x8080_8080_8080_8080;
 
@@ -313,10 +480,15 @@ fn find1(s: &[u8], a: u8) -> Option<usize> {
 fn split_scheme_bytes(s: &[u8]) -> (bool, usize) {
     // `http://` or `https://` in any case: the first 8 bytes with the letters' case bit set
     // (`b | 0x20` equals a lower-case letter only for that letter and its upper case)
-    let mut w = [0u8; 8];
     let n = s.len().min(8);
-    w[..n].copy_from_slice(&s[..n]);
-    let x = u64::from_le_bytes(w);
+    let x = match s.first_chunk::<8>() {
+        Some(w) => u64::from_le_bytes(*w),
+        None => {
+            let mut w = [0u8; 8];
+            w[..n].copy_from_slice(&s[..n]);
+            u64::from_le_bytes(w)
+        }
+    };
     if n >= 7 && (x | 0x2020_2020) & 0x00FF_FFFF_FFFF_FFFF == u64::from_le_bytes(*b"http://\0") {
         return (false, 7);
     }
@@ -353,6 +525,85 @@ fn split_scheme(s: &str) -> (Option<&str>, &str) {
         }
     }
     (None, s)
+}
+
+/// Normalise `url` and hash each of its `layers` values once into `hs` (a missing layer gets
+/// `missing`, the hash of [`MISSING_SEGMENT`]); returns L.
+#[inline]
+pub(crate) fn hash_layers(
+    hasher: &KeyHasher,
+    missing: Hashed,
+    url: &str,
+    layers: u32,
+    hs: &mut [Hashed],
+) -> Result<usize> {
+    let l = layers as usize;
+    if hs.len() < l {
+        return Err(invalid("layers", "more layers than hash slots"));
+    }
+    let mut ranges = [(0, 0); MAX_LAYERS as usize];
+    if (1..=MAX_LAYERS).contains(&layers) {
+        if let Some(n) = fast_ranges(url.as_bytes(), l, &mut ranges) {
+            // one call site: the hash is inlined, and the segments' hashes can overlap
+            for (h, &(a, b)) in hs[..n].iter_mut().zip(&ranges[..n]) {
+                *h = hasher.hash_bytes(&url.as_bytes()[a as usize..b as usize]);
+            }
+            hs[n..l].fill(missing);
+            return Ok(l);
+        }
+    }
+    let mut n = 0;
+    for_each_layer(url, layers, |v| {
+        hs[n] = match v {
+            Some(b) => hasher.hash_bytes(b),
+            None => missing,
+        };
+        n += 1;
+    })?;
+    Ok(n)
+}
+
+/// Stack room for a URL's layer hashes: [`SMALL_LAYERS`] slots when L fits (128 bytes to
+/// clear per URL), [`MAX_LAYERS`] otherwise. The size difference of the variants is the
+/// point: it lives on the stack for one call, and only the variant in use is written.
+#[allow(clippy::large_enum_variant)]
+enum HashRoom {
+    Small([Hashed; SMALL_LAYERS]),
+    Large([Hashed; MAX_LAYERS as usize]),
+}
+
+/// L up to which a URL's hashes take the small [`HashRoom`].
+const SMALL_LAYERS: usize = 8;
+
+impl HashRoom {
+    #[inline(always)]
+    fn new(layers: u32) -> Self {
+        if layers as usize <= SMALL_LAYERS {
+            Self::Small([Hashed::default(); SMALL_LAYERS])
+        } else {
+            Self::Large([Hashed::default(); MAX_LAYERS as usize])
+        }
+    }
+
+    #[inline(always)]
+    fn slots(&mut self) -> &mut [Hashed] {
+        match self {
+            Self::Small(a) => a,
+            Self::Large(a) => a,
+        }
+    }
+}
+
+/// Calls `f` with the k values of [`Hashed::sequence`] (enhanced double hashing), in order;
+/// with k a constant at the call site the loop unrolls.
+#[inline(always)]
+fn for_each_value(h: Hashed, k: usize, mut f: impl FnMut(u64)) {
+    let (mut x, mut y) = (h.lo, h.hi);
+    for j in 0..k as u64 {
+        f(x);
+        x = x.wrapping_add(y);
+        y = y.wrapping_add(j);
+    }
 }
 
 /// Options for a [`MultiLayerBloomFilter`]: layers plus either (capacity, fpr) or an explicit
@@ -556,18 +807,18 @@ impl MultiLayerBloomFilter {
         Ok(hs[..l].to_vec())
     }
 
+    /// [`hash_url`](Self::hash_url) without allocating: writes the L hashes into `out[..L]`
+    /// and returns L (an error if `out` holds fewer than L). For callers that hash a URL once
+    /// and probe it in several filters of the same shape and hasher.
+    #[inline]
+    pub fn hash_url_into(&self, url: &str, out: &mut [Hashed]) -> Result<usize> {
+        hash_layers(&self.hasher, self.missing, url, self.layers, out)
+    }
+
     /// [`hash_url`](Self::hash_url) into a stack array (no allocation): the hashes and L.
     #[inline]
-    fn hash_layers(&self, url: &str, hs: &mut [Hashed; MAX_LAYERS as usize]) -> Result<usize> {
-        let mut n = 0;
-        for_each_layer(url, self.layers, |v| {
-            hs[n] = match v {
-                Some(b) => self.hasher.hash_bytes(b),
-                None => self.missing,
-            };
-            n += 1;
-        })?;
-        Ok(n)
+    fn hash_layers(&self, url: &str, hs: &mut [Hashed]) -> Result<usize> {
+        hash_layers(&self.hasher, self.missing, url, self.layers, hs)
     }
 
     fn check_hashes_len(&self, hs: &[Hashed]) -> Result<()> {
@@ -582,15 +833,17 @@ impl MultiLayerBloomFilter {
 
     /// Insert a URL (Fig. 3). Returns true when some bit was new.
     pub fn insert(&mut self, url: &str) -> Result<bool> {
-        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
-        let l = self.hash_layers(url, &mut hs)?;
+        let mut room = HashRoom::new(self.layers);
+        let hs = room.slots();
+        let l = self.hash_layers(url, hs)?;
         Ok(self.insert_layers(&hs[..l]))
     }
 
     /// Query a URL (Fig. 4): false means certainly never inserted.
     pub fn contains(&self, url: &str) -> Result<bool> {
-        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
-        let l = self.hash_layers(url, &mut hs)?;
+        let mut room = HashRoom::new(self.layers);
+        let hs = room.slots();
+        let l = self.hash_layers(url, hs)?;
         Ok(self.contains_layers(&hs[..l]))
     }
 
@@ -607,12 +860,13 @@ impl MultiLayerBloomFilter {
     }
 
     /// The XOR layer's k hash values (Fig. 3: `⊕_i Hash_j(a_i)`, before reduction), with a
-    /// prefetch of every layer's k words on the way when `prefetch`.
-    #[inline]
-    fn xor_values<const N: usize>(&self, hs: &[Hashed], prefetch: bool) -> [u64; N] {
+    /// prefetch of every layer's k words on the way when `prefetch`. `k` is `self.k` (a
+    /// constant where the caller dispatched on it, so the loops unroll).
+    #[inline(always)]
+    fn xor_values<const N: usize>(&self, hs: &[Hashed], k: usize, prefetch: bool) -> [u64; N] {
         let m = self.m;
         let mut laddr = [0u64; N];
-        let k = (self.k as usize).min(laddr.len());
+        let k = k.min(laddr.len());
         for (layer, h) in self.arrays.iter().zip(hs) {
             let words = layer.as_slice();
             // `Hashed::sequence`, unrolled by hand
@@ -630,21 +884,26 @@ impl MultiLayerBloomFilter {
     }
 
     /// Fig. 3 on exactly L hashes: every position is computed and prefetched first, then set.
+    /// The common k (1..=4) are compiled with k a constant.
     #[inline]
     fn insert_layers(&mut self, hs: &[Hashed]) -> bool {
-        if self.k <= SMALL_K as u32 {
-            self.insert_k::<SMALL_K>(hs)
-        } else {
-            self.insert_k::<{ MAX_HASHES as usize }>(hs)
+        match self.k {
+            1 => self.insert_k::<1>(hs, 1),
+            2 => self.insert_k::<2>(hs, 2),
+            3 => self.insert_k::<3>(hs, 3),
+            4 => self.insert_k::<4>(hs, 4),
+            k if k as usize <= SMALL_K => self.insert_k::<SMALL_K>(hs, k as usize),
+            k => self.insert_k::<{ MAX_HASHES as usize }>(hs, k as usize),
         }
     }
 
-    /// [`insert_layers`](Self::insert_layers) with the XOR values in an array of N ≥ k.
-    #[inline]
-    fn insert_k<const N: usize>(&mut self, hs: &[Hashed]) -> bool {
+    /// [`insert_layers`](Self::insert_layers) with the XOR values in an array of N ≥ k
+    /// (`k == self.k`).
+    #[inline(always)]
+    fn insert_k<const N: usize>(&mut self, hs: &[Hashed], k: usize) -> bool {
         let m = self.m;
-        let laddr = self.xor_values::<N>(hs, true);
-        let k = (self.k as usize).min(laddr.len());
+        let laddr = self.xor_values::<N>(hs, k, true);
+        let k = k.min(laddr.len());
         let (layers, xor) = self.arrays.split_at_mut(self.layers as usize);
         let Some(xor) = xor.first_mut() else {
             return false;
@@ -659,12 +918,7 @@ impl MultiLayerBloomFilter {
         }
         for (layer, h) in layers.iter_mut().zip(hs) {
             let words = layer.as_mut_slice();
-            let (mut x, mut y) = (h.lo, h.hi);
-            for j in 0..k as u64 {
-                new |= store::set_bit(words, reduce(x, m));
-                x = x.wrapping_add(y);
-                y = y.wrapping_add(j);
-            }
+            for_each_value(*h, k, |x| new |= store::set_bit(words, reduce(x, m)));
         }
         self.items += u64::from(new);
         new
@@ -678,19 +932,23 @@ impl MultiLayerBloomFilter {
     /// query does not fetch them.
     #[inline]
     fn contains_layers(&self, hs: &[Hashed]) -> bool {
-        if self.k <= SMALL_K as u32 {
-            self.contains_k::<SMALL_K>(hs)
-        } else {
-            self.contains_k::<{ MAX_HASHES as usize }>(hs)
+        match self.k {
+            1 => self.contains_k::<1>(hs, 1),
+            2 => self.contains_k::<2>(hs, 2),
+            3 => self.contains_k::<3>(hs, 3),
+            4 => self.contains_k::<4>(hs, 4),
+            k if k as usize <= SMALL_K => self.contains_k::<SMALL_K>(hs, k as usize),
+            k => self.contains_k::<{ MAX_HASHES as usize }>(hs, k as usize),
         }
     }
 
-    /// [`contains_layers`](Self::contains_layers) with the XOR values in an array of N ≥ k.
-    #[inline]
-    fn contains_k<const N: usize>(&self, hs: &[Hashed]) -> bool {
+    /// [`contains_layers`](Self::contains_layers) with the XOR values in an array of N ≥ k
+    /// (`k == self.k`).
+    #[inline(always)]
+    fn contains_k<const N: usize>(&self, hs: &[Hashed], k: usize) -> bool {
         let m = self.m;
-        let laddr = self.xor_values::<N>(hs, false);
-        let k = (self.k as usize).min(N);
+        let laddr = self.xor_values::<N>(hs, k, false);
+        let k = k.min(N);
         let xor = self.arrays[self.layers as usize].as_slice();
         // the XOR layer's k words in flight together, then probed
         for &x in &laddr[..k] {
@@ -705,21 +963,23 @@ impl MultiLayerBloomFilter {
         // a likely member: every layer's words in flight together, then probed
         for (layer, h) in self.arrays.iter().zip(hs) {
             let words = layer.as_slice();
-            for x in h.sequence(self.k) {
+            for_each_value(*h, k, |x| {
                 store::prefetch(words, (reduce(x, m) >> 6) as usize);
-            }
+            });
         }
         self.arrays.iter().zip(hs).rev().all(|(layer, h)| {
             let words = layer.as_slice();
-            h.sequence(self.k)
-                .all(|x| store::get_bit(words, reduce(x, m)))
+            let mut all = true;
+            for_each_value(*h, k, |x| all &= store::get_bit(words, reduce(x, m)));
+            all
         })
     }
 
     /// Insert and report whether the URL was already (probably) seen: a crawler's URL-seen test.
     pub fn check_and_insert(&mut self, url: &str) -> Result<bool> {
-        let mut hs = [Hashed::default(); MAX_LAYERS as usize];
-        let l = self.hash_layers(url, &mut hs)?;
+        let mut room = HashRoom::new(self.layers);
+        let hs = room.slots();
+        let l = self.hash_layers(url, hs)?;
         let seen = self.contains_layers(&hs[..l]);
         if !seen {
             self.insert_layers(&hs[..l]);
@@ -738,10 +998,9 @@ impl MultiLayerBloomFilter {
         for group in urls.chunks(BATCH) {
             let mut ok = [false; BATCH];
             for (i, u) in group.iter().enumerate() {
-                let mut one = [Hashed::default(); MAX_LAYERS as usize];
-                match self.hash_layers(u.as_ref(), &mut one) {
+                // hashed straight into the group's slots (no per-URL array to clear)
+                match self.hash_layers(u.as_ref(), &mut hs[i * l..(i + 1) * l]) {
                     Ok(_) => {
-                        hs[i * l..(i + 1) * l].copy_from_slice(&one[..l]);
                         self.prefetch_layers(&hs[i * l..(i + 1) * l]);
                         ok[i] = true;
                     }
@@ -781,13 +1040,11 @@ impl MultiLayerBloomFilter {
             let mut laddr = [[0u64; SMALL_K]; BATCH];
             let small = k as usize <= SMALL_K;
             for (i, u) in group.iter().enumerate() {
-                let mut one = [Hashed::default(); MAX_LAYERS as usize];
-                match self.hash_layers(u.as_ref(), &mut one) {
+                let h = &mut hs[i * l..(i + 1) * l];
+                match self.hash_layers(u.as_ref(), h) {
                     Ok(_) => {
-                        let h = &mut hs[i * l..(i + 1) * l];
-                        h.copy_from_slice(&one[..l]);
                         if small {
-                            laddr[i] = self.xor_values::<SMALL_K>(h, false);
+                            laddr[i] = self.xor_values::<SMALL_K>(h, k as usize, false);
                             for &x in &laddr[i][..k as usize] {
                                 store::prefetch(xor, (reduce(x, m) >> 6) as usize);
                             }
@@ -849,7 +1106,7 @@ impl MultiLayerBloomFilter {
     #[inline]
     fn prefetch_k<const N: usize>(&self, hs: &[Hashed]) {
         let m = self.m;
-        let laddr = self.xor_values::<N>(hs, true);
+        let laddr = self.xor_values::<N>(hs, self.k as usize, true);
         let xor = self.arrays[self.layers as usize].as_slice();
         for &x in &laddr[..(self.k as usize).min(N)] {
             store::prefetch(xor, (reduce(x, m) >> 6) as usize);
@@ -1104,6 +1361,94 @@ mod tests {
         }
     }
 
+    /// The layers of the fast path, or `None` where it declines.
+    fn fast(url: &str, l: u32) -> Option<Vec<Option<Vec<u8>>>> {
+        let mut r = [(0, 0); MAX_LAYERS as usize];
+        let n = fast_ranges(url.as_bytes(), l as usize, &mut r)?;
+        let mut v: Vec<Option<Vec<u8>>> = r[..n]
+            .iter()
+            .map(|&(a, b)| Some(url.as_bytes()[a as usize..b as usize].to_vec()))
+            .collect();
+        v.resize(l as usize, None);
+        Some(v)
+    }
+
+    fn general(url: &str, l: u32) -> Option<Vec<Option<Vec<u8>>>> {
+        let mut v = Vec::new();
+        general_layers(url, l, |x| v.push(x.map(<[u8]>::to_vec))).ok()?;
+        Some(v)
+    }
+
+    /// URLs the fast path is meant for, and near misses of its conditions.
+    fn plain_url() -> impl Strategy<Value = String> {
+        (
+            prop::sample::select(vec![
+                "", "http://", "https://", "HTTPS://", "Http://", "x://",
+            ]),
+            "[a-z0-9.:-]{0,12}",
+            prop::sample::select(vec!["", "", "A", ":80", ":443", ":8080", "0", "3"]),
+            prop::collection::vec("[A-Za-z0-9_.~:-]{0,14}", 0..9),
+            prop::sample::select(vec!["", "", "", "/", "?q", "#f", " "]),
+        )
+            .prop_map(|(sc, h, tail_of_host, p, end)| {
+                let mut u = format!("{sc}{h}{tail_of_host}");
+                for s in p {
+                    u.push('/');
+                    u.push_str(&s);
+                }
+                u.push_str(end);
+                u
+            })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(3000))]
+        #[test]
+        fn fast_path_matches_general_path(u in plain_url(), l in 1u32..10) {
+            if let Some(got) = fast(&u, l) {
+                prop_assert_eq!(Some(got), general(&u, l), "{:?} L={}", u, l);
+            }
+        }
+    }
+
+    #[test]
+    fn fast_path_takes_common_urls_and_declines_the_rest() {
+        for u in [
+            "https://github.com/lamansky/2",
+            "http://a.com/B/c",
+            "a.com//x",
+            "a.com:8081/x",
+            "git.io",
+        ] {
+            assert!(fast(u, 4).is_some(), "{u}");
+            assert_eq!(fast(u, 4), general(u, 4), "{u}");
+        }
+        for u in [
+            "https://GitHub.com/x",
+            "a.com:80/x",
+            "https://a.com:443",
+            "a.com/x/",
+            "a.com/x?q",
+            "a.com/x#f",
+            " a.com/x",
+            "ftp://a.com/x",
+            "http:///x",
+            "",
+        ] {
+            assert!(fast(u, 4).is_none(), "{u}");
+        }
+        // lengths around the 64-byte limit
+        for n in 60..70 {
+            let u = format!("h.org/{}", "p/".repeat(n).trim_end_matches('/'));
+            let u = &u[..n];
+            let u = u.trim_end_matches('/');
+            assert_eq!(fast(u, 5).is_some(), u.len() <= FAST_MAX, "{u}");
+            if fast(u, 5).is_some() {
+                assert_eq!(fast(u, 5), general(u, 5), "{u}");
+            }
+        }
+    }
+
     #[test]
     fn normalisation_cases() {
         assert_eq!(
@@ -1181,8 +1526,9 @@ mod tests {
 
     #[test]
     fn large_k_takes_the_general_path_with_the_same_bits() {
-        // k > SMALL_K: the XOR values live in the 64-entry array; same mapping as Fig. 3
-        for k in [SMALL_K as u32, SMALL_K as u32 + 1, 12] {
+        // k > SMALL_K: the XOR values live in the 64-entry array; k ≤ 4 are compiled with k
+        // a constant; every path gives the same mapping (Fig. 3)
+        for k in [1, 2, 3, 4, 5, SMALL_K as u32, SMALL_K as u32 + 1, 12] {
             let mut f = MultiLayerBloomFilter::try_with_shape(2, 1 << 12, k).unwrap();
             let mut host = BloomFilter::try_with_shape(1 << 12, k).unwrap();
             let mut xor = vec![0u64; (1 << 12) / 64];

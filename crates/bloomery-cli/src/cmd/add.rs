@@ -34,6 +34,7 @@ pub fn run(a: AddArgs) -> Result<u8> {
         None => super::load(&a.file)?,
     };
     let before = f.len();
+    let mut invalid = None;
     let counts = match (&mut f, pool) {
         (AnyFilter::Blocked(b), Some(_)) => super::add_threads::run(b, &a.inputs, &spec, threads)?,
         (other, _) => {
@@ -43,7 +44,13 @@ pub fn run(a: AddArgs) -> Result<u8> {
                     other.kind().name()
                 ));
             }
-            sequential(other, &a.inputs, &spec)?
+            if other.is_structured() {
+                let (counts, bad) = sequential_urls(other, &a.inputs, &spec, a.skip_invalid)?;
+                invalid = a.skip_invalid.then_some(bad);
+                counts
+            } else {
+                sequential(other, &a.inputs, &spec)?
+            }
         }
     };
     // A compressed file is written back compressed (it keeps the form its owner chose).
@@ -60,11 +67,14 @@ pub fn run(a: AddArgs) -> Result<u8> {
         save()?;
         f.info()
     };
-    let skipped = if counts.skipped > 0 {
+    let mut skipped = if counts.skipped > 0 {
         format!(" ({} without field, skipped)", group(counts.skipped))
     } else {
         String::new()
     };
+    if let Some(bad) = invalid {
+        skipped.push_str(&format!(" ({} invalid URLs, skipped)", group(bad)));
+    }
     note(&format!(
         "{} lines read{skipped}, {} new items, {} in total; fill {:.3}; fpr now {} (target {})",
         group(counts.lines),
@@ -117,18 +127,6 @@ fn sequential(f: &mut AnyFilter, inputs: &[String], spec: &KeySpec) -> Result<Co
     if let AnyFilter::Blocked(b) = f {
         return sequential_blocked(b, inputs, spec);
     }
-    if f.is_structured() {
-        // an mlbf takes each key as a URL: its segments are hashed, not the whole key
-        let mut n = 0u64;
-        return input::for_each_line(inputs, spec, |_, key| {
-            n += 1;
-            if let Some(k) = key {
-                f.try_insert_key(k)
-                    .map_err(|e| anyhow::anyhow!("line {n}: {e}"))?;
-            }
-            Ok(())
-        });
-    }
     let hasher = *f.hasher();
     input::for_each_line(inputs, spec, |_, key| {
         if let Some(k) = key {
@@ -136,6 +134,31 @@ fn sequential(f: &mut AnyFilter, inputs: &[String], spec: &KeySpec) -> Result<Co
         }
         Ok(())
     })
+}
+
+/// An mlbf, which takes each key as a URL (its segments are hashed, not the whole key): the
+/// counts and the number of keys that are not URLs, skipped when `skip_invalid`, else the
+/// first one is an error.
+fn sequential_urls(
+    f: &mut AnyFilter,
+    inputs: &[String],
+    spec: &KeySpec,
+    skip_invalid: bool,
+) -> Result<(Counts, u64)> {
+    let mut n = 0u64;
+    let mut invalid = 0u64;
+    let counts = input::for_each_line(inputs, spec, |_, key| {
+        n += 1;
+        if let Some(k) = key {
+            match f.try_insert_key(k) {
+                Ok(_) => {}
+                Err(_) if skip_invalid => invalid += 1,
+                Err(e) => bail!("line {n}: {e}"),
+            }
+        }
+        Ok(())
+    })?;
+    Ok((counts, invalid))
 }
 
 /// The blocked filter on one thread: each key's block is prefetched when it is read and the

@@ -14,6 +14,8 @@ use bloomery::Filter;
 
 use crate::cli::CheckArgs;
 use crate::input::{self, KeySpec};
+use crate::num::group;
+use crate::output::note;
 
 pub fn run(a: CheckArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
@@ -31,10 +33,23 @@ pub fn run(a: CheckArgs) -> Result<u8> {
     };
     let mut matched = 0u64;
     let mut variant: Vec<u8> = Vec::new();
+    let skip = a.skip_invalid && structured;
+    let mut invalid = 0u64;
     input::for_each_line(&a.inputs, &spec, |line, key| {
+        // with --skip-invalid, a key that is not a URL is neither a match nor a non-match
+        let mut exact = None;
+        if let (true, Some(k)) = (skip, key) {
+            match f.try_contains_key(k) {
+                Ok(hit) => exact = Some(hit),
+                Err(_) => {
+                    invalid += 1;
+                    return Ok(());
+                }
+            }
+        }
         // a line without the key field is certainly not in the set
         let hit = key.is_some_and(|k| match &alphabet {
-            None => contains(k),
+            None => exact.unwrap_or_else(|| contains(k)),
             Some(abc) => edit1_variants(k, abc, |v| {
                 let hit = contains(v);
                 if hit {
@@ -65,6 +80,9 @@ pub fn run(a: CheckArgs) -> Result<u8> {
         writeln!(out, "{matched}")?;
     }
     out.flush()?;
+    if skip {
+        note(&format!("{} lines skipped as invalid URLs", group(invalid)));
+    }
     Ok(if matched > 0 { 0 } else { 1 })
 }
 

@@ -37,13 +37,20 @@ pub fn run(a: DedupArgs) -> Result<u8> {
     let mut printed = 0u64;
     let structured = f.is_structured();
     let mut n = 0u64;
+    let mut invalid = 0u64;
     let counts = input::for_each_line(&a.inputs, &spec, |line, key| {
         n += 1;
         if let Some(k) = key {
             // an mlbf takes the key as a URL (its segments are hashed, not the whole key)
             let new = if structured {
-                f.try_insert_key(k)
-                    .map_err(|e| anyhow::anyhow!("line {n}: {e}"))?
+                match f.try_insert_key(k) {
+                    Ok(new) => new,
+                    Err(_) if a.skip_invalid => {
+                        invalid += 1;
+                        return Ok(());
+                    }
+                    Err(e) => anyhow::bail!("line {n}: {e}"),
+                }
             } else {
                 f.try_insert_hashed(hasher.hash_bytes(k))?
             };
@@ -61,11 +68,16 @@ pub fn run(a: DedupArgs) -> Result<u8> {
         super::save(&f, p)?;
     }
     let i = f.info();
+    let invalid_note = if a.skip_invalid && structured {
+        format!(", {} skipped as invalid URLs", group(invalid))
+    } else {
+        String::new()
+    };
     note(&format!(
-        "{} lines read, {} printed, {} dropped as seen; {} new items ({} in the filter, {}); fpr now {}",
+        "{} lines read, {} printed, {} dropped as seen{invalid_note}; {} new items ({} in the filter, {}); fpr now {}",
         group(counts.lines),
         group(printed),
-        group(counts.lines - printed - counts.skipped),
+        group(counts.lines - printed - counts.skipped - invalid),
         group(f.len() - before),
         group(i.items),
         bytes(i.bytes),
