@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use bloomery::blocked::BATCH_AHEAD;
 use bloomery::store::Pipeline;
 use bloomery::{AnyFilter, BlockedBloomFilter, Filter};
