@@ -7,7 +7,6 @@ use anyhow::{bail, Context, Result};
 use bloomery::blocked::BATCH_AHEAD;
 use bloomery::store::Pipeline;
 use bloomery::{AnyFilter, BlockedBloomFilter, Filter};
-use rayon::prelude::*;
 
 use crate::cli::AddArgs;
 use crate::input::{self, Counts, KeySpec};
@@ -20,24 +19,18 @@ pub fn run(a: AddArgs) -> Result<u8> {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let pool = if threads > 1 {
-        let p = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .context("cannot start the insert threads")?;
-        Some(p)
+    let mut f = if threads > 1 {
+        load_parallel(&a.file, threads)?
     } else {
-        None
-    };
-    let mut f = match &pool {
-        Some(p) => load_parallel(&a.file, p)?,
-        None => super::load(&a.file)?,
+        super::load(&a.file)?
     };
     let before = f.len();
     let mut invalid = None;
-    let counts = match (&mut f, pool) {
-        (AnyFilter::Blocked(b), Some(_)) => super::add_threads::run(b, &a.inputs, &spec, threads)?,
-        (other, _) => {
+    let counts = match &mut f {
+        AnyFilter::Blocked(b) if threads > 1 => {
+            super::add_threads::run(b, &a.inputs, &spec, threads)?
+        }
+        other => {
             if threads > 1 {
                 warn(&format!(
                     "--threads applies to blocked filters; inserting into this {} filter with one thread",
@@ -88,10 +81,10 @@ pub fn run(a: AddArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// Load the filter file with its bytes read by all threads of `pool`, each a part of the file
+/// Load the filter file with its bytes read by `threads` threads, each a part of the file
 /// (the copy from the page cache and the page faults of the buffer are shared). Falls back to
 /// the plain load, and its error messages, for a small, special, oversized or unreadable file.
-fn load_parallel(path: &Path, pool: &rayon::ThreadPool) -> Result<AnyFilter> {
+fn load_parallel(path: &Path, threads: usize) -> Result<AnyFilter> {
     let read = || -> std::io::Result<Option<bloomery::format::FileBuf>> {
         let file = std::fs::File::open(path)?;
         let meta = file.metadata()?;
@@ -102,16 +95,22 @@ fn load_parallel(path: &Path, pool: &rayon::ThreadPool) -> Result<AnyFilter> {
         let Ok(mut bytes) = bloomery::format::FileBuf::zeroed(len) else {
             return Ok(None);
         };
-        let part = bytes
-            .len()
-            .div_ceil(pool.current_num_threads())
-            .next_multiple_of(4096);
-        let complete = pool.install(|| {
-            bytes
+        let part = bytes.len().div_ceil(threads).next_multiple_of(4096);
+        let complete = std::thread::scope(|s| {
+            let parts: Vec<_> = bytes
                 .as_mut_slice()
-                .par_chunks_mut(part)
+                .chunks_mut(part)
                 .enumerate()
-                .map(|(i, c)| Ok(input::read_at(&file, c, (i * part) as u64)? == c.len()))
+                .map(|(i, c)| {
+                    let file = &file;
+                    s.spawn(move || {
+                        input::read_at(file, c, (i * part) as u64).map(|n| n == c.len())
+                    })
+                })
+                .collect();
+            parts
+                .into_iter()
+                .map(|h| h.join().unwrap_or(Ok(false)))
                 .collect::<std::io::Result<Vec<bool>>>()
         })?;
         Ok(complete.iter().all(|&c| c).then_some(bytes))
