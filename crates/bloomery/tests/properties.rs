@@ -506,7 +506,7 @@ proptest! {
         // a refused remove changes nothing
         for k in 0..50u64 {
             let before = r.clone();
-            if r.remove(&(k | 1 << 63)).is_err() {
+            if r.remove(&(k | (1 << 63))).is_err() {
                 prop_assert_eq!(&r, &before);
             } else {
                 r = before;
