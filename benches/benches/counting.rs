@@ -1,4 +1,4 @@
-//! Criterion benchmarks of the counting family (counting, d-left, spectral, count-min,
+//! Criterion benchmarks of the counting family (counting, blocked counting, d-left, spectral, count-min,
 //! iterative, space-code) against probabilistic-collections' `CountMinSketch` and `BloomFilter`,
 //! with bloomery's classic filter at the same m and k as the reference. Method and results:
 //! docs/BENCHMARKS.md ("## Counting family"); shapes: `bloomery_benches::counting`.
@@ -10,7 +10,7 @@
 //! * count: the n inserted keys of the full structure;
 //! * remove: removes the inserted keys from the full structure; when all are removed it is
 //!   refilled, untimed;
-//! * insert_batch (count-min and counting filter): `update_batch` / `insert_batch` over runs of up to 4096
+//! * insert_batch (count-min and the counting filters): `update_batch` / `insert_batch` over runs of up to 4096
 //!   keys, from empty to full.
 //!
 //! Count-min shapes: `cms_eps*` sized by `(ε, δ) = (CMS_EPSILON, CMS_DELTA)` (the headline),
@@ -156,6 +156,8 @@ fn run_size(c: &mut Criterion, n: usize) {
     let (m, k) = classic.shape();
     bench_one(&mut g, "classic", classic, &keys);
     bench_with(&mut g, "counting", Counting::with_shape(m, k), &keys, true);
+    let blocked = BlockedCounting::same_k(n, p, k);
+    bench_with(&mut g, "blocked_counting", blocked, &keys, true);
     bench_one(&mut g, "dlcbf", DLeft::new(n, p), &keys);
     bench_one(&mut g, "spectral", Spectral::with_shape(m, k), &keys);
     // count-min: sized by (ε, δ) (the headline), then the big table of `cms_width(n)`

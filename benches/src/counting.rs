@@ -6,6 +6,8 @@
 //!
 //! * `classic`: `BloomFilter::try_new(n, p)` — m bits, k hashes (the reference).
 //! * `counting`: `CountingBloomFilter` with the classic filter's m and k, 4-bit counters.
+//! * `blocked_counting`: `BlockedCountingBloomFilter` with the classic filter's k, 4-bit
+//!   counters, sized by the library's blocked model for (n, p) at that k ([`BlockedCounting::same_k`]).
 //! * `dlcbf`: `DLeftCountingBloomFilter::try_new(n, p)` (Bonomi et al. shape).
 //! * `spectral`: `SpectralBloomFilter` Minimum Selection with the classic m and k, 4-bit
 //!   counters (the same memory as `counting`).
@@ -21,8 +23,9 @@
 //!   has no counting Bloom filter.
 
 use bloomery::{
-    BloomFilter, Count, CountMinSketch, CountingBloomFilter, DLeftCountingBloomFilter, Filter,
-    IterativeBloomFilter, Remove, SpaceCodeBloomFilter, SpectralBloomFilter, SpectralMethod, Stats,
+    BlockedCountingBloomFilter, BloomFilter, Count, CountMinSketch, CountingBloomFilter,
+    DLeftCountingBloomFilter, Filter, IterativeBloomFilter, Remove, SpaceCodeBloomFilter,
+    SpectralBloomFilter, SpectralMethod, Stats,
 };
 
 /// Rows of every count-min sketch.
@@ -101,6 +104,49 @@ impl Counted for Classic {
     }
     fn bits(&self) -> u64 {
         self.0.bits()
+    }
+}
+
+/// bloomery's blocked counting filter (one cache line per key).
+pub struct BlockedCounting(pub BlockedCountingBloomFilter);
+impl BlockedCounting {
+    /// 4-bit counters, k counters per key, as many lines as the blocked model needs for
+    /// `n` items at rate `p` with that k.
+    pub fn same_k(n: usize, p: f64, k: u32) -> Self {
+        Self(
+            BlockedCountingBloomFilter::builder()
+                .capacity(n as u64)
+                .fpr(p)
+                .hashes(k)
+                .try_build()
+                .expect("blocked counting"),
+        )
+    }
+}
+impl Counted for BlockedCounting {
+    #[inline]
+    fn insert(&mut self, k: u64) {
+        self.0.insert(&k);
+    }
+    #[inline]
+    fn count(&self, k: u64) -> u64 {
+        Count::count(&self.0, &k)
+    }
+    #[inline]
+    fn remove(&mut self, k: u64) -> bool {
+        Remove::remove(&mut self.0, &k).is_ok()
+    }
+    fn removable(&self) -> bool {
+        true
+    }
+    fn clear(&mut self) {
+        self.0.clear()
+    }
+    fn bits(&self) -> u64 {
+        self.0.byte_len() * 8
+    }
+    fn insert_all(&mut self, keys: &[u64]) {
+        self.0.insert_batch(keys);
     }
 }
 

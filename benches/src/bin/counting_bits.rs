@@ -11,8 +11,8 @@
 //! which bounds the error of a count, not the rate at which absent keys count ≥ 1.
 
 use bloomery::{
-    params, BloomFilter, CountingBloomFilter, DLeftCountingBloomFilter, IterativeBloomFilter,
-    SpectralBloomFilter, SpectralMethod,
+    params, BlockedCountingBloomFilter, BloomFilter, CountingBloomFilter, DLeftCountingBloomFilter,
+    IterativeBloomFilter, SpectralBloomFilter, SpectralMethod,
 };
 use bloomery_benches::counting::*;
 use bloomery_benches::{negative_keys, positive_keys, sizes_from_env};
@@ -64,6 +64,22 @@ fn main() {
             measure(
                 "counting, 4-bit",
                 Counting(CountingBloomFilter::try_new(nn, p).expect("counting")),
+                &pos,
+                &neg,
+            ),
+            measure(
+                "blocked counting, 4-bit (own k)",
+                BlockedCounting(BlockedCountingBloomFilter::try_new(nn, p).expect("blocked")),
+                &pos,
+                &neg,
+            ),
+            measure(
+                "blocked counting, 4-bit (classic k)",
+                BlockedCounting::same_k(
+                    n,
+                    p,
+                    BloomFilter::try_new(nn, p).expect("classic").hashes(),
+                ),
                 &pos,
                 &neg,
             ),

@@ -1,5 +1,6 @@
-//! Interleaved min-of-N timing of the counting filter and the count-min sketch against the
-//! classic filter at the same m and k: a criterion-free cross-check of the ratios in
+//! Interleaved min-of-N timing of the counting filter, the blocked counting filter and the
+//! count-min sketch against the classic filter at the same k (the counting filter also at the
+//! same m; the blocked counting filter sized by its own model for the same n, p and k): a criterion-free cross-check of the ratios in
 //! docs/BENCHMARKS.md ("## Counting family") that is robust to a busy machine (each pass times
 //! every structure once, in turn, and the minimum over passes is kept).
 //!
@@ -82,6 +83,8 @@ fn main() {
     let eps = Cms::with_error(CMS_EPSILON, CMS_DELTA, false);
     let (ew, ed) = eps.shape();
     let mut counting = Counting::with_shape(m, k);
+    let mut blocked = BlockedCounting::same_k(n, 0.01, k);
+    let blocked_bits = blocked.0.byte_len() * 8;
     let mut classic = classic;
     let mut eps = eps;
     let mut eps_cu = Cms::with_error(CMS_EPSILON, CMS_DELTA, true);
@@ -92,6 +95,7 @@ fn main() {
     let names = [
         "classic",
         "counting (4-bit)",
+        "blocked counting (4-bit)",
         "cms_eps",
         "cms_eps_cu",
         "pc_cms_eps",
@@ -100,22 +104,28 @@ fn main() {
         "pc_cms",
     ];
     // [insert, count, remove, batch insert] minima per structure
-    let mut best = [[f64::INFINITY; 4]; 8];
+    let mut best = [[f64::INFINITY; 4]; 9];
     for _ in 0..passes {
         // generic, not `dyn`: every structure's calls inline into its loop as in real use
         pass(&mut classic, &keys, false, &mut best[0]);
         pass(&mut counting, &keys, true, &mut best[1]);
-        pass(&mut eps, &keys, true, &mut best[2]);
-        pass(&mut eps_cu, &keys, true, &mut best[3]);
-        pass(&mut pc_eps, &keys, false, &mut best[4]);
-        pass(&mut big, &keys, true, &mut best[5]);
-        pass(&mut big_cu, &keys, true, &mut best[6]);
-        pass(&mut pc_big, &keys, false, &mut best[7]);
+        pass(&mut blocked, &keys, true, &mut best[2]);
+        pass(&mut eps, &keys, true, &mut best[3]);
+        pass(&mut eps_cu, &keys, true, &mut best[4]);
+        pass(&mut pc_eps, &keys, false, &mut best[5]);
+        pass(&mut big, &keys, true, &mut best[6]);
+        pass(&mut big_cu, &keys, true, &mut best[7]);
+        pass(&mut pc_big, &keys, false, &mut best[8]);
     }
     println!(
-        "n = {n}, classic m = {m}, k = {k}; count-min depth {CMS_DEPTH} × width {w} (cms*), \
+        "n = {n}, classic m = {m}, k = {k} ({:.2} bits/item; counting {:.2}, blocked counting \
+         {:.2} bits/item, {} lines); count-min depth {CMS_DEPTH} × width {w} (cms*), \
          (ε, δ) = ({CMS_EPSILON}, {CMS_DELTA}) → depth {ed} × width {ew} (cms_eps*); \
-         min of {passes} passes (ns/op, thread CPU time)"
+         min of {passes} passes (ns/op, thread CPU time)",
+        m as f64 / n as f64,
+        4.0 * m as f64 / n as f64,
+        blocked_bits as f64 / n as f64,
+        blocked.0.blocks(),
     );
     println!("| structure | insert | batch insert | count | remove | insert / classic | count / classic | remove / classic insert |");
     println!("|---|---:|---:|---:|---:|---:|---:|---:|");

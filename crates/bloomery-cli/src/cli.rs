@@ -35,6 +35,7 @@ bloomery create paper.bloom --kind classic --bits 48M --hashes 3 -n 1M\n  \
 bloomery create grow.bloom --kind scalable -n 100k -p 0.01 --growth 2 --tightening 0.8\n\n\
 Counting kinds (multisets: `add` increments, `count` estimates, `remove` where deletion exists):\n  \
 bloomery create c.bloom --kind counting -n 1M -p 0.01 --counter-bits 8\n  \
+bloomery create b.bloom --kind blocked-counting -n 1M -p 0.01\n  \
 bloomery create d.bloom --kind dlcbf -n 1M -p 0.01\n  \
 bloomery create s.bloom --kind spectral -n 1M -p 0.01 --method rm\n  \
 bloomery create m.bloom --kind cms --width 2719 --depth 5   (or --epsilon 0.001 --delta 0.01)\n  \
@@ -100,7 +101,8 @@ bloomery calc -n 1M -m 48M -k 3 --json")]
         after_help = "Examples:\n  bloomery lab --list\n  bloomery lab all --quick --out lab-out"
     )]
     Lab(LabArgs),
-    /// Remove one occurrence of each line from a counting, dlcbf or spectral (ms, rm) file.
+    /// Remove one occurrence of each line from a counting, blocked-counting, dlcbf or spectral
+    /// (ms, rm) file.
     #[command(
         after_help = "An absent line (one of its counters is zero) is not removed: it is reported \
 on stderr and the others go on. The file is saved atomically at the end.\n\nExit status: 0 all \
@@ -231,6 +233,9 @@ pub enum KindArg {
     Scalable,
     /// Counting filter: w-bit saturating counters (--counter-bits, default 4); deletes.
     Counting,
+    /// Blocked counting filter: a key's counters in one 64-byte line, one cache miss per
+    /// operation (--counter-bits, default 4); deletes, a little more memory than counting.
+    BlockedCounting,
     /// d-left counting filter: fingerprints and small counters; deletes, less memory.
     Dlcbf,
     /// Spectral filter (--method ms|mi|rm); deletes except with mi.
@@ -277,6 +282,7 @@ impl KindArg {
             KindArg::SplitBlock => Kind::SplitBlock,
             KindArg::Scalable => Kind::Scalable,
             KindArg::Counting => Kind::Counting,
+            KindArg::BlockedCounting => Kind::BlockedCounting,
             KindArg::Dlcbf => Kind::DLeftCounting,
             KindArg::Spectral => Kind::Spectral,
             KindArg::Cms => Kind::CountMin,
@@ -335,8 +341,8 @@ pub struct CreateArgs {
     /// Scalable: refuse items past capacity instead of growing.
     #[arg(long)]
     pub no_scaling: bool,
-    /// Counting (1-32, default 4), spectral (default 16), dlcbf (1-31, default 2): bits per
-    /// counter.
+    /// Counting and blocked-counting (1-32, default 4), spectral (default 16), dlcbf (1-31,
+    /// default 2): bits per counter.
     #[arg(long, value_name = "W")]
     pub counter_bits: Option<u32>,
     /// Cms: counters per row (with --depth).

@@ -19,6 +19,10 @@ const KINDS: &[(&str, &[&str])] = &[
         &["-n", "2000", "-p", "0.01", "--counter-bits", "8"],
     ),
     (
+        "blocked-counting",
+        &["-n", "2000", "-p", "0.01", "--counter-bits", "8"],
+    ),
+    (
         "dlcbf",
         &["-n", "2000", "-p", "0.01", "--counter-bits", "8"],
     ),
@@ -105,7 +109,10 @@ fn every_kind_creates_adds_counts_and_reports() {
         assert_eq!(got.len(), truth.len(), "{kind}");
         // every inserted key is present (no false negatives)
         assert!(got.values().all(|&n| n > 0), "{kind}: a count of 0");
-        if matches!(*kind, "counting" | "cms" | "spectral" | "dlcbf") {
+        if matches!(
+            *kind,
+            "counting" | "blocked-counting" | "cms" | "spectral" | "dlcbf"
+        ) {
             for (k, &c) in &truth {
                 assert!(got[k] >= c, "{kind}: {k} counted {} < {c}", got[k]);
             }
@@ -122,7 +129,7 @@ fn every_kind_creates_adds_counts_and_reports() {
         assert_eq!(i["kind"], *kind);
         assert!(i["bits_per_item"].as_f64().unwrap() > 0.0);
         match *kind {
-            "counting" => {
+            "counting" | "blocked-counting" => {
                 assert_eq!(i["saturated_counters"], 0);
                 assert_eq!(i["counter_bits"], 8);
             }
@@ -151,7 +158,7 @@ fn every_kind_creates_adds_counts_and_reports() {
 fn remove_decrements_and_reports_absent_lines() {
     let dir = TempDir::new().unwrap();
     let (input, truth) = multiset();
-    for kind in ["counting", "dlcbf", "spectral"] {
+    for kind in ["counting", "blocked-counting", "dlcbf", "spectral"] {
         let args = KINDS.iter().find(|(k, _)| *k == kind).unwrap().1;
         let p = create(dir.path(), kind, args);
         bloomery()
@@ -267,19 +274,51 @@ fn count_on_a_set_filter_prints_one_or_zero() {
 #[test]
 fn counting_without_saturation_never_undercounts_and_saturation_is_reported() {
     let dir = TempDir::new().unwrap();
-    let p = create(
-        dir.path(),
-        "counting",
-        &["-n", "100", "-p", "0.01", "--counter-bits", "2"],
-    );
-    bloomery()
-        .arg("add")
-        .arg(&p)
-        .write_stdin("x\n".repeat(10))
-        .assert()
-        .success();
-    assert_eq!(counts(&p, "x\n")["x"], 3, "saturates at 2^2 - 1");
-    assert!(info(&p)["saturated_counters"].as_u64().unwrap() > 0);
+    for kind in ["counting", "blocked-counting"] {
+        let p = create(
+            dir.path(),
+            kind,
+            &["-n", "100", "-p", "0.01", "--counter-bits", "2"],
+        );
+        bloomery()
+            .arg("add")
+            .arg(&p)
+            .write_stdin("x\n".repeat(10))
+            .assert()
+            .success();
+        assert_eq!(counts(&p, "x\n")["x"], 3, "{kind}: saturates at 2^2 - 1");
+        assert!(info(&p)["saturated_counters"].as_u64().unwrap() > 0);
+        // saturated counters are never decremented: x stays present after 10 removes
+        bloomery()
+            .arg("remove")
+            .arg(&p)
+            .write_stdin("x\n".repeat(10))
+            .assert()
+            .code(0);
+        assert_eq!(counts(&p, "x\n")["x"], 3, "{kind}");
+    }
+}
+
+#[test]
+fn blocked_counting_refuses_huge_sizes_and_bad_widths() {
+    let dir = TempDir::new().unwrap();
+    for args in [
+        &["-n", "1000000000000000", "-p", "0.0001"][..],
+        &["-n", "10", "-p", "0.1", "--counter-bits", "33"][..],
+        &["--bits", "100"][..],
+    ] {
+        let p = dir.path().join("huge.bf");
+        let out = bloomery()
+            .arg("create")
+            .arg(&p)
+            .args(["--kind", "blocked-counting"])
+            .args(args)
+            .assert()
+            .code(2);
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(!p.exists(), "{args:?}");
+    }
 }
 
 #[test]

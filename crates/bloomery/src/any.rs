@@ -140,6 +140,7 @@ impl Build for AnyFilter {
                 AnyFilter::Mlbf(m.try_build()?)
             }
             k @ (Kind::Counting
+            | Kind::BlockedCounting
             | Kind::DLeftCounting
             | Kind::Spectral
             | Kind::CountMin
@@ -198,6 +199,7 @@ impl AnyFilter {
             Kind::Scalable => AnyFilter::Scalable(ScalableBloomFilter::decode_from(d, src, limit)?),
             Kind::Mlbf => AnyFilter::Mlbf(MultiLayerBloomFilter::decode_from(d, src, limit)?),
             k @ (Kind::Counting
+            | Kind::BlockedCounting
             | Kind::DLeftCounting
             | Kind::Spectral
             | Kind::CountMin

@@ -9,8 +9,8 @@ use crate::filter::{Count, Filter, Remove, RemoveError};
 use crate::format::{self, Kind, Persist, Source, Verify};
 use crate::hash::{Hashed, KeyHasher};
 use crate::{
-    CountMinSketch, CountingBloomFilter, DLeftCountingBloomFilter, IterativeBloomFilter,
-    SpaceCodeBloomFilter, SpectralBloomFilter, SpectralMethod,
+    BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, DLeftCountingBloomFilter,
+    IterativeBloomFilter, SpaceCodeBloomFilter, SpectralBloomFilter, SpectralMethod,
 };
 
 /// Any of the counting-family structures.
@@ -19,6 +19,8 @@ use crate::{
 pub enum AnyCounter {
     /// [`CountingBloomFilter`]
     Counting(CountingBloomFilter),
+    /// [`BlockedCountingBloomFilter`]
+    BlockedCounting(BlockedCountingBloomFilter),
     /// [`DLeftCountingBloomFilter`]
     DLeft(DLeftCountingBloomFilter),
     /// [`SpectralBloomFilter`]
@@ -35,6 +37,7 @@ macro_rules! each {
     ($self:expr, $f:ident => $body:expr) => {
         match $self {
             AnyCounter::Counting($f) => $body,
+            AnyCounter::BlockedCounting($f) => $body,
             AnyCounter::DLeft($f) => $body,
             AnyCounter::Spectral($f) => $body,
             AnyCounter::CountMin($f) => $body,
@@ -182,6 +185,28 @@ impl AnyCounter {
                 }
                 AnyCounter::Counting(b.try_build()?)
             }
+            Kind::BlockedCounting => {
+                only(&["bits", "hashes", "counter_bits"])?;
+                let mut b = BlockedCountingBloomFilter::builder()
+                    .hasher(o.hasher)
+                    .max_bytes(limit);
+                if let Some(n) = o.capacity {
+                    b = b.capacity(n);
+                }
+                if let Some(p) = o.fpr {
+                    b = b.fpr(p);
+                }
+                if let Some(m) = o.bits {
+                    b = b.counters(m);
+                }
+                if let Some(k) = o.hashes {
+                    b = b.hashes(k);
+                }
+                if let Some(w) = o.counter_bits {
+                    b = b.counter_width(w);
+                }
+                AnyCounter::BlockedCounting(b.try_build()?)
+            }
             Kind::DLeftCounting => {
                 only(&["counter_bits"])?;
                 let mut b = DLeftCountingBloomFilter::builder()
@@ -308,6 +333,7 @@ impl AnyCounter {
         matches!(
             kind,
             Kind::Counting
+                | Kind::BlockedCounting
                 | Kind::DLeftCounting
                 | Kind::Spectral
                 | Kind::CountMin
@@ -320,6 +346,7 @@ impl AnyCounter {
     pub fn kind(&self) -> Kind {
         match self {
             AnyCounter::Counting(_) => Kind::Counting,
+            AnyCounter::BlockedCounting(_) => Kind::BlockedCounting,
             AnyCounter::DLeft(_) => Kind::DLeftCounting,
             AnyCounter::Spectral(_) => Kind::Spectral,
             AnyCounter::CountMin(_) => Kind::CountMin,
@@ -339,6 +366,9 @@ impl AnyCounter {
             Kind::Counting => {
                 AnyCounter::Counting(CountingBloomFilter::decode_from(&d, src, limit)?)
             }
+            Kind::BlockedCounting => AnyCounter::BlockedCounting(
+                BlockedCountingBloomFilter::decode_from(&d, src, limit)?,
+            ),
             Kind::DLeftCounting => {
                 AnyCounter::DLeft(DLeftCountingBloomFilter::decode_from(&d, src, limit)?)
             }
@@ -355,7 +385,7 @@ impl AnyCounter {
             k => {
                 return Err(FormatError::WrongKind {
                     expected:
-                        "a counting-family structure (counting, dlcbf, spectral, cms, ibf, scbf)",
+                        "a counting-family structure (counting, blocked-counting, dlcbf, spectral, cms, ibf, scbf)",
                     found: k.name(),
                 }
                 .into())
@@ -390,6 +420,9 @@ impl AnyCounter {
             AnyCounter::Counting(f) => {
                 f.insert_hashed(h);
             }
+            AnyCounter::BlockedCounting(f) => {
+                f.insert_hashed(h);
+            }
             AnyCounter::DLeft(f) => {
                 f.insert_hashed(h)?;
             }
@@ -420,7 +453,7 @@ impl AnyCounter {
     /// Why this structure cannot delete, or `None` when it can.
     pub fn remove_unsupported(&self) -> Option<RemoveError> {
         match self {
-            AnyCounter::Counting(_) | AnyCounter::DLeft(_) => None,
+            AnyCounter::Counting(_) | AnyCounter::BlockedCounting(_) | AnyCounter::DLeft(_) => None,
             AnyCounter::Spectral(f) if f.method() != SpectralMethod::MinimalIncrease => None,
             AnyCounter::Spectral(_) => Some(RemoveError::Unsupported(
                 "spectral Minimal Increase cannot delete without creating false negatives",
@@ -445,6 +478,7 @@ impl AnyCounter {
         }
         match self {
             AnyCounter::Counting(f) => f.remove_hashed(h),
+            AnyCounter::BlockedCounting(f) => f.remove_hashed(h),
             AnyCounter::DLeft(f) => f.remove_hashed(h),
             AnyCounter::Spectral(f) => f.remove_hashed(h),
             _ => Err(RemoveError::Unsupported("no deletion")),
@@ -455,6 +489,7 @@ impl AnyCounter {
     pub fn len(&self) -> u64 {
         match self {
             AnyCounter::Counting(f) => f.len(),
+            AnyCounter::BlockedCounting(f) => f.len(),
             AnyCounter::DLeft(f) => f.len(),
             AnyCounter::Spectral(f) => f.len(),
             AnyCounter::CountMin(f) => f.total(),
@@ -500,6 +535,13 @@ impl AnyCounter {
         };
         match self {
             AnyCounter::Counting(f) => {
+                i.capacity = f.capacity();
+                i.saturated_counters = Some(f.saturated_counters());
+                i.counter_bits = Some(f.counter_width());
+                i.hashes = Some(f.hashes());
+                i.size = Some(f.counter_len());
+            }
+            AnyCounter::BlockedCounting(f) => {
                 i.capacity = f.capacity();
                 i.saturated_counters = Some(f.saturated_counters());
                 i.counter_bits = Some(f.counter_width());
@@ -559,6 +601,7 @@ mod tests {
     fn all() -> Vec<AnyCounter> {
         let mut v: Vec<AnyCounter> = [
             Kind::Counting,
+            Kind::BlockedCounting,
             Kind::DLeftCounting,
             Kind::Spectral,
             Kind::Iterative,
@@ -603,7 +646,7 @@ mod tests {
             f.insert_hashed(h).unwrap();
             let can = matches!(
                 f.kind(),
-                Kind::Counting | Kind::DLeftCounting | Kind::Spectral
+                Kind::Counting | Kind::BlockedCounting | Kind::DLeftCounting | Kind::Spectral
             );
             assert_eq!(f.info().removable, can);
             match f.remove_hashed(h) {

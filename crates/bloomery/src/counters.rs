@@ -303,7 +303,27 @@ pub(crate) struct View<'a> {
     mask: u64,
 }
 
-impl View<'_> {
+impl<'a> View<'a> {
+    /// A view of the counters of `width` bits (1..=32) packed from bit 0 of `words`: the
+    /// blocked counting filter views one 64-byte line at a time this way.
+    #[inline(always)]
+    pub(crate) fn over(words: &'a [u64], width: u32) -> Self {
+        debug_assert!((1..=MAX_WIDTH).contains(&width));
+        View {
+            words,
+            width,
+            mask: u64::MAX >> (64 - width),
+        }
+    }
+
+    /// Counter `i` (bounds-checked: panics when `i` is beyond the words, a caller bug).
+    #[inline]
+    pub(crate) fn get(&self, i: u64) -> u32 {
+        assert!((i + 1) * u64::from(self.width) <= self.words.len() as u64 * 64);
+        // SAFETY: the counter's bits lie inside the words (checked above).
+        unsafe { read(self.words, self.width, self.mask, i) }
+    }
+
     /// The minimum of the counters at `idx`, or 0 as soon as one is 0 (the rest are not read).
     ///
     /// # Safety
@@ -333,7 +353,34 @@ pub(crate) struct ViewMut<'a> {
     mask: u64,
 }
 
-impl ViewMut<'_> {
+impl<'a> ViewMut<'a> {
+    /// A mutable view of the counters of `width` bits packed from bit 0 of `words` (see
+    /// [`View::over`]).
+    #[inline(always)]
+    pub(crate) fn over(words: &'a mut [u64], width: u32) -> Self {
+        debug_assert!((1..=MAX_WIDTH).contains(&width));
+        ViewMut {
+            words,
+            width,
+            mask: u64::MAX >> (64 - width),
+        }
+    }
+
+    /// Counter `i` (bounds-checked like [`View::get`]).
+    #[inline]
+    pub(crate) fn get(&self, i: u64) -> u32 {
+        View::over(self.words, self.width).get(i)
+    }
+
+    /// Set counter `i` to `min(v, 2^w - 1)` (bounds-checked like [`View::get`]).
+    #[inline]
+    pub(crate) fn set(&mut self, i: u64, v: u32) {
+        assert!((i + 1) * u64::from(self.width) <= self.words.len() as u64 * 64);
+        let v = u64::from(v).min(self.mask) as u32;
+        // SAFETY: the counter's bits lie inside the words (checked above).
+        unsafe { write(self.words, self.width, self.mask, i, v) }
+    }
+
     /// Add `d` to each counter at `idx` in turn (saturating at the maximum); true when one of
     /// them was zero before. One read-modify-write per counter: the counters' loads do not
     /// depend on each other's stores, so their cache misses overlap.

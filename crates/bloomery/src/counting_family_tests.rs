@@ -3,16 +3,19 @@
 
 use proptest::prelude::*;
 
+use crate::filter::{Merge, Stats};
 use crate::format::{self, Header, Payload, Persist, Verify};
 use crate::store::Words;
 use crate::{
-    Count, CountMinSketch, CountingBloomFilter, DLeftCountingBloomFilter, Filter,
-    IterativeBloomFilter, Remove, SpaceCodeBloomFilter, SpectralBloomFilter, SpectralMethod,
+    BlockedCountingBloomFilter, Count, CountMinSketch, CountingBloomFilter,
+    DLeftCountingBloomFilter, Filter, IterativeBloomFilter, Remove, SpaceCodeBloomFilter,
+    SpectralBloomFilter, SpectralMethod,
 };
 
 /// One small saved file of each kind.
 fn samples() -> Vec<Vec<u8>> {
     let mut cbf = CountingBloomFilter::try_with_shape(200, 3, 4).unwrap();
+    let mut bcbf = BlockedCountingBloomFilter::try_with_shape(3, 3, 3).unwrap();
     let mut dl = DLeftCountingBloomFilter::try_new(50, 0.05).unwrap();
     let mut sp = SpectralBloomFilter::builder()
         .counters(100)
@@ -25,6 +28,7 @@ fn samples() -> Vec<Vec<u8>> {
     let mut scbf = SpaceCodeBloomFilter::try_with_shape(300, 2, 8).unwrap();
     for i in 0..40u32 {
         cbf.insert(&(i % 20));
+        bcbf.insert(&(i % 20));
         dl.insert(&(i % 20)).unwrap();
         sp.insert(&(i % 20));
         cms.update(&(i % 20), 3);
@@ -33,6 +37,7 @@ fn samples() -> Vec<Vec<u8>> {
     }
     vec![
         cbf.to_bytes(),
+        bcbf.to_bytes(),
         dl.to_bytes(),
         sp.to_bytes(),
         cms.to_bytes(),
@@ -54,6 +59,19 @@ fn decode_all(bytes: &[u8]) -> usize {
             f.saturated_counters(),
         );
         f.to_bloom_filter().unwrap();
+    }
+    if let Ok(mut f) = BlockedCountingBloomFilter::from_bytes(bytes) {
+        ok += 1;
+        f.insert("x");
+        let _ = (
+            f.count("x"),
+            f.remove("x"),
+            f.remove("y"),
+            f.saturated_counters(),
+            f.current_fpr(),
+        );
+        let mut g = f.clone();
+        g.union_with(&f).unwrap();
     }
     if let Ok(mut f) = DLeftCountingBloomFilter::from_bytes(bytes) {
         ok += 1;
@@ -119,7 +137,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
     #[test]
     fn damaged_files_never_panic(
-        which in 0usize..6,
+        which in 0usize..7,
         params in proptest::collection::vec((any::<usize>(), any::<u8>()), 0..4),
         words in proptest::collection::vec((any::<usize>(), any::<u64>()), 0..4),
         items in proptest::option::of(any::<u64>()),

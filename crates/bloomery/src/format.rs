@@ -107,6 +107,8 @@ pub enum Kind {
     /// [`crate::BlockedBloomFilter`] in its sectors layout (one bit per 64-bit word;
     /// [`crate::blocked::BlockLayout::Sectors`]).
     BlockedSectors = 20,
+    /// [`crate::BlockedCountingBloomFilter`]: counters of one key in one cache line.
+    BlockedCounting = 21,
 }
 
 impl Kind {
@@ -132,6 +134,7 @@ impl Kind {
         Kind::Cuckoo,
         Kind::TopK,
         Kind::BlockedSectors,
+        Kind::BlockedCounting,
     ];
 
     /// Decode a stored id.
@@ -176,6 +179,7 @@ impl Kind {
             Kind::Cuckoo => "cuckoo",
             Kind::TopK => "topk",
             Kind::BlockedSectors => "blocked-sectors",
+            Kind::BlockedCounting => "blocked-counting",
         }
     }
 

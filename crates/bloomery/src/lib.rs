@@ -32,6 +32,7 @@
 //! | a Parquet column | [`SplitBlockBloomFilter`] | the Parquet spec's bits, byte for byte |
 //! | a set of unknown size | [`ScalableBloomFilter`] | grows, keeping the compound rate under target |
 //! | a set with deletions | [`CountingBloomFilter`] | w-bit saturating counters (002 §2.5); refuses removals that would create false negatives |
+//! | a set with deletions, speed matters | [`BlockedCountingBloomFilter`] | a key's counters in one cache line: one miss per op, 13–14% more memory at 1% |
 //! | a set with deletions, less memory | [`DLeftCountingBloomFilter`] | fingerprints and small counters in d-left buckets (Bonomi et al. 2006) |
 //! | counts of a stream, guaranteed error, mergeable | [`CountMinSketch`] | (ε, δ) sizing, conservative update (002 §8.1, §9) |
 //! | counts of a multiset with deletions | [`SpectralBloomFilter`] | Minimum Selection, Minimal Increase or Recurring Minimum (002 §9) |
@@ -62,6 +63,7 @@ pub mod any;
 pub mod any_counter;
 pub mod attenuated;
 pub mod blocked;
+pub mod blocked_counting;
 pub mod bloomier;
 pub mod breadth;
 pub mod classic;
@@ -103,6 +105,7 @@ pub use attenuated::AttenuatedBloomFilter;
 pub use blocked::{
     AtomicBlockedBloomFilter, BlockLayout, BlockedBloomFilter, InsertRegions, RegionWriter,
 };
+pub use blocked_counting::BlockedCountingBloomFilter;
 pub use bloomier::BloomierFilter;
 pub use breadth::BreadthBloomFilter;
 pub use classic::BloomFilter;

@@ -491,6 +491,39 @@ pub fn blocked_shape(n: u64, fpr: f64, block_bits: u64) -> Result<BlockedShape> 
     })
 }
 
+/// The smallest number of blocks of `block_bits` cells for which [`fpr_blocked`] with a fixed
+/// `k` is at most `fpr` (doubling, then bisection; one cached [`BlockedModel`]).
+pub fn blocked_blocks_for_k(n: u64, fpr: f64, block_bits: u64, k: u32) -> Result<u64> {
+    check_capacity(n)?;
+    check_fpr(fpr)?;
+    check_hashes(k, BLOCKED_MAX_K)?;
+    let mut model = BlockedModel::new(block_bits, k);
+    let mut hi = (bits_asymptotic(n, fpr) / block_bits as f64)
+        .ceil()
+        .max(1.0) as u64;
+    let mut rounds = 0;
+    while model.rate(n, hi) > fpr {
+        hi = hi.saturating_mul(2);
+        rounds += 1;
+        if rounds > 60 {
+            return Err(invalid(
+                "fpr",
+                format!("no blocked shape with k = {k} reaches this rate"),
+            ));
+        }
+    }
+    let mut lo = 0;
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if model.rate(n, mid) <= fpr {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Ok(hi)
+}
+
 /// The smallest number of 256-bit split blocks whose modelled rate is at most `fpr`.
 pub fn split_block_blocks(n: u64, fpr: f64) -> Result<u64> {
     smallest_blocks(n, fpr, 256.0, fpr_split_block, "split-block")

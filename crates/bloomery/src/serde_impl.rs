@@ -72,6 +72,7 @@ serde_via_format!(
     crate::SplitBlockBloomFilter,
     crate::ScalableBloomFilter,
     crate::CountingBloomFilter,
+    crate::BlockedCountingBloomFilter,
     crate::DLeftCountingBloomFilter,
     crate::SpectralBloomFilter,
     crate::CountMinSketch,

@@ -22,7 +22,7 @@
 
 use bloomery::params;
 use bloomery::prelude::*;
-use bloomery::BlockLayout;
+use bloomery::{BlockLayout, BlockedCountingBloomFilter};
 
 const QUERY_BASE: u64 = 1 << 40;
 
@@ -157,6 +157,95 @@ fn blocked_matches_fpr_blocked() {
             p,
             q,
             sigma_f,
+        );
+    }
+}
+
+/// Per-line rates `(non-zero counters / B)^k` of a blocked counting filter.
+fn blocked_counting_line_rates(f: &BlockedCountingBloomFilter) -> Vec<f64> {
+    let cells = f.cells_per_line();
+    (0..f.blocks())
+        .map(|b| {
+            let nonzero = (0..cells).filter(|&j| f.counter(b, j) != 0).count();
+            (nonzero as f64 / cells as f64).powi(f.hashes() as i32)
+        })
+        .collect()
+}
+
+/// The blocked counting filter draws its k counters with replacement from the B = ⌊512/w⌋
+/// counters of one line: `fpr_blocked` with B cells per block is its exact model. 4-bit
+/// (B = 128, one word of digits), 3-bit (B = 170, not a power of two; k = 9 takes a second
+/// word) and 8-bit (B = 64) counters.
+#[test]
+fn blocked_counting_matches_fpr_blocked() {
+    let (n, q) = (20_000u64, 200_000u64);
+    for (blocks, k, w) in [(1800u64, 7u32, 4u32), (1300, 9, 3), (3500, 6, 8)] {
+        let cells = bloomery::blocked_counting::cells_per_line(w);
+        let mut f = BlockedCountingBloomFilter::builder()
+            .counters(blocks * cells)
+            .hashes(k)
+            .counter_width(w)
+            .seed(u64::from(k))
+            .try_build()
+            .unwrap();
+        assert_eq!(f.blocks(), blocks);
+        for i in 0..n {
+            f.insert(&i);
+        }
+        let p = params::fpr_blocked(n, blocks, cells, k);
+        let sigma_f = mean_sigma(&blocked_counting_line_rates(&f));
+        check(
+            &format!("blocked counting blocks={blocks} k={k} w={w}"),
+            measure(&f, q),
+            p,
+            q,
+            sigma_f,
+        );
+    }
+}
+
+/// The sizing promise of the blocked counting filter, as for the blocked filter: at capacity
+/// the measured rate is within ±15% of the request, with the noise small enough to tell.
+#[test]
+fn sized_blocked_counting_within_15_percent_of_request() {
+    for (rate, queries, k) in [(0.01f64, 600_000u64, None), (0.001, 2_000_000, Some(10))] {
+        let n = 200_000u64;
+        let b = BlockedCountingBloomFilter::builder()
+            .capacity(n)
+            .fpr(rate)
+            .seed(42);
+        let mut f = match k {
+            Some(k) => b.hashes(k),
+            None => b,
+        }
+        .try_build()
+        .unwrap();
+        f.insert_batch(&(0..n).collect::<Vec<_>>());
+        let measured = measure(&f, queries);
+        let sigma_q = (rate * (1.0 - rate) / queries as f64).sqrt();
+        let sigma_f = mean_sigma(&blocked_counting_line_rates(&f));
+        let noise = 3.0 * (sigma_q * sigma_q + sigma_f * sigma_f).sqrt();
+        eprintln!(
+            "sized blocked counting {rate}: measured {measured:.6} ({:+.1}%), noise ±{:.1}%, \
+             lines {}, k {}, {:.2} counters/item",
+            (measured / rate - 1.0) * 100.0,
+            noise / rate * 100.0,
+            f.blocks(),
+            f.hashes(),
+            f.counter_len() as f64 / n as f64
+        );
+        assert!(
+            noise < 0.1 * rate,
+            "the test itself must be able to resolve ±15%"
+        );
+        assert!(
+            (measured / rate - 1.0).abs() <= 0.15,
+            "requested {rate}, measured {measured}"
+        );
+        let model = params::fpr_blocked(n, f.blocks(), 128, f.hashes());
+        assert!(
+            model <= rate && model > 0.9 * rate,
+            "model {model} for request {rate}"
         );
     }
 }

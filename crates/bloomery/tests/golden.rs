@@ -74,6 +74,94 @@ const HASHES: [(u64, u64); 20] = [
     (0xb556806fb6d14353, 0x4206f5ea5df8f4d1),
 ];
 
+/// Blocked counting filter, 16 lines of 4-bit counters, k = 7: (line, counter positions).
+const BLOCKED_COUNTING_W4_K7: [(u64, [u64; 7]); 20] = [
+    (6, [76, 106, 64, 109, 24, 5, 15]),
+    (14, [84, 91, 117, 119, 2, 107, 98]),
+    (3, [6, 28, 6, 65, 41, 10, 56]),
+    (2, [32, 10, 57, 91, 67, 126, 17]),
+    (6, [77, 106, 103, 98, 122, 87, 67]),
+    (8, [72, 21, 105, 72, 15, 2, 42]),
+    (1, [41, 116, 123, 42, 122, 20, 94]),
+    (1, [107, 47, 10, 16, 2, 127, 1]),
+    (8, [116, 92, 31, 98, 3, 9, 113]),
+    (6, [118, 71, 53, 110, 77, 110, 13]),
+    (9, [11, 82, 21, 119, 18, 100, 58]),
+    (1, [43, 83, 96, 99, 64, 70, 85]),
+    (5, [92, 30, 108, 28, 36, 8, 86]),
+    (14, [83, 55, 91, 122, 92, 37, 57]),
+    (14, [25, 50, 56, 69, 6, 80, 35]),
+    (14, [116, 30, 1, 79, 102, 74, 91]),
+    (13, [27, 120, 89, 45, 39, 0, 9]),
+    (3, [93, 59, 37, 102, 84, 115, 5]),
+    (5, [115, 3, 115, 124, 50, 122, 79]),
+    (11, [33, 1, 94, 94, 82, 119, 113]),
+];
+
+/// Blocked counting filter, 16 lines of 3-bit counters (170 per line), k = 16: the positions.
+const BLOCKED_COUNTING_W3_K16: [[u64; 16]; 20] = [
+    [
+        102, 7, 41, 76, 23, 9, 67, 67, 13, 26, 41, 46, 132, 84, 154, 58,
+    ],
+    [
+        112, 87, 130, 51, 149, 21, 10, 98, 86, 54, 78, 45, 55, 75, 157, 67,
+    ],
+    [
+        8, 44, 28, 62, 65, 59, 51, 143, 97, 73, 98, 163, 154, 142, 3, 101,
+    ],
+    [
+        42, 103, 73, 147, 49, 72, 126, 85, 83, 155, 164, 117, 125, 72, 109, 159,
+    ],
+    [
+        103, 63, 95, 74, 91, 147, 54, 96, 75, 166, 85, 86, 96, 16, 169, 95,
+    ],
+    [
+        95, 144, 126, 167, 38, 124, 32, 85, 55, 111, 101, 103, 70, 141, 40, 6,
+    ],
+    [
+        55, 113, 58, 114, 119, 31, 117, 154, 25, 66, 136, 124, 108, 103, 31, 121,
+    ],
+    [
+        142, 101, 108, 58, 160, 133, 25, 164, 155, 37, 18, 6, 37, 138, 91, 4,
+    ],
+    [
+        155, 3, 58, 53, 72, 139, 133, 145, 130, 50, 153, 80, 57, 146, 23, 37,
+    ],
+    [
+        157, 78, 28, 89, 153, 135, 11, 42, 28, 167, 97, 111, 41, 35, 80, 58,
+    ],
+    [
+        15, 78, 91, 51, 119, 128, 17, 63, 102, 169, 81, 60, 126, 12, 166, 166,
+    ],
+    [
+        57, 166, 56, 87, 33, 141, 67, 48, 43, 80, 21, 6, 26, 58, 21, 82,
+    ],
+    [
+        122, 86, 48, 42, 114, 13, 109, 146, 157, 35, 34, 113, 108, 145, 6, 121,
+    ],
+    [
+        110, 138, 21, 82, 50, 165, 135, 105, 35, 142, 19, 128, 133, 55, 105, 101,
+    ],
+    [
+        33, 123, 86, 9, 21, 139, 164, 159, 9, 1, 142, 146, 152, 32, 24, 40,
+    ],
+    [
+        154, 63, 96, 4, 40, 103, 67, 128, 129, 14, 27, 24, 141, 125, 111, 62,
+    ],
+    [
+        37, 18, 169, 26, 24, 72, 119, 131, 100, 159, 167, 31, 168, 169, 29, 57,
+    ],
+    [
+        124, 22, 42, 33, 142, 99, 115, 69, 36, 146, 16, 133, 150, 71, 11, 35,
+    ],
+    [
+        152, 131, 124, 122, 127, 71, 66, 157, 103, 12, 45, 100, 152, 127, 66, 126,
+    ],
+    [
+        43, 143, 144, 106, 24, 160, 159, 1, 142, 151, 126, 85, 34, 96, 130, 3,
+    ],
+];
+
 /// `hash(key).indices(7, 1_000_003)` for every hasher × key.
 const INDICES: [[u64; 7]; 20] = [
     [375028, 975280, 575529, 175779, 776031, 376281, 976533],
@@ -414,6 +502,58 @@ fn split_block_words_are_pinned() {
     }
 }
 
+/// Blocked counting filter (kind 21), 16 lines: the key's line and its k counter positions,
+/// after checking that one insert increments exactly those counters.
+fn blocked_counting_cells(h: KeyHasher, key: &[u8], k: u32, width: u32) -> (u64, Vec<u64>) {
+    use bloomery::BlockedCountingBloomFilter;
+    let cells = bloomery::blocked_counting::cells_per_line(width);
+    let mut f = BlockedCountingBloomFilter::builder()
+        .counters(16 * cells)
+        .hashes(k)
+        .counter_width(width)
+        .hasher(h)
+        .try_build()
+        .unwrap();
+    f.insert(key);
+    let hashed = h.hash(key);
+    let line = f.line_of(hashed);
+    let pos: Vec<u64> = f.positions(hashed).collect();
+    for b in 0..16 {
+        for j in 0..cells {
+            let want = if b == line {
+                pos.iter().filter(|&&p| p == j).count() as u32
+            } else {
+                0
+            };
+            assert_eq!(f.counter(b, j), want, "line {b} counter {j}");
+        }
+    }
+    (line, pos)
+}
+
+/// The blocked counting mapping: line by multiply-shift of `lo` (as the blocked filter), then
+/// the base-B digits of `hi` — 7-bit slices from the top for 4-bit counters (k = 7), and for
+/// 3-bit counters (B = 170, 7 digits per word) at k = 16 two refreshed words.
+#[test]
+fn blocked_counting_cells_are_pinned() {
+    for (i, (name, h, key)) in cases().into_iter().enumerate() {
+        let (line, pos) = blocked_counting_cells(h, &key, 7, 4);
+        let (lo, hi) = HASHES[i];
+        assert_eq!(line, ((u128::from(lo) * 16) >> 64) as u64, "{name}");
+        let slices: Vec<u64> = (0..7).map(|j| (hi << (7 * j)) >> 57).collect();
+        assert_eq!(pos, slices, "4-bit cells of {name}");
+        let (want_line, want_pos) = BLOCKED_COUNTING_W4_K7[i];
+        assert_eq!((line, pos), (want_line, want_pos.to_vec()), "{name}");
+        let (line3, pos3) = blocked_counting_cells(h, &key, 16, 3);
+        assert_eq!(line3, line, "{name}");
+        assert_eq!(
+            pos3,
+            BLOCKED_COUNTING_W3_K16[i].to_vec(),
+            "3-bit cells of {name}"
+        );
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // Golden files of format version 1.
 // ---------------------------------------------------------------------------------------------
@@ -613,6 +753,21 @@ fn regenerate() {
             println!("    {b:?},");
         }
     }
+    println!(
+        "];\nconst BLOCKED_COUNTING_W4_K7: [(u64, [u64; 7]); {}] = [",
+        all.len()
+    );
+    for (_, h, k) in &all {
+        let (line, pos) = blocked_counting_cells(*h, k, 7, 4);
+        println!("    ({line}, {pos:?}),");
+    }
+    println!(
+        "];\nconst BLOCKED_COUNTING_W3_K16: [[u64; 16]; {}] = [",
+        all.len()
+    );
+    for (_, h, k) in &all {
+        println!("    {:?},", blocked_counting_cells(*h, k, 16, 3).1);
+    }
     println!("];\nconst SPLIT_WORDS: [(u64, [u32; 8]); 4] = [");
     for h in SPLIT_HASHES {
         let (b, w) = split_words(h);
@@ -754,10 +909,10 @@ fn load<T: Persist>(file: &str, bytes: &[u8]) -> T {
 fn typed_goldens() -> Vec<TypedGolden> {
     use bloomery::cuckoo::CuckooOptions;
     use bloomery::{
-        AttenuatedBloomFilter, BloomierFilter, BreadthBloomFilter, CountMinSketch,
-        CountingBloomFilter, CuckooFilter, DLeftCountingBloomFilter, DepthBloomFilter,
-        IterativeBloomFilter, MultiLayerBloomFilter, SpaceCodeBloomFilter, SpectralBloomFilter,
-        SpectralMethod, TopK, XorFilter,
+        AttenuatedBloomFilter, BlockedCountingBloomFilter, BloomierFilter, BreadthBloomFilter,
+        CountMinSketch, CountingBloomFilter, CuckooFilter, DLeftCountingBloomFilter,
+        DepthBloomFilter, IterativeBloomFilter, MultiLayerBloomFilter, SpaceCodeBloomFilter,
+        SpectralBloomFilter, SpectralMethod, TopK, XorFilter,
     };
     vec![
         // Issue 6: the compressed form of a classic filter (flag 1, range-coded payload) and a
@@ -845,6 +1000,58 @@ fn typed_goldens() -> Vec<TypedGolden> {
                     "counting: absent count sum",
                     absent_keys().iter().map(c).sum(),
                     4,
+                );
+            },
+        },
+        TypedGolden {
+            file: "blocked-counting.bloom",
+            kind: Kind::BlockedCounting,
+            build: || {
+                let mut f = BlockedCountingBloomFilter::builder()
+                    .counters(16 * 128)
+                    .hashes(4)
+                    .counter_width(4)
+                    .seed(0x5EED)
+                    .try_build()
+                    .unwrap();
+                for (i, k) in golden_keys().iter().enumerate() {
+                    for _ in 0..mult(i) {
+                        f.insert(k);
+                    }
+                }
+                f.to_bytes()
+            },
+            deterministic: true,
+            check: |bytes| {
+                let f: BlockedCountingBloomFilter = load("blocked-counting.bloom", bytes);
+                assert_eq!(f.blocks(), 16);
+                assert_eq!(f.counter_len(), 16 * 128);
+                assert_eq!(f.hashes(), 4);
+                assert_eq!(f.counter_width(), 4);
+                assert_eq!(f.hasher().seed_kind(), SeedKind::User);
+                assert_eq!(f.len(), (0..50).map(mult).sum::<u64>());
+                for (i, k) in golden_keys().iter().enumerate() {
+                    assert!(f.contains(k), "blocked-counting: {k} missing");
+                    assert!(f.count(k) >= mult(i), "blocked-counting: count of {k}");
+                }
+                let c = |k: &String| f.count(k);
+                pin(
+                    "blocked-counting: count sum",
+                    golden_keys().iter().map(c).sum(),
+                    99,
+                );
+                pin(
+                    "blocked-counting: absent count sum",
+                    absent_keys().iter().map(c).sum(),
+                    0,
+                );
+                pin(
+                    "blocked-counting: counter sum",
+                    (0..16)
+                        .flat_map(|b| (0..128).map(move |j| (b, j)))
+                        .map(|(b, j)| u64::from(f.counter(b, j)))
+                        .sum(),
+                    396,
                 );
             },
         },

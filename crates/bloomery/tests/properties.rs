@@ -9,7 +9,9 @@
 use std::fmt::Debug;
 
 use bloomery::prelude::*;
-use bloomery::{AtomicBlockedBloomFilter, Error, Incompatibility, Kind, Verify};
+use bloomery::{
+    AtomicBlockedBloomFilter, BlockedCountingBloomFilter, Error, Incompatibility, Kind, Verify,
+};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -448,5 +450,97 @@ proptest! {
         let is_kind = |e: Error| matches!(e, Error::Incompatible(Incompatibility::Kind { .. }));
         prop_assert!(is_kind(x.union_with(&y).unwrap_err()));
         prop_assert!(is_kind(x.intersect_with(&y).unwrap_err()));
+    }
+}
+
+/// Blocked counting filter (kind 21): 16 lines of `width`-bit counters, k = 5.
+fn make_blocked_counting(seed: u64, width: u32) -> BlockedCountingBloomFilter {
+    BlockedCountingBloomFilter::builder()
+        .counters(16 * bloomery::blocked_counting::cells_per_line(width))
+        .hashes(5)
+        .counter_width(width)
+        .seed(seed)
+        .try_build()
+        .unwrap()
+}
+
+proptest! {
+    #![proptest_config(cfg(24))]
+
+    /// The counting semantics of the blocked counting filter: no false negatives after
+    /// inserts, removes of present items, unions and intersections, and save/load (bytes, file,
+    /// mmap); counts never below the true count while no counter saturated; a refused remove
+    /// changes nothing.
+    #[test]
+    fn blocked_counting(
+        a in keys(),
+        b in keys(),
+        drop in prop::collection::vec(any::<prop::sample::Index>(), 0..100),
+        width in prop_oneof![Just(4u32), 1u32..=32],
+    ) {
+        let fa = filled(make_blocked_counting(7, width), &a);
+        let fb = filled(make_blocked_counting(7, width), &b);
+        // removes of present items
+        let mut r = fa.clone();
+        let mut left: std::collections::HashMap<u64, u64> = Default::default();
+        for k in &a {
+            *left.entry(*k).or_default() += 1;
+        }
+        if !a.is_empty() {
+            for i in &drop {
+                let k = a[i.index(a.len())];
+                let c = left.get_mut(&k).unwrap();
+                if *c > 0 {
+                    r.remove(&k).unwrap();
+                    *c -= 1;
+                }
+            }
+        }
+        let kept: Vec<u64> = left.iter().filter(|(_, c)| **c > 0).map(|(k, _)| *k).collect();
+        no_false_negatives(&r, &kept, "after removes")?;
+        if r.saturated_counters() == 0 {
+            for (k, c) in &left {
+                prop_assert!(r.count(k) >= *c, "count of {} below {}", k, c);
+            }
+        }
+        // a refused remove changes nothing
+        for k in 0..50u64 {
+            let before = r.clone();
+            if r.remove(&(k | (1 << 63))).is_err() {
+                prop_assert_eq!(&r, &before);
+            } else {
+                r = before;
+            }
+        }
+        // union and intersection
+        let mut u = fa.clone();
+        u.union_with(&fb).unwrap();
+        no_false_negatives(&u, &a, "union (left keys)")?;
+        no_false_negatives(&u, &b, "union (right keys)")?;
+        let mut u2 = fb.clone();
+        u2.union_with(&fa).unwrap();
+        prop_assert_eq!(&u, &u2, "union is commutative");
+        let mut i = fa.clone();
+        i.intersect_with(&fb).unwrap();
+        let both: Vec<u64> = a.iter().copied().filter(|k| b.contains(k)).collect();
+        no_false_negatives(&i, &both, "intersection (common keys)")?;
+        // save/load
+        for f in [&r, &u, &i] {
+            let back = BlockedCountingBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+            prop_assert_eq!(&back, f);
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f.bloom");
+        u.save(&path).unwrap();
+        prop_assert_eq!(&BlockedCountingBloomFilter::load(&path).unwrap(), &u);
+        let mapped = BlockedCountingBloomFilter::open_mmap(&path, Verify::Checksum).unwrap();
+        prop_assert_eq!(&mapped, &u);
+        no_false_negatives(&mapped, &a, "open_mmap")?;
+        // incompatible merges are typed and change nothing
+        let mut x = fa.clone();
+        prop_assert!(is_hashing(x.union_with(&make_blocked_counting(8, width)).unwrap_err()));
+        let other = BlockedCountingBloomFilter::try_with_shape(3, 5, width).unwrap();
+        prop_assert!(is_shape(x.intersect_with(&other).unwrap_err()));
+        prop_assert_eq!(&x, &fa);
     }
 }

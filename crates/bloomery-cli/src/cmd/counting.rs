@@ -1,4 +1,4 @@
-//! The counting kinds (counting, dlcbf, spectral, cms, ibf, scbf) through
+//! The counting kinds (counting, blocked-counting, dlcbf, spectral, cms, ibf, scbf) through
 //! `bloomery::AnyCounter`: create, add (increments), remove, count, check and info.
 
 use std::io::{self, BufWriter, Write};
@@ -135,7 +135,7 @@ pub fn remove(a: &CountArgs) -> Result<u8> {
     if !is_counter(&a.file)? {
         let k = bloomery::format::read_header(&a.file)?.kind;
         bail!(
-            "cannot remove from `{}`: {} filters have no deletion (use --kind counting, dlcbf or spectral)",
+            "cannot remove from `{}`: {} filters have no deletion (use --kind counting, blocked-counting, dlcbf or spectral)",
             a.file.display(),
             k.name()
         );
