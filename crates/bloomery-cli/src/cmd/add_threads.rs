@@ -105,7 +105,7 @@ enum Feed<'a> {
     Range {
         file: &'a File,
         len: u64,
-        buf: Vec<u8>,
+        buf: input::RangeBuf,
     },
     /// Blocks of whole lines dealt by the reader thread, with their chunk numbers.
     Stream(Receiver<(u64, Vec<u8>)>),
@@ -195,7 +195,7 @@ fn ranged(
         .map(|_| Feed::Range {
             file,
             len,
-            buf: Vec::new(),
+            buf: input::RangeBuf::default(),
         })
         .collect();
     let reports = work(sh, writers, feeds)?;
