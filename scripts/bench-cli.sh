@@ -61,14 +61,16 @@ add_bench() {
     CPU=$(awk -F': ' '/(User|System) time \(seconds\)/ { s += $2 } END { print s }' "$W/time.txt")
   }
   better() { [ -z "$1" ] || awk -v a="$2" -v b="$1" 'BEGIN { exit !(a < b) }'; }
-  ALL1="" ALL2=""
+  ALL1="" ALL2="" PAIRS=""
   for _ in $(seq "$RUNS"); do
     ADD_LOADS="$ADD_LOADS $(cut -d' ' -f1 /proc/loadavg)"
     one_add 1 "$W/lines32.txt"
     ALL1="$ALL1 $WALL"
+    local w1=$WALL
     if better "$T1" "$WALL"; then T1=$WALL; C1=$CPU; fi
     one_add 2 "$W/lines32.txt"
     ALL2="$ALL2 $WALL"
+    PAIRS="$PAIRS $(awk -v a="$w1" -v b="$WALL" 'BEGIN{printf "%.2f", a / b}')"
     if better "$T2" "$WALL"; then T2=$WALL; C2=$CPU; fi
     one_add 1 "$W/one.txt"
     if better "$TF" "$WALL"; then TF=$WALL; fi
@@ -82,11 +84,16 @@ add_table() {
   local m1 m2
   m1=$(median "$ALL1")
   m2=$(median "$ALL2")
+  local mp
+  mp=$(median "$PAIRS")
   cat <<MD
 **add** of 10M 32-byte lines (\`create -q --force F -n 10M -p 0.01\` before each run, not
 timed; then \`/usr/bin/time -v ${PRIO:+$PRIO }bloomery add -q --threads T F lines.txt\`, lines
 \`printf "%031d\\n"\`), $RUNS interleaved runs each, load average before each pair:$ADD_LOADS.
 The same add of a one-line input (load, save with fsync: the fixed cost) took $TF s.
+Speed-up of each pair (1-thread wall / 2-thread wall of the run right after it), in run order:$PAIRS;
+**median of the pairs: ${mp}x** (pairs share the machine's state, so this is the steadiest figure
+on a shared host).
 
 | threads | best wall (s) | CPU of that run (s) | lines/s (wall) | speed-up (best wall) | median wall (s) | speed-up (median) |
 |---:|---:|---:|---:|---:|---:|---:|
