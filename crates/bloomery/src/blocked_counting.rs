@@ -193,29 +193,11 @@ mod nibbles {
     /// each in turn unless it is saturated (15) or already zero (a counter the key hits twice
     /// at 1 goes to 0 once) — the rule of `ViewMut::decrement_unless_zero`.
     ///
-    /// One pass of read-modify-writes, as short as the insert: if it read no zero, no counter
-    /// was zero before the call (a counter that was zero is read as zero at its first visit,
-    /// since nothing decrements a zero), so the pass was the answer. Otherwise (an absent key,
-    /// or a counter at 1 hit twice) the line is restored and the rule applied in two passes.
+    /// Two passes over the k counters of the one line: the check only reads, and the branch
+    /// on it is predicted (removes are of present keys), so the decrements start while the
+    /// line is still on its way; the second pass reads what the first brought into L1.
     #[inline(always)]
     pub(super) fn remove(line: &mut [u64; 8], hi: u64, k: u32) -> bool {
-        let before = *line;
-        let mut zero = false;
-        for (w, s) in cells(hi, k) {
-            let v = line[w];
-            let c = (v >> s) & 15;
-            zero |= c == 0;
-            line[w] = v - (u64::from(c.wrapping_sub(1) < 14) << s);
-        }
-        if zero {
-            *line = before;
-            return remove_two_pass(line, hi, k);
-        }
-        true
-    }
-
-    #[cold]
-    fn remove_two_pass(line: &mut [u64; 8], hi: u64, k: u32) -> bool {
         if min(line, hi, k) == 0 {
             return false;
         }
