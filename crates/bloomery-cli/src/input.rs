@@ -119,6 +119,10 @@ impl<R: Read> AlignedReader<R> {
 
 impl<R: Read> Read for AlignedReader<R> {
     fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.pos >= self.filled && out.len() >= BUF {
+            // nothing buffered and a large read: straight into the caller's buffer
+            return self.inner.read(out);
+        }
         let n = {
             let avail = self.fill_buf()?;
             let n = avail.len().min(out.len());
