@@ -405,7 +405,9 @@ impl Build for BlockedBloomFilter {
                 let k = match (layout, b.hashes, b.capacity) {
                     (BlockLayout::Sectors, _, _) => SECTOR_K,
                     (_, Some(k), _) => k,
-                    (_, None, Some(n)) => best_k(n, blocks),
+                    (_, None, Some(n)) => {
+                        params::blocked_best_k(n, blocks, BLOCK_BITS, BLOCKED_MAX_K)
+                    }
                     (_, None, None) => {
                         return Err(invalid("hashes", "give hashes or a capacity with bits"))
                     }
@@ -466,15 +468,6 @@ impl Build for BlockedBloomFilter {
 
 /// Bits per key of the sectors layout.
 const SECTOR_K: u32 = 8;
-
-fn best_k(n: u64, blocks: u64) -> u32 {
-    (1..=BLOCKED_MAX_K)
-        .min_by(|&a, &b| {
-            params::fpr_blocked(n, blocks, BLOCK_BITS, a)
-                .total_cmp(&params::fpr_blocked(n, blocks, BLOCK_BITS, b))
-        })
-        .unwrap_or(1)
-}
 
 impl BlockedBloomFilter {
     /// A builder: `BlockedBloomFilter::builder().capacity(n).fpr(p).try_build()`.

@@ -260,17 +260,6 @@ fn check_width(width: u32) -> Result<()> {
     Ok(())
 }
 
-/// The k (1..=[`MAX_HASHES`]) with the lowest modelled rate for `n` keys in `blocks` lines of
-/// `cells` counters.
-fn best_k(n: u64, blocks: u64, cells: u64) -> u32 {
-    (1..=MAX_HASHES)
-        .min_by(|&a, &b| {
-            params::fpr_blocked(n, blocks, cells, a)
-                .total_cmp(&params::fpr_blocked(n, blocks, cells, b))
-        })
-        .unwrap_or(1)
-}
-
 impl BlockedCountingBuilder {
     /// Expected number of distinct items (n).
     pub fn capacity(mut self, n: u64) -> Self {
@@ -325,7 +314,7 @@ impl BlockedCountingBuilder {
                     (None, Some(n)) => {
                         params::check_capacity(n)?;
                         store::check_size(blocks.saturating_mul(64), self.max_bytes)?;
-                        best_k(n, blocks, cells)
+                        params::blocked_best_k(n, blocks, cells, MAX_HASHES)
                     }
                     (None, None) => {
                         return Err(invalid(
@@ -1003,7 +992,10 @@ mod tests {
         let model = params::fpr_blocked(100_000, f.blocks(), 128, f.hashes());
         assert!(model <= 0.01 && model > 0.0097, "{model}");
         let smaller = params::fpr_blocked(100_000, f.blocks() - 1, 128, f.hashes());
-        assert!(smaller > 0.01 || best_k(100_000, f.blocks() - 1, 128) != f.hashes());
+        assert!(
+            smaller > 0.01
+                || params::blocked_best_k(100_000, f.blocks() - 1, 128, MAX_HASHES) != f.hashes()
+        );
         let g = BlockedCountingBloomFilter::builder()
             .capacity(100_000)
             .fpr(0.01)

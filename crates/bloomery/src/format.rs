@@ -739,13 +739,7 @@ impl FileBuf {
         if len < crate::store::ANON_THRESHOLD_BYTES {
             return Ok(Self(FileBufInner::Heap(vec![0; len])));
         }
-        let map = memmap2::MmapMut::map_anon(len)?;
-        #[cfg(target_os = "linux")]
-        {
-            // Advice only: failure (e.g. THP disabled) changes nothing but speed.
-            let _ = map.advise(memmap2::Advice::HugePage);
-        }
-        Ok(Self(FileBufInner::Anon(map)))
+        Ok(Self(FileBufInner::Anon(crate::store::anon_map(len)?)))
     }
 
     /// The bytes, to fill.

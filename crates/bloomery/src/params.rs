@@ -269,6 +269,17 @@ pub fn fpr_blocked(n: u64, blocks: u64, block_bits: u64, k: u32) -> f64 {
     BlockedModel::new(block_bits, k).rate(n, blocks)
 }
 
+/// The k in `1..=max_k` with the lowest [`fpr_blocked`] for `n` keys in `blocks` blocks of
+/// `block_bits` cells (the blocked filter's bits, the blocked counting filter's counters), for
+/// a shape whose size is given rather than sized.
+pub fn blocked_best_k(n: u64, blocks: u64, block_bits: u64, max_k: u32) -> u32 {
+    (1..=max_k.max(1))
+        .min_by(|&a, &b| {
+            fpr_blocked(n, blocks, block_bits, a).total_cmp(&fpr_blocked(n, blocks, block_bits, b))
+        })
+        .unwrap_or(1)
+}
+
 /// [`fpr_blocked`] for one block size and k, keeping the rate for each block occupancy j
 /// (the Markov chain's answer, which depends on neither n nor the block count) between calls.
 /// A sizing search evaluates the model at many (n, blocks); with the per-j rates cached each

@@ -53,6 +53,18 @@ struct Line([u64; 8]);
 /// Arrays at least this large are anonymous maps with huge pages advised.
 pub(crate) const ANON_THRESHOLD_BYTES: usize = 1 << 20;
 
+/// `len` zero bytes in an anonymous map with transparent huge pages advised (fewer page faults
+/// and TLB misses than 4 KiB pages).
+pub(crate) fn anon_map(len: usize) -> std::io::Result<memmap2::MmapMut> {
+    let map = memmap2::MmapMut::map_anon(len)?;
+    #[cfg(target_os = "linux")]
+    {
+        // Advice only: failure (e.g. THP disabled) changes nothing but speed.
+        let _ = map.advise(memmap2::Advice::HugePage);
+    }
+    Ok(map)
+}
+
 enum Buf {
     Heap(Vec<Line>),
     Anon(memmap2::MmapMut),
@@ -90,13 +102,7 @@ impl Words {
         let lines = len.div_ceil(8);
         let byte_len = lines * 64;
         let buf = if byte_len >= ANON_THRESHOLD_BYTES {
-            let map = memmap2::MmapMut::map_anon(byte_len)
-                .map_err(|_| Error::AllocationFailed { bytes })?;
-            #[cfg(target_os = "linux")]
-            {
-                // Advice only: failure (e.g. THP disabled) changes nothing but speed.
-                let _ = map.advise(memmap2::Advice::HugePage);
-            }
+            let map = anon_map(byte_len).map_err(|_| Error::AllocationFailed { bytes })?;
             Buf::Anon(map)
         } else {
             let mut v: Vec<Line> = Vec::new();
