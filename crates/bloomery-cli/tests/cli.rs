@@ -733,6 +733,29 @@ fn threads_give_the_same_fields_summary_and_errors() {
 }
 
 #[test]
+fn threads_report_a_damaged_compressed_input() {
+    // a gzip input cut in the middle (more than one chunk of lines before the cut): the
+    // reader thread's error ends the add with status 2 and the filter file as it was
+    let t = T::new();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(lines(0..200_000).as_bytes()).unwrap();
+    let gz = gz.finish().unwrap();
+    let cut = t.write("cut.gz", &gz[..gz.len() * 3 / 4]);
+    let f = t.create("f.bloom", &["-n", "200k", "-p", "0.01"]);
+    let before = std::fs::read(&f).unwrap();
+    for threads in ["1", "2", "3"] {
+        bloomery()
+            .args(["add", "-t", threads])
+            .arg(&f)
+            .arg(&cut)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains("cannot read"));
+        assert!(std::fs::read(&f).unwrap() == before, "{threads} threads");
+    }
+}
+
+#[test]
 fn threads_load_large_and_compressed_filters() {
     // a 1.2 MB filter (read by both threads when loaded) and its compressed form (kept
     // compressed): the same files as with one thread
