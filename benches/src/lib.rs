@@ -407,3 +407,39 @@ pub fn floor_reads(words: &[u64], keys: &[u64]) -> u64 {
     }
     sum
 }
+
+/// What one cache miss costs on this host right now: the mean latency, in ns, of a chain of
+/// dependent loads visiting every 64-byte line of a `bytes`-sized buffer (allocated like the
+/// filters, [`WordsFloor`]) in one random cycle, `steps` loads, thread CPU time.
+///
+/// The benchmark machine's L3 is shared with other guests, so how much of a structure stays
+/// cached changes from minute to minute; printing this beside a run says whether a structure
+/// of that size was answered from cache (tens of ns) or from DRAM (≥ 100 ns) during it.
+pub fn chase_ns(bytes: usize, steps: usize) -> f64 {
+    let lines = (bytes / 64).max(2);
+    // A random cyclic order of the lines (Sattolo's shuffle, fixed-seed xorshift).
+    let mut order: Vec<u32> = (0..lines as u32).collect();
+    let mut x = KEY_SEED;
+    for i in (1..lines).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        order.swap(i, (x % i as u64) as usize);
+    }
+    let mut buf = WordsFloor::new(lines * 8);
+    let words = buf.0.as_mut_slice();
+    for (i, &line) in order.iter().enumerate() {
+        words[line as usize * 8] = u64::from(order[(i + 1) % lines]) * 8;
+    }
+    let mut at = 0usize;
+    for _ in 0..lines.min(steps) {
+        at = words[at] as usize; // warm up: one lap (or `steps` loads) through the buffer
+    }
+    let t = cpu_now();
+    for _ in 0..steps {
+        at = words[at] as usize;
+    }
+    let ns = (cpu_now() - t).as_nanos() as f64 / steps as f64;
+    black_box(at);
+    ns
+}

@@ -15,7 +15,7 @@
 use std::hint::black_box;
 
 use bloomery_benches::counting::*;
-use bloomery_benches::{cpu_now, positive_keys};
+use bloomery_benches::{chase_ns, cpu_now, positive_keys};
 
 fn per_op(t: std::time::Duration, n: usize) -> f64 {
     t.as_nanos() as f64 / n as f64
@@ -105,6 +105,28 @@ fn main() {
     ];
     // [insert, count, remove, batch insert] minima per structure
     let mut best = [[f64::INFINITY; 4]; 9];
+    let sizes = [
+        ("classic", m.div_ceil(8) as usize),
+        ("counting", counting.0.counter_len() as usize / 2),
+        ("blocked counting", blocked.0.byte_len() as usize),
+    ];
+    let host = |when: &str| {
+        let lat: Vec<String> = sizes
+            .iter()
+            .map(|&(name, bytes)| {
+                format!(
+                    "{name} {:.1} MB {:.0} ns",
+                    bytes as f64 / 1e6,
+                    chase_ns(bytes, 2_000_000)
+                )
+            })
+            .collect();
+        println!(
+            "host, {when}: dependent-load latency at each structure's size: {}",
+            lat.join(", ")
+        );
+    };
+    host("before");
     for _ in 0..passes {
         // generic, not `dyn`: every structure's calls inline into its loop as in real use
         pass(&mut classic, &keys, false, &mut best[0]);
@@ -117,6 +139,7 @@ fn main() {
         pass(&mut big_cu, &keys, true, &mut best[7]);
         pass(&mut pc_big, &keys, false, &mut best[8]);
     }
+    host("after");
     println!(
         "n = {n}, classic m = {m}, k = {k} ({:.2} bits/item; counting {:.2}, blocked counting \
          {:.2} bits/item, {} lines); count-min depth {CMS_DEPTH} × width {w} (cms*), \

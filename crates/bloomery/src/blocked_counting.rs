@@ -193,11 +193,29 @@ mod nibbles {
     /// each in turn unless it is saturated (15) or already zero (a counter the key hits twice
     /// at 1 goes to 0 once) — the rule of `ViewMut::decrement_unless_zero`.
     ///
-    /// Two passes over the k counters of the one line: the check only reads, and the branch
-    /// on it is predicted (removes are of present keys), so the decrements start while the
-    /// line is still on its way; the second pass reads what the first brought into L1.
+    /// One pass of read-modify-writes, as short as the insert: if it read no zero, no counter
+    /// was zero before the call (a counter that was zero is read as zero at its first visit,
+    /// since nothing decrements a zero), so the pass was the answer. Otherwise (an absent key,
+    /// or a counter at 1 hit twice) the line is restored and the rule applied in two passes.
     #[inline(always)]
     pub(super) fn remove(line: &mut [u64; 8], hi: u64, k: u32) -> bool {
+        let before = *line;
+        let mut zero = false;
+        for (w, s) in cells(hi, k) {
+            let v = line[w];
+            let c = (v >> s) & 15;
+            zero |= c == 0;
+            line[w] = v - (u64::from(c.wrapping_sub(1) < 14) << s);
+        }
+        if zero {
+            *line = before;
+            return remove_two_pass(line, hi, k);
+        }
+        true
+    }
+
+    #[cold]
+    fn remove_two_pass(line: &mut [u64; 8], hi: u64, k: u32) -> bool {
         if min(line, hi, k) == 0 {
             return false;
         }
@@ -1110,6 +1128,24 @@ mod tests {
         // not a set filter, not a classic-layout counting filter
         assert!(crate::AnyFilter::from_bytes(&f.to_bytes()).is_err());
         assert!(crate::CountingBloomFilter::from_bytes(&f.to_bytes()).is_err());
+    }
+
+    /// The one-pass remove's restore path: a counter at 1 that the key hits twice goes to 0
+    /// once (removed), and a zero among the key's counters refuses with the line unchanged.
+    #[test]
+    fn nibble_remove_of_a_counter_at_one_hit_twice() {
+        let hi = (5u64 << 57) | (5 << 50) | (9 << 43); // digits 5, 5, 9
+        let mut line = [0u64; LINE_WORDS];
+        line[0] = 1 << (4 * 5);
+        assert!(nibbles::remove(&mut line, hi, 2));
+        assert_eq!(line, [0; LINE_WORDS]);
+        line[0] = (1 << (4 * 5)) | (3 << (4 * 7));
+        let before = line;
+        assert!(!nibbles::remove(&mut line, hi, 3)); // counter 9 is zero
+        assert_eq!(line, before);
+        line[0] |= 2 << (4 * 9);
+        assert!(nibbles::remove(&mut line, hi, 3));
+        assert_eq!(line[0], (3 << (4 * 7)) | (1 << (4 * 9)));
     }
 
     proptest! {
