@@ -18,18 +18,23 @@ for d, _, files in os.walk(root):
         s, op = f.split(".", 1)
         res.setdefault(g, {}).setdefault(s, {})[op] = e["median"]["point_estimate"]
 
-order = ["classic", "counting", "dlcbf", "spectral", "cms", "cms_cu", "pc_cms", "ibf", "scbf",
-         "pc_bloom"]
-ops = ["insert", "count", "remove"]
-for g in sorted(res, key=lambda g: int(g.split("/")[1].split("M")[0])):
+order = ["classic", "counting", "blocked_counting", "dlcbf", "spectral", "cms_eps", "cms_eps_cu",
+         "pc_cms_eps", "cms", "cms_cu", "pc_cms", "ibf", "scbf", "pc_bloom"]
+ops = ["insert", "insert_batch", "count", "remove"]
+for g in sorted(res, key=lambda g: float(g.split("/")[1].split("@")[0].rstrip("MK")) *
+                (1e3 if "K@" in g else 1e6)):
     r = res[g]
     print(f"\n#### {g} — ns/op (criterion median)\n")
-    print("| structure | " + " | ".join(ops) + " | insert / classic | count / classic |")
-    print("|---" + "|---:" * (len(ops) + 2) + "|")
+    print("| structure | " + " | ".join(ops) +
+          " | insert / classic | count / classic | remove / classic insert |")
+    print("|---" + "|---:" * (len(ops) + 3) + "|")
     c = r.get("classic", {})
-    for s in order:
+    unknown = sorted(set(r) - set(order))
+    for s in order + unknown:
         if s not in r:
             continue
         cells = [f"{r[s][o]:.1f}" if o in r[s] else "–" for o in ops]
-        ratio = lambda o: f"{r[s][o] / c[o]:.2f}" if o in r[s] and o in c else "–"
-        print(f"| {s} | " + " | ".join(cells) + f" | {ratio('insert')} | {ratio('count')} |")
+        ratio = lambda o, by: f"{r[s][o] / c[by]:.2f}" if o in r[s] and by in c else "–"
+        print(f"| {s} | " + " | ".join(cells) +
+              f" | {ratio('insert', 'insert')} | {ratio('count', 'count')} | "
+              f"{ratio('remove', 'insert')} |")

@@ -44,9 +44,14 @@
 //! take a short fast path on the line (no bounds checks, no branch on a counter value, a
 //! one-pass remove); other widths and larger k go through the counters' generic views. At 10M
 //! keys and p = 1% an insert or a count costs about what the classic filter's does at the
-//! same k (0.85–1.3×, `docs/BENCHMARKS.md`, "Counting family", session 4), against 2–3× for
-//! the classic-layout counting filter; [`BlockedCountingBloomFilter::insert_batch`] overlaps
-//! the misses of 16 keys and is 4× faster still.
+//! same k (0.7–1.3×, remove 1.2–1.4× the classic insert; `docs/BENCHMARKS.md`, "Counting
+//! family", sessions 4 and 5), against 2–3× for the classic-layout counting filter;
+//! [`BlockedCountingBloomFilter::insert_batch`] overlaps the misses of 16 keys and is 4×
+//! faster still. When the filter is not cached, a single-key operation is bound by how many
+//! keys' misses the core overlaps (~100 instructions per key wait behind each miss), so a
+//! filter that falls out of a cache the classic filter still fits in (1M keys: 5.5 MB
+//! against 1.2 MB) is 2.6–6× slower than it; that is the price of the 4× memory of counters,
+//! in either layout.
 //!
 //! # When to pick it
 //! A set with deletions (or small counts) where speed matters: on a filter larger than the
@@ -55,9 +60,14 @@
 //! counters than the classic-layout [`crate::CountingBloomFilter`]: at p = 1%, 10.9 counters
 //! per item (k = 6 by its own sizing; 11.0 at the classic k = 7) against 9.6, **13–14% more
 //! memory**; at p = 0.1% (k = 10) 19.4 against 14.4, 35% more — the gap grows as p falls
-//! (`docs/BENCHMARKS.md`, "Counting family", session 4). Pick the classic-layout filter when
-//! memory matters more than speed, the d-left filter ([`crate::DLeftCountingBloomFilter`])
-//! for the least memory.
+//! (`docs/BENCHMARKS.md`, "Counting family", session 4). Below p = 0.1% it grows fast: at
+//! p = 10⁻⁴ … 10⁻⁶ the sizing needs 31–77 counters per item (k = 10–13) against the classic
+//! layout's 19–29, 1.6–2.7× the memory, and k > 8 leaves the fast path; small filters at such
+//! rates also spread from one instance to the next (n = 10⁴: measured 1.20× and 1.35× the
+//! request at 10⁻⁴ and 10⁻⁵; `docs/lab/blocked-model.md`, which checks the sizing against
+//! measured rates). So pick it for p ≥ 0.1%; pick the classic-layout filter when memory
+//! matters more than speed or p is smaller, the d-left filter
+//! ([`crate::DLeftCountingBloomFilter`]) for the least memory.
 
 use crate::counters::{View, ViewMut, MAX_WIDTH};
 use crate::error::{inconsistent, invalid, Result};

@@ -1,7 +1,9 @@
 //! `blocked-model`: does the sizing of the cache-blocked filters deliver the rate asked for?
 //!
-//! The blocked filter ([`BlockedBloomFilter::try_new`]`(n, p)`) and the Parquet split-block
-//! filter ([`SplitBlockBloomFilter`]) keep each key in one block, so at equal memory they are
+//! The blocked filter ([`BlockedBloomFilter::try_new`]`(n, p)`), the Parquet split-block
+//! filter ([`SplitBlockBloomFilter`]) and the blocked counting filter
+//! ([`BlockedCountingBloomFilter`], 128 four-bit counters per 64-byte line, a nonzero counter
+//! standing for a set bit) keep each key in one block, so at equal memory they are
 //! worse than the classic filter of seed 002 (`002_4e1d45bcdc08c1b0.txt`) §2.1; the library
 //! sizes them with an exact model of blocked filters (Putze, Sanders & Singler 2007:
 //! [`params::fpr_blocked`], [`params::fpr_split_block`]). This experiment asks for
@@ -12,7 +14,9 @@
 //! filter's size ([`params::classic_shape`]).
 
 use anyhow::Context;
-use bloomery::{params, BlockedBloomFilter, SplitBlockBloomFilter, Stats};
+use bloomery::{
+    params, BlockedBloomFilter, BlockedCountingBloomFilter, SplitBlockBloomFilter, Stats,
+};
 use rayon::prelude::*;
 
 use crate::measure;
@@ -32,6 +36,8 @@ pub enum Kind {
     Blocked,
     /// [`SplitBlockBloomFilter`]: Parquet's 256-bit blocks, one bit in each of 8 words.
     SplitBlock,
+    /// [`BlockedCountingBloomFilter`]: 64-byte lines of 128 four-bit counters, tunable k.
+    BlockedCounting,
 }
 
 impl Kind {
@@ -40,6 +46,7 @@ impl Kind {
         match self {
             Self::Blocked => "blocked",
             Self::SplitBlock => "split-block",
+            Self::BlockedCounting => "blocked counting",
         }
     }
 }
@@ -69,7 +76,7 @@ impl Params {
         Self {
             ns: vec![40_000, 100_000],
             rates: vec![1e-1, 1e-2, 1e-3],
-            kinds: vec![Kind::Blocked, Kind::SplitBlock],
+            kinds: vec![Kind::Blocked, Kind::SplitBlock, Kind::BlockedCounting],
             expected_false_positives: 1_000.0,
             max_queries: 1_000_000,
             seed,
@@ -82,7 +89,7 @@ impl Params {
         Self {
             ns: vec![10_000, 100_000, 1_000_000],
             rates: vec![1e-1, 1e-2, 1e-3, 1e-4, 1e-5, 1e-6],
-            kinds: vec![Kind::Blocked, Kind::SplitBlock],
+            kinds: vec![Kind::Blocked, Kind::SplitBlock, Kind::BlockedCounting],
             expected_false_positives: 1_000.0,
             max_queries: 100_000_000,
             seed,
@@ -113,7 +120,7 @@ pub struct Row {
     pub n: u64,
     /// Requested rate.
     pub target: f64,
-    /// Bits chosen by the sizing.
+    /// Bits of memory chosen by the sizing (4 per counter for the blocked counting filter).
     pub m: u64,
     /// Bits per key chosen by the sizing.
     pub k: u32,
@@ -155,7 +162,23 @@ impl Row {
 /// blocks of the probability that a query's k probes (drawn with replacement, so D ≤ k
 /// distinct bits) all land on set bits, `Σ_d P(D=d)·C(ones,d)/C(512,d)`.
 pub fn blocked_contents_fpr(words: &[u64], k: u32) -> f64 {
-    const B: usize = 512;
+    let ones = words
+        .chunks_exact(8)
+        .map(|b| b.iter().map(|w| w.count_ones() as usize).sum());
+    contents_fpr(ones, 512, k)
+}
+
+/// [`blocked_contents_fpr`] of a blocked counting filter: its lines of `cells` counters, a
+/// nonzero counter standing for a set bit.
+pub fn blocked_counting_contents_fpr(f: &BlockedCountingBloomFilter) -> f64 {
+    let cells = f.cells_per_line();
+    let ones = (0..f.blocks()).map(|b| (0..cells).filter(|&j| f.counter(b, j) != 0).count());
+    contents_fpr(ones, cells as usize, f.hashes())
+}
+
+/// The mean over blocks of `b` cells, given each block's count of set cells, of the
+/// probability that k probes drawn with replacement all land on set cells.
+fn contents_fpr(ones_per_block: impl Iterator<Item = usize>, b: usize, k: u32) -> f64 {
     let k = k as usize;
     // P(D = d) for k uniform draws from 512 values
     let mut dist = vec![0.0f64; k + 1];
@@ -163,31 +186,31 @@ pub fn blocked_contents_fpr(words: &[u64], k: u32) -> f64 {
     for _ in 0..k {
         let mut next = vec![0.0f64; k + 1];
         for d in 0..k {
-            next[d] += dist[d] * d as f64 / B as f64;
-            next[d + 1] += dist[d] * (B - d) as f64 / B as f64;
+            next[d] += dist[d] * d as f64 / b as f64;
+            next[d + 1] += dist[d] * (b - d) as f64 / b as f64;
         }
         dist = next;
     }
-    // rate for a block with `ones` set bits, tabulated once
-    let table: Vec<f64> = (0..=B)
+    // rate for a block with `ones` set cells, tabulated once
+    let table: Vec<f64> = (0..=b)
         .map(|ones| {
-            let mut all = 1.0; // C(ones,d)/C(512,d)
+            let mut all = 1.0; // C(ones,d)/C(b,d)
             let mut sum = 0.0;
             for (d, &pd) in dist.iter().enumerate() {
                 if d > 0 {
-                    all *= (ones as f64 - (d - 1) as f64).max(0.0) / (B - (d - 1)) as f64;
+                    all *= (ones as f64 - (d - 1) as f64).max(0.0) / (b - (d - 1)) as f64;
                 }
                 sum += pd * all;
             }
             sum
         })
         .collect();
-    let blocks = words.chunks_exact(B / 64);
-    let count = blocks.len().max(1);
-    let sum: f64 = blocks
-        .map(|b| table[b.iter().map(|w| w.count_ones() as usize).sum::<usize>()])
-        .sum();
-    sum / count as f64
+    let (mut count, mut sum) = (0usize, 0.0);
+    for ones in ones_per_block {
+        count += 1;
+        sum += table[ones.min(b)];
+    }
+    sum / count.max(1) as f64
 }
 
 /// Size, fill and query one filter per (structure, n, p).
@@ -225,6 +248,20 @@ pub fn measure(p: &Params) -> anyhow::Result<Vec<Row>> {
                     let model = params::fpr_split_block(n, f.blocks());
                     let fp = measure::false_positives(&f, p.seed, n, queries);
                     (f.bit_len(), 8, model, fp, f.current_fpr())
+                }
+                Kind::BlockedCounting => {
+                    let mut f = BlockedCountingBloomFilter::builder()
+                        .capacity(n)
+                        .fpr(target)
+                        .seed(p.seed)
+                        .try_build()
+                        .with_context(|| format!("blocked counting n={n} p={target}"))?;
+                    measure::fill(&mut f, p.seed, n);
+                    let cells = f.cells_per_line();
+                    let model = params::fpr_blocked(n, f.blocks(), cells, f.hashes());
+                    let fp = measure::false_positives(&f, p.seed, n, queries);
+                    let contents = blocked_counting_contents_fpr(&f);
+                    (f.byte_len() * 8, f.hashes(), model, fp, contents)
                 }
             };
             Ok(Row {
@@ -301,10 +338,13 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
     };
     let (bl, bh) = over(Kind::Blocked);
     let (sl, sh) = over(Kind::SplitBlock);
+    let (cl, ch) = over(Kind::BlockedCounting);
     let md = format!(
         "# {NAME}: requested against measured rate of the blocked filters\n\n\
          `BlockedBloomFilter::builder().capacity(n).fpr(p).seed({seed})` (the sizing of \
-         `try_new(n, p)`) and `SplitBlockBloomFilter::try_new(n, p)` (Parquet's xxHash64), \
+         `try_new(n, p)`), `SplitBlockBloomFilter::try_new(n, p)` (Parquet's xxHash64) and \
+         `BlockedCountingBloomFilter::builder().capacity(n).fpr(p).seed({seed})` (4-bit \
+         counters, 128 per 64-byte line; a nonzero counter answers like a set bit), \
          filled with n keys and queried with never-inserted keys, enough to expect about \
          {efp} false positives (at most {maxq} queries). \"model\" is the library's blocked \
          model for the chosen shape (its expectation over filters); \"contents\" is the built \
@@ -316,7 +356,8 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
          {inside} of {total} points land within ±{tol:.0}% of the requested rate \
          (measured/requested from {lo:.3} to {hi:.3}). The blocked filter spends \
          {bl:.2}–{bh:.2}× the bits of the optimal classic filter, the split-block filter \
-         (fixed k = 8) {sl:.2}–{sh:.2}×.\n\n{table}",
+         (fixed k = 8) {sl:.2}–{sh:.2}×, the blocked counting filter {cl:.2}–{ch:.2}× \
+         (four bits per counter: the classic-layout counting filter spends 4×).\n\n{table}",
         seed = p.seed,
         efp = int(p.expected_false_positives as u64),
         maxq = int(p.max_queries),
@@ -397,12 +438,16 @@ mod tests {
             );
             assert!(r.model <= r.target, "{r:?}");
             assert!(r.bits_per_item() > r.lower_bound(), "{r:?}");
-            // blocking costs memory against the classic filter, but not too much
-            assert!(r.m as f64 >= 0.99 * r.classic_bits as f64, "{r:?}");
-            assert!(r.m as f64 <= 1.6 * r.classic_bits as f64, "{r:?}");
+            // blocking costs cells against the classic filter, but not too much
+            let cells = match r.kind {
+                Kind::BlockedCounting => r.m as f64 / 4.0,
+                Kind::Blocked | Kind::SplitBlock => r.m as f64,
+            };
+            assert!(cells >= 0.99 * r.classic_bits as f64, "{r:?}");
+            assert!(cells <= 1.6 * r.classic_bits as f64, "{r:?}");
         }
         let (md, plot) = render(&p, &rows);
-        assert!(md.contains("split-block"));
+        assert!(md.contains("split-block") && md.contains("blocked counting"));
         assert_eq!(plot.series.len(), 3 + p.kinds.len() * p.ns.len());
     }
 }

@@ -40,7 +40,7 @@ pub static REGISTRY: &[Experiment] = &[
     },
     Experiment {
         name: blocked_model::NAME,
-        summary: "requested against measured rate of the blocked and split-block filters for p = 1e-1..1e-6, with bits per item against the lower bound",
+        summary: "requested against measured rate of the blocked, split-block and blocked counting filters for p = 1e-1..1e-6, with bits per item against the lower bound",
         source: "002 §2.1-2.2; Putze, Sanders & Singler (2007)",
         run: blocked_model::run,
     },
