@@ -255,6 +255,29 @@ fn create_bad_parameters() {
         .code(2);
 }
 
+/// Rates near 1 and tiny shapes with huge capacities are sized at once (the blocked sizing used
+/// to build mixtures over tens of millions of keys per block: minutes and gigabytes).
+#[test]
+fn create_blocked_near_rate_one_and_tiny_shapes() {
+    let t = T::new();
+    let cases: &[&[&str]] = &[
+        &["--kind", "blocked", "-n", "100M", "-p", "0.999999"],
+        &["--kind", "blocked-counting", "-n", "100M", "-p", "0.999999"],
+        &["--kind", "blocked", "-n", "1000M", "--bits", "512"],
+        &["--kind", "blocked-counting", "-n", "1000M", "--bits", "128"],
+    ];
+    for (i, args) in cases.iter().enumerate() {
+        let out = t.p(&format!("near-one-{i}.bloom"));
+        bloomery()
+            .arg("create")
+            .arg(&out)
+            .args(*args)
+            .assert()
+            .success();
+        bloomery().arg("info").arg(&out).assert().success();
+    }
+}
+
 // ---------------------------------------------------------------- add / check
 
 #[test]

@@ -209,19 +209,34 @@ fn distinct_draws(k: u32, b: u64) -> Vec<f64> {
     p
 }
 
+/// Keys per block above which every block model here answers 1 to f64 precision, so the
+/// mixture is not computed (its cost grows with the load: a shape such as 10⁸ keys in two
+/// blocks, which the sizing searches try for rates near 1, would take gigabytes). A block of at
+/// most 512 cells holding 50,000 keys at k = 1 has every cell set with probability at least
+/// 1 − 512·e^(−50,000/512) = 1 − 10⁻⁴⁰, and no rate below 1 in f64 (at most 1 − 1.1·10⁻¹⁶)
+/// needs more than 512 · ln(512 · 10¹⁶) ≈ 22,000 keys per block.
+pub const SATURATED_LOAD: f64 = 50_000.0;
+
+/// True when `n` keys in `blocks` blocks exceed [`SATURATED_LOAD`] per block.
+fn saturated(n: u64, blocks: u64) -> bool {
+    blocks > 0 && n as f64 / blocks as f64 > SATURATED_LOAD
+}
+
 /// Expected rate of a mixture over the number of keys j in a query's block:
 /// `Σ_j Binomial(n, 1/blocks)(j) · inner(j)`. `inner` is called with j = 0, 1, 2, … in order.
 fn block_mixture(n: u64, blocks: u64, mut inner: impl FnMut(u64) -> f64) -> f64 {
-    if blocks == 0 {
+    if blocks == 0 || saturated(n, blocks) {
         return 1.0;
     }
     if blocks == 1 {
-        let mut last = 0.0;
+        let mut last = -1.0;
         for j in 0..=n {
-            last = inner(j);
-            if last >= 1.0 - 1e-15 {
-                break;
+            let r = inner(j);
+            // saturated, or risen as far as f64 rounding lets the chain rise
+            if r >= 1.0 - 1e-15 || (r == last && r > 0.5) {
+                return r;
             }
+            last = r;
         }
         return last;
     }
@@ -247,11 +262,20 @@ fn mixture_weights(n: u64, blocks: u64) -> Vec<f64> {
     w
 }
 
-/// `Σ_j weights[j] · inner(j)`, capped at 1.
+/// `Σ_j weights[j] · inner(j)`, capped at 1. Once `inner` has stopped rising (near 1, where
+/// f64 rounding ends the chain's climb) the remaining weights take its last value, so the cost
+/// is bounded by that point rather than by the load.
 fn mix(weights: &[f64], mut inner: impl FnMut(u64) -> f64) -> f64 {
     let mut sum = 0.0;
+    let mut last = -1.0;
     for (j, w) in weights.iter().enumerate() {
-        sum += w * inner(j as u64);
+        let r = inner(j as u64);
+        if r == last && r > 0.5 {
+            sum += r * weights[j..].iter().sum::<f64>();
+            break;
+        }
+        sum += w * r;
+        last = r;
     }
     sum.min(1.0)
 }
@@ -446,6 +470,9 @@ pub fn blocked_shape(n: u64, fpr: f64, block_bits: u64) -> Result<BlockedShape> 
     // one cached model per k: the search below evaluates each k at many block counts
     let mut models: Vec<Option<BlockedModel>> = vec![None; BLOCKED_MAX_K as usize + 1];
     let mut best_k = |blocks: u64| -> (f64, u32) {
+        if saturated(n, blocks) {
+            return (1.0, 1);
+        }
         let weights = (blocks > 1).then(|| mixture_weights(n, blocks));
         let mut rate = |k: u32| {
             let model = models[k as usize].get_or_insert_with(|| BlockedModel::new(block_bits, k));
@@ -989,6 +1016,28 @@ mod counting_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Rates near 1 and loads far beyond a block's cells are answered at once: the sizing of
+    /// 10⁸ keys at p = 0.999999 used to build mixtures over 5·10⁷ keys per block (minutes and
+    /// gigabytes); a given tiny shape with a huge capacity likewise.
+    #[test]
+    fn saturated_loads_are_answered_without_the_mixture() {
+        for b in [512u64, 128, 16] {
+            let s = blocked_shape(100_000_000, 0.999_999, b).unwrap();
+            assert!(
+                fpr_blocked(100_000_000, s.blocks, b, s.k) <= 0.999_999,
+                "{s:?}"
+            );
+            assert!(100_000_000.0 / s.blocks as f64 <= SATURATED_LOAD, "{s:?}");
+            let k = blocked_blocks_for_k(100_000_000, 0.999_999, b, 3).unwrap();
+            assert!(fpr_blocked(100_000_000, k, b, 3) <= 0.999_999);
+        }
+        assert_eq!(fpr_blocked(1_000_000_000, 1, 512, 7), 1.0);
+        assert_eq!(fpr_blocked(1_000_000_000, 2, 512, 7), 1.0);
+        assert_eq!(blocked_best_k(u64::MAX / 2, 3, 512, BLOCKED_MAX_K), 1);
+        // the shortcut changes nothing where the mixture is computed: at the limit it is 1
+        assert_eq!(fpr_blocked(50_000 * 64, 64, 512, 1), 1.0);
+    }
 
     /// The blocked sizing's k is the best of every k at the chosen block count, and one block
     /// fewer misses the rate whatever the k: the downhill walk in k finds the optimum also where
