@@ -1,18 +1,17 @@
 //! `CBF.*`: bloomery's counting Bloom filter ([`CountingBloomFilter`]) with the `BF.*`
-//! conventions; `DEL` refuses items that are certainly absent.
+//! conventions; `DEL` refuses items that are certainly absent. `BCBF.*` ([`crate::bcbf`]) is
+//! the same family on the blocked layout.
 
-use bloomery::{CountingBloomFilter, Filter, Remove, Stats};
-use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
+use bloomery::{CountingBloomFilter, Filter, Stats};
+use redis_module::{Context, RedisError, RedisResult, RedisString};
 
-use crate::args::{self, ArgError};
-use crate::bf::reply_map;
 use crate::config;
 use crate::dump;
 use crate::own::{
-    add_generic, count_generic, exists_generic, int, lib_error, read, reserve_generic, sizing,
-    with_filter, DEFAULT_CAPACITY, DEFAULT_ERROR,
+    add_generic, count_generic, counting_sizing, del_generic, exists_generic, info_generic, int,
+    lib_error, reserve_generic, size, DEFAULT_CAPACITY, DEFAULT_ERROR,
 };
-use crate::types::{Structure, CBF_TYPE};
+use crate::types::CBF_TYPE;
 
 fn build(capacity: u64, error: f64, bits: u32) -> Result<CountingBloomFilter, RedisError> {
     CountingBloomFilter::builder()
@@ -34,22 +33,8 @@ fn default() -> Result<CountingBloomFilter, RedisError> {
 
 /// `CBF.RESERVE key capacity error [COUNTERBITS w]` (w in 1..=32, default 4).
 pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if args.len() != 4 && args.len() != 6 {
-        return Err(RedisError::WrongArity);
-    }
-    let (capacity, error) = sizing(&args)?;
-    let mut bits = bloomery::counting::DEFAULT_COUNTER_WIDTH;
-    if args.len() == 6 {
-        if !args::is(&args[4], "COUNTERBITS") {
-            return Err(ArgError::UnknownOption(args[4].to_string_lossy()).into());
-        }
-        bits = args::bounded(
-            &args[5],
-            1,
-            i64::from(bloomery::counters::MAX_WIDTH),
-            ArgError::Other("ERR bad counter bits (1..=32)"),
-        )?;
-    }
+    let (capacity, error, bits) =
+        counting_sizing(&args, bloomery::counting::DEFAULT_COUNTER_WIDTH)?;
     let filter = build(capacity, error, bits)?;
     reserve_generic(ctx, &CBF_TYPE, &args[1], filter)
 }
@@ -62,22 +47,7 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 /// `CBF.DEL key item`: 1; an item that is certainly absent is refused with an error reply
 /// (removing it would create false negatives for other items).
 pub fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if args.len() != 3 {
-        return Err(RedisError::WrongArity);
-    }
-    with_filter(
-        ctx,
-        &CBF_TYPE,
-        &args[1],
-        None,
-        |f: &mut CountingBloomFilter| f.remove(args[2].as_slice()),
-    )?
-    .map_err(|e| match e {
-        bloomery::RemoveError::NotPresent => RedisError::Str("ERR item not present"),
-        other => RedisError::String(format!("ERR {other}")),
-    })?;
-    ctx.replicate_verbatim();
-    Ok(RedisValue::Integer(1))
+    del_generic::<CountingBloomFilter>(ctx, &CBF_TYPE, &args)
 }
 
 /// `CBF.EXISTS key item`.
@@ -92,32 +62,17 @@ pub fn count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 /// `CBF.INFO key`.
 pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if args.len() != 2 {
-        return Err(RedisError::WrongArity);
-    }
-    let pairs = read(
-        ctx,
-        &CBF_TYPE,
-        &args[1],
-        |f: Option<&CountingBloomFilter>| {
-            f.map(|f| {
-                vec![
-                    ("Capacity", int(Stats::capacity(f))),
-                    (
-                        "Size",
-                        int(f.storage_bytes() + std::mem::size_of_val(f) as u64),
-                    ),
-                    ("Number of counters", int(f.counter_len())),
-                    ("Counter bits", int(u64::from(f.counter_width()))),
-                    ("Number of hash functions", int(u64::from(f.hashes()))),
-                    ("Number of items inserted", int(f.len())),
-                    ("Saturated counters", int(f.saturated_counters())),
-                ]
-            })
-        },
-    )?
-    .ok_or(RedisError::Str("ERR not found"))?;
-    reply_map(ctx, pairs)
+    info_generic(ctx, &CBF_TYPE, &args, |f: &CountingBloomFilter| {
+        vec![
+            ("Capacity", int(Stats::capacity(f))),
+            ("Size", size(f)),
+            ("Number of counters", int(f.counter_len())),
+            ("Counter bits", int(u64::from(f.counter_width()))),
+            ("Number of hash functions", int(u64::from(f.hashes()))),
+            ("Number of items inserted", int(f.len())),
+            ("Saturated counters", int(f.saturated_counters())),
+        ]
+    })
 }
 
 /// `CBF.SCANDUMP key iterator`.

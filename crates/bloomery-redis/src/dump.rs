@@ -245,6 +245,11 @@ pub fn bloomery_dump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return ready_bytes(s);
     }
     if let Ok(Some(s)) =
+        k.get_value::<Slot<bloomery::BlockedCountingBloomFilter>>(&crate::types::BCBF_TYPE)
+    {
+        return ready_bytes(s);
+    }
+    if let Ok(Some(s)) =
         k.get_value::<Slot<bloomery::IterativeBloomFilter>>(&crate::types::IBF_TYPE)
     {
         return ready_bytes(s);

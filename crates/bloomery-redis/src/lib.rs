@@ -3,8 +3,9 @@
 //! Load `libbloomery_redis.so` into `redis-server` and existing RedisBloom clients work
 //! unchanged: `BF.*` runs on bloomery's [`ScalableBloomFilter`](bloomery::ScalableBloomFilter),
 //! `CF.*` on its [`CuckooFilter`](bloomery::CuckooFilter), `CMS.*` on its
-//! [`CountMinSketch`](bloomery::CountMinSketch); bloomery's own `CBF.*` and `IBF.*` serve its
-//! [`CountingBloomFilter`](bloomery::CountingBloomFilter) and
+//! [`CountMinSketch`](bloomery::CountMinSketch); bloomery's own `CBF.*`, `BCBF.*` and `IBF.*`
+//! serve its [`CountingBloomFilter`](bloomery::CountingBloomFilter), its
+//! [`BlockedCountingBloomFilter`](bloomery::BlockedCountingBloomFilter) and its
 //! [`IterativeBloomFilter`](bloomery::IterativeBloomFilter); `TOPK.*` runs on its HeavyKeeper
 //! [`TopK`](bloomery::TopK) and `MLBF.*` on its
 //! [`MultiLayerBloomFilter`](bloomery::MultiLayerBloomFilter). Keys are the raw argument bytes hashed
@@ -12,14 +13,15 @@
 //! loads and answers identically. See `README.md` for loading, configuration and clusters.
 //!
 //! This file only wires commands to their handlers: [`bf`], [`cf`], [`cms`], [`topk`], [`cbf`],
-//! [`ibf`], [`mlbf`] (the last three share helpers in [`own`]) and [`dump`]; arguments are parsed in [`args`], data
-//! types and persistence live in [`types`], module arguments in [`config`]. Every command names
-//! its one key at position 1 (first = last = 1, step 1), so a cluster routes it and answers
-//! MOVED/CROSSSLOT as for built-in commands; `CMS.MERGE`, whose keys depend on `numKeys`, is
-//! registered with `getkeys-api` and reports the destination and every source when Redis asks
-//! (cluster routing, CROSSSLOT, `COMMAND GETKEYS`, ACL key checks).
+//! [`bcbf`], [`ibf`], [`mlbf`] (the last four share helpers in [`own`]) and [`dump`]; arguments
+//! are parsed in [`args`], data types and persistence live in [`types`], module arguments in
+//! [`config`]. Every command names its one key at position 1 (first = last = 1, step 1), so a
+//! cluster routes it and answers MOVED/CROSSSLOT as for built-in commands; `CMS.MERGE`, whose
+//! keys depend on `numKeys`, is registered with `getkeys-api` and reports the destination and
+//! every source when Redis asks (cluster routing, CROSSSLOT, `COMMAND GETKEYS`, ACL key checks).
 
 pub mod args;
+pub mod bcbf;
 pub mod bf;
 pub mod cbf;
 pub mod cf;
@@ -36,8 +38,10 @@ pub mod types;
 mod module {
     use redis_module::{redis_module, Context, RedisString, Status};
 
-    use crate::types::{BF_TYPE, CBF_TYPE, CF_TYPE, CMS_TYPE, IBF_TYPE, MLBF_TYPE, TOPK_TYPE};
-    use crate::{bf, cbf, cf, cms, config, dump, ibf, mlbf, topk};
+    use crate::types::{
+        BCBF_TYPE, BF_TYPE, CBF_TYPE, CF_TYPE, CMS_TYPE, IBF_TYPE, MLBF_TYPE, TOPK_TYPE,
+    };
+    use crate::{bcbf, bf, cbf, cf, cms, config, dump, ibf, mlbf, topk};
 
     fn init(ctx: &Context, args: &[RedisString]) -> Status {
         // We check every RDB read ourselves (raw::load_* report IO errors), so a truncated or
@@ -67,7 +71,9 @@ mod module {
         name: "bloomery",
         version: 1,
         allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
-        data_types: [BF_TYPE, CF_TYPE, CMS_TYPE, CBF_TYPE, IBF_TYPE, TOPK_TYPE, MLBF_TYPE],
+        data_types: [
+            BF_TYPE, CF_TYPE, CMS_TYPE, CBF_TYPE, BCBF_TYPE, IBF_TYPE, TOPK_TYPE, MLBF_TYPE
+        ],
         init: init,
         commands: [
             // Bloom filters (RedisBloom-compatible).
@@ -130,6 +136,15 @@ mod module {
             ["CBF.INFO", cbf::info, "readonly fast", 1, 1, 1, ""],
             ["CBF.SCANDUMP", cbf::scandump, "readonly", 1, 1, 1, ""],
             ["CBF.LOADCHUNK", cbf::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            // bloomery's own: blocked counting Bloom filter (a key's counters in one line).
+            ["BCBF.RESERVE", bcbf::reserve, "write deny-oom", 1, 1, 1, ""],
+            ["BCBF.ADD", bcbf::add, "write deny-oom", 1, 1, 1, ""],
+            ["BCBF.DEL", bcbf::del, "write", 1, 1, 1, ""],
+            ["BCBF.EXISTS", bcbf::exists, "readonly fast", 1, 1, 1, ""],
+            ["BCBF.COUNT", bcbf::count, "readonly fast", 1, 1, 1, ""],
+            ["BCBF.INFO", bcbf::info, "readonly fast", 1, 1, 1, ""],
+            ["BCBF.SCANDUMP", bcbf::scandump, "readonly", 1, 1, 1, ""],
+            ["BCBF.LOADCHUNK", bcbf::loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own: Iterative Bloom Filter.
             ["IBF.RESERVE", ibf::reserve, "write deny-oom", 1, 1, 1, ""],
             ["IBF.ADD", ibf::add, "write deny-oom", 1, 1, 1, ""],

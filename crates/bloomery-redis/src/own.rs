@@ -1,18 +1,20 @@
-//! Helpers shared by [`crate::cbf`] and [`crate::ibf`]: bloomery's own filters with the `BF.*`
-//! conventions — the counting Bloom filter
-//! ([`CountingBloomFilter`](bloomery::CountingBloomFilter), deletions) and the Iterative Bloom
-//! Filter ([`IterativeBloomFilter`](bloomery::IterativeBloomFilter), small per-item counts
-//! without counters).
+//! Helpers shared by [`crate::cbf`], [`crate::bcbf`], [`crate::ibf`] and [`crate::mlbf`]:
+//! bloomery's own filters with the `BF.*` conventions — the counting Bloom filter in its
+//! classic ([`CountingBloomFilter`](bloomery::CountingBloomFilter)) and blocked
+//! ([`BlockedCountingBloomFilter`](bloomery::BlockedCountingBloomFilter)) layouts (deletions),
+//! the Iterative Bloom Filter ([`IterativeBloomFilter`](bloomery::IterativeBloomFilter), small
+//! per-item counts without counters) and the multi-layer URL filter.
 //!
 //! `RESERVE key capacity error [...]` creates; `ADD` auto-creates with `BF.ADD`'s defaults
 //! (capacity 100, error 0.01); `EXISTS`/`COUNT` answer 0 for a missing key; `INFO` and `DEL`
 //! answer `ERR not found` for one. Sizes are bounded by `MAX-BYTES` like every other type.
 
-use bloomery::{Count, Error, Filter};
+use bloomery::{Count, Error, Filter, Remove, RemoveError};
 use redis_module::native_types::RedisType;
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
-use crate::args;
+use crate::args::{self, ArgError};
+use crate::bf::reply_map;
 use crate::types::{Slot, Structure};
 
 /// Capacity of auto-created filters (`BF.ADD`'s default).
@@ -138,4 +140,73 @@ pub(crate) fn sizing(args: &[RedisString]) -> Result<(u64, f64), RedisError> {
     let error = args::error_rate(&args[3])?;
     let capacity = args::capacity(&args[2])?;
     Ok((capacity, error))
+}
+
+/// `RESERVE key capacity error [COUNTERBITS w]` of the counting filters (`CBF.*`, `BCBF.*`):
+/// capacity, error rate and counter width (w in 1..=32, `default_bits` when absent), with
+/// BF.RESERVE's error strings, checked in that order after the arity.
+pub(crate) fn counting_sizing(
+    args: &[RedisString],
+    default_bits: u32,
+) -> Result<(u64, f64, u32), RedisError> {
+    if args.len() != 4 && args.len() != 6 {
+        return Err(RedisError::WrongArity);
+    }
+    let (capacity, error) = sizing(args)?;
+    let mut bits = default_bits;
+    if args.len() == 6 {
+        if !args::is(&args[4], "COUNTERBITS") {
+            return Err(ArgError::UnknownOption(args[4].to_string_lossy()).into());
+        }
+        bits = args::bounded(
+            &args[5],
+            1,
+            i64::from(bloomery::counters::MAX_WIDTH),
+            ArgError::Other("ERR bad counter bits (1..=32)"),
+        )?;
+    }
+    Ok((capacity, error, bits))
+}
+
+/// `DEL key item` of the counting filters: 1; an item that is certainly absent is refused with
+/// `ERR item not present` and nothing changed (removing it would create false negatives for
+/// other items); `ERR not found` for a missing key. Replicated only when it succeeded.
+pub(crate) fn del_generic<T: Structure + Remove>(
+    ctx: &Context,
+    ty: &RedisType,
+    args: &[RedisString],
+) -> RedisResult {
+    if args.len() != 3 {
+        return Err(RedisError::WrongArity);
+    }
+    with_filter(ctx, ty, &args[1], None, |f: &mut T| {
+        f.remove(args[2].as_slice())
+    })?
+    .map_err(|e| match e {
+        RemoveError::NotPresent => RedisError::Str("ERR item not present"),
+        other => RedisError::String(format!("ERR {other}")),
+    })?;
+    ctx.replicate_verbatim();
+    Ok(RedisValue::Integer(1))
+}
+
+/// `INFO key`: the name-value pairs `fields` gives for the structure (a RESP3 map, a RESP2
+/// array); `ERR not found` for a missing key.
+pub(crate) fn info_generic<T: Structure>(
+    ctx: &Context,
+    ty: &RedisType,
+    args: &[RedisString],
+    fields: impl FnOnce(&T) -> Vec<(&'static str, RedisValue)>,
+) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    let pairs = read(ctx, ty, &args[1], |f: Option<&T>| f.map(fields))?
+        .ok_or(RedisError::Str("ERR not found"))?;
+    reply_map(ctx, pairs)
+}
+
+/// The `Size` field of `INFO`: bytes of storage plus the structure itself.
+pub(crate) fn size<T: Structure>(f: &T) -> RedisValue {
+    int(f.storage_bytes() + std::mem::size_of_val(f) as u64)
 }

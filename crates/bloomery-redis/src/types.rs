@@ -21,8 +21,8 @@ use std::ffi::CStr;
 use std::os::raw::{c_int, c_void};
 
 use bloomery::{
-    CountMinSketch, CountingBloomFilter, CuckooFilter, IterativeBloomFilter, Kind,
-    MultiLayerBloomFilter, Persist, ScalableBloomFilter, TopK,
+    BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, CuckooFilter,
+    IterativeBloomFilter, Kind, MultiLayerBloomFilter, Persist, ScalableBloomFilter, TopK,
 };
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -105,6 +105,14 @@ impl Structure for CountingBloomFilter {
     const LOADCHUNK: &'static CStr = c"CBF.LOADCHUNK";
     fn storage_bytes(&self) -> u64 {
         self.counters().byte_len()
+    }
+}
+
+impl Structure for BlockedCountingBloomFilter {
+    const FILE_KIND: Kind = Kind::BlockedCounting;
+    const LOADCHUNK: &'static CStr = c"BCBF.LOADCHUNK";
+    fn storage_bytes(&self) -> u64 {
+        self.byte_len()
     }
 }
 
@@ -216,6 +224,13 @@ pub static CBF_TYPE: RedisType = RedisType::new(
     "BLMRY-CBF",
     ENCODING_VERSION,
     methods::<CountingBloomFilter>(),
+);
+
+/// The blocked counting Bloom filter type behind `BCBF.*` (bloomery's own).
+pub static BCBF_TYPE: RedisType = RedisType::new(
+    "BLMRY-BCB",
+    ENCODING_VERSION,
+    methods::<BlockedCountingBloomFilter>(),
 );
 
 /// The Iterative Bloom Filter type behind `IBF.*` (bloomery's own).
