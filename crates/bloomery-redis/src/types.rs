@@ -12,7 +12,7 @@
 //!           string  the bytes received so far (header validated again on load)
 //! ```
 //!
-//! Loading dispatches on `encver` in [`rdb_load`]; a future version 2 gets its own arm, and
+//! Loading dispatches on `encver` in `rdb_load`; a future version 2 gets its own arm, and
 //! older layouts stay loadable (the RedisJSON `backward.rs` pattern). Whatever the bytes, a
 //! malformed payload makes `rdb_load` return NULL (RESTORE answers an error, a bad RDB file
 //! stops the load) — it never panics or allocates beyond `MAX-BYTES`.

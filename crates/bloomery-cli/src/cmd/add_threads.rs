@@ -6,7 +6,7 @@
 //! region their block lies in. The bucket of its own region it keeps; the others go, through a
 //! channel, to the workers owning those regions. Every worker inserts into its region the
 //! buckets of chunk 0, 1, 2, ... in that order, its own and the ones it received, through the
-//! library's prefetching [`RegionWriter`](bloomery::RegionWriter) (plain stores: no other
+//! library's prefetching [`RegionWriter`] (plain stores: no other
 //! thread touches its blocks). A key's bits all lie in its block and each block's keys are
 //! inserted in input order, so the filter's bits *and* its item count equal those of a
 //! sequential add.

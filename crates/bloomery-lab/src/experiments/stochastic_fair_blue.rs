@@ -5,13 +5,13 @@
 //! Management: Stochastic Fair Blue" (Feng, Shin, Kandlur & Saha): "each packet arrival
 //! increments k counters of a counting Bloom filter based on ... hashes of the
 //! source-destination pair ... When a packet is processed the corresponding counters are
-//! decremented. Each Bloom filter entry has an associated value p_i ... [which] goes up by some
+//! decremented. Each Bloom filter entry has an associated value p_i ... \[which\] goes up by some
 //! δ if ... the number of packets queued ... corresponding to that counter lies above some
 //! threshold; similarly, if ... there are no packets queued ... the marking probability is
 //! decreased ... The probability that a packet is marked ... is the minimum of the marking
 //! probabilities associated with the k Bloom filter counters ... when it is above a certain
 //! threshold, the router can limit the flow to a fixed amount of bandwidth." A false positive
-//! is "a well-behaved flow [that] happens to hash into k counters that are also hashed into by
+//! is "a well-behaved flow \[that\] happens to hash into k counters that are also hashed into by
 //! non-responsive flows"; the remedy is "to change the hash functions periodically".
 //!
 //! The queue's flow counts are a real [`CountingBloomFilter`] (m counters of 16 bits, k

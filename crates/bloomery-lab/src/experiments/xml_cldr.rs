@@ -270,7 +270,7 @@ pub struct Row {
     pub p: f64,
     /// Total bits of all BBFs, all DBFs.
     pub bits: [u64; 2],
-    /// False positives by [kind][type] (kind 0 BBF, 1 DBF).
+    /// False positives by `[kind][type]` (kind 0 BBF, 1 DBF).
     pub fp: [[u64; 4]; 2],
     /// Non-matching queries by type (the denominators).
     pub negatives: [u64; 4],
