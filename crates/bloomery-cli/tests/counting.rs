@@ -128,6 +128,17 @@ fn every_kind_creates_adds_counts_and_reports() {
         let i = info(&p);
         assert_eq!(i["kind"], *kind);
         assert!(i["bits_per_item"].as_f64().unwrap() > 0.0);
+        // the rate now, from the contents, for the kinds sized by a rate
+        if let Some(now) = i["current_fpr"].as_f64() {
+            assert!(["counting", "blocked-counting", "ibf", "scbf"].contains(kind));
+            assert!((0.0..1.0).contains(&now), "{kind}: {now}");
+            assert_eq!(i["target_fpr"].as_f64(), Some(0.01), "{kind}");
+        } else {
+            assert!(
+                i["current_fpr"].is_null() && i["target_fpr"].is_null(),
+                "{kind}"
+            );
+        }
         match *kind {
             "counting" | "blocked-counting" => {
                 assert_eq!(i["saturated_counters"], 0);

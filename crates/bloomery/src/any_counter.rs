@@ -127,6 +127,18 @@ pub struct CounterInfo {
     pub method: Option<&'static str>,
     /// dlcbf: occupied cells.
     pub occupied_cells: Option<u64>,
+    /// Counting, blocked counting, ibf, scbf: the false-positive rate asked for at sizing
+    /// (`None` when the shape was given).
+    pub target_fpr: Option<f64>,
+    /// Counting, blocked counting, ibf, scbf: this structure's own false-positive rate now,
+    /// from its contents ([`Stats::current_fpr`](crate::Stats::current_fpr)).
+    pub current_fpr: Option<f64>,
+}
+
+/// The target (when sized by a rate) and current false-positive rates of `f`.
+fn rates(f: &impl crate::filter::Stats) -> (Option<f64>, Option<f64>) {
+    let target = f.target_fpr();
+    ((target > 0.0).then_some(target), Some(f.current_fpr()))
 }
 
 fn refuse(name: &'static str, kind: Kind) -> crate::Error {
@@ -532,10 +544,13 @@ impl AnyCounter {
             conservative: None,
             method: None,
             occupied_cells: None,
+            target_fpr: None,
+            current_fpr: None,
         };
         match self {
             AnyCounter::Counting(f) => {
                 i.capacity = f.capacity();
+                (i.target_fpr, i.current_fpr) = rates(f);
                 i.saturated_counters = Some(f.saturated_counters());
                 i.counter_bits = Some(f.counter_width());
                 i.hashes = Some(f.hashes());
@@ -543,6 +558,7 @@ impl AnyCounter {
             }
             AnyCounter::BlockedCounting(f) => {
                 i.capacity = f.capacity();
+                (i.target_fpr, i.current_fpr) = rates(f);
                 i.saturated_counters = Some(f.saturated_counters());
                 i.counter_bits = Some(f.counter_width());
                 i.hashes = Some(f.hashes());
@@ -569,6 +585,7 @@ impl AnyCounter {
             }
             AnyCounter::Iterative(f) => {
                 i.capacity = f.capacity();
+                (i.target_fpr, i.current_fpr) = rates(f);
                 i.hashes = Some(f.hashes());
                 i.size = Some(f.bits());
                 i.distinctness = Some(f.distinctness());
@@ -577,6 +594,7 @@ impl AnyCounter {
             }
             AnyCounter::SpaceCode(f) => {
                 i.capacity = f.capacity();
+                (i.target_fpr, i.current_fpr) = rates(f);
                 i.hashes = Some(f.hashes());
                 i.size = Some(f.bits());
                 i.groups = Some(f.groups());

@@ -63,11 +63,13 @@
 //! (`docs/BENCHMARKS.md`, "Counting family", session 4). Below p = 0.1% it grows fast: at
 //! p = 10⁻⁴ … 10⁻⁶ the sizing needs 31–77 counters per item (k = 10–13) against the classic
 //! layout's 19–29, 1.6–2.7× the memory, and k > 8 leaves the fast path; small filters at such
-//! rates also spread from one instance to the next (n = 10⁴: measured 1.20× and 1.35× the
-//! request at 10⁻⁴ and 10⁻⁵; `docs/lab/blocked-model.md`, which checks the sizing against
-//! measured rates). So pick it for p ≥ 0.1%; pick the classic-layout filter when memory
-//! matters more than speed or p is smaller, the d-left filter
-//! ([`crate::DLeftCountingBloomFilter`]) for the least memory.
+//! rates also spread from one instance to the next (the sizing meets p on average over
+//! filters; at n = 10⁴ one filter's rate has a standard deviation of 11%, 18% and 28% of p at
+//! 10⁻⁴, 10⁻⁵ and 10⁻⁶, and the lab measured 1.20× and 1.35× the request at 10⁻⁴ and 10⁻⁵,
+//! `docs/lab/blocked-model.md`). [`Stats::current_fpr`] (the CLI's `info`) is a built
+//! filter's own rate, exactly, from its counters. So pick it for p ≥ 0.1%; pick the
+//! classic-layout filter when memory matters more than speed or p is smaller, the d-left
+//! filter ([`crate::DLeftCountingBloomFilter`]) for the least memory.
 
 use crate::counters::{View, ViewMut, MAX_WIDTH};
 use crate::error::{inconsistent, invalid, Result};

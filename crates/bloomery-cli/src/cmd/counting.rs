@@ -258,6 +258,8 @@ pub fn info(a: &InfoArgs) -> Result<u8> {
             "conservative": i.conservative,
             "method": i.method,
             "occupied_cells": i.occupied_cells,
+            "current_fpr": i.current_fpr,
+            "target_fpr": i.target_fpr,
             "hash": h.algorithm().name(),
             "seed_kind": h.seed_kind().name(),
             "seed": seed,
@@ -317,6 +319,15 @@ pub fn info(a: &InfoArgs) -> Result<u8> {
         i.distinctness.map(|d| format!("{d:.4}")),
     );
     opt(&mut rows, "repeats counted", i.repeats_counted.map(group));
+    // as `info` shows a filter's: its own rate from its contents, and the rate asked for
+    opt(
+        &mut rows,
+        "fpr now",
+        i.current_fpr.map(|p| {
+            let target = i.target_fpr.map_or("none".into(), crate::num::rate);
+            format!("{} (target {target})", crate::num::rate(p))
+        }),
+    );
     opt(
         &mut rows,
         "counting stopped",
