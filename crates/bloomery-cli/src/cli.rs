@@ -122,6 +122,17 @@ cut -f1 log.tsv | bloomery count counts.bloom | sort -rn | head")]
     /// Write the plain form of a compressed filter file (bit for bit the file that was compressed).
     #[command(after_help = "Example:\n  bloomery decompress seen.bloomz seen.bloom")]
     Decompress(PackArgs),
+    /// Write the plain Bloom filter of a counting file: a bit set where a counter is non-zero.
+    #[command(
+        visible_alias = "summary",
+        after_help = "The summary-cache protocol (seed 002 §4): each node keeps a counting filter, \
+which follows insertions and removals, and sends its peers the plain filter, which answers \
+`check` exactly as the counting file does and is a quarter of its size (4-bit counters); \
+`diff`/`patch` then carry the changes between versions. Only the classic-layout counting \
+filter (`--kind counting`) has a plain counterpart; other kinds exit 2 with the reason.\n\n\
+Example:\n  bloomery flatten proxy.counts proxy.bloom"
+    )]
+    Flatten(PackArgs),
     /// Write a delta from OLD to NEW (same kind, shape and seed): what a peer holding OLD needs.
     #[command(
         after_help = "The delta is the compressed XOR of the two bit arrays, tagged with the checksums of both versions, so `patch` refuses another base.\n\nExample:\n  bloomery diff monday.bloom tuesday.bloom tue.delta"

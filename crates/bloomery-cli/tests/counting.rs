@@ -395,3 +395,97 @@ fn bad_parameters_fail_with_one_line_and_status_2() {
         }
     }
 }
+
+/// `flatten` (alias `summary`) writes the plain filter of a counting file: it answers `check`
+/// exactly as the counting file counts above 0, present and absent lines alike, after removals;
+/// kinds without a plain counterpart, plain inputs and an existing output are refused.
+#[test]
+fn flatten_writes_the_plain_filter_that_answers_alike() {
+    let dir = TempDir::new().unwrap();
+    let (input, truth) = multiset();
+    let p = create(dir.path(), "counting", &["-n", "2000", "-p", "0.01"]);
+    bloomery()
+        .arg("add")
+        .arg(&p)
+        .write_stdin(input)
+        .assert()
+        .success();
+    let gone: String = (0..50).map(|i| format!("key-{i}\n")).collect();
+    bloomery()
+        .arg("remove")
+        .arg(&p)
+        .write_stdin(gone.clone())
+        .assert()
+        .success();
+    let out = dir.path().join("plain.bloom");
+    bloomery()
+        .arg("flatten")
+        .arg(&p)
+        .arg(&out)
+        .assert()
+        .success();
+    assert_eq!(info(&out)["kind"], "classic");
+    // the same lines answer "maybe": all kept keys, and the same false positives
+    let queries: String = truth
+        .keys()
+        .map(|k| format!("{k}\n"))
+        .chain((0..5000).map(|i| format!("absent-{i}\n")))
+        .collect();
+    let counted: std::collections::BTreeSet<String> = counts(&p, &queries)
+        .into_iter()
+        .filter(|&(_, n)| n > 0)
+        .map(|(k, _)| k)
+        .collect();
+    let checked = bloomery()
+        .arg("check")
+        .arg(&out)
+        .write_stdin(queries)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let checked: std::collections::BTreeSet<String> = String::from_utf8(checked)
+        .unwrap()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(checked, counted);
+    assert!(checked.len() >= truth.len() - 50);
+    // the alias, and an existing output without --force
+    bloomery()
+        .arg("summary")
+        .arg(&p)
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("already exists"));
+    bloomery()
+        .args(["summary", "--force"])
+        .arg(&p)
+        .arg(&out)
+        .assert()
+        .success();
+    // no plain counterpart; not a counting file
+    let b = create(
+        dir.path(),
+        "blocked-counting",
+        &["-n", "2000", "-p", "0.01"],
+    );
+    let none = dir.path().join("none.bloom");
+    bloomery()
+        .arg("flatten")
+        .arg(&b)
+        .arg(&none)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("no plain counterpart"));
+    bloomery()
+        .arg("flatten")
+        .arg(&out)
+        .arg(&none)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not a counting structure"));
+    assert!(!none.exists());
+}

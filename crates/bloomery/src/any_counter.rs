@@ -462,6 +462,32 @@ impl AnyCounter {
         self.count_hashed(h) > 0
     }
 
+    /// The plain Bloom filter that answers membership exactly as this structure does, for
+    /// broadcasting (the summary-cache protocol, seed 002 §4: each proxy keeps a counting
+    /// filter to follow insertions and deletions and sends its peers the bit array): a
+    /// classic filter of the same m, k and hasher, bit i set where counter i is non-zero
+    /// ([`CountingBloomFilter::to_bloom_filter`]). Only the classic-layout counting filter has
+    /// such a counterpart; the other kinds are refused with the reason.
+    pub fn to_plain_filter(&self) -> Result<crate::AnyFilter> {
+        match self {
+            AnyCounter::Counting(f) => Ok(crate::AnyFilter::Classic(f.to_bloom_filter()?)),
+            AnyCounter::BlockedCounting(_) => Err(invalid(
+                "kind",
+                "a blocked counting filter has no plain counterpart (its lines of counters \
+                 are not a blocked filter's bit blocks); use the classic-layout counting filter \
+                 (--kind counting) for a structure to broadcast",
+            )),
+            other => Err(invalid(
+                "kind",
+                format!(
+                    "a {} structure has no plain Bloom filter counterpart; only the \
+                     classic-layout counting filter (counting) has",
+                    other.kind().name()
+                ),
+            )),
+        }
+    }
+
     /// Why this structure cannot delete, or `None` when it can.
     pub fn remove_unsupported(&self) -> Option<RemoveError> {
         match self {
@@ -607,6 +633,32 @@ impl AnyCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The plain counterpart answers like the counting filter, keys and absent keys alike;
+    /// kinds without one are refused.
+    #[test]
+    fn plain_filter_answers_like_the_counting_filter() {
+        let mut c = AnyCounter::build(Kind::Counting, &opts()).unwrap();
+        for i in 0..800u32 {
+            c.insert_hashed(c.hasher().hash(&i)).unwrap();
+        }
+        for i in 0..100u32 {
+            c.remove_hashed(c.hasher().hash(&i)).unwrap();
+        }
+        let plain = c.to_plain_filter().unwrap();
+        assert_eq!(plain.kind(), Kind::Classic);
+        for i in 0..20_000u32 {
+            let h = c.hasher().hash(&i);
+            assert_eq!(plain.contains_hashed(h), c.count_hashed(h) > 0, "{i}");
+        }
+        for kind in [Kind::BlockedCounting, Kind::Iterative] {
+            let e = AnyCounter::build(kind, &opts()).unwrap().to_plain_filter();
+            assert!(
+                e.unwrap_err().to_string().contains("counterpart"),
+                "{kind:?}"
+            );
+        }
+    }
 
     fn opts() -> CounterOptions {
         CounterOptions {

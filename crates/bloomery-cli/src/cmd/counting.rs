@@ -1,5 +1,5 @@
 //! The counting kinds (counting, blocked-counting, dlcbf, spectral, cms, ibf, scbf) through
-//! `bloomery::AnyCounter`: create, add (increments), remove, count, check and info.
+//! `bloomery::AnyCounter`: create, add (increments), remove, count, check, info and flatten.
 
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -8,7 +8,7 @@ use anyhow::{bail, Context, Result};
 use bloomery::{AnyCounter, CounterOptions, KeyHasher, Kind, RemoveError};
 use serde_json::json;
 
-use crate::cli::{AddArgs, CheckArgs, CountArgs, CreateArgs, InfoArgs};
+use crate::cli::{AddArgs, CheckArgs, CountArgs, CreateArgs, InfoArgs, PackArgs};
 use crate::input::{self, KeySpec};
 use crate::num::{bytes, group};
 use crate::output::{self, note, table};
@@ -27,6 +27,30 @@ pub fn load(path: &Path) -> Result<AnyCounter> {
 fn save(f: &AnyCounter, path: &Path) -> Result<()> {
     f.save(path)
         .with_context(|| format!("cannot write `{}`", path.display()))
+}
+
+/// `flatten`: the plain Bloom filter of a counting file, saved atomically.
+pub fn flatten(a: &PackArgs) -> Result<u8> {
+    super::check_out(&a.out, &[&a.input], a.force)?;
+    if !is_counter(&a.input)? {
+        bail!(
+            "`{}` is not a counting structure (it is already a plain filter kind)",
+            a.input.display()
+        );
+    }
+    let c = load(&a.input)?;
+    let plain = c
+        .to_plain_filter()
+        .with_context(|| format!("cannot flatten `{}`", a.input.display()))?;
+    super::save(&plain, &a.out)?;
+    note(&format!(
+        "wrote {}: {} filter, {} (from {} of counters)",
+        a.out.display(),
+        plain.kind().name(),
+        bytes(plain.to_bytes().len() as u64),
+        bytes(c.to_bytes().len() as u64),
+    ));
+    Ok(0)
 }
 
 pub fn create(a: &CreateArgs, kind: Kind) -> Result<u8> {

@@ -42,6 +42,7 @@ pub fn run(cmd: Command) -> Result<u8> {
         Command::Lab(a) => lab::run(a),
         Command::Remove(a) => counting::remove(&a),
         Command::Count(a) => counting::count(&a),
+        Command::Flatten(a) => counting::flatten(&a),
         Command::GenUrls(a) => gen::run(a),
         Command::Compress(a) => compress::compress(a),
         Command::Decompress(a) => compress::decompress(a),
