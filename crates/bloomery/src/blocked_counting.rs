@@ -48,10 +48,10 @@
 //! family", sessions 4 and 5), against 2–3× for the classic-layout counting filter;
 //! [`BlockedCountingBloomFilter::insert_batch`] overlaps the misses of 16 keys and is 4×
 //! faster still. When the filter is not cached, a single-key operation is bound by how many
-//! keys' misses the core overlaps (~100 instructions per key wait behind each miss), so a
-//! filter that falls out of a cache the classic filter still fits in (1M keys: 5.5 MB
-//! against 1.2 MB) is 2.6–6× slower than it; that is the price of the 4× memory of counters,
-//! in either layout.
+//! keys' misses the core overlaps (the ~100 instructions of each key wait behind its miss),
+//! so a filter that falls out of a cache the classic filter still fits in (1M keys: 5.5 MB
+//! against 1.2 MB) measured 2.6–6× slower than it, and slower than the classic-layout counting
+//! filter, whose k independent misses overlap better.
 //!
 //! # When to pick it
 //! A set with deletions (or small counts) where speed matters: on a filter larger than the

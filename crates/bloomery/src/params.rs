@@ -222,6 +222,12 @@ fn saturated(n: u64, blocks: u64) -> bool {
     blocks > 0 && n as f64 / blocks as f64 > SATURATED_LOAD
 }
 
+/// True when a rate that rises with the load has stopped rising: near 1, where f64 rounding
+/// ends the climb of the models' chains (they may stay a few ulps below 1).
+fn stopped_rising(r: f64, last: f64) -> bool {
+    r == last && r > 0.5
+}
+
 /// Expected rate of a mixture over the number of keys j in a query's block:
 /// `Σ_j Binomial(n, 1/blocks)(j) · inner(j)`. `inner` is called with j = 0, 1, 2, … in order.
 fn block_mixture(n: u64, blocks: u64, mut inner: impl FnMut(u64) -> f64) -> f64 {
@@ -232,8 +238,7 @@ fn block_mixture(n: u64, blocks: u64, mut inner: impl FnMut(u64) -> f64) -> f64 
         let mut last = -1.0;
         for j in 0..=n {
             let r = inner(j);
-            // saturated, or risen as far as f64 rounding lets the chain rise
-            if r >= 1.0 - 1e-15 || (r == last && r > 0.5) {
+            if r >= 1.0 - 1e-15 || stopped_rising(r, last) {
                 return r;
             }
             last = r;
@@ -262,15 +267,15 @@ fn mixture_weights(n: u64, blocks: u64) -> Vec<f64> {
     w
 }
 
-/// `Σ_j weights[j] · inner(j)`, capped at 1. Once `inner` has stopped rising (near 1, where
-/// f64 rounding ends the chain's climb) the remaining weights take its last value, so the cost
-/// is bounded by that point rather than by the load.
+/// `Σ_j weights[j] · inner(j)`, capped at 1. Once `inner` has [stopped rising](stopped_rising)
+/// the remaining weights take its last value, so the cost is bounded by that point rather
+/// than by the load.
 fn mix(weights: &[f64], mut inner: impl FnMut(u64) -> f64) -> f64 {
     let mut sum = 0.0;
     let mut last = -1.0;
     for (j, w) in weights.iter().enumerate() {
         let r = inner(j as u64);
-        if r == last && r > 0.5 {
+        if stopped_rising(r, last) {
             sum += r * weights[j..].iter().sum::<f64>();
             break;
         }
@@ -483,8 +488,8 @@ pub fn blocked_shape(n: u64, fpr: f64, block_bits: u64) -> Result<BlockedShape> 
         };
         // The rate is unimodal in k: walk downhill from the classic optimum, in both
         // directions. (The blocked optimum can lie far from the classic one: at small rates the
-        // crowded blocks dominate and it is well below, e.g. k = 15 against 21 for 512-bit
-        // blocks at p = 1e-5, so a fixed window around the guess is not enough.)
+        // crowded blocks dominate and it is well below, e.g. k = 10 against the guess 21 for
+        // 128-cell lines at p = 1e-4, so a fixed window around the guess is not enough.)
         let guess = (blocks as f64 * block_bits as f64 / n as f64 * std::f64::consts::LN_2)
             .round()
             .clamp(1.0, BLOCKED_MAX_K as f64) as u32;

@@ -162,23 +162,7 @@ impl Row {
 /// blocks of the probability that a query's k probes (drawn with replacement, so D ≤ k
 /// distinct bits) all land on set bits, `Σ_d P(D=d)·C(ones,d)/C(512,d)`.
 pub fn blocked_contents_fpr(words: &[u64], k: u32) -> f64 {
-    let ones = words
-        .chunks_exact(8)
-        .map(|b| b.iter().map(|w| w.count_ones() as usize).sum());
-    contents_fpr(ones, 512, k)
-}
-
-/// [`blocked_contents_fpr`] of a blocked counting filter: its lines of `cells` counters, a
-/// nonzero counter standing for a set bit.
-pub fn blocked_counting_contents_fpr(f: &BlockedCountingBloomFilter) -> f64 {
-    let cells = f.cells_per_line();
-    let ones = (0..f.blocks()).map(|b| (0..cells).filter(|&j| f.counter(b, j) != 0).count());
-    contents_fpr(ones, cells as usize, f.hashes())
-}
-
-/// The mean over blocks of `b` cells, given each block's count of set cells, of the
-/// probability that k probes drawn with replacement all land on set cells.
-fn contents_fpr(ones_per_block: impl Iterator<Item = usize>, b: usize, k: u32) -> f64 {
+    const B: usize = 512;
     let k = k as usize;
     // P(D = d) for k uniform draws from 512 values
     let mut dist = vec![0.0f64; k + 1];
@@ -186,31 +170,31 @@ fn contents_fpr(ones_per_block: impl Iterator<Item = usize>, b: usize, k: u32) -
     for _ in 0..k {
         let mut next = vec![0.0f64; k + 1];
         for d in 0..k {
-            next[d] += dist[d] * d as f64 / b as f64;
-            next[d + 1] += dist[d] * (b - d) as f64 / b as f64;
+            next[d] += dist[d] * d as f64 / B as f64;
+            next[d + 1] += dist[d] * (B - d) as f64 / B as f64;
         }
         dist = next;
     }
-    // rate for a block with `ones` set cells, tabulated once
-    let table: Vec<f64> = (0..=b)
+    // rate for a block with `ones` set bits, tabulated once
+    let table: Vec<f64> = (0..=B)
         .map(|ones| {
-            let mut all = 1.0; // C(ones,d)/C(b,d)
+            let mut all = 1.0; // C(ones,d)/C(512,d)
             let mut sum = 0.0;
             for (d, &pd) in dist.iter().enumerate() {
                 if d > 0 {
-                    all *= (ones as f64 - (d - 1) as f64).max(0.0) / (b - (d - 1)) as f64;
+                    all *= (ones as f64 - (d - 1) as f64).max(0.0) / (B - (d - 1)) as f64;
                 }
                 sum += pd * all;
             }
             sum
         })
         .collect();
-    let (mut count, mut sum) = (0usize, 0.0);
-    for ones in ones_per_block {
-        count += 1;
-        sum += table[ones.min(b)];
-    }
-    sum / count.max(1) as f64
+    let blocks = words.chunks_exact(B / 64);
+    let count = blocks.len().max(1);
+    let sum: f64 = blocks
+        .map(|b| table[b.iter().map(|w| w.count_ones() as usize).sum::<usize>()])
+        .sum();
+    sum / count as f64
 }
 
 /// Size, fill and query one filter per (structure, n, p).
@@ -260,7 +244,9 @@ pub fn measure(p: &Params) -> anyhow::Result<Vec<Row>> {
                     let cells = f.cells_per_line();
                     let model = params::fpr_blocked(n, f.blocks(), cells, f.hashes());
                     let fp = measure::false_positives(&f, p.seed, n, queries);
-                    let contents = blocked_counting_contents_fpr(&f);
+                    // a nonzero counter is a set bit: (nonzero / cells)^k averaged over the
+                    // lines, as `blocked_contents_fpr` for bits
+                    let contents = f.current_fpr();
                     (f.byte_len() * 8, f.hashes(), model, fp, contents)
                 }
             };
