@@ -44,7 +44,7 @@
 //! take a short fast path on the line (no bounds checks, no branch on a counter value, a
 //! one-pass remove); other widths and larger k go through the counters' generic views. At 10M
 //! keys and p = 1% an insert or a count costs about what the classic filter's does at the
-//! same k (0.7–1.3×, remove 1.2–1.4× the classic insert; `docs/BENCHMARKS.md`, "Counting
+//! same k (0.7–1.3×, remove 1.2–1.6× the classic insert; `docs/BENCHMARKS.md`, "Counting
 //! family", sessions 4 and 5), against 2–3× for the classic-layout counting filter;
 //! [`BlockedCountingBloomFilter::insert_batch`] overlaps the misses of 16 keys and is 4×
 //! faster still. When the filter is not cached, a single-key operation is bound by how many
@@ -64,9 +64,8 @@
 //! p = 10⁻⁴ … 10⁻⁶ the sizing needs 31–77 counters per item (k = 10–13) against the classic
 //! layout's 19–29, 1.6–2.7× the memory, and k > 8 leaves the fast path; small filters at such
 //! rates also spread from one instance to the next (the sizing meets p on average over
-//! filters; at n = 10⁴ one filter's rate has a standard deviation of 11%, 18% and 28% of p at
-//! 10⁻⁴, 10⁻⁵ and 10⁻⁶, and the lab measured 1.20× and 1.35× the request at 10⁻⁴ and 10⁻⁵,
-//! `docs/lab/blocked-model.md`). [`Stats::current_fpr`] (the CLI's `info`) is a built
+//! filters; at n = 10⁴ the lab measured one filter at 1.20× and 1.35× the request at 10⁻⁴
+//! and 10⁻⁵, its exact contents rate 1.16× and 1.37× the model, `docs/lab/blocked-model.md`). [`Stats::current_fpr`] (the CLI's `info`) is a built
 //! filter's own rate, exactly, from its counters. So pick it for p ≥ 0.1%; pick the
 //! classic-layout filter when memory matters more than speed or p is smaller, the d-left
 //! filter ([`crate::DLeftCountingBloomFilter`]) for the least memory.
