@@ -135,9 +135,9 @@ fn set_block_bmi2(block: &mut [u64; BLOCK_WORDS], h: Hashed, k: u32) -> bool {
 #[inline(always)]
 fn probe_block(block: &[u64; BLOCK_WORDS], h: Hashed, k: u32) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("bmi2") {
-        // SAFETY: the CPU supports BMI1 and BMI2 (BMI2 implies BMI1 on every x86-64 CPU; the
-        // check above is std's cached CPUID test), which is all `test_block_bmi2` requires.
+    if crate::simd::bmi2() {
+        // SAFETY: the CPU supports BMI1 and BMI2 (`simd::bmi2` checked both with std's cached
+        // CPUID test), which is all `test_block_bmi2` requires.
         return unsafe { test_block_bmi2(block, h, k) };
     }
     test_block(block, h, k)
@@ -147,7 +147,7 @@ fn probe_block(block: &[u64; BLOCK_WORDS], h: Hashed, k: u32) -> bool {
 #[inline(always)]
 fn insert_block(block: &mut [u64; BLOCK_WORDS], h: Hashed, k: u32) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("bmi2") {
+    if crate::simd::bmi2() {
         // SAFETY: as in `probe_block`: the CPU supports the features the function enables.
         return unsafe { set_block_bmi2(block, h, k) };
     }
@@ -278,8 +278,8 @@ mod sectors_avx2 {
 #[inline(always)]
 fn sector_probe(block: &[u64; BLOCK_WORDS], h: Hashed) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU supports AVX2 (std's cached CPUID check above), the only feature
+    if crate::simd::avx2() {
+        // SAFETY: the CPU supports AVX2 (`simd::avx2` checked it), the only feature
         // `sectors_avx2::test` enables.
         return unsafe { sectors_avx2::test(block, h) };
     }
@@ -290,7 +290,7 @@ fn sector_probe(block: &[u64; BLOCK_WORDS], h: Hashed) -> bool {
 #[inline(always)]
 fn sector_insert(block: &mut [u64; BLOCK_WORDS], h: Hashed) -> bool {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if crate::simd::avx2() {
         // SAFETY: as in `sector_probe`: the CPU supports AVX2.
         return unsafe { sectors_avx2::set(block, h) };
     }
@@ -377,9 +377,7 @@ impl PartialEq for BlockedBloomFilter {
 fn sectors_simd(layout: BlockLayout, hasher: &KeyHasher) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        layout == BlockLayout::Sectors
-            && hasher.is_xxh3()
-            && std::arch::is_x86_feature_detected!("avx2")
+        layout == BlockLayout::Sectors && hasher.is_xxh3() && crate::simd::avx2()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -1542,8 +1540,7 @@ mod tests {
             #[cfg(target_arch = "x86_64")]
             assert_eq!(
                 fused.simd,
-                hasher.algorithm() == crate::HashAlgorithm::Xxh3_128
-                    && std::arch::is_x86_feature_detected!("avx2")
+                hasher.algorithm() == crate::HashAlgorithm::Xxh3_128 && crate::simd::avx2()
             );
             let keys: Vec<String> = (0..6000u32).map(|i| format!("key-{i}")).collect();
             for k in &keys[..3000] {

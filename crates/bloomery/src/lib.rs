@@ -89,6 +89,7 @@ pub mod peel;
 pub mod scalable;
 #[cfg(feature = "serde")]
 mod serde_impl;
+pub mod simd;
 pub mod space_code;
 pub mod spectral;
 pub mod split_block;

@@ -165,79 +165,9 @@ impl Iterator for CellPositions {
     }
 }
 
-/// The fast path of single-key operations for the default 4-bit counters and k ≤ 8: the k
-/// positions are the top 7-bit slices of `h.hi` (the first word of base-128 digits, exactly
-/// [`CellPositions`]), counter p is nibble `p % 16` of word `p / 16` of the line, and the
-/// line is a fixed array, so no index is bounds-checked and no branch depends on a counter.
-/// Fewer instructions per key let the CPU overlap the cache misses of more consecutive keys.
-/// The results equal those of the counters' views (test `nibbles_match_the_views`).
-mod nibbles {
-    /// Word and shift of each of the key's k counters.
-    #[inline(always)]
-    fn cells(hi: u64, k: u32) -> impl Iterator<Item = (usize, u32)> {
-        (0..k).map(move |i| {
-            let p = ((hi << (7 * i)) >> 57) as usize;
-            (p >> 4, (p as u32 & 15) * 4)
-        })
-    }
-
-    /// Add one to each counter (saturating at 15); true when one of them was zero.
-    #[inline(always)]
-    pub(super) fn insert(line: &mut [u64; 8], hi: u64, k: u32) -> bool {
-        let mut was_zero = false;
-        for (w, s) in cells(hi, k) {
-            let v = line[w];
-            let c = (v >> s) & 15;
-            was_zero |= c == 0;
-            line[w] = v + (u64::from(c != 15) << s);
-        }
-        was_zero
-    }
-
-    /// The minimum of the counters.
-    #[inline(always)]
-    pub(super) fn min(line: &[u64; 8], hi: u64, k: u32) -> u32 {
-        cells(hi, k).fold(15, |m, (w, s)| m.min(((line[w] >> s) & 15) as u32))
-    }
-
-    /// Refuse (false, nothing changed) when a counter is zero; otherwise subtract one from
-    /// each in turn unless it is saturated (15) or already zero (a counter the key hits twice
-    /// at 1 goes to 0 once) — the rule of `ViewMut::decrement_unless_zero`.
-    ///
-    /// One pass of read-modify-writes, as short as the insert: if it read no zero, no counter
-    /// was zero before the call (a counter that was zero is read as zero at its first visit,
-    /// since nothing decrements a zero), so the pass was the answer. Otherwise (an absent key,
-    /// or a counter at 1 hit twice) the line is restored and the rule applied in two passes.
-    #[inline(always)]
-    pub(super) fn remove(line: &mut [u64; 8], hi: u64, k: u32) -> bool {
-        let before = *line;
-        let mut zero = false;
-        for (w, s) in cells(hi, k) {
-            let v = line[w];
-            let c = (v >> s) & 15;
-            zero |= c == 0;
-            line[w] = v - (u64::from(c.wrapping_sub(1) < 14) << s);
-        }
-        if zero {
-            *line = before;
-            return remove_two_pass(line, hi, k);
-        }
-        true
-    }
-
-    #[cold]
-    fn remove_two_pass(line: &mut [u64; 8], hi: u64, k: u32) -> bool {
-        if min(line, hi, k) == 0 {
-            return false;
-        }
-        for (w, s) in cells(hi, k) {
-            let v = line[w];
-            let c = (v >> s) & 15;
-            line[w] = v - (u64::from(c.wrapping_sub(1) < 14) << s);
-        }
-        true
-    }
-}
+#[cfg(target_arch = "x86_64")]
+mod avx2;
+mod nibbles;
 
 /// The blocked counting Bloom filter (see the [module docs](self)).
 #[derive(Debug, Clone, PartialEq)]
@@ -1182,15 +1112,15 @@ mod tests {
             );
             // SAFETY: every position is below 128, the counters of the 8-word line.
             let want = unsafe { View::over(&line, 4).min_of(pos()) };
-            prop_assert_eq!(nibbles::min(&line, hi, k), want);
+            prop_assert_eq!(nibbles::min_scalar(&line, hi, k), want);
             let (mut fast, mut slow) = (line, line);
-            let got = nibbles::insert(&mut fast, hi, k);
+            let got = nibbles::insert_scalar(&mut fast, hi, k);
             // SAFETY: as above.
             prop_assert_eq!(got, unsafe { ViewMut::over(&mut slow, 4).add_each(pos(), 1) });
             prop_assert_eq!(fast, slow);
             for start in [line, fast] {
                 let (mut fast, mut slow) = (start, start);
-                let got = nibbles::remove(&mut fast, hi, k);
+                let got = nibbles::remove_scalar(&mut fast, hi, k);
                 // SAFETY: as above.
                 let want = unsafe { ViewMut::over(&mut slow, 4).decrement_unless_zero(pos()) };
                 prop_assert_eq!(got, want);

@@ -1,0 +1,371 @@
+//! The 4-bit fast path with AVX2 (x86-64, chosen at run time by [`crate::simd`]): all of a
+//! key's counters (k ≤ 8) are read at once, one per 32-bit lane, instead of one after the
+//! other — the key's part of an operation is about a third of the scalar path's instructions
+//! ([`super::nibbles`]), so the core overlaps the cache misses of more consecutive keys.
+//!
+//! * The 8 digits of `h.hi` (the counter positions of [`super::CellPositions`]) come from one
+//!   broadcast and one variable shift: even lanes hold bits 8–39 of `hi` (digits 7, 6, 5, 4
+//!   at bits 0, 7, 14, 21), odd lanes bits 32–63 (digits 3, 2, 1, 0 at bits 4, 11, 18, 25).
+//! * Counter p is nibble `p % 8` of 32-bit word `p / 8` of the line (little-endian words, as
+//!   everywhere on x86-64): two `vpermd` over the line's two halves and a blend by bit 3 of
+//!   the word index fetch each lane's word, a variable shift and a mask its counter.
+//! * The count is the minimum over the lanes of digits < k. An insert adds `1 << shift` to
+//!   each lane's word unless its counter is 15, one lane after the other (so a counter hit
+//!   twice gets 2). A remove refuses on a zero counter and otherwise subtracts 1 from each
+//!   lane's counter unless it is 15.
+//!
+//! A key that hits one counter m ≥ 2 times (about 15% of keys at k = 7) needs
+//! `min(c + m, 15)` on an insert and `max(c - m, 0)` on a remove (the scalar path's visit by
+//! visit rule). A remove gets it exactly: of the counter's m lanes only those with fewer than
+//! c equal lanes before them subtract (their *rank*, from seven lane rotations, computed
+//! only when four rotations found a repeat).
+//! An insert's lane-by-lane adds are exact unless they would pass 15, which needs a counter
+//! between 8 and 14 hit twice or more (rare outside heavy multisets); only then does it rank
+//! the lanes, and of the m lanes those with fewer than 15 - c before them add. So every
+//! result equals the scalar path's (test `avx2_matches_the_scalar_path`, with forced
+//! repeats), and the lanes never call back into the scalar path.
+
+use std::arch::x86_64::*;
+
+/// Right shift of each lane that brings its digit to the bottom (see the module docs).
+const SHIFTS: [i32; 8] = [0, 4, 7, 11, 14, 18, 21, 25];
+
+/// The lane that holds digit i.
+const LANE: [usize; 8] = [7, 5, 3, 1, 6, 4, 2, 0];
+
+/// `USED[k]`: all ones in the lanes of digits 0..k.
+static USED: [[i32; 8]; 9] = {
+    let mut t = [[0i32; 8]; 9];
+    let mut k = 0;
+    while k <= 8 {
+        let mut i = 0;
+        while i < k {
+            t[k][LANE[i]] = -1;
+            i += 1;
+        }
+        k += 1;
+    }
+    t
+};
+
+/// A key's counters, one per lane.
+struct Lanes {
+    /// The digit (counter position 0..128); in the unused lanes 128 + lane, so no two lanes
+    /// are equal unless the key hits one counter twice.
+    digit: __m256i,
+    /// The 32-bit word of the line that holds the counter (0..16).
+    word: __m256i,
+    /// The counter's bit offset in that word.
+    shift: __m256i,
+    /// The counter's value.
+    count: __m256i,
+    /// All ones in the lanes of digits 0..k.
+    used: __m256i,
+}
+
+#[inline(always)]
+fn load(v: &[i32; 8]) -> __m256i {
+    // SAFETY: `v` is 8 readable i32s (32 bytes); the unaligned load has no alignment
+    // requirement. AVX is implied by the AVX2 of every caller.
+    unsafe { _mm256_loadu_si256(v.as_ptr().cast()) }
+}
+
+/// The lanes of the key `hi` (k ≤ 8) in `line`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn lanes(line: &[u64; 8], hi: u64, k: u32) -> Lanes {
+    let y = (hi & 0xFFFF_FFFF_0000_0000) | ((hi >> 8) & 0xFFFF_FFFF);
+    let x = _mm256_set1_epi64x(y as i64);
+    let d = _mm256_and_si256(_mm256_srlv_epi32(x, load(&SHIFTS)), _mm256_set1_epi32(127));
+    let word = _mm256_srli_epi32(d, 3);
+    let shift = _mm256_and_si256(_mm256_slli_epi32(d, 2), _mm256_set1_epi32(28));
+    let p = line.as_ptr().cast::<__m256i>();
+    // SAFETY: `line` is 8 readable u64s (64 bytes): `p` and `p + 1` cover them exactly, and
+    // the unaligned loads have no alignment requirement.
+    let (low, high) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
+    let from_low = _mm256_permutevar8x32_epi32(low, word);
+    let from_high = _mm256_permutevar8x32_epi32(high, word);
+    // the sign bit of each lane is bit 3 of its word index: set for words 8..16
+    let v = _mm256_castps_si256(_mm256_blendv_ps(
+        _mm256_castsi256_ps(from_low),
+        _mm256_castsi256_ps(from_high),
+        _mm256_castsi256_ps(_mm256_slli_epi32(word, 28)),
+    ));
+    let count = _mm256_and_si256(_mm256_srlv_epi32(v, shift), _mm256_set1_epi32(15));
+    let used = load(&USED[(k as usize).min(8)]);
+    let spare = _mm256_add_epi32(
+        _mm256_set1_epi32(128),
+        _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+    );
+    let digit = _mm256_blendv_epi8(spare, d, used);
+    Lanes {
+        digit,
+        word,
+        shift,
+        count,
+        used,
+    }
+}
+
+/// True when some used lane's counter equals `c`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn any_equal(l: &Lanes, c: i32) -> bool {
+    let hit = _mm256_and_si256(_mm256_cmpeq_epi32(l.count, _mm256_set1_epi32(c)), l.used);
+    _mm256_movemask_ps(_mm256_castsi256_ps(hit)) != 0
+}
+
+/// Add `delta` (0 in the unused lanes) to each lane's word, lane by lane, so lanes on the
+/// same word add up.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn add_to_words(line: &mut [u64; 8], word: __m256i, delta: __m256i) {
+    let (mut w, mut v) = ([0u32; 8], [0u32; 8]);
+    // SAFETY: `w` and `v` are 8 writable u32s (32 bytes) each; unaligned stores have no
+    // alignment requirement.
+    unsafe {
+        _mm256_storeu_si256(w.as_mut_ptr().cast(), word);
+        _mm256_storeu_si256(v.as_mut_ptr().cast(), delta);
+    }
+    let words = line.as_mut_ptr().cast::<u32>();
+    for j in 0..8 {
+        // SAFETY: the line is 16 u32s (64 bytes, 8-aligned, borrowed exclusively), and the
+        // index is masked below 16. x86-64 is little-endian, so u32 word i is bits
+        // 32i..32i + 32 of the line, as the lanes assume.
+        unsafe {
+            let p = words.add(w[j] as usize & 15);
+            *p = (*p).wrapping_add(v[j]);
+        }
+    }
+}
+
+/// The minimum of the key's counters, as [`super::nibbles::min_scalar`].
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn min(line: &[u64; 8], hi: u64, k: u32) -> u32 {
+    let l = lanes(line, hi, k);
+    // unused lanes read 15, the largest value
+    let c = _mm256_or_si256(l.count, _mm256_andnot_si256(l.used, _mm256_set1_epi32(15)));
+    let m = _mm_min_epu32(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1));
+    let m = _mm_min_epu32(m, _mm_shuffle_epi32(m, 0b01_00_11_10));
+    let m = _mm_min_epu32(m, _mm_shuffle_epi32(m, 0b10_11_00_01));
+    _mm_cvtsi128_si32(m) as u32
+}
+
+/// Add one to each of the key's counters (saturating at 15); true when one of them was zero,
+/// as [`super::nibbles::insert_scalar`].
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn insert(line: &mut [u64; 8], hi: u64, k: u32) -> bool {
+    let l = lanes(line, hi, k);
+    let fifteen = _mm256_set1_epi32(15);
+    let saturated = _mm256_cmpeq_epi32(l.count, fifteen);
+    // A counter hit m times ends at min(c + m, 15): the lane-by-lane adds are exact unless
+    // c < 15 and c + m > 15, which needs m ≥ 2 and, as m ≤ 8, c ≥ 8.
+    let high = _mm256_andnot_si256(saturated, _mm256_cmpgt_epi32(l.count, _mm256_set1_epi32(7)));
+    let mut grow = _mm256_andnot_si256(saturated, l.used);
+    let high = _mm256_and_si256(high, l.used);
+    if _mm256_testz_si256(high, high) == 0 {
+        // of the counter's m lanes, those with fewer than 15 - c equal lanes before them add
+        let room = _mm256_sub_epi32(fifteen, l.count);
+        grow = _mm256_and_si256(grow, _mm256_cmpgt_epi32(room, rank(&l)));
+    }
+    let was_zero = any_equal(&l, 0);
+    let one = _mm256_and_si256(_mm256_sllv_epi32(_mm256_set1_epi32(1), l.shift), grow);
+    add_to_words(line, l.word, one);
+    was_zero
+}
+
+/// Subtract one from each of the key's counters unless it is 15; false (nothing changed)
+/// when one of them is zero, as [`super::nibbles::remove_scalar`].
+///
+/// # Safety
+/// The CPU must support AVX2.
+#[target_feature(enable = "avx2")]
+pub(super) unsafe fn remove(line: &mut [u64; 8], hi: u64, k: u32) -> bool {
+    let l = lanes(line, hi, k);
+    if any_equal(&l, 0) {
+        return false;
+    }
+    // a counter hit m times ends at max(c - m, 0): of its m lanes, those with fewer than c
+    // equal lanes before them subtract one
+    let mut shrink =
+        _mm256_andnot_si256(_mm256_cmpeq_epi32(l.count, _mm256_set1_epi32(15)), l.used);
+    if repeated(&l) {
+        shrink = _mm256_and_si256(shrink, _mm256_cmpgt_epi32(l.count, rank(&l)));
+    }
+    let one = _mm256_and_si256(_mm256_sllv_epi32(_mm256_set1_epi32(1), l.shift), shrink);
+    add_to_words(line, l.word, _mm256_sub_epi32(_mm256_setzero_si256(), one));
+    true
+}
+
+/// `vpermd` indices: lane j reads lane j - r - 1 (mod 8), r = 0..7.
+static BACK: [[i32; 8]; 7] = {
+    let mut t = [[0i32; 8]; 7];
+    let mut r = 0;
+    while r < 7 {
+        let mut j = 0;
+        while j < 8 {
+            t[r][j] = ((j + 8 - r - 1) % 8) as i32;
+            j += 1;
+        }
+        r += 1;
+    }
+    t
+};
+
+/// All ones in lane j when j > r (lane j - r - 1 comes before it), r = 0..7.
+static BEFORE: [[i32; 8]; 7] = {
+    let mut t = [[0i32; 8]; 7];
+    let mut r = 0;
+    while r < 7 {
+        let mut j = 0;
+        while j < 8 {
+            t[r][j] = if j > r { -1 } else { 0 };
+            j += 1;
+        }
+        r += 1;
+    }
+    t
+};
+
+/// `vpermd` indices rotating the lanes by 1, 2, 3 and 4 (every pair of lanes is 1–4 apart
+/// one way round).
+static ROTATE: [[i32; 8]; 4] = {
+    let mut t = [[0i32; 8]; 4];
+    let mut r = 0;
+    while r < 4 {
+        let mut j = 0;
+        while j < 8 {
+            t[r][j] = ((j + r + 1) % 8) as i32;
+            j += 1;
+        }
+        r += 1;
+    }
+    t
+};
+
+/// True when two lanes hold the same digit (the key hits a counter twice; the unused lanes'
+/// digits are distinct from every other): a cheaper test than [`rank`], which only such keys
+/// (about 15% at k = 7) need.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn repeated(l: &Lanes) -> bool {
+    let mut same = _mm256_setzero_si256();
+    for r in &ROTATE {
+        let other = _mm256_permutevar8x32_epi32(l.digit, load(r));
+        same = _mm256_or_si256(same, _mm256_cmpeq_epi32(l.digit, other));
+    }
+    _mm256_movemask_ps(_mm256_castsi256_ps(same)) != 0
+}
+
+/// Each lane's rank: how many lanes before it hold the same digit.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn rank(l: &Lanes) -> __m256i {
+    let mut rank = _mm256_setzero_si256();
+    for (back, before) in BACK.iter().zip(&BEFORE) {
+        let other = _mm256_permutevar8x32_epi32(l.digit, load(back));
+        let same = _mm256_and_si256(_mm256_cmpeq_epi32(l.digit, other), load(before));
+        rank = _mm256_sub_epi32(rank, same);
+    }
+    rank
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::blocked_counting::nibbles;
+    use proptest::prelude::*;
+
+    /// `hi` with the 8 given digits (7 bits each, from the top).
+    fn hi_of(digits: &[u64]) -> u64 {
+        digits
+            .iter()
+            .enumerate()
+            .fold(0, |hi, (i, d)| hi | ((d & 127) << (57 - 7 * i)))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Same count, same insert, same remove (result and line) as the scalar path, on
+        /// lines full of the edge values and keys that hit a few counters many times.
+        #[test]
+        fn avx2_matches_the_scalar_path(
+            cells in proptest::collection::vec(
+                prop_oneof![Just(0u64), Just(1), Just(2), Just(7), Just(8), Just(13), Just(14), Just(15), 0u64..16],
+                128,
+            ),
+            digits in proptest::collection::vec(prop_oneof![0u64..4, 0u64..128], 8),
+            low in 0u64..256,
+            k in 1u32..=8,
+        ) {
+            if !crate::simd::avx2() {
+                return Ok(()); // nothing to compare on this CPU
+            }
+            let mut line = [0u64; 8];
+            for (j, c) in cells.iter().enumerate() {
+                line[j / 16] |= c << (4 * (j % 16));
+            }
+            let hi = hi_of(&digits) | low;
+            // SAFETY: the CPU supports AVX2 (checked above).
+            unsafe {
+                prop_assert_eq!(min(&line, hi, k), nibbles::min_scalar(&line, hi, k));
+                let (mut fast, mut slow) = (line, line);
+                prop_assert_eq!(insert(&mut fast, hi, k), nibbles::insert_scalar(&mut slow, hi, k));
+                prop_assert_eq!(fast, slow);
+                for start in [line, fast] {
+                    let (mut fast, mut slow) = (start, start);
+                    prop_assert_eq!(remove(&mut fast, hi, k), nibbles::remove_scalar(&mut slow, hi, k));
+                    prop_assert_eq!(fast, slow);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_counter_hit_many_times() {
+        if !crate::simd::avx2() {
+            return;
+        }
+        // digits 5 ×4, 9, 9, 100, 5: counter 5 hit 5 times, counter 9 twice
+        let hi = hi_of(&[5, 5, 5, 5, 9, 9, 100, 5]);
+        for (c5, c9) in [
+            (0, 0),
+            (1, 1),
+            (2, 3),
+            (7, 13),
+            (8, 14),
+            (10, 1),
+            (15, 15),
+            (11, 2),
+        ] {
+            let mut line = [0u64; 8];
+            line[0] = (c5 << 20) | (c9 << 36);
+            line[6] = 3 << 16; // counter 100
+            for k in 1..=8 {
+                // SAFETY: the CPU supports AVX2 (checked above).
+                unsafe {
+                    let (mut fast, mut slow) = (line, line);
+                    assert_eq!(
+                        insert(&mut fast, hi, k),
+                        nibbles::insert_scalar(&mut slow, hi, k)
+                    );
+                    assert_eq!(fast, slow, "insert c5={c5} c9={c9} k={k}");
+                    let (mut fast, mut slow) = (line, line);
+                    assert_eq!(
+                        remove(&mut fast, hi, k),
+                        nibbles::remove_scalar(&mut slow, hi, k)
+                    );
+                    assert_eq!(fast, slow, "remove c5={c5} c9={c9} k={k}");
+                    assert_eq!(min(&line, hi, k), nibbles::min_scalar(&line, hi, k));
+                }
+            }
+        }
+    }
+}

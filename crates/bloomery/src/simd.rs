@@ -1,0 +1,100 @@
+//! Which CPU-specific code paths the library takes.
+//!
+//! Some hot paths have a version for an x86-64 extension (BMI2 for the blocked filter's
+//! positions, AVX2 for its sectors layout and for the blocked counting filter's 4-bit line),
+//! chosen at run time when the CPU has it. Every such version gives exactly the results of
+//! the portable code (each has a test comparing the two), so the choice only changes speed.
+//!
+//! Setting the environment variable `BLOOMERY_NO_SIMD` (to anything but empty or `0`) before
+//! the first filter operation makes the process take the portable paths: to compare speeds on
+//! one machine (`line_probe lib` in the benches) or to run the test suite over the portable
+//! code on a CPU that has the extensions (`.ci/run` does).
+
+use std::sync::atomic::{AtomicU8, Ordering};
+
+const KNOWN: u8 = 1;
+const AVX2: u8 = 2;
+const BMI2: u8 = 4;
+
+/// [`KNOWN`] once the CPU and the environment were read, with the usable extensions.
+static STATE: AtomicU8 = AtomicU8::new(0);
+
+#[inline(always)]
+fn state() -> u8 {
+    let s = STATE.load(Ordering::Relaxed);
+    if s != 0 {
+        return s;
+    }
+    detect()
+}
+
+#[cold]
+#[inline(never)]
+fn detect() -> u8 {
+    let off = std::env::var_os("BLOOMERY_NO_SIMD").is_some_and(|v| !v.is_empty() && v != "0");
+    let mut s = KNOWN;
+    #[cfg(target_arch = "x86_64")]
+    if !off {
+        if std::arch::is_x86_feature_detected!("avx2") {
+            s |= AVX2;
+        }
+        if std::arch::is_x86_feature_detected!("bmi2")
+            && std::arch::is_x86_feature_detected!("bmi1")
+        {
+            s |= BMI2;
+        }
+    }
+    let _ = off;
+    STATE.store(s, Ordering::Relaxed);
+    s
+}
+
+/// True when the AVX2 paths may run: the CPU has AVX2 and `BLOOMERY_NO_SIMD` is not set.
+#[inline(always)]
+pub(crate) fn avx2() -> bool {
+    state() & AVX2 != 0
+}
+
+/// True when the BMI1/BMI2 paths may run: the CPU has both and `BLOOMERY_NO_SIMD` is not set.
+#[inline(always)]
+pub(crate) fn bmi2() -> bool {
+    state() & BMI2 != 0
+}
+
+/// The extensions the library's code paths use in this process, for reports (`"avx2+bmi2"`,
+/// `"portable"`, …).
+pub fn paths() -> &'static str {
+    match (avx2(), bmi2()) {
+        (true, true) => "avx2+bmi2",
+        (true, false) => "avx2",
+        (false, true) => "bmi2",
+        (false, false) => "portable",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The switch follows the environment: `.ci/run` runs the library's tests both ways.
+    #[test]
+    fn the_environment_switches_the_paths_off() {
+        let off = std::env::var_os("BLOOMERY_NO_SIMD").is_some_and(|v| !v.is_empty() && v != "0");
+        if off {
+            assert_eq!(paths(), "portable");
+            assert!(!avx2() && !bmi2());
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            assert_eq!(avx2(), std::arch::is_x86_feature_detected!("avx2"));
+            assert_eq!(
+                bmi2(),
+                std::arch::is_x86_feature_detected!("bmi1")
+                    && std::arch::is_x86_feature_detected!("bmi2")
+            );
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        assert_eq!(paths(), "portable");
+    }
+}
