@@ -18,8 +18,9 @@
 //!   library's code before session 6) and with k a compile-time constant (`Unrolled`, the
 //!   library's scalar path now), interleaved. Each phase is its own function, so
 //!   `valgrind --tool=cachegrind` counts the instructions of each.
-//! * `lib N`: the library's own calls, the classic filter's insert / contains against the
-//!   blocked counting filter's insert / count / remove at the same k (n keys, 1%),
+//! * `lib N [ROUNDS] [P]`: the library's own calls, the classic filter's insert / contains
+//!   against the blocked counting filter's insert / count / remove at the same k (n keys,
+//!   rate P, default 1%),
 //!   interleaved; run it with and without `BLOOMERY_NO_SIMD=1` to compare the AVX2 path with
 //!   the portable one. Each phase is its own function (for cachegrind).
 //!
@@ -412,12 +413,13 @@ fn main() {
             println!("dependent load after: {:.0} ns", chase_ns(bytes, 2_000_000));
         }
         Some("lib") => {
-            // the library's own calls: classic filter (n, 1%) and blocked counting filter at
-            // its k, interleaved, minimum over the rounds
-            let mut classic = BloomFilter::try_new(n as u64, 0.01).expect("classic");
+            // the library's own calls: classic filter (n, p; p = 1% unless given) and blocked
+            // counting filter at its k, interleaved, minimum over the rounds
+            let p: f64 = args.get(3).and_then(|a| a.parse().ok()).unwrap_or(0.01);
+            let mut classic = BloomFilter::try_new(n as u64, p).expect("classic");
             let mut f = BlockedCountingBloomFilter::builder()
                 .capacity(n as u64)
-                .fpr(0.01)
+                .fpr(p)
                 .hashes(classic.hashes())
                 .try_build()
                 .expect("shape");

@@ -109,6 +109,12 @@ const fn digits_per_word(cells: u64) -> u32 {
 const CELLS4: u64 = cells_per_line(4);
 const DIGITS4: u32 = digits_per_word(CELLS4);
 
+/// The word whose digits are a key's positions of round `round` ≥ 1 (see the module docs).
+#[inline(always)]
+fn refresh(h: Hashed, round: u64) -> u64 {
+    mix64(h.hi ^ h.lo.rotate_left(32) ^ round.wrapping_mul(0xD1B5_4A32_D192_ED03))
+}
+
 /// Iterator over a key's k counter positions inside its line (see the [module docs](self)).
 #[derive(Debug, Clone)]
 pub struct CellPositions {
@@ -146,11 +152,7 @@ impl Iterator for CellPositions {
         }
         if self.left_in_word == 0 {
             self.round += 1;
-            self.x = mix64(
-                self.h.hi
-                    ^ self.h.lo.rotate_left(32)
-                    ^ self.round.wrapping_mul(0xD1B5_4A32_D192_ED03),
-            );
+            self.x = refresh(self.h, self.round);
             self.left_in_word = self.per_word;
         }
         let wide = u128::from(self.x) * u128::from(self.cells);
@@ -180,6 +182,41 @@ pub struct BlockedCountingBloomFilter {
     items: u64,
     capacity: u64,
     target_fpr: f64,
+    /// The code of single-key operations, fixed by (width, k) and the CPU.
+    path: Path,
+}
+
+/// Which code runs a single-key operation, decided once when a filter is made or loaded (so
+/// an operation makes one choice instead of testing the width, k and the CPU).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Path {
+    /// Any width and k: the counters' generic views.
+    Views,
+    /// 4-bit counters, k ≤ 16: [`nibbles`].
+    Nibbles,
+    /// 4-bit counters, k ≤ 8, AVX2: [`avx2`] over the digits of `h.hi`.
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    /// 4-bit counters, 8 < k ≤ 16, AVX2: [`avx2`] over both words of digits.
+    #[cfg(target_arch = "x86_64")]
+    Avx2Wide,
+}
+
+impl Path {
+    fn choose(width: u32, k: u32) -> Self {
+        if width != 4 || k > nibbles::MAX_K {
+            return Path::Views;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::avx2() {
+            return if k <= DIGITS4 {
+                Path::Avx2
+            } else {
+                Path::Avx2Wide
+            };
+        }
+        Path::Nibbles
+    }
 }
 
 /// Builder for [`BlockedCountingBloomFilter`]: `BlockedCountingBloomFilter::builder()
@@ -365,6 +402,7 @@ impl BlockedCountingBloomFilter {
             items: 0,
             capacity: 0,
             target_fpr: 0.0,
+            path: Path::choose(width, k),
         })
     }
 
@@ -466,12 +504,6 @@ impl BlockedCountingBloomFilter {
         unsafe { &mut *(words.as_mut_ptr().add(start) as *mut [u64; LINE_WORDS]) }
     }
 
-    /// True when the single-key operations take the 4-bit fast path ([`nibbles`]).
-    #[inline(always)]
-    fn nibble_path(&self) -> bool {
-        self.width == 4 && self.k <= DIGITS4
-    }
-
     /// Counters for which `pred(value)` holds.
     fn count_cells(&self, pred: impl Fn(u32) -> bool) -> u64 {
         let cells = self.cells_per_line();
@@ -489,14 +521,29 @@ impl BlockedCountingBloomFilter {
     /// one of its counters was zero.
     #[inline]
     pub fn insert_many_hashed(&mut self, h: Hashed, n: u32) -> bool {
-        let k = self.k;
-        let new = if n == 1 && self.nibble_path() {
-            nibbles::insert(self.line_mut(h), h.hi, k)
+        let new = if n == 1 {
+            self.add_one(h)
         } else {
             self.add_generic(h, n)
         };
         self.items = self.items.saturating_add(u64::from(n));
         new
+    }
+
+    /// Add one to each of the key's counters along the filter's [`Path`].
+    #[inline(always)]
+    fn add_one(&mut self, h: Hashed) -> bool {
+        let k = self.k;
+        match self.path {
+            // SAFETY: `Path::Avx2` is chosen only when the CPU supports AVX2 (`simd::avx2`).
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => unsafe { avx2::insert(self.line_mut(h), h.hi, k) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2Wide => unsafe { avx2::insert_wide(self.line_mut(h), h, k) },
+            Path::Nibbles => nibbles::insert(self.line_mut(h), nibbles::digit_words(h, k), k),
+            Path::Views => self.add_generic(h, 1),
+        }
     }
 
     /// [`insert_many_hashed`](Self::insert_many_hashed) for every width and k, through the
@@ -633,10 +680,17 @@ impl Count for BlockedCountingBloomFilter {
     /// counters saturated.
     #[inline]
     fn count_hashed(&self, h: Hashed) -> u64 {
-        if self.nibble_path() {
-            return u64::from(nibbles::min(self.line(h), h.hi, self.k));
-        }
-        self.count_generic(h)
+        let k = self.k;
+        u64::from(match self.path {
+            // SAFETY: `Path::Avx2` is chosen only when the CPU supports AVX2 (`simd::avx2`).
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => unsafe { avx2::min(self.line(h), h.hi, k) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2Wide => unsafe { avx2::min_wide(self.line(h), h, k) },
+            Path::Nibbles => nibbles::min(self.line(h), nibbles::digit_words(h, k), k),
+            Path::Views => return self.count_generic(h),
+        })
     }
 }
 
@@ -662,10 +716,15 @@ impl Remove for BlockedCountingBloomFilter {
     #[inline]
     fn remove_hashed(&mut self, h: Hashed) -> Result<(), RemoveError> {
         let k = self.k;
-        let done = if self.nibble_path() {
-            nibbles::remove(self.line_mut(h), h.hi, k)
-        } else {
-            self.remove_generic(h)
+        let done = match self.path {
+            // SAFETY: `Path::Avx2` is chosen only when the CPU supports AVX2 (`simd::avx2`).
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2 => unsafe { avx2::remove(self.line_mut(h), h.hi, k) },
+            // SAFETY: as above.
+            #[cfg(target_arch = "x86_64")]
+            Path::Avx2Wide => unsafe { avx2::remove_wide(self.line_mut(h), h, k) },
+            Path::Nibbles => nibbles::remove(self.line_mut(h), nibbles::digit_words(h, k), k),
+            Path::Views => self.remove_generic(h),
         };
         if !done {
             return Err(RemoveError::NotPresent);
@@ -787,6 +846,7 @@ impl Persist for BlockedCountingBloomFilter {
             items: d.header.items,
             capacity: d.header.capacity,
             target_fpr: d.header.target_fpr,
+            path: Path::choose(width, k),
         })
     }
 }
@@ -1078,14 +1138,14 @@ mod tests {
         let hi = (5u64 << 57) | (5 << 50) | (9 << 43); // digits 5, 5, 9
         let mut line = [0u64; LINE_WORDS];
         line[0] = 1 << (4 * 5);
-        assert!(nibbles::remove(&mut line, hi, 2));
+        assert!(nibbles::remove(&mut line, [hi, 0], 2));
         assert_eq!(line, [0; LINE_WORDS]);
         line[0] = (1 << (4 * 5)) | (3 << (4 * 7));
         let before = line;
-        assert!(!nibbles::remove(&mut line, hi, 3)); // counter 9 is zero
+        assert!(!nibbles::remove(&mut line, [hi, 0], 3)); // counter 9 is zero
         assert_eq!(line, before);
         line[0] |= 2 << (4 * 9);
-        assert!(nibbles::remove(&mut line, hi, 3));
+        assert!(nibbles::remove(&mut line, [hi, 0], 3));
         assert_eq!(line[0], (3 << (4 * 7)) | (1 << (4 * 9)));
     }
 
@@ -1097,7 +1157,8 @@ mod tests {
         fn nibbles_match_the_views(
             seed in proptest::collection::vec(0u64..8, 128),
             hi in any::<u64>(),
-            k in 1u32..=DIGITS4,
+            k in 1u32..=nibbles::MAX_K,
+            lo in any::<u64>(),
         ) {
             let mut line = [0u64; LINE_WORDS];
             for (j, v) in seed.iter().enumerate() {
@@ -1105,22 +1166,22 @@ mod tests {
                 let c = match v { 0..=2 => 0, 3 => 15, x => x - 3 };
                 line[j / 16] |= c << (4 * (j % 16));
             }
-            let pos = || CellPositions::new(Hashed::new(0, hi), k, CELLS4, DIGITS4);
-            prop_assert_eq!(
-                pos().collect::<Vec<_>>(),
-                (0..k).map(|i| (hi << (7 * i)) >> 57).collect::<Vec<_>>()
-            );
+            let h = Hashed::new(lo, hi);
+            let pos = || CellPositions::new(h, k, CELLS4, DIGITS4);
+            let words = nibbles::digit_words(h, k);
+            let slices = words.iter().flat_map(|&x| (0..DIGITS4).map(move |i| (x << (7 * i)) >> 57));
+            prop_assert_eq!(pos().collect::<Vec<_>>(), slices.take(k as usize).collect::<Vec<_>>());
             // SAFETY: every position is below 128, the counters of the 8-word line.
             let want = unsafe { View::over(&line, 4).min_of(pos()) };
-            prop_assert_eq!(nibbles::min_scalar(&line, hi, k), want);
+            prop_assert_eq!(nibbles::min_scalar(&line, words, k), want);
             let (mut fast, mut slow) = (line, line);
-            let got = nibbles::insert_scalar(&mut fast, hi, k);
+            let got = nibbles::insert_scalar(&mut fast, words, k);
             // SAFETY: as above.
             prop_assert_eq!(got, unsafe { ViewMut::over(&mut slow, 4).add_each(pos(), 1) });
             prop_assert_eq!(fast, slow);
             for start in [line, fast] {
                 let (mut fast, mut slow) = (start, start);
-                let got = nibbles::remove_scalar(&mut fast, hi, k);
+                let got = nibbles::remove_scalar(&mut fast, words, k);
                 // SAFETY: as above.
                 let want = unsafe { ViewMut::over(&mut slow, 4).decrement_unless_zero(pos()) };
                 prop_assert_eq!(got, want);
@@ -1136,10 +1197,12 @@ mod tests {
             ops in proptest::collection::vec((0u8..40, any::<bool>()), 1..300),
             cut in 0usize..300,
             width in prop_oneof![Just(4u32), Just(8), 5u32..=12],
+            k in prop_oneof![Just(4u32), Just(7), Just(12), Just(16), 1u32..=20],
         ) {
             // counters of ≥ 5 bits do not saturate here (at most 300 increments spread over
             // ≥ 12 keys per counter would be needed), so counts are never below the truth.
-            let make = || BlockedCountingBloomFilter::try_with_shape(4, 4, width).unwrap();
+            // k covers both words of the 4-bit fast path (k ≤ 16) and the views beyond it.
+            let make = || BlockedCountingBloomFilter::try_with_shape(4, k, width).unwrap();
             let (mut f, mut g) = (make(), make());
             let mut sides: [HashMap<u8, u64>; 2] = [HashMap::new(), HashMap::new()];
             for (i, (key, insert)) in ops.iter().enumerate() {
