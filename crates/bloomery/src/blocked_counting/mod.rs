@@ -40,18 +40,20 @@
 //! counter-wise saturating sum and intersection the counter-wise minimum.
 //!
 //! # Speed
-//! With 4-bit counters and k ≤ 8 (the sizing picks k = 6 at p = 1%) single-key operations
-//! take a short fast path on the line (no bounds checks, no branch on a counter value, a
-//! one-pass remove); other widths and larger k go through the counters' generic views. At 10M
-//! keys and p = 1% an insert or a count costs about what the classic filter's does at the
-//! same k (0.7–1.3×, remove 1.2–1.6× the classic insert; `docs/BENCHMARKS.md`, "Counting
-//! family", sessions 4 and 5), against 2–3× for the classic-layout counting filter;
-//! [`BlockedCountingBloomFilter::insert_batch`] overlaps the misses of 16 keys and is 4×
-//! faster still. When the filter is not cached, a single-key operation is bound by how many
-//! keys' misses the core overlaps (the ~100 instructions of each key wait behind its miss),
-//! so a filter that falls out of a cache the classic filter still fits in (1M keys: 5.5 MB
-//! against 1.2 MB) measured 2.6–6× slower than it, and slower than the classic-layout counting
-//! filter, whose k independent misses overlap better.
+//! With 4-bit counters and k ≤ 16 (the sizing picks k = 6 at p = 1%, 10 at 0.1%) single-key
+//! operations take a short fast path on the line: on x86-64 with AVX2 one counter per vector
+//! lane (`avx2`: a count is about 80 instructions per key with the hash, fewer than the
+//! classic filter's 97 at k = 7), elsewhere an unrolled scalar pass (`nibbles`); the path is
+//! chosen once per filter. Other widths and larger k go through the counters' generic views.
+//! At p = 1% and the classic filter's k, insert / count / remove cost 0.65 / 0.78 / 0.69 of the
+//! classic filter's insert / contains / insert at 10M keys, and 1.02 / 0.86 / 1.21 in cache
+//! (`docs/BENCHMARKS.md`, "Counting family", session 6), against 1.5–2.7× for the
+//! classic-layout counting filter; [`BlockedCountingBloomFilter::insert_batch`] overlaps the
+//! misses of 16 keys and is 4× faster still. A single-key operation on a filter that is not
+//! cached waits for its line, so where the classic filter still fits a cache this one (4×
+//! the memory or more) does not, it is slower: at 1M keys (5.5 MB against 1.2 MB) it measured
+//! 0.97–1.33× the classic filter while the host kept the counters in its L3 and 1.6–4.9×
+//! while it did not.
 //!
 //! # When to pick it
 //! A set with deletions (or small counts) where speed matters: on a filter larger than the
@@ -62,11 +64,11 @@
 //! memory**; at p = 0.1% (k = 10) 19.4 against 14.4, 35% more — the gap grows as p falls
 //! (`docs/BENCHMARKS.md`, "Counting family", session 4). Below p = 0.1% it grows fast: at
 //! p = 10⁻⁴ … 10⁻⁶ the sizing needs 31–77 counters per item (k = 10–13) against the classic
-//! layout's 19–29, 1.6–2.7× the memory, and k > 8 leaves the fast path; small filters at such
-//! rates also spread from one instance to the next (the sizing meets p on average over
-//! filters; at n = 10⁴ the lab measured one filter at 1.20× and 1.35× the request at 10⁻⁴
-//! and 10⁻⁵, its exact contents rate 1.16× and 1.37× the model, `docs/lab/blocked-model.md`). [`Stats::current_fpr`] (the CLI's `info`) is a built
-//! filter's own rate, exactly, from its counters. So pick it for p ≥ 0.1%; pick the
+//! layout's 19–29, 1.6–2.7× the memory; small filters at such rates also spread from one
+//! instance to the next (the sizing meets p on average over filters; at n = 10⁴ the lab
+//! measured one filter at 1.20× and 1.35× the request at 10⁻⁴ and 10⁻⁵, its exact contents
+//! rate 1.16× and 1.37× the model, `docs/lab/blocked-model.md`). [`Stats::current_fpr`] (the
+//! CLI's `info`) is a built filter's own rate, exactly, from its counters. So pick it for p ≥ 0.1%; pick the
 //! classic-layout filter when memory matters more than speed or p is smaller, the d-left
 //! filter ([`crate::DLeftCountingBloomFilter`]) for the least memory.
 
