@@ -489,3 +489,138 @@ fn flatten_writes_the_plain_filter_that_answers_alike() {
         .stderr(predicate::str::contains("not a counting structure"));
     assert!(!none.exists());
 }
+
+/// `add` and `count` read keys ahead of the one they insert or count (a prefetch pipeline of
+/// 16 lines): the file and every estimate equal those of one-by-one library calls, and the
+/// output keeps the input's order, also in the last lines (drained at the end) and for
+/// inputs shorter than the pipeline.
+#[test]
+fn pipelined_add_and_count_equal_one_by_one() {
+    let dir = TempDir::new().unwrap();
+    let (stream, _) = multiset();
+    let query: String = (0..400u32)
+        .map(|i| format!("key-{}\n", i * 3 % 450))
+        .collect();
+    for (kind, args) in KINDS {
+        let p = create(dir.path(), kind, args);
+        let mut lib = bloomery::AnyCounter::load(&p).unwrap();
+        bloomery()
+            .arg("add")
+            .arg(&p)
+            .write_stdin(stream.as_str())
+            .assert()
+            .success();
+        let hasher = *lib.hasher();
+        for line in stream.lines() {
+            lib.insert_hashed(hasher.hash_bytes(line.as_bytes()))
+                .unwrap();
+        }
+        let saved = bloomery::AnyCounter::load(&p).unwrap();
+        assert!(saved.to_bytes() == lib.to_bytes(), "{kind}: add");
+        for input in [query.as_str(), "key-1\nkey-2\nnot-a-key\n"] {
+            let out = bloomery()
+                .arg("count")
+                .arg(&p)
+                .write_stdin(input)
+                .assert()
+                .success()
+                .get_output()
+                .stdout
+                .clone();
+            let out = String::from_utf8(out).unwrap();
+            let want: Vec<String> = input
+                .lines()
+                .map(|l| format!("{}\t{l}", lib.count_hashed(hasher.hash_bytes(l.as_bytes()))))
+                .collect();
+            assert_eq!(out.lines().collect::<Vec<_>>(), want, "{kind}: count");
+        }
+    }
+}
+
+/// A full d-left filter stops `add` at the line of the first key that found no room (the
+/// pipeline inserts 16 lines behind the reader, yet names the right line) and saves nothing.
+#[test]
+fn a_full_dlcbf_names_the_line_and_saves_nothing() {
+    let dir = TempDir::new().unwrap();
+    let p = create(dir.path(), "dlcbf", &["-n", "40", "-p", "0.01"]);
+    let before = std::fs::read(&p).unwrap();
+    let keys: Vec<String> = (0..5000u32).map(|i| format!("k{i}")).collect();
+    let mut lib = bloomery::AnyCounter::load(&p).unwrap();
+    let hasher = *lib.hasher();
+    let first_full = keys
+        .iter()
+        .position(|k| lib.insert_hashed(hasher.hash_bytes(k.as_bytes())).is_err())
+        .expect("5000 keys overfill a filter sized for 40")
+        + 1;
+    assert!(
+        first_full > 16,
+        "the failing key is past the pipeline's depth"
+    );
+    bloomery()
+        .arg("add")
+        .arg(&p)
+        .write_stdin(keys.join("\n"))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains(format!(
+            "line {first_full}: the d-left filter is full"
+        )));
+    assert_eq!(std::fs::read(&p).unwrap(), before, "nothing saved");
+}
+
+/// `remove` reads 16 lines ahead too: the file equals one-by-one library removes, and each
+/// absent line is named with its own number and text, in input order.
+#[test]
+fn pipelined_remove_equals_one_by_one_and_names_absent_lines() {
+    let dir = TempDir::new().unwrap();
+    let (stream, _) = multiset();
+    // every present key once, with an absent key on every 25th line (lines 25, 50, …)
+    let mut lines = Vec::new();
+    for i in 0..300u32 {
+        if lines.len() % 25 == 24 {
+            lines.push(format!("absent-{i}"));
+        }
+        lines.push(format!("key-{i}"));
+    }
+    let input = lines.join("\n") + "\n";
+    for kind in ["counting", "blocked-counting", "dlcbf", "spectral"] {
+        let args = KINDS.iter().find(|(k, _)| *k == kind).unwrap().1;
+        let p = create(dir.path(), kind, args);
+        bloomery()
+            .arg("add")
+            .arg(&p)
+            .write_stdin(stream.as_str())
+            .assert()
+            .success();
+        let mut lib = bloomery::AnyCounter::load(&p).unwrap();
+        let hasher = *lib.hasher();
+        let mut want_warnings = Vec::new();
+        for (i, l) in lines.iter().enumerate() {
+            if lib.remove_hashed(hasher.hash_bytes(l.as_bytes())).is_err() {
+                want_warnings.push(format!("line {}: not present, not removed: {l}", i + 1));
+            }
+        }
+        assert!(
+            want_warnings.len() >= 12,
+            "{kind}: the absent lines are refused"
+        );
+        let out = bloomery()
+            .arg("remove")
+            .arg(&p)
+            .write_stdin(input.as_str())
+            .assert()
+            .code(1)
+            .get_output()
+            .stderr
+            .clone();
+        let got: Vec<String> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.find("line ").map(|at| l[at..].to_string()))
+            .filter(|l| l.contains("not present"))
+            .collect();
+        assert_eq!(got, want_warnings, "{kind}");
+        let saved = bloomery::AnyCounter::load(&p).unwrap();
+        assert!(saved.to_bytes() == lib.to_bytes(), "{kind}: remove");
+    }
+}

@@ -452,6 +452,22 @@ impl AnyCounter {
         Ok(())
     }
 
+    /// Hint the CPU to fetch what an insert, count or remove of the key will read, for
+    /// streaming callers that hash a key a few keys before they use it (the counting filter,
+    /// the blocked counting filter and the count-min sketch; the other kinds do nothing).
+    #[inline]
+    pub fn prefetch_hashed(&self, h: Hashed) {
+        match self {
+            AnyCounter::Counting(f) => f.prefetch_hashed(h),
+            AnyCounter::BlockedCounting(f) => f.prefetch_hashed(h),
+            AnyCounter::CountMin(f) => f.prefetch_hashed(h),
+            AnyCounter::DLeft(_)
+            | AnyCounter::Spectral(_)
+            | AnyCounter::Iterative(_)
+            | AnyCounter::SpaceCode(_) => {}
+        }
+    }
+
     /// Estimated count of a pre-hashed key.
     pub fn count_hashed(&self, h: Hashed) -> u64 {
         each!(self, f => f.count_hashed(h))

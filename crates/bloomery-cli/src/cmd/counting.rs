@@ -5,13 +5,18 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use bloomery::{AnyCounter, CounterOptions, KeyHasher, Kind, RemoveError};
+use bloomery::store::Pipeline;
+use bloomery::{AnyCounter, CounterOptions, Hashed, KeyHasher, Kind, RemoveError};
 use serde_json::json;
 
 use crate::cli::{AddArgs, CheckArgs, CountArgs, CreateArgs, InfoArgs, PackArgs};
 use crate::input::{self, KeySpec};
 use crate::num::{bytes, group};
 use crate::output::{self, note, table};
+
+/// How many keys `add`, `remove` and `count` read ahead of the one they insert, remove or
+/// count (the library's pipelines use the same depth).
+const AHEAD: usize = 16;
 
 /// True when `path` holds a counting-family file (errors name the path).
 pub fn is_counter(path: &Path) -> Result<bool> {
@@ -130,21 +135,36 @@ pub fn add(a: &AddArgs) -> Result<u8> {
     let hasher = *f.hasher();
     let before = f.len();
     let mut n = 0u64;
+    // Each key's memory is prefetched when it is read and the key inserted AHEAD keys later
+    // (in input order, so the result is that of inserting one by one), so the cache misses
+    // of consecutive keys overlap on a filter larger than the caches.
+    let mut pipe = Pipeline::<(u64, Hashed), AHEAD>::default();
+    let insert = |f: &mut AnyCounter, (n, h): (u64, Hashed)| -> Result<()> {
+        if let Err(e) = f.insert_hashed(h) {
+            if let bloomery::Error::Full { .. } = e {
+                bail!(
+                    "line {n}: the d-left filter is full (every bucket this key maps to is \
+                     full); nothing was saved: create it with a larger -n"
+                );
+            }
+            return Err(e.into());
+        }
+        Ok(())
+    };
     let counts = input::for_each_line(&a.inputs, &spec, |_, key| {
         n += 1;
         if let Some(k) = key {
-            if let Err(e) = f.insert_hashed(hasher.hash_bytes(k)) {
-                if let bloomery::Error::Full { .. } = e {
-                    bail!(
-                        "line {n}: the d-left filter is full (every bucket this key maps to is \
-                         full); nothing was saved: create it with a larger -n"
-                    );
-                }
-                return Err(e.into());
+            let h = hasher.hash_bytes(k);
+            f.prefetch_hashed(h);
+            if let Some(due) = pipe.push((n, h)) {
+                insert(&mut f, due)?;
             }
         }
         Ok(())
     })?;
+    for due in pipe.drain() {
+        insert(&mut f, due)?;
+    }
     super::compress::save_in_place(&f.to_bytes(), &a.file)?;
     note(&format!(
         "{} lines read, {} increments, {} in total",
@@ -171,10 +191,12 @@ pub fn remove(a: &CountArgs) -> Result<u8> {
     }
     let hasher = *f.hasher();
     let (mut removed, mut absent, mut n) = (0u64, 0u64, 0u64);
-    let counts = input::for_each_line(&a.inputs, &spec, |line, key| {
-        n += 1;
-        let Some(k) = key else { return Ok(()) };
-        match f.remove_hashed(hasher.hash_bytes(k)) {
+    // As in `add`, each key's memory is prefetched when it is read and the key removed AHEAD
+    // lines later, in input order; a ring of reused buffers keeps the lines for the warnings.
+    let mut ring: Vec<(u64, Option<Hashed>, Vec<u8>)> = vec![(0, None, Vec::new()); AHEAD];
+    let mut remove = |f: &mut AnyCounter, (n, h, line): &(u64, Option<Hashed>, Vec<u8>)| {
+        let Some(h) = *h else { return Ok(()) };
+        match f.remove_hashed(h) {
             Ok(()) => removed += 1,
             Err(RemoveError::NotPresent) => {
                 absent += 1;
@@ -186,7 +208,26 @@ pub fn remove(a: &CountArgs) -> Result<u8> {
             Err(e) => bail!("line {n}: {e}"),
         }
         Ok(())
+    };
+    let counts = input::for_each_line(&a.inputs, &spec, |line, key| {
+        let slot = &mut ring[n as usize % AHEAD];
+        if n as usize >= AHEAD {
+            remove(&mut f, slot)?;
+        }
+        n += 1;
+        let h = key.map(|k| hasher.hash_bytes(k));
+        if let Some(h) = h {
+            f.prefetch_hashed(h);
+        }
+        slot.0 = n;
+        slot.1 = h;
+        slot.2.clear();
+        slot.2.extend_from_slice(line);
+        Ok(())
     })?;
+    for i in (n as usize).saturating_sub(AHEAD)..n as usize {
+        remove(&mut f, &ring[i % AHEAD])?;
+    }
     super::compress::save_in_place(&f.to_bytes(), &a.file)?;
     note(&format!(
         "{} lines read, {} removed, {} not present",
@@ -209,10 +250,32 @@ pub fn count(a: &CountArgs) -> Result<u8> {
     if is_counter(&a.file)? {
         let f = load(&a.file)?;
         let hasher = *f.hasher();
+        // As in `add`: each key's memory is prefetched when it is read and the key counted
+        // AHEAD lines later; the lines wait in a ring of reused buffers, so the output keeps
+        // the input's order.
+        let mut ring: Vec<(Option<Hashed>, Vec<u8>)> = vec![(None, Vec::new()); AHEAD];
+        let mut seen = 0usize;
+        let mut emit = |slot: &(Option<Hashed>, Vec<u8>)| -> Result<()> {
+            print(slot.0.map_or(0, |h| f.count_hashed(h)), &slot.1)
+        };
         input::for_each_line(&a.inputs, &spec, |line, key| {
-            let est = key.map_or(0, |k| f.count_hashed(hasher.hash_bytes(k)));
-            print(est, line)
+            let slot = &mut ring[seen % AHEAD];
+            if seen >= AHEAD {
+                emit(slot)?;
+            }
+            let h = key.map(|k| hasher.hash_bytes(k));
+            if let Some(h) = h {
+                f.prefetch_hashed(h);
+            }
+            slot.0 = h;
+            slot.1.clear();
+            slot.1.extend_from_slice(line);
+            seen += 1;
+            Ok(())
         })?;
+        for i in seen.saturating_sub(AHEAD)..seen {
+            emit(&ring[i % AHEAD])?;
+        }
     } else {
         let f = super::load(&a.file)?;
         input::for_each_line(&a.inputs, &spec, |line, key| {
