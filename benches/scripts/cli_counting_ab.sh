@@ -3,14 +3,15 @@
 # and blocked counting sized for 10N keys at 1%, count-min 4 × 2^20), two CLI binaries
 # alternating PAIRS times: wall-clock seconds per command (file load and atomic save
 # included).
-# Usage: benches/scripts/cli_counting_ab.sh OLD_BINARY NEW_BINARY [N] [PAIRS]
+# Usage: [KINDS="counting dlcbf …"] benches/scripts/cli_counting_ab.sh OLD_BINARY NEW_BINARY [N] [PAIRS]
+#   (default kinds: counting blocked-counting cms; any counting kind sized by -n/-p works)
 set -euo pipefail
 old=$1 new=$2 n=${3:-1000000} pairs=${4:-2}
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 seq 1 "$n" | sed 's/^/key-/' >"$dir/keys.txt"
 now() { date +%s.%N; }
-for kind in counting blocked-counting cms; do
+for kind in ${KINDS:-counting blocked-counting cms}; do
   for _ in $(seq "$pairs"); do
     for v in old new; do
       b=${!v}

@@ -453,18 +453,19 @@ impl AnyCounter {
     }
 
     /// Hint the CPU to fetch what an insert, count or remove of the key will read, for
-    /// streaming callers that hash a key a few keys before they use it (the counting filter,
-    /// the blocked counting filter and the count-min sketch; the other kinds do nothing).
+    /// streaming callers that hash a key a few keys before they use it (the counting,
+    /// blocked counting, d-left and spectral filters and the count-min sketch; nothing for the
+    /// iterative filter, whose later probes depend on what it reads, and the space-code
+    /// filter, whose insert draws its group at random).
     #[inline]
     pub fn prefetch_hashed(&self, h: Hashed) {
         match self {
             AnyCounter::Counting(f) => f.prefetch_hashed(h),
             AnyCounter::BlockedCounting(f) => f.prefetch_hashed(h),
+            AnyCounter::DLeft(f) => f.prefetch_hashed(h),
+            AnyCounter::Spectral(f) => f.prefetch_hashed(h),
             AnyCounter::CountMin(f) => f.prefetch_hashed(h),
-            AnyCounter::DLeft(_)
-            | AnyCounter::Spectral(_)
-            | AnyCounter::Iterative(_)
-            | AnyCounter::SpaceCode(_) => {}
+            AnyCounter::Iterative(_) | AnyCounter::SpaceCode(_) => {}
         }
     }
 

@@ -331,6 +331,17 @@ impl DLeftCountingBloomFilter {
         Found::Missing
     }
 
+    /// Hint the CPU to fetch the key's d buckets ahead of an insert, a count or a remove (for
+    /// streaming callers that hash a key a few keys before they use it, such as the CLI).
+    #[inline]
+    pub fn prefetch_hashed(&self, h: Hashed) {
+        let (w, width) = (self.cells.words().as_slice(), u64::from(self.cells.width()));
+        for i in 0..self.shape.tables {
+            let (base, _) = self.slot(h, i);
+            store::prefetch(w, (base * width / 64) as usize);
+        }
+    }
+
     /// Insert a pre-hashed key: true when its fingerprint was new. [`Error::Full`] when all d
     /// of its buckets are full (nothing is changed then).
     pub fn insert_hashed(&mut self, h: Hashed) -> Result<bool> {

@@ -383,6 +383,21 @@ impl Build for SpectralBloomFilter {
     }
 }
 
+impl SpectralBloomFilter {
+    /// Hint the CPU to fetch the words of the key's k primary counters ahead of an insert, a
+    /// count or a remove (for streaming callers such as the CLI).
+    #[inline]
+    pub fn prefetch_hashed(&self, h: Hashed) {
+        let (w, width) = (
+            self.primary.words().as_slice(),
+            u64::from(self.primary.width()),
+        );
+        for i in h.indices(self.k, self.primary.len()) {
+            store::prefetch(w, (i * width / 64) as usize);
+        }
+    }
+}
+
 impl Filter for SpectralBloomFilter {
     fn hasher(&self) -> &KeyHasher {
         &self.hasher
