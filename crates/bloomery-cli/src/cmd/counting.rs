@@ -189,45 +189,23 @@ pub fn remove(a: &CountArgs) -> Result<u8> {
     if let Some(e) = f.remove_unsupported() {
         bail!("cannot remove from `{}`: {e}", a.file.display());
     }
-    let hasher = *f.hasher();
-    let (mut removed, mut absent, mut n) = (0u64, 0u64, 0u64);
-    // As in `add`, each key's memory is prefetched when it is read and the key removed AHEAD
-    // lines later, in input order; a ring of reused buffers keeps the lines for the warnings.
-    let mut ring: Vec<(u64, Option<Hashed>, Vec<u8>)> = vec![(0, None, Vec::new()); AHEAD];
-    let mut remove = |f: &mut AnyCounter, (n, h, line): &(u64, Option<Hashed>, Vec<u8>)| {
-        let Some(h) = *h else { return Ok(()) };
+    let (mut removed, mut absent) = (0u64, 0u64);
+    let counts = for_each_ahead(&a.inputs, &spec, &mut f, |f, key| {
+        let Some(h) = key.hash else { return Ok(()) };
         match f.remove_hashed(h) {
             Ok(()) => removed += 1,
             Err(RemoveError::NotPresent) => {
                 absent += 1;
                 output::warn(&format!(
-                    "line {n}: not present, not removed: {}",
-                    String::from_utf8_lossy(line)
+                    "line {}: not present, not removed: {}",
+                    key.number,
+                    String::from_utf8_lossy(&key.line)
                 ));
             }
-            Err(e) => bail!("line {n}: {e}"),
+            Err(e) => bail!("line {}: {e}", key.number),
         }
-        Ok(())
-    };
-    let counts = input::for_each_line(&a.inputs, &spec, |line, key| {
-        let slot = &mut ring[n as usize % AHEAD];
-        if n as usize >= AHEAD {
-            remove(&mut f, slot)?;
-        }
-        n += 1;
-        let h = key.map(|k| hasher.hash_bytes(k));
-        if let Some(h) = h {
-            f.prefetch_hashed(h);
-        }
-        slot.0 = n;
-        slot.1 = h;
-        slot.2.clear();
-        slot.2.extend_from_slice(line);
         Ok(())
     })?;
-    for i in (n as usize).saturating_sub(AHEAD)..n as usize {
-        remove(&mut f, &ring[i % AHEAD])?;
-    }
     super::compress::save_in_place(&f.to_bytes(), &a.file)?;
     note(&format!(
         "{} lines read, {} removed, {} not present",
@@ -236,6 +214,51 @@ pub fn remove(a: &CountArgs) -> Result<u8> {
         group(absent)
     ));
     Ok(if absent > 0 { 1 } else { 0 })
+}
+
+/// A line waiting in [`for_each_ahead`]'s ring.
+#[derive(Clone, Default)]
+struct Ahead {
+    /// 1-based line number.
+    number: u64,
+    /// The key's hash (none for a line without a key).
+    hash: Option<Hashed>,
+    /// The line, for output and warnings.
+    line: Vec<u8>,
+}
+
+/// Call `due` on every line of the inputs AHEAD lines after reading it, in input order: each
+/// key's memory is prefetched when it is read, so the cache misses of consecutive keys
+/// overlap on a filter larger than the caches. The waiting lines live in a ring of reused
+/// buffers (`remove` and `count` need their text).
+fn for_each_ahead(
+    inputs: &[String],
+    spec: &KeySpec,
+    f: &mut AnyCounter,
+    mut due: impl FnMut(&mut AnyCounter, &Ahead) -> Result<()>,
+) -> Result<input::Counts> {
+    let hasher = *f.hasher();
+    let mut ring = vec![Ahead::default(); AHEAD];
+    let mut read = 0u64;
+    let counts = input::for_each_line(inputs, spec, |line, key| {
+        let slot = &mut ring[read as usize % AHEAD];
+        if read as usize >= AHEAD {
+            due(f, slot)?;
+        }
+        read += 1;
+        slot.number = read;
+        slot.hash = key.map(|k| hasher.hash_bytes(k));
+        if let Some(h) = slot.hash {
+            f.prefetch_hashed(h);
+        }
+        slot.line.clear();
+        slot.line.extend_from_slice(line);
+        Ok(())
+    })?;
+    for i in read.saturating_sub(AHEAD as u64)..read {
+        due(f, &ring[i as usize % AHEAD])?;
+    }
+    Ok(counts)
 }
 
 pub fn count(a: &CountArgs) -> Result<u8> {
@@ -248,34 +271,10 @@ pub fn count(a: &CountArgs) -> Result<u8> {
         Ok(())
     };
     if is_counter(&a.file)? {
-        let f = load(&a.file)?;
-        let hasher = *f.hasher();
-        // As in `add`: each key's memory is prefetched when it is read and the key counted
-        // AHEAD lines later; the lines wait in a ring of reused buffers, so the output keeps
-        // the input's order.
-        let mut ring: Vec<(Option<Hashed>, Vec<u8>)> = vec![(None, Vec::new()); AHEAD];
-        let mut seen = 0usize;
-        let mut emit = |slot: &(Option<Hashed>, Vec<u8>)| -> Result<()> {
-            print(slot.0.map_or(0, |h| f.count_hashed(h)), &slot.1)
-        };
-        input::for_each_line(&a.inputs, &spec, |line, key| {
-            let slot = &mut ring[seen % AHEAD];
-            if seen >= AHEAD {
-                emit(slot)?;
-            }
-            let h = key.map(|k| hasher.hash_bytes(k));
-            if let Some(h) = h {
-                f.prefetch_hashed(h);
-            }
-            slot.0 = h;
-            slot.1.clear();
-            slot.1.extend_from_slice(line);
-            seen += 1;
-            Ok(())
+        let mut f = load(&a.file)?;
+        for_each_ahead(&a.inputs, &spec, &mut f, |f, key| {
+            print(key.hash.map_or(0, |h| f.count_hashed(h)), &key.line)
         })?;
-        for i in seen.saturating_sub(AHEAD)..seen {
-            emit(&ring[i % AHEAD])?;
-        }
     } else {
         let f = super::load(&a.file)?;
         input::for_each_line(&a.inputs, &spec, |line, key| {

@@ -326,31 +326,16 @@ static BEFORE: [[i32; 8]; 7] = {
     t
 };
 
-/// `vpermd` indices rotating the lanes by 1, 2, 3 and 4 (every pair of lanes is 1–4 apart
-/// one way round).
-static ROTATE: [[i32; 8]; 4] = {
-    let mut t = [[0i32; 8]; 4];
-    let mut r = 0;
-    while r < 4 {
-        let mut j = 0;
-        while j < 8 {
-            t[r][j] = ((j + r + 1) % 8) as i32;
-            j += 1;
-        }
-        r += 1;
-    }
-    t
-};
-
 /// True when two lanes hold the same digit (the key hits a counter twice; the unused lanes'
 /// digits are distinct from every other): a cheaper test than [`rank`], which only such keys
 /// (about 15% at k = 7) need.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn repeated(l: &Lanes) -> bool {
+    // every pair of lanes is 1–4 apart one way round
     let mut same = _mm256_setzero_si256();
-    for r in &ROTATE {
-        let other = _mm256_permutevar8x32_epi32(l.digit, load(r));
+    for back in &BACK[..4] {
+        let other = _mm256_permutevar8x32_epi32(l.digit, load(back));
         same = _mm256_or_si256(same, _mm256_cmpeq_epi32(l.digit, other));
     }
     _mm256_movemask_ps(_mm256_castsi256_ps(same)) != 0
