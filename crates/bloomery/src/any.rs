@@ -8,14 +8,15 @@
 
 use std::path::Path;
 
-use crate::error::{Error, Incompatibility, Result};
+use crate::error::{invalid, Error, Incompatibility, Result};
 use crate::filter::{Build, Builder, Filter, Merge, Stats};
 use crate::format::{self, Kind, Persist, Source, Verify};
 use crate::hash::Key;
 use crate::hash::{Hashed, KeyHasher};
+use crate::redisbloom::CuckooInsert;
 use crate::{
     BlockedBloomFilter, BloomFilter, MultiLayerBloomFilter, PartitionedBloomFilter,
-    ScalableBloomFilter, SplitBlockBloomFilter,
+    RedisBloomCuckooFilter, RedisBloomFilter, ScalableBloomFilter, SplitBlockBloomFilter,
 };
 
 /// Any of the set structures.
@@ -38,6 +39,13 @@ pub enum AnyFilter {
     /// error. Insert and query keys with [`AnyFilter::try_insert_key`] /
     /// [`AnyFilter::contains_key`] or [`Filter::insert`] / [`Filter::contains`].
     Mlbf(MultiLayerBloomFilter),
+    /// [`RedisBloomFilter`]: a RedisBloom `BF.*` value, its mapping kept.
+    RedisBloom(RedisBloomFilter),
+    /// [`RedisBloomCuckooFilter`]: a RedisBloom `CF.*` value, its mapping kept. An insert
+    /// stores the key unless it may be present; one that cannot be stored (full, growth off
+    /// or at the memory limit) is an error from `try_insert_hashed` and a `false` from
+    /// `insert_hashed`.
+    RedisBloomCuckoo(RedisBloomCuckooFilter),
 }
 
 /// Apply `$body` to the inner structure, whatever its kind.
@@ -50,6 +58,8 @@ macro_rules! each {
             AnyFilter::SplitBlock($f) => $body,
             AnyFilter::Scalable($f) => $body,
             AnyFilter::Mlbf($f) => $body,
+            AnyFilter::RedisBloom($f) => $body,
+            AnyFilter::RedisBloomCuckoo($f) => $body,
         }
     };
 }
@@ -139,6 +149,25 @@ impl Build for AnyFilter {
                 }
                 AnyFilter::Mlbf(m.try_build()?)
             }
+            // what BF.RESERVE / CF.RESERVE make in RedisBloom (with its defaults for the rest)
+            Kind::RedisBloomChain => {
+                use crate::redisbloom::{OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING};
+                let scaling = if b.scaling { 0 } else { OPT_NO_SCALING };
+                AnyFilter::RedisBloom(RedisBloomFilter::with_options(
+                    b.capacity.ok_or_else(|| invalid("capacity", "required"))?,
+                    b.fpr.ok_or_else(|| invalid("fpr", "required"))?,
+                    OPT_FORCE64 | OPT_NOROUND | scaling,
+                    b.growth,
+                    b.max_bytes,
+                )?)
+            }
+            Kind::RedisBloomCuckoo => AnyFilter::RedisBloomCuckoo(RedisBloomCuckooFilter::reserve(
+                b.capacity.ok_or_else(|| invalid("capacity", "required"))?,
+                2,
+                20,
+                1,
+                b.max_bytes,
+            )?),
             k @ (Kind::Counting
             | Kind::BlockedCounting
             | Kind::DLeftCounting
@@ -172,6 +201,8 @@ impl AnyFilter {
             AnyFilter::SplitBlock(_) => Kind::SplitBlock,
             AnyFilter::Scalable(_) => Kind::Scalable,
             AnyFilter::Mlbf(_) => Kind::Mlbf,
+            AnyFilter::RedisBloom(_) => Kind::RedisBloomChain,
+            AnyFilter::RedisBloomCuckoo(_) => Kind::RedisBloomCuckoo,
         }
     }
 
@@ -198,6 +229,12 @@ impl AnyFilter {
             }
             Kind::Scalable => AnyFilter::Scalable(ScalableBloomFilter::decode_from(d, src, limit)?),
             Kind::Mlbf => AnyFilter::Mlbf(MultiLayerBloomFilter::decode_from(d, src, limit)?),
+            Kind::RedisBloomChain => {
+                AnyFilter::RedisBloom(RedisBloomFilter::decode_from(d, src, limit)?)
+            }
+            Kind::RedisBloomCuckoo => {
+                AnyFilter::RedisBloomCuckoo(RedisBloomCuckooFilter::decode_from(d, src, limit)?)
+            }
             k @ (Kind::Counting
             | Kind::BlockedCounting
             | Kind::DLeftCounting
@@ -214,7 +251,7 @@ impl AnyFilter {
             | Kind::TopK) => {
                 return Err(crate::error::FormatError::WrongKind {
                     expected: "a set structure (classic, partitioned, blocked, split-block, \
-                               scalable, mlbf)",
+                               scalable, mlbf, redisbloom-bf, redisbloom-cf)",
                     found: k.name(),
                 }
                 .into())
@@ -257,6 +294,11 @@ impl AnyFilter {
             (AnyFilter::SplitBlock(a), AnyFilter::SplitBlock(b)) => a.union_with(b),
             (AnyFilter::Scalable(a), AnyFilter::Scalable(b)) => a.union_with(b),
             (AnyFilter::Mlbf(a), AnyFilter::Mlbf(b)) => a.union_with(b),
+            (a @ (AnyFilter::RedisBloom(_) | AnyFilter::RedisBloomCuckoo(_)), b)
+                if a.kind() == b.kind() =>
+            {
+                Err(not_mergeable(a))
+            }
             (a, b) => Err(kind_mismatch(a, b)),
         }
     }
@@ -270,6 +312,11 @@ impl AnyFilter {
             (AnyFilter::SplitBlock(a), AnyFilter::SplitBlock(b)) => a.intersect_with(b),
             (AnyFilter::Scalable(a), AnyFilter::Scalable(b)) => a.intersect_with(b),
             (AnyFilter::Mlbf(a), AnyFilter::Mlbf(b)) => a.intersect_with(b),
+            (a @ (AnyFilter::RedisBloom(_) | AnyFilter::RedisBloomCuckoo(_)), b)
+                if a.kind() == b.kind() =>
+            {
+                Err(not_mergeable(a))
+            }
             (a, b) => Err(kind_mismatch(a, b)),
         }
     }
@@ -300,10 +347,14 @@ impl AnyFilter {
             }
             (AnyFilter::SplitBlock(_), AnyFilter::SplitBlock(_))
             | (AnyFilter::Scalable(_), AnyFilter::Scalable(_))
-            | (AnyFilter::Mlbf(_), AnyFilter::Mlbf(_)) => Err(Error::Unsupported(format!(
-                "overlap estimates are not defined for {} filters",
-                self.kind().name()
-            ))),
+            | (AnyFilter::Mlbf(_), AnyFilter::Mlbf(_))
+            | (AnyFilter::RedisBloom(_), AnyFilter::RedisBloom(_))
+            | (AnyFilter::RedisBloomCuckoo(_), AnyFilter::RedisBloomCuckoo(_)) => {
+                Err(Error::Unsupported(format!(
+                    "overlap estimates are not defined for {} filters",
+                    self.kind().name()
+                )))
+            }
             (a, b) => Err(kind_mismatch(a, b)),
         }
     }
@@ -321,6 +372,9 @@ impl AnyFilter {
             AnyFilter::Mlbf(_) => Err(Error::Unsupported(
                 "mark_damaged on a multi-layer filter".into(),
             )),
+            AnyFilter::RedisBloom(_) | AnyFilter::RedisBloomCuckoo(_) => Err(Error::Unsupported(
+                "mark_damaged on a RedisBloom filter".into(),
+            )),
         }
     }
 
@@ -337,6 +391,9 @@ impl AnyFilter {
             AnyFilter::Mlbf(_) => {
                 return Err(Error::Unsupported("clear on a multi-layer filter".into()))
             }
+            AnyFilter::RedisBloom(_) | AnyFilter::RedisBloomCuckoo(_) => {
+                return Err(Error::Unsupported("clear on a RedisBloom filter".into()))
+            }
         }
         Ok(())
     }
@@ -345,6 +402,17 @@ impl AnyFilter {
     pub fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool> {
         match self {
             AnyFilter::Scalable(f) => f.try_insert_hashed(h),
+            AnyFilter::RedisBloom(f) => f.try_insert_hashed(h),
+            AnyFilter::RedisBloomCuckoo(f) => match f.insert_unique_hash(h.lo) {
+                CuckooInsert::Inserted => Ok(true),
+                CuckooInsert::Exists => Ok(false),
+                CuckooInsert::NoSpace => Err(Error::Full {
+                    capacity: f.first_buckets() * u64::from(f.bucket_size()),
+                }),
+                CuckooInsert::NoMemory => Err(Error::Unsupported(
+                    "the cuckoo filter cannot grow (memory limit or 65535 sub-filters)".into(),
+                )),
+            },
             AnyFilter::Mlbf(_) => Err(Error::Unsupported(
                 "a multi-layer filter is keyed by URL, not by one hash: use try_insert_key".into(),
             )),
@@ -406,6 +474,27 @@ impl AnyFilter {
             AnyFilter::Blocked(f) => stats(f),
             AnyFilter::SplitBlock(f) => stats(f),
             AnyFilter::Mlbf(f) => stats(f),
+            AnyFilter::RedisBloom(f) => (
+                f.bit_len(),
+                f.hash_count(),
+                f.count_ones(),
+                f.current_fpr(),
+                f.capacity(),
+                f.target_fpr(),
+                f.estimated_len(),
+                f.links().len(),
+            ),
+            // one byte per slot: "bits" are the slots' bits and the fill counts occupied slots
+            AnyFilter::RedisBloomCuckoo(f) => (
+                f.allocated_bytes() * 8,
+                0,
+                f.occupied() * 8,
+                f.current_fpr(),
+                f.first_buckets() * u64::from(f.bucket_size()),
+                0.0,
+                f.occupied() as f64,
+                f.filters(),
+            ),
         };
         let items = self.len();
         let lower = if target > 0.0 && items > 0 {
@@ -465,6 +554,13 @@ fn stats<S: Stats>(f: &S) -> StatTuple {
     )
 }
 
+fn not_mergeable(a: &AnyFilter) -> Error {
+    Error::Unsupported(format!(
+        "{} filters cannot be merged (RedisBloom has no union either)",
+        a.kind().name()
+    ))
+}
+
 fn kind_mismatch(a: &AnyFilter, b: &AnyFilter) -> Error {
     Error::Incompatible(Incompatibility::Kind {
         left: a.kind().name(),
@@ -485,6 +581,8 @@ impl Filter for AnyFilter {
             AnyFilter::SplitBlock(f) => f.insert_hashed(h),
             AnyFilter::Scalable(f) => f.insert_hashed(h),
             AnyFilter::Mlbf(_) => false,
+            AnyFilter::RedisBloom(f) => f.insert_hashed(h),
+            AnyFilter::RedisBloomCuckoo(f) => f.insert_hashed(h),
         }
     }
     /// For [`AnyFilter::Mlbf`]: true, the only answer without a false negative (see the
@@ -497,6 +595,8 @@ impl Filter for AnyFilter {
             AnyFilter::SplitBlock(f) => f.contains_hashed(h),
             AnyFilter::Scalable(f) => f.contains_hashed(h),
             AnyFilter::Mlbf(_) => true,
+            AnyFilter::RedisBloom(f) => f.contains_hashed(h),
+            AnyFilter::RedisBloomCuckoo(f) => f.contains_hashed(h),
         }
     }
     fn len(&self) -> u64 {

@@ -109,6 +109,12 @@ pub enum Kind {
     BlockedSectors = 20,
     /// [`crate::BlockedCountingBloomFilter`]: counters of one key in one cache line.
     BlockedCounting = 21,
+    /// [`crate::RedisBloomFilter`]: RedisBloom's scalable Bloom filter (`MBbloom--`), its
+    /// bits and hashing kept.
+    RedisBloomChain = 22,
+    /// [`crate::RedisBloomCuckooFilter`]: RedisBloom's cuckoo filter (`MBbloomCF`), its
+    /// buckets and hashing kept.
+    RedisBloomCuckoo = 23,
 }
 
 impl Kind {
@@ -135,6 +141,8 @@ impl Kind {
         Kind::TopK,
         Kind::BlockedSectors,
         Kind::BlockedCounting,
+        Kind::RedisBloomChain,
+        Kind::RedisBloomCuckoo,
     ];
 
     /// Decode a stored id.
@@ -180,6 +188,8 @@ impl Kind {
             Kind::TopK => "topk",
             Kind::BlockedSectors => "blocked-sectors",
             Kind::BlockedCounting => "blocked-counting",
+            Kind::RedisBloomChain => "redisbloom-bf",
+            Kind::RedisBloomCuckoo => "redisbloom-cf",
         }
     }
 
@@ -197,6 +207,8 @@ impl Kind {
                 | Kind::SplitBlock
                 | Kind::Scalable
                 | Kind::Mlbf
+                | Kind::RedisBloomChain
+                | Kind::RedisBloomCuckoo
         )
     }
 }

@@ -44,6 +44,7 @@
 //! | a static key → small value map | [`BloomierFilter`] | hypergraph peeling, optional fingerprint (002 §9) |
 //! | a static set, least memory | [`XorFilter`] | binary-fuse layout, ≈ 1.13× the lower bound with 8-bit fingerprints |
 //! | the k heaviest items of a stream, listed | [`TopK`] | HeavyKeeper (Gong et al. 2018): counts with exponential decay plus a min-heap; counts never over-estimate |
+//! | data moved from RedisBloom (`BF.*`, `CF.*` SCANDUMP chunks) | [`RedisBloomFilter`], [`RedisBloomCuckooFilter`] | RedisBloom's exact hashing and layout: answers as RedisBloom did ([`redisbloom`]) |
 //!
 //! ## Layers
 //! [`hash`] (one hash path) → [`store`] (aligned words, owned or mapped) → the structures →
@@ -83,9 +84,11 @@ pub mod format;
 pub mod hash;
 pub mod iterative;
 pub mod mlbf;
+mod murmur;
 pub mod params;
 pub mod partitioned;
 pub mod peel;
+pub mod redisbloom;
 pub mod scalable;
 #[cfg(feature = "serde")]
 mod serde_impl;
@@ -122,6 +125,7 @@ pub use hash::{HashAlgorithm, Hashed, Key, KeyHasher, SeedKind};
 pub use iterative::IterativeBloomFilter;
 pub use mlbf::MultiLayerBloomFilter;
 pub use partitioned::PartitionedBloomFilter;
+pub use redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
 pub use scalable::ScalableBloomFilter;
 pub use space_code::SpaceCodeBloomFilter;
 pub use spectral::{SpectralBloomFilter, SpectralMethod};
