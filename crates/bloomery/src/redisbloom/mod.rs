@@ -133,7 +133,9 @@ pub enum RedisBloomValue {
 
 /// Rebuild a value from its complete SCANDUMP sequence: the header chunk (iterator 1) and
 /// then every data chunk, in order, covering each byte of the value exactly once (as
-/// `SCANDUMP` returns them). Sizes are checked against `limit` bytes before allocating.
+/// `SCANDUMP` returns them; a cuckoo filter without items may come as its header alone, since
+/// RedisBloom dumps no chunk for it). Sizes are checked against `limit` bytes before
+/// allocating.
 pub fn import_chunks<'a>(
     ty: ValueType,
     chunks: impl IntoIterator<Item = (i64, &'a [u8])>,
@@ -187,7 +189,10 @@ pub fn import_chunks<'a>(
         }
         next = iter as u64;
     }
-    if next - 1 != total {
+    // RedisBloom's CF.SCANDUMP returns no chunk at all for a filter without items: its slots
+    // are all empty, so the header alone is the whole value
+    let empty_cuckoo = matches!(&value, RedisBloomValue::Cuckoo(f) if f.is_empty());
+    if next - 1 != total && !(next == 1 && empty_cuckoo) {
         return Err(seq(format!(
             "the chunks cover {} of the value's {total} bytes",
             next - 1
