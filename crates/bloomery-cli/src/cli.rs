@@ -143,6 +143,17 @@ Example:\n  bloomery flatten proxy.counts proxy.bloom"
         after_help = "Exit status 2 if OLD is not the delta's base, or the delta is damaged.\n\nExample:\n  bloomery patch monday.bloom tue.delta tuesday.bloom"
     )]
     Patch(PatchArgs),
+    /// Convert another system's filter data into a bloomery file (OUT, the last FILE).
+    #[command(
+        after_help = "--from redisbloom: the SCANDUMP chunk files of one RedisBloom BF or CF key \
+(as `scripts/migrate-redisbloom.py save` writes them). OUT keeps RedisBloom's hashing and \
+layout (kind redisbloom-bf or redisbloom-cf), so `check` answers exactly as RedisBloom did and \
+`add` grows it as RedisBloom would.\n\nExample:\n  \
+scripts/migrate-redisbloom.py save --from redis://old:6379 --dir chunks/\n  \
+bloomery import --from redisbloom chunks/00000000-seen.rbchunks seen.bloom\n  \
+bloomery check seen.bloom candidates.txt"
+    )]
+    Import(ImportArgs),
     /// Print deterministic URL-like lines (for demos and benchmarks).
     #[command(hide = true)]
     GenUrls(GenArgs),
@@ -534,6 +545,26 @@ pub struct MergeArgs {
     #[arg(required = true, num_args = 1..)]
     pub inputs: Vec<PathBuf>,
     /// Overwrite OUT if it exists and is not one of the inputs.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Systems `bloomery import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFrom {
+    /// RedisBloom 2.x BF/CF values: SCANDUMP chunk files of one key.
+    Redisbloom,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The system the input comes from.
+    #[arg(long, value_enum, value_name = "SYSTEM")]
+    pub from: Option<ImportFrom>,
+    /// The input files, then OUT: the filter file to write (atomically).
+    #[arg(required = true, num_args = 2.., value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Overwrite OUT if it exists.
     #[arg(long)]
     pub force: bool,
 }

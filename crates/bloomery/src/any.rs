@@ -484,10 +484,11 @@ impl AnyFilter {
                 f.estimated_len(),
                 f.links().len(),
             ),
-            // one byte per slot: "bits" are the slots' bits and the fill counts occupied slots
+            // one byte per slot: "bits" are the slots' bits, the fill counts occupied slots and
+            // the hashes are the key's two candidate buckets
             AnyFilter::RedisBloomCuckoo(f) => (
                 f.allocated_bytes() * 8,
-                0,
+                2,
                 f.occupied() * 8,
                 f.current_fpr(),
                 f.first_buckets() * u64::from(f.bucket_size()),

@@ -9,6 +9,7 @@ mod counting;
 mod create;
 mod dedup;
 mod gen;
+mod import_redisbloom;
 mod info;
 mod lab;
 mod merge;
@@ -43,6 +44,7 @@ pub fn run(cmd: Command) -> Result<u8> {
         Command::Remove(a) => counting::remove(&a),
         Command::Count(a) => counting::count(&a),
         Command::Flatten(a) => counting::flatten(&a),
+        Command::Import(a) => import_redisbloom::run(a),
         Command::GenUrls(a) => gen::run(a),
         Command::Compress(a) => compress::compress(a),
         Command::Decompress(a) => compress::decompress(a),
