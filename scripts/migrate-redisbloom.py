@@ -33,6 +33,9 @@ import urllib.parse
 
 BF_TYPE = "MBbloom--"
 CF_TYPE = "MBbloomCF"
+# The same values on a server running bloomery's module (moved there earlier): the script
+# reads them alike, so values can move on again between bloomery servers.
+MOVED_TYPES = {"BLMRY-RBB": BF_TYPE, "BLMRY-RBC": CF_TYPE}
 MAGIC = b"RBCHUNKS"
 
 
@@ -146,11 +149,12 @@ class Target:
 
 def scan_keys(conn, pattern, batch):
     """Every key of RedisBloom's two types matching the pattern, with its type."""
-    for ty in (BF_TYPE, CF_TYPE):
+    for scanned in (BF_TYPE, CF_TYPE, *MOVED_TYPES):
+        ty = MOVED_TYPES.get(scanned, scanned)
         cursor = b"0"
         while True:
             cursor, keys = conn.call("SCAN", cursor, "MATCH", pattern, "COUNT", batch,
-                                     "TYPE", ty)
+                                     "TYPE", scanned)
             for k in keys:
                 yield k, ty
             if cursor == b"0":

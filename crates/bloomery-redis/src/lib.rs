@@ -13,7 +13,8 @@
 //! loads and answers identically. See `README.md` for loading, configuration and clusters.
 //!
 //! This file only wires commands to their handlers: [`bf`], [`cf`], [`cms`], [`topk`], [`cbf`],
-//! [`bcbf`], [`ibf`], [`mlbf`] (the last four share helpers in [`own`]) and [`dump`]; arguments
+//! [`bcbf`], [`ibf`], [`mlbf`] (the last four share helpers in [`own`]) and [`dump`]; `BF.*`
+//! and `CF.*` go through [`migrate`], which serves values moved from RedisBloom; arguments
 //! are parsed in [`args`], data types and persistence live in [`types`], module arguments in
 //! [`config`]. Every command names its one key at position 1 (first = last = 1, step 1), so a
 //! cluster routes it and answers MOVED/CROSSSLOT as for built-in commands; `CMS.MERGE`, whose
@@ -29,6 +30,7 @@ pub mod cms;
 pub mod config;
 pub mod dump;
 pub mod ibf;
+pub mod migrate;
 pub mod mlbf;
 pub mod own;
 pub mod topk;
@@ -38,10 +40,11 @@ pub mod types;
 mod module {
     use redis_module::{redis_module, Context, RedisString, Status};
 
+    use crate::migrate::{RB_BF_TYPE, RB_CF_TYPE};
     use crate::types::{
         BCBF_TYPE, BF_TYPE, CBF_TYPE, CF_TYPE, CMS_TYPE, IBF_TYPE, MLBF_TYPE, TOPK_TYPE,
     };
-    use crate::{bcbf, bf, cbf, cf, cms, config, dump, ibf, mlbf, topk};
+    use crate::{bcbf, bf, cbf, cf, cms, config, dump, ibf, migrate, mlbf, topk};
 
     fn init(ctx: &Context, args: &[RedisString]) -> Status {
         // We check every RDB read ourselves (raw::load_* report IO errors), so a truncated or
@@ -72,34 +75,36 @@ mod module {
         version: 1,
         allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
         data_types: [
-            BF_TYPE, CF_TYPE, CMS_TYPE, CBF_TYPE, BCBF_TYPE, IBF_TYPE, TOPK_TYPE, MLBF_TYPE
+            BF_TYPE, CF_TYPE, CMS_TYPE, CBF_TYPE, BCBF_TYPE, IBF_TYPE, TOPK_TYPE, MLBF_TYPE,
+            RB_BF_TYPE, RB_CF_TYPE
         ],
         init: init,
         commands: [
-            // Bloom filters (RedisBloom-compatible).
+            // Bloom filters (RedisBloom-compatible). Routed through `migrate`, which answers
+            // for values moved from RedisBloom and hands every other key to `bf`.
             ["BF.RESERVE", bf::reserve, "write deny-oom", 1, 1, 1, ""],
-            ["BF.ADD", bf::add, "write deny-oom", 1, 1, 1, ""],
-            ["BF.MADD", bf::madd, "write deny-oom", 1, 1, 1, ""],
-            ["BF.INSERT", bf::insert, "write deny-oom", 1, 1, 1, ""],
-            ["BF.EXISTS", bf::exists, "readonly fast", 1, 1, 1, ""],
-            ["BF.MEXISTS", bf::mexists, "readonly fast", 1, 1, 1, ""],
-            ["BF.INFO", bf::info, "readonly fast", 1, 1, 1, ""],
-            ["BF.CARD", bf::card, "readonly fast", 1, 1, 1, ""],
-            ["BF.SCANDUMP", bf::scandump, "readonly", 1, 1, 1, ""],
-            ["BF.LOADCHUNK", bf::loadchunk, "write deny-oom", 1, 1, 1, ""],
-            // Cuckoo filters (RedisBloom-compatible).
+            ["BF.ADD", migrate::bf_add, "write deny-oom", 1, 1, 1, ""],
+            ["BF.MADD", migrate::bf_madd, "write deny-oom", 1, 1, 1, ""],
+            ["BF.INSERT", migrate::bf_insert, "write deny-oom", 1, 1, 1, ""],
+            ["BF.EXISTS", migrate::bf_exists, "readonly fast", 1, 1, 1, ""],
+            ["BF.MEXISTS", migrate::bf_mexists, "readonly fast", 1, 1, 1, ""],
+            ["BF.INFO", migrate::bf_info, "readonly fast", 1, 1, 1, ""],
+            ["BF.CARD", migrate::bf_card, "readonly fast", 1, 1, 1, ""],
+            ["BF.SCANDUMP", migrate::bf_scandump, "readonly", 1, 1, 1, ""],
+            ["BF.LOADCHUNK", migrate::bf_loadchunk, "write deny-oom", 1, 1, 1, ""],
+            // Cuckoo filters (RedisBloom-compatible), routed like BF.
             ["CF.RESERVE", cf::reserve, "write deny-oom", 1, 1, 1, ""],
-            ["CF.ADD", cf::add, "write deny-oom", 1, 1, 1, ""],
-            ["CF.ADDNX", cf::addnx, "write deny-oom", 1, 1, 1, ""],
-            ["CF.INSERT", cf::insert, "write deny-oom", 1, 1, 1, ""],
-            ["CF.INSERTNX", cf::insertnx, "write deny-oom", 1, 1, 1, ""],
-            ["CF.EXISTS", cf::exists, "readonly fast", 1, 1, 1, ""],
-            ["CF.MEXISTS", cf::mexists, "readonly fast", 1, 1, 1, ""],
-            ["CF.DEL", cf::del, "write", 1, 1, 1, ""],
-            ["CF.COUNT", cf::count, "readonly fast", 1, 1, 1, ""],
-            ["CF.INFO", cf::info, "readonly fast", 1, 1, 1, ""],
-            ["CF.SCANDUMP", cf::scandump, "readonly", 1, 1, 1, ""],
-            ["CF.LOADCHUNK", cf::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["CF.ADD", migrate::cf_add, "write deny-oom", 1, 1, 1, ""],
+            ["CF.ADDNX", migrate::cf_addnx, "write deny-oom", 1, 1, 1, ""],
+            ["CF.INSERT", migrate::cf_insert, "write deny-oom", 1, 1, 1, ""],
+            ["CF.INSERTNX", migrate::cf_insertnx, "write deny-oom", 1, 1, 1, ""],
+            ["CF.EXISTS", migrate::cf_exists, "readonly fast", 1, 1, 1, ""],
+            ["CF.MEXISTS", migrate::cf_mexists, "readonly fast", 1, 1, 1, ""],
+            ["CF.DEL", migrate::cf_del, "write", 1, 1, 1, ""],
+            ["CF.COUNT", migrate::cf_count, "readonly fast", 1, 1, 1, ""],
+            ["CF.INFO", migrate::cf_info, "readonly fast", 1, 1, 1, ""],
+            ["CF.SCANDUMP", migrate::cf_scandump, "readonly", 1, 1, 1, ""],
+            ["CF.LOADCHUNK", migrate::cf_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // Count-min sketches (RedisBloom-compatible; SCANDUMP/LOADCHUNK are extensions).
             ["CMS.INITBYDIM", cms::initbydim, "write deny-oom", 1, 1, 1, ""],
             ["CMS.INITBYPROB", cms::initbyprob, "write deny-oom", 1, 1, 1, ""],

@@ -188,7 +188,7 @@ fn check_cuckoo(f: &Fixture, mut c: RedisBloomCuckooFilter) {
     let n = j["count_keys"].as_u64().unwrap() as usize;
     let odd_counts = |keys: &[Vec<u8>], usual: u64| -> Vec<(usize, u64)> {
         keys.iter()
-            .take(n)
+            .take(n) // at most the recorded number of keys
             .enumerate()
             .map(|(i, k)| (i, c.count(k)))
             .filter(|&(_, v)| v != usual)

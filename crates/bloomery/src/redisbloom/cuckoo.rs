@@ -573,8 +573,7 @@ impl RedisBloomCuckooFilter {
             max_iterations,
             expansion,
             limit,
-        )
-        .map_err(ChunkError::BadHeader)?;
+        )?;
         let total = f
             .iter()
             .map(|s| s.buckets * u64::from(bucket_size))
@@ -595,7 +594,7 @@ impl RedisBloomCuckooFilter {
         })
     }
 
-    /// Validate the shape and lay out the sub-filters.
+    /// Validate the shape and lay out the sub-filters, refusing more than `limit` bytes.
     fn assemble(
         num_buckets: u64,
         filters: u64,
@@ -603,32 +602,39 @@ impl RedisBloomCuckooFilter {
         max_iterations: u16,
         expansion: u16,
         limit: u64,
-    ) -> std::result::Result<Vec<Sub>, String> {
+    ) -> std::result::Result<Vec<Sub>, ChunkError> {
+        let bad = |m: String| Err(ChunkError::BadHeader(m));
         if bucket_size == 0 || bucket_size > MAX_BUCKET_SIZE {
-            return Err(format!("bucket size {bucket_size} (1..=255)"));
+            return bad(format!("bucket size {bucket_size} (1..=255)"));
         }
         if num_buckets == 0 || num_buckets > MAX_NUM_BUCKETS || !num_buckets.is_power_of_two() {
-            return Err(format!("{num_buckets} buckets (a power of two below 2^56)"));
+            return bad(format!("{num_buckets} buckets (a power of two below 2^56)"));
         }
         if filters == 0 || filters > MAX_FILTERS as u64 {
-            return Err(format!("{filters} sub-filters (1..=65535)"));
+            return bad(format!("{filters} sub-filters (1..=65535)"));
         }
         if max_iterations == 0 {
-            return Err("max iterations 0".into());
+            return bad("max iterations 0".into());
         }
         if expansion == 0 && filters > 1 {
-            return Err(format!("{filters} sub-filters with expansion 0"));
+            return bad(format!("{filters} sub-filters with expansion 0"));
         }
         let mut subs = Vec::new();
         let mut offset = 0u64;
         for i in 0..filters as usize {
-            let buckets = Self::buckets_of(num_buckets, expansion, i)
-                .ok_or_else(|| format!("sub-filter {i} has more than 2^56 buckets"))?;
+            let Some(buckets) = Self::buckets_of(num_buckets, expansion, i) else {
+                return bad(format!("sub-filter {i} has more than 2^56 buckets"));
+            };
             let bytes = buckets * u64::from(bucket_size);
-            offset = offset
-                .checked_add(bytes)
-                .filter(|&o| o <= limit)
-                .ok_or_else(|| format!("the sub-filters exceed the limit of {limit} bytes"))?;
+            match offset.checked_add(bytes).filter(|&o| o <= limit) {
+                Some(o) => offset = o,
+                None => {
+                    return Err(ChunkError::TooLarge {
+                        requested: offset.saturating_add(bytes),
+                        limit,
+                    })
+                }
+            }
             subs.push(Sub {
                 offset: offset - bytes,
                 buckets,
@@ -770,7 +776,10 @@ impl Persist for RedisBloomCuckooFilter {
             expansion,
             limit,
         )
-        .map_err(|e| inconsistent(format!("redisbloom cuckoo: {e}")))?;
+        .map_err(|e| match e {
+            ChunkError::TooLarge { requested, limit } => Error::TooLarge { requested, limit },
+            e => inconsistent(format!("redisbloom cuckoo: {e}")),
+        })?;
         if d.header.capacity != num_buckets * u64::from(bucket_size) {
             return Err(inconsistent("redisbloom cuckoo: capacity"));
         }
