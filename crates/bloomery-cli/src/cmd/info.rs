@@ -145,7 +145,12 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             },
         ),
     ];
-    if f.kind() == bloomery::Kind::Scalable {
+    if matches!(
+        f.kind(),
+        bloomery::Kind::Scalable
+            | bloomery::Kind::RedisBloomChain
+            | bloomery::Kind::RedisBloomCuckoo
+    ) {
         rows.push(("sub-filters", i.sub_filters.to_string()));
     }
     if i.layers > 0 {

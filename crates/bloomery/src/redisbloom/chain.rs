@@ -1,27 +1,4 @@
 //! [`RedisBloomFilter`]: RedisBloom's scalable Bloom filter (`MBbloom--`), bit for bit.
-//!
-//! ## The mapping kept
-//! A chain of links; each link is a plain Bloom filter over a byte array (bit `x` is bit
-//! `x mod 8` of byte `x / 8`). A key is hashed once for the whole chain:
-//! `a = MurmurHash64A(key, 0xc6a4a7935bd1e995)`, `b = MurmurHash64A(key, a)` — or, for chains
-//! without the `FORCE64` option (filters made before RedisBloom 2.0),
-//! `a = MurmurHash2(key, 0x9747b28c)`, `b = MurmurHash2(key, a)`. Probe `i` of a link
-//! (`0 ≤ i < hashes`) is bit `(a + i·b) mod 2^n2` when the link's size is a power of two
-//! (`n2 > 0`), else `(a + i·b) mod bits` (64-bit wrapping arithmetic).
-//!
-//! A link is sized from (entries, error) exactly as RedisBloom 2.x sizes it: bits per entry
-//! `bpe = −ln(error) / ln²2` (with its 15-digit constants), `hashes = ⌈ln2 · bpe⌉`, `bits =
-//! entries · bpe` rounded up to a multiple of 64 (option `NOROUND`, what every 2.x command
-//! uses) or to a power of two (without it). An add checks every link, newest first; a new key
-//! goes into the newest link, and when that holds `entries` keys the chain grows a link with
-//! `entries · growth` entries and half the error rate (or refuses, with `NO_SCALING`).
-//!
-//! ## The SCANDUMP layout
-//! The header chunk (iterator 1) is, packed little-endian: chain size `u64`, links `u32`,
-//! options `u32`, growth `u32`, then per link bytes `u64`, bits `u64`, size `u64`, error
-//! `f64`, bits per entry `f64`, hashes `u32`, entries `u64`, `n2` `u8` (20 + 53 bytes per
-//! link). Data chunk `(it, data)` holds the link bytes at offset `it − len(data) − 1` of the
-//! links' byte arrays laid end to end; SCANDUMP cuts them at link ends and every 16 MiB.
 
 use crate::error::{inconsistent, invalid, Error, Result};
 use crate::filter::{Filter, Stats};
@@ -294,11 +271,34 @@ fn words_for(bytes: u64) -> Result<usize> {
     })
 }
 
-/// RedisBloom's scalable Bloom filter, with its hash, bit layout and growth (see the
-/// [module docs](self)). Made by importing RedisBloom's SCANDUMP chunks
+/// RedisBloom's scalable Bloom filter, with its hash, bit layout and growth. Made by
+/// importing RedisBloom's SCANDUMP chunks
 /// ([`RedisBloomFilter::from_header_chunk`], [`crate::redisbloom::import_chunks`]) or, for
 /// tests, [`RedisBloomFilter::reserve`] (what `BF.RESERVE` makes). Equality compares the
 /// contents, not the memory limit the filter was made or loaded under.
+///
+/// ## The mapping kept
+/// A chain of links; each link is a plain Bloom filter over a byte array (bit `x` is bit
+/// `x mod 8` of byte `x / 8`). A key is hashed once for the whole chain:
+/// `a = MurmurHash64A(key, 0xc6a4a7935bd1e995)`, `b = MurmurHash64A(key, a)` — or, for chains
+/// without the `FORCE64` option (filters made before RedisBloom 2.0),
+/// `a = MurmurHash2(key, 0x9747b28c)`, `b = MurmurHash2(key, a)`. Probe `i` of a link
+/// (`0 ≤ i < hashes`) is bit `(a + i·b) mod 2^n2` when the link's size is a power of two
+/// (`n2 > 0`), else `(a + i·b) mod bits` (64-bit wrapping arithmetic).
+///
+/// A link is sized from (entries, error) exactly as RedisBloom 2.x sizes it: bits per entry
+/// `bpe = −ln(error) / ln²2` (with its 15-digit constants), `hashes = ⌈ln2 · bpe⌉`, `bits =
+/// entries · bpe` rounded up to a multiple of 64 (option `NOROUND`, what every 2.x command
+/// uses) or to a power of two (without it). An add checks every link, newest first; a new key
+/// goes into the newest link, and when that holds `entries` keys the chain grows a link with
+/// `entries · growth` entries and half the error rate (or refuses, with `NO_SCALING`).
+///
+/// ## The SCANDUMP layout
+/// The header chunk (iterator 1) is, packed little-endian: chain size `u64`, links `u32`,
+/// options `u32`, growth `u32`, then per link bytes `u64`, bits `u64`, size `u64`, error
+/// `f64`, bits per entry `f64`, hashes `u32`, entries `u64`, `n2` `u8` (20 + 53 bytes per
+/// link). Data chunk `(it, data)` holds the link bytes at offset `it − len(data) − 1` of the
+/// links' byte arrays laid end to end; SCANDUMP cuts them at link ends and every 16 MiB.
 #[derive(Debug, Clone)]
 pub struct RedisBloomFilter {
     links: Vec<RedisBloomLink>,

@@ -1,28 +1,4 @@
 //! [`RedisBloomCuckooFilter`]: RedisBloom's cuckoo filter (`MBbloomCF`), slot for slot.
-//!
-//! ## The mapping kept
-//! One or more sub-filters of `buckets × bucket_size` one-byte slots (0 = empty). Sub-filter
-//! `i` has `buckets₀ · expansionⁱ` buckets (`buckets₀` and `expansion` are powers of two, or
-//! expansion 0: no growth). A key's hash is `h = MurmurHash64A(key, 0)`; its fingerprint
-//! `fp = h mod 255 + 1`; its buckets in a sub-filter of `n` buckets are `h mod n` and
-//! `(h ⊕ fp·0x5bd1e995) mod n`. A query looks for `fp` in both buckets of every sub-filter.
-//!
-//! An insert puts `fp` in the first free slot of the first bucket, else of the second, trying
-//! the newest sub-filter first and then older ones; if all are full it runs RedisBloom's
-//! eviction walk in the newest sub-filter (swap with slot `v` of the current bucket, move to
-//! the evictee's other bucket, `v ← v + 1 mod bucket_size`, at most `max_iterations` times),
-//! undoes the walk when it fails, and then adds a sub-filter (or fails, with expansion 0). A
-//! delete clears the first matching slot, newest sub-filter first, and — like RedisBloom —
-//! compacts (moves fingerprints of newer sub-filters into free slots of older ones, freeing
-//! emptied newest sub-filters) once deletes exceed a tenth of the items. Every quirk of
-//! RedisBloom 2.6's arithmetic is kept, including its 32-bit slot offsets in lookups.
-//!
-//! ## The SCANDUMP layout
-//! The header chunk (iterator 1) is 38 bytes, packed little-endian: items, buckets of the
-//! first sub-filter, deletes and sub-filters (`u64` each), then bucket size, max iterations
-//! and expansion (`u16` each). Data chunk `(it, data)` holds slots at offset
-//! `it − len(data) − 1` of the sub-filters' slot arrays laid end to end; SCANDUMP cuts them at
-//! sub-filter ends and every 16 MiB.
 
 use crate::error::{inconsistent, invalid, Error, Result};
 use crate::filter::Filter;
@@ -105,10 +81,35 @@ fn next_pow2(n: u64) -> u64 {
     n.wrapping_add(1)
 }
 
-/// RedisBloom's cuckoo filter (see the [module docs](self)). Made by importing SCANDUMP chunks
+/// RedisBloom's cuckoo filter, with its hash, buckets, eviction and growth. Made by importing
+/// SCANDUMP chunks
 /// ([`RedisBloomCuckooFilter::from_header_chunk`], [`crate::redisbloom::import_chunks`]) or,
 /// for tests, [`RedisBloomCuckooFilter::reserve`] (what `CF.RESERVE` makes). Equality compares
 /// the contents, not the memory limit the filter was made or loaded under.
+///
+/// ## The mapping kept
+/// One or more sub-filters of `buckets × bucket_size` one-byte slots (0 = empty). Sub-filter
+/// `i` has `buckets₀ · expansionⁱ` buckets (`buckets₀` and `expansion` are powers of two, or
+/// expansion 0: no growth). A key's hash is `h = MurmurHash64A(key, 0)`; its fingerprint
+/// `fp = h mod 255 + 1`; its buckets in a sub-filter of `n` buckets are `h mod n` and
+/// `(h ⊕ fp·0x5bd1e995) mod n`. A query looks for `fp` in both buckets of every sub-filter.
+///
+/// An insert puts `fp` in the first free slot of the first bucket, else of the second, trying
+/// the newest sub-filter first and then older ones; if all are full it runs RedisBloom's
+/// eviction walk in the newest sub-filter (swap with slot `v` of the current bucket, move to
+/// the evictee's other bucket, `v ← v + 1 mod bucket_size`, at most `max_iterations` times),
+/// undoes the walk when it fails, and then adds a sub-filter (or fails, with expansion 0). A
+/// delete clears the first matching slot, newest sub-filter first, and — like RedisBloom —
+/// compacts (moves fingerprints of newer sub-filters into free slots of older ones, freeing
+/// emptied newest sub-filters) once deletes exceed a tenth of the items. Every quirk of
+/// RedisBloom 2.6's arithmetic is kept, including its 32-bit slot offsets in lookups.
+///
+/// ## The SCANDUMP layout
+/// The header chunk (iterator 1) is 38 bytes, packed little-endian: items, buckets of the
+/// first sub-filter, deletes and sub-filters (`u64` each), then bucket size, max iterations
+/// and expansion (`u16` each). Data chunk `(it, data)` holds slots at offset
+/// `it − len(data) − 1` of the sub-filters' slot arrays laid end to end; SCANDUMP cuts them at
+/// sub-filter ends and every 16 MiB.
 #[derive(Debug, Clone)]
 pub struct RedisBloomCuckooFilter {
     slots: Words,
