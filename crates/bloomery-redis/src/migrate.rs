@@ -46,7 +46,7 @@ trait Moved: Persist + Clone + 'static {
     const LOADCHUNK: &'static CStr;
     /// The value as RedisBloom's LOADCHUNK sequence.
     fn load_sequence(&self) -> Vec<(i64, Vec<u8>)>;
-    /// Bytes of storage.
+    /// Bytes held beyond the value's own struct (for `MEMORY USAGE`).
     fn storage(&self) -> u64;
 }
 
@@ -67,7 +67,8 @@ impl Moved for RedisBloomFilter {
         sequence(self.header_chunk(), |it| self.chunk(it))
     }
     fn storage(&self) -> u64 {
-        self.allocated_bytes() + 64 * self.links().len() as u64
+        let link = std::mem::size_of::<bloomery::redisbloom::RedisBloomLink>() as u64;
+        self.held_bytes() + link * self.links().len() as u64
     }
 }
 
@@ -82,7 +83,8 @@ impl Moved for RedisBloomCuckooFilter {
         sequence(self.header_chunk(), |it| self.chunk(it))
     }
     fn storage(&self) -> u64 {
-        self.allocated_bytes() + 16 * self.filters() as u64
+        // each sub-filter: its slots and its entry in the list (words handle and count)
+        self.held_bytes() + 48 * self.filters() as u64
     }
 }
 

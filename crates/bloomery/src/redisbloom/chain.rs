@@ -171,7 +171,7 @@ impl RedisBloomLink {
                 "too small for RedisBloom's hash count",
             ));
         }
-        store::check_size(bytes, limit)?;
+        store::check_size(held(bytes), limit)?;
         let words = Words::zeroed(words_for(bytes)?, limit)?;
         Ok(Self {
             words,
@@ -262,6 +262,11 @@ impl RedisBloomLink {
     fn ones(&self) -> u64 {
         store::count_ones_range(self.words.as_slice(), 0, self.probed_bits())
     }
+}
+
+/// Bytes a link of `bytes` bytes holds in memory: whole 64-byte lines.
+fn held(bytes: u64) -> u64 {
+    bytes.div_ceil(64).saturating_mul(64)
 }
 
 fn words_for(bytes: u64) -> Result<usize> {
@@ -386,7 +391,7 @@ impl RedisBloomFilter {
             }
             let entries = cur.p.entries.wrapping_mul(u64::from(self.growth));
             let error = cur.p.error * TIGHTENING;
-            let room = self.max_bytes.saturating_sub(self.allocated_bytes());
+            let room = self.max_bytes.saturating_sub(self.held_bytes());
             let link = RedisBloomLink::init(entries, error, self.options, room)?;
             self.links.push(link);
         }
@@ -448,9 +453,15 @@ impl RedisBloomFilter {
             .fold(0u64, |a, l| a.wrapping_add(l.p.entries))
     }
 
-    /// Bytes of bit arrays.
+    /// Bytes of bit arrays (RedisBloom's sizes; what the data chunks cover).
     pub fn allocated_bytes(&self) -> u64 {
         self.links.iter().map(|l| l.p.bytes).sum()
+    }
+
+    /// Bytes the bit arrays take in memory (each link in whole 64-byte lines); what the memory
+    /// limit bounds.
+    pub fn held_bytes(&self) -> u64 {
+        self.links.iter().map(|l| held(l.p.bytes)).sum()
     }
 
     /// The rate the chain was created for: the first link's error rate, doubled for a
@@ -544,7 +555,7 @@ impl RedisBloomFilter {
             };
             meta.validate(limit)
                 .map_err(|e| bad(format!("link {i}: {e}")))?;
-            total = total.saturating_add(bytes);
+            total = total.saturating_add(held(bytes));
             metas.push(meta);
         }
         if total > limit {
@@ -830,7 +841,7 @@ impl Persist for RedisBloomFilter {
             metas.push(m);
         }
         r.finish()?;
-        store::check_size(metas.iter().map(|m| m.bytes).sum(), limit)?;
+        store::check_size(metas.iter().map(|m| held(m.bytes)).sum(), limit)?;
         if total != d.payload_len as u64 {
             return Err(inconsistent(format!(
                 "redisbloom chain: payload is {} bytes, links need {total}",

@@ -37,11 +37,17 @@ pub enum CuckooInsert {
     NoMemory,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// One sub-filter: `buckets × bucket_size` one-byte slots (byte `j` of the little-endian
+/// words is slot `j`, RedisBloom's byte `j`).
+#[derive(Debug, Clone, PartialEq)]
 struct Sub {
-    /// Byte offset of its first slot in the slot store.
-    offset: u64,
+    slots: Words,
     buckets: u64,
+}
+
+/// Bytes a sub-filter of `bytes` slots holds in memory: whole 64-byte lines.
+fn held(bytes: u64) -> u64 {
+    bytes.div_ceil(64).saturating_mul(64)
 }
 
 /// A key's lookup values.
@@ -67,6 +73,23 @@ impl Lookup {
 #[inline]
 fn alt(fp: u8, index: u64) -> u64 {
     index ^ u64::from(fp).wrapping_mul(ALT)
+}
+
+/// RedisBloom's `SubCF_GetIndex`: the first slot of `hash`'s bucket in `s` (buckets of `b`
+/// slots), as the 32-bit offset RedisBloom computes (it wraps for sub-filters past 4 GiB, as
+/// RedisBloom's does).
+#[inline]
+fn bucket_start(s: &Sub, b: u64, hash: u64) -> u64 {
+    u64::from(((hash % s.buckets) * b) as u32)
+}
+
+/// A free slot of `l`'s buckets in `s` (first bucket first).
+fn free_slot_in(s: &Sub, b: u64, l: &Lookup) -> Option<u64> {
+    let w = s.slots.as_slice();
+    [l.h1, l.h2].into_iter().find_map(|h| {
+        let start = bucket_start(s, b, h);
+        (start..start + b).find(|&j| byte(w, j) == 0)
+    })
 }
 
 /// RedisBloom's `getNextN2`: the next power of two (0 stays 0, wrapping like the C code).
@@ -112,7 +135,6 @@ fn next_pow2(n: u64) -> u64 {
 /// sub-filter ends and every 16 MiB.
 #[derive(Debug, Clone)]
 pub struct RedisBloomCuckooFilter {
-    slots: Words,
     subs: Vec<Sub>,
     num_buckets: u64,
     items: u64,
@@ -137,7 +159,7 @@ impl PartialEq for RedisBloomCuckooFilter {
                 f.hasher,
             )
         };
-        shape(self) == shape(o) && self.subs == o.subs && self.slots == o.slots
+        shape(self) == shape(o) && self.subs == o.subs
     }
 }
 
@@ -168,7 +190,6 @@ impl RedisBloomCuckooFilter {
             ));
         }
         let mut f = Self {
-            slots: Words::zeroed(0, max_bytes)?,
             subs: Vec::new(),
             num_buckets: next_pow2(capacity / u64::from(bucket_size)).max(1),
             items: 0,
@@ -197,60 +218,45 @@ impl RedisBloomCuckooFilter {
         Some(num_buckets * growth)
     }
 
-    /// Add a sub-filter (RedisBloom's `CuckooFilter_Grow`).
+    /// Add a sub-filter (RedisBloom's `CuckooFilter_Grow`), within the memory limit.
     fn grow(&mut self) -> Result<()> {
         let n = self.subs.len();
         if n >= MAX_FILTERS {
             return Err(invalid("filters", "at most 65535 sub-filters"));
         }
-        let buckets =
-            Self::buckets_of(self.num_buckets, self.expansion, n).ok_or(Error::TooLarge {
-                requested: u64::MAX,
-                limit: self.max_bytes,
-            })?;
-        let used = self.allocated_bytes();
-        let total = buckets
-            .checked_mul(u64::from(self.bucket_size))
-            .and_then(|b| b.checked_add(used))
-            .ok_or(Error::TooLarge {
-                requested: u64::MAX,
-                limit: self.max_bytes,
-            })?;
-        store::check_size(total, self.max_bytes)?;
-        let words = usize::try_from(total.div_ceil(8)).map_err(|_| Error::TooLarge {
-            requested: total,
+        let too_large = || Error::TooLarge {
+            requested: u64::MAX,
             limit: self.max_bytes,
-        })?;
-        let mut slots = Words::zeroed(words, self.max_bytes)?;
-        let old = self.slots.as_slice();
-        slots.as_mut_slice()[..old.len()].copy_from_slice(old);
-        self.slots = slots;
-        self.subs.push(Sub {
-            offset: used,
-            buckets,
-        });
+        };
+        let buckets =
+            Self::buckets_of(self.num_buckets, self.expansion, n).ok_or_else(too_large)?;
+        let bytes = buckets
+            .checked_mul(u64::from(self.bucket_size))
+            .ok_or_else(too_large)?;
+        store::check_size(
+            self.held_bytes().saturating_add(held(bytes)),
+            self.max_bytes,
+        )?;
+        let slots = Words::zeroed(words_for(bytes)?, self.max_bytes)?;
+        self.subs.push(Sub { slots, buckets });
         Ok(())
     }
 
-    /// RedisBloom's `SubCF_GetIndex`: the first slot of `hash`'s bucket, as the 32-bit offset
-    /// RedisBloom computes (it wraps for sub-filters past 4 GiB, as RedisBloom's does).
     #[inline]
     fn bucket_start(&self, s: &Sub, hash: u64) -> u64 {
-        u64::from(((hash % s.buckets) * u64::from(self.bucket_size)) as u32)
+        bucket_start(s, u64::from(self.bucket_size), hash)
     }
 
     #[inline]
     fn find_in(&self, s: &Sub, start: u64, fp: u8) -> Option<u64> {
-        let w = self.slots.as_slice();
-        let base = s.offset + start;
-        (base..base + u64::from(self.bucket_size)).find(|&j| byte(w, j) == fp)
+        let w = s.slots.as_slice();
+        (start..start + u64::from(self.bucket_size)).find(|&j| byte(w, j) == fp)
     }
 
     #[inline]
     fn count_in(&self, s: &Sub, start: u64, fp: u8) -> u64 {
-        let w = self.slots.as_slice();
-        let base = s.offset + start;
-        (base..base + u64::from(self.bucket_size))
+        let w = s.slots.as_slice();
+        (start..start + u64::from(self.bucket_size))
             .filter(|&j| byte(w, j) == fp)
             .count() as u64
     }
@@ -262,8 +268,7 @@ impl RedisBloomCuckooFilter {
 
     /// A free slot of `l`'s buckets in `s` (first bucket first).
     fn free_slot(&self, s: &Sub, l: &Lookup) -> Option<u64> {
-        self.find_in(s, self.bucket_start(s, l.h1), 0)
-            .or_else(|| self.find_in(s, self.bucket_start(s, l.h2), 0))
+        free_slot_in(s, u64::from(self.bucket_size), l)
     }
 
     /// RedisBloom's hash of a key: `MurmurHash64A(key, 0)`.
@@ -324,9 +329,8 @@ impl RedisBloomCuckooFilter {
         let l = Lookup::new(h);
         loop {
             for i in (0..self.subs.len()).rev() {
-                let s = self.subs[i];
-                if let Some(j) = self.free_slot(&s, &l) {
-                    set_byte(self.slots.as_mut_slice(), j, l.fp);
+                if let Some(j) = self.free_slot(&self.subs[i], &l) {
+                    set_byte(self.subs[i].slots.as_mut_slice(), j, l.fp);
                     self.items = self.items.wrapping_add(1);
                     return CuckooInsert::Inserted;
                 }
@@ -346,32 +350,32 @@ impl RedisBloomCuckooFilter {
 
     /// RedisBloom's eviction walk in the newest sub-filter, undone when it fails.
     fn kick_out(&mut self, l: &Lookup) -> bool {
-        let Some(&s) = self.subs.last() else {
+        let (b, iterations) = (u64::from(self.bucket_size), self.max_iterations);
+        let Some(s) = self.subs.last_mut() else {
             return false;
         };
-        let b = u64::from(self.bucket_size);
         let n = s.buckets;
         let mut fp = l.fp;
         let mut victim = 0u64;
         let mut i = l.h1 % n;
-        let w = self.slots.as_mut_slice();
-        for _ in 0..self.max_iterations {
-            let slot = s.offset + i * b + victim;
+        let w = s.slots.as_mut_slice();
+        for _ in 0..iterations {
+            let slot = i * b + victim;
             let evicted = byte(w, slot);
             set_byte(w, slot, fp);
             fp = evicted;
             i = alt(fp, i) % n;
-            let base = s.offset + i * b;
+            let base = i * b;
             if let Some(j) = (base..base + b).find(|&j| byte(w, j) == 0) {
                 set_byte(w, j, fp);
                 return true;
             }
             victim = (victim + 1) % b;
         }
-        for _ in 0..self.max_iterations {
+        for _ in 0..iterations {
             victim = (victim + b - 1) % b;
             i = alt(fp, i) % n;
-            let slot = s.offset + i * b + victim;
+            let slot = i * b + victim;
             let evicted = byte(w, slot);
             set_byte(w, slot, fp);
             fp = evicted;
@@ -388,12 +392,12 @@ impl RedisBloomCuckooFilter {
     pub fn remove_hash(&mut self, h: u64) -> bool {
         let l = Lookup::new(h);
         for i in (0..self.subs.len()).rev() {
-            let s = self.subs[i];
+            let s = &self.subs[i];
             let hit = self
-                .find_in(&s, self.bucket_start(&s, l.h1), l.fp)
-                .or_else(|| self.find_in(&s, self.bucket_start(&s, l.h2), l.fp));
+                .find_in(s, self.bucket_start(s, l.h1), l.fp)
+                .or_else(|| self.find_in(s, self.bucket_start(s, l.h2), l.fp));
             if let Some(j) = hit {
-                set_byte(self.slots.as_mut_slice(), j, 0);
+                set_byte(self.subs[i].slots.as_mut_slice(), j, 0);
                 self.items = self.items.wrapping_sub(1);
                 self.deletes = self.deletes.wrapping_add(1);
                 if self.subs.len() > 1 && self.deletes as f64 > self.items as f64 * 0.10 {
@@ -420,13 +424,14 @@ impl RedisBloomCuckooFilter {
 
     /// Move what can be moved out of sub-filter `f`; true when everything was moved.
     fn compact_one(&mut self, f: usize) -> bool {
-        let s = self.subs[f];
         let b = u64::from(self.bucket_size);
         let mut all_moved = true;
+        let (older, rest) = self.subs.split_at_mut(f);
+        let s = &mut rest[0];
         for bucket in 0..s.buckets {
             for slot in 0..b {
-                let j = s.offset + bucket * b + slot;
-                let fp = byte(self.slots.as_slice(), j);
+                let j = bucket * b + slot;
+                let fp = byte(s.slots.as_slice(), j);
                 if fp == 0 {
                     continue;
                 }
@@ -435,14 +440,14 @@ impl RedisBloomCuckooFilter {
                     h2: alt(fp, bucket),
                     fp,
                 };
-                let home = self.subs[..f]
+                let home = older
                     .iter()
-                    .find_map(|older| self.free_slot(older, &l));
+                    .enumerate()
+                    .find_map(|(o, older)| free_slot_in(older, b, &l).map(|k| (o, k)));
                 match home {
-                    Some(k) => {
-                        let w = self.slots.as_mut_slice();
-                        set_byte(w, k, fp);
-                        set_byte(w, j, 0);
+                    Some((o, k)) => {
+                        set_byte(older[o].slots.as_mut_slice(), k, fp);
+                        set_byte(s.slots.as_mut_slice(), j, 0);
                     }
                     None => all_moved = false,
                 }
@@ -450,19 +455,8 @@ impl RedisBloomCuckooFilter {
         }
         if all_moved && f == self.subs.len() - 1 {
             self.subs.pop();
-            self.shrink_to(s.offset);
         }
         all_moved
-    }
-
-    /// Release the slot store past `bytes` (after the newest sub-filter was freed).
-    fn shrink_to(&mut self, bytes: u64) {
-        let words = bytes.div_ceil(8) as usize;
-        if let Ok(mut w) = Words::zeroed(words, self.max_bytes) {
-            w.as_mut_slice()
-                .copy_from_slice(&self.slots.as_slice()[..words]);
-            self.slots = w;
-        }
     }
 
     /// Items stored (inserts minus deletes; `CF.INFO`'s "Number of items inserted").
@@ -505,10 +499,21 @@ impl RedisBloomCuckooFilter {
     pub fn allocated_bytes(&self) -> u64 {
         self.subs.iter().map(|s| self.sub_bytes(s.buckets)).sum()
     }
+    /// Bytes the slots take in memory (each sub-filter in whole 64-byte lines); what the
+    /// memory limit bounds.
+    pub fn held_bytes(&self) -> u64 {
+        self.subs
+            .iter()
+            .map(|s| held(self.sub_bytes(s.buckets)))
+            .sum()
+    }
     /// Occupied slots.
     pub fn occupied(&self) -> u64 {
-        let w = self.slots.as_slice();
-        (0..self.allocated_bytes())
+        self.subs.iter().map(|s| self.used(s)).sum()
+    }
+    fn used(&self, s: &Sub) -> u64 {
+        let w = s.slots.as_slice();
+        (0..self.sub_bytes(s.buckets))
             .filter(|&j| byte(w, j) != 0)
             .count() as u64
     }
@@ -516,16 +521,11 @@ impl RedisBloomCuckooFilter {
     /// The false-positive rate implied by the current load: a query compares its fingerprint
     /// with `2b` slots per sub-filter, each (when occupied) matching with probability 1/255.
     pub fn current_fpr(&self) -> f64 {
-        let w = self.slots.as_slice();
         let miss: f64 = self
             .subs
             .iter()
             .map(|s| {
-                let n = self.sub_bytes(s.buckets);
-                let used = (s.offset..s.offset + n)
-                    .filter(|&j| byte(w, j) != 0)
-                    .count();
-                let load = used as f64 / n as f64;
+                let load = self.used(s) as f64 / self.sub_bytes(s.buckets) as f64;
                 (1.0 - load / 255.0).powf(2.0 * f64::from(self.bucket_size))
             })
             .product();
@@ -575,15 +575,16 @@ impl RedisBloomCuckooFilter {
             expansion,
             limit,
         )?;
-        let total = f
-            .iter()
-            .map(|s| s.buckets * u64::from(bucket_size))
-            .sum::<u64>();
-        store::check_size(total, limit)?;
-        let slots = Words::zeroed(words_for(total)?, limit)?;
+        let mut subs = Vec::with_capacity(f.len());
+        for buckets in f {
+            let bytes = buckets * u64::from(bucket_size);
+            subs.push(Sub {
+                slots: Words::zeroed(words_for(bytes)?, limit)?,
+                buckets,
+            });
+        }
         Ok(Self {
-            slots,
-            subs: f,
+            subs,
             num_buckets,
             items,
             deletes,
@@ -595,7 +596,8 @@ impl RedisBloomCuckooFilter {
         })
     }
 
-    /// Validate the shape and lay out the sub-filters, refusing more than `limit` bytes.
+    /// Validate the shape and give each sub-filter's buckets, refusing more than `limit` bytes
+    /// in memory (whole 64-byte lines per sub-filter).
     fn assemble(
         num_buckets: u64,
         filters: u64,
@@ -603,7 +605,7 @@ impl RedisBloomCuckooFilter {
         max_iterations: u16,
         expansion: u16,
         limit: u64,
-    ) -> std::result::Result<Vec<Sub>, ChunkError> {
+    ) -> std::result::Result<Vec<u64>, ChunkError> {
         let bad = |m: String| Err(ChunkError::BadHeader(m));
         if bucket_size == 0 || bucket_size > MAX_BUCKET_SIZE {
             return bad(format!("bucket size {bucket_size} (1..=255)"));
@@ -621,25 +623,19 @@ impl RedisBloomCuckooFilter {
             return bad(format!("{filters} sub-filters with expansion 0"));
         }
         let mut subs = Vec::new();
-        let mut offset = 0u64;
+        let mut total = 0u64;
         for i in 0..filters as usize {
             let Some(buckets) = Self::buckets_of(num_buckets, expansion, i) else {
                 return bad(format!("sub-filter {i} has more than 2^56 buckets"));
             };
-            let bytes = buckets * u64::from(bucket_size);
-            match offset.checked_add(bytes).filter(|&o| o <= limit) {
-                Some(o) => offset = o,
-                None => {
-                    return Err(ChunkError::TooLarge {
-                        requested: offset.saturating_add(bytes),
-                        limit,
-                    })
-                }
+            total = total.saturating_add(held(buckets * u64::from(bucket_size)));
+            if total > limit {
+                return Err(ChunkError::TooLarge {
+                    requested: total,
+                    limit,
+                });
             }
-            subs.push(Sub {
-                offset: offset - bytes,
-                buckets,
-            });
+            subs.push(buckets);
         }
         Ok(subs)
     }
@@ -661,10 +657,7 @@ impl RedisBloomCuckooFilter {
                 } else {
                     (offset, (size - offset).min(MAX_CHUNK))
                 };
-                return Some((
-                    it + len as i64,
-                    bytes_of(&self.slots, s.offset + from, len as usize),
-                ));
+                return Some((it + len as i64, bytes_of(&s.slots, from, len as usize)));
             }
             offset -= size;
         }
@@ -680,8 +673,9 @@ impl RedisBloomCuckooFilter {
             return Err(ChunkError::BadIterator { iterator: it, len });
         }
         let mut offset = it as u64 - len - 1;
-        for s in &self.subs {
-            let size = self.sub_bytes(s.buckets);
+        let b = u64::from(self.bucket_size);
+        for s in &mut self.subs {
+            let size = s.buckets * b;
             if offset < size {
                 if size - offset < len {
                     return Err(ChunkError::CrossesEnd {
@@ -690,7 +684,7 @@ impl RedisBloomCuckooFilter {
                         room: size - offset,
                     });
                 }
-                copy_into(&mut self.slots, s.offset + offset, data);
+                copy_into(&mut s.slots, offset, data);
                 return Ok(());
             }
             offset -= size;
@@ -736,9 +730,9 @@ impl Persist for RedisBloomCuckooFilter {
 
     /// Parameters: buckets of the first sub-filter and deletes (`u64`), then sub-filters,
     /// bucket size, max iterations and expansion (`u32` each). The payload is the slots of
-    /// every sub-filter laid end to end (byte `j` is byte `j % 8` of little-endian word
-    /// `j / 8`, RedisBloom's byte `j`), padded to 64 bytes. The header's hash is MurmurHash64A
-    /// with seed 0, its item count the items, its capacity the slots of the first sub-filter.
+    /// each sub-filter in turn (byte `j` is byte `j % 8` of little-endian word `j / 8`,
+    /// RedisBloom's byte `j`), each padded to 64 bytes. The header's hash is MurmurHash64A with
+    /// seed 0, its item count the items, its capacity the slots of the first sub-filter.
     fn encode_parts(&self) -> (Header, Payload<'_>) {
         let w = ParamWriter::new()
             .u64(self.num_buckets)
@@ -751,7 +745,10 @@ impl Persist for RedisBloomCuckooFilter {
         h.items = self.items;
         h.capacity = self.sub_bytes(self.num_buckets);
         h.params = w.finish();
-        (h, Payload::new(vec![&self.slots]))
+        (
+            h,
+            Payload::new(self.subs.iter().map(|s| &s.slots).collect()),
+        )
     }
 
     fn decode_from(d: &Decoded, src: Source<'_>, limit: u64) -> Result<Self> {
@@ -769,7 +766,7 @@ impl Persist for RedisBloomCuckooFilter {
         if d.header.hasher != KeyHasher::murmur(false, 0) || d.header.target_fpr != 0.0 {
             return Err(inconsistent("redisbloom cuckoo: hash or rate"));
         }
-        let subs = Self::assemble(
+        let buckets = Self::assemble(
             num_buckets,
             u64::from(filters),
             bucket_size,
@@ -784,18 +781,30 @@ impl Persist for RedisBloomCuckooFilter {
         if d.header.capacity != num_buckets * u64::from(bucket_size) {
             return Err(inconsistent("redisbloom cuckoo: capacity"));
         }
-        let total: u64 = subs
+        let words: Vec<usize> = buckets
             .iter()
-            .map(|s| s.buckets * u64::from(bucket_size))
-            .sum();
-        let words = words_for(total)?;
-        format::check_payload(d, words)?;
-        let slots = src.words(d.payload_offset, words, limit)?;
-        if !check_tail(&slots, total) {
-            return Err(inconsistent("redisbloom cuckoo: slots set past the end"));
+            .map(|&n| words_for(n * u64::from(bucket_size)))
+            .collect::<Result<_>>()?;
+        let total: u64 = words.iter().map(|&w| format::padded_len(w)).sum();
+        if total != d.payload_len as u64 {
+            return Err(inconsistent(format!(
+                "redisbloom cuckoo: payload is {} bytes, sub-filters need {total}",
+                d.payload_len
+            )));
+        }
+        let mut subs = Vec::with_capacity(buckets.len());
+        let mut offset = d.payload_offset;
+        for (n, w) in buckets.into_iter().zip(words) {
+            let slots = src.words(offset, w, limit)?;
+            offset += format::padded_len(w) as usize;
+            if !check_tail(&slots, n * u64::from(bucket_size)) {
+                return Err(inconsistent(
+                    "redisbloom cuckoo: slots set past a sub-filter's end",
+                ));
+            }
+            subs.push(Sub { slots, buckets: n });
         }
         Ok(Self {
-            slots,
             subs,
             num_buckets,
             items: d.header.items,
