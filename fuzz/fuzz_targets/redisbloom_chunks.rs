@@ -1,19 +1,19 @@
 //! Feed arbitrary chunk files (the format `scripts/migrate-redisbloom.py save` writes) to the
 //! RedisBloom importers: each chunk through the per-chunk API that BF.LOADCHUNK /
-//! CF.LOADCHUNK use, and the whole sequence through `import_chunks`. Nothing may panic or
+//! CF.LOADCHUNK use, and the whole sequence through `RedisBloomValue::from_chunks`. Nothing may panic or
 //! allocate past the limit; whatever loads must answer queries, take adds and deletes, dump
 //! its chunks, and survive a file-format round trip unchanged.
 #![no_main]
 
-use bloomery::redisbloom::{
-    import_chunks, ChunkFile, RedisBloomCuckooFilter, RedisBloomFilter, ValueType,
+use bloomery::{
+    Persist, RedisBloomChunkFile, RedisBloomCuckooFilter, RedisBloomFilter, RedisBloomType,
+    RedisBloomValue,
 };
-use bloomery::Persist;
 use libfuzzer_sys::fuzz_target;
 
 const LIMIT: u64 = 16 << 20;
 
-fn bloom(file: &ChunkFile) {
+fn bloom(file: &RedisBloomChunkFile) {
     let Some((_, header)) = file.chunks.first() else {
         return;
     };
@@ -36,7 +36,7 @@ fn bloom(file: &ChunkFile) {
     assert_eq!(g, f);
 }
 
-fn cuckoo(file: &ChunkFile) {
+fn cuckoo(file: &RedisBloomChunkFile) {
     let Some((_, header)) = file.chunks.first() else {
         return;
     };
@@ -63,13 +63,13 @@ fn cuckoo(file: &ChunkFile) {
 
 fuzz_target!(|data: &[u8]| {
     bloomery::store::set_max_bytes(LIMIT);
-    let Ok(file) = ChunkFile::from_bytes(data) else {
+    let Ok(file) = RedisBloomChunkFile::from_bytes(data) else {
         return;
     };
     match file.value_type {
-        ValueType::Bloom => bloom(&file),
-        ValueType::Cuckoo => cuckoo(&file),
+        RedisBloomType::Bloom => bloom(&file),
+        RedisBloomType::Cuckoo => cuckoo(&file),
     }
     let chunks = file.chunks.iter().map(|(i, c)| (*i, &c[..]));
-    let _ = import_chunks(file.value_type, chunks, LIMIT);
+    let _ = RedisBloomValue::from_chunks(file.value_type, chunks, LIMIT);
 });

@@ -199,7 +199,7 @@ fn import_errors_are_reported() {
         .code(2);
     assert!(!out.exists());
     // a file split in two (header, then the data chunks) imports like the whole
-    let whole = bloomery::redisbloom::ChunkFile::from_bytes(&bytes).unwrap();
+    let whole = bloomery::RedisBloomChunkFile::from_bytes(&bytes).unwrap();
     let mut head = whole.clone();
     head.chunks.truncate(1);
     let mut rest = whole.clone();

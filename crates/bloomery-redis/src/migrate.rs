@@ -24,8 +24,10 @@
 use std::ffi::CStr;
 use std::os::raw::{c_int, c_longlong, c_void};
 
-use bloomery::redisbloom::{ChunkError, CuckooInsert, CF_HEADER_LEN};
-use bloomery::{Error, Persist, RedisBloomCuckooFilter, RedisBloomFilter};
+use bloomery::{
+    Error, Persist, RedisBloomChunkError, RedisBloomCuckooFilter, RedisBloomCuckooInsert,
+    RedisBloomFilter,
+};
 use redis_module::native_types::RedisType;
 use redis_module::{raw, Context, ContextFlags, RedisError, RedisResult, RedisString, RedisValue};
 
@@ -67,7 +69,7 @@ impl Moved for RedisBloomFilter {
         sequence(self.header_chunk(), |it| self.chunk(it))
     }
     fn storage(&self) -> u64 {
-        let link = std::mem::size_of::<bloomery::redisbloom::RedisBloomLink>() as u64;
+        let link = std::mem::size_of::<bloomery::RedisBloomLink>() as u64;
         self.held_bytes() + link * self.links().len() as u64
     }
 }
@@ -397,9 +399,9 @@ fn double(a: &RedisString) -> Option<f64> {
     a.parse_float().ok()
 }
 
-fn too_large(e: &ChunkError) -> Option<RedisError> {
+fn too_large(e: &RedisBloomChunkError) -> Option<RedisError> {
     match e {
-        ChunkError::TooLarge { requested, limit } => Some(RedisError::String(format!(
+        RedisBloomChunkError::TooLarge { requested, limit } => Some(RedisError::String(format!(
             "ERR filter would need {requested} bytes, over the module's MAX-BYTES limit of {limit}"
         ))),
         _ => None,
@@ -655,10 +657,10 @@ mod bf {
                 ctx.replicate_verbatim();
                 Ok(RedisValue::SimpleStringStatic("OK"))
             }
-            Err(ChunkError::NoSubFilter { .. }) => {
+            Err(RedisBloomChunkError::NoSubFilter { .. }) => {
                 Err(RedisError::Str("ERR invalid offset - no link found"))
             }
-            Err(ChunkError::CrossesEnd { .. }) => Err(RedisError::Str(
+            Err(RedisBloomChunkError::CrossesEnd { .. }) => Err(RedisError::Str(
                 "ERR invalid chunk - Too big for current filter",
             )),
             Err(_) => Err(RedisError::Str("ERR received bad data")),
@@ -717,20 +719,20 @@ mod cf {
             };
             let bools = r3 && (!nx || !multi);
             out.push(match r {
-                CuckooInsert::Inserted if bools => RedisValue::Bool(true),
-                CuckooInsert::Inserted => RedisValue::Integer(1),
-                CuckooInsert::Exists if bools => RedisValue::Bool(false),
-                CuckooInsert::Exists => RedisValue::Integer(0),
-                CuckooInsert::NoSpace if !multi => {
+                RedisBloomCuckooInsert::Inserted if bools => RedisValue::Bool(true),
+                RedisBloomCuckooInsert::Inserted => RedisValue::Integer(1),
+                RedisBloomCuckooInsert::Exists if bools => RedisValue::Bool(false),
+                RedisBloomCuckooInsert::Exists => RedisValue::Integer(0),
+                RedisBloomCuckooInsert::NoSpace if !multi => {
                     return Err(RedisError::Str("Filter is full"));
                 }
-                CuckooInsert::NoSpace if r3 && !nx => RedisValue::Bool(false),
-                CuckooInsert::NoSpace => RedisValue::Integer(-1),
-                CuckooInsert::NoMemory if !multi => {
+                RedisBloomCuckooInsert::NoSpace if r3 && !nx => RedisValue::Bool(false),
+                RedisBloomCuckooInsert::NoSpace => RedisValue::Integer(-1),
+                RedisBloomCuckooInsert::NoMemory if !multi => {
                     ctx.replicate_verbatim();
                     return Err(RedisError::Str("Memory allocation failure"));
                 }
-                CuckooInsert::NoMemory => RedisValue::Integer(-1),
+                RedisBloomCuckooInsert::NoMemory => RedisValue::Integer(-1),
             });
         }
         ctx.replicate_verbatim();
@@ -896,7 +898,7 @@ mod cf {
         let pos = long_long(&args[2]);
         let blob = args[3].as_slice();
         if k.is_empty() && pos == Some(1) {
-            if blob.len() != CF_HEADER_LEN {
+            if blob.len() != RedisBloomCuckooFilter::HEADER_LEN {
                 return Some(Err(RedisError::Str("Invalid header")));
             }
             let r = match RedisBloomCuckooFilter::from_header_chunk(blob, config::max_bytes()) {

@@ -19,7 +19,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use bloomery::redisbloom::ChunkFile;
+use bloomery::RedisBloomChunkFile;
 use common::{have_redis, Server};
 use fixtures::{fnv1a64, hex, Fixture};
 use serde_json::{json, Value};
@@ -153,8 +153,8 @@ fn s(x: &str) -> &[u8] {
     x.as_bytes()
 }
 
-fn chunk_file(f: &Fixture) -> ChunkFile {
-    ChunkFile::from_bytes(&std::fs::read(&f.chunks).unwrap()).unwrap()
+fn chunk_file(f: &Fixture) -> RedisBloomChunkFile {
+    RedisBloomChunkFile::from_bytes(&std::fs::read(&f.chunks).unwrap()).unwrap()
 }
 
 fn family(f: &Fixture) -> &'static str {

@@ -13,10 +13,10 @@ use crate::filter::{Build, Builder, Filter, Merge, Stats};
 use crate::format::{self, Kind, Persist, Source, Verify};
 use crate::hash::Key;
 use crate::hash::{Hashed, KeyHasher};
-use crate::redisbloom::CuckooInsert;
 use crate::{
     BlockedBloomFilter, BloomFilter, MultiLayerBloomFilter, PartitionedBloomFilter,
-    RedisBloomCuckooFilter, RedisBloomFilter, ScalableBloomFilter, SplitBlockBloomFilter,
+    RedisBloomCuckooFilter, RedisBloomCuckooInsert, RedisBloomFilter, ScalableBloomFilter,
+    SplitBlockBloomFilter,
 };
 
 /// Any of the set structures.
@@ -151,12 +151,15 @@ impl Build for AnyFilter {
             }
             // what BF.RESERVE / CF.RESERVE make in RedisBloom (with its defaults for the rest)
             Kind::RedisBloomChain => {
-                use crate::redisbloom::{OPT_FORCE64, OPT_NOROUND, OPT_NO_SCALING};
-                let scaling = if b.scaling { 0 } else { OPT_NO_SCALING };
+                let scaling = if b.scaling {
+                    0
+                } else {
+                    RedisBloomFilter::OPT_NO_SCALING
+                };
                 AnyFilter::RedisBloom(RedisBloomFilter::with_options(
                     b.capacity.ok_or_else(|| invalid("capacity", "required"))?,
                     b.fpr.ok_or_else(|| invalid("fpr", "required"))?,
-                    OPT_FORCE64 | OPT_NOROUND | scaling,
+                    RedisBloomFilter::OPT_FORCE64 | RedisBloomFilter::OPT_NOROUND | scaling,
                     b.growth,
                     b.max_bytes,
                 )?)
@@ -404,12 +407,12 @@ impl AnyFilter {
             AnyFilter::Scalable(f) => f.try_insert_hashed(h),
             AnyFilter::RedisBloom(f) => f.try_insert_hashed(h),
             AnyFilter::RedisBloomCuckoo(f) => match f.insert_unique_hash(h.lo) {
-                CuckooInsert::Inserted => Ok(true),
-                CuckooInsert::Exists => Ok(false),
-                CuckooInsert::NoSpace => Err(Error::Full {
+                RedisBloomCuckooInsert::Inserted => Ok(true),
+                RedisBloomCuckooInsert::Exists => Ok(false),
+                RedisBloomCuckooInsert::NoSpace => Err(Error::Full {
                     capacity: f.first_buckets() * u64::from(f.bucket_size()),
                 }),
-                CuckooInsert::NoMemory => Err(Error::Unsupported(
+                RedisBloomCuckooInsert::NoMemory => Err(Error::Unsupported(
                     "the cuckoo filter cannot grow (memory limit or 65535 sub-filters)".into(),
                 )),
             },

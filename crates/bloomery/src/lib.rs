@@ -125,7 +125,10 @@ pub use hash::{HashAlgorithm, Hashed, Key, KeyHasher, SeedKind};
 pub use iterative::IterativeBloomFilter;
 pub use mlbf::MultiLayerBloomFilter;
 pub use partitioned::PartitionedBloomFilter;
-pub use redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
+pub use redisbloom::{
+    RedisBloomChunkError, RedisBloomChunkFile, RedisBloomCuckooFilter, RedisBloomCuckooInsert,
+    RedisBloomFilter, RedisBloomLink, RedisBloomType, RedisBloomValue,
+};
 pub use scalable::ScalableBloomFilter;
 pub use space_code::SpaceCodeBloomFilter;
 pub use spectral::{SpectralBloomFilter, SpectralMethod};

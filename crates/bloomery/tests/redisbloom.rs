@@ -7,11 +7,11 @@
 #[path = "support/redisbloom_fixtures.rs"]
 mod fixtures;
 
-use bloomery::redisbloom::{
-    import_chunks, ChunkError, ChunkFile, CuckooInsert, RedisBloomValue, ValueType, OPT_FORCE64,
-    OPT_NOROUND, OPT_NO_SCALING,
+use bloomery::{
+    AnyFilter, Error, Filter, Kind, Persist, RedisBloomChunkError, RedisBloomChunkFile,
+    RedisBloomCuckooFilter, RedisBloomCuckooInsert, RedisBloomFilter, RedisBloomType,
+    RedisBloomValue,
 };
-use bloomery::{AnyFilter, Error, Filter, Kind, Persist, RedisBloomCuckooFilter, RedisBloomFilter};
 use fixtures::{counts_of, fnv1a64, odd_ones, Fixture};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -19,15 +19,15 @@ use serde_json::{json, Value};
 const LIMIT: u64 = 64 << 20;
 
 fn import(f: &Fixture) -> RedisBloomValue {
-    let file = ChunkFile::from_bytes(&std::fs::read(&f.chunks).unwrap()).unwrap();
+    let file = RedisBloomChunkFile::from_bytes(&std::fs::read(&f.chunks).unwrap()).unwrap();
     assert_eq!(file.key, f.key().as_bytes(), "{}", f.name);
     let ty = if f.is_bloom() {
-        ValueType::Bloom
+        RedisBloomType::Bloom
     } else {
-        ValueType::Cuckoo
+        RedisBloomType::Cuckoo
     };
     assert_eq!(file.value_type, ty);
-    import_chunks(ty, file.chunks.iter().map(|(i, c)| (*i, &c[..])), LIMIT)
+    RedisBloomValue::from_chunks(ty, file.chunks.iter().map(|(i, c)| (*i, &c[..])), LIMIT)
         .unwrap_or_else(|e| panic!("{}: {e}", f.name))
 }
 
@@ -150,13 +150,13 @@ fn check_bloom(f: &Fixture, mut b: RedisBloomFilter) {
     round_trip(AnyFilter::RedisBloom(b), &absent);
 }
 
-fn cf_reply(r: CuckooInsert, nx: bool) -> Value {
+fn cf_reply(r: RedisBloomCuckooInsert, nx: bool) -> Value {
     match r {
-        CuckooInsert::Inserted => json!(1),
-        CuckooInsert::Exists => json!(0),
-        CuckooInsert::NoSpace if nx => json!(-1),
-        CuckooInsert::NoSpace => json!({"error": "Filter is full"}),
-        CuckooInsert::NoMemory => json!({"error": "Memory allocation failure"}),
+        RedisBloomCuckooInsert::Inserted => json!(1),
+        RedisBloomCuckooInsert::Exists => json!(0),
+        RedisBloomCuckooInsert::NoSpace if nx => json!(-1),
+        RedisBloomCuckooInsert::NoSpace => json!({"error": "Filter is full"}),
+        RedisBloomCuckooInsert::NoMemory => json!({"error": "Memory allocation failure"}),
     }
 }
 
@@ -323,7 +323,10 @@ fn fixtures_cover_what_the_migration_promises() {
     let fresh = RedisBloomFilter::reserve(15_000, 0.1, 2, true).unwrap();
     assert_eq!(b.links()[0].bits(), fresh.links()[0].bits());
     assert_eq!(b.links()[0].hashes(), fresh.links()[0].hashes());
-    assert_eq!(b.options(), OPT_FORCE64 | OPT_NOROUND);
+    assert_eq!(
+        b.options(),
+        RedisBloomFilter::OPT_FORCE64 | RedisBloomFilter::OPT_NOROUND
+    );
 }
 
 /// The false-positive rate `info` reports for the two large fixtures is the rate RedisBloom
@@ -351,15 +354,20 @@ fn reported_rate_matches_redisbloom_measured_rate() {
 #[test]
 fn import_refuses_bad_sequences() {
     let f = fixtures::load("bf-default");
-    let file = ChunkFile::from_bytes(&std::fs::read(&f.chunks).unwrap()).unwrap();
+    let file = RedisBloomChunkFile::from_bytes(&std::fs::read(&f.chunks).unwrap()).unwrap();
     let chunks: Vec<(i64, &[u8])> = file.chunks.iter().map(|(i, c)| (*i, &c[..])).collect();
-    let imp = |c: &[(i64, &[u8])]| import_chunks(ValueType::Bloom, c.iter().copied(), LIMIT);
+    let imp = |c: &[(i64, &[u8])]| {
+        RedisBloomValue::from_chunks(RedisBloomType::Bloom, c.iter().copied(), LIMIT)
+    };
     assert!(imp(&chunks).is_ok());
-    assert!(matches!(imp(&[]), Err(ChunkError::Sequence(_))));
-    assert!(matches!(imp(&chunks[1..]), Err(ChunkError::Sequence(_))));
+    assert!(matches!(imp(&[]), Err(RedisBloomChunkError::Sequence(_))));
+    assert!(matches!(
+        imp(&chunks[1..]),
+        Err(RedisBloomChunkError::Sequence(_))
+    ));
     assert!(matches!(
         imp(&chunks[..chunks.len() - 1]),
-        Err(ChunkError::Sequence(_))
+        Err(RedisBloomChunkError::Sequence(_))
     ));
     let mut swapped = chunks.clone();
     swapped.swap(1, 2);
@@ -369,13 +377,13 @@ fn import_refuses_bad_sequences() {
     assert!(imp(&twice).is_err());
     // a BF header is not a CF header
     assert!(matches!(
-        import_chunks(ValueType::Cuckoo, chunks.iter().copied(), LIMIT),
-        Err(ChunkError::HeaderLength(_))
+        RedisBloomValue::from_chunks(RedisBloomType::Cuckoo, chunks.iter().copied(), LIMIT),
+        Err(RedisBloomChunkError::HeaderLength(_))
     ));
     // the limit applies before anything is allocated
     assert!(matches!(
-        import_chunks(ValueType::Bloom, chunks.iter().copied(), 1000),
-        Err(ChunkError::BadHeader(_) | ChunkError::TooLarge { .. })
+        RedisBloomValue::from_chunks(RedisBloomType::Bloom, chunks.iter().copied(), 1000),
+        Err(RedisBloomChunkError::BadHeader(_) | RedisBloomChunkError::TooLarge { .. })
     ));
 }
 
@@ -402,11 +410,13 @@ fn chain(options: u32, cap: u64, growth: u32) -> RedisBloomFilter {
 
 fn option_sets() -> impl Strategy<Value = u32> {
     prop::sample::select(vec![
-        OPT_FORCE64 | OPT_NOROUND,
-        OPT_FORCE64,
-        OPT_NOROUND,
+        RedisBloomFilter::OPT_FORCE64 | RedisBloomFilter::OPT_NOROUND,
+        RedisBloomFilter::OPT_FORCE64,
+        RedisBloomFilter::OPT_NOROUND,
         0,
-        OPT_FORCE64 | OPT_NOROUND | OPT_NO_SCALING,
+        RedisBloomFilter::OPT_FORCE64
+            | RedisBloomFilter::OPT_NOROUND
+            | RedisBloomFilter::OPT_NO_SCALING,
     ])
 }
 
@@ -430,7 +440,7 @@ proptest! {
         prop_assert_eq!(&g, &f);
         let mut chunks = vec![(1i64, f.header_chunk())];
         chunks.extend(data_chunks_of(|it| f.chunk(it)));
-        let h = import_chunks(ValueType::Bloom, chunks.iter().map(|(i, c)| (*i, &c[..])), LIMIT).unwrap();
+        let h = RedisBloomValue::from_chunks(RedisBloomType::Bloom, chunks.iter().map(|(i, c)| (*i, &c[..])), LIMIT).unwrap();
         prop_assert_eq!(h, RedisBloomValue::Bloom(f.clone()));
         prop_assert!(keys.iter().all(|k| g.contains(k)));
     }
@@ -446,7 +456,7 @@ proptest! {
         let cap = cap.max(2 * u64::from(bucket));
         let mut f = RedisBloomCuckooFilter::reserve(cap, bucket, 20, expansion, 1 << 24).unwrap();
         for k in &keys {
-            prop_assert_eq!(f.insert(k), CuckooInsert::Inserted);
+            prop_assert_eq!(f.insert(k), RedisBloomCuckooInsert::Inserted);
         }
         prop_assert!(keys.iter().all(|k| f.contains(k)));
         // deleting copies (and the compaction it triggers) keeps every other copy
@@ -460,7 +470,7 @@ proptest! {
         prop_assert_eq!(&g, &f);
         let mut chunks = vec![(1i64, f.header_chunk())];
         chunks.extend(data_chunks_of(|it| f.chunk(it)));
-        let h = import_chunks(ValueType::Cuckoo, chunks.iter().map(|(i, c)| (*i, &c[..])), LIMIT).unwrap();
+        let h = RedisBloomValue::from_chunks(RedisBloomType::Cuckoo, chunks.iter().map(|(i, c)| (*i, &c[..])), LIMIT).unwrap();
         prop_assert_eq!(h, RedisBloomValue::Cuckoo(f));
     }
 
@@ -475,7 +485,7 @@ proptest! {
     ) {
         let limit = 1 << 16;
         let mut header = if bloom {
-            let mut f = chain(OPT_FORCE64 | OPT_NOROUND, 20, 2);
+            let mut f = chain(RedisBloomFilter::OPT_FORCE64 | RedisBloomFilter::OPT_NOROUND, 20, 2);
             for i in 0..100u32 {
                 f.insert(&i);
             }
@@ -522,7 +532,7 @@ proptest! {
         edits in prop::collection::vec((any::<prop::sample::Index>(), any::<u64>(), 0usize..4), 1..4),
     ) {
         let mut bytes = if bloom {
-            let mut f = chain(OPT_FORCE64, 20, 3);
+            let mut f = chain(RedisBloomFilter::OPT_FORCE64, 20, 3);
             for i in 0..200u32 {
                 f.insert(&i);
             }
@@ -585,7 +595,7 @@ fn chunk_files_round_trip() {
     for name in ["bf-nonscaling", "cf-noexp"] {
         let f = fixtures::load(name);
         let bytes = std::fs::read(&f.chunks).unwrap();
-        let file = ChunkFile::from_bytes(&bytes).unwrap();
+        let file = RedisBloomChunkFile::from_bytes(&bytes).unwrap();
         assert_eq!(file.to_bytes(), bytes);
         assert_eq!(file.pttl, -1);
     }

@@ -10,8 +10,7 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use bloomery::redisbloom::{import_chunks, ChunkFile, RedisBloomValue};
-use bloomery::AnyFilter;
+use bloomery::{AnyFilter, RedisBloomChunkFile, RedisBloomValue};
 
 use crate::cli::{ImportArgs, ImportFrom};
 use crate::num::{bytes, group};
@@ -29,7 +28,7 @@ pub fn run(a: ImportArgs) -> Result<u8> {
     for p in inputs {
         let bytes = bloomery::format::read_limited(p)
             .with_context(|| format!("cannot read `{}`", p.display()))?;
-        let f = ChunkFile::from_bytes(&bytes)
+        let f = RedisBloomChunkFile::from_bytes(&bytes)
             .with_context(|| format!("cannot read `{}`", p.display()))?;
         files.push(f);
     }
@@ -46,18 +45,19 @@ pub fn run(a: ImportArgs) -> Result<u8> {
     let chunks = files
         .iter()
         .flat_map(|f| f.chunks.iter().map(|(it, c)| (*it, &c[..])));
-    let value = import_chunks(first.value_type, chunks, bloomery::store::max_bytes())
-        .with_context(|| {
-            format!(
-                "cannot rebuild RedisBloom key {:?} from {}",
-                String::from_utf8_lossy(&first.key),
-                inputs
-                    .iter()
-                    .map(|p| format!("`{}`", p.display()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })?;
+    let value =
+        RedisBloomValue::from_chunks(first.value_type, chunks, bloomery::store::max_bytes())
+            .with_context(|| {
+                format!(
+                    "cannot rebuild RedisBloom key {:?} from {}",
+                    String::from_utf8_lossy(&first.key),
+                    inputs
+                        .iter()
+                        .map(|p| format!("`{}`", p.display()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
     let (filter, shape) = match value {
         RedisBloomValue::Bloom(f) => {
             let shape = format!(

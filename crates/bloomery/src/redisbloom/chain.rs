@@ -8,29 +8,29 @@ use crate::format::{
 use crate::hash::{Hashed, KeyHasher};
 use crate::store::{self, Words};
 
-use super::{bytes_of, check_tail, copy_into, ChunkError, MAX_CHUNK};
+use super::{bytes_of, check_tail, copy_into, RedisBloomChunkError, MAX_CHUNK};
 
 /// Option: link sizes are not rounded to a power of two (every RedisBloom 2.x command sets it).
-pub const OPT_NOROUND: u32 = 1;
+pub(crate) const OPT_NOROUND: u32 = 1;
 /// Option: the capacity given at creation is the log2 of the bit count.
-pub const OPT_ENTS_IS_BITS: u32 = 2;
+pub(crate) const OPT_ENTS_IS_BITS: u32 = 2;
 /// Option: hash with MurmurHash64A (every RedisBloom 2.x command sets it); without it the
 /// 32-bit MurmurHash2 of RedisBloom 1.x.
-pub const OPT_FORCE64: u32 = 4;
+pub(crate) const OPT_FORCE64: u32 = 4;
 /// Option: the chain never grows (`NONSCALING`); adds fail once the only link is full.
-pub const OPT_NO_SCALING: u32 = 8;
+pub(crate) const OPT_NO_SCALING: u32 = 8;
 const KNOWN_OPTIONS: u32 = OPT_NOROUND | OPT_ENTS_IS_BITS | OPT_FORCE64 | OPT_NO_SCALING;
 
 /// Most links a chain may have. Each new link halves the error rate, so a chain that
 /// RedisBloom grew runs out of representable error rates (below 2⁻¹⁰⁷⁴) before 1 076 links.
-pub const MAX_LINKS: usize = 1100;
+pub(crate) const MAX_LINKS: usize = 1100;
 /// Most hash functions per link: ⌈ln2 · bpe⌉ at the smallest positive error rate is 1 075.
-pub const MAX_HASHES: u32 = 1100;
+pub(crate) const MAX_HASHES: u32 = 1100;
 
 /// RedisBloom's seed of the first MurmurHash64A.
-pub const SEED_64: u64 = 0xc6a4_a793_5bd1_e995;
+pub(crate) const SEED_64: u64 = 0xc6a4_a793_5bd1_e995;
 /// RedisBloom 1.x's seed of the first MurmurHash2.
-pub const SEED_32: u32 = 0x9747_b28c;
+pub(crate) const SEED_32: u32 = 0x9747_b28c;
 
 /// ln 2 as RedisBloom writes it (15 digits): kept, since hash counts derive from it.
 #[allow(clippy::approx_constant)]
@@ -278,7 +278,7 @@ fn words_for(bytes: u64) -> Result<usize> {
 
 /// RedisBloom's scalable Bloom filter, with its hash, bit layout and growth. Made by
 /// importing RedisBloom's SCANDUMP chunks
-/// ([`RedisBloomFilter::from_header_chunk`], [`crate::redisbloom::import_chunks`]) or, for
+/// ([`RedisBloomFilter::from_header_chunk`], [`crate::RedisBloomValue::from_chunks`]) or, for
 /// tests, [`RedisBloomFilter::reserve`] (what `BF.RESERVE` makes). Equality compares the
 /// contents, not the memory limit the filter was made or loaded under.
 ///
@@ -327,6 +327,21 @@ impl PartialEq for RedisBloomFilter {
 }
 
 impl RedisBloomFilter {
+    /// Option: link sizes are not rounded to a power of two (every RedisBloom 2.x command
+    /// sets it).
+    pub const OPT_NOROUND: u32 = OPT_NOROUND;
+    /// Option: the capacity given at creation is the log2 of the bit count.
+    pub const OPT_ENTS_IS_BITS: u32 = OPT_ENTS_IS_BITS;
+    /// Option: hash with MurmurHash64A (every RedisBloom 2.x command sets it); without it the
+    /// 32-bit MurmurHash2 of RedisBloom 1.x.
+    pub const OPT_FORCE64: u32 = OPT_FORCE64;
+    /// Option: the chain never grows (`NONSCALING`).
+    pub const OPT_NO_SCALING: u32 = OPT_NO_SCALING;
+    /// Most links a chain may have (RedisBloom runs out of representable error rates first).
+    pub const MAX_LINKS: usize = MAX_LINKS;
+    /// Most hash functions per link.
+    pub const MAX_HASHES: u32 = MAX_HASHES;
+
     /// What `BF.RESERVE key error_rate capacity [EXPANSION growth] [NONSCALING]` makes in
     /// RedisBloom 2.x: options `FORCE64 | NOROUND` (and `NO_SCALING`), the first link at half
     /// the error rate when scaling. Refused beyond [`store::max_bytes`].
@@ -503,8 +518,11 @@ impl RedisBloomFilter {
 
     /// A chain from a SCANDUMP header chunk, every field validated as RedisBloom validates it
     /// and against `limit` bytes; the links are zero until their data chunks are loaded.
-    pub fn from_header_chunk(data: &[u8], limit: u64) -> std::result::Result<Self, ChunkError> {
-        let bad = |why: String| ChunkError::BadHeader(why);
+    pub fn from_header_chunk(
+        data: &[u8],
+        limit: u64,
+    ) -> std::result::Result<Self, RedisBloomChunkError> {
+        let bad = |why: String| RedisBloomChunkError::BadHeader(why);
         if data.len() < HEADER_FIXED {
             return Err(bad(format!(
                 "{} bytes, a chain header has at least {HEADER_FIXED}",
@@ -559,7 +577,7 @@ impl RedisBloomFilter {
             metas.push(meta);
         }
         if total > limit {
-            return Err(ChunkError::TooLarge {
+            return Err(RedisBloomChunkError::TooLarge {
                 requested: total,
                 limit,
             });
@@ -608,20 +626,26 @@ impl RedisBloomFilter {
 
     /// Load a data chunk `(it, data)` as `BF.LOADCHUNK` does: the bytes go to position
     /// `it − len(data)` of the links laid end to end and must not cross a link's end.
-    pub fn load_chunk(&mut self, it: i64, data: &[u8]) -> std::result::Result<(), ChunkError> {
+    pub fn load_chunk(
+        &mut self,
+        it: i64,
+        data: &[u8],
+    ) -> std::result::Result<(), RedisBloomChunkError> {
         if it <= 0 || (it as u64) < data.len() as u64 {
-            return Err(ChunkError::BadIterator {
+            return Err(RedisBloomChunkError::BadIterator {
                 iterator: it,
                 len: data.len() as u64,
             });
         }
         let start = it - data.len() as i64;
-        let (i, offset) = self.link_at(start).ok_or(ChunkError::NoSubFilter {
-            offset: (start - 1).max(0) as u64,
-        })?;
+        let (i, offset) = self
+            .link_at(start)
+            .ok_or(RedisBloomChunkError::NoSubFilter {
+                offset: (start - 1).max(0) as u64,
+            })?;
         let l = &mut self.links[i];
         if data.len() as u64 > l.p.bytes - offset {
-            return Err(ChunkError::CrossesEnd {
+            return Err(RedisBloomChunkError::CrossesEnd {
                 offset,
                 len: data.len() as u64,
                 room: l.p.bytes - offset,

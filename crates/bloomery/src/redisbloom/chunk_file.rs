@@ -1,4 +1,4 @@
-//! [`ChunkFile`]: a RedisBloom key's SCANDUMP chunks saved to a file.
+//! [`RedisBloomChunkFile`]: a RedisBloom key's SCANDUMP chunks saved to a file.
 //!
 //! `scripts/migrate-redisbloom.py save` writes one such file per key and `bloomery import
 //! --from redisbloom` reads them. Layout (integers little-endian):
@@ -18,7 +18,7 @@
 //!         L     the chunk's bytes
 //! ```
 
-use super::ChunkError;
+use super::RedisBloomChunkError;
 
 /// The magic bytes that start a chunk file.
 const MAGIC: &[u8; 8] = b"RBCHUNKS";
@@ -29,35 +29,35 @@ const MAX_KEY: usize = 1 << 20;
 
 /// Which RedisBloom type a value has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ValueType {
+pub enum RedisBloomType {
     /// `BF.*`: Redis type `MBbloom--`.
     Bloom,
     /// `CF.*`: Redis type `MBbloomCF`.
     Cuckoo,
 }
 
-impl ValueType {
+impl RedisBloomType {
     /// The Redis type name RedisBloom registers (what `TYPE key` answers).
     pub fn redis_type(self) -> &'static str {
         match self {
-            ValueType::Bloom => "MBbloom--",
-            ValueType::Cuckoo => "MBbloomCF",
+            RedisBloomType::Bloom => "MBbloom--",
+            RedisBloomType::Cuckoo => "MBbloomCF",
         }
     }
 
     fn tag(self) -> u8 {
         match self {
-            ValueType::Bloom => b'B',
-            ValueType::Cuckoo => b'C',
+            RedisBloomType::Bloom => b'B',
+            RedisBloomType::Cuckoo => b'C',
         }
     }
 }
 
 /// A key's SCANDUMP chunks with its name, type and time to live.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ChunkFile {
+pub struct RedisBloomChunkFile {
     /// The value's type.
-    pub value_type: ValueType,
+    pub value_type: RedisBloomType,
     /// The key's name.
     pub key: Vec<u8>,
     /// Remaining time to live in milliseconds when saved; -1 for none.
@@ -66,7 +66,7 @@ pub struct ChunkFile {
     pub chunks: Vec<(i64, Vec<u8>)>,
 }
 
-impl ChunkFile {
+impl RedisBloomChunkFile {
     /// The file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let body: usize = self.chunks.iter().map(|(_, c)| 16 + c.len()).sum();
@@ -87,18 +87,25 @@ impl ChunkFile {
     }
 
     /// Parse a file's bytes; every length is checked against what is there.
-    pub fn from_bytes(b: &[u8]) -> Result<Self, ChunkError> {
-        let bad = |m: &str| ChunkError::BadFile(m.to_string());
+    pub fn from_bytes(b: &[u8]) -> Result<Self, RedisBloomChunkError> {
+        let bad = |m: &str| RedisBloomChunkError::BadFile(m.to_string());
         if b.len() < 16 || &b[..8] != MAGIC {
             return Err(bad("not a RedisBloom chunk file (magic RBCHUNKS)"));
         }
         if b[8] != VERSION {
-            return Err(ChunkError::BadFile(format!("unknown version {}", b[8])));
+            return Err(RedisBloomChunkError::BadFile(format!(
+                "unknown version {}",
+                b[8]
+            )));
         }
         let value_type = match b[9] {
-            b'B' => ValueType::Bloom,
-            b'C' => ValueType::Cuckoo,
-            t => return Err(ChunkError::BadFile(format!("unknown value type {t:#04x}"))),
+            b'B' => RedisBloomType::Bloom,
+            b'C' => RedisBloomType::Cuckoo,
+            t => {
+                return Err(RedisBloomChunkError::BadFile(format!(
+                    "unknown value type {t:#04x}"
+                )))
+            }
         };
         if b[10..12] != [0, 0] {
             return Err(bad("non-zero reserved bytes"));
@@ -150,16 +157,16 @@ mod tests {
 
     #[test]
     fn round_trip_and_truncation() {
-        let f = ChunkFile {
-            value_type: ValueType::Cuckoo,
+        let f = RedisBloomChunkFile {
+            value_type: RedisBloomType::Cuckoo,
             key: b"k\0ey".to_vec(),
             pttl: 12_345,
             chunks: vec![(1, vec![7; 38]), (101, vec![1; 100]), (102, vec![2])],
         };
         let b = f.to_bytes();
-        assert_eq!(ChunkFile::from_bytes(&b).unwrap(), f);
+        assert_eq!(RedisBloomChunkFile::from_bytes(&b).unwrap(), f);
         for cut in 0..b.len() {
-            let r = ChunkFile::from_bytes(&b[..cut]);
+            let r = RedisBloomChunkFile::from_bytes(&b[..cut]);
             // a cut at a record boundary is a shorter sequence, anything else an error
             if let Ok(g) = r {
                 assert!(
@@ -169,6 +176,6 @@ mod tests {
         }
         let mut t = b.clone();
         t[9] = b'X';
-        assert!(ChunkFile::from_bytes(&t).is_err());
+        assert!(RedisBloomChunkFile::from_bytes(&t).is_err());
     }
 }

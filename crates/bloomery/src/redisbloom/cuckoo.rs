@@ -8,25 +8,25 @@ use crate::format::{
 use crate::hash::{Hashed, KeyHasher};
 use crate::store::{self, Words};
 
-use super::{byte, bytes_of, check_tail, copy_into, set_byte, ChunkError, MAX_CHUNK};
+use super::{byte, bytes_of, check_tail, copy_into, set_byte, RedisBloomChunkError, MAX_CHUNK};
 
 /// Largest bucket size (RedisBloom's).
-pub const MAX_BUCKET_SIZE: u16 = 255;
+pub(crate) const MAX_BUCKET_SIZE: u16 = 255;
 /// Largest expansion `CF.RESERVE` accepts (RedisBloom's).
-pub const MAX_EXPANSION: u16 = 32768;
+pub(crate) const MAX_EXPANSION: u16 = 32768;
 /// Most buckets in a sub-filter (RedisBloom stores the count in 56 bits).
-pub const MAX_NUM_BUCKETS: u64 = (1 << 56) - 1;
+pub(crate) const MAX_NUM_BUCKETS: u64 = (1 << 56) - 1;
 /// Most sub-filters (RedisBloom stores the count in 16 bits).
-pub const MAX_FILTERS: usize = u16::MAX as usize;
+pub(crate) const MAX_FILTERS: usize = u16::MAX as usize;
 /// Bytes of the SCANDUMP header chunk.
-pub const CF_HEADER_LEN: usize = 38;
+pub(crate) const CF_HEADER_LEN: usize = 38;
 
 /// The multiplier of RedisBloom's alternate-bucket hash.
 const ALT: u64 = 0x5bd1_e995;
 
 /// Outcome of an insert, as RedisBloom reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CuckooInsert {
+pub enum RedisBloomCuckooInsert {
     /// Stored.
     Inserted,
     /// Already present (the unique insert only): nothing stored.
@@ -106,7 +106,7 @@ fn next_pow2(n: u64) -> u64 {
 
 /// RedisBloom's cuckoo filter, with its hash, buckets, eviction and growth. Made by importing
 /// SCANDUMP chunks
-/// ([`RedisBloomCuckooFilter::from_header_chunk`], [`crate::redisbloom::import_chunks`]) or,
+/// ([`RedisBloomCuckooFilter::from_header_chunk`], [`crate::RedisBloomValue::from_chunks`]) or,
 /// for tests, [`RedisBloomCuckooFilter::reserve`] (what `CF.RESERVE` makes). Equality compares
 /// the contents, not the memory limit the filter was made or loaded under.
 ///
@@ -164,6 +164,15 @@ impl PartialEq for RedisBloomCuckooFilter {
 }
 
 impl RedisBloomCuckooFilter {
+    /// Bytes of the SCANDUMP header chunk.
+    pub const HEADER_LEN: usize = CF_HEADER_LEN;
+    /// Largest bucket size (RedisBloom's).
+    pub const MAX_BUCKET_SIZE: u16 = MAX_BUCKET_SIZE;
+    /// Largest expansion `CF.RESERVE` accepts (RedisBloom's).
+    pub const MAX_EXPANSION: u16 = MAX_EXPANSION;
+    /// Most sub-filters.
+    pub const MAX_FILTERS: usize = MAX_FILTERS;
+
     /// What `CF.RESERVE key capacity BUCKETSIZE b MAXITERATIONS m EXPANSION e` makes in
     /// RedisBloom 2.x, with its limits (capacity ≥ 2b, b in 1..=255, m ≥ 1, e ≤ 32768; the
     /// expansion is rounded up to a power of two), refused beyond `max_bytes`.
@@ -307,43 +316,43 @@ impl RedisBloomCuckooFilter {
     }
 
     /// Add a copy of the key (`CF.ADD`), growing as RedisBloom does.
-    pub fn insert(&mut self, key: &[u8]) -> CuckooInsert {
+    pub fn insert(&mut self, key: &[u8]) -> RedisBloomCuckooInsert {
         self.insert_hash(Self::hash(key))
     }
 
     /// Add the key unless it may be present (`CF.ADDNX`).
-    pub fn insert_unique(&mut self, key: &[u8]) -> CuckooInsert {
+    pub fn insert_unique(&mut self, key: &[u8]) -> RedisBloomCuckooInsert {
         self.insert_unique_hash(Self::hash(key))
     }
 
     /// [`insert_unique`](Self::insert_unique) for a key's [`hash`](Self::hash).
-    pub fn insert_unique_hash(&mut self, h: u64) -> CuckooInsert {
+    pub fn insert_unique_hash(&mut self, h: u64) -> RedisBloomCuckooInsert {
         if self.contains_hash(h) {
-            return CuckooInsert::Exists;
+            return RedisBloomCuckooInsert::Exists;
         }
         self.insert_hash(h)
     }
 
     /// [`insert`](Self::insert) for a key's [`hash`](Self::hash).
-    pub fn insert_hash(&mut self, h: u64) -> CuckooInsert {
+    pub fn insert_hash(&mut self, h: u64) -> RedisBloomCuckooInsert {
         let l = Lookup::new(h);
         loop {
             for i in (0..self.subs.len()).rev() {
                 if let Some(j) = self.free_slot(&self.subs[i], &l) {
                     set_byte(self.subs[i].slots.as_mut_slice(), j, l.fp);
                     self.items = self.items.wrapping_add(1);
-                    return CuckooInsert::Inserted;
+                    return RedisBloomCuckooInsert::Inserted;
                 }
             }
             if self.kick_out(&l) {
                 self.items = self.items.wrapping_add(1);
-                return CuckooInsert::Inserted;
+                return RedisBloomCuckooInsert::Inserted;
             }
             if self.expansion == 0 {
-                return CuckooInsert::NoSpace;
+                return RedisBloomCuckooInsert::NoSpace;
             }
             if self.grow().is_err() {
-                return CuckooInsert::NoMemory;
+                return RedisBloomCuckooInsert::NoMemory;
             }
         }
     }
@@ -555,9 +564,12 @@ impl RedisBloomCuckooFilter {
     /// A filter from a SCANDUMP header chunk, validated as RedisBloom validates it
     /// (`CuckooFilter_ValidateIntegrity`) and against `limit` bytes; the slots are empty until
     /// their data chunks are loaded.
-    pub fn from_header_chunk(data: &[u8], limit: u64) -> std::result::Result<Self, ChunkError> {
+    pub fn from_header_chunk(
+        data: &[u8],
+        limit: u64,
+    ) -> std::result::Result<Self, RedisBloomChunkError> {
         if data.len() != CF_HEADER_LEN {
-            return Err(ChunkError::HeaderLength(data.len()));
+            return Err(RedisBloomChunkError::HeaderLength(data.len()));
         }
         let u64_at = |at: usize| {
             let mut a = [0u8; 8];
@@ -605,8 +617,8 @@ impl RedisBloomCuckooFilter {
         max_iterations: u16,
         expansion: u16,
         limit: u64,
-    ) -> std::result::Result<Vec<u64>, ChunkError> {
-        let bad = |m: String| Err(ChunkError::BadHeader(m));
+    ) -> std::result::Result<Vec<u64>, RedisBloomChunkError> {
+        let bad = |m: String| Err(RedisBloomChunkError::BadHeader(m));
         if bucket_size == 0 || bucket_size > MAX_BUCKET_SIZE {
             return bad(format!("bucket size {bucket_size} (1..=255)"));
         }
@@ -630,7 +642,7 @@ impl RedisBloomCuckooFilter {
             };
             total = total.saturating_add(held(buckets * u64::from(bucket_size)));
             if total > limit {
-                return Err(ChunkError::TooLarge {
+                return Err(RedisBloomChunkError::TooLarge {
                     requested: total,
                     limit,
                 });
@@ -667,10 +679,14 @@ impl RedisBloomCuckooFilter {
     /// Load a data chunk `(it, data)` as `CF.LOADCHUNK` does: the slots go to position
     /// `it − len(data)` of the sub-filters laid end to end and must not cross a sub-filter's
     /// end.
-    pub fn load_chunk(&mut self, it: i64, data: &[u8]) -> std::result::Result<(), ChunkError> {
+    pub fn load_chunk(
+        &mut self,
+        it: i64,
+        data: &[u8],
+    ) -> std::result::Result<(), RedisBloomChunkError> {
         let len = data.len() as u64;
         if len == 0 || it <= 0 || ((it - 1) as u64) < len {
-            return Err(ChunkError::BadIterator { iterator: it, len });
+            return Err(RedisBloomChunkError::BadIterator { iterator: it, len });
         }
         let mut offset = it as u64 - len - 1;
         let b = u64::from(self.bucket_size);
@@ -678,7 +694,7 @@ impl RedisBloomCuckooFilter {
             let size = s.buckets * b;
             if offset < size {
                 if size - offset < len {
-                    return Err(ChunkError::CrossesEnd {
+                    return Err(RedisBloomChunkError::CrossesEnd {
                         offset,
                         len,
                         room: size - offset,
@@ -689,7 +705,7 @@ impl RedisBloomCuckooFilter {
             }
             offset -= size;
         }
-        Err(ChunkError::NoSubFilter {
+        Err(RedisBloomChunkError::NoSubFilter {
             offset: it as u64 - len - 1,
         })
     }
@@ -712,7 +728,7 @@ impl Filter for RedisBloomCuckooFilter {
     /// the key (expansion 0 and full, or at the memory limit) returns false and does not hold
     /// it; use the inherent methods to see why.
     fn insert_hashed(&mut self, h: Hashed) -> bool {
-        self.insert_unique_hash(h.lo) == CuckooInsert::Inserted
+        self.insert_unique_hash(h.lo) == RedisBloomCuckooInsert::Inserted
     }
 
     #[inline]
@@ -775,7 +791,9 @@ impl Persist for RedisBloomCuckooFilter {
             limit,
         )
         .map_err(|e| match e {
-            ChunkError::TooLarge { requested, limit } => Error::TooLarge { requested, limit },
+            RedisBloomChunkError::TooLarge { requested, limit } => {
+                Error::TooLarge { requested, limit }
+            }
             e => inconsistent(format!("redisbloom cuckoo: {e}")),
         })?;
         if d.header.capacity != num_buckets * u64::from(bucket_size) {
@@ -837,7 +855,7 @@ mod tests {
     fn insert_grow_delete_compact() {
         let mut f = RedisBloomCuckooFilter::reserve(64, 2, 20, 2, 1 << 20).unwrap();
         for i in 0..500u32 {
-            assert_eq!(f.insert(&i.to_le_bytes()), CuckooInsert::Inserted);
+            assert_eq!(f.insert(&i.to_le_bytes()), RedisBloomCuckooInsert::Inserted);
         }
         assert!(f.filters() > 1);
         assert!((0..500u32).all(|i| f.contains(&i.to_le_bytes())));

@@ -15,41 +15,36 @@
 //!
 //! Both implement [`crate::Filter`] and [`crate::Persist`] and load through
 //! [`crate::AnyFilter`], so the CLI and the Redis module treat them like any other set
-//! filter. Their module docs give the mapping and the SCANDUMP layout.
+//! filter. Their type docs give the mapping and the SCANDUMP layout.
 //!
 //! ## Moving data
 //! RedisBloom's `BF.SCANDUMP key it` / `CF.SCANDUMP key it` return a header chunk (with
-//! iterator 1) and then data chunks. [`import_chunks`] rebuilds a value from such a sequence, checking
-//! that the data chunks cover every byte once, in order; [`ChunkFile`] is the file format the
-//! migration script (`scripts/migrate-redisbloom.py save`) writes them in, which
+//! iterator 1) and then data chunks. [`RedisBloomValue::from_chunks`] rebuilds a value from
+//! such a sequence, checking that the data chunks cover every byte once, in order;
+//! [`RedisBloomChunkFile`] is the file format the migration script
+//! (`scripts/migrate-redisbloom.py save`) writes them in, which
 //! `bloomery import --from redisbloom` reads. Every header field is validated as RedisBloom
 //! validates it and against a memory limit before anything is allocated; malformed input is a
-//! typed [`ChunkError`], never a panic.
+//! typed [`RedisBloomChunkError`], never a panic.
 
 mod chain;
 mod chunk_file;
 mod cuckoo;
 
-pub use chain::{
-    RedisBloomFilter, RedisBloomLink, MAX_HASHES, MAX_LINKS, OPT_ENTS_IS_BITS, OPT_FORCE64,
-    OPT_NOROUND, OPT_NO_SCALING, SEED_32, SEED_64,
-};
-pub use chunk_file::{ChunkFile, ValueType};
-pub use cuckoo::{
-    CuckooInsert, RedisBloomCuckooFilter, CF_HEADER_LEN, MAX_BUCKET_SIZE, MAX_EXPANSION,
-    MAX_FILTERS, MAX_NUM_BUCKETS,
-};
+pub use chain::{RedisBloomFilter, RedisBloomLink};
+pub use chunk_file::{RedisBloomChunkFile, RedisBloomType};
+pub use cuckoo::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
 
 use crate::error::{Error, FormatError};
 use crate::store::Words;
 
 /// Largest data chunk RedisBloom's SCANDUMP returns (16 MiB).
-pub const MAX_CHUNK: u64 = 16 << 20;
+pub(crate) const MAX_CHUNK: u64 = 16 << 20;
 
 /// Why a SCANDUMP chunk (or a chunk file) was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum ChunkError {
+pub enum RedisBloomChunkError {
     /// The header chunk is malformed or announces values RedisBloom would refuse.
     #[error("bad header chunk: {0}")]
     BadHeader(String),
@@ -101,22 +96,26 @@ pub enum ChunkError {
     BadFile(String),
 }
 
-impl From<Error> for ChunkError {
+impl From<Error> for RedisBloomChunkError {
     /// Allocation errors of the structures (the only errors chunk loading can meet).
     fn from(e: Error) -> Self {
         match e {
-            Error::TooLarge { requested, limit } => ChunkError::TooLarge { requested, limit },
-            Error::AllocationFailed { bytes } => ChunkError::AllocationFailed(bytes),
-            other => ChunkError::BadHeader(other.to_string()),
+            Error::TooLarge { requested, limit } => {
+                RedisBloomChunkError::TooLarge { requested, limit }
+            }
+            Error::AllocationFailed { bytes } => RedisBloomChunkError::AllocationFailed(bytes),
+            other => RedisBloomChunkError::BadHeader(other.to_string()),
         }
     }
 }
 
-impl From<ChunkError> for Error {
-    fn from(e: ChunkError) -> Self {
+impl From<RedisBloomChunkError> for Error {
+    fn from(e: RedisBloomChunkError) -> Self {
         match e {
-            ChunkError::TooLarge { requested, limit } => Error::TooLarge { requested, limit },
-            ChunkError::AllocationFailed(bytes) => Error::AllocationFailed { bytes },
+            RedisBloomChunkError::TooLarge { requested, limit } => {
+                Error::TooLarge { requested, limit }
+            }
+            RedisBloomChunkError::AllocationFailed(bytes) => Error::AllocationFailed { bytes },
             other => Error::Format(FormatError::Inconsistent(other.to_string())),
         }
     }
@@ -131,74 +130,79 @@ pub enum RedisBloomValue {
     Cuckoo(RedisBloomCuckooFilter),
 }
 
-/// Rebuild a value from its complete SCANDUMP sequence: the header chunk (iterator 1) and
-/// then every data chunk, in order, covering each byte of the value exactly once (as
-/// `SCANDUMP` returns them; a cuckoo filter without items may come as its header alone, since
-/// RedisBloom dumps no chunk for it). Sizes are checked against `limit` bytes before
-/// allocating.
-pub fn import_chunks<'a>(
-    ty: ValueType,
-    chunks: impl IntoIterator<Item = (i64, &'a [u8])>,
-    limit: u64,
-) -> Result<RedisBloomValue, ChunkError> {
-    let mut it = chunks.into_iter();
-    let seq = |m: String| ChunkError::Sequence(m);
-    let (first, header) = it
-        .next()
-        .ok_or_else(|| seq("no chunks (the header chunk comes first)".into()))?;
-    if first != 1 {
-        return Err(seq(format!(
-            "the first chunk has iterator {first}, the header chunk has 1"
-        )));
-    }
-    let mut value = match ty {
-        ValueType::Bloom => {
-            RedisBloomValue::Bloom(RedisBloomFilter::from_header_chunk(header, limit)?)
-        }
-        ValueType::Cuckoo => {
-            RedisBloomValue::Cuckoo(RedisBloomCuckooFilter::from_header_chunk(header, limit)?)
-        }
-    };
-    let total = match &value {
-        RedisBloomValue::Bloom(f) => f.allocated_bytes(),
-        RedisBloomValue::Cuckoo(f) => f.allocated_bytes(),
-    };
-    // data chunk `(it, data)` covers positions it − len .. it of the 1-based byte sequence
-    let mut next = 1u64;
-    for (iter, data) in it {
-        if data.is_empty() {
-            return Err(seq(format!("empty chunk at iterator {iter}")));
-        }
-        let start = u64::try_from(iter)
-            .ok()
-            .and_then(|i| i.checked_sub(data.len() as u64))
-            .ok_or(ChunkError::BadIterator {
-                iterator: iter,
-                len: data.len() as u64,
-            })?;
-        if start != next {
+impl RedisBloomValue {
+    /// Largest data chunk RedisBloom's SCANDUMP returns (16 MiB).
+    pub const MAX_CHUNK: u64 = MAX_CHUNK;
+
+    /// Rebuild a value from its complete SCANDUMP sequence: the header chunk (iterator 1) and
+    /// then every data chunk, in order, covering each byte of the value exactly once (as
+    /// `SCANDUMP` returns them; a cuckoo filter without items may come as its header alone, since
+    /// RedisBloom dumps no chunk for it). Sizes are checked against `limit` bytes before
+    /// allocating.
+    pub fn from_chunks<'a>(
+        ty: RedisBloomType,
+        chunks: impl IntoIterator<Item = (i64, &'a [u8])>,
+        limit: u64,
+    ) -> Result<RedisBloomValue, RedisBloomChunkError> {
+        let mut it = chunks.into_iter();
+        let seq = |m: String| RedisBloomChunkError::Sequence(m);
+        let (first, header) = it
+            .next()
+            .ok_or_else(|| seq("no chunks (the header chunk comes first)".into()))?;
+        if first != 1 {
             return Err(seq(format!(
-                "chunk ending at iterator {iter} starts at byte {}, expected {}",
-                start.saturating_sub(1),
+                "the first chunk has iterator {first}, the header chunk has 1"
+            )));
+        }
+        let mut value = match ty {
+            RedisBloomType::Bloom => {
+                RedisBloomValue::Bloom(RedisBloomFilter::from_header_chunk(header, limit)?)
+            }
+            RedisBloomType::Cuckoo => {
+                RedisBloomValue::Cuckoo(RedisBloomCuckooFilter::from_header_chunk(header, limit)?)
+            }
+        };
+        let total = match &value {
+            RedisBloomValue::Bloom(f) => f.allocated_bytes(),
+            RedisBloomValue::Cuckoo(f) => f.allocated_bytes(),
+        };
+        // data chunk `(it, data)` covers positions it − len .. it of the 1-based byte sequence
+        let mut next = 1u64;
+        for (iter, data) in it {
+            if data.is_empty() {
+                return Err(seq(format!("empty chunk at iterator {iter}")));
+            }
+            let start = u64::try_from(iter)
+                .ok()
+                .and_then(|i| i.checked_sub(data.len() as u64))
+                .ok_or(RedisBloomChunkError::BadIterator {
+                    iterator: iter,
+                    len: data.len() as u64,
+                })?;
+            if start != next {
+                return Err(seq(format!(
+                    "chunk ending at iterator {iter} starts at byte {}, expected {}",
+                    start.saturating_sub(1),
+                    next - 1
+                )));
+            }
+            match &mut value {
+                RedisBloomValue::Bloom(f) => f.load_chunk(iter, data)?,
+                RedisBloomValue::Cuckoo(f) => f.load_chunk(iter, data)?,
+            }
+            next = iter as u64;
+        }
+        // RedisBloom's CF.SCANDUMP returns no chunk at all for a filter without items: its slots
+        // are all empty, so the header alone is the whole value
+        let empty_cuckoo = matches!(&value, RedisBloomValue::Cuckoo(f) if f.is_empty());
+        if next - 1 != total && !(next == 1 && empty_cuckoo) {
+            return Err(seq(format!(
+                "the chunks cover {} of the value's {total} bytes",
                 next - 1
             )));
         }
-        match &mut value {
-            RedisBloomValue::Bloom(f) => f.load_chunk(iter, data)?,
-            RedisBloomValue::Cuckoo(f) => f.load_chunk(iter, data)?,
-        }
-        next = iter as u64;
+        Ok(value)
     }
-    // RedisBloom's CF.SCANDUMP returns no chunk at all for a filter without items: its slots
-    // are all empty, so the header alone is the whole value
-    let empty_cuckoo = matches!(&value, RedisBloomValue::Cuckoo(f) if f.is_empty());
-    if next - 1 != total && !(next == 1 && empty_cuckoo) {
-        return Err(seq(format!(
-            "the chunks cover {} of the value's {total} bytes",
-            next - 1
-        )));
-    }
-    Ok(value)
 }
 
 /// `len` bytes of `words` (byte `j` is bits `8j..8j+8` of the little-endian words) from byte
