@@ -5,8 +5,8 @@ use std::marker::PhantomData;
 use std::ops::Range;
 
 use crate::error::{invalid, Error, Incompatibility, Result};
-use crate::format::Header;
 use crate::hash::{Hashed, Key, KeyHasher};
+use crate::io::format::Header;
 use crate::store::{self, Words};
 
 /// Set membership: insert and query, with a pre-hashed path.
@@ -96,8 +96,8 @@ pub struct Builder<T> {
     pub(crate) growth: u32,
     pub(crate) tightening: f64,
     pub(crate) scaling: bool,
-    pub(crate) kind: Option<crate::format::Kind>,
-    pub(crate) layout: Option<crate::blocked::BlockLayout>,
+    pub(crate) kind: Option<crate::io::format::Kind>,
+    pub(crate) layout: Option<crate::sets::blocked::BlockLayout>,
     _t: PhantomData<fn() -> T>,
 }
 
@@ -145,15 +145,15 @@ impl<T: Build> Builder<T> {
     }
 
     /// For [`crate::BlockedBloomFilter`]: force a block layout instead of the automatic choice
-    /// (sectors where it costs at most [`crate::blocked::SECTORS_MAX_EXTRA`] more memory,
+    /// (sectors where it costs at most `SECTORS_MAX_EXTRA` more memory,
     /// positions otherwise and whenever `hashes` or `bits` are given). Ignored by other types.
-    pub fn layout(mut self, layout: crate::blocked::BlockLayout) -> Self {
+    pub fn layout(mut self, layout: crate::sets::blocked::BlockLayout) -> Self {
         self.layout = Some(layout);
         self
     }
 
     /// For [`crate::AnyFilter`]: which structure to build.
-    pub fn kind(mut self, kind: crate::format::Kind) -> Self {
+    pub fn kind(mut self, kind: crate::io::format::Kind) -> Self {
         self.kind = Some(kind);
         self
     }
@@ -187,7 +187,7 @@ impl<T: Build> Builder<T> {
     pub fn seed(self, seed: u64) -> Self {
         self.hasher(KeyHasher::with_seed(seed))
     }
-    /// Keyed mode: a random secret seed (see [`crate::hash`] for when to use it).
+    /// Keyed mode: a random secret seed (see [`hash`](crate::KeyHasher) for when to use it).
     pub fn keyed(self) -> Result<Self> {
         Ok(self.hasher(KeyHasher::keyed()?))
     }
@@ -256,7 +256,7 @@ impl Core {
     }
 
     /// Fill the common header fields.
-    pub fn header(&self, kind: crate::format::Kind, params: Vec<u8>) -> Header {
+    pub fn header(&self, kind: crate::io::format::Kind, params: Vec<u8>) -> Header {
         let mut h = Header::new(kind, self.hasher);
         h.items = self.items;
         h.capacity = self.capacity;

@@ -1,43 +1,5 @@
-//! The one hash path: how a key becomes bits.
-//!
-//! Every structure in bloomery (and the CLI and the Redis module, which call into it) hashes a
-//! key exactly one way:
-//!
-//! 1. The key's bytes ([`Key`]: byte slices, strings, integers as little-endian bytes) go through
-//!    one 128-bit hash chosen by a [`KeyHasher`]: seeded **xxh3-128** by default, keyed
-//!    **SipHash-1-3-128** in [keyed mode](KeyHasher::keyed), or Parquet's **xxHash64** for the
-//!    split-block filter. The result is a [`Hashed`] key: two 64-bit halves.
-//! 2. A structure derives its k indices from the two halves by *enhanced double hashing*
-//!    (Dillinger & Manolios 2004; Kirsch & Mitzenmacher 2006 show two hashes lose nothing
-//!    asymptotically), and maps each 64-bit value to `[0, m)` by multiply-shift
-//!    (`(x · m) >> 64`), which needs no division and has no modulo bias towards low indices.
-//!
-//! The algorithm id and the seed are stored in every saved filter, and for a given format
-//! version the mapping from key bytes to indices never changes: golden tests in
-//! `tests/golden.rs` pin the index sequences of fixed keys.
-//!
-//! **Tiny filters.** Double hashing draws the k indices from two values, so two keys whose
-//! halves agree in their top bits share all k indices: this adds roughly `n/m²` to the
-//! false-positive rate (Kirsch & Mitzenmacher's analysis is asymptotic in m). For ordinary
-//! filters (m ≥ 10⁴ bits) that is far below any useful target, but in filters of a few hundred
-//! bits with large k it is visible — the lab's `icarus-loops` experiment measures 1.2× the
-//! formula at m = 128, k = 6 and 4.5× at m = 256, k = 11. For such tiny filters use a small k.
-//!
-//! # Hash once, probe many
-//! [`KeyHasher::hash`] returns a [`Hashed`] value that every structure accepts through its
-//! `*_hashed` methods, so layered structures (scalable filters, multi-layer filters, a caller
-//! probing many filters built with the same hasher) hash a key once.
-//!
-//! # Keyed mode: when to use it
-//! With the default hasher anyone who knows the (public) seed can compute which bits a key sets,
-//! and so can search for keys that all hit the same few bits, or flood the filter with keys that
-//! set many fresh bits, driving the false-positive rate up. If the keys come from people who may
-//! be adversaries (URLs submitted by users, values in network packets, request headers), create
-//! the filter with [`KeyHasher::keyed`]: a 128-bit secret drawn from the operating system's
-//! random source keys SipHash-1-3, a pseudo-random function, so bit positions cannot be predicted
-//! without the secret. The secret is stored in the saved file (a filter is useless without it),
-//! so protect the file like the secret it holds. Keyed filters cost a little speed (SipHash is
-//! slower than xxh3) and only merge with filters sharing the same secret.
+//! The one hash path: [`KeyHasher`] turns key bytes into [`Hashed`] values (its docs say
+//! which algorithms, how keys become bytes, and when to use keyed mode).
 
 use crate::error::{invalid, Result};
 
@@ -315,6 +277,47 @@ macro_rules! int_key {
 }
 int_key!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128);
 
+/// The one hash path: how a key becomes bits.
+///
+/// Every structure in bloomery (and the CLI and the Redis module, which call into it) hashes a
+/// key exactly one way:
+///
+/// 1. The key's bytes ([`Key`]: byte slices, strings, integers as little-endian bytes) go through
+///    one 128-bit hash chosen by a [`KeyHasher`]: seeded **xxh3-128** by default, keyed
+///    **SipHash-1-3-128** in [keyed mode](KeyHasher::keyed), or Parquet's **xxHash64** for the
+///    split-block filter. The result is a [`Hashed`] key: two 64-bit halves.
+/// 2. A structure derives its k indices from the two halves by *enhanced double hashing*
+///    (Dillinger & Manolios 2004; Kirsch & Mitzenmacher 2006 show two hashes lose nothing
+///    asymptotically), and maps each 64-bit value to `[0, m)` by multiply-shift
+///    (`(x · m) >> 64`), which needs no division and has no modulo bias towards low indices.
+///
+/// The algorithm id and the seed are stored in every saved filter, and for a given format
+/// version the mapping from key bytes to indices never changes: golden tests in
+/// `tests/golden.rs` pin the index sequences of fixed keys.
+///
+/// **Tiny filters.** Double hashing draws the k indices from two values, so two keys whose
+/// halves agree in their top bits share all k indices: this adds roughly `n/m²` to the
+/// false-positive rate (Kirsch & Mitzenmacher's analysis is asymptotic in m). For ordinary
+/// filters (m ≥ 10⁴ bits) that is far below any useful target, but in filters of a few hundred
+/// bits with large k it is visible — the lab's `icarus-loops` experiment measures 1.2× the
+/// formula at m = 128, k = 6 and 4.5× at m = 256, k = 11. For such tiny filters use a small k.
+///
+/// # Hash once, probe many
+/// [`KeyHasher::hash`] returns a [`Hashed`] value that every structure accepts through its
+/// `*_hashed` methods, so layered structures (scalable filters, multi-layer filters, a caller
+/// probing many filters built with the same hasher) hash a key once.
+///
+/// # Keyed mode: when to use it
+/// With the default hasher anyone who knows the (public) seed can compute which bits a key sets,
+/// and so can search for keys that all hit the same few bits, or flood the filter with keys that
+/// set many fresh bits, driving the false-positive rate up. If the keys come from people who may
+/// be adversaries (URLs submitted by users, values in network packets, request headers), create
+/// the filter with [`KeyHasher::keyed`]: a 128-bit secret drawn from the operating system's
+/// random source keys SipHash-1-3, a pseudo-random function, so bit positions cannot be predicted
+/// without the secret. The secret is stored in the saved file (a filter is useless without it),
+/// so protect the file like the secret it holds. Keyed filters cost a little speed (SipHash is
+/// slower than xxh3) and only merge with filters sharing the same secret.
+///
 /// Chooses the hash algorithm and seed; every structure holds one.
 ///
 /// Two structures can be merged only if their hashers are equal.
@@ -351,7 +354,7 @@ impl KeyHasher {
     }
 
     /// Keyed mode: SipHash-1-3-128 under a random 128-bit secret from the operating system.
-    /// See the [module docs](self) for when to use it.
+    /// See the [`KeyHasher`] docs for when to use it.
     pub fn keyed() -> Result<Self> {
         let mut key = [0u8; 16];
         getrandom::getrandom(&mut key)

@@ -408,7 +408,7 @@ pub fn fpr_split_block(n: u64, blocks: u64) -> f64 {
     })
 }
 
-/// False-positive rate of the blocked filter's sectors layout ([`crate::blocked::BlockLayout`]):
+/// False-positive rate of the blocked filter's sectors layout ([`crate::sets::blocked::BlockLayout`]):
 /// 512-bit blocks of eight 64-bit words, each key setting one bit in every word:
 /// `Σ_j Binomial(n, 1/blocks)(j) · (1-(63/64)^j)^8` — the split-block model with 64-bit words.
 pub fn fpr_sectors(n: u64, blocks: u64) -> f64 {

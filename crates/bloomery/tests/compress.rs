@@ -103,8 +103,8 @@ fn compressed_files_load_through_every_entry_point() {
             f
         );
         assert_eq!(
-            bloomery::format::read_header(&packed).unwrap(),
-            bloomery::format::read_header(&plain).unwrap()
+            bloomery::peek_header(&packed).unwrap(),
+            bloomery::peek_header(&plain).unwrap()
         );
         let sizes = packed_sizes(&std::fs::read(&packed).unwrap(), false).unwrap();
         // the prediction for the plain file is the measured size, to the byte or nearly
@@ -321,7 +321,7 @@ fn damaged_compressed_files_are_typed_errors() {
 /// the given density of ones) and the checksum recomputed: the coder sees every kind's payload
 /// layout (bit arrays, packed counters, fingerprints, heaps, …) at every fill.
 fn with_payload(plain: &[u8], density: u8, seed: u64) -> Vec<u8> {
-    let d = bloomery::format::decode(plain, Verify::Checksum).unwrap();
+    let d = bloomery::decode_header(plain, Verify::Checksum).unwrap();
     let mut out = plain.to_vec();
     let mut x = seed;
     for chunk in out[d.payload_offset..d.payload_offset + d.payload_len].chunks_mut(8) {
@@ -359,7 +359,7 @@ proptest! {
             if is_packed(&plain) {
                 continue;
             }
-            let d = bloomery::format::decode(&plain, Verify::Checksum).unwrap();
+            let d = bloomery::decode_header(&plain, Verify::Checksum).unwrap();
             kinds.insert(d.header.kind.id());
             let file = with_payload(&plain, density, seed);
             let c = compress_file(&file).unwrap();

@@ -456,7 +456,7 @@ proptest! {
 /// Blocked counting filter (kind 21): 16 lines of `width`-bit counters, k = 5.
 fn make_blocked_counting(seed: u64, width: u32) -> BlockedCountingBloomFilter {
     BlockedCountingBloomFilter::builder()
-        .counters(16 * bloomery::blocked_counting::cells_per_line(width))
+        .counters(16 * bloomery::BlockedCountingBloomFilter::cells_per_line_at(width))
         .hashes(5)
         .counter_width(width)
         .seed(seed)

@@ -9,8 +9,8 @@
 use std::io::{self, BufWriter, Write};
 
 use anyhow::{bail, Result};
-use bloomery::edit::{edit1_variants, PRINTABLE_ASCII};
 use bloomery::Filter;
+use bloomery::{edit1_variants, PRINTABLE_ASCII};
 
 use crate::cli::CheckArgs;
 use crate::input::{self, KeySpec};
