@@ -8,7 +8,7 @@
 //! mutations reach the header and kind-specific parameter validation.
 #![no_main]
 
-use bloomery::{AnyFilter, Filter};
+use bloomery::AnyFilter;
 use libfuzzer_sys::fuzz_target;
 
 fn exercise(data: &[u8]) {

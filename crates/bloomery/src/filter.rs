@@ -28,6 +28,25 @@ pub trait Filter {
         self.len() == 0
     }
 
+    /// Insert a pre-hashed key, told when it cannot be taken: a non-scaling
+    /// [`ScalableBloomFilter`](crate::ScalableBloomFilter) at capacity answers
+    /// [`Error::Full`] instead of going past its target rate. The structures that never refuse
+    /// answer as [`insert_hashed`](Self::insert_hashed).
+    fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool> {
+        Ok(self.insert_hashed(h))
+    }
+
+    /// Insert a key, told when it cannot be taken (see
+    /// [`try_insert_hashed`](Self::try_insert_hashed)).
+    #[inline]
+    fn try_insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool>
+    where
+        Self: Sized,
+    {
+        let h = self.hasher().hash(key);
+        self.try_insert_hashed(h)
+    }
+
     /// Insert a key.
     #[inline]
     fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
@@ -39,6 +58,60 @@ pub trait Filter {
     #[inline]
     fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
         self.contains_hashed(self.hasher().hash(key))
+    }
+}
+
+/// Membership for keys given as bytes, for every set structure: the ones that hash a key whole
+/// (every [`Filter`]), the ones keyed by the key's structure (the
+/// [`MultiLayerBloomFilter`](crate::MultiLayerBloomFilter) hashes each URL segment, so it has
+/// no pre-hashed path and is not a [`Filter`]), and [`AnyFilter`](crate::AnyFilter), which
+/// holds either. Generic code over all of them uses this trait.
+///
+/// ```
+/// use bloomery::{AnyFilter, BloomFilter, KeySet, Kind, MultiLayerBloomFilter};
+///
+/// fn load(set: &mut impl KeySet, lines: &[&str]) -> bloomery::Result<()> {
+///     for l in lines {
+///         set.try_insert_key(l.as_bytes())?;
+///     }
+///     Ok(())
+/// }
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let urls = ["https://example.org/a/b", "https://example.org/a/c"];
+/// let mut classic = BloomFilter::try_new(100, 0.01)?;
+/// let mut mlbf = MultiLayerBloomFilter::try_new(4, 100, 0.01)?;
+/// let mut any = AnyFilter::builder(Kind::Blocked).capacity(100).fpr(0.01).try_build()?;
+/// load(&mut classic, &urls)?;
+/// load(&mut mlbf, &urls)?;
+/// load(&mut any, &urls)?;
+/// assert!(classic.contains_key(urls[0].as_bytes()) && mlbf.contains_key(urls[1].as_bytes()));
+/// assert!(any.contains_key(urls[1].as_bytes()));
+/// // a key a URL filter could never hold is an error for the checked query, false otherwise
+/// assert!(mlbf.try_contains_key(b"").is_err() && !mlbf.contains_key(b""));
+/// # Ok(()) }
+/// ```
+pub trait KeySet {
+    /// Insert a key; `true` when it was new. A key the structure cannot take (an MLBF key
+    /// that is not a URL, a non-scaling filter at capacity) is an error and changes nothing.
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool>;
+    /// Query a key: `false` means certainly never inserted. A key the structure could never
+    /// have taken is an error.
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool>;
+    /// [`try_contains_key`](Self::try_contains_key), with a key the structure could never
+    /// have taken answered `false` (it cannot have been inserted).
+    fn contains_key(&self, key: &[u8]) -> bool {
+        self.try_contains_key(key).unwrap_or(false)
+    }
+}
+
+impl<F: Filter> KeySet for F {
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
+        let h = self.hasher().hash_bytes(key);
+        self.try_insert_hashed(h)
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.contains_hashed(self.hasher().hash_bytes(key)))
     }
 }
 

@@ -68,10 +68,12 @@
 
 mod any;
 mod counters;
+mod dispatch;
 mod error;
 mod filter;
 mod hash;
 mod io;
+mod kind;
 mod multisets;
 pub mod params;
 mod sets;
@@ -80,11 +82,13 @@ mod store;
 mod structured;
 
 // Run-time kinds.
-pub use any::counter::{AnyCounter, CounterInfo, CounterOptions};
+pub use any::counter::{AnyCounter, CounterOptions};
 pub use any::filter::{AnyFilter, FilterInfo};
+pub use dispatch::CounterInfo;
+pub use kind::{Capabilities, Capability, Kind};
 // Core traits, errors and the one hash path.
 pub use error::{Error, FormatError, Incompatibility, Result};
-pub use filter::{Build, Builder, Count, Filter, Merge, Remove, RemoveError, Stats};
+pub use filter::{Build, Builder, Count, Filter, KeySet, Merge, Remove, RemoveError, Stats};
 pub use hash::{mix64, reduce, HashAlgorithm, Hashed, Key, KeyHasher, SeedKind};
 // Storage: the memory limit and the prefetch pipeline of batched inserts.
 pub use counters::MAX_WIDTH as MAX_COUNTER_WIDTH;
@@ -93,7 +97,7 @@ pub use store::{max_bytes, set_max_bytes, Pipeline, DEFAULT_MAX_BYTES};
 // The file format.
 pub use io::compress;
 pub use io::format::{
-    decode as decode_header, read_file, read_header as peek_header, Decoded, FileBuf, Header, Kind,
+    decode as decode_header, read_file, read_header as peek_header, Decoded, FileBuf, Header,
     Persist, Verify, FORMAT_VERSION,
 };
 // Sets.
@@ -129,7 +133,7 @@ pub use structured::xml;
 /// Everything needed to use the filters: `use bloomery::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        AnyFilter, BlockedBloomFilter, BloomFilter, Count, Filter, Key, KeyHasher, Merge,
+        AnyFilter, BlockedBloomFilter, BloomFilter, Count, Filter, Key, KeyHasher, KeySet, Merge,
         PartitionedBloomFilter, Persist, Remove, ScalableBloomFilter, SplitBlockBloomFilter, Stats,
     };
 }

@@ -700,7 +700,7 @@ fn goldens() -> Vec<Golden> {
 
 fn filled(mut f: AnyFilter) -> AnyFilter {
     for k in golden_keys() {
-        f.insert(&k);
+        f.insert(&k).unwrap();
     }
     f
 }

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use anyhow::{Context, Result};
-use bloomery::{AnyFilter, Filter, SeedKind};
+use bloomery::{AnyFilter, SeedKind};
 use serde_json::json;
 
 use crate::cli::{EstimateArgs, InfoArgs};

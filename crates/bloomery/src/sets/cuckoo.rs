@@ -555,6 +555,16 @@ impl CuckooTable {
     }
 }
 
+impl crate::dispatch::OtherKind for CuckooFilter {
+    const CAPABILITIES: crate::kind::Capabilities = crate::kind::Capabilities {
+        insert: true,
+        hashed: true,
+        count: true,
+        remove: true,
+        ..crate::kind::Capabilities::NONE
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

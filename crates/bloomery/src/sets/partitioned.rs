@@ -1,12 +1,14 @@
 //! The partitioned Bloom filter: [`PartitionedBloomFilter`] (its docs say which paper it follows
 //! and when to pick it).
 
+use crate::dispatch::{hashed_set_kind, SetStats};
 use crate::error::{inconsistent, invalid, Result};
 use crate::filter::{shape_mismatch, Build, Builder, Core, Filter, Merge, Stats};
 use crate::hash::{reduce, Hashed, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
+use crate::kind::Capabilities;
 use crate::params;
 use crate::store;
 
@@ -286,6 +288,34 @@ impl Persist for PartitionedBloomFilter {
 
 crate::filter::impl_extend!(PartitionedBloomFilter);
 crate::filter::impl_set_operators!(PartitionedBloomFilter);
+
+impl crate::dispatch::SetKind for PartitionedBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        merge: true,
+        estimate: true,
+        mark_damaged: true,
+        ..Capabilities::NONE
+    };
+    hashed_set_kind!();
+    fn stats(&self) -> SetStats {
+        SetStats::of(self)
+    }
+    fn estimate_overlap(&self, other: &Self) -> Result<(f64, f64)> {
+        Ok((
+            self.estimate_intersection(other)?,
+            self.estimate_union(other)?,
+        ))
+    }
+    fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
+        PartitionedBloomFilter::mark_damaged(self, bytes)
+    }
+    fn clear(&mut self) -> Result<()> {
+        PartitionedBloomFilter::clear(self);
+        Ok(())
+    }
+}
 
 #[cfg(test)]
 mod tests {

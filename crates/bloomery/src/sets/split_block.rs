@@ -1,12 +1,14 @@
 //! The Parquet split-block Bloom filter, byte for byte as the Apache Parquet specification:
 //! [`SplitBlockBloomFilter`] (its docs say which paper it follows and when to pick it).
 
+use crate::dispatch::{hashed_set_kind, SetStats};
 use crate::error::{inconsistent, invalid, Result};
 use crate::filter::{shape_mismatch, Build, Builder, Core, Filter, Merge, Stats};
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
+use crate::kind::Capabilities;
 use crate::params;
 use crate::store;
 
@@ -349,6 +351,27 @@ impl Persist for SplitBlockBloomFilter {
 
 crate::filter::impl_extend!(SplitBlockBloomFilter);
 crate::filter::impl_set_operators!(SplitBlockBloomFilter);
+
+impl crate::dispatch::SetKind for SplitBlockBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        merge: true,
+        mark_damaged: true,
+        ..Capabilities::NONE
+    };
+    hashed_set_kind!();
+    fn stats(&self) -> SetStats {
+        SetStats::of(self)
+    }
+    fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
+        SplitBlockBloomFilter::mark_damaged(self, bytes)
+    }
+    fn clear(&mut self) -> Result<()> {
+        SplitBlockBloomFilter::clear(self);
+        Ok(())
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -8,6 +8,7 @@ use crate::filter::{
 };
 use crate::hash::{mix64, reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
+use crate::kind::Capabilities;
 use crate::params::{self, BLOCKED_MAX_K};
 use crate::store::{self, Pipeline, Words};
 
@@ -881,6 +882,46 @@ impl<K: Key> FromIterator<K> for BlockedCountingBloomFilter {
             .unwrap_or_else(|e| panic!("cannot size a filter for {} keys: {e}", hashes.len()));
         f.insert_hashed_pipelined(hashes);
         f
+    }
+}
+
+impl crate::dispatch::CounterKind for BlockedCountingBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        count: true,
+        remove: true,
+        ..Capabilities::NONE
+    };
+    fn hasher(&self) -> &KeyHasher {
+        Filter::hasher(self)
+    }
+    fn len(&self) -> u64 {
+        Filter::len(self)
+    }
+    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
+        Filter::insert_hashed(self, h);
+        Ok(())
+    }
+    fn count_hashed(&self, h: Hashed) -> u64 {
+        Count::count_hashed(self, h)
+    }
+    fn prefetch_hashed(&self, h: Hashed) {
+        BlockedCountingBloomFilter::prefetch_hashed(self, h)
+    }
+    fn remove_unsupported(&self) -> Option<RemoveError> {
+        None
+    }
+    fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
+        Remove::remove_hashed(self, h)
+    }
+    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+        i.capacity = self.capacity();
+        (i.target_fpr, i.current_fpr) = crate::dispatch::rates(self);
+        i.saturated_counters = Some(self.saturated_counters());
+        i.counter_bits = Some(self.counter_width());
+        i.hashes = Some(self.hashes());
+        i.size = Some(self.counter_len());
     }
 }
 

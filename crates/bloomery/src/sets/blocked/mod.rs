@@ -5,12 +5,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::dispatch::{hashed_set_kind, SetStats};
 use crate::error::{invalid, Result};
 use crate::filter::{shape_mismatch, Build, Builder, Core, Filter, Merge, Stats};
 use crate::hash::{mix64, reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
+use crate::kind::Capabilities;
 use crate::params::{self, BLOCKED_MAX_K};
 use crate::store::{self, Pipeline, Words};
 
@@ -1410,6 +1412,47 @@ impl InsertRegions {
 }
 
 crate::filter::impl_set_operators!(BlockedBloomFilter);
+
+impl crate::dispatch::SetKind for BlockedBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        merge: true,
+        fold: true,
+        estimate: true,
+        mark_damaged: true,
+        ..Capabilities::NONE
+    };
+    hashed_set_kind!();
+    fn kind(&self) -> Kind {
+        self.layout().kind()
+    }
+    fn prefetch_hashed(&self, h: Hashed) {
+        BlockedBloomFilter::prefetch_hashed(self, h)
+    }
+    fn stats(&self) -> SetStats {
+        SetStats::of(self)
+    }
+    fn layout_name(&self) -> Option<&'static str> {
+        Some(self.layout().name())
+    }
+    fn fold(&self) -> Result<Self> {
+        BlockedBloomFilter::fold(self)
+    }
+    fn estimate_overlap(&self, other: &Self) -> Result<(f64, f64)> {
+        Ok((
+            self.estimate_intersection(other)?,
+            self.estimate_union(other)?,
+        ))
+    }
+    fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
+        BlockedBloomFilter::mark_damaged(self, bytes)
+    }
+    fn clear(&mut self) -> Result<()> {
+        BlockedBloomFilter::clear(self);
+        Ok(())
+    }
+}
 
 #[cfg(test)]
 mod tests {
