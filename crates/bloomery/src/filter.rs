@@ -116,6 +116,28 @@ impl<F: Filter> KeySet for F {
 }
 
 /// Union and intersection with another structure of the same kind, shape and hasher.
+///
+/// **Item counts after a merge.** A filter cannot tell how many keys two filters share, so
+/// after `union_with` [`Filter::len`] is the larger of the two counts (a lower bound on the
+/// union) and after `intersect_with` the smaller (an upper bound on the intersection). For an
+/// estimate of the true figure use [`Stats::estimated_len`] on the result, or, before merging,
+/// the inner-product estimates (`estimate_union`, `estimate_intersection`: Broder &
+/// Mitzenmacher §2.4).
+///
+/// ```
+/// use bloomery::prelude::*;
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let mut a = BloomFilter::try_new(10_000, 0.01)?;
+/// let mut b = BloomFilter::try_new(10_000, 0.01)?;
+/// a.extend(0u32..3000);
+/// b.extend(2000u32..5000);
+/// let u = (&a | &b)?;
+/// assert_eq!(u.len(), 3000); // the larger count: a lower bound
+/// let est = u.estimated_len(); // about 5000
+/// assert!((est - 5000.0).abs() < 250.0, "{est}");
+/// # Ok(()) }
+/// ```
 pub trait Merge {
     /// In place `self ∪ other` (bitwise OR): contains every key of both.
     fn union_with(&mut self, other: &Self) -> Result<()>;
@@ -157,7 +179,21 @@ pub trait Stats {
 }
 
 /// Sizing and hashing options shared by every structure's builder. Obtain one from the
-/// structure, e.g. `BloomFilter::builder()`, and finish with `try_build()`.
+/// structure, e.g. `BloomFilter::builder()`, and finish with `try_build()`. A setting that
+/// does not apply to the structure being built is an error, never silently ignored.
+///
+/// ```
+/// use bloomery::prelude::*;
+/// use bloomery::Error;
+///
+/// let f = BlockedBloomFilter::builder().capacity(1000).fpr(0.01).try_build();
+/// assert!(f.is_ok());
+/// // growth and tightening belong to scalable filters
+/// let e = BlockedBloomFilter::builder().capacity(1000).fpr(0.01).growth(0).tightening(7.0).try_build();
+/// assert!(matches!(e, Err(Error::InvalidParameter { name: "growth", .. })));
+/// let s = ScalableBloomFilter::builder().capacity(1000).fpr(0.01).growth(4).try_build();
+/// assert!(s.is_ok());
+/// ```
 #[derive(Debug, Clone)]
 pub struct Builder<T> {
     pub(crate) capacity: Option<u64>,
@@ -166,9 +202,9 @@ pub struct Builder<T> {
     pub(crate) hashes: Option<u32>,
     pub(crate) hasher: KeyHasher,
     pub(crate) max_bytes: u64,
-    pub(crate) growth: u32,
-    pub(crate) tightening: f64,
-    pub(crate) scaling: bool,
+    pub(crate) growth: Option<u32>,
+    pub(crate) tightening: Option<f64>,
+    pub(crate) scaling: Option<bool>,
     pub(crate) kind: Option<crate::io::format::Kind>,
     pub(crate) layout: Option<crate::sets::blocked::BlockLayout>,
     _t: PhantomData<fn() -> T>,
@@ -190,9 +226,9 @@ impl<T: Build> Builder<T> {
             hashes: None,
             hasher: KeyHasher::new(),
             max_bytes: store::max_bytes(),
-            growth: 2,
-            tightening: 0.5,
-            scaling: true,
+            growth: None,
+            tightening: None,
+            scaling: None,
             kind: None,
             layout: None,
             _t: PhantomData,
@@ -271,22 +307,38 @@ impl<T: Build> Builder<T> {
     }
     /// Scalable filters: capacity multiplier per new sub-filter (≥ 1; default 2).
     pub fn growth(mut self, s: u32) -> Self {
-        self.growth = s;
+        self.growth = Some(s);
         self
     }
     /// Scalable filters: error tightening ratio r in (0, 1) (default 0.5).
     pub fn tightening(mut self, r: f64) -> Self {
-        self.tightening = r;
+        self.tightening = Some(r);
         self
     }
     /// Scalable filters: `false` refuses inserts past capacity instead of growing.
     pub fn scaling(mut self, on: bool) -> Self {
-        self.scaling = on;
+        self.scaling = Some(on);
         self
     }
     /// Build, validating every parameter.
     pub fn try_build(self) -> Result<T> {
         T::build(&self)
+    }
+
+    /// Refuse the structure-specific settings that were given but do not apply to the type
+    /// being built (`applies` names those that do): a typed error instead of an ignored
+    /// setting.
+    pub(crate) fn refuse_others(&self, type_name: &str, applies: &[&str]) -> Result<()> {
+        let given = [
+            ("growth", self.growth.is_some()),
+            ("tightening", self.tightening.is_some()),
+            ("scaling", self.scaling.is_some()),
+            ("layout", self.layout.is_some()),
+        ];
+        match given.iter().find(|(n, set)| *set && !applies.contains(n)) {
+            Some((name, _)) => Err(invalid(name, format!("does not apply to {type_name}"))),
+            None => Ok(()),
+        }
     }
 
     /// Capacity and fpr, both required unless an explicit shape was given.
@@ -429,6 +481,28 @@ pub trait Remove: Count {
 }
 
 /// Why a removal was refused. Nothing is changed when a removal is refused.
+///
+/// Through `?` into [`Error`](crate::Error) the reason survives: an absent key becomes
+/// [`Error::NotPresent`](crate::Error::NotPresent).
+///
+/// ```
+/// use bloomery::prelude::*;
+/// use bloomery::{CountingBloomFilter, Error};
+///
+/// fn remove_all(f: &mut CountingBloomFilter, keys: &[&str]) -> bloomery::Result<()> {
+///     for k in keys {
+///         f.remove(k)?;
+///     }
+///     Ok(())
+/// }
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let mut f = CountingBloomFilter::try_new(1000, 0.001)?;
+/// f.insert("kept");
+/// assert!(matches!(remove_all(&mut f, &["never-added"]), Err(Error::NotPresent)));
+/// assert!(f.contains("kept"));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RemoveError {
@@ -442,9 +516,14 @@ pub enum RemoveError {
     Unsupported(&'static str),
 }
 
+/// Through `?`, [`RemoveError::NotPresent`] stays distinguishable ([`Error::NotPresent`]);
+/// [`RemoveError::Unsupported`] becomes [`Error::Unsupported`].
 impl From<RemoveError> for Error {
     fn from(e: RemoveError) -> Self {
-        Error::Unsupported(e.to_string())
+        match e {
+            RemoveError::NotPresent => Error::NotPresent,
+            RemoveError::Unsupported(why) => Error::Unsupported(format!("removal: {why}")),
+        }
     }
 }
 

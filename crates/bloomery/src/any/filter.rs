@@ -264,6 +264,7 @@ impl Build for AnyFilter {
             Kind::SplitBlock => AnyFilter::SplitBlock(b.retarget().try_build()?),
             Kind::Scalable => AnyFilter::Scalable(b.retarget().try_build()?),
             Kind::Mlbf => {
+                b.refuse_others("a multi-layer filter", &[])?;
                 // the paper's L = 4; other L through MultiLayerBloomFilter::builder()
                 let mut m = MultiLayerBloomFilter::builder()
                     .hasher(b.hasher)

@@ -347,6 +347,7 @@ impl CountingBloomFilter {
 /// bits (as the number of counters), hashes, hasher and memory limit (everything else keeps its default).
 impl Build for CountingBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a counting filter", &[])?;
         let mut o = CountingBloomFilter::builder()
             .hasher(b.hasher)
             .max_bytes(b.max_bytes);

@@ -405,6 +405,7 @@ impl DLeftCountingBloomFilter {
 /// hasher and memory limit (bits and hashes do not apply and are refused).
 impl Build for DLeftCountingBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a d-left counting filter", &[])?;
         if b.bits.is_some() || b.hashes.is_some() {
             return Err(invalid(
                 "bits",

@@ -217,7 +217,7 @@ fn ibf_shape(n: u64, p: f64, alpha: f64, fixed_k: Option<u32>) -> Result<(u64, u
             best = Some((lo, k));
         }
     }
-    best.ok_or_else(|| invalid("fpr", format!("no shape reaches {p}")))
+    best.ok_or_else(|| invalid("fpr", format!("no shape reaches {}", params::show(p))))
 }
 
 impl IterativeBloomFilter {
@@ -321,6 +321,7 @@ impl IterativeBloomFilter {
 /// bits, hashes, hasher and memory limit (everything else keeps its default).
 impl Build for IterativeBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("an iterative filter", &[])?;
         let mut o = IterativeBloomFilter::builder()
             .hasher(b.hasher)
             .max_bytes(b.max_bytes);

@@ -248,6 +248,7 @@ impl SpaceCodeBloomFilter {
 /// bits, hashes, hasher and memory limit (everything else keeps its default).
 impl Build for SpaceCodeBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a space-code filter", &[])?;
         let mut o = SpaceCodeBloomFilter::builder()
             .hasher(b.hasher)
             .max_bytes(b.max_bytes);

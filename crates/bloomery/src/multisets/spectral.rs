@@ -366,6 +366,7 @@ impl SpectralBloomFilter {
 /// bits (as the number of counters), hashes, hasher and memory limit (everything else keeps its default).
 impl Build for SpectralBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a spectral filter", &[])?;
         let mut o = SpectralBloomFilter::builder()
             .hasher(b.hasher)
             .max_bytes(b.max_bytes);

@@ -36,6 +36,7 @@ pub struct BloomFilter {
 
 impl Build for BloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a classic filter", &[])?;
         let (m, k, n, p) = match (b.bits, b.hashes) {
             (Some(m), k) => {
                 // explicit shape; capacity/fpr optional

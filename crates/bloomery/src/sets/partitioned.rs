@@ -34,6 +34,7 @@ pub struct PartitionedBloomFilter {
 
 impl Build for PartitionedBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a partitioned filter", &[])?;
         let (m, k, n, p) = match b.bits {
             Some(m) => {
                 let k = match (b.hashes, b.capacity) {

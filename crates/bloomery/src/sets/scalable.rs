@@ -49,14 +49,20 @@ pub struct ScalableBloomFilter {
 
 impl Build for ScalableBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a scalable filter", &["growth", "tightening", "scaling"])?;
         let (n, p) = b.sized()?;
-        if b.growth == 0 {
+        let growth = b.growth.unwrap_or(2);
+        let tightening = b.tightening.unwrap_or(0.5);
+        if growth == 0 {
             return Err(invalid("growth", "must be at least 1"));
         }
-        if !(b.tightening > 0.0 && b.tightening < 1.0) {
+        if !(tightening > 0.0 && tightening < 1.0) {
             return Err(invalid(
                 "tightening",
-                format!("must be strictly between 0 and 1, got {}", b.tightening),
+                format!(
+                    "must be strictly between 0 and 1, got {}",
+                    crate::params::show(tightening)
+                ),
             ));
         }
         let mut f = Self {
@@ -64,9 +70,9 @@ impl Build for ScalableBloomFilter {
             hasher: b.hasher,
             initial_capacity: n,
             fpr: p,
-            growth: b.growth,
-            tightening: b.tightening,
-            scaling: b.scaling,
+            growth,
+            tightening,
+            scaling: b.scaling.unwrap_or(true),
             items: 0,
             max_bytes: b.max_bytes,
         };

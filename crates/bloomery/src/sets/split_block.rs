@@ -69,6 +69,7 @@ pub struct SplitBlockBloomFilter {
 
 impl Build for SplitBlockBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a split-block filter", &[])?;
         if let Some(k) = b.hashes {
             if k != 8 {
                 return Err(invalid(

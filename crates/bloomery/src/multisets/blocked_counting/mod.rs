@@ -644,6 +644,7 @@ impl BlockedCountingBloomFilter {
 /// bits (as the number of counters), hashes, hasher and memory limit (4-bit counters).
 impl Build for BlockedCountingBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a blocked counting filter", &[])?;
         let mut o = Self::builder().hasher(b.hasher).max_bytes(b.max_bytes);
         if let Some(n) = b.capacity {
             o = o.capacity(n);

@@ -391,6 +391,7 @@ fn sectors_simd(layout: BlockLayout, hasher: &KeyHasher) -> bool {
 
 impl Build for BlockedBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a blocked filter", &["layout"])?;
         let forced = b.layout;
         if forced == Some(BlockLayout::Sectors) && b.hashes.is_some_and(|k| k != SECTOR_K) {
             return Err(invalid(
