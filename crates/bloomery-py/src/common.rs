@@ -1,7 +1,5 @@
 //! Argument parsing and helpers shared by the classes.
 
-use std::path::PathBuf;
-
 use bloomery::KeyHasher;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -66,8 +64,13 @@ pub fn read_only_error(py: Python<'_>) -> PyErr {
     }
 }
 
-/// A path argument (`str` or `os.PathLike`).
-pub type PathArg = PathBuf;
+/// A length for `__len__` (which Python limits to `sys.maxsize`).
+pub fn len_out(n: u64) -> PyResult<usize> {
+    usize::try_from(n)
+        .ok()
+        .filter(|&n| n <= isize::MAX as usize)
+        .ok_or_else(|| pyo3::exceptions::PyOverflowError::new_err(format!("{n} items: beyond sys.maxsize")))
+}
 
 /// Bytes as a human size.
 pub fn human_bytes(b: u64) -> String {

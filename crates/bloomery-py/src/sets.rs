@@ -355,7 +355,7 @@ macro_rules! set_class {
             /// Items inserted: inserts that set at least one new bit (so a repeated key
             /// counts once, and a false positive is not counted).
             fn __len__(&self, py: Python<'_>) -> PyResult<usize> {
-                usize::try_from(self.0.len(py)).map_err(|e| PyValueError::new_err(e.to_string()))
+                $crate::common::len_out(self.0.len(py))
             }
 
             /// The number of distinct items estimated from the fraction of bits set

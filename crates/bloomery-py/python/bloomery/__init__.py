@@ -14,17 +14,37 @@ so a file made by ``bloomery add f.bloom words.txt`` answers the same in Python.
 """
 
 from bloomery._native import (
+    FORMAT_VERSION,
     BloomFilter,
+    CountingBloomFilter,
+    CountMinSketch,
+    CuckooFilter,
     FormatError,
     FullError,
     ScalableBloomFilter,
+    TopK,
     UrlFilter,
+    XorFilter,
+    __version__,
+    load,
+    max_memory,
+    set_max_memory,
 )
 
 __all__ = [
+    "FORMAT_VERSION",
     "BloomFilter",
+    "CountingBloomFilter",
+    "CountMinSketch",
+    "CuckooFilter",
     "FormatError",
     "FullError",
     "ScalableBloomFilter",
+    "TopK",
     "UrlFilter",
+    "XorFilter",
+    "__version__",
+    "load",
+    "max_memory",
+    "set_max_memory",
 ]
