@@ -9,7 +9,7 @@ use pyo3::types::PyDict;
 
 use crate::common::{count_arg, hasher, human_bytes};
 use crate::errors::{to_py_key, FormatError, IntoPy};
-use crate::keys::{self, bools_out, counts_out, Batch};
+use crate::keys::{self, bools_out, counts_out, Hashes};
 use crate::lock::Shared;
 use crate::typed::typed_class;
 
@@ -156,14 +156,13 @@ typed_class!(
         /// Add one occurrence of each key, with the GIL released (see BloomFilter.add_many
         /// for what `keys` may be).
         fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
-            let batch = Batch::new(keys)?;
+            let h = *self.f.read(py).hasher();
+            let hashes = Hashes::new(keys, h)?;
             py.detach(|| {
                 let mut g = self.f.write_detached();
-                let hs = *g.hasher();
-                batch.chunks(|start, ks| {
-                    for (i, k) in ks.iter().enumerate() {
-                        g.insert_hashed(hs.hash_bytes(k.bytes()))
-                            .map_err(|e| to_py_key(e, start + i))?;
+                hashes.chunks(h, |start, hs| {
+                    for (i, &x) in hs.iter().enumerate() {
+                        g.insert_hashed(x).map_err(|e| to_py_key(e, start + i))?;
                     }
                     Ok(())
                 })
@@ -182,14 +181,14 @@ typed_class!(
         /// Remove one occurrence of each key that may be present, with the GIL released;
         /// returns how many were removed (keys certainly absent are skipped).
         fn remove_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<u64> {
-            let batch = Batch::new(keys)?;
+            let h = *self.f.read(py).hasher();
+            let hashes = Hashes::new(keys, h)?;
             py.detach(|| {
                 let mut g = self.f.write_detached();
-                let hs = *g.hasher();
                 let mut removed = 0u64;
-                batch.chunks(|_, ks| {
-                    for k in ks {
-                        match g.remove_hashed(hs.hash_bytes(k.bytes())) {
+                hashes.chunks(h, |_, hs| {
+                    for &x in hs {
+                        match g.remove_hashed(x) {
                             Ok(()) => removed += 1,
                             Err(RemoveError::NotPresent) => {}
                             Err(e) => return Err(PyTypeError::new_err(e.to_string())),
@@ -203,39 +202,39 @@ typed_class!(
 
         /// Query many keys with the GIL released: a NumPy bool array (a list without NumPy).
         fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-            let batch = Batch::new(keys)?;
+            let h = *self.f.read(py).hasher();
+            let hashes = Hashes::new(keys, h)?;
             let out = py.detach(|| {
                 let g = self.f.read_detached();
-                let hs = *g.hasher();
-                let mut out = vec![false; batch.len()];
-                batch.chunks(|s, ks| {
-                    for (k, o) in ks.iter().zip(&mut out[s..]) {
-                        *o = g.contains_hashed(hs.hash_bytes(k.bytes()));
+                let mut out = vec![false; hashes.len()];
+                hashes.chunks(h, |s, hs| {
+                    for (&x, o) in hs.iter().zip(&mut out[s..]) {
+                        *o = g.contains_hashed(x);
                     }
                     Ok(())
                 })?;
                 PyResult::Ok(out)
             })?;
-            bools_out(py, out, batch.shape.as_ref())
+            bools_out(py, out, hashes.shape.as_ref())
         }
 
         /// Estimated counts of many keys with the GIL released: a NumPy uint64 array (a list
         /// without NumPy).
         fn count_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-            let batch = Batch::new(keys)?;
+            let h = *self.f.read(py).hasher();
+            let hashes = Hashes::new(keys, h)?;
             let out = py.detach(|| {
                 let g = self.f.read_detached();
-                let hs = *g.hasher();
-                let mut out = vec![0u64; batch.len()];
-                batch.chunks(|s, ks| {
-                    for (k, o) in ks.iter().zip(&mut out[s..]) {
-                        *o = g.count_hashed(hs.hash_bytes(k.bytes()));
+                let mut out = vec![0u64; hashes.len()];
+                hashes.chunks(h, |s, hs| {
+                    for (&x, o) in hs.iter().zip(&mut out[s..]) {
+                        *o = g.count_hashed(x);
                     }
                     Ok(())
                 })?;
                 PyResult::Ok(out)
             })?;
-            counts_out(py, out, batch.shape.as_ref())
+            counts_out(py, out, hashes.shape.as_ref())
         }
 
         /// The plain Bloom filter answering membership as this one does (same bits, hashes and

@@ -10,7 +10,7 @@ use pyo3::types::PyType;
 
 use crate::common::{count_arg, hasher, human_bytes};
 use crate::errors::{to_py_key, IntoPy};
-use crate::keys::{self, bools_out, Batch};
+use crate::keys::{self, bools_out, Hashes};
 use crate::lock::Shared;
 use crate::typed::typed_class;
 
@@ -103,14 +103,13 @@ typed_class!(PyCuckooFilter, "CuckooFilter", CuckooFilter, any_cuckoo, {
     /// Add each key (a copy each time), with the GIL released; on an error the keys
     /// before the failing one have been added.
     fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
-        let batch = Batch::new(keys)?;
+        let h = *self.f.read(py).hasher();
+        let hashes = Hashes::new(keys, h)?;
         py.detach(|| {
             let mut g = self.f.write_detached();
-            let hs = *g.hasher();
-            batch.chunks(|start, ks| {
-                for (i, k) in ks.iter().enumerate() {
-                    g.insert_hashed(hs.hash_bytes(k.bytes()))
-                        .map_err(|e| to_py_key(e, start + i))?;
+            hashes.chunks(h, |start, hs| {
+                for (i, &x) in hs.iter().enumerate() {
+                    g.insert_hashed(x).map_err(|e| to_py_key(e, start + i))?;
                 }
                 Ok(())
             })
@@ -128,20 +127,20 @@ typed_class!(PyCuckooFilter, "CuckooFilter", CuckooFilter, any_cuckoo, {
 
     /// Query many keys with the GIL released: a NumPy bool array (a list without NumPy).
     fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let batch = Batch::new(keys)?;
+        let h = *self.f.read(py).hasher();
+        let hashes = Hashes::new(keys, h)?;
         let out = py.detach(|| {
             let g = self.f.read_detached();
-            let hs = *g.hasher();
-            let mut out = vec![false; batch.len()];
-            batch.chunks(|s, ks| {
-                for (k, o) in ks.iter().zip(&mut out[s..]) {
-                    *o = g.contains_hashed(hs.hash_bytes(k.bytes()));
+            let mut out = vec![false; hashes.len()];
+            hashes.chunks(h, |s, hs| {
+                for (&x, o) in hs.iter().zip(&mut out[s..]) {
+                    *o = g.contains_hashed(x);
                 }
                 Ok(())
             })?;
             PyResult::Ok(out)
         })?;
-        bools_out(py, out, batch.shape.as_ref())
+        bools_out(py, out, hashes.shape.as_ref())
     }
 
     /// The capacity of the first table.
@@ -215,11 +214,11 @@ typed_class!(PyXorFilter, "XorFilter", XorFilter, any_xor, {
         keyed: bool,
     ) -> PyResult<Self> {
         let h = hasher(seed, keyed)?;
-        let batch = Batch::new(keys)?;
+        let hashes = Hashes::new(keys, h)?;
         let f = py.detach(|| {
-            let mut hs = Vec::with_capacity(batch.len());
-            batch.chunks(|_, ks| {
-                hs.extend(ks.iter().map(|k| h.hash_bytes(k.bytes())));
+            let mut hs = Vec::with_capacity(hashes.len());
+            hashes.chunks(h, |_, c| {
+                hs.extend_from_slice(c);
                 Ok(())
             })?;
             XorFilter::builder()
@@ -244,19 +243,20 @@ typed_class!(PyXorFilter, "XorFilter", XorFilter, any_xor, {
 
     /// Query many keys with the GIL released: a NumPy bool array (a list without NumPy).
     fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let batch = Batch::new(keys)?;
+        let h = *self.f.read(py).hasher();
+        let hashes = Hashes::new(keys, h)?;
         let out = py.detach(|| {
             let g = self.f.read_detached();
-            let mut out = vec![false; batch.len()];
-            batch.chunks(|s, ks| {
-                for (k, o) in ks.iter().zip(&mut out[s..]) {
-                    *o = g.contains(k);
+            let mut out = vec![false; hashes.len()];
+            hashes.chunks(h, |s, hs| {
+                for (&x, o) in hs.iter().zip(&mut out[s..]) {
+                    *o = g.contains_hashed(x);
                 }
                 Ok(())
             })?;
             PyResult::Ok(out)
         })?;
-        bools_out(py, out, batch.shape.as_ref())
+        bools_out(py, out, hashes.shape.as_ref())
     }
 
     /// Not supported: a xor filter is built once from all its keys.

@@ -26,7 +26,8 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyByteArray, PyBytes, PyMemoryView, PyString, PyTuple, PyType};
+use bloomery::{Hashed, KeyHasher};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PyString, PyTuple, PyType};
 
 use crate::arrow::ArrowKeys;
 
@@ -299,23 +300,9 @@ impl Batch {
     /// Collect the keys of `obj` (see the module docs for what it may be).
     pub fn new(obj: &Bound<'_, PyAny>) -> PyResult<Self> {
         let py = obj.py();
-        if obj.is_instance_of::<PyString>()
-            || obj.is_instance_of::<PyBytes>()
-            || obj.is_instance_of::<PyByteArray>()
-        {
-            return Err(PyTypeError::new_err(
-                "batch methods take an iterable of keys, not one str or bytes (which would be \
-                 split into characters): use the single-key method, or wrap it in a list",
-            ));
-        }
-        if let Some(b) = Self::numpy(obj)? {
+        not_one_key(obj)?;
+        if let Some(b) = Self::array(obj)? {
             return Ok(b);
-        }
-        if let Some(a) = ArrowKeys::new(obj)? {
-            return Ok(Batch {
-                src: Source::Arrow(a),
-                shape: None,
-            });
         }
         let tuple = if obj.is_exact_instance_of::<PyTuple>() {
             obj.clone()
@@ -326,18 +313,23 @@ impl Batch {
             // SAFETY: a valid object and the GIL; a new reference or NULL with an exception.
             let t = unsafe { ffi::PySequence_Tuple(obj.as_ptr()) };
             if t.is_null() {
-                let e = PyErr::fetch(py);
-                if e.is_instance_of::<PyTypeError>(py) {
-                    return Err(PyTypeError::new_err(format!(
-                        "expected an iterable of keys, a NumPy array or an Arrow array: {e}"
-                    )));
-                }
-                return Err(e);
+                return Err(not_iterable(PyErr::fetch(py), py));
             }
             // SAFETY: `t` is a new, owned reference.
             unsafe { Bound::from_owned_ptr(py, t) }
         };
         Self::objects(tuple)
+    }
+
+    /// The keys of a NumPy or Arrow array, `None` for other objects.
+    fn array(obj: &Bound<'_, PyAny>) -> PyResult<Option<Self>> {
+        if let Some(b) = Self::numpy(obj)? {
+            return Ok(Some(b));
+        }
+        Ok(ArrowKeys::new(obj)?.map(|a| Batch {
+            src: Source::Arrow(a),
+            shape: None,
+        }))
     }
 
     fn objects(tuple: Bound<'_, PyAny>) -> PyResult<Self> {
@@ -350,7 +342,7 @@ impl Batch {
         let mut fixups: Vec<(usize, usize)> = Vec::new();
         for (i, item) in t.iter_borrowed().enumerate() {
             let start = arena.len();
-            match key_bytes(&item, &mut arena)? {
+            match key_bytes(&item, &mut arena).map_err(|e| with_index(e, i))? {
                 Found::Borrowed(b) => keys.push(RawKey::new(b)),
                 Found::Written => {
                     fixups.push((i, start));
@@ -405,7 +397,8 @@ impl Batch {
             "U" => Fixed::Ucs4 { width },
             "O" => {
                 let flat = obj.call_method0(pyo3::intern!(py, "ravel"))?;
-                let mut b = Self::new(&flat)?;
+                let items = flat.call_method0(pyo3::intern!(py, "tolist"))?;
+                let mut b = Self::objects(items.cast_into::<PyList>()?.to_tuple().into_any())?;
                 b.shape = shape;
                 return Ok(Some(b));
             }
@@ -461,6 +454,137 @@ impl Batch {
                 ..
             } => fixed_chunks(data.bytes(), *n, *kind, *big_endian, f),
             Source::Arrow(a) => a.chunks(f),
+        }
+    }
+}
+
+/// Refuse a single str or bytes where an iterable of keys is expected (iterating it would
+/// split it into characters).
+fn not_one_key(obj: &Bound<'_, PyAny>) -> PyResult<()> {
+    if obj.is_instance_of::<PyString>()
+        || obj.is_instance_of::<PyBytes>()
+        || obj.is_instance_of::<PyByteArray>()
+    {
+        return Err(PyTypeError::new_err(
+            "batch methods take an iterable of keys, not one str or bytes (which would be \
+             split into characters): use the single-key method, or wrap it in a list",
+        ));
+    }
+    Ok(())
+}
+
+fn not_iterable(e: PyErr, py: Python<'_>) -> PyErr {
+    if e.is_instance_of::<PyTypeError>(py) {
+        PyTypeError::new_err(format!(
+            "expected an iterable of keys, a NumPy array or an Arrow array: {e}"
+        ))
+    } else {
+        e
+    }
+}
+
+/// The same exception, its message prefixed with the index of the key that caused it.
+pub fn with_index(e: PyErr, i: usize) -> PyErr {
+    Python::attach(|py| {
+        let msg = format!("key {i}: {}", e.value(py));
+        let new = PyErr::from_type(e.get_type(py), msg);
+        new.set_cause(py, Some(e));
+        new
+    })
+}
+
+/// Many keys, hashed with one hasher.
+///
+/// Keys in Python objects (a list, tuple or any iterable) are read and hashed in one pass
+/// while the GIL is held: each object is touched once (a cache miss each, for keys scattered
+/// over the heap), and no reference needs keeping for later. NumPy and Arrow arrays are
+/// hashed later, chunk by chunk, without the GIL. Either way the structure's work (probes,
+/// inserts) runs without the GIL.
+pub struct Hashes {
+    src: HashSrc,
+    /// A NumPy input's shape, for answers shaped like the input.
+    pub shape: Option<Py<PyAny>>,
+}
+
+enum HashSrc {
+    Ready(Vec<Hashed>),
+    Keys(Batch),
+}
+
+impl Hashes {
+    /// The hashes of the keys of `obj` under `h` (see [`Batch::new`] for what it may be).
+    pub fn new(obj: &Bound<'_, PyAny>, h: KeyHasher) -> PyResult<Self> {
+        not_one_key(obj)?;
+        if let Some(mut b) = Batch::array(obj)? {
+            let shape = b.shape.take();
+            return Ok(Hashes {
+                src: HashSrc::Keys(b),
+                shape,
+            });
+        }
+        let mut buf = Vec::new();
+        let mut out = Vec::with_capacity(obj.len().unwrap_or(0));
+        let mut one = |item: &Bound<'_, PyAny>| -> PyResult<()> {
+            buf.clear();
+            let hashed = match key_bytes(item, &mut buf).map_err(|e| with_index(e, out.len()))? {
+                Found::Borrowed(b) => h.hash_bytes(b),
+                Found::Written => h.hash_bytes(&buf),
+            };
+            out.push(hashed);
+            Ok(())
+        };
+        if let Ok(l) = obj.cast_exact::<PyList>() {
+            // owned items: a key's object stays alive while its bytes are read, even if
+            // Python code run for it (an __index__) changes the list
+            for item in l.iter() {
+                one(&item)?;
+            }
+        } else if let Ok(t) = obj.cast_exact::<PyTuple>() {
+            for item in t.iter_borrowed() {
+                one(&item)?;
+            }
+        } else {
+            let it = obj.try_iter().map_err(|e| not_iterable(e, obj.py()))?;
+            for item in it {
+                one(&item?)?;
+            }
+        }
+        Ok(Hashes {
+            src: HashSrc::Ready(out),
+            shape: None,
+        })
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        match &self.src {
+            HashSrc::Ready(v) => v.len(),
+            HashSrc::Keys(b) => b.len(),
+        }
+    }
+
+    /// Hand the hashes to `f` in order, in chunks (`f(start, hashes)`); `h` must be the
+    /// hasher given to [`Hashes::new`]. Runs without the GIL; stops at the first error.
+    pub fn chunks(
+        &self,
+        h: KeyHasher,
+        mut f: impl FnMut(usize, &[Hashed]) -> PyResult<()>,
+    ) -> PyResult<()> {
+        match &self.src {
+            HashSrc::Ready(v) => {
+                for (i, c) in v.chunks(CHUNK).enumerate() {
+                    f(i * CHUNK, c)?;
+                }
+                Ok(())
+            }
+            HashSrc::Keys(b) => {
+                let mut hs = Vec::with_capacity(CHUNK.min(b.len()));
+                b.chunks(|start, ks| {
+                    hs.clear();
+                    hs.extend(ks.iter().map(|k| h.hash_bytes(k.bytes())));
+                    f(start, &hs)
+                })
+            }
         }
     }
 }
@@ -568,7 +692,7 @@ fn ndarray_type(py: Python<'_>) -> PyResult<Option<&'static Py<PyType>>> {
         return Ok(Some(t));
     }
     let modules = py.import("sys")?.getattr("modules")?;
-    let Some(np) = modules.get_item("numpy").ok() else {
+    let Some(np) = modules.get_item("numpy").ok().filter(|m| !m.is_none()) else {
         return Ok(None);
     };
     let t = np.getattr("ndarray")?.cast_into::<PyType>()?.unbind();

@@ -4,14 +4,14 @@
 
 use std::path::PathBuf;
 
-use bloomery::{AnyFilter, Filter, Kind, ScalableBloomFilter, Verify};
+use bloomery::{AnyFilter, Filter, Hashed, Kind, ScalableBloomFilter, Verify};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyType};
 
 use crate::common::{count_arg, hasher, human_bytes, read_only_error};
 use crate::errors::{to_py_key, FormatError, IntoPy};
-use crate::keys::{self, bools_out, Batch, RawKey};
+use crate::keys::{self, bools_out, Batch, Hashes, RawKey};
 use crate::lock::Shared;
 
 /// What every set class holds: the filter behind its lock, and whether it was opened
@@ -39,29 +39,36 @@ fn contains_one(f: &AnyFilter, key: &[u8]) -> bool {
     }
 }
 
+/// Insert a chunk of keys (for the multi-layer filter, whose keys are URLs, not one hash).
 fn add_chunk(f: &mut AnyFilter, start: usize, ks: &[RawKey]) -> PyResult<()> {
-    match f {
-        AnyFilter::Blocked(b) => {
-            // prefetches each key's block a few keys ahead (same result as one by one)
-            let h = *b.hasher();
-            b.insert_pipelined(ks.iter().map(|k| h.hash(k)));
-            Ok(())
-        }
-        other => {
-            for (i, k) in ks.iter().enumerate() {
-                insert_one(other, k.bytes()).map_err(|e| to_py_key(e, start + i))?;
-            }
-            Ok(())
-        }
+    for (i, k) in ks.iter().enumerate() {
+        insert_one(f, k.bytes()).map_err(|e| to_py_key(e, start + i))?;
     }
+    Ok(())
 }
 
-fn contains_chunk(f: &AnyFilter, ks: &[RawKey], out: &mut [bool]) -> PyResult<()> {
+/// Insert a chunk of pre-hashed keys (every kind but the multi-layer filter).
+fn add_hashed(f: &mut AnyFilter, start: usize, hs: &[Hashed]) -> PyResult<()> {
     match f {
-        AnyFilter::Blocked(b) => b.contains_batch(ks, out).py_err(),
+        // prefetches each key's block a few keys ahead (same result as one by one)
+        AnyFilter::Blocked(b) => b.insert_pipelined(hs.iter().copied()),
         other => {
-            for (k, o) in ks.iter().zip(out) {
-                *o = other.contains_key(k.bytes());
+            for (i, &h) in hs.iter().enumerate() {
+                other
+                    .try_insert_hashed(h)
+                    .map_err(|e| to_py_key(e, start + i))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn contains_hashed(f: &AnyFilter, hs: &[Hashed], out: &mut [bool]) -> PyResult<()> {
+    match f {
+        AnyFilter::Blocked(b) => b.contains_hashed_batch(hs, out).py_err(),
+        other => {
+            for (&h, o) in hs.iter().zip(out) {
+                *o = other.contains_hashed(h);
             }
             Ok(())
         }
@@ -99,24 +106,56 @@ impl SetCore {
 
     pub fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<u64> {
         self.writable(py)?;
-        let batch = Batch::new(keys)?;
+        let (structured, hasher) = {
+            let g = self.f.read(py);
+            (g.is_structured(), *g.hasher())
+        };
+        if structured {
+            let batch = Batch::new(keys)?;
+            return py.detach(|| {
+                let mut g = self.f.write_detached();
+                let before = g.len();
+                let r = batch.chunks(|start, ks| add_chunk(&mut g, start, ks));
+                r.map(|()| g.len() - before)
+            });
+        }
+        let hashes = Hashes::new(keys, hasher)?;
         py.detach(|| {
             let mut g = self.f.write_detached();
             let before = g.len();
-            let r = batch.chunks(|start, ks| add_chunk(&mut g, start, ks));
+            let r = hashes.chunks(hasher, |start, hs| add_hashed(&mut g, start, hs));
             r.map(|()| g.len() - before)
         })
     }
 
     pub fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let batch = Batch::new(keys)?;
+        let (structured, hasher) = {
+            let g = self.f.read(py);
+            (g.is_structured(), *g.hasher())
+        };
+        if structured {
+            let batch = Batch::new(keys)?;
+            let out = py.detach(|| {
+                let g = self.f.read_detached();
+                let mut out = vec![false; batch.len()];
+                batch.chunks(|s, ks| {
+                    for (k, o) in ks.iter().zip(&mut out[s..]) {
+                        *o = g.contains_key(k.bytes());
+                    }
+                    Ok(())
+                })?;
+                PyResult::Ok(out)
+            })?;
+            return bools_out(py, out, batch.shape.as_ref());
+        }
+        let hashes = Hashes::new(keys, hasher)?;
         let out = py.detach(|| {
             let g = self.f.read_detached();
-            let mut out = vec![false; batch.len()];
-            batch.chunks(|s, ks| contains_chunk(&g, ks, &mut out[s..s + ks.len()]))?;
+            let mut out = vec![false; hashes.len()];
+            hashes.chunks(hasher, |s, hs| contains_hashed(&g, hs, &mut out[s..s + hs.len()]))?;
             PyResult::Ok(out)
         })?;
-        bools_out(py, out, batch.shape.as_ref())
+        bools_out(py, out, hashes.shape.as_ref())
     }
 
     /// A copy of this filter merged with `other` (union or intersection).
@@ -336,8 +375,10 @@ macro_rules! set_class {
 
             /// Insert many keys with the GIL released; returns how many were new. `keys` is
             /// a list, tuple or other iterable of keys, a NumPy array (integers, S, U or
-            /// object dtype) or an Arrow array (string, binary, integer; read in place). On
-            /// an error, the keys before the failing one have been inserted.
+            /// object dtype) or an Arrow array (string, binary, integer; read in place). Keys
+            /// of a wrong type raise before the filter changes; after other errors (a full
+            /// non-scaling filter, a null in an Arrow array) the keys before the failing one
+            /// have been inserted.
             fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<u64> {
                 self.0.add_many(py, keys)
             }

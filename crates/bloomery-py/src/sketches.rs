@@ -7,7 +7,7 @@ use pyo3::types::{PyBytes, PyString};
 
 use crate::common::{count_arg, hasher, human_bytes};
 use crate::errors::IntoPy;
-use crate::keys::{self, counts_out, Batch};
+use crate::keys::{self, counts_out, Batch, Hashes};
 use crate::lock::Shared;
 use crate::typed::typed_class;
 
@@ -76,11 +76,12 @@ typed_class!(PyCountMinSketch, "CountMinSketch", CountMinSketch, any_cms, {
     /// added each time). See BloomFilter.add_many for what `keys` may be.
     #[pyo3(signature = (keys, count = 1))]
     fn incr_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, count: u64) -> PyResult<()> {
-        let batch = Batch::new(keys)?;
+        let h = *bloomery::Count::key_hasher(&*self.f.read(py));
+        let hashes = Hashes::new(keys, h)?;
         py.detach(|| {
             let mut g = self.f.write_detached();
-            batch.chunks(|_, ks| {
-                g.update_batch(ks, count);
+            hashes.chunks(h, |_, hs| {
+                g.update_hashed_pipelined(hs.iter().copied(), count);
                 Ok(())
             })
         })
@@ -112,19 +113,20 @@ typed_class!(PyCountMinSketch, "CountMinSketch", CountMinSketch, any_cms, {
     /// Estimated counts of many keys with the GIL released: a NumPy uint64 array (a list
     /// without NumPy).
     fn query_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let batch = Batch::new(keys)?;
+        let h = *bloomery::Count::key_hasher(&*self.f.read(py));
+        let hashes = Hashes::new(keys, h)?;
         let out = py.detach(|| {
             let g = self.f.read_detached();
-            let mut out = vec![0u64; batch.len()];
-            batch.chunks(|s, ks| {
-                for (k, o) in ks.iter().zip(&mut out[s..]) {
-                    *o = g.count(k);
+            let mut out = vec![0u64; hashes.len()];
+            hashes.chunks(h, |s, hs| {
+                for (&x, o) in hs.iter().zip(&mut out[s..]) {
+                    *o = g.count_hashed(x);
                 }
                 Ok(())
             })?;
             PyResult::Ok(out)
         })?;
-        counts_out(py, out, batch.shape.as_ref())
+        counts_out(py, out, hashes.shape.as_ref())
     }
 
     /// Add another sketch's counts into this one (same width, depth, update rule and seed;
