@@ -116,7 +116,9 @@ pub struct ArrowKeys {
     len: usize,
     /// Capsules owning the structs that `chunks` point into (released by their destructors).
     _capsules: Vec<Py<PyAny>>,
-    /// Structs taken from a stream: ours to release.
+    /// Structs taken from a stream: ours to release. Boxed: `chunks` points into them, so
+    /// they must not move when the vector grows.
+    #[allow(clippy::vec_box)]
     owned_arrays: Vec<Box<FfiArray>>,
     owned_schema: Option<Box<FfiSchema>>,
 }
@@ -380,9 +382,7 @@ impl ArrowKeys {
                                 let d = usize::try_from(b)
                                     .ok()
                                     .and_then(|b| data.get(b))
-                                    .ok_or_else(|| {
-                                        PyValueError::new_err("malformed Arrow view")
-                                    })?;
+                                    .ok_or_else(|| PyValueError::new_err("malformed Arrow view"))?;
                                 keys.push(span(d.cast::<u8>(), o as i64, o as i64 + len as i64)?);
                             }
                         }
@@ -402,7 +402,11 @@ impl ArrowKeys {
                             // SAFETY: `width` bytes of value i (see above); Arrow data is
                             // little-endian on the hosts this builds for.
                             unsafe {
-                                std::ptr::copy_nonoverlapping(d.add(i * width), b.as_mut_ptr(), width)
+                                std::ptr::copy_nonoverlapping(
+                                    d.add(i * width),
+                                    b.as_mut_ptr(),
+                                    width,
+                                )
                             };
                             let u = u64::from_le_bytes(b);
                             if signed {

@@ -13,7 +13,9 @@ pub fn count_arg(obj: &Bound<'_, PyAny>, name: &str, zero_ok: bool) -> PyResult<
     let min = u64::from(!zero_ok);
     let bad = |what: String| PyValueError::new_err(format!("{name} must be {what}"));
     if obj.is_instance_of::<pyo3::types::PyBool>() {
-        return Err(PyTypeError::new_err(format!("{name} must be an int, not bool")));
+        return Err(PyTypeError::new_err(format!(
+            "{name} must be an int, not bool"
+        )));
     }
     if obj.is_instance_of::<PyInt>() {
         let v: i128 = obj.extract().map_err(|_| bad("below 2**64".into()))?;
@@ -69,7 +71,9 @@ pub fn len_out(n: u64) -> PyResult<usize> {
     usize::try_from(n)
         .ok()
         .filter(|&n| n <= isize::MAX as usize)
-        .ok_or_else(|| pyo3::exceptions::PyOverflowError::new_err(format!("{n} items: beyond sys.maxsize")))
+        .ok_or_else(|| {
+            pyo3::exceptions::PyOverflowError::new_err(format!("{n} items: beyond sys.maxsize"))
+        })
 }
 
 /// Bytes as a human size.

@@ -171,7 +171,11 @@ typed_class!(
 
         /// Add the keys of each iterable (as add_many).
         #[pyo3(signature = (*iterables))]
-        fn update(&self, py: Python<'_>, iterables: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<()> {
+        fn update(
+            &self,
+            py: Python<'_>,
+            iterables: &Bound<'_, pyo3::types::PyTuple>,
+        ) -> PyResult<()> {
             for it in iterables.iter() {
                 self.add_many(py, &it)?;
             }

@@ -76,13 +76,43 @@ fn to_py_prefixed(e: bloomery::Error, path: Option<&Path>, prefix: &str) -> PyEr
 /// (`FileNotFoundError`, `PermissionError`, `IsADirectoryError`, ...).
 pub fn io_error(e: &std::io::Error, path: Option<&Path>) -> PyErr {
     let msg = e.to_string();
-    match (e.raw_os_error(), path) {
+    if errno(e) == Some(12) {
+        // ENOMEM: the system refused memory (a buffer or map for the file)
+        return PyMemoryError::new_err(match path {
+            Some(p) => format!("{}: {}", p.display(), strip_os_suffix(&msg)),
+            None => strip_os_suffix(&msg),
+        });
+    }
+    match (errno(e), path) {
         (Some(errno), Some(p)) => {
             PyOSError::new_err((errno, strip_os_suffix(&msg), p.display().to_string()))
         }
         (Some(errno), None) => PyOSError::new_err((errno, strip_os_suffix(&msg))),
         (None, Some(p)) => PyOSError::new_err(format!("{}: {msg}", p.display())),
         (None, None) => PyOSError::new_err(msg),
+    }
+}
+
+/// The errno of an I/O error, also when it wraps another (a temporary file's error names
+/// its path around the OS error).
+fn errno(e: &std::io::Error) -> Option<i32> {
+    if let Some(n) = e.raw_os_error() {
+        return Some(n);
+    }
+    let mut src: Option<&(dyn std::error::Error + 'static)> = std::error::Error::source(e);
+    while let Some(s) = src {
+        if let Some(n) = s
+            .downcast_ref::<std::io::Error>()
+            .and_then(|io| io.raw_os_error())
+        {
+            return Some(n);
+        }
+        src = s.source();
+    }
+    match e.kind() {
+        std::io::ErrorKind::NotFound => Some(2),
+        std::io::ErrorKind::PermissionDenied => Some(13),
+        _ => None,
     }
 }
 

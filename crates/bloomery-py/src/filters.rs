@@ -51,7 +51,9 @@ typed_class!(PyCuckooFilter, "CuckooFilter", CuckooFilter, any_cuckoo, {
         o.max_iterations = max_iterations;
         o.expansion = expansion;
         o.hasher = hasher(seed, keyed)?;
-        Ok(Self::wrap(py.detach(|| CuckooFilter::try_with(o).py_err())?))
+        Ok(Self::wrap(
+            py.detach(|| CuckooFilter::try_with(o).py_err())?,
+        ))
     }
 
     /// Add a key (another copy if it is already there); FullError when no table has room
@@ -294,8 +296,17 @@ typed_class!(PyXorFilter, "XorFilter", XorFilter, any_xor, {
     /// BloomFilter.open).
     #[classmethod]
     #[pyo3(signature = (path, *, verify = true))]
-    fn open(_cls: &Bound<'_, PyType>, py: Python<'_>, path: PathBuf, verify: bool) -> PyResult<Self> {
-        let v = if verify { Verify::Checksum } else { Verify::HeaderOnly };
+    fn open(
+        _cls: &Bound<'_, PyType>,
+        py: Python<'_>,
+        path: PathBuf,
+        verify: bool,
+    ) -> PyResult<Self> {
+        let v = if verify {
+            Verify::Checksum
+        } else {
+            Verify::HeaderOnly
+        };
         let f = py.detach(|| XorFilter::open_mmap(&path, v).py_err_at(&path))?;
         Ok(Self::wrap(f))
     }

@@ -22,11 +22,11 @@
 
 use std::ffi::c_char;
 
+use bloomery::{Hashed, KeyHasher};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use bloomery::{Hashed, KeyHasher};
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PyString, PyTuple, PyType};
 
 use crate::arrow::ArrowKeys;
@@ -709,13 +709,16 @@ pub fn numpy(py: Python<'_>) -> Option<&Bound<'_, PyModule>> {
 }
 
 /// One answer per key as a NumPy bool array shaped like the input (a list without NumPy).
-pub fn bools_out(py: Python<'_>, answers: Vec<bool>, shape: Option<&Py<PyAny>>) -> PyResult<Py<PyAny>> {
+pub fn bools_out(
+    py: Python<'_>,
+    answers: Vec<bool>,
+    shape: Option<&Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     match numpy(py) {
         Some(np) => {
             // SAFETY: bool is one byte holding 0 or 1, NumPy's bool_ layout.
-            let bytes: &[u8] = unsafe {
-                std::slice::from_raw_parts(answers.as_ptr().cast::<u8>(), answers.len())
-            };
+            let bytes: &[u8] =
+                unsafe { std::slice::from_raw_parts(answers.as_ptr().cast::<u8>(), answers.len()) };
             let buf = PyByteArray::new(py, bytes);
             let arr = np.call_method1("frombuffer", (buf, np.getattr("bool_")?))?;
             reshape(arr, shape)
@@ -725,7 +728,11 @@ pub fn bools_out(py: Python<'_>, answers: Vec<bool>, shape: Option<&Py<PyAny>>) 
 }
 
 /// One count per key as a NumPy uint64 array shaped like the input (a list without NumPy).
-pub fn counts_out(py: Python<'_>, counts: Vec<u64>, shape: Option<&Py<PyAny>>) -> PyResult<Py<PyAny>> {
+pub fn counts_out(
+    py: Python<'_>,
+    counts: Vec<u64>,
+    shape: Option<&Py<PyAny>>,
+) -> PyResult<Py<PyAny>> {
     match numpy(py) {
         Some(np) => {
             let bytes: Vec<u8> = counts.iter().flat_map(|c| c.to_ne_bytes()).collect();

@@ -1,7 +1,13 @@
 //! `import bloomery`: the Python package (PyO3). Thin bindings over the library: every
 //! structure, the file format and the hash path are the library's; this crate maps Python
-//! objects to key bytes ([`keys`]), holds each structure behind a lock ([`lock`]) and releases
-//! the GIL for batches and I/O.
+//! objects to key bytes (module `keys`), holds each structure behind a lock (module `lock`)
+//! and releases the GIL for batches and I/O.
+//!
+//! Built by maturin (`pyproject.toml`), which turns on the `extension-module` feature. The
+//! crate is a workspace member so that `cargo clippy --workspace` and `cargo fmt --all` cover
+//! it; its library target has no Rust tests (`test = false`: a test binary would have to link
+//! libpython), so `cargo test --workspace` builds nothing of it. Its tests are the pytest
+//! suite in `tests/`, run by `scripts/test-python.sh`.
 
 mod arrow;
 mod common;
@@ -27,7 +33,9 @@ use errors::IntoPy;
 /// CountMinSketch, TopK, CuckooFilter or XorFilter).
 #[pyfunction]
 fn load(py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
-    let kind = py.detach(|| bloomery::read_header(&path).py_err_at(&path))?.kind;
+    let kind = py
+        .detach(|| bloomery::read_header(&path).py_err_at(&path))?
+        .kind;
     if kind.is_set() && kind != Kind::Mlbf || kind == Kind::Mlbf {
         let f = py.detach(|| AnyFilter::load(&path).py_err_at(&path))?;
         return sets::wrap_set(py, f, false);

@@ -152,7 +152,9 @@ impl SetCore {
         let out = py.detach(|| {
             let g = self.f.read_detached();
             let mut out = vec![false; hashes.len()];
-            hashes.chunks(hasher, |s, hs| contains_hashed(&g, hs, &mut out[s..s + hs.len()]))?;
+            hashes.chunks(hasher, |s, hs| {
+                contains_hashed(&g, hs, &mut out[s..s + hs.len()])
+            })?;
             PyResult::Ok(out)
         })?;
         bools_out(py, out, hashes.shape.as_ref())
@@ -305,7 +307,9 @@ pub fn bytes_arg<'a>(data: &'a Bound<'_, PyAny>) -> PyResult<std::borrow::Cow<'a
         return Ok(std::borrow::Cow::Borrowed(b.as_bytes()));
     }
     let b = data.py().get_type::<PyBytes>().call1((data,))?;
-    Ok(std::borrow::Cow::Owned(b.cast::<PyBytes>()?.as_bytes().to_vec()))
+    Ok(std::borrow::Cow::Owned(
+        b.cast::<PyBytes>()?.as_bytes().to_vec(),
+    ))
 }
 
 pub fn load_core(
@@ -669,7 +673,11 @@ set_class!(
 #[pyclass(name = "ScalableBloomFilter", module = "bloomery", frozen)]
 pub struct PyScalableBloomFilter(pub SetCore);
 
-fn with_scalable<R>(core: &SetCore, py: Python<'_>, f: impl FnOnce(&ScalableBloomFilter) -> R) -> PyResult<R> {
+fn with_scalable<R>(
+    core: &SetCore,
+    py: Python<'_>,
+    f: impl FnOnce(&ScalableBloomFilter) -> R,
+) -> PyResult<R> {
     match &*core.f.read(py) {
         AnyFilter::Scalable(s) => Ok(f(s)),
         other => Err(FormatError::new_err(format!(
