@@ -262,7 +262,8 @@ typed_class!(PyXorFilter, "XorFilter", XorFilter, any_xor, {
     }
 
     /// Not supported: a xor filter is built once from all its keys.
-    fn add(&self, _key: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn add(&self, key: &Bound<'_, PyAny>) -> PyResult<()> {
+        let _ = key;
         Err(PyTypeError::new_err(
             "a XorFilter is static: build a new one from all the keys (XorFilter(keys))",
         ))
