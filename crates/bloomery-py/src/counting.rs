@@ -158,8 +158,9 @@ typed_class!(
         fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
             let h = *self.f.read(py).hasher();
             let hashes = Hashes::new(keys, h)?;
+            let g = self.f.write_detached(py);
             py.detach(|| {
-                let mut g = self.f.write_detached();
+                let mut g = g;
                 hashes.chunks(h, |start, hs| {
                     for (i, &x) in hs.iter().enumerate() {
                         g.insert_hashed(x).map_err(|e| to_py_key(e, start + i))?;
@@ -187,8 +188,9 @@ typed_class!(
         fn remove_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<u64> {
             let h = *self.f.read(py).hasher();
             let hashes = Hashes::new(keys, h)?;
+            let g = self.f.write_detached(py);
             py.detach(|| {
-                let mut g = self.f.write_detached();
+                let mut g = g;
                 let mut removed = 0u64;
                 hashes.chunks(h, |_, hs| {
                     for &x in hs {
@@ -208,8 +210,9 @@ typed_class!(
         fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
             let h = *self.f.read(py).hasher();
             let hashes = Hashes::new(keys, h)?;
+            let g = self.f.read_detached(py);
             let out = py.detach(|| {
-                let g = self.f.read_detached();
+                let g = g;
                 let mut out = vec![false; hashes.len()];
                 hashes.chunks(h, |s, hs| {
                     for (&x, o) in hs.iter().zip(&mut out[s..]) {
@@ -227,8 +230,9 @@ typed_class!(
         fn count_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
             let h = *self.f.read(py).hasher();
             let hashes = Hashes::new(keys, h)?;
+            let g = self.f.read_detached(py);
             let out = py.detach(|| {
-                let g = self.f.read_detached();
+                let g = g;
                 let mut out = vec![0u64; hashes.len()];
                 hashes.chunks(h, |s, hs| {
                     for (&x, o) in hs.iter().zip(&mut out[s..]) {

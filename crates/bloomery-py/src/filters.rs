@@ -107,8 +107,9 @@ typed_class!(PyCuckooFilter, "CuckooFilter", CuckooFilter, any_cuckoo, {
     fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<()> {
         let h = *self.f.read(py).hasher();
         let hashes = Hashes::new(keys, h)?;
+        let g = self.f.write_detached(py);
         py.detach(|| {
-            let mut g = self.f.write_detached();
+            let mut g = g;
             hashes.chunks(h, |start, hs| {
                 for (i, &x) in hs.iter().enumerate() {
                     g.insert_hashed(x).map_err(|e| to_py_key(e, start + i))?;
@@ -131,8 +132,9 @@ typed_class!(PyCuckooFilter, "CuckooFilter", CuckooFilter, any_cuckoo, {
     fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let h = *self.f.read(py).hasher();
         let hashes = Hashes::new(keys, h)?;
+        let g = self.f.read_detached(py);
         let out = py.detach(|| {
-            let g = self.f.read_detached();
+            let g = g;
             let mut out = vec![false; hashes.len()];
             hashes.chunks(h, |s, hs| {
                 for (&x, o) in hs.iter().zip(&mut out[s..]) {
@@ -247,8 +249,9 @@ typed_class!(PyXorFilter, "XorFilter", XorFilter, any_xor, {
     fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
         let h = *self.f.read(py).hasher();
         let hashes = Hashes::new(keys, h)?;
+        let g = self.f.read_detached(py);
         let out = py.detach(|| {
-            let g = self.f.read_detached();
+            let g = g;
             let mut out = vec![false; hashes.len()];
             hashes.chunks(h, |s, hs| {
                 for (&x, o) in hs.iter().zip(&mut out[s..]) {

@@ -12,7 +12,7 @@ use pyo3::types::{PyBytes, PyDict, PyType};
 use crate::common::{count_arg, hasher, human_bytes, read_only_error};
 use crate::errors::{to_py_key, FormatError, IntoPy};
 use crate::keys::{self, bools_out, Batch, Hashes, RawKey};
-use crate::lock::Shared;
+use crate::lock::{write_read_detached, Shared};
 
 /// What every set class holds: the filter behind its lock, and whether it was opened
 /// read-only (a memory map).
@@ -112,16 +112,18 @@ impl SetCore {
         };
         if structured {
             let batch = Batch::new(keys)?;
+            let g = self.f.write_detached(py);
             return py.detach(|| {
-                let mut g = self.f.write_detached();
+                let mut g = g;
                 let before = g.len();
                 let r = batch.chunks(|start, ks| add_chunk(&mut g, start, ks));
                 r.map(|()| g.len() - before)
             });
         }
         let hashes = Hashes::new(keys, hasher)?;
+        let g = self.f.write_detached(py);
         py.detach(|| {
-            let mut g = self.f.write_detached();
+            let mut g = g;
             let before = g.len();
             let r = hashes.chunks(hasher, |start, hs| add_hashed(&mut g, start, hs));
             r.map(|()| g.len() - before)
@@ -135,8 +137,9 @@ impl SetCore {
         };
         if structured {
             let batch = Batch::new(keys)?;
+            let g = self.f.read_detached(py);
             let out = py.detach(|| {
-                let g = self.f.read_detached();
+                let g = g;
                 let mut out = vec![false; batch.len()];
                 batch.chunks(|s, ks| {
                     for (k, o) in ks.iter().zip(&mut out[s..]) {
@@ -149,8 +152,9 @@ impl SetCore {
             return bools_out(py, out, batch.shape.as_ref());
         }
         let hashes = Hashes::new(keys, hasher)?;
+        let g = self.f.read_detached(py);
         let out = py.detach(|| {
-            let g = self.f.read_detached();
+            let g = g;
             let mut out = vec![false; hashes.len()];
             hashes.chunks(hasher, |s, hs| {
                 contains_hashed(&g, hs, &mut out[s..s + hs.len()])
@@ -162,12 +166,13 @@ impl SetCore {
 
     /// A copy of this filter merged with `other` (union or intersection).
     pub fn merged(&self, py: Python<'_>, other: &SetCore, union: bool) -> PyResult<AnyFilter> {
+        let mut out = self.copy(py);
         if std::ptr::eq(self, other) {
-            return Ok(self.f.read(py).clone()); // a | a == a & a == a
+            return Ok(out); // a | a == a & a == a
         }
+        let o = other.f.read_detached(py);
         py.detach(|| {
-            let mut out = self.f.read_detached().clone();
-            let o = other.f.read_detached();
+            let o = o;
             if union {
                 out.union_with(&o)
             } else {
@@ -184,17 +189,9 @@ impl SetCore {
         if std::ptr::eq(self, other) {
             return Ok(());
         }
+        let (w, r) = write_read_detached(py, &self.f, &other.f);
         py.detach(|| {
-            // two locks: always taken in address order, so two threads merging a into b and b
-            // into a cannot wait for each other
-            let self_first = (self as *const SetCore) < (other as *const SetCore);
-            let (mut w, r) = if self_first {
-                let w = self.f.write_detached();
-                (w, other.f.read_detached())
-            } else {
-                let r = other.f.read_detached();
-                (self.f.write_detached(), r)
-            };
+            let (mut w, r) = (w, r);
             if union {
                 w.union_with(&r)
             } else {
@@ -205,20 +202,7 @@ impl SetCore {
     }
 
     pub fn eq(&self, py: Python<'_>, other: &SetCore) -> bool {
-        if std::ptr::eq(self, other) {
-            return true;
-        }
-        py.detach(|| {
-            // address order, as in merge_in
-            let (a, b) = if (self as *const SetCore) < (other as *const SetCore) {
-                let a = self.f.read_detached();
-                (a, other.f.read_detached())
-            } else {
-                let b = other.f.read_detached();
-                (self.f.read_detached(), b)
-            };
-            *a == *b
-        })
+        std::ptr::eq(self, other) || *self.f.read(py) == *other.f.read(py)
     }
 
     pub fn copy(&self, py: Python<'_>) -> AnyFilter {
@@ -239,11 +223,19 @@ impl SetCore {
     }
 
     pub fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
-        py.detach(|| self.f.read_detached().save(&path).py_err_at(&path))
+        let g = self.f.read_detached(py);
+        py.detach(|| {
+            let g = g;
+            g.save(&path).py_err_at(&path)
+        })
     }
 
     pub fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        let bytes = py.detach(|| self.f.read_detached().to_bytes());
+        let g = self.f.read_detached(py);
+        let bytes = py.detach(|| {
+            let g = g;
+            g.to_bytes()
+        });
         PyBytes::new(py, &bytes)
     }
 

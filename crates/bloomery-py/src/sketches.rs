@@ -85,8 +85,9 @@ typed_class!(
         fn incr_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, count: u64) -> PyResult<()> {
             let h = *bloomery::Count::key_hasher(&*self.f.read(py));
             let hashes = Hashes::new(keys, h)?;
+            let g = self.f.write_detached(py);
             py.detach(|| {
-                let mut g = self.f.write_detached();
+                let mut g = g;
                 hashes.chunks(h, |_, hs| {
                     g.update_hashed_pipelined(hs.iter().copied(), count);
                     Ok(())
@@ -126,8 +127,9 @@ typed_class!(
         fn query_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
             let h = *bloomery::Count::key_hasher(&*self.f.read(py));
             let hashes = Hashes::new(keys, h)?;
+            let g = self.f.read_detached(py);
             let out = py.detach(|| {
-                let g = self.f.read_detached();
+                let g = g;
                 let mut out = vec![0u64; hashes.len()];
                 hashes.chunks(h, |s, hs| {
                     for (&x, o) in hs.iter().zip(&mut out[s..]) {
@@ -275,8 +277,9 @@ typed_class!(PyTopK, "TopK", TopK, any_topk, {
     /// the list, in order.
     fn add_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Vec<Py<PyAny>>> {
         let batch = Batch::new(keys)?;
+        let g = self.f.write_detached(py);
         let out = py.detach(|| {
-            let mut g = self.f.write_detached();
+            let mut g = g;
             let mut out = Vec::new();
             batch.chunks(|_, ks| {
                 out.extend(ks.iter().filter_map(|k| g.incr_by(k.bytes(), 1)));
@@ -311,10 +314,17 @@ typed_class!(PyTopK, "TopK", TopK, any_topk, {
     /// The top-k list as (key, count) pairs, largest count first (ties by key bytes).
     #[pyo3(signature = (*, decode = true))]
     fn list(&self, py: Python<'_>, decode: bool) -> Vec<(Py<PyAny>, u64)> {
-        let g = self.f.read(py);
-        g.list()
+        // copied out first: no Python object is made while the structure is borrowed
+        let items: Vec<(Vec<u8>, u64)> = self
+            .f
+            .read(py)
+            .list()
             .into_iter()
-            .map(|(k, c)| (key_out(py, k, decode), c))
+            .map(|(k, c)| (k.to_vec(), c))
+            .collect();
+        items
+            .into_iter()
+            .map(|(k, c)| (key_out(py, &k, decode), c))
             .collect()
     }
 

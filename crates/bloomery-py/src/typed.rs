@@ -69,9 +69,10 @@ macro_rules! typed_class {
             /// the Rust library read it.
             fn save(&self, py: Python<'_>, path: std::path::PathBuf) -> PyResult<()> {
                 use $crate::errors::IntoPy;
+                let g = self.f.read_detached(py);
                 py.detach(|| {
-                    $crate::typed::Structure::save_file(&*self.f.read_detached(), &path)
-                        .py_err_at(&path)
+                    let g = g;
+                    $crate::typed::Structure::save_file(&*g, &path).py_err_at(&path)
                 })
             }
 
@@ -94,7 +95,11 @@ macro_rules! typed_class {
 
             /// The file format as bytes (what save() writes).
             fn to_bytes<'py>(&self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {
-                let b = py.detach(|| $crate::typed::Structure::encode(&*self.f.read_detached()));
+                let g = self.f.read_detached(py);
+                let b = py.detach(|| {
+                    let g = g;
+                    $crate::typed::Structure::encode(&*g)
+                });
                 pyo3::types::PyBytes::new(py, &b)
             }
 
@@ -138,9 +143,7 @@ macro_rules! typed_class {
                 if std::ptr::eq(self, &*other) {
                     return true;
                 }
-                let a = self.f.read(py).clone();
-                let b = other.f.read(py);
-                $crate::typed::Structure::same(&a, &b)
+                $crate::typed::Structure::same(&*self.f.read(py), &*other.f.read(py))
             }
 
             fn __ne__(&self, py: Python<'_>, other: PyRef<'_, Self>) -> bool {
