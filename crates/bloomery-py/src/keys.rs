@@ -555,6 +555,15 @@ impl Hashes {
         })
     }
 
+    /// The keys themselves when they are not hashed yet (NumPy and Arrow inputs), for
+    /// callers whose structure hashes and probes in one pipeline.
+    pub fn unhashed(&self) -> Option<&Batch> {
+        match &self.src {
+            HashSrc::Keys(b) => Some(b),
+            HashSrc::Ready(_) => None,
+        }
+    }
+
     /// Number of keys.
     pub fn len(&self) -> usize {
         match &self.src {

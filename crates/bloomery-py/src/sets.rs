@@ -125,7 +125,14 @@ impl SetCore {
         py.detach(|| {
             let mut g = g;
             let before = g.len();
-            let r = hashes.chunks(hasher, |start, hs| add_hashed(&mut g, start, hs));
+            let r = match (&mut *g, hashes.unhashed()) {
+                // NumPy and Arrow keys: hashed as the blocked filter's insert pipeline runs
+                (AnyFilter::Blocked(b), Some(batch)) => batch.chunks(|_, ks| {
+                    b.insert_pipelined(ks.iter().map(|k| hasher.hash(k)));
+                    Ok(())
+                }),
+                (g, _) => hashes.chunks(hasher, |start, hs| add_hashed(g, start, hs)),
+            };
             r.map(|()| g.len() - before)
         })
     }
@@ -156,9 +163,14 @@ impl SetCore {
         let out = py.detach(|| {
             let g = g;
             let mut out = vec![false; hashes.len()];
-            hashes.chunks(hasher, |s, hs| {
-                contains_hashed(&g, hs, &mut out[s..s + hs.len()])
-            })?;
+            match (&*g, hashes.unhashed()) {
+                // NumPy and Arrow keys: hashed inside the blocked filter's query pipeline
+                (AnyFilter::Blocked(b), Some(batch)) => batch
+                    .chunks(|s, ks| b.contains_batch(ks, &mut out[s..s + ks.len()]).py_err())?,
+                (g, _) => hashes.chunks(hasher, |s, hs| {
+                    contains_hashed(g, hs, &mut out[s..s + hs.len()])
+                })?,
+            }
             PyResult::Ok(out)
         })?;
         bools_out(py, out, hashes.shape.as_ref())
