@@ -44,7 +44,7 @@ fn urls(n: usize) -> (Vec<String>, String) {
         let v: Vec<String> = text
             .lines()
             .map(str::trim)
-            .filter(|l| bloomery::mlbf::normalize_url(l, 4).is_ok() && seen.insert(*l))
+            .filter(|l| bloomery::normalize_url(l, 4).is_ok() && seen.insert(*l))
             .take(n)
             .map(str::to_owned)
             .collect();
@@ -87,7 +87,6 @@ fn time_cycle<T>(
 }
 
 fn mlbf_urls(c: &mut Criterion) {
-    use bloomery::mlbf::{PAPER_BITS, PAPER_HASHES, PAPER_LAYERS};
     let (urls, source) = urls(env_count("BLOOMERY_BENCH_URLS", 200_000));
     eprintln!("mlbf_urls: {source}");
     let queries: Vec<String> = urls
@@ -98,8 +97,8 @@ fn mlbf_urls(c: &mut Criterion) {
     let hasher = KeyHasher::new();
     let new_classic = || {
         BloomFilter::builder()
-            .bits(PAPER_BITS)
-            .hashes(PAPER_HASHES)
+            .bits(MultiLayerBloomFilter::PAPER_BITS)
+            .hashes(MultiLayerBloomFilter::PAPER_HASHES)
             .hasher(hasher)
             .try_build()
             .expect("classic")
@@ -200,7 +199,8 @@ fn mlbf_urls(c: &mut Criterion) {
     g.bench_function("mlbf.hash_url", |b| {
         b.iter_custom(|it| {
             time_cycle(it, &urls, &mut at, |u| {
-                black_box(mlbf.hash_url(u).map_or(0, |v| v.len())) == PAPER_LAYERS as usize
+                black_box(mlbf.hash_url(u).map_or(0, |v| v.len()))
+                    == MultiLayerBloomFilter::PAPER_LAYERS as usize
             })
         })
     });

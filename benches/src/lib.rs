@@ -362,22 +362,28 @@ pub trait Floor {
     fn words(&self) -> &[u64];
 }
 
-/// Floor buffer allocated like the library's filters: `bloomery::store::Words::zeroed`
-/// (anonymous map, transparent huge pages advised when ≥ 1 MiB).
-pub struct WordsFloor(bloomery::store::Words);
+/// Floor buffer allocated as the library allocates large filters: an anonymous map with
+/// transparent huge pages advised.
+pub struct WordsFloor(memmap2::MmapMut);
 impl WordsFloor {
     /// `len` words, every page written (so reads hit real memory, not the shared zero page).
     pub fn new(len: usize) -> Self {
-        let mut w = bloomery::store::Words::zeroed(len, u64::MAX).expect("floor");
-        for (i, x) in w.as_mut_slice().iter_mut().enumerate() {
-            *x = i as u64;
+        let mut map = memmap2::MmapMut::map_anon(len.max(1) * 8).expect("floor");
+        #[cfg(target_os = "linux")]
+        {
+            // Advice only: failure (THP disabled) changes nothing but speed.
+            let _ = map.advise(memmap2::Advice::HugePage);
         }
-        Self(w)
+        for (i, x) in map.chunks_exact_mut(8).enumerate() {
+            x.copy_from_slice(&(i as u64).to_ne_bytes());
+        }
+        Self(map)
     }
 }
 impl Floor for WordsFloor {
     fn words(&self) -> &[u64] {
-        self.0.as_slice()
+        // The map is page-aligned, so 8-byte aligned; its length is a multiple of 8.
+        bytemuck::cast_slice(&self.0[..])
     }
 }
 
@@ -427,7 +433,7 @@ pub fn chase_ns(bytes: usize, steps: usize) -> f64 {
         order.swap(i, (x % i as u64) as usize);
     }
     let mut buf = WordsFloor::new(lines * 8);
-    let words = buf.0.as_mut_slice();
+    let words: &mut [u64] = bytemuck::cast_slice_mut(&mut buf.0[..]);
     for (i, &line) in order.iter().enumerate() {
         words[line as usize * 8] = u64::from(order[(i + 1) % lines]) * 8;
     }

@@ -17,7 +17,7 @@
 //! Normalising and hashing are the library's ([`MultiLayerBloomFilter::hash_url_into`]: the
 //! same layer values and the same xxh3-128 hashes as kind `mlbf`).
 
-use bloomery::hash::reduce;
+use bloomery::reduce;
 use bloomery::{Hashed, MultiLayerBloomFilter};
 
 /// One 512-bit block, aligned to a cache line.
@@ -58,7 +58,15 @@ fn test<const K: u32>(b: &Block, hi: u64) -> bool {
 
 #[inline(always)]
 fn prefetch(b: &Block) {
-    bloomery::store::prefetch(&b.0, 0);
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: the pointer is to a live block; a prefetch never faults or changes memory, it
+    // only hints the cache.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch(b.0.as_ptr() as *const i8, _MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = b;
 }
 
 /// The prototype (see the module docs); `K` bits per segment.

@@ -54,7 +54,7 @@ fn exercise(data: &[u8], bases: &[Vec<u8>; 2]) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    bloomery::store::set_max_bytes(LIMIT);
+    bloomery::set_max_bytes(LIMIT);
     let bases = bases();
     // The bare range decoder: m from the first two bytes (small arrays), the stream after.
     if data.len() >= 2 {

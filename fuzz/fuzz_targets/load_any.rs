@@ -8,7 +8,7 @@
 //! mutations reach the header and kind-specific parameter validation.
 #![no_main]
 
-use bloomery::{AnyFilter, Filter};
+use bloomery::AnyFilter;
 use libfuzzer_sys::fuzz_target;
 
 fn exercise(data: &[u8]) {
@@ -29,7 +29,7 @@ fn exercise(data: &[u8]) {
 
 fuzz_target!(|data: &[u8]| {
     // Bound what a (valid-looking) file may make the loader allocate.
-    bloomery::store::set_max_bytes(64 << 20);
+    bloomery::set_max_bytes(64 << 20);
     exercise(data);
     if data.len() >= 8 {
         let mut sealed = data.to_vec();

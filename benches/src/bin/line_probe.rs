@@ -29,7 +29,7 @@
 
 use std::hint::black_box;
 
-use bloomery::hash::{reduce, Hashed, KeyHasher};
+use bloomery::{reduce, Hashed, KeyHasher};
 use bloomery::{BlockedCountingBloomFilter, BloomFilter, Count, Filter, Remove};
 use bloomery_benches::{chase_ns, cpu_now, positive_keys};
 
@@ -456,7 +456,7 @@ fn main() {
                  {:.1} count {:.1} remove {:.1} ns/key (min of {rounds}); ratios insert {:.2} \
                  count {:.2} remove/classic insert {:.2}",
                 classic.hashes(),
-                bloomery::simd::paths(),
+                bloomery::simd_paths(),
                 best[0],
                 best[2],
                 best[1],

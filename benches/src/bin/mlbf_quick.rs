@@ -22,7 +22,7 @@
 
 use std::hint::black_box;
 
-use bloomery::mlbf::{normalize_url, PAPER_BITS, PAPER_HASHES, PAPER_LAYERS};
+use bloomery::normalize_url;
 use bloomery::{BloomFilter, Filter, Hashed, KeyHasher, Merge, MultiLayerBloomFilter};
 use bloomery_benches::cpu_now;
 use bloomery_benches::mlbf_proto::{BlockedMlbf, MAX_L};
@@ -37,7 +37,9 @@ fn urls(n: usize) -> Vec<String> {
     let mut seen = std::collections::HashSet::new();
     text.lines()
         .map(str::trim)
-        .filter(|l| normalize_url(l, PAPER_LAYERS).is_ok() && seen.insert(*l))
+        .filter(|l| {
+            normalize_url(l, MultiLayerBloomFilter::PAPER_LAYERS).is_ok() && seen.insert(*l)
+        })
         .take(n)
         .map(str::to_owned)
         .collect()
@@ -52,14 +54,19 @@ enum Subject {
 
 impl Subject {
     fn new(name: &str, small: bool) -> Self {
-        let m = if small { 1 << 15 } else { PAPER_BITS };
-        let l = PAPER_LAYERS;
+        let m = if small {
+            1 << 15
+        } else {
+            MultiLayerBloomFilter::PAPER_BITS
+        };
+        let l = MultiLayerBloomFilter::PAPER_LAYERS;
         let mut s = match name {
             "classic" => Self::Classic(classic(m)),
             "classic5m" => Self::Classic(classic(m * u64::from(l + 1))),
-            "mlbf" => {
-                Self::Mlbf(MultiLayerBloomFilter::try_with_shape(l, m, PAPER_HASHES).expect("mlbf"))
-            }
+            "mlbf" => Self::Mlbf(
+                MultiLayerBloomFilter::try_with_shape(l, m, MultiLayerBloomFilter::PAPER_HASHES)
+                    .expect("mlbf"),
+            ),
             "mlbf-blocked" => Self::Blocked(BlockedMlbf::new(l, m.div_ceil(512))),
             s => panic!("unknown structure {s}"),
         };
@@ -98,7 +105,7 @@ impl Subject {
 fn classic(m: u64) -> BloomFilter {
     BloomFilter::builder()
         .bits(m)
-        .hashes(PAPER_HASHES)
+        .hashes(MultiLayerBloomFilter::PAPER_HASHES)
         .hasher(KeyHasher::new())
         .try_build()
         .expect("classic")
@@ -224,7 +231,7 @@ fn probe_only(
     small: bool,
     passes: usize,
 ) -> [[f64; 3]; NAMES.len()] {
-    let l = PAPER_LAYERS as usize;
+    let l = MultiLayerBloomFilter::PAPER_LAYERS as usize;
     let (m0, b0) = match (
         Subject::new("mlbf", small),
         Subject::new("mlbf-blocked", small),
@@ -291,7 +298,7 @@ fn print_table(title: &str, best: &[[f64; 3]; NAMES.len()], fps: Option<&[usize]
 /// The untimed `ops-given` run (for `--toggle-collect=*run_given*`).
 #[inline(never)]
 fn run_given(s: Subject, pre: &[Pre], query: bool) -> usize {
-    let l = PAPER_LAYERS as usize;
+    let l = MultiLayerBloomFilter::PAPER_LAYERS as usize;
     let mut hits = 0usize;
     match s {
         Subject::Classic(mut f) => {
@@ -339,7 +346,7 @@ fn main() {
             let segs: Vec<Vec<String>> = urls
                 .iter()
                 .map(|u| {
-                    normalize_url(u, PAPER_LAYERS)
+                    normalize_url(u, MultiLayerBloomFilter::PAPER_LAYERS)
                         .expect("valid")
                         .into_iter()
                         .flatten()

@@ -18,7 +18,7 @@
 
 use std::hint::black_box;
 
-use bloomery::mlbf::{normalize_url, PAPER_BITS, PAPER_HASHES};
+use bloomery::normalize_url;
 use bloomery::{BloomFilter, Filter, KeyHasher, Merge, MultiLayerBloomFilter, XorFilter};
 use bloomery_benches::{build_fuse, cpu_now, fuse_bits, key, negative_keys, positive_keys};
 use xorf::Filter as _;
@@ -87,8 +87,8 @@ fn main() {
     println!("structured_quick: {source}; static n = {n_static}; {passes} passes");
     let new_classic = || {
         let mut f = BloomFilter::builder()
-            .bits(PAPER_BITS)
-            .hashes(PAPER_HASHES)
+            .bits(MultiLayerBloomFilter::PAPER_BITS)
+            .hashes(MultiLayerBloomFilter::PAPER_HASHES)
             .hasher(KeyHasher::new())
             .try_build()
             .expect("classic");

@@ -14,7 +14,7 @@ use clap::Parser;
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     output::set_quiet(cli.quiet);
-    bloomery::store::set_max_bytes(cli.max_memory.unwrap_or_else(machine_memory));
+    bloomery::set_max_bytes(cli.max_memory.unwrap_or_else(machine_memory));
     match cmd::run(cli.command) {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
@@ -35,7 +35,7 @@ fn machine_memory() -> u64 {
             let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
             kb.checked_mul(1024)
         })
-        .unwrap_or(bloomery::store::DEFAULT_MAX_BYTES)
+        .unwrap_or(bloomery::DEFAULT_MAX_BYTES)
 }
 
 /// The error and its causes on one line, skipping causes the message already includes (the

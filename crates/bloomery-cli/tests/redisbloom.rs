@@ -65,7 +65,7 @@ fn imported_answers_as_redisbloom(name: &'static str) {
     let f = fixtures::load(name);
     let out = dir.path().join(format!("{name}.bloom"));
     import(&f, &out);
-    let kind = bloomery::format::read_header(&out).unwrap().kind;
+    let kind = bloomery::peek_header(&out).unwrap().kind;
     let want = if f.is_bloom() {
         Kind::RedisBloomChain
     } else {
@@ -139,7 +139,7 @@ fn add_grows_an_imported_chain_as_redisbloom_did() {
         .arg(&more)
         .assert()
         .success();
-    let AnyFilter::RedisBloom(b) = AnyFilter::load(&out).unwrap() else {
+    let AnyFilter::RedisBloomChain(b) = AnyFilter::load(&out).unwrap() else {
         panic!("not a redisbloom-bf file");
     };
     let state = &f.json["then"]["state"];

@@ -1,8 +1,8 @@
 //! Shared measurement helpers: deterministic key streams and the statistical tolerance used
 //! to compare a measured false-positive rate with a formula.
 
-use bloomery::hash::{mix64, Hashed, KeyHasher};
 use bloomery::Filter;
+use bloomery::{mix64, Hashed, KeyHasher};
 use rayon::prelude::*;
 
 /// The i-th key of the stream for `seed`. Distinct i give distinct keys (a bijection of
@@ -101,7 +101,7 @@ impl Rng {
     /// Uniform in `0..n` (`n > 0`).
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
-        bloomery::hash::reduce(self.next_u64(), n)
+        bloomery::reduce(self.next_u64(), n)
     }
 
     /// True with probability `p`.

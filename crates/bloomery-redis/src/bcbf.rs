@@ -1,5 +1,4 @@
-//! `BCBF.*`: bloomery's blocked counting Bloom filter ([`BlockedCountingBloomFilter`], library
-//! module [`bloomery::blocked_counting`]) with the `BF.*` conventions — the counting filter of
+//! `BCBF.*`: bloomery's blocked counting Bloom filter ([`BlockedCountingBloomFilter`]) with the `BF.*` conventions — the counting filter of
 //! seed 002 §2.5 (w-bit saturating counters, so items can be deleted) in the blocked layout: an
 //! item's k counters sit in one 64-byte line.
 //!
@@ -15,7 +14,6 @@
 //! more memory at 1% false positives (more at lower rates: 32% at 0.1%, 1.6–2.7× at
 //! 10⁻⁴…10⁻⁶, where `CBF.*` is the better choice).
 
-use bloomery::blocked_counting::DEFAULT_COUNTER_WIDTH;
 use bloomery::{BlockedCountingBloomFilter, Filter, Stats};
 use redis_module::{Context, RedisError, RedisResult, RedisString};
 
@@ -38,13 +36,18 @@ fn build(capacity: u64, error: f64, bits: u32) -> Result<BlockedCountingBloomFil
 }
 
 fn default() -> Result<BlockedCountingBloomFilter, RedisError> {
-    build(DEFAULT_CAPACITY, DEFAULT_ERROR, DEFAULT_COUNTER_WIDTH)
+    build(
+        DEFAULT_CAPACITY,
+        DEFAULT_ERROR,
+        BlockedCountingBloomFilter::DEFAULT_COUNTER_WIDTH,
+    )
 }
 
 /// `BCBF.RESERVE key capacity error [COUNTERBITS w]` (w in 1..=32, default 4; a line holds
 /// `⌊512 / w⌋` counters).
 pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    let (capacity, error, bits) = counting_sizing(&args, DEFAULT_COUNTER_WIDTH)?;
+    let (capacity, error, bits) =
+        counting_sizing(&args, BlockedCountingBloomFilter::DEFAULT_COUNTER_WIDTH)?;
     let filter = build(capacity, error, bits)?;
     reserve_generic(ctx, &BCBF_TYPE, &args[1], filter)
 }
@@ -115,7 +118,7 @@ mod tests {
     /// Every accepted width builds a small filter, and refuses absurd sizes with an error.
     #[test]
     fn every_width_builds_or_errs() {
-        for bits in 1..=bloomery::counters::MAX_WIDTH {
+        for bits in 1..=bloomery::MAX_COUNTER_WIDTH {
             let f = build(100, 0.01, bits).unwrap();
             assert_eq!(f.counter_width(), bits);
             assert_eq!(f.cells_per_line(), u64::from(512 / bits));

@@ -27,14 +27,14 @@ fn default() -> Result<CountingBloomFilter, RedisError> {
     build(
         DEFAULT_CAPACITY,
         DEFAULT_ERROR,
-        bloomery::counting::DEFAULT_COUNTER_WIDTH,
+        bloomery::CountingBloomFilter::DEFAULT_COUNTER_WIDTH,
     )
 }
 
 /// `CBF.RESERVE key capacity error [COUNTERBITS w]` (w in 1..=32, default 4).
 pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let (capacity, error, bits) =
-        counting_sizing(&args, bloomery::counting::DEFAULT_COUNTER_WIDTH)?;
+        counting_sizing(&args, bloomery::CountingBloomFilter::DEFAULT_COUNTER_WIDTH)?;
     let filter = build(capacity, error, bits)?;
     reserve_generic(ctx, &CBF_TYPE, &args[1], filter)
 }

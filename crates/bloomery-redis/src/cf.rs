@@ -1,6 +1,6 @@
 //! `CF.*`: RedisBloom's cuckoo-filter commands on bloomery's [`CuckooFilter`].
 
-use bloomery::cuckoo::CuckooOptions;
+use bloomery::CuckooOptions;
 use bloomery::{CuckooFilter, Error};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 

@@ -63,7 +63,7 @@ pub fn initbydim(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         .filter(|&w| w >= 1)
         .ok_or(RedisError::Str("CMS: invalid width"))?;
     let depth = int(&args[3])
-        .filter(|&d| (1..=i64::from(bloomery::count_min::MAX_DEPTH)).contains(&d))
+        .filter(|&d| (1..=i64::from(bloomery::CountMinSketch::MAX_DEPTH)).contains(&d))
         .ok_or(RedisError::Str("CMS: invalid depth"))?;
     let sketch = CountMinSketch::builder()
         .dimensions(width as u64, depth as u32)

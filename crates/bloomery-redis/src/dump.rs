@@ -10,8 +10,8 @@
 //! are then decoded with full validation (checksum, every parameter). Any failure is an error
 //! reply; a failed final decode deletes the half-loaded key.
 
-use bloomery::format::FORMAT_VERSION;
 use bloomery::Kind;
+use bloomery::FORMAT_VERSION;
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::args;

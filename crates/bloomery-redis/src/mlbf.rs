@@ -9,7 +9,7 @@
 //! and `EXISTS` answer `ERR invalid URL: …` for a URL that is not UTF-8, is empty, or has no
 //! host, and create nothing.
 
-use bloomery::mlbf::{normalize_url, MAX_LAYERS};
+use bloomery::normalize_url;
 use bloomery::{MultiLayerBloomFilter, Stats};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
@@ -23,7 +23,7 @@ use crate::own::{
 use crate::types::{Structure, MLBF_TYPE};
 
 /// Layers of auto-created filters (the paper's L).
-pub const DEFAULT_LAYERS: u32 = bloomery::mlbf::PAPER_LAYERS;
+pub const DEFAULT_LAYERS: u32 = bloomery::MultiLayerBloomFilter::PAPER_LAYERS;
 
 fn build(capacity: u64, error: f64, layers: u32) -> Result<MultiLayerBloomFilter, RedisError> {
     MultiLayerBloomFilter::builder()
@@ -62,7 +62,7 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         layers = args::bounded(
             &args[5],
             1,
-            i64::from(MAX_LAYERS),
+            i64::from(MultiLayerBloomFilter::MAX_LAYERS),
             ArgError::Other("ERR bad layers (1..=32)"),
         )?;
     }

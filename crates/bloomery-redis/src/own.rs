@@ -161,7 +161,7 @@ pub(crate) fn counting_sizing(
         bits = args::bounded(
             &args[5],
             1,
-            i64::from(bloomery::counters::MAX_WIDTH),
+            i64::from(bloomery::MAX_COUNTER_WIDTH),
             ArgError::Other("ERR bad counter bits (1..=32)"),
         )?;
     }

@@ -51,7 +51,7 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let k = int(&args[2])
-        .filter(|&k| (1..=i64::from(bloomery::topk::MAX_K)).contains(&k))
+        .filter(|&k| (1..=i64::from(bloomery::TopK::MAX_K)).contains(&k))
         .ok_or(RedisError::Str("TopK: invalid k"))? as u32;
     let mut b = TopK::builder(k).max_bytes(config::max_bytes());
     if args.len() == 6 {
@@ -59,7 +59,7 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             .filter(|&w| w >= 1)
             .ok_or(RedisError::Str("TopK: invalid width"))?;
         let depth = int(&args[4])
-            .filter(|&d| (1..=i64::from(bloomery::topk::MAX_DEPTH)).contains(&d))
+            .filter(|&d| (1..=i64::from(bloomery::TopK::MAX_DEPTH)).contains(&d))
             .ok_or(RedisError::Str("TopK: invalid depth"))?;
         let decay = std::str::from_utf8(args[5].as_slice())
             .ok()

@@ -8,7 +8,7 @@
 //! **Arithmetic never wraps.** [`Counters::increment`] and [`Counters::add`] saturate at the
 //! maximum `2^w - 1`; [`Counters::decrement`] and [`Counters::sub`] saturate at 0. What a
 //! structure does with a saturated counter (the counting filter never decrements one, see
-//! [`crate::counting`]) is its own policy.
+//! [`crate::multisets::counting`]) is its own policy.
 //!
 //! # Why a runtime width, not a const generic
 //! The width is a field read on every access (`shift` and `mask` are computed from it), not a
@@ -409,7 +409,7 @@ impl<'a> ViewMut<'a> {
     }
 
     /// Subtract one from each counter at `idx` (at most 64 indices) in turn, except counters
-    /// at the maximum (saturated counters are never decremented, see [`crate::counting`]) —
+    /// at the maximum (saturated counters are never decremented, see [`crate::multisets::counting`]) —
     /// unless one of them was zero **before** this call, in which case nothing is changed and
     /// `false` is returned.
     ///

@@ -46,6 +46,11 @@ pub enum Error {
     /// The operation is not supported by this structure or its current shape.
     #[error("unsupported operation: {0}")]
     Unsupported(String),
+    /// A removal was refused because the key is certainly not present (removing it would
+    /// create false negatives for other keys); nothing was changed. What
+    /// [`RemoveError::NotPresent`](crate::RemoveError::NotPresent) becomes through `?`.
+    #[error("key is not present; removing it would create false negatives for other keys")]
+    NotPresent,
     /// A file or byte buffer could not be decoded.
     #[error("invalid filter data: {0}")]
     Format(#[from] FormatError),
@@ -115,7 +120,7 @@ pub enum FormatError {
     #[error("bad magic: not a bloomery filter file")]
     BadMagic,
     /// A format version this build does not know (written by a newer bloomery).
-    #[error("unknown format version {0} (this build reads versions 1..={max})", max = crate::format::FORMAT_VERSION)]
+    #[error("unknown format version {0} (this build reads versions 1..={max})", max = crate::io::format::FORMAT_VERSION)]
     UnknownVersion(u16),
     /// A structure kind this build does not know.
     #[error("unknown structure kind {0}")]

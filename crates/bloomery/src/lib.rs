@@ -26,120 +26,122 @@
 //!
 //! | you have | pick | why |
 //! |---|---|---|
-//! | a set, speed matters (the usual case) | [`BlockedBloomFilter`] | one cache miss per op; concurrent, parallel and batched paths |
-//! | a set, textbook behaviour / halving / papers' shapes | [`BloomFilter`] | exact formulas of 000 §2, 002 §2 |
-//! | a set, k independent slices | [`PartitionedBloomFilter`] | 002 §2.1; the layout of scalable filters in Almeida et al. |
+//! | a set, speed matters (the usual case) | [`BlockedBloomFilter`] | one cache miss per op; batched and parallel paths |
+//! | a set shared by threads | [`AtomicBlockedBloomFilter`] | the blocked filter with lock-free inserts through `&self` |
+//! | a set, textbook behaviour / halving / papers' shapes | [`BloomFilter`] | exact formulas (Salman §2; Broder & Mitzenmacher §2) |
+//! | a set, k independent slices | [`PartitionedBloomFilter`] | Broder & Mitzenmacher §2.1; the layout of scalable filters (Almeida et al.) |
 //! | a Parquet column | [`SplitBlockBloomFilter`] | the Parquet spec's bits, byte for byte |
-//! | a set of unknown size | [`ScalableBloomFilter`] | grows, keeping the compound rate under target |
-//! | a set with deletions | [`CountingBloomFilter`] | w-bit saturating counters (002 §2.5); refuses removals that would create false negatives |
-//! | a set with deletions, speed matters | [`BlockedCountingBloomFilter`] | a key's counters in one cache line: one miss per op, 13–14% more memory at 1% |
-//! | a set with deletions, less memory | [`DLeftCountingBloomFilter`] | fingerprints and small counters in d-left buckets (Bonomi et al. 2006) |
-//! | counts of a stream, guaranteed error, mergeable | [`CountMinSketch`] | (ε, δ) sizing, conservative update (002 §8.1, §9) |
-//! | counts of a multiset with deletions | [`SpectralBloomFilter`] | Minimum Selection, Minimal Increase or Recurring Minimum (002 §9) |
-//! | small counts, mostly distinct inputs, no deletion | [`IterativeBloomFilter`] | repeats cost one bit each, no counters to size (004) |
-//! | counts of large flows from one bit array | [`SpaceCodeBloomFilter`] | groups of hashes, maximum-likelihood counts (003) |
-//! | URLs for a crawler's URL-seen test, the layered model of 001 | [`MultiLayerBloomFilter`] | one filter per URL segment plus an XOR layer; documented URL normalisation (001) |
-//! | path queries (`/a/b`, `a/b`, `a//b`) over trees such as XML | [`BreadthBloomFilter`], [`DepthBloomFilter`] | per-level names or per-length sub-paths (000 §6) |
-//! | routing towards resources by hop distance | [`AttenuatedBloomFilter`] | d filters per edge, built by union (002 §6.2) |
-//! | a static key → small value map | [`BloomierFilter`] | hypergraph peeling, optional fingerprint (002 §9) |
-//! | a static set, least memory | [`XorFilter`] | binary-fuse layout, ≈ 1.13× the lower bound with 8-bit fingerprints |
-//! | the k heaviest items of a stream, listed | [`TopK`] | HeavyKeeper (Gong et al. 2018): counts with exponential decay plus a min-heap; counts never over-estimate |
-//! | data moved from RedisBloom (`BF.*`, `CF.*` SCANDUMP chunks) | [`RedisBloomFilter`], [`RedisBloomCuckooFilter`] | RedisBloom's exact hashing and layout: answers as RedisBloom did ([`redisbloom`]) |
+//! | a set of unknown size | [`ScalableBloomFilter`] | grows, keeping the compound rate under target (Almeida et al.) |
+//! | a set with deletions, fingerprints | [`CuckooFilter`] | buckets of fingerprints, deletable, about as small as a Bloom filter at low rates (Fan et al.) |
+//! | a set with deletions | [`CountingBloomFilter`] | w-bit saturating counters (Broder & Mitzenmacher §2.5); refuses removals that would create false negatives |
+//! | a set with deletions, speed matters | [`BlockedCountingBloomFilter`] | a key's counters in one cache line: one miss per op |
+//! | a set with deletions, less memory | [`DLeftCountingBloomFilter`] | fingerprints and small counters in d-left buckets (Bonomi et al.) |
+//! | counts of a stream, guaranteed error, mergeable | [`CountMinSketch`] | (ε, δ) sizing, conservative update (Broder & Mitzenmacher §8.1, §9) |
+//! | counts of a multiset with deletions | [`SpectralBloomFilter`] | Minimum Selection, Minimal Increase or Recurring Minimum (Broder & Mitzenmacher §9) |
+//! | small counts, mostly distinct inputs, no deletion | [`IterativeBloomFilter`] | repeats cost one bit each, no counters to size (Matsumoto, Hazeyama & Kadobayashi) |
+//! | counts of large flows from one bit array | [`SpaceCodeBloomFilter`] | groups of hashes, maximum-likelihood counts (Kumar et al.) |
+//! | URLs for a crawler's URL-seen test | [`MultiLayerBloomFilter`] | one filter per URL segment plus an XOR layer; documented URL normalisation (Cen, Xu & Sun) |
+//! | path queries (`/a/b`, `a/b`, `a//b`) over trees such as XML | [`BreadthBloomFilter`], [`DepthBloomFilter`] | per-level names or per-length sub-paths (Salman §6) |
+//! | routing towards resources by hop distance | [`AttenuatedBloomFilter`] | d filters per edge, built by union (Broder & Mitzenmacher §6.2) |
+//! | a static key → small value map | [`BloomierFilter`] | hypergraph peeling, optional fingerprint (Chazelle et al.; Broder & Mitzenmacher §9) |
+//! | a static set, least memory | [`XorFilter`] | binary-fuse layout, ≈ 1.13× the lower bound with 8-bit fingerprints (Graf & Lemire) |
+//! | the k heaviest items of a stream, listed | [`TopK`] | HeavyKeeper (Gong et al.): counts with exponential decay plus a min-heap; counts never over-estimate |
+//! | data moved from RedisBloom (`BF.*`, `CF.*` SCANDUMP chunks) | [`RedisBloomFilter`], [`RedisBloomCuckooFilter`] | RedisBloom's exact hashing and layout: answers as RedisBloom did ([`RedisBloomValue::from_chunks`]) |
+//! | a file whose kind you learn when you open it | [`AnyFilter`], [`AnyCounter`] | every set kind, every counting kind, behind one type |
+//!
+//! The papers are listed, with what bloomery takes from each, in `docs/PAPERS.md`.
 //!
 //! ## Layers
-//! [`hash`] (one hash path) → [`store`] (aligned words, owned or mapped) → the structures →
-//! [`format`](mod@format) (one file format) with [`params`] (all the math) beside them. See
-//! `ARCHITECTURE.md` for the data flow and where to add a structure.
+//! [`KeyHasher`] (the one hash path: key bytes → [`Hashed`]) → the structures, which keep their
+//! bits and counters in one storage layer (64-byte aligned words, owned or memory-mapped) →
+//! [`Persist`] (one versioned, checksummed file format; [`compress`] for its compressed and
+//! delta forms), with [`params`] (all the math) beside them. See `ARCHITECTURE.md` for the
+//! data flow and where to add a structure.
 //!
 //! ## Guarantees
 //! - No false negatives, ever: every structure is property-tested for it.
 //! - No panics on user input: parameters, files and merges return typed [`Error`]s; sizes
-//!   beyond [`store::max_bytes`] are refused before allocating.
+//!   beyond [`max_bytes`] are refused before allocating.
 //! - The hash of format version 1 never changes (golden tests pin it), and files of every
 //!   released version load.
 
 #![warn(missing_docs)]
 
-pub mod any;
-pub mod any_counter;
-pub mod attenuated;
-pub mod blocked;
-pub mod blocked_counting;
-pub mod bloomier;
-pub mod breadth;
-pub mod classic;
-pub mod compress;
-pub mod count_min;
-pub mod counters;
-pub mod counting;
-#[cfg(test)]
-mod counting_family_tests;
-pub mod cuckoo;
-pub mod depth;
-pub mod dleft;
-pub mod edit;
-pub mod error;
-pub mod filter;
-pub mod format;
-pub mod hash;
-pub mod iterative;
-pub mod mlbf;
+mod any;
+mod counters;
+mod dispatch;
+mod error;
+mod filter;
+mod hash;
+mod io;
+mod kind;
+mod multisets;
 mod murmur;
 pub mod params;
-pub mod partitioned;
-pub mod peel;
-pub mod redisbloom;
-pub mod scalable;
-#[cfg(feature = "serde")]
-mod serde_impl;
-pub mod simd;
-pub mod space_code;
-pub mod spectral;
-pub mod split_block;
-pub mod store;
-pub mod topk;
-pub mod tree_path;
-#[cfg(feature = "xml")]
-pub mod xml;
-pub mod xor;
+mod redisbloom;
+mod sets;
+mod simd;
+mod store;
+mod structured;
 
-pub use any::{AnyFilter, FilterInfo};
-pub use any_counter::{AnyCounter, CounterInfo, CounterOptions};
-pub use attenuated::AttenuatedBloomFilter;
-pub use blocked::{
+// Run-time kinds.
+pub use any::counter::{AnyCounter, CounterOptions};
+pub use any::filter::{AnyFilter, FilterInfo};
+pub use dispatch::CounterInfo;
+pub use kind::{Capabilities, Capability, Kind};
+// Core traits, errors and the one hash path.
+pub use error::{Error, FormatError, Incompatibility, Result};
+pub use filter::{Build, Builder, Count, Filter, KeySet, Merge, Remove, RemoveError, Stats};
+pub use hash::{mix64, reduce, HashAlgorithm, Hashed, Key, KeyHasher, SeedKind, StableHash};
+// Storage: the memory limit and the prefetch pipeline of batched inserts.
+pub use counters::MAX_WIDTH as MAX_COUNTER_WIDTH;
+pub use simd::paths as simd_paths;
+pub use store::{max_bytes, set_max_bytes, Pipeline, DEFAULT_MAX_BYTES};
+// The file format.
+pub use io::compress;
+pub use io::format::{
+    decode as decode_header, read_file, read_header as peek_header, Decoded, FileBuf, Header,
+    Persist, Verify, FORMAT_VERSION,
+};
+// Sets.
+pub use sets::blocked::{
     AtomicBlockedBloomFilter, BlockLayout, BlockedBloomFilter, InsertRegions, RegionWriter,
 };
-pub use blocked_counting::BlockedCountingBloomFilter;
-pub use bloomier::BloomierFilter;
-pub use breadth::BreadthBloomFilter;
-pub use classic::BloomFilter;
-pub use count_min::CountMinSketch;
-pub use counting::CountingBloomFilter;
-pub use cuckoo::CuckooFilter;
-pub use depth::DepthBloomFilter;
-pub use dleft::DLeftCountingBloomFilter;
-pub use error::{Error, FormatError, Incompatibility, Result};
-pub use filter::{Build, Builder, Count, Filter, Merge, Remove, RemoveError, Stats};
-pub use format::{Kind, Persist, Verify};
-pub use hash::{HashAlgorithm, Hashed, Key, KeyHasher, SeedKind};
-pub use iterative::IterativeBloomFilter;
-pub use mlbf::MultiLayerBloomFilter;
-pub use partitioned::PartitionedBloomFilter;
+pub use sets::classic::BloomFilter;
+pub use sets::cuckoo::{CuckooFilter, CuckooOptions};
+pub use sets::partitioned::PartitionedBloomFilter;
+pub use sets::scalable::ScalableBloomFilter;
+pub use sets::split_block::SplitBlockBloomFilter;
+pub use sets::xor::{XorBuilder, XorFilter};
+// Multisets.
+pub use multisets::blocked_counting::{BlockedCountingBloomFilter, BlockedCountingBuilder};
+pub use multisets::count_min::{CountMinBuilder, CountMinSketch};
+pub use multisets::counting::{CountingBloomFilter, CountingBuilder};
+pub use multisets::dleft::{DLeftBuilder, DLeftCountingBloomFilter};
+pub use multisets::iterative::{IterativeBloomFilter, IterativeBuilder};
+pub use multisets::space_code::{SpaceCodeBloomFilter, SpaceCodeBuilder};
+pub use multisets::spectral::{SpectralBloomFilter, SpectralBuilder, SpectralMethod};
+pub use multisets::topk::{TopK, TopKBuilder};
+// RedisBloom's own structures (values moved from RedisBloom) and its SCANDUMP chunks.
 pub use redisbloom::{
     RedisBloomChunkError, RedisBloomChunkFile, RedisBloomCuckooFilter, RedisBloomCuckooInsert,
     RedisBloomFilter, RedisBloomLink, RedisBloomType, RedisBloomValue,
 };
-pub use scalable::ScalableBloomFilter;
-pub use space_code::SpaceCodeBloomFilter;
-pub use spectral::{SpectralBloomFilter, SpectralMethod};
-pub use split_block::SplitBlockBloomFilter;
-pub use topk::TopK;
-pub use xor::XorFilter;
+// Structured keys.
+pub use structured::attenuated::{AttenuatedBloomFilter, AttenuatedBuilder};
+pub use structured::bloomier::{BloomierBuilder, BloomierFilter};
+pub use structured::breadth::{BreadthBloomFilter, BreadthBuilder};
+pub use structured::depth::{DepthBloomFilter, DepthBuilder};
+pub use structured::edit::{edit1_variants, PRINTABLE_ASCII};
+pub use structured::mlbf::{normalize_url, MlbfBuilder, MultiLayerBloomFilter};
+pub use structured::tree_path::PathQuery;
+#[cfg(feature = "xml")]
+pub use structured::xml;
 
 /// Everything needed to use the filters: `use bloomery::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        AnyFilter, BlockedBloomFilter, BloomFilter, Count, Filter, Key, KeyHasher, Merge,
+        AnyFilter, BlockedBloomFilter, BloomFilter, Count, Filter, Key, KeyHasher, KeySet, Merge,
         PartitionedBloomFilter, Persist, Remove, ScalableBloomFilter, SplitBlockBloomFilter, Stats,
     };
 }

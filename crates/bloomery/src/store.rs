@@ -6,7 +6,7 @@
 //! - large arrays (≥ 1 MiB) are anonymous memory maps, page-aligned, zeroed lazily by the kernel,
 //!   and advised to use transparent huge pages on Linux, which removes most TLB misses of random
 //!   probes into filters far larger than the caches;
-//! - arrays opened from a file with [`crate::format`]'s mmap path are read-only views into the
+//! - arrays opened from a file with [`crate::io::format`]'s mmap path are read-only views into the
 //!   file; the first mutation copies them (copy-on-write), so a mapped filter is never written
 //!   behind the caller's back.
 //!
@@ -391,26 +391,6 @@ pub fn prefetch(words: &[u64], i: usize) {
     {
         if i < words.len() {
             // SAFETY: `i` is in bounds, so the pointer is valid; a prefetch never faults or
-            // changes memory, it only hints the cache.
-            unsafe {
-                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-                _mm_prefetch(words.as_ptr().add(i) as *const i8, _MM_HINT_T0);
-            }
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (words, i);
-    }
-}
-
-/// [`prefetch`] for words viewed as atomics (see [`Words::as_atomic`]).
-#[inline(always)]
-pub fn prefetch_atomic(words: &[AtomicU64], i: usize) {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if i < words.len() {
-            // SAFETY: as in `prefetch`: `i` is in bounds, and a prefetch never faults or
             // changes memory, it only hints the cache.
             unsafe {
                 use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

@@ -180,7 +180,7 @@ fn blocked_counting_line_rates(f: &BlockedCountingBloomFilter) -> Vec<f64> {
 fn blocked_counting_matches_fpr_blocked() {
     let (n, q) = (20_000u64, 200_000u64);
     for (blocks, k, w) in [(1800u64, 7u32, 4u32), (1300, 9, 3), (3500, 6, 8)] {
-        let cells = bloomery::blocked_counting::cells_per_line(w);
+        let cells = bloomery::BlockedCountingBloomFilter::cells_per_line_at(w);
         let mut f = BlockedCountingBloomFilter::builder()
             .counters(blocks * cells)
             .hashes(k)

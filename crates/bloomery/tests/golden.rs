@@ -506,7 +506,7 @@ fn split_block_words_are_pinned() {
 /// after checking that one insert increments exactly those counters.
 fn blocked_counting_cells(h: KeyHasher, key: &[u8], k: u32, width: u32) -> (u64, Vec<u64>) {
     use bloomery::BlockedCountingBloomFilter;
-    let cells = bloomery::blocked_counting::cells_per_line(width);
+    let cells = bloomery::BlockedCountingBloomFilter::cells_per_line_at(width);
     let mut f = BlockedCountingBloomFilter::builder()
         .counters(16 * cells)
         .hashes(k)
@@ -700,7 +700,7 @@ fn goldens() -> Vec<Golden> {
 
 fn filled(mut f: AnyFilter) -> AnyFilter {
     for k in golden_keys() {
-        f.insert(&k);
+        f.insert(&k).unwrap();
     }
     f
 }
@@ -907,7 +907,7 @@ fn load<T: Persist>(file: &str, bytes: &[u8]) -> T {
 }
 
 fn typed_goldens() -> Vec<TypedGolden> {
-    use bloomery::cuckoo::CuckooOptions;
+    use bloomery::CuckooOptions;
     use bloomery::{
         AttenuatedBloomFilter, BlockedCountingBloomFilter, BloomierFilter, BreadthBloomFilter,
         CountMinSketch, CountingBloomFilter, CuckooFilter, DLeftCountingBloomFilter,

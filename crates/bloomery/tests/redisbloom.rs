@@ -8,7 +8,7 @@
 mod fixtures;
 
 use bloomery::{
-    AnyFilter, Error, Filter, Kind, Persist, RedisBloomChunkError, RedisBloomChunkFile,
+    AnyFilter, Error, Filter, KeySet, Kind, Persist, RedisBloomChunkError, RedisBloomChunkFile,
     RedisBloomCuckooFilter, RedisBloomCuckooInsert, RedisBloomFilter, RedisBloomType,
     RedisBloomValue,
 };
@@ -147,7 +147,7 @@ fn check_bloom(f: &Fixture, mut b: RedisBloomFilter) {
         "{}: after more adds",
         f.name
     );
-    round_trip(AnyFilter::RedisBloom(b), &absent);
+    round_trip(AnyFilter::RedisBloomChain(b), &absent);
 }
 
 fn cf_reply(r: RedisBloomCuckooInsert, nx: bool) -> Value {
@@ -336,7 +336,7 @@ fn reported_rate_matches_redisbloom_measured_rate() {
     for name in ["bf-scaling", "cf-main"] {
         let f = fixtures::load(name);
         let any = match import(&f) {
-            RedisBloomValue::Bloom(b) => AnyFilter::RedisBloom(b),
+            RedisBloomValue::Bloom(b) => AnyFilter::RedisBloomChain(b),
             RedisBloomValue::Cuckoo(c) => AnyFilter::RedisBloomCuckoo(c),
         };
         let p = any.info().current_fpr;

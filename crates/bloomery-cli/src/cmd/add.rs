@@ -4,9 +4,8 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use bloomery::blocked::BATCH_AHEAD;
-use bloomery::store::Pipeline;
-use bloomery::{AnyFilter, BlockedBloomFilter, Filter};
+use bloomery::Pipeline;
+use bloomery::{AnyFilter, BlockedBloomFilter, Filter, KeySet};
 
 use crate::cli::AddArgs;
 use crate::input::{self, Counts, KeySpec};
@@ -85,14 +84,14 @@ pub fn run(a: AddArgs) -> Result<u8> {
 /// (the copy from the page cache and the page faults of the buffer are shared). Falls back to
 /// the plain load, and its error messages, for a small, special, oversized or unreadable file.
 fn load_parallel(path: &Path, threads: usize) -> Result<AnyFilter> {
-    let read = || -> std::io::Result<Option<bloomery::format::FileBuf>> {
+    let read = || -> std::io::Result<Option<bloomery::FileBuf>> {
         let file = std::fs::File::open(path)?;
         let meta = file.metadata()?;
         let len = meta.len();
-        if !meta.is_file() || len < (1 << 20) || len > bloomery::store::max_bytes() {
+        if !meta.is_file() || len < (1 << 20) || len > bloomery::max_bytes() {
             return Ok(None);
         }
-        let Ok(mut bytes) = bloomery::format::FileBuf::zeroed(len) else {
+        let Ok(mut bytes) = bloomery::FileBuf::zeroed(len) else {
             return Ok(None);
         };
         let part = bytes.len().div_ceil(threads).next_multiple_of(4096);
@@ -161,7 +160,7 @@ fn sequential_urls(
 }
 
 /// The blocked filter on one thread: each key's block is prefetched when it is read and the
-/// key inserted `BATCH_AHEAD` keys later (the library's pipeline), so the cache misses of
+/// key inserted `BlockedBloomFilter::BATCH_AHEAD` keys later (the library's pipeline), so the cache misses of
 /// consecutive keys overlap.
 fn sequential_blocked(
     f: &mut BlockedBloomFilter,
@@ -169,7 +168,7 @@ fn sequential_blocked(
     spec: &KeySpec,
 ) -> Result<Counts> {
     let hasher = *f.hasher();
-    let mut pipe = Pipeline::<bloomery::Hashed, BATCH_AHEAD>::default();
+    let mut pipe = Pipeline::<bloomery::Hashed, { BlockedBloomFilter::BATCH_AHEAD }>::default();
     let counts = input::for_each_line(inputs, spec, |_, key| {
         if let Some(k) = key {
             let h = hasher.hash_bytes(k);

@@ -10,7 +10,7 @@ use crate::cli::CalcArgs;
 use crate::num::{bytes, group, rate};
 use crate::output;
 
-const BLOCK_BITS: u64 = bloomery::blocked::BLOCK_BITS;
+const BLOCK_BITS: u64 = bloomery::BlockedBloomFilter::BLOCK_BITS;
 const SPLIT_BLOCK_BITS: u64 = 256;
 
 struct Row {

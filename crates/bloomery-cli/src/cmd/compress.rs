@@ -16,9 +16,8 @@ use crate::cli::{DiffArgs, PackArgs, PatchArgs};
 use crate::num::bytes;
 use crate::output::note;
 
-fn read(path: &Path) -> Result<Vec<u8>> {
-    bloomery::format::read_limited(path)
-        .with_context(|| format!("cannot read `{}`", path.display()))
+fn read(path: &Path) -> Result<bloomery::FileBuf> {
+    bloomery::read_file(path).with_context(|| format!("cannot read `{}`", path.display()))
 }
 
 fn write(path: &Path, data: &[u8]) -> Result<()> {
@@ -51,7 +50,7 @@ pub fn compress(a: PackArgs) -> Result<u8> {
 pub fn decompress(a: PackArgs) -> Result<u8> {
     super::check_out(&a.out, &[&a.input], a.force)?;
     let data = read(&a.input)?;
-    let plain = c::decompress_file(&data, bloomery::store::max_bytes())
+    let plain = c::decompress_file(&data, bloomery::max_bytes())
         .with_context(|| format!("cannot decompress `{}`", a.input.display()))?;
     write(&a.out, &plain)?;
     note(&format!(
@@ -92,7 +91,7 @@ pub fn patch(a: PatchArgs) -> Result<u8> {
     super::check_out(&a.out, &[&a.old, &a.diff], a.force)?;
     let old = read(&a.old)?;
     let delta = read(&a.diff)?;
-    let mut out = c::patch_file(&old, &delta, bloomery::store::max_bytes()).with_context(|| {
+    let mut out = c::patch_file(&old, &delta, bloomery::max_bytes()).with_context(|| {
         format!(
             "cannot apply `{}` to `{}`",
             a.diff.display(),

@@ -5,8 +5,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use bloomery::store::Pipeline;
-use bloomery::{AnyCounter, CounterOptions, Hashed, KeyHasher, Kind, RemoveError};
+use bloomery::Pipeline;
+use bloomery::{AnyCounter, CounterOptions, Hashed, KeyHasher, KeySet, Kind, RemoveError};
 use serde_json::json;
 
 use crate::cli::{AddArgs, CheckArgs, CountArgs, CreateArgs, InfoArgs, PackArgs};
@@ -20,8 +20,8 @@ const AHEAD: usize = 16;
 
 /// True when `path` holds a counting-family file (errors name the path).
 pub fn is_counter(path: &Path) -> Result<bool> {
-    let h = bloomery::format::read_header(path)
-        .with_context(|| format!("cannot load `{}`", path.display()))?;
+    let h =
+        bloomery::peek_header(path).with_context(|| format!("cannot load `{}`", path.display()))?;
     Ok(AnyCounter::holds(h.kind))
 }
 
@@ -177,7 +177,7 @@ pub fn add(a: &AddArgs) -> Result<u8> {
 
 pub fn remove(a: &CountArgs) -> Result<u8> {
     if !is_counter(&a.file)? {
-        let k = bloomery::format::read_header(&a.file)?.kind;
+        let k = bloomery::peek_header(&a.file)?.kind;
         bail!(
             "cannot remove from `{}`: {} filters have no deletion (use --kind counting, blocked-counting, dlcbf or spectral)",
             a.file.display(),
@@ -312,7 +312,7 @@ pub fn check(a: &CheckArgs) -> Result<u8> {
 }
 
 pub fn info(a: &InfoArgs) -> Result<u8> {
-    let header = bloomery::format::read_header(&a.file)
+    let header = bloomery::peek_header(&a.file)
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
     let f = load(&a.file)?;
     let i = f.info();

@@ -79,8 +79,11 @@ pub fn build(kind: Kind, s: &Sizing) -> Result<AnyFilter> {
 fn build_mlbf(s: &Sizing) -> Result<AnyFilter> {
     use bloomery::{KeyHasher, MultiLayerBloomFilter};
     let mut b = MultiLayerBloomFilter::builder()
-        .layers(s.layers.unwrap_or(bloomery::mlbf::PAPER_LAYERS))
-        .max_bytes(bloomery::store::max_bytes());
+        .layers(
+            s.layers
+                .unwrap_or(bloomery::MultiLayerBloomFilter::PAPER_LAYERS),
+        )
+        .max_bytes(bloomery::max_bytes());
     if let Some(n) = s.capacity {
         b = b.capacity(n);
     }

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use anyhow::{Context, Result};
-use bloomery::{AnyFilter, Filter, SeedKind};
+use bloomery::{AnyFilter, SeedKind};
 use serde_json::json;
 
 use crate::cli::{EstimateArgs, InfoArgs};
@@ -11,14 +11,14 @@ use crate::num::{bytes, group, rate};
 use crate::output::{self, table};
 
 pub fn info(a: InfoArgs) -> Result<u8> {
-    let header = bloomery::format::read_header(&a.file)
+    let header = bloomery::peek_header(&a.file)
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
     let f = super::load(&a.file)?;
     let i = f.info();
     let hasher = f.hasher();
     // Plain and compressed sizes (issue 6): measured for a compressed file, predicted from the
     // entropy bound m·H(p) for a plain one (no compression pass over a large file).
-    let file_bytes = bloomery::format::read_limited(&a.file)
+    let file_bytes = bloomery::read_file(&a.file)
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
     let packed = bloomery::compress::packed_sizes(&file_bytes, false)
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;

@@ -6,7 +6,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use bloomery::tree_path::PathQuery;
+use bloomery::PathQuery;
 use bloomery::{BreadthBloomFilter, DepthBloomFilter, KeyHasher, Kind, Persist};
 
 use crate::cli::{XmlCommand, XmlIndexArgs, XmlKindArg, XmlQueryArgs};
@@ -83,7 +83,7 @@ fn index(a: XmlIndexArgs) -> Result<u8> {
         }
     }
     let hasher = a.seed.map_or_else(KeyHasher::new, KeyHasher::with_seed);
-    let max = bloomery::store::max_bytes();
+    let max = bloomery::max_bytes();
     let (bits, filters, kind) = match a.kind {
         XmlKindArg::Bbf => {
             let f = BreadthBloomFilter::builder()
@@ -134,7 +134,7 @@ enum PathFilter {
 impl PathFilter {
     fn load(p: &Path) -> Result<Self> {
         let ctx = || format!("cannot load `{}`", p.display());
-        let h = bloomery::format::read_header(p).with_context(ctx)?;
+        let h = bloomery::peek_header(p).with_context(ctx)?;
         Ok(match h.kind {
             Kind::Breadth => PathFilter::Breadth(BreadthBloomFilter::load(p).with_context(ctx)?),
             Kind::Depth => PathFilter::Depth(DepthBloomFilter::load(p).with_context(ctx)?),

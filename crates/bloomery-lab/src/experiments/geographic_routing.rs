@@ -29,7 +29,7 @@
 //! never shorter.
 
 use anyhow::Context;
-use bloomery::hash::Hashed;
+use bloomery::Hashed;
 use bloomery::{params, BloomFilter, Filter, KeyHasher, Stats};
 use rayon::prelude::*;
 

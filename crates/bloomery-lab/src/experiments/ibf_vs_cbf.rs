@@ -32,8 +32,8 @@
 //! run, so one value repeated r times costs r²/2 probes (004 Table 3: insert O(k + C_x)).
 
 use anyhow::Context;
-use bloomery::hash::Hashed;
 use bloomery::params::{self, Skew};
+use bloomery::Hashed;
 use bloomery::{
     BloomFilter, Count, CountingBloomFilter, Filter, IterativeBloomFilter, KeyHasher, Stats,
 };

@@ -17,7 +17,7 @@
 //! falsely reported with probability about `1 - Π_{i<L} (1 - f(i))`.
 
 use anyhow::Context;
-use bloomery::hash::Hashed;
+use bloomery::Hashed;
 use bloomery::{params, BloomFilter, Filter, KeyHasher};
 use rayon::prelude::*;
 

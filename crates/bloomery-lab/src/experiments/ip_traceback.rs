@@ -29,7 +29,7 @@
 //! the first k positions), never below the true number of copies, and 004 eq. 9's estimate.
 
 use anyhow::Context;
-use bloomery::hash::Hashed;
+use bloomery::Hashed;
 use bloomery::{params, Count, Filter, IterativeBloomFilter, KeyHasher, Stats};
 use rayon::prelude::*;
 

@@ -25,7 +25,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use bloomery::mlbf::{normalize_url, PAPER_BITS, PAPER_HASHES, PAPER_LAYERS};
+use bloomery::normalize_url;
 use bloomery::{params, BloomFilter, Filter, KeyHasher, MultiLayerBloomFilter, Stats};
 
 use crate::table::{int, num, rate, Table};
@@ -57,9 +57,9 @@ impl Params {
     /// Quick: 10k..40k URLs, m scaled from the paper's 16,829,152 for 3.5M.
     pub fn quick(seed: u64) -> Self {
         Self {
-            layers: PAPER_LAYERS,
-            hashes: PAPER_HASHES,
-            bits: PAPER_BITS * 40_000 / 3_500_000,
+            layers: MultiLayerBloomFilter::PAPER_LAYERS,
+            hashes: MultiLayerBloomFilter::PAPER_HASHES,
+            bits: MultiLayerBloomFilter::PAPER_BITS * 40_000 / 3_500_000,
             sizes: vec![10_000, 20_000, 30_000, 40_000],
             data: url_file(),
             allow_generated: true,
@@ -70,7 +70,7 @@ impl Params {
     /// The paper's shape and sizes (1, 1.5, 2, 2.5, 3 million URLs), on the real file.
     pub fn full(seed: u64) -> Self {
         Self {
-            bits: PAPER_BITS,
+            bits: MultiLayerBloomFilter::PAPER_BITS,
             sizes: vec![1_000_000, 1_500_000, 2_000_000, 2_500_000, 3_000_000],
             allow_generated: false,
             ..Self::quick(seed)

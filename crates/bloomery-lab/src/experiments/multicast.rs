@@ -20,7 +20,7 @@
 //! interface whose filter does not match) must never happen.
 
 use anyhow::Context;
-use bloomery::hash::Hashed;
+use bloomery::Hashed;
 use bloomery::{params, BloomFilter, CountingBloomFilter, Filter, KeyHasher, Remove};
 use rayon::prelude::*;
 

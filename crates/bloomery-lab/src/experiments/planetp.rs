@@ -17,7 +17,7 @@
 //! per query ([`params::fpr_exact`]).
 
 use anyhow::Context;
-use bloomery::hash::Hashed;
+use bloomery::Hashed;
 use bloomery::{params, BloomFilter, Filter, KeyHasher};
 use rayon::prelude::*;
 

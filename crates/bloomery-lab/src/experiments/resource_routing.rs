@@ -21,7 +21,7 @@
 //! the false positives.
 
 use anyhow::Context;
-use bloomery::hash::Hashed;
+use bloomery::Hashed;
 use bloomery::{params, BloomFilter, Filter, KeyHasher, Merge, Stats};
 use rayon::prelude::*;
 

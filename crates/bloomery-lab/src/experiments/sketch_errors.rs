@@ -22,7 +22,7 @@
 //! `error ≤ (e/width)·N` for all but a fraction `e^-depth` of keys.
 
 use anyhow::Context;
-use bloomery::hash::Hashed;
+use bloomery::Hashed;
 use bloomery::{params, Count, CountMinSketch, KeyHasher, SpectralBloomFilter, SpectralMethod};
 use rayon::prelude::*;
 

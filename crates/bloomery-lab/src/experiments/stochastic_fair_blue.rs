@@ -39,7 +39,7 @@
 //! items) for U unresponsive flows.
 
 use anyhow::Context;
-use bloomery::hash::Hashed;
+use bloomery::Hashed;
 use bloomery::{params, CountingBloomFilter, Filter, KeyHasher, Remove};
 use std::collections::VecDeque;
 

@@ -33,7 +33,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use bloomery::compress::{compress_bits, diff};
-use bloomery::hash::Hashed;
+use bloomery::Hashed;
 use bloomery::{BloomFilter, CountingBloomFilter, Filter, KeyHasher, Remove};
 
 use crate::measure::Rng;

@@ -32,7 +32,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use bloomery::tree_path::PathQuery;
+use bloomery::PathQuery;
 use bloomery::{BreadthBloomFilter, DepthBloomFilter, KeyHasher};
 use rayon::prelude::*;
 

@@ -1,11 +1,12 @@
 //! [`RedisBloomFilter`]: RedisBloom's scalable Bloom filter (`MBbloom--`), bit for bit.
 
+use crate::dispatch::{hashed_set_kind, SetKind, SetStats};
 use crate::error::{inconsistent, invalid, Error, Result};
-use crate::filter::{Filter, Stats};
-use crate::format::{
+use crate::filter::{Filter, Merge, Stats};
+use crate::hash::{Hashed, KeyHasher};
+use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
-use crate::hash::{Hashed, KeyHasher};
 use crate::store::{self, Words};
 
 use super::{bytes_of, check_tail, copy_into, RedisBloomChunkError, MAX_CHUNK};
@@ -390,6 +391,11 @@ impl RedisBloomFilter {
 
     /// [`try_insert`](Self::try_insert) for a key hashed with [`Filter::hasher`].
     pub fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool> {
+        self.add(h)
+    }
+
+    /// `SBChain_Add`: RedisBloom's add.
+    fn add(&mut self, h: Hashed) -> Result<bool> {
         if self.contains_hashed(h) {
             return Ok(false);
         }
@@ -717,10 +723,16 @@ impl Filter for RedisBloomFilter {
     /// non-scaling chain, or a link that cannot be made) the key still goes into the newest
     /// link, past its capacity, so it is never a false negative — RedisBloom would refuse it.
     fn insert_hashed(&mut self, h: Hashed) -> bool {
-        match self.try_insert_hashed(h) {
+        match self.add(h) {
             Ok(new) => new,
             Err(_) => self.add_to_newest(h),
         }
+    }
+
+    /// RedisBloom's add: [`Error::Full`] for a full non-scaling chain, the sizing error when
+    /// a new link cannot be made; the chain is unchanged then.
+    fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool> {
+        self.add(h)
     }
 
     #[inline]
@@ -774,6 +786,42 @@ impl Stats for RedisBloomFilter {
             .iter()
             .map(|l| crate::params::estimate_items(l.probed_bits(), l.p.hashes, l.ones()))
             .sum()
+    }
+}
+
+/// RedisBloom has no union or intersection of filters, and neither have its values here.
+impl Merge for RedisBloomFilter {
+    fn union_with(&mut self, _other: &Self) -> Result<()> {
+        Err(Error::Unsupported(
+            "redisbloom-bf filters have no union (RedisBloom has none)".into(),
+        ))
+    }
+    fn intersect_with(&mut self, _other: &Self) -> Result<()> {
+        Err(Error::Unsupported(
+            "redisbloom-bf filters have no intersection (RedisBloom has none)".into(),
+        ))
+    }
+}
+
+impl SetKind for RedisBloomFilter {
+    const CAPABILITIES: crate::Capabilities = crate::Capabilities {
+        insert: true,
+        hashed: true,
+        ..crate::Capabilities::NONE
+    };
+    hashed_set_kind!();
+    fn stats(&self) -> SetStats {
+        SetStats {
+            bits: self.bit_len(),
+            hashes: self.hash_count(),
+            ones: self.count_ones(),
+            current_fpr: self.current_fpr(),
+            capacity: self.capacity(),
+            target_fpr: self.target_fpr(),
+            estimated_items: self.estimated_len(),
+            sub_filters: self.links.len(),
+            layers: 0,
+        }
     }
 }
 

@@ -1,11 +1,12 @@
 //! [`RedisBloomCuckooFilter`]: RedisBloom's cuckoo filter (`MBbloomCF`), slot for slot.
 
+use crate::dispatch::{hashed_set_kind, SetKind, SetStats};
 use crate::error::{inconsistent, invalid, Error, Result};
-use crate::filter::Filter;
-use crate::format::{
+use crate::filter::{Filter, Merge};
+use crate::hash::{Hashed, KeyHasher};
+use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
-use crate::hash::{Hashed, KeyHasher};
 use crate::store::{self, Words};
 
 use super::{byte, bytes_of, check_tail, copy_into, set_byte, RedisBloomChunkError, MAX_CHUNK};
@@ -738,6 +739,66 @@ impl Filter for RedisBloomCuckooFilter {
 
     fn len(&self) -> u64 {
         self.items
+    }
+
+    /// Stores the key unless it may be present (`CF.ADDNX`); a key that cannot be stored is
+    /// [`Error::Full`] (growth off) or [`Error::TooLarge`] (no room for a new sub-filter),
+    /// with nothing changed.
+    fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool> {
+        match self.insert_unique_hash(h.lo) {
+            RedisBloomCuckooInsert::Inserted => Ok(true),
+            RedisBloomCuckooInsert::Exists => Ok(false),
+            RedisBloomCuckooInsert::NoSpace => Err(Error::Full {
+                capacity: self.sub_bytes(self.num_buckets),
+            }),
+            RedisBloomCuckooInsert::NoMemory => Err(Error::TooLarge {
+                requested: self.held_bytes().saturating_add(
+                    held(self.sub_bytes(self.subs.last().map_or(0, |s| s.buckets)))
+                        .saturating_mul(u64::from(self.expansion.max(1))),
+                ),
+                limit: self.max_bytes,
+            }),
+        }
+    }
+}
+
+/// RedisBloom has no union or intersection of cuckoo filters, and neither have its values
+/// here.
+impl Merge for RedisBloomCuckooFilter {
+    fn union_with(&mut self, _other: &Self) -> Result<()> {
+        Err(Error::Unsupported(
+            "redisbloom-cf filters have no union (RedisBloom has none)".into(),
+        ))
+    }
+    fn intersect_with(&mut self, _other: &Self) -> Result<()> {
+        Err(Error::Unsupported(
+            "redisbloom-cf filters have no intersection (RedisBloom has none)".into(),
+        ))
+    }
+}
+
+impl SetKind for RedisBloomCuckooFilter {
+    const CAPABILITIES: crate::Capabilities = crate::Capabilities {
+        insert: true,
+        hashed: true,
+        ..crate::Capabilities::NONE
+    };
+    hashed_set_kind!();
+    /// One byte per slot: "bits" are the slots' bits, the fill counts occupied slots and the
+    /// hashes are a key's two candidate buckets.
+    fn stats(&self) -> SetStats {
+        let occupied = self.occupied();
+        SetStats {
+            bits: self.allocated_bytes() * 8,
+            hashes: 2,
+            ones: occupied * 8,
+            current_fpr: self.current_fpr(),
+            capacity: self.sub_bytes(self.num_buckets),
+            target_fpr: 0.0,
+            estimated_items: occupied as f64,
+            sub_filters: self.subs.len(),
+            layers: 0,
+        }
     }
 }
 

@@ -1,0 +1,693 @@
+//! [`AnyCounter`]: any multiset structure of the counting family behind one type, chosen at
+//! run time — what the CLI loads from files whose kind it does not know in advance (the
+//! counterpart of [`crate::AnyFilter`] for the set structures).
+
+use std::path::Path;
+
+use crate::dispatch::{CounterInfo, CounterKind};
+use crate::error::{invalid, FormatError, Result};
+use crate::filter::RemoveError;
+use crate::hash::{Hashed, KeyHasher};
+use crate::io::format::{self, Persist, Source, Verify};
+use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
+use crate::{
+    BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, DLeftCountingBloomFilter,
+    IterativeBloomFilter, SpaceCodeBloomFilter, SpectralBloomFilter, SpectralMethod,
+};
+
+/// The object-safe part of [`CounterKind`], so one `match` serves every method.
+trait DynCounter {
+    fn kind(&self) -> Kind;
+    fn hasher(&self) -> &KeyHasher;
+    fn len(&self) -> u64;
+    fn insert_hashed(&mut self, h: Hashed) -> Result<()>;
+    fn count_hashed(&self, h: Hashed) -> u64;
+    fn prefetch_hashed(&self, h: Hashed);
+    fn remove_unsupported(&self) -> Option<RemoveError>;
+    fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError>;
+    fn to_plain_filter(&self) -> Result<crate::BloomFilter>;
+    fn describe(&self, info: &mut CounterInfo);
+    fn encoded_len(&self) -> u64;
+    fn save(&self, path: &Path) -> Result<()>;
+    fn to_bytes(&self) -> Vec<u8>;
+}
+
+impl<T: CounterKind> DynCounter for T {
+    fn kind(&self) -> Kind {
+        T::KIND
+    }
+    fn hasher(&self) -> &KeyHasher {
+        CounterKind::hasher(self)
+    }
+    fn len(&self) -> u64 {
+        CounterKind::len(self)
+    }
+    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
+        CounterKind::insert_hashed(self, h)
+    }
+    fn count_hashed(&self, h: Hashed) -> u64 {
+        CounterKind::count_hashed(self, h)
+    }
+    fn prefetch_hashed(&self, h: Hashed) {
+        CounterKind::prefetch_hashed(self, h)
+    }
+    fn remove_unsupported(&self) -> Option<RemoveError> {
+        CounterKind::remove_unsupported(self)
+    }
+    fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
+        CounterKind::remove_hashed(self, h)
+    }
+    fn to_plain_filter(&self) -> Result<crate::BloomFilter> {
+        CounterKind::to_plain_filter(self)
+    }
+    fn describe(&self, info: &mut CounterInfo) {
+        CounterKind::describe(self, info)
+    }
+    fn encoded_len(&self) -> u64 {
+        Persist::encoded_len(self)
+    }
+    fn save(&self, path: &Path) -> Result<()> {
+        Persist::save(self, path)
+    }
+    fn to_bytes(&self) -> Vec<u8> {
+        Persist::to_bytes(self)
+    }
+}
+
+/// Generates [`AnyCounter`] and its per-kind dispatch from the kinds table's `counters` group.
+macro_rules! define_any_counter {
+    (
+        sets { $($sets:tt)* }
+        counters { $($v:ident = $id:literal, $name:literal, $ty:ident, $doc:literal;)* }
+        others { $($others:tt)* }
+        layouts { $($layouts:tt)* }
+    ) => {
+        /// Any of the counting-family structures behind one type, chosen at run time (the
+        /// counterpart of [`AnyFilter`](crate::AnyFilter) for multisets and sketches). What
+        /// each kind offers (deletion, a plain-filter counterpart) is in its
+        /// [`capabilities`](AnyCounter::capabilities).
+        ///
+        /// ```
+        /// use bloomery::{AnyCounter, CounterOptions, Kind};
+        ///
+        /// # fn main() -> bloomery::Result<()> {
+        /// let o = CounterOptions { capacity: Some(1000), fpr: Some(0.01), ..Default::default() };
+        /// let mut c = AnyCounter::build(Kind::Counting, &o)?;
+        /// let h = c.hasher().hash("flow-7");
+        /// c.insert_hashed(h)?;
+        /// c.insert_hashed(h)?;
+        /// assert_eq!(c.count_hashed(h), 2);
+        /// assert!(c.capabilities().remove);
+        /// # Ok(()) }
+        /// ```
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum AnyCounter {
+            $(#[doc = concat!("[`", stringify!($ty), "`]: ", $doc)] $v($ty),)*
+        }
+
+        $(
+            impl From<$ty> for AnyCounter {
+                fn from(f: $ty) -> Self {
+                    AnyCounter::$v(f)
+                }
+            }
+        )*
+
+        impl AnyCounter {
+            fn as_dyn(&self) -> &dyn DynCounter {
+                match self {
+                    $(AnyCounter::$v(f) => f,)*
+                }
+            }
+
+            fn as_dyn_mut(&mut self) -> &mut dyn DynCounter {
+                match self {
+                    $(AnyCounter::$v(f) => f,)*
+                }
+            }
+
+            /// The capabilities of a counting kind, `None` for other kinds.
+            pub(crate) fn kind_capabilities(kind: Kind) -> Option<Capabilities> {
+                match kind.rust_type() {
+                    $(Kind::$v => Some(<$ty as CounterKind>::CAPABILITIES),)*
+                    _ => None,
+                }
+            }
+
+            fn decode(d: &format::Decoded, src: Source<'_>) -> Result<Self> {
+                let limit = crate::store::max_bytes();
+                match d.header.kind.rust_type() {
+                    $(Kind::$v => Ok(AnyCounter::$v(<$ty>::decode_from(d, src, limit)?)),)*
+                    k => Err(FormatError::WrongKind {
+                        expected: concat!("a counting-family structure (", $($name, " ",)* ")"),
+                        found: k.name(),
+                    }
+                    .into()),
+                }
+            }
+        }
+    };
+}
+
+for_each_kind!(define_any_counter);
+
+/// Options for [`AnyCounter::build`]: the shared sizing plus each kind's own parameters.
+/// Options that do not apply to the chosen kind are refused with a typed error.
+#[derive(Debug, Clone, Default)]
+pub struct CounterOptions {
+    /// Expected number of distinct items (n).
+    pub capacity: Option<u64>,
+    /// Target false-positive rate at capacity.
+    pub fpr: Option<f64>,
+    /// Exact number of counters (counting, spectral) or bits (ibf, scbf).
+    pub bits: Option<u64>,
+    /// Exact number of hash functions (counting, spectral, ibf, scbf).
+    pub hashes: Option<u32>,
+    /// Bits per counter (counting: 1..=32, default 4; spectral: default 16; dlcbf: 1..=31,
+    /// default 2).
+    pub counter_bits: Option<u32>,
+    /// Count-min width (with `depth`).
+    pub width: Option<u64>,
+    /// Count-min depth (with `width`).
+    pub depth: Option<u32>,
+    /// Count-min ε (with `delta`).
+    pub epsilon: Option<f64>,
+    /// Count-min δ (with `epsilon`).
+    pub delta: Option<f64>,
+    /// Count-min conservative update.
+    pub conservative: bool,
+    /// Spectral method (default Minimum Selection).
+    pub method: Option<SpectralMethod>,
+    /// Iterative filter: cap on the total repeats counted.
+    pub repeat_cap: Option<u64>,
+    /// Iterative filter: expected distinctness rate α used for sizing.
+    pub distinctness: Option<f64>,
+    /// Space-code filter: groups of hash functions.
+    pub groups: Option<u32>,
+    /// The hasher.
+    pub hasher: KeyHasher,
+    /// Memory limit in bytes (`None`: the process-wide limit).
+    pub max_bytes: Option<u64>,
+}
+
+fn refuse(name: &'static str, kind: Kind) -> crate::Error {
+    invalid(
+        name,
+        format!("does not apply to {} structures", kind.name()),
+    )
+}
+
+impl AnyCounter {
+    /// Build an empty structure of `kind` from `o`, validating every option.
+    pub fn build(kind: Kind, o: &CounterOptions) -> Result<Self> {
+        let limit = o.max_bytes.unwrap_or_else(crate::store::max_bytes);
+        let only = |ok: &[&'static str]| -> Result<()> {
+            let given: [(&'static str, bool); 11] = [
+                ("bits", o.bits.is_some()),
+                ("hashes", o.hashes.is_some()),
+                ("counter_bits", o.counter_bits.is_some()),
+                ("width", o.width.is_some()),
+                ("depth", o.depth.is_some()),
+                ("epsilon", o.epsilon.is_some()),
+                ("delta", o.delta.is_some()),
+                ("conservative", o.conservative),
+                ("method", o.method.is_some()),
+                (
+                    "repeat_cap",
+                    o.repeat_cap.is_some() || o.distinctness.is_some(),
+                ),
+                ("groups", o.groups.is_some()),
+            ];
+            match given.iter().find(|(n, g)| *g && !ok.contains(n)) {
+                Some((n, _)) => Err(refuse(n, kind)),
+                None => Ok(()),
+            }
+        };
+        Ok(match kind {
+            Kind::Counting => {
+                only(&["bits", "hashes", "counter_bits"])?;
+                let mut b = CountingBloomFilter::builder()
+                    .hasher(o.hasher)
+                    .max_bytes(limit);
+                if let Some(n) = o.capacity {
+                    b = b.capacity(n);
+                }
+                if let Some(p) = o.fpr {
+                    b = b.fpr(p);
+                }
+                if let Some(m) = o.bits {
+                    b = b.counters(m);
+                }
+                if let Some(k) = o.hashes {
+                    b = b.hashes(k);
+                }
+                if let Some(w) = o.counter_bits {
+                    b = b.counter_width(w);
+                }
+                AnyCounter::Counting(b.try_build()?)
+            }
+            Kind::BlockedCounting => {
+                only(&["bits", "hashes", "counter_bits"])?;
+                let mut b = BlockedCountingBloomFilter::builder()
+                    .hasher(o.hasher)
+                    .max_bytes(limit);
+                if let Some(n) = o.capacity {
+                    b = b.capacity(n);
+                }
+                if let Some(p) = o.fpr {
+                    b = b.fpr(p);
+                }
+                if let Some(m) = o.bits {
+                    b = b.counters(m);
+                }
+                if let Some(k) = o.hashes {
+                    b = b.hashes(k);
+                }
+                if let Some(w) = o.counter_bits {
+                    b = b.counter_width(w);
+                }
+                AnyCounter::BlockedCounting(b.try_build()?)
+            }
+            Kind::DLeftCounting => {
+                only(&["counter_bits"])?;
+                let mut b = DLeftCountingBloomFilter::builder()
+                    .hasher(o.hasher)
+                    .max_bytes(limit);
+                if let Some(n) = o.capacity {
+                    b = b.capacity(n);
+                }
+                if let Some(p) = o.fpr {
+                    b = b.fpr(p);
+                }
+                if let Some(w) = o.counter_bits {
+                    b = b.counter_bits(w);
+                }
+                AnyCounter::DLeftCounting(b.try_build()?)
+            }
+            Kind::Spectral => {
+                only(&["bits", "hashes", "counter_bits", "method"])?;
+                let mut b = SpectralBloomFilter::builder()
+                    .hasher(o.hasher)
+                    .max_bytes(limit);
+                if let Some(n) = o.capacity {
+                    b = b.capacity(n);
+                }
+                if let Some(p) = o.fpr {
+                    b = b.fpr(p);
+                }
+                if let Some(m) = o.bits {
+                    b = b.counters(m);
+                }
+                if let Some(k) = o.hashes {
+                    b = b.hashes(k);
+                }
+                if let Some(w) = o.counter_bits {
+                    b = b.counter_width(w);
+                }
+                if let Some(m) = o.method {
+                    b = b.method(m);
+                }
+                AnyCounter::Spectral(b.try_build()?)
+            }
+            Kind::CountMin => {
+                only(&["width", "depth", "epsilon", "delta", "conservative"])?;
+                if o.capacity.is_some() || o.fpr.is_some() {
+                    return Err(invalid(
+                        "capacity",
+                        "a count-min sketch is sized by width/depth or epsilon/delta",
+                    ));
+                }
+                let mut b = CountMinSketch::builder()
+                    .hasher(o.hasher)
+                    .max_bytes(limit)
+                    .conservative(o.conservative);
+                match (o.width, o.depth) {
+                    (Some(w), Some(d)) => b = b.dimensions(w, d),
+                    (None, None) => {}
+                    _ => return Err(invalid("width", "give both width and depth")),
+                }
+                match (o.epsilon, o.delta) {
+                    (Some(e), Some(d)) => b = b.error(e, d),
+                    (None, None) => {}
+                    _ => return Err(invalid("epsilon", "give both epsilon and delta")),
+                }
+                AnyCounter::CountMin(b.try_build()?)
+            }
+            Kind::Iterative => {
+                only(&["bits", "hashes", "repeat_cap"])?;
+                let mut b = IterativeBloomFilter::builder()
+                    .hasher(o.hasher)
+                    .max_bytes(limit);
+                if let Some(n) = o.capacity {
+                    b = b.capacity(n);
+                }
+                if let Some(p) = o.fpr {
+                    b = b.fpr(p);
+                }
+                if let Some(m) = o.bits {
+                    b = b.bits(m);
+                }
+                if let Some(k) = o.hashes {
+                    b = b.hashes(k);
+                }
+                if let Some(c) = o.repeat_cap {
+                    b = b.repeat_cap(c);
+                }
+                if let Some(a) = o.distinctness {
+                    b = b.distinctness(a);
+                }
+                AnyCounter::Iterative(b.try_build()?)
+            }
+            Kind::SpaceCode => {
+                only(&["bits", "hashes", "groups"])?;
+                let mut b = SpaceCodeBloomFilter::builder()
+                    .hasher(o.hasher)
+                    .max_bytes(limit);
+                if let Some(n) = o.capacity {
+                    b = b.capacity(n);
+                }
+                if let Some(p) = o.fpr {
+                    b = b.fpr(p);
+                }
+                if let Some(m) = o.bits {
+                    b = b.bits(m);
+                }
+                if let Some(k) = o.hashes {
+                    b = b.hashes(k);
+                }
+                if let Some(g) = o.groups {
+                    b = b.groups(g);
+                }
+                AnyCounter::SpaceCode(b.try_build()?)
+            }
+            k => {
+                return Err(crate::Error::Unsupported(format!(
+                    "{} is not a counting-family structure",
+                    k.name()
+                )))
+            }
+        })
+    }
+
+    /// True for the kinds [`AnyCounter`] holds.
+    pub fn holds(kind: Kind) -> bool {
+        kind.is_counter()
+    }
+
+    /// The kind.
+    pub fn kind(&self) -> Kind {
+        self.as_dyn().kind()
+    }
+
+    /// What this structure's kind offers.
+    pub fn capabilities(&self) -> Capabilities {
+        self.kind().capabilities()
+    }
+
+    /// `Ok` when this structure's kind offers `cap`, else an error naming the kinds that do.
+    pub fn require(&self, cap: Capability) -> Result<()> {
+        self.kind().require(cap)
+    }
+
+    /// Decode any counting-family kind from bytes, verifying the checksum. A compressed file
+    /// is decompressed first (and the plain file's checksum verified).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let bytes = crate::io::compress::plain_file(bytes)?;
+        let d = format::decode(&bytes, Verify::Checksum)?;
+        Self::decode(&d, Source::Bytes(&bytes))
+    }
+
+    /// Load any counting-family kind from a file, verifying the checksum.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self> {
+        Self::from_bytes(&format::read_file(path.as_ref())?)
+    }
+
+    /// Open any counting-family kind through a read-only memory map (zero-copy; see
+    /// [`Persist::open_mmap`]).
+    pub fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
+        let map = format::map_file(path.as_ref())?;
+        if crate::io::compress::is_packed(&map) {
+            return Self::from_bytes(&map);
+        }
+        let d = format::decode(&map, verify)?;
+        Self::decode(&d, Source::Mapped(&map))
+    }
+
+    /// Save atomically.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        self.as_dyn().save(path.as_ref())
+    }
+
+    /// The file format as bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.as_dyn().to_bytes()
+    }
+
+    /// The hasher keys go through.
+    pub fn hasher(&self) -> &KeyHasher {
+        self.as_dyn().hasher()
+    }
+
+    /// Add one occurrence of a pre-hashed key. Only a full d-left filter fails
+    /// ([`crate::Error::Full`], nothing changed).
+    pub fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
+        self.as_dyn_mut().insert_hashed(h)
+    }
+
+    /// Hint the CPU to fetch what an insert, count or remove of the key will read, for
+    /// streaming callers that hash a key a few keys before they use it (the counting,
+    /// blocked counting, d-left and spectral filters and the count-min sketch; nothing for the
+    /// iterative filter, whose later probes depend on what it reads, and the space-code
+    /// filter, whose insert draws its group at random).
+    #[inline]
+    pub fn prefetch_hashed(&self, h: Hashed) {
+        self.as_dyn().prefetch_hashed(h)
+    }
+
+    /// Estimated count of a pre-hashed key.
+    pub fn count_hashed(&self, h: Hashed) -> u64 {
+        self.as_dyn().count_hashed(h)
+    }
+
+    /// Present (possibly a false positive) when the estimated count is above 0.
+    pub fn contains_hashed(&self, h: Hashed) -> bool {
+        self.count_hashed(h) > 0
+    }
+
+    /// The plain Bloom filter that answers membership exactly as this structure does, for
+    /// broadcasting (the summary-cache protocol, Broder & Mitzenmacher §4: each proxy keeps a
+    /// counting filter to follow insertions and deletions and sends its peers the bit array):
+    /// a classic filter of the same m, k and hasher, bit i set where counter i is non-zero
+    /// ([`CountingBloomFilter::to_bloom_filter`]). Only the classic-layout counting filter has
+    /// such a counterpart ([`Capability::Flatten`]); the other kinds are refused with the
+    /// reason.
+    pub fn to_plain_filter(&self) -> Result<crate::AnyFilter> {
+        if self.kind() == Kind::BlockedCounting {
+            return Err(invalid(
+                "kind",
+                "a blocked counting filter has no plain counterpart (its lines of counters \
+                 are not a blocked filter's bit blocks); use the classic-layout counting filter \
+                 (--kind counting) for a structure to broadcast",
+            ));
+        }
+        self.require(Capability::Flatten)?;
+        Ok(crate::AnyFilter::Classic(self.as_dyn().to_plain_filter()?))
+    }
+
+    /// Why this structure cannot delete, or `None` when it can.
+    pub fn remove_unsupported(&self) -> Option<RemoveError> {
+        self.as_dyn().remove_unsupported()
+    }
+
+    /// Remove one occurrence of a pre-hashed key: [`RemoveError::Unsupported`] for the kinds
+    /// without deletion, [`RemoveError::NotPresent`] (nothing changed) for an absent key.
+    pub fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
+        if let Some(e) = self.remove_unsupported() {
+            return Err(e);
+        }
+        self.as_dyn_mut().remove_hashed(h)
+    }
+
+    /// Inserts so far (minus removals where deletion exists; all inserts for cms, ibf, scbf).
+    pub fn len(&self) -> u64 {
+        self.as_dyn().len()
+    }
+
+    /// True when nothing was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Kind-specific state.
+    pub fn info(&self) -> CounterInfo {
+        let items = self.len();
+        let bytes = self.as_dyn().encoded_len();
+        let mut i = CounterInfo {
+            kind: self.kind().name(),
+            items,
+            bytes,
+            bits_per_item: if items > 0 {
+                bytes as f64 * 8.0 / items as f64
+            } else {
+                0.0
+            },
+            removable: self.remove_unsupported().is_none(),
+            ..CounterInfo::default()
+        };
+        self.as_dyn().describe(&mut i);
+        i
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The plain counterpart answers like the counting filter, keys and absent keys alike;
+    /// kinds without one are refused.
+    #[test]
+    fn plain_filter_answers_like_the_counting_filter() {
+        let mut c = AnyCounter::build(Kind::Counting, &opts()).unwrap();
+        for i in 0..800u32 {
+            c.insert_hashed(c.hasher().hash(&i)).unwrap();
+        }
+        for i in 0..100u32 {
+            c.remove_hashed(c.hasher().hash(&i)).unwrap();
+        }
+        let plain = c.to_plain_filter().unwrap();
+        assert_eq!(plain.kind(), Kind::Classic);
+        for i in 0..20_000u32 {
+            let h = c.hasher().hash(&i);
+            assert_eq!(
+                plain.try_contains_hashed(h).unwrap(),
+                c.count_hashed(h) > 0,
+                "{i}"
+            );
+        }
+        for kind in [Kind::BlockedCounting, Kind::Iterative] {
+            let e = AnyCounter::build(kind, &opts()).unwrap().to_plain_filter();
+            assert!(
+                e.unwrap_err().to_string().contains("counterpart"),
+                "{kind:?}"
+            );
+        }
+    }
+
+    fn opts() -> CounterOptions {
+        CounterOptions {
+            capacity: Some(1000),
+            fpr: Some(0.01),
+            ..CounterOptions::default()
+        }
+    }
+
+    fn all() -> Vec<AnyCounter> {
+        let mut v: Vec<AnyCounter> = [
+            Kind::Counting,
+            Kind::BlockedCounting,
+            Kind::DLeftCounting,
+            Kind::Spectral,
+            Kind::Iterative,
+            Kind::SpaceCode,
+        ]
+        .iter()
+        .map(|&k| AnyCounter::build(k, &opts()).unwrap())
+        .collect();
+        let cms = CounterOptions {
+            width: Some(500),
+            depth: Some(4),
+            ..CounterOptions::default()
+        };
+        v.push(AnyCounter::build(Kind::CountMin, &cms).unwrap());
+        v
+    }
+
+    #[test]
+    fn insert_count_round_trip_for_every_kind() {
+        for mut f in all() {
+            let h = *f.hasher();
+            for i in 0..50u32 {
+                for _ in 0..=(i % 3) {
+                    f.insert_hashed(h.hash(&i.to_le_bytes()[..])).unwrap();
+                }
+            }
+            let back = AnyCounter::from_bytes(&f.to_bytes()).unwrap();
+            assert_eq!(back.kind(), f.kind());
+            for i in 0..50u32 {
+                let k = h.hash(&i.to_le_bytes()[..]);
+                assert!(back.count_hashed(k) > 0, "{:?}", f.kind());
+                assert_eq!(back.count_hashed(k), f.count_hashed(k));
+            }
+            assert_eq!(back.info(), f.info());
+        }
+    }
+
+    #[test]
+    fn removal_is_typed() {
+        for mut f in all() {
+            let h = f.hasher().hash("a");
+            f.insert_hashed(h).unwrap();
+            let can = matches!(
+                f.kind(),
+                Kind::Counting | Kind::BlockedCounting | Kind::DLeftCounting | Kind::Spectral
+            );
+            assert_eq!(f.info().removable, can);
+            match f.remove_hashed(h) {
+                Ok(()) => assert!(can),
+                Err(RemoveError::Unsupported(_)) => assert!(!can),
+                Err(e) => panic!("{e}"),
+            }
+            if can {
+                assert_eq!(f.count_hashed(h), 0);
+                assert_eq!(f.remove_hashed(h), Err(RemoveError::NotPresent));
+            }
+        }
+        let mi = CounterOptions {
+            method: Some(SpectralMethod::MinimalIncrease),
+            ..opts()
+        };
+        let mut f = AnyCounter::build(Kind::Spectral, &mi).unwrap();
+        let h = f.hasher().hash("a");
+        f.insert_hashed(h).unwrap();
+        assert!(matches!(
+            f.remove_hashed(h),
+            Err(RemoveError::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn options_of_other_kinds_and_bad_values_are_refused() {
+        let bad = [
+            (
+                Kind::Counting,
+                CounterOptions {
+                    width: Some(10),
+                    ..opts()
+                },
+            ),
+            (
+                Kind::Counting,
+                CounterOptions {
+                    counter_bits: Some(33),
+                    ..opts()
+                },
+            ),
+            (
+                Kind::CountMin,
+                CounterOptions {
+                    width: Some(0),
+                    depth: Some(3),
+                    ..CounterOptions::default()
+                },
+            ),
+            (Kind::CountMin, opts()),
+            (Kind::Blocked, opts()),
+        ];
+        for (k, o) in bad {
+            assert!(AnyCounter::build(k, &o).is_err(), "{k:?} {o:?}");
+        }
+        let set = crate::BlockedBloomFilter::try_new(10, 0.1).unwrap();
+        assert!(AnyCounter::from_bytes(&set.to_bytes()).is_err());
+    }
+}

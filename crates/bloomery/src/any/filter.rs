@@ -1,0 +1,565 @@
+//! [`AnyFilter`]: any set structure behind one type, chosen at run time — what the CLI and
+//! other dynamic callers load from files whose kind they learn from the header.
+//!
+//! The variants, their decoding and the dispatch to each structure's [`SetKind`]
+//! implementation are generated from the kinds table ([`for_each_kind!`]'s `sets` group).
+//! The multi-layer filter ([`AnyFilter::Mlbf`]) is keyed by URL, not by one hash of the key's
+//! bytes, so `AnyFilter` is a [`KeySet`], not a [`Filter`](crate::Filter): insert and query
+//! keys with [`KeySet::try_insert_key`] / [`KeySet::contains_key`]; the pre-hashed methods
+//! ([`AnyFilter::try_insert_hashed`], [`AnyFilter::try_contains_hashed`]) answer an error for
+//! an MLBF instead of a silent wrong answer.
+
+use std::path::Path;
+
+use crate::dispatch::{SetKind, SetStats};
+use crate::error::{Error, FormatError, Incompatibility, Result};
+use crate::filter::{Build, Builder, KeySet, Merge};
+use crate::hash::{Hashed, Key, KeyHasher};
+use crate::io::format::{self, Persist, Source, Verify};
+use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
+use crate::{
+    BlockedBloomFilter, BloomFilter, MultiLayerBloomFilter, PartitionedBloomFilter,
+    RedisBloomCuckooFilter, RedisBloomFilter, ScalableBloomFilter, SplitBlockBloomFilter,
+};
+
+/// The object-safe part of [`SetKind`], so one `match` serves every method.
+trait DynSet {
+    fn kind(&self) -> Kind;
+    fn hasher(&self) -> &KeyHasher;
+    fn len(&self) -> u64;
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool>;
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool>;
+    fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool>;
+    fn try_contains_hashed(&self, h: Hashed) -> Result<bool>;
+    fn prefetch_hashed(&self, h: Hashed);
+    fn stats(&self) -> SetStats;
+    fn layout_name(&self) -> Option<&'static str>;
+    fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()>;
+    fn clear(&mut self) -> Result<()>;
+    fn save(&self, path: &Path) -> Result<()>;
+    fn to_bytes(&self) -> Vec<u8>;
+}
+
+impl<T: SetKind> DynSet for T {
+    fn kind(&self) -> Kind {
+        SetKind::kind(self)
+    }
+    fn hasher(&self) -> &KeyHasher {
+        SetKind::hasher(self)
+    }
+    fn len(&self) -> u64 {
+        SetKind::len(self)
+    }
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
+        SetKind::try_insert_key(self, key)
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        SetKind::try_contains_key(self, key)
+    }
+    fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool> {
+        SetKind::try_insert_hashed(self, h)
+    }
+    fn try_contains_hashed(&self, h: Hashed) -> Result<bool> {
+        SetKind::try_contains_hashed(self, h)
+    }
+    fn prefetch_hashed(&self, h: Hashed) {
+        SetKind::prefetch_hashed(self, h)
+    }
+    fn stats(&self) -> SetStats {
+        SetKind::stats(self)
+    }
+    fn layout_name(&self) -> Option<&'static str> {
+        SetKind::layout_name(self)
+    }
+    fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
+        SetKind::mark_damaged(self, bytes)
+    }
+    fn clear(&mut self) -> Result<()> {
+        SetKind::clear(self)
+    }
+    fn save(&self, path: &Path) -> Result<()> {
+        Persist::save(self, path)
+    }
+    fn to_bytes(&self) -> Vec<u8> {
+        Persist::to_bytes(self)
+    }
+}
+
+/// Generates [`AnyFilter`] and its per-kind dispatch from the kinds table's `sets` group.
+macro_rules! define_any_filter {
+    (
+        sets { $($v:ident = $id:literal, $name:literal, $ty:ident, $doc:literal;)* }
+        counters { $($counters:tt)* }
+        others { $($others:tt)* }
+        layouts { $($layouts:tt)* }
+    ) => {
+        /// Any of the set structures behind one type, chosen at run time — what the CLI and
+        /// other dynamic callers load from files whose kind they learn from the header.
+        ///
+        /// The multi-layer filter ([`AnyFilter::Mlbf`]) is keyed by URL, not by one hash of
+        /// the key's bytes, so `AnyFilter` is a [`KeySet`], not a [`Filter`](crate::Filter):
+        /// insert and query keys with [`AnyFilter::insert`] / [`AnyFilter::contains`] or the
+        /// [`KeySet`] methods; the pre-hashed methods ([`AnyFilter::try_insert_hashed`],
+        /// [`AnyFilter::try_contains_hashed`]) answer an error for an MLBF instead of a silent
+        /// wrong answer. What each kind offers beyond that is in its
+        /// [`capabilities`](AnyFilter::capabilities); an operation it lacks is an error naming
+        /// the kinds that offer it.
+        ///
+        /// ```
+        /// use bloomery::{AnyFilter, Capability, Kind};
+        ///
+        /// # fn main() -> bloomery::Result<()> {
+        /// let mut f = AnyFilter::builder(Kind::Classic).capacity(1000).fpr(0.01).try_build()?;
+        /// assert!(f.insert("alice")?);
+        /// assert!(f.contains("alice"));
+        /// let back = AnyFilter::from_bytes(&f.to_bytes())?;
+        /// assert_eq!(back.kind(), Kind::Classic);
+        /// assert!(back.capabilities().fold);
+        /// let scalable = AnyFilter::builder(Kind::Scalable).capacity(10).fpr(0.01).try_build()?;
+        /// assert!(scalable.require(Capability::Fold).is_err());
+        /// # Ok(()) }
+        /// ```
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        pub enum AnyFilter {
+            $(#[doc = concat!("[`", stringify!($ty), "`]: ", $doc)] $v($ty),)*
+        }
+
+        $(
+            impl From<$ty> for AnyFilter {
+                fn from(f: $ty) -> Self {
+                    AnyFilter::$v(f)
+                }
+            }
+        )*
+
+        impl AnyFilter {
+            fn as_dyn(&self) -> &dyn DynSet {
+                match self {
+                    $(AnyFilter::$v(f) => f,)*
+                }
+            }
+
+            fn as_dyn_mut(&mut self) -> &mut dyn DynSet {
+                match self {
+                    $(AnyFilter::$v(f) => f,)*
+                }
+            }
+
+            /// The capabilities of a set kind (its Rust type's), `None` for other kinds.
+            pub(crate) fn kind_capabilities(kind: Kind) -> Option<Capabilities> {
+                match kind.rust_type() {
+                    $(Kind::$v => Some(<$ty as SetKind>::CAPABILITIES),)*
+                    _ => None,
+                }
+            }
+
+            fn decode(d: &format::Decoded, src: Source<'_>) -> Result<Self> {
+                let limit = crate::store::max_bytes();
+                match d.header.kind.rust_type() {
+                    $(Kind::$v => Ok(AnyFilter::$v(<$ty>::decode_from(d, src, limit)?)),)*
+                    k => Err(FormatError::WrongKind {
+                        expected: concat!("a set structure (", $($name, " ",)* ")"),
+                        found: k.name(),
+                    }
+                    .into()),
+                }
+            }
+
+            /// Union in place; the kinds, shapes and hashers must match.
+            pub fn union_with(&mut self, other: &AnyFilter) -> Result<()> {
+                match (self, other) {
+                    $((AnyFilter::$v(a), AnyFilter::$v(b)) => a.union_with(b),)*
+                    (a, b) => Err(kind_mismatch(a, b)),
+                }
+            }
+
+            /// Intersection in place; the kinds, shapes and hashers must match.
+            pub fn intersect_with(&mut self, other: &AnyFilter) -> Result<()> {
+                match (self, other) {
+                    $((AnyFilter::$v(a), AnyFilter::$v(b)) => a.intersect_with(b),)*
+                    (a, b) => Err(kind_mismatch(a, b)),
+                }
+            }
+
+            /// Halve the filter ([`Capability::Fold`]: classic and blocked filters).
+            pub fn fold(&self) -> Result<AnyFilter> {
+                self.require(Capability::Fold)?;
+                match self {
+                    $(AnyFilter::$v(f) => Ok(AnyFilter::$v(SetKind::fold(f)?)),)*
+                }
+            }
+
+            /// Estimated `(|A ∩ B|, |A ∪ B|)` for two filters of the same kind and shape
+            /// ([`Capability::Estimate`]).
+            pub fn estimate_overlap(&self, other: &AnyFilter) -> Result<(f64, f64)> {
+                self.require(Capability::Estimate)?;
+                match (self, other) {
+                    $((AnyFilter::$v(a), AnyFilter::$v(b)) => SetKind::estimate_overlap(a, b),)*
+                    (a, b) => Err(kind_mismatch(a, b)),
+                }
+            }
+        }
+    };
+}
+
+for_each_kind!(define_any_filter);
+
+/// A summary of a structure's shape and state (what `bloomery info` prints).
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct FilterInfo {
+    /// Kind name (the structure: both layouts of the blocked filter are `blocked`).
+    pub kind: &'static str,
+    /// The blocked filter's block layout (`positions` or `sectors`, file kinds 3 and 20);
+    /// `None` for the other kinds.
+    pub layout: Option<&'static str>,
+    /// Format version it is written with.
+    pub format_version: u16,
+    /// Bits in the bit arrays.
+    pub bits: u64,
+    /// Bits set per key (0 when it varies, e.g. across scalable sub-filters).
+    pub hashes: u32,
+    /// Items inserted (counted on insert).
+    pub items: u64,
+    /// Items estimated from the fill.
+    pub estimated_items: f64,
+    /// Bytes of the bit arrays.
+    pub bytes: u64,
+    /// Bits per inserted item.
+    pub bits_per_item: f64,
+    /// Capacity it was sized for (0 if none).
+    pub capacity: u64,
+    /// Target false-positive rate (0 if none).
+    pub target_fpr: f64,
+    /// Fraction of bits set.
+    pub fill_ratio: f64,
+    /// False-positive rate implied by the current contents.
+    pub current_fpr: f64,
+    /// The lower bound on bits for `items` at `target_fpr`, n·log2(1/ε) (0 if unknown).
+    pub lower_bound_bits: f64,
+    /// Hash algorithm name.
+    pub hash: &'static str,
+    /// Seed kind name.
+    pub seed_kind: &'static str,
+    /// Sub-filters (scalable) or 1.
+    pub sub_filters: usize,
+    /// URL layers L of a multi-layer filter (its bits are L + 1 arrays of bits / (L + 1)); 0
+    /// for the other kinds.
+    pub layers: u32,
+}
+
+impl Build for AnyFilter {
+    fn build(b: &Builder<Self>) -> Result<Self> {
+        let kind = b.kind.unwrap_or(Kind::Blocked);
+        Ok(match kind {
+            Kind::Classic => AnyFilter::Classic(b.retarget().try_build()?),
+            Kind::Partitioned => AnyFilter::Partitioned(b.retarget().try_build()?),
+            Kind::Blocked => AnyFilter::Blocked(b.retarget().try_build()?),
+            Kind::BlockedSectors => AnyFilter::Blocked(
+                b.retarget()
+                    .layout(crate::sets::blocked::BlockLayout::Sectors)
+                    .try_build()?,
+            ),
+            Kind::SplitBlock => AnyFilter::SplitBlock(b.retarget().try_build()?),
+            Kind::Scalable => AnyFilter::Scalable(b.retarget().try_build()?),
+            Kind::Mlbf => {
+                b.refuse_others("a multi-layer filter", &[])?;
+                // the paper's L = 4; other L through MultiLayerBloomFilter::builder()
+                let mut m = MultiLayerBloomFilter::builder()
+                    .hasher(b.hasher)
+                    .max_bytes(b.max_bytes);
+                if let Some(n) = b.capacity {
+                    m = m.capacity(n);
+                }
+                if let Some(p) = b.fpr {
+                    m = m.fpr(p);
+                }
+                if let Some(bits) = b.bits {
+                    m = m.bits(bits);
+                }
+                if let Some(k) = b.hashes {
+                    m = m.hashes(k);
+                }
+                AnyFilter::Mlbf(m.try_build()?)
+            }
+            // what BF.RESERVE and CF.RESERVE make in RedisBloom (its defaults for the rest)
+            Kind::RedisBloomChain => {
+                b.refuse_others("a RedisBloom filter", &["growth", "scaling"])?;
+                let (n, p) = b.sized()?;
+                let scaling = if b.scaling.unwrap_or(true) {
+                    0
+                } else {
+                    RedisBloomFilter::OPT_NO_SCALING
+                };
+                AnyFilter::RedisBloomChain(RedisBloomFilter::with_options(
+                    n,
+                    p,
+                    RedisBloomFilter::OPT_FORCE64 | RedisBloomFilter::OPT_NOROUND | scaling,
+                    b.growth.unwrap_or(2),
+                    b.max_bytes,
+                )?)
+            }
+            Kind::RedisBloomCuckoo => {
+                b.refuse_others("a RedisBloom cuckoo filter", &[])?;
+                let n = b
+                    .capacity
+                    .ok_or_else(|| crate::error::invalid("capacity", "required"))?;
+                AnyFilter::RedisBloomCuckoo(RedisBloomCuckooFilter::reserve(
+                    n,
+                    2,
+                    20,
+                    1,
+                    b.max_bytes,
+                )?)
+            }
+            k => {
+                return Err(Error::Unsupported(format!(
+                    "{} is not one of AnyFilter's set structures: use its own type",
+                    k.name()
+                )))
+            }
+        })
+    }
+}
+
+impl AnyFilter {
+    /// A builder for `kind`.
+    pub fn builder(kind: Kind) -> Builder<Self> {
+        Builder::new().kind(kind)
+    }
+
+    /// The file kind (the blocked filter's depends on its block layout).
+    pub fn kind(&self) -> Kind {
+        self.as_dyn().kind()
+    }
+
+    /// What this filter's kind offers.
+    pub fn capabilities(&self) -> Capabilities {
+        self.kind().capabilities()
+    }
+
+    /// `Ok` when this filter's kind offers `cap`, else an error naming the kinds that do.
+    pub fn require(&self, cap: Capability) -> Result<()> {
+        self.kind().require(cap)
+    }
+
+    /// Decode any kind from bytes, verifying the checksum. A compressed file is decompressed
+    /// first (and the plain file's checksum verified).
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let bytes = crate::io::compress::plain_file(bytes)?;
+        let d = format::decode(&bytes, Verify::Checksum)?;
+        Self::decode(&d, Source::Bytes(&bytes))
+    }
+
+    /// Load any kind from a file, verifying the checksum.
+    pub fn load(path: impl AsRef<Path>) -> Result<Self> {
+        Self::from_bytes(&format::read_file(path.as_ref())?)
+    }
+
+    /// Open any kind through a read-only memory map (zero-copy; see [`Persist::open_mmap`]).
+    pub fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
+        let map = format::map_file(path.as_ref())?;
+        if crate::io::compress::is_packed(&map) {
+            // A compressed file cannot be used in place: decompress it into memory.
+            return Self::from_bytes(&map);
+        }
+        let d = format::decode(&map, verify)?;
+        Self::decode(&d, Source::Mapped(&map))
+    }
+
+    /// Save atomically.
+    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
+        self.as_dyn().save(path.as_ref())
+    }
+
+    /// The file format as bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        self.as_dyn().to_bytes()
+    }
+
+    /// The hasher keys go through.
+    pub fn hasher(&self) -> &KeyHasher {
+        self.as_dyn().hasher()
+    }
+
+    /// Items inserted (inserts that changed the filter).
+    pub fn len(&self) -> u64 {
+        self.as_dyn().len()
+    }
+
+    /// True when nothing was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Mark a damaged byte range of the bit array as all ones
+    /// ([`Capability::MarkDamaged`]: the kinds whose bits are one array).
+    pub fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
+        self.require(Capability::MarkDamaged)?;
+        self.as_dyn_mut().mark_damaged(bytes)
+    }
+
+    /// Clear every item (the kinds whose bits are one array).
+    pub fn clear(&mut self) -> Result<()> {
+        self.require(Capability::MarkDamaged)?;
+        self.as_dyn_mut().clear()
+    }
+
+    /// Insert a key, routed by kind (an MLBF takes its bytes as a URL): `true` when it was
+    /// new; an error, with nothing changed, for a key the filter cannot take (an MLBF key that
+    /// is not a URL, a non-scaling filter at capacity). See [`KeySet`].
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool> {
+        key.with_bytes(|b| self.try_insert_key(b))
+    }
+
+    /// Query a key, routed by kind: `false` means certainly never inserted (also for a key
+    /// the filter could never have taken). See [`KeySet`].
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        key.with_bytes(|b| self.contains_key(b))
+    }
+
+    /// Insert a pre-hashed key: an error for kinds without a pre-hashed path (an MLBF) and
+    /// for a non-scaling filter at capacity; nothing changes then.
+    pub fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool> {
+        self.as_dyn_mut().try_insert_hashed(h)
+    }
+
+    /// Query a pre-hashed key: an error for kinds without a pre-hashed path (an MLBF).
+    pub fn try_contains_hashed(&self, h: Hashed) -> Result<bool> {
+        self.as_dyn().try_contains_hashed(h)
+    }
+
+    /// Hint the CPU to fetch what inserting or querying the key will read (the blocked
+    /// filter; nothing for the others), for streaming callers that hash a key a few keys
+    /// before they use it.
+    #[inline]
+    pub fn prefetch_hashed(&self, h: Hashed) {
+        self.as_dyn().prefetch_hashed(h)
+    }
+
+    /// True for kinds whose keys are not hashed whole ([`AnyFilter::Mlbf`]: URLs split into
+    /// layers); their pre-hashed methods answer errors.
+    pub fn is_structured(&self) -> bool {
+        !self.capabilities().hashed
+    }
+
+    /// Shape and state summary.
+    pub fn info(&self) -> FilterInfo {
+        let hasher = *self.hasher();
+        let s = self.as_dyn().stats();
+        let items = self.len();
+        let lower = if s.target_fpr > 0.0 && items > 0 {
+            crate::params::lower_bound_bits(items, s.target_fpr)
+        } else {
+            0.0
+        };
+        FilterInfo {
+            kind: self.kind().rust_type().name(),
+            layout: self.as_dyn().layout_name(),
+            format_version: format::FORMAT_VERSION,
+            bits: s.bits,
+            hashes: s.hashes,
+            items,
+            estimated_items: s.estimated_items,
+            bytes: s.bits / 8,
+            bits_per_item: if items > 0 {
+                s.bits as f64 / items as f64
+            } else {
+                0.0
+            },
+            capacity: s.capacity,
+            target_fpr: s.target_fpr,
+            fill_ratio: if s.bits > 0 {
+                s.ones as f64 / s.bits as f64
+            } else {
+                0.0
+            },
+            current_fpr: s.current_fpr,
+            lower_bound_bits: lower,
+            hash: hasher.algorithm().name(),
+            seed_kind: hasher.seed_kind().name(),
+            sub_filters: s.sub_filters,
+            layers: s.layers,
+        }
+    }
+}
+
+/// Keys as bytes, for every kind: an MLBF takes them as URLs (invalid UTF-8 is replaced by
+/// U+FFFD, deterministically; a URL without a host is an error), a non-scaling scalable filter
+/// at capacity refuses with [`Error::Full`].
+impl KeySet for AnyFilter {
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
+        self.as_dyn_mut().try_insert_key(key)
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        self.as_dyn().try_contains_key(key)
+    }
+}
+
+fn kind_mismatch(a: &AnyFilter, b: &AnyFilter) -> Error {
+    Error::Incompatible(Incompatibility::Kind {
+        left: a.kind().name(),
+        right: b.kind().name(),
+    })
+}
+
+#[cfg(test)]
+mod mlbf_tests {
+    use super::*;
+
+    #[test]
+    fn mlbf_behind_any_filter() {
+        let mut f = AnyFilter::builder(Kind::Mlbf)
+            .capacity(500)
+            .fpr(1e-4)
+            .try_build()
+            .unwrap();
+        assert!(f.is_structured() && Kind::Mlbf.is_set());
+        assert_eq!(f.info().layers, 4);
+        for i in 0..300 {
+            assert!(f
+                .try_insert_key(format!("h{i}.org/a/{i}").as_bytes())
+                .unwrap());
+        }
+        assert!(!f.try_insert_key(b"HTTP://h7.org/a/7/").unwrap());
+        assert!(f.try_insert_key(b"").is_err());
+        assert!(f.try_insert_hashed(f.hasher().hash_bytes(b"x")).is_err());
+        let g = AnyFilter::from_bytes(&f.to_bytes()).unwrap();
+        assert_eq!(g, f);
+        for i in 0..300 {
+            let u = format!("https://h{i}.org/a/{i}#x");
+            assert!(g.contains_key(u.as_bytes()) && g.try_contains_key(u.as_bytes()).unwrap());
+        }
+        let fp = (0..2000)
+            .filter(|i| g.contains_key(format!("q{i}.net/b/{i}").as_bytes()))
+            .count();
+        assert!(fp <= 2, "{fp}"); // ≤ 1e-4 each: 0.2 expected, 3σ < 1.6
+        assert!(!g.contains_key(b"")); // not a URL: never inserted
+        assert!(g.try_contains_key(b"").is_err());
+        // the hashed path cannot see URLs: an error, never a silent answer
+        assert!(g
+            .try_contains_hashed(g.hasher().hash_bytes(b"anything"))
+            .is_err());
+        let mut h = g.clone();
+        assert!(h.try_insert_hashed(g.hasher().hash_bytes(b"x")).is_err());
+        assert_eq!(h, g);
+        assert!(h.try_insert_key(b"new.org/x").unwrap() && h.contains_key(b"new.org/x"));
+        let i = g.info();
+        assert_eq!((i.kind, i.items, i.hashes), ("mlbf", 300, g.info().hashes));
+        assert_eq!(i.bits % 5, 0);
+        assert!(i.current_fpr > 0.0 && i.current_fpr < 1e-4);
+        let mut u = g.clone();
+        u.union_with(&h).unwrap();
+        assert!(u.contains_key(b"new.org/x"));
+        assert!(u.fold().is_err() && u.clear().is_err() && u.mark_damaged(0..1).is_err());
+        assert!(u.estimate_overlap(&g).is_err());
+        let blocked = AnyFilter::builder(Kind::Blocked)
+            .capacity(10)
+            .fpr(0.1)
+            .try_build()
+            .unwrap();
+        assert!(u.union_with(&blocked).is_err());
+        assert_eq!(blocked.info().layers, 0);
+    }
+}

@@ -1,0 +1,173 @@
+//! Unit tests of the file codec's internals: decoding under a memory limit, atomic saves that
+//! fail half-way, and the whole-file buffer.
+
+use super::format::{self, Source};
+use crate::prelude::*;
+use crate::{Error, FormatError, Kind, Verify};
+
+/// One small filter of every set kind with a few keys in it.
+fn samples() -> Vec<(&'static str, Vec<u8>)> {
+    let keys: Vec<String> = (0..20).map(|i| format!("k{i}")).collect();
+    let mut classic = BloomFilter::builder()
+        .bits(1000)
+        .hashes(5)
+        .seed(1)
+        .try_build()
+        .unwrap();
+    let mut part = PartitionedBloomFilter::builder()
+        .bits(999)
+        .hashes(3)
+        .try_build()
+        .unwrap();
+    let mut blocked = BlockedBloomFilter::builder()
+        .bits(1024)
+        .hashes(6)
+        .try_build()
+        .unwrap();
+    let mut split = SplitBlockBloomFilter::try_with_bytes(96).unwrap();
+    let mut scal = ScalableBloomFilter::builder()
+        .capacity(4)
+        .fpr(0.05)
+        .try_build()
+        .unwrap();
+    for k in &keys {
+        classic.insert(k);
+        part.insert(k);
+        blocked.insert(k);
+        split.insert(k);
+        scal.insert(k);
+    }
+    vec![
+        ("classic", classic.to_bytes()),
+        ("partitioned", part.to_bytes()),
+        ("blocked", blocked.to_bytes()),
+        ("split-block", split.to_bytes()),
+        ("scalable", scal.to_bytes()),
+    ]
+}
+
+fn patched(mut b: Vec<u8>, at: usize, bytes: &[u8]) -> Vec<u8> {
+    b[at..at + bytes.len()].copy_from_slice(bytes);
+    let body = b.len() - 8;
+    let sum = xxhash_rust::xxh3::xxh3_64(&b[..body]);
+    b[body..].copy_from_slice(&sum.to_le_bytes());
+    b
+}
+
+fn dir_entries(dir: &std::path::Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn sizes_beyond_the_limit_are_refused_before_allocating() {
+    for (name, b) in samples() {
+        let d = format::decode(&b, Verify::Checksum).unwrap();
+        let payload = d.payload_len as u64;
+        let limit = payload / 2; // every kind's words exceed this
+        let r = match d.header.kind {
+            Kind::Classic => BloomFilter::decode_from(&d, Source::Bytes(&b), limit).map(|_| ()),
+            Kind::Partitioned => {
+                PartitionedBloomFilter::decode_from(&d, Source::Bytes(&b), limit).map(|_| ())
+            }
+            Kind::Blocked => {
+                BlockedBloomFilter::decode_from(&d, Source::Bytes(&b), limit).map(|_| ())
+            }
+            Kind::SplitBlock => {
+                SplitBlockBloomFilter::decode_from(&d, Source::Bytes(&b), limit).map(|_| ())
+            }
+            Kind::Scalable => {
+                ScalableBloomFilter::decode_from(&d, Source::Bytes(&b), limit).map(|_| ())
+            }
+            _ => unreachable!(),
+        };
+        assert!(matches!(r, Err(Error::TooLarge { .. })), "{name}: {r:?}");
+        // the same with a generous limit loads
+        let ok = match d.header.kind {
+            Kind::Classic => BloomFilter::decode_from(&d, Source::Bytes(&b), payload).is_ok(),
+            Kind::Blocked => {
+                BlockedBloomFilter::decode_from(&d, Source::Bytes(&b), payload).is_ok()
+            }
+            _ => true,
+        };
+        assert!(ok, "{name}");
+    }
+    // A header declaring an enormous payload is refused by length checks against the input,
+    // not by trying to allocate it.
+    let b = samples().remove(0).1;
+    let huge = patched(b, 16, &(1u64 << 62).to_le_bytes());
+    assert!(matches!(
+        format::decode(&huge, Verify::HeaderOnly),
+        Err(FormatError::Truncated { .. })
+    ));
+}
+
+#[test]
+fn failed_save_leaves_the_old_file_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.bloom");
+    let mut old = BloomFilter::builder()
+        .bits(2048)
+        .hashes(4)
+        .try_build()
+        .unwrap();
+    old.insert("kept");
+    old.save(&path).unwrap();
+    let before = std::fs::read(&path).unwrap();
+
+    // A writer that fails half-way through the file: the error comes back, the old file is
+    // untouched and loadable, and the temp file is gone.
+    let mut new = old.clone();
+    new.insert("lost");
+    let full = new.to_bytes();
+    let r = format::save_atomic(&path, |w| {
+        w.write_all(&full[..full.len() / 2])?;
+        Err(Error::Io(std::io::Error::other("disk full (simulated)")))
+    });
+    assert!(matches!(r, Err(Error::Io(_))), "{r:?}");
+    assert_eq!(std::fs::read(&path).unwrap(), before);
+    assert_eq!(BloomFilter::load(&path).unwrap(), old);
+    assert_eq!(dir_entries(dir.path()), vec!["f.bloom"]);
+
+    // Saving into a directory that does not exist fails cleanly too.
+    let missing = dir.path().join("no/such/dir/f.bloom");
+    assert!(matches!(new.save(&missing), Err(Error::Io(_))));
+    assert_eq!(dir_entries(dir.path()), vec!["f.bloom"]);
+}
+
+#[test]
+fn large_files_load_through_the_huge_page_buffer_like_small_ones() {
+    // above and below the 1 MiB threshold where `read_file` reads into an anonymous map
+    let dir = tempfile::tempdir().unwrap();
+    for n in [1_000u64, 2_000_000] {
+        let mut f = BlockedBloomFilter::try_new(n, 0.01).unwrap();
+        f.extend((0..n).step_by(3));
+        let path = dir.path().join(format!("f{n}.bloom"));
+        f.save(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.len() >= 1 << 20, n > 1_000_000);
+        let buf = format::read_file(&path).unwrap();
+        assert!(*buf == *bytes);
+        assert_eq!(BlockedBloomFilter::load(&path).unwrap(), f);
+        assert_eq!(
+            AnyFilter::load(&path).unwrap(),
+            AnyFilter::from_bytes(&bytes).unwrap()
+        );
+        // a truncated large file fails to load with a typed error, as from bytes
+        std::fs::write(&path, &bytes[..bytes.len() - 9]).unwrap();
+        assert!(matches!(
+            BlockedBloomFilter::load(&path),
+            Err(Error::Format(FormatError::Truncated { .. }))
+                | Err(Error::Format(FormatError::ChecksumMismatch { .. }))
+        ));
+    }
+    // the buffer for a file is refused beyond the memory limit, before allocating
+    assert!(matches!(
+        format::FileBuf::zeroed(u64::MAX),
+        Err(Error::TooLarge { .. })
+    ));
+}

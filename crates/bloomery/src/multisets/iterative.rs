@@ -1,0 +1,647 @@
+//! The Iterative Bloom Filter: [`IterativeBloomFilter`] (its docs say which paper it follows and
+//! when to pick it).
+
+use crate::error::{inconsistent, invalid, Result};
+use crate::filter::{Build, Builder, Count, Filter, Stats};
+use crate::hash::{reduce, Hashed, Key, KeyHasher};
+use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
+use crate::kind::Capabilities;
+use crate::params;
+use crate::store::{self, Words};
+
+/// Largest k accepted.
+pub const MAX_HASHES: u32 = 64;
+
+/// The longest run a count query or a repeat insert follows (the sequence is cut there, which
+/// caps one key's count at this value plus one).
+pub const MAX_RUN: u64 = 1 << 24;
+
+/// Positions `h_{k+1}, h_{k+2}, …` of a key (at most [`MAX_RUN`] of them, and at most m).
+fn tail(h: Hashed, k: u32, m: u64) -> impl Iterator<Item = u64> {
+    let len = u64::from(k) + MAX_RUN.min(m);
+    h.sequence(u32::try_from(len).unwrap_or(u32::MAX))
+        .skip(k as usize)
+        .map(move |x| reduce(x, m))
+}
+
+/// The Iterative Bloom Filter (IBF; Matsumoto, Hazeyama & Kadobayashi, seed 004, translated in
+/// the seeds' README): a counting filter with no counters.
+///
+/// One array of m bits. Inserting x sets its k positions as in a plain filter. If all k were
+/// already one (a repeat, or a false positive the filter cannot tell from one), it keeps
+/// iterating the key's hash sequence — `h_{k+1}, h_{k+2}, …`, the same enhanced
+/// double-hashing sequence ([`hash`](crate::KeyHasher)) continued past the first k — up to the first
+/// position holding zero, and sets that one bit. Each repeat costs one bit; nothing can
+/// overflow. The count query is zero when one of the first k positions is zero, and otherwise
+/// `1 + j`, j the run of ones from `h_{k+1}` on: never below the true count, because every
+/// repeat extended exactly that run.
+///
+/// The run over-counts where positions were already one by collision; the paper's estimate
+/// of the true count (004 eq. 9, [`params::ibf_count_estimate`]) corrects the observed count
+/// with the **distinctness rate** α = distinct inputs / all inputs, which the filter tracks
+/// (an insert is distinct when it set one of its first k bits). The false-positive rate with
+/// repeats is `(1 - exp(-(α·n·k + (1-α)·n)/m))^k` (004 eq. 10, [`params::ibf_fpr`]).
+///
+/// Repeats keep adding bits, so the false-positive rate rises with them; as the paper advises
+/// (004 §5.1, §5.6.3), a **cap on the total counted repeats** can be set
+/// ([`IterativeBuilder::repeat_cap`]), after which repeats are still tallied in α but set no
+/// more bits: counting stops, membership stays exact.
+///
+/// **No deletion.** The membership bits and the counting bits live in the same array: the run
+/// bits of one key are the membership bits of others, and which bits a repeat set is not
+/// recorded, so clearing any bit could erase another key (a false negative). The paper's use —
+/// per-time-window traffic digests for IP traceback — drops whole filters instead; so
+/// [`IterativeBloomFilter`] does not implement [`crate::Remove`].
+///
+/// **When to pick it:** approximate counts where most inputs are distinct and counts are
+/// small or very skewed, without sizing counters for the largest count in advance (a counting
+/// filter must, 004 Table 5, [`params::max_count_for_skew`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct IterativeBloomFilter {
+    words: Words,
+    m: u64,
+    k: u32,
+    hasher: KeyHasher,
+    inserts: u64,
+    distinct: u64,
+    repeats_counted: u64,
+    repeat_cap: u64,
+    capacity: u64,
+    target_fpr: f64,
+}
+
+/// Builder for [`IterativeBloomFilter`].
+#[derive(Debug, Clone)]
+pub struct IterativeBuilder {
+    capacity: Option<u64>,
+    fpr: Option<f64>,
+    alpha: f64,
+    bits: Option<u64>,
+    hashes: Option<u32>,
+    repeat_cap: u64,
+    hasher: KeyHasher,
+    max_bytes: u64,
+}
+
+impl IterativeBuilder {
+    /// Expected number of inputs n, repeats included.
+    pub fn capacity(mut self, n: u64) -> Self {
+        self.capacity = Some(n);
+        self
+    }
+    /// Target false-positive rate after `capacity` inputs (by eq. 10).
+    pub fn fpr(mut self, p: f64) -> Self {
+        self.fpr = Some(p);
+        self
+    }
+    /// Expected distinctness rate α in (0, 1] used for sizing (default 1: all distinct,
+    /// the safe choice: repeats set fewer bits than distinct inputs).
+    pub fn distinctness(mut self, alpha: f64) -> Self {
+        self.alpha = alpha;
+        self
+    }
+    /// An exact number of bits.
+    pub fn bits(mut self, m: u64) -> Self {
+        self.bits = Some(m);
+        self
+    }
+    /// An exact number of hash functions.
+    pub fn hashes(mut self, k: u32) -> Self {
+        self.hashes = Some(k);
+        self
+    }
+    /// Stop counting after this many repeats in total (004 §5.6.3; default: never stop).
+    pub fn repeat_cap(mut self, cap: u64) -> Self {
+        self.repeat_cap = cap;
+        self
+    }
+    /// Hash with this hasher.
+    pub fn hasher(mut self, h: KeyHasher) -> Self {
+        self.hasher = h;
+        self
+    }
+    /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
+    pub fn seed(self, seed: u64) -> Self {
+        self.hasher(KeyHasher::with_seed(seed))
+    }
+    /// Refuse to allocate more than this many bytes.
+    pub fn max_bytes(mut self, limit: u64) -> Self {
+        self.max_bytes = limit;
+        self
+    }
+
+    /// Build, validating every parameter.
+    pub fn try_build(self) -> Result<IterativeBloomFilter> {
+        if !(self.alpha > 0.0 && self.alpha <= 1.0) {
+            return Err(invalid(
+                "distinctness",
+                format!("must be in (0, 1], got {}", self.alpha),
+            ));
+        }
+        let (m, k, n, p) = match (self.bits, self.hashes) {
+            (Some(m), Some(k)) => (m, k, self.capacity.unwrap_or(0), self.fpr.unwrap_or(0.0)),
+            (Some(m), None) => {
+                let n = self.capacity.ok_or_else(|| {
+                    invalid("hashes", "give the hash count or a capacity with the bits")
+                })?;
+                params::check_capacity(n)?;
+                let distinct = ((n as f64 * self.alpha).ceil() as u64).max(1);
+                (
+                    m,
+                    params::optimal_k(distinct, m),
+                    n,
+                    self.fpr.unwrap_or(0.0),
+                )
+            }
+            (None, k) => {
+                let n = self
+                    .capacity
+                    .ok_or_else(|| invalid("capacity", "required"))?;
+                let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
+                params::check_capacity(n)?;
+                params::check_fpr(p)?;
+                let bits_set = params::ibf_bits_set(n, 1, self.alpha).max(1.0);
+                store::check_size(
+                    (params::bits_asymptotic(bits_set as u64, p) / 8.0) as u64,
+                    self.max_bytes,
+                )?;
+                let (m, k) = ibf_shape(n, p, self.alpha, k)?;
+                (m, k, n, p)
+            }
+        };
+        if m == 0 {
+            return Err(invalid("bits", "must be at least 1"));
+        }
+        params::check_hashes(k, MAX_HASHES)?;
+        let words = usize::try_from(m.div_ceil(64))
+            .map_err(|_| invalid("bits", "too large for this platform"))?;
+        Ok(IterativeBloomFilter {
+            words: Words::zeroed(words, self.max_bytes)?,
+            m,
+            k,
+            hasher: self.hasher,
+            inserts: 0,
+            distinct: 0,
+            repeats_counted: 0,
+            repeat_cap: self.repeat_cap,
+            capacity: n,
+            target_fpr: if p > 0.0 && p < 1.0 { p } else { 0.0 },
+        })
+    }
+}
+
+/// The smallest m (over k = 1..=32, or the given k) whose eq. 10 rate is at most `p`.
+fn ibf_shape(n: u64, p: f64, alpha: f64, fixed_k: Option<u32>) -> Result<(u64, u32)> {
+    let ks: Vec<u32> = match fixed_k {
+        Some(k) => {
+            params::check_hashes(k, MAX_HASHES)?;
+            vec![k]
+        }
+        None => (1..=32).collect(),
+    };
+    let mut best: Option<(u64, u32)> = None;
+    for k in ks {
+        let (mut lo, mut hi) = (1u64, 1u64 << 60);
+        if params::ibf_fpr(n, hi, k, alpha) > p {
+            continue;
+        }
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if params::ibf_fpr(n, mid, k, alpha) <= p {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        if !matches!(best, Some((m, _)) if m <= lo) {
+            best = Some((lo, k));
+        }
+    }
+    best.ok_or_else(|| invalid("fpr", format!("no shape reaches {}", params::show(p))))
+}
+
+impl IterativeBloomFilter {
+    /// A builder.
+    pub fn builder() -> IterativeBuilder {
+        IterativeBuilder {
+            capacity: None,
+            fpr: None,
+            alpha: 1.0,
+            bits: None,
+            hashes: None,
+            repeat_cap: u64::MAX,
+            hasher: KeyHasher::new(),
+            max_bytes: store::max_bytes(),
+        }
+    }
+
+    /// Sized for `n` inputs at rate `p` assuming all distinct, no repeat cap.
+    pub fn try_new(n: u64, p: f64) -> Result<Self> {
+        Self::builder().capacity(n).fpr(p).try_build()
+    }
+
+    /// An exact shape: `m` bits, `k` hashes.
+    pub fn try_with_shape(m: u64, k: u32) -> Result<Self> {
+        Self::builder().bits(m).hashes(k).try_build()
+    }
+
+    /// Bits (m).
+    pub fn bits(&self) -> u64 {
+        self.m
+    }
+
+    /// Hash functions (k).
+    pub fn hashes(&self) -> u32 {
+        self.k
+    }
+
+    /// All inputs so far (n), repeats included.
+    pub fn total_inserts(&self) -> u64 {
+        self.inserts
+    }
+
+    /// Inputs that set one of their first k bits (distinct as far as the filter can tell).
+    pub fn distinct_inserts(&self) -> u64 {
+        self.distinct
+    }
+
+    /// The distinctness rate α = distinct / all inputs (1 when empty).
+    pub fn distinctness(&self) -> f64 {
+        if self.inserts == 0 {
+            1.0
+        } else {
+            self.distinct as f64 / self.inserts as f64
+        }
+    }
+
+    /// Repeats that set a bit (at most the cap).
+    pub fn repeats_counted(&self) -> u64 {
+        self.repeats_counted
+    }
+
+    /// The cap on counted repeats (`u64::MAX`: none).
+    pub fn repeat_cap(&self) -> u64 {
+        self.repeat_cap
+    }
+
+    /// True once the cap is reached: repeats no longer set bits.
+    pub fn counting_stopped(&self) -> bool {
+        self.repeats_counted >= self.repeat_cap
+    }
+
+    /// The raw words.
+    pub fn as_words(&self) -> &[u64] {
+        self.words.as_slice()
+    }
+
+    /// The paper's estimate of a key's true count (004 eq. 9) from its observed count, with the
+    /// tracked distinctness rate.
+    pub fn estimate_hashed(&self, h: Hashed) -> f64 {
+        params::ibf_count_estimate(
+            self.count_hashed(h),
+            self.inserts,
+            self.m,
+            self.k,
+            self.distinctness(),
+        )
+    }
+
+    /// [`estimate_hashed`](Self::estimate_hashed) for a key.
+    pub fn estimate<K: Key + ?Sized>(&self, key: &K) -> f64 {
+        self.estimate_hashed(self.hasher.hash(key))
+    }
+
+    /// The false-positive rate by eq. 10 at the current n and α.
+    pub fn model_fpr(&self) -> f64 {
+        params::ibf_fpr(self.inserts, self.m, self.k, self.distinctness())
+    }
+}
+
+/// The shared [`Builder`] options map onto this structure's own builder: capacity, fpr,
+/// bits, hashes, hasher and memory limit (everything else keeps its default).
+impl Build for IterativeBloomFilter {
+    fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("an iterative filter", &[])?;
+        let mut o = IterativeBloomFilter::builder()
+            .hasher(b.hasher)
+            .max_bytes(b.max_bytes);
+        if let Some(n) = b.capacity {
+            o = o.capacity(n);
+        }
+        if let Some(p) = b.fpr {
+            o = o.fpr(p);
+        }
+        if let Some(m) = b.bits {
+            o = o.bits(m);
+        }
+        if let Some(k) = b.hashes {
+            o = o.hashes(k);
+        }
+        o.try_build()
+    }
+}
+
+impl Filter for IterativeBloomFilter {
+    fn hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+
+    /// Insert; a repeat sets the first zero bit past its k positions (unless counting has
+    /// stopped). True when the input was distinct.
+    fn insert_hashed(&mut self, h: Hashed) -> bool {
+        let mut new = false;
+        {
+            let w = self.words.as_mut_slice();
+            for i in h.indices(self.k, self.m) {
+                new |= store::set_bit(w, i);
+            }
+        }
+        self.inserts = self.inserts.saturating_add(1);
+        if new {
+            self.distinct += 1;
+        } else if self.repeats_counted < self.repeat_cap {
+            let w = self.words.as_mut_slice();
+            if let Some(i) = tail(h, self.k, self.m).find(|&i| !store::get_bit(w, i)) {
+                store::set_bit(w, i);
+                self.repeats_counted += 1;
+            }
+        }
+        new
+    }
+
+    fn contains_hashed(&self, h: Hashed) -> bool {
+        let w = self.words.as_slice();
+        h.indices(self.k, self.m).all(|i| store::get_bit(w, i))
+    }
+
+    /// Distinct inputs.
+    fn len(&self) -> u64 {
+        self.distinct
+    }
+}
+
+impl Count for IterativeBloomFilter {
+    fn key_hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+
+    /// The observed count `1 + j` (0 when absent), j the run of ones past the first k
+    /// positions: never below the true count while counting has not stopped (by the cap, or
+    /// in a filter so full that a repeat found no zero within `MAX_RUN` positions).
+    fn count_hashed(&self, h: Hashed) -> u64 {
+        if !self.contains_hashed(h) {
+            return 0;
+        }
+        let w = self.words.as_slice();
+        1 + tail(h, self.k, self.m)
+            .take_while(|&i| store::get_bit(w, i))
+            .count() as u64
+    }
+}
+
+impl Stats for IterativeBloomFilter {
+    fn bit_len(&self) -> u64 {
+        self.m
+    }
+    fn count_ones(&self) -> u64 {
+        store::count_ones(self.words.as_slice())
+    }
+    fn hash_count(&self) -> u32 {
+        self.k
+    }
+    fn current_fpr(&self) -> f64 {
+        params::fpr_from_fill(self.count_ones(), self.m, self.k)
+    }
+    fn capacity(&self) -> u64 {
+        self.capacity
+    }
+    fn target_fpr(&self) -> f64 {
+        self.target_fpr
+    }
+}
+
+impl Persist for IterativeBloomFilter {
+    const KIND: Kind = Kind::Iterative;
+
+    fn encode_parts(&self) -> (Header, Payload<'_>) {
+        let mut h = Header::new(Kind::Iterative, self.hasher);
+        h.items = self.distinct;
+        h.capacity = self.capacity;
+        h.target_fpr = self.target_fpr;
+        h.params = ParamWriter::new()
+            .u64(self.m)
+            .u32(self.k)
+            .u64(self.inserts)
+            .u64(self.repeats_counted)
+            .u64(self.repeat_cap)
+            .finish();
+        (h, Payload::new(vec![&self.words]))
+    }
+
+    fn decode_from(d: &Decoded, src: format::Source<'_>, limit: u64) -> Result<Self> {
+        let mut r = ParamReader::new(&d.header.params);
+        let m = r.u64()?;
+        let k = r.u32()?;
+        let inserts = r.u64()?;
+        let repeats_counted = r.u64()?;
+        let repeat_cap = r.u64()?;
+        r.finish()?;
+        let distinct = d.header.items;
+        if m == 0 || k == 0 || k > MAX_HASHES {
+            return Err(inconsistent(format!("iterative shape m={m} k={k}")));
+        }
+        if distinct > inserts
+            || repeats_counted > inserts - distinct
+            || repeats_counted > repeat_cap
+        {
+            return Err(inconsistent(format!(
+                "iterative counts: {inserts} inputs, {distinct} distinct, {repeats_counted} \
+                 repeats counted, cap {repeat_cap}"
+            )));
+        }
+        let words = usize::try_from(m.div_ceil(64)).map_err(|_| inconsistent("m too large"))?;
+        format::check_payload(d, words)?;
+        let w = src.words(d.payload_offset, words, limit)?;
+        if m % 64 != 0 && w.as_slice()[words - 1] >> (m % 64) != 0 {
+            return Err(inconsistent("bits set beyond m"));
+        }
+        Ok(Self {
+            words: w,
+            m,
+            k,
+            hasher: d.header.hasher,
+            inserts,
+            distinct,
+            repeats_counted,
+            repeat_cap,
+            capacity: d.header.capacity,
+            target_fpr: d.header.target_fpr,
+        })
+    }
+}
+
+impl<K: crate::hash::Key> Extend<K> for IterativeBloomFilter {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
+        for k in iter {
+            self.insert(&k);
+        }
+    }
+}
+
+impl crate::dispatch::CounterKind for IterativeBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        count: true,
+        ..Capabilities::NONE
+    };
+    fn hasher(&self) -> &KeyHasher {
+        Filter::hasher(self)
+    }
+    /// Every insert, repeats included.
+    fn len(&self) -> u64 {
+        self.total_inserts()
+    }
+    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
+        Filter::insert_hashed(self, h);
+        Ok(())
+    }
+    fn count_hashed(&self, h: Hashed) -> u64 {
+        Count::count_hashed(self, h)
+    }
+    fn remove_unsupported(&self) -> Option<crate::filter::RemoveError> {
+        Some(crate::filter::RemoveError::Unsupported(
+            "an iterative filter (ibf) cannot delete: its bits are shared by keys and repeats",
+        ))
+    }
+    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+        i.capacity = self.capacity();
+        (i.target_fpr, i.current_fpr) = crate::dispatch::rates(self);
+        i.hashes = Some(self.hashes());
+        i.size = Some(self.bits());
+        i.distinctness = Some(self.distinctness());
+        i.counting_stopped = Some(self.counting_stopped());
+        i.repeats_counted = Some(self.repeats_counted());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::HashMap;
+
+    #[test]
+    fn counts_runs_and_tracks_distinctness() {
+        let mut f = IterativeBloomFilter::try_new(1000, 0.01).unwrap();
+        for _ in 0..7 {
+            f.insert("a");
+        }
+        f.insert("b");
+        assert_eq!(f.count("b"), 1);
+        assert!(f.count("a") >= 7);
+        assert_eq!(f.count("never"), 0);
+        assert_eq!(f.total_inserts(), 8);
+        assert_eq!(f.distinct_inserts(), 2);
+        assert!((f.distinctness() - 0.25).abs() < 1e-12);
+        let e = f.estimate("a");
+        assert!(e > 6.0 && e <= f.count("a") as f64);
+        assert!(f.model_fpr() > 0.0);
+    }
+
+    #[test]
+    fn cap_stops_counting() {
+        let mut f = IterativeBloomFilter::builder()
+            .bits(4096)
+            .hashes(4)
+            .repeat_cap(3)
+            .try_build()
+            .unwrap();
+        for _ in 0..10 {
+            f.insert("a");
+        }
+        assert!(f.counting_stopped());
+        assert_eq!(f.repeats_counted(), 3);
+        assert_eq!(f.count("a"), 4);
+        assert_eq!(f.total_inserts(), 10);
+        assert!(f.contains("a"));
+    }
+
+    #[test]
+    fn roundtrip_and_bad_parameters() {
+        let mut f = IterativeBloomFilter::builder()
+            .capacity(500)
+            .fpr(0.01)
+            .distinctness(0.5)
+            .seed(3)
+            .try_build()
+            .unwrap();
+        assert!(params::ibf_fpr(500, f.bits(), f.hashes(), 0.5) <= 0.01);
+        for i in 0..500u32 {
+            f.insert(&(i % 250));
+        }
+        let g = IterativeBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+        assert_eq!(f, g);
+        assert!(IterativeBloomFilter::try_with_shape(0, 3).is_err());
+        assert!(IterativeBloomFilter::try_with_shape(64, 0).is_err());
+        assert!(IterativeBloomFilter::try_new(0, 0.1).is_err());
+        assert!(IterativeBloomFilter::builder()
+            .capacity(10)
+            .fpr(0.1)
+            .distinctness(0.0)
+            .try_build()
+            .is_err());
+        assert!(IterativeBloomFilter::builder()
+            .capacity(10)
+            .fpr(0.1)
+            .distinctness(f64::NAN)
+            .try_build()
+            .is_err());
+    }
+
+    #[test]
+    fn a_full_filter_terminates() {
+        let mut f = IterativeBloomFilter::try_with_shape(16, 2).unwrap();
+        for i in 0..200u32 {
+            f.insert(&(i % 3));
+        }
+        assert!(f.count(&0u32) >= 1);
+    }
+
+    #[test]
+    fn fpr_within_three_sigma_of_eq_10() {
+        let mut f = IterativeBloomFilter::try_with_shape(1 << 15, 4).unwrap();
+        for i in 0..4000u32 {
+            f.insert(&(i / 2)); // every key twice: α = 0.5
+        }
+        let want = f.model_fpr();
+        let q = 40_000u32;
+        let got = (1_000_000..1_000_000 + q).filter(|i| f.contains(i)).count() as f64 / q as f64;
+        let sigma = (want * (1.0 - want) / q as f64).sqrt();
+        assert!(
+            (got - want).abs() < 3.0 * sigma,
+            "measured {got}, eq. 10 {want}"
+        );
+        // the shared builder works too
+        let g: IterativeBloomFilter = Builder::new().capacity(100).fpr(0.01).try_build().unwrap();
+        assert!(g.bits() > 0);
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        #[test]
+        fn no_false_negatives_counts_never_low(keys in proptest::collection::vec(0u8..40, 1..300)) {
+            let mut f = IterativeBloomFilter::try_with_shape(8192, 4).unwrap();
+            let mut truth: HashMap<u8, u64> = HashMap::new();
+            for k in &keys {
+                f.insert(k);
+                *truth.entry(*k).or_default() += 1;
+            }
+            let f = IterativeBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+            for (k, c) in &truth {
+                prop_assert!(f.contains(k));
+                prop_assert!(f.count(k) >= *c);
+            }
+        }
+    }
+}

@@ -1,0 +1,471 @@
+//! The classic Bloom filter: [`BloomFilter`] (its docs say which paper it follows and when to pick
+//! it).
+
+use crate::dispatch::{hashed_set_kind, SetStats};
+use crate::error::{invalid, Result};
+use crate::filter::{shape_mismatch, Build, Builder, Core, Filter, Merge, Stats};
+use crate::hash::{with_k, Hashed, KeyHasher};
+use crate::io::format::{
+    self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
+};
+use crate::kind::Capabilities;
+use crate::params;
+use crate::store::{self, Words};
+
+/// Largest k accepted.
+pub const MAX_HASHES: u32 = 64;
+
+/// The classic Bloom filter: one array of m bits and k hash functions (seed 000 §2, seed 002
+/// §2.1 — Bloom's original definition).
+///
+/// A key sets the k bits at `h_i(x)`, `i = 1..k`, anywhere in the array; a query answers "maybe"
+/// when all k are set. The false-positive rate after n inserts is
+/// `(1 - (1-1/m)^{kn})^k ≈ (1 - e^{-kn/m})^k`, minimised at `k = (m/n) ln 2`
+/// ([`crate::params`]).
+///
+/// **When to pick it:** when you need the textbook structure — exact formulas, halving
+/// ([`BloomFilter::fold`]), the intersection estimate of 002 §2.4, interoperability with the
+/// papers' experiments. For raw speed on large sets prefer [`crate::BlockedBloomFilter`]
+/// (one cache miss per operation instead of k, at a few percent more memory).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BloomFilter {
+    core: Core,
+    m: u64,
+    k: u32,
+}
+
+impl Build for BloomFilter {
+    fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a classic filter", &[])?;
+        let (m, k, n, p) = match (b.bits, b.hashes) {
+            (Some(m), k) => {
+                // explicit shape; capacity/fpr optional
+                let k = match (k, b.capacity) {
+                    (Some(k), _) => k,
+                    (None, Some(n)) => params::optimal_k(n, m),
+                    (None, None) => {
+                        return Err(invalid("hashes", "give --hashes or a capacity with --bits"))
+                    }
+                };
+                (m, k, b.capacity.unwrap_or(0), b.fpr.unwrap_or(0.0))
+            }
+            (None, Some(k)) => {
+                params::check_hashes(k, MAX_HASHES)?;
+                let (n, p) = b.sized()?;
+                store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.max_bytes)?;
+                // smallest m for this fixed k
+                let s = params::classic_shape(n, p)?;
+                let mut m = s.m;
+                while params::fpr_exact(n, m, k) > p {
+                    m = m
+                        .checked_add(m / 64 + 1)
+                        .ok_or_else(|| invalid("hashes", "no size reaches the rate with this k"))?;
+                    store::check_size(m / 8, b.max_bytes)?;
+                }
+                (m, k, n, p)
+            }
+            (None, None) => {
+                let (n, p) = b.sized()?;
+                store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.max_bytes)?;
+                let s = params::classic_shape(n, p)?;
+                (s.m, s.k, n, p)
+            }
+        };
+        let mut f = Self::try_with_shape_hasher(m, k, b.hasher, b.max_bytes)?;
+        f.core.capacity = n;
+        f.core.target_fpr = if p > 0.0 && p < 1.0 { p } else { 0.0 };
+        Ok(f)
+    }
+}
+
+impl BloomFilter {
+    /// A builder: `BloomFilter::builder().capacity(n).fpr(p).try_build()`.
+    pub fn builder() -> Builder<Self> {
+        Builder::new()
+    }
+
+    /// Sized for `n` items at false-positive rate `p` (exact formula), default hasher.
+    pub fn try_new(n: u64, p: f64) -> Result<Self> {
+        Self::builder().capacity(n).fpr(p).try_build()
+    }
+
+    /// An exact shape: `m` bits, `k` hashes.
+    pub fn try_with_shape(m: u64, k: u32) -> Result<Self> {
+        Self::try_with_shape_hasher(m, k, KeyHasher::new(), store::max_bytes())
+    }
+
+    fn try_with_shape_hasher(m: u64, k: u32, hasher: KeyHasher, limit: u64) -> Result<Self> {
+        if m == 0 {
+            return Err(invalid("bits", "must be at least 1"));
+        }
+        params::check_hashes(k, MAX_HASHES)?;
+        let words = usize::try_from(m.div_ceil(64))
+            .map_err(|_| invalid("bits", "too large for this platform"))?;
+        Ok(Self {
+            core: Core::new(words, hasher, limit)?,
+            m,
+            k,
+        })
+    }
+
+    /// Bits (m).
+    pub fn bits(&self) -> u64 {
+        self.m
+    }
+
+    /// Hash functions (k).
+    pub fn hashes(&self) -> u32 {
+        self.k
+    }
+
+    /// The raw words (bit i of the filter is bit `i % 64` of word `i / 64`).
+    pub fn as_words(&self) -> &[u64] {
+        self.core.words.as_slice()
+    }
+
+    /// True when the words are a read-only view of a mapped file.
+    pub fn is_mapped(&self) -> bool {
+        self.core.words.is_mapped()
+    }
+
+    /// Remove every item.
+    pub fn clear(&mut self) {
+        self.core.words.as_mut_slice().fill(0);
+        self.core.items = 0;
+    }
+
+    /// Halve the filter (002 §2.4): OR the two halves together, so the result is exactly the
+    /// filter of size m/2 built from the same keys. Requires m to be a power of two ≥ 2.
+    ///
+    /// Indices are mapped by multiply-shift (`(x·m) >> 64`, the top bits of x), not by
+    /// `x mod m`; in that layout the paper's "OR the halves, mask the highest bit" becomes
+    /// "OR bits 2i and 2i+1, drop the lowest index bit" — the same operation on the other end
+    /// of the index, with the same guarantee: no false negatives, and lookups in the halved
+    /// filter need no special case.
+    pub fn fold(&self) -> Result<Self> {
+        if !self.m.is_power_of_two() || self.m < 2 {
+            return Err(invalid(
+                "bits",
+                format!("folding needs a power of two ≥ 2, m = {}", self.m),
+            ));
+        }
+        let half = self.m / 2;
+        let mut out = Self::try_with_shape_hasher(half, self.k, self.core.hasher, u64::MAX)?;
+        fold_bits(self.as_words(), out.core.words.as_mut_slice(), half);
+        out.core.items = self.core.items;
+        out.core.capacity = self.core.capacity;
+        out.core.target_fpr = self.core.target_fpr;
+        Ok(out)
+    }
+
+    /// Mark a damaged byte range of the bit array as all ones (000 §3): the filter keeps zero
+    /// false negatives at the cost of more false positives in that region.
+    pub fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
+        self.core.mark_damaged(bytes)?;
+        // keep the bits past m zero (a file with them set does not load)
+        if self.m % 64 != 0 {
+            let words = self.core.words.as_mut_slice();
+            let last = words.len() - 1;
+            words[last] &= !0u64 >> (64 - self.m % 64);
+        }
+        Ok(())
+    }
+
+    /// Estimated `|A ∩ B|` from the inner product of two compatible filters (002 §2.4).
+    pub fn estimate_intersection(&self, other: &Self) -> Result<f64> {
+        self.check_compatible(other)?;
+        let (a, b) = (self.as_words(), other.as_words());
+        let z1 = self.m - store::count_ones(a);
+        let z2 = self.m - store::count_ones(b);
+        let z12 = self.m - store::count_and(a, b);
+        Ok(params::estimate_intersection(self.m, self.k, z1, z2, z12))
+    }
+
+    /// Estimated `|A ∪ B|`: the item estimate of the OR of the two filters.
+    pub fn estimate_union(&self, other: &Self) -> Result<f64> {
+        self.check_compatible(other)?;
+        let ones = store::count_or(self.as_words(), other.as_words());
+        Ok(params::estimate_items(self.m, self.k, ones))
+    }
+
+    /// Estimated Jaccard similarity `|A ∩ B| / |A ∪ B|`.
+    pub fn estimate_jaccard(&self, other: &Self) -> Result<f64> {
+        let i = self.estimate_intersection(other)?;
+        let u = self.estimate_union(other)?;
+        Ok(if u > 0.0 {
+            (i / u).clamp(0.0, 1.0)
+        } else {
+            0.0
+        })
+    }
+
+    fn check_compatible(&self, other: &Self) -> Result<()> {
+        if self.m != other.m || self.k != other.k {
+            return Err(shape_mismatch(
+                format!("m={} k={}", self.m, self.k),
+                format!("m={} k={}", other.m, other.k),
+            ));
+        }
+        self.core.check_hasher(&other.core)
+    }
+}
+
+/// `dst` (m/2 bits) gets bit i = src bit 2i | src bit 2i+1.
+pub(crate) fn fold_bits(src: &[u64], dst: &mut [u64], half_bits: u64) {
+    if half_bits >= 64 {
+        for (d, pair) in dst.iter_mut().zip(src.chunks_exact(2)) {
+            *d = compress_pairs(pair[0]) | (compress_pairs(pair[1]) << 32);
+        }
+    } else {
+        for i in 0..half_bits {
+            if store::get_bit(src, 2 * i) || store::get_bit(src, 2 * i + 1) {
+                store::set_bit(dst, i);
+            }
+        }
+    }
+}
+
+/// The 32-bit word whose bit i is `w` bit 2i | bit 2i+1.
+#[inline]
+fn compress_pairs(w: u64) -> u64 {
+    let mut x = (w | (w >> 1)) & 0x5555_5555_5555_5555;
+    x = (x | (x >> 1)) & 0x3333_3333_3333_3333;
+    x = (x | (x >> 2)) & 0x0F0F_0F0F_0F0F_0F0F;
+    x = (x | (x >> 4)) & 0x00FF_00FF_00FF_00FF;
+    x = (x | (x >> 8)) & 0x0000_FFFF_0000_FFFF;
+    (x | (x >> 16)) & 0x0000_0000_FFFF_FFFF
+}
+
+/// Set the bits `idx` in the words at `base`; true if any was zero.
+///
+/// # Safety
+/// Every index must be below `64 ·` the number of words at `base`, borrowed exclusively.
+#[inline(always)]
+unsafe fn set_bits(base: *mut u64, idx: crate::hash::Indices) -> bool {
+    let mut new = false;
+    for i in idx {
+        // SAFETY: the caller's contract: word `i/64` is inside the exclusively borrowed words.
+        let w = unsafe { &mut *base.add((i >> 6) as usize) };
+        let mask = 1u64 << (i & 63);
+        new |= *w & mask == 0;
+        *w |= mask;
+    }
+    new
+}
+
+impl Filter for BloomFilter {
+    #[inline]
+    fn hasher(&self) -> &KeyHasher {
+        &self.core.hasher
+    }
+
+    #[inline]
+    fn insert_hashed(&mut self, h: Hashed) -> bool {
+        let words = self.core.words.as_mut_slice();
+        debug_assert!(words.len() as u64 * 64 >= self.m);
+        let base = words.as_mut_ptr();
+        let m = self.m;
+        // SAFETY: see `set_bits`: every index is below m ≤ 64 · words.len() (the invariant of
+        // every constructor), and `&mut self` borrows the words exclusively.
+        let new = with_k::<16, _>(self.k, |k| unsafe { set_bits(base, h.indices(k, m)) });
+        self.core.items += u64::from(new);
+        new
+    }
+
+    #[inline]
+    fn contains_hashed(&self, h: Hashed) -> bool {
+        let words = self.core.words.as_slice();
+        debug_assert!(words.len() as u64 * 64 >= self.m);
+        let m = self.m;
+        with_k::<16, _>(self.k, |k| {
+            h.indices(k, m).all(|i| {
+                // SAFETY: as in `insert_hashed`: `i < m ≤ 64 · words.len()`.
+                let w = unsafe { *words.get_unchecked((i >> 6) as usize) };
+                (w >> (i & 63)) & 1 == 1
+            })
+        })
+    }
+
+    fn len(&self) -> u64 {
+        self.core.items
+    }
+}
+
+impl Merge for BloomFilter {
+    fn union_with(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        self.core.union(&other.core)
+    }
+
+    fn intersect_with(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        self.core.intersect(&other.core)
+    }
+}
+
+impl Stats for BloomFilter {
+    fn bit_len(&self) -> u64 {
+        self.m
+    }
+    fn count_ones(&self) -> u64 {
+        store::count_ones(self.as_words())
+    }
+    fn hash_count(&self) -> u32 {
+        self.k
+    }
+    fn current_fpr(&self) -> f64 {
+        params::fpr_from_fill(self.count_ones(), self.m, self.k)
+    }
+    fn capacity(&self) -> u64 {
+        self.core.capacity
+    }
+    fn target_fpr(&self) -> f64 {
+        self.core.target_fpr
+    }
+}
+
+impl Persist for BloomFilter {
+    const KIND: Kind = Kind::Classic;
+
+    fn encode_parts(&self) -> (Header, Payload<'_>) {
+        let params = ParamWriter::new().u64(self.m).u32(self.k).finish();
+        (
+            self.core.header(Kind::Classic, params),
+            Payload::new(vec![&self.core.words]),
+        )
+    }
+
+    fn decode_from(d: &Decoded, src: Source<'_>, limit: u64) -> Result<Self> {
+        let mut r = ParamReader::new(&d.header.params);
+        let m = r.u64()?;
+        let k = r.u32()?;
+        r.finish()?;
+        if m == 0 || k == 0 || k > MAX_HASHES {
+            return Err(crate::error::inconsistent(format!(
+                "classic shape m={m} k={k}"
+            )));
+        }
+        let words = usize::try_from(m.div_ceil(64))
+            .map_err(|_| crate::error::inconsistent("m too large"))?;
+        format::check_payload(d, words)?;
+        let w: Words = src.words(d.payload_offset, words, limit)?;
+        if m % 64 != 0 && w.as_slice()[words - 1] >> (m % 64) != 0 {
+            return Err(crate::error::inconsistent("bits set beyond m"));
+        }
+        Ok(Self {
+            core: Core::from_header(&d.header, w),
+            m,
+            k,
+        })
+    }
+}
+
+crate::filter::impl_extend!(BloomFilter);
+crate::filter::impl_set_operators!(BloomFilter);
+
+impl crate::dispatch::SetKind for BloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        merge: true,
+        fold: true,
+        estimate: true,
+        mark_damaged: true,
+        ..Capabilities::NONE
+    };
+    hashed_set_kind!();
+    fn stats(&self) -> SetStats {
+        SetStats::of(self)
+    }
+    fn fold(&self) -> Result<Self> {
+        BloomFilter::fold(self)
+    }
+    fn estimate_overlap(&self, other: &Self) -> Result<(f64, f64)> {
+        Ok((
+            self.estimate_intersection(other)?,
+            self.estimate_union(other)?,
+        ))
+    }
+    fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
+        BloomFilter::mark_damaged(self, bytes)
+    }
+    fn clear(&mut self) -> Result<()> {
+        BloomFilter::clear(self);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The unrolled probe loops (k = 1–16) and the general loop set exactly the bits of the
+    /// reference definition, and answer queries as it does.
+    #[test]
+    fn probes_match_the_reference_for_every_k() {
+        let hasher = KeyHasher::new();
+        for k in 1..=20u32 {
+            let m = 1000 + u64::from(k);
+            let mut f = BloomFilter::try_with_shape(m, k).unwrap();
+            let mut want = vec![0u64; m.div_ceil(64) as usize];
+            for key in 0..40u32 {
+                let h = hasher.hash(&key);
+                let mut new = false;
+                for i in h.indices(k, m) {
+                    new |= store::set_bit(&mut want, i);
+                }
+                assert_eq!(f.insert(&key), new, "k={k} key={key}");
+            }
+            assert_eq!(f.core.words.as_slice(), &want[..], "k={k}");
+            for key in 0..2000u32 {
+                let h = hasher.hash(&key);
+                let expect = h.indices(k, m).all(|i| store::get_bit(&want, i));
+                assert_eq!(f.contains(&key), expect, "k={k} key={key}");
+            }
+        }
+    }
+
+    #[test]
+    fn no_false_negatives_and_roundtrip() {
+        let mut f = BloomFilter::try_new(1000, 0.01).unwrap();
+        for i in 0..1000u64 {
+            f.insert(&i);
+        }
+        assert!((0..1000u64).all(|i| f.contains(&i)));
+        let g = BloomFilter::from_bytes(&f.to_bytes()).unwrap();
+        assert_eq!(f, g);
+    }
+
+    #[test]
+    fn fold_equals_fresh_half_filter() {
+        let mut big = BloomFilter::try_with_shape(1 << 12, 5).unwrap();
+        let mut half = BloomFilter::try_with_shape(1 << 11, 5).unwrap();
+        for i in 0..300u32 {
+            big.insert(&i);
+            half.insert(&i);
+        }
+        let folded = big.fold().unwrap();
+        assert_eq!(folded.as_words(), half.as_words());
+        let tiny = BloomFilter::try_with_shape(32, 2).unwrap().fold().unwrap();
+        assert_eq!(tiny.bits(), 16);
+        assert!(BloomFilter::try_with_shape(1000, 3)
+            .unwrap()
+            .fold()
+            .is_err());
+    }
+
+    #[test]
+    fn bad_parameters_are_errors() {
+        assert!(BloomFilter::try_new(0, 0.01).is_err());
+        assert!(BloomFilter::try_new(10, 1.5).is_err());
+        assert!(BloomFilter::try_new(10, f64::NAN).is_err());
+        assert!(BloomFilter::try_with_shape(0, 3).is_err());
+        assert!(BloomFilter::try_with_shape(64, 0).is_err());
+        let e = BloomFilter::builder()
+            .capacity(u64::MAX / 2)
+            .fpr(0.01)
+            .max_bytes(1 << 20)
+            .try_build();
+        assert!(matches!(e, Err(crate::Error::TooLarge { .. })));
+    }
+}

@@ -1,0 +1,669 @@
+//! The cuckoo filter: [`CuckooFilter`] (its docs say which paper it follows and when to pick it).
+
+use crate::error::{inconsistent, invalid, Error, Result};
+use crate::hash::{mix64, reduce, Hashed, Key, KeyHasher};
+use crate::io::format::{
+    self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
+};
+use crate::store::{self, Words};
+
+/// Most sub-tables a cuckoo filter may grow to.
+pub const MAX_TABLES: usize = 64;
+/// Largest bucket size accepted (RedisBloom's limit).
+pub const MAX_BUCKET_SIZE: u32 = 255;
+
+/// One cuckoo table: `buckets` (a power of two) × `bucket_size` one-byte slots.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CuckooTable {
+    slots: Words,
+    buckets: u64,
+    bucket_size: u32,
+    items: u64,
+}
+
+impl CuckooTable {
+    fn new(buckets: u64, bucket_size: u32, limit: u64) -> Result<Self> {
+        if !buckets.is_power_of_two() {
+            return Err(invalid("buckets", "must be a power of two"));
+        }
+        let bytes = buckets
+            .checked_mul(u64::from(bucket_size))
+            .ok_or(Error::TooLarge {
+                requested: u64::MAX,
+                limit,
+            })?;
+        let words = usize::try_from(bytes.div_ceil(8))
+            .map_err(|_| invalid("capacity", "too large for this platform"))?;
+        Ok(Self {
+            slots: Words::zeroed(words, limit)?,
+            buckets,
+            bucket_size,
+            items: 0,
+        })
+    }
+
+    #[inline]
+    fn bytes(&self) -> &[u8] {
+        let n = (self.buckets * u64::from(self.bucket_size)) as usize;
+        &bytemuck::cast_slice::<u64, u8>(self.slots.as_slice())[..n]
+    }
+
+    #[inline]
+    fn bytes_mut(&mut self) -> &mut [u8] {
+        let n = (self.buckets * u64::from(self.bucket_size)) as usize;
+        &mut bytemuck::cast_slice_mut::<u64, u8>(self.slots.as_mut_slice())[..n]
+    }
+
+    #[inline]
+    fn bucket(&self, i: u64) -> &[u8] {
+        let b = self.bucket_size as usize;
+        &self.bytes()[i as usize * b..(i as usize + 1) * b]
+    }
+
+    /// Buckets.
+    pub fn buckets(&self) -> u64 {
+        self.buckets
+    }
+
+    /// Slots per bucket.
+    pub fn bucket_size(&self) -> u32 {
+        self.bucket_size
+    }
+
+    /// Fingerprints stored.
+    pub fn len(&self) -> u64 {
+        self.items
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.items == 0
+    }
+
+    /// Slots in all.
+    pub fn slots(&self) -> u64 {
+        self.buckets * u64::from(self.bucket_size)
+    }
+
+    #[inline]
+    fn index(&self, h: Hashed) -> u64 {
+        reduce(h.lo, self.buckets)
+    }
+
+    #[inline]
+    fn alt(&self, i: u64, fp: u8) -> u64 {
+        (i ^ mix64(u64::from(fp))) & (self.buckets - 1)
+    }
+
+    fn count(&self, i1: u64, fp: u8) -> u64 {
+        let i2 = self.alt(i1, fp);
+        let mut n = self.bucket(i1).iter().filter(|&&s| s == fp).count();
+        if i2 != i1 {
+            n += self.bucket(i2).iter().filter(|&&s| s == fp).count();
+        }
+        n as u64
+    }
+
+    fn try_put(&mut self, i: u64, fp: u8) -> bool {
+        let b = self.bucket_size as usize;
+        let base = i as usize * b;
+        let bytes = self.bytes_mut();
+        if let Some(slot) = bytes[base..base + b].iter_mut().find(|s| **s == 0) {
+            *slot = fp;
+            return true;
+        }
+        false
+    }
+
+    /// Insert by cuckoo eviction; on failure every move is undone and false is returned.
+    fn insert(&mut self, i1: u64, fp: u8, max_iterations: u32, mut rng: u64) -> bool {
+        let i2 = self.alt(i1, fp);
+        if self.try_put(i1, fp) || self.try_put(i2, fp) {
+            self.items += 1;
+            return true;
+        }
+        let b = self.bucket_size as usize;
+        let mut path: Vec<(usize, u8)> = Vec::new(); // (slot index, fingerprint it held)
+        let mut i = if rng & 1 == 0 { i1 } else { i2 };
+        let mut carry = fp;
+        for _ in 0..max_iterations {
+            rng = mix64(rng);
+            let slot = i as usize * b + (rng % b as u64) as usize;
+            let bytes = self.bytes_mut();
+            let victim = bytes[slot];
+            bytes[slot] = carry;
+            path.push((slot, victim));
+            carry = victim;
+            i = self.alt(i, carry);
+            if self.try_put(i, carry) {
+                self.items += 1;
+                return true;
+            }
+        }
+        // undo: restore every displaced fingerprint, newest first
+        let bytes = self.bytes_mut();
+        for &(slot, victim) in path.iter().rev() {
+            bytes[slot] = victim;
+        }
+        false
+    }
+
+    fn remove(&mut self, i1: u64, fp: u8) -> bool {
+        let i2 = self.alt(i1, fp);
+        let b = self.bucket_size as usize;
+        for i in [i1, i2] {
+            let base = i as usize * b;
+            let bytes = self.bytes_mut();
+            if let Some(slot) = bytes[base..base + b].iter_mut().find(|s| **s == fp) {
+                *slot = 0;
+                self.items -= 1;
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// The cuckoo filter: a deletable set filter storing short fingerprints in buckets
+/// (Fan, Andersen, Kaminsky & Mitzenmacher, "Cuckoo Filter: Practically Better Than Bloom",
+/// CoNEXT 2014) — the structure behind RedisBloom's `CF.*` commands, here so bloomery's Redis
+/// module can serve them.
+///
+/// A key's hash gives an 8-bit fingerprint `f` (never 0, which marks an empty slot) and a
+/// bucket `i₁`; its alternate bucket is `i₂ = i₁ ⊕ h(f)` (partial-key cuckoo hashing: either
+/// bucket and the fingerprint give the other, so entries can move without the key). An insert
+/// takes a free slot in either bucket, or evicts a random resident to its alternate bucket, up
+/// to `max_iterations` times. When that fails the eviction chain is undone (nothing is ever
+/// lost) and, like RedisBloom, a new sub-table with `expansion` times the capacity is added.
+/// Adding a key twice stores two copies: `count` reports copies and `remove` deletes one.
+///
+/// False-positive rate: a query compares its fingerprint with up to `2b` slots per sub-table,
+/// so the rate is about `1 - (1 - load/255)^{2b}` per sub-table (≈ `2b/255` when full);
+/// [`CuckooFilter::current_fpr`] evaluates it for the current load.
+///
+/// **When to pick it:** a set with deletions at Bloom-like memory, or a drop-in for RedisBloom's
+/// CF type. Unlike a counting Bloom filter, removing a key that was never added can delete
+/// another key's matching fingerprint: only remove what you added (RedisBloom has the same
+/// contract).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CuckooFilter {
+    tables: Vec<CuckooTable>,
+    hasher: KeyHasher,
+    capacity: u64,
+    bucket_size: u32,
+    max_iterations: u32,
+    expansion: u32,
+    deletes: u64,
+    max_bytes: u64,
+}
+
+/// Options for [`CuckooFilter`]; defaults are RedisBloom's (bucket size 2, 20 iterations,
+/// expansion 1).
+#[derive(Debug, Clone)]
+pub struct CuckooOptions {
+    /// Items the first table is sized for.
+    pub capacity: u64,
+    /// Slots per bucket (1..=255).
+    pub bucket_size: u32,
+    /// Evictions tried before a table counts as full (≥ 1).
+    pub max_iterations: u32,
+    /// Capacity multiplier for each new table; 0 disables growth.
+    pub expansion: u32,
+    /// The hasher.
+    pub hasher: KeyHasher,
+    /// Memory limit in bytes.
+    pub max_bytes: u64,
+}
+
+impl CuckooOptions {
+    /// RedisBloom's defaults for a capacity.
+    pub fn new(capacity: u64) -> Self {
+        Self {
+            capacity,
+            bucket_size: 2,
+            max_iterations: 20,
+            expansion: 1,
+            hasher: KeyHasher::new(),
+            max_bytes: store::max_bytes(),
+        }
+    }
+}
+
+impl CuckooFilter {
+    /// A filter with RedisBloom's defaults for `capacity` items.
+    pub fn try_new(capacity: u64) -> Result<Self> {
+        Self::try_with(CuckooOptions::new(capacity))
+    }
+
+    /// A filter with explicit options, validated.
+    pub fn try_with(o: CuckooOptions) -> Result<Self> {
+        crate::params::check_capacity(o.capacity)?;
+        if o.bucket_size == 0 || o.bucket_size > MAX_BUCKET_SIZE {
+            return Err(invalid(
+                "bucket_size",
+                format!("must be in 1..={MAX_BUCKET_SIZE}"),
+            ));
+        }
+        if o.max_iterations == 0 {
+            return Err(invalid("max_iterations", "must be at least 1"));
+        }
+        store::check_size(o.capacity, o.max_bytes)?;
+        let mut f = Self {
+            tables: Vec::new(),
+            hasher: o.hasher,
+            capacity: o.capacity,
+            bucket_size: o.bucket_size,
+            max_iterations: o.max_iterations,
+            expansion: o.expansion,
+            deletes: 0,
+            max_bytes: o.max_bytes,
+        };
+        f.grow()?;
+        Ok(f)
+    }
+
+    fn table_buckets(&self, i: usize) -> Result<u64> {
+        let growth = u64::from(self.expansion.max(1))
+            .checked_pow(i as u32)
+            .ok_or(Error::TooLarge {
+                requested: u64::MAX,
+                limit: self.max_bytes,
+            })?;
+        let cap = self.capacity.checked_mul(growth).ok_or(Error::TooLarge {
+            requested: u64::MAX,
+            limit: self.max_bytes,
+        })?;
+        let buckets = cap.div_ceil(u64::from(self.bucket_size)).max(1);
+        buckets.checked_next_power_of_two().ok_or(Error::TooLarge {
+            requested: u64::MAX,
+            limit: self.max_bytes,
+        })
+    }
+
+    fn grow(&mut self) -> Result<()> {
+        if self.tables.len() >= MAX_TABLES || (self.expansion == 0 && !self.tables.is_empty()) {
+            return Err(Error::Full {
+                capacity: self.capacity,
+            });
+        }
+        let buckets = self.table_buckets(self.tables.len())?;
+        let used: u64 = self.tables.iter().map(|t| t.slots()).sum();
+        let t = CuckooTable::new(
+            buckets,
+            self.bucket_size,
+            self.max_bytes.saturating_sub(used),
+        )?;
+        self.tables.push(t);
+        Ok(())
+    }
+
+    #[inline]
+    fn fingerprint(h: Hashed) -> u8 {
+        (h.hi % 255) as u8 + 1
+    }
+
+    /// Add a key (a second add stores a second copy). Grows when the newest table is full;
+    /// fails with [`Error::Full`] when growth is disabled or exhausted — the filter is then
+    /// unchanged.
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<()> {
+        self.insert_hashed(self.hasher.hash(key))
+    }
+
+    /// [`insert`](Self::insert) for a pre-hashed key.
+    pub fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
+        let fp = Self::fingerprint(h);
+        let (iters, rng) = (self.max_iterations, h.lo ^ h.hi.rotate_left(17));
+        if let Some(t) = self.tables.last_mut() {
+            let i = t.index(h);
+            if t.insert(i, fp, iters, rng) {
+                return Ok(());
+            }
+        }
+        self.grow()?;
+        let t = self
+            .tables
+            .last_mut()
+            .ok_or_else(|| inconsistent("no table"))?;
+        let i = t.index(h);
+        if t.insert(i, fp, iters, rng) {
+            Ok(())
+        } else {
+            Err(Error::Full {
+                capacity: self.capacity,
+            })
+        }
+    }
+
+    /// Add the key only if it is not (as far as the filter can tell) present; returns whether
+    /// it was added.
+    pub fn insert_unique<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool> {
+        let h = self.hasher.hash(key);
+        if self.contains_hashed(h) {
+            return Ok(false);
+        }
+        self.insert_hashed(h).map(|_| true)
+    }
+
+    /// Whether the key may be present.
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        self.contains_hashed(self.hasher.hash(key))
+    }
+
+    /// [`contains`](Self::contains) for a pre-hashed key.
+    pub fn contains_hashed(&self, h: Hashed) -> bool {
+        let fp = Self::fingerprint(h);
+        self.tables.iter().any(|t| t.count(t.index(h), fp) > 0)
+    }
+
+    /// Copies of the key's fingerprint stored (an upper bound on the times it was added and
+    /// not removed).
+    pub fn count<K: Key + ?Sized>(&self, key: &K) -> u64 {
+        let h = self.hasher.hash(key);
+        let fp = Self::fingerprint(h);
+        self.tables.iter().map(|t| t.count(t.index(h), fp)).sum()
+    }
+
+    /// Remove one copy; returns false if no matching fingerprint was found. Removing a key
+    /// that was never added may delete another key's fingerprint (see the module docs).
+    pub fn remove<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        let h = self.hasher.hash(key);
+        let fp = Self::fingerprint(h);
+        for t in self.tables.iter_mut().rev() {
+            let i = t.index(h);
+            if t.remove(i, fp) {
+                self.deletes += 1;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Items stored (inserts minus removes).
+    pub fn len(&self) -> u64 {
+        self.tables.iter().map(|t| t.len()).sum()
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Successful removals so far.
+    pub fn deletes(&self) -> u64 {
+        self.deletes
+    }
+
+    /// The sub-tables, oldest first.
+    pub fn tables(&self) -> &[CuckooTable] {
+        &self.tables
+    }
+
+    /// Initial capacity.
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Slots per bucket.
+    pub fn bucket_size(&self) -> u32 {
+        self.bucket_size
+    }
+
+    /// Eviction limit.
+    pub fn max_iterations(&self) -> u32 {
+        self.max_iterations
+    }
+
+    /// Growth factor (0: no growth).
+    pub fn expansion(&self) -> u32 {
+        self.expansion
+    }
+
+    /// The hasher.
+    pub fn hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+
+    /// Bytes of fingerprint storage.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.tables.iter().map(|t| t.slots()).sum()
+    }
+
+    /// Buckets over all tables.
+    pub fn buckets(&self) -> u64 {
+        self.tables.iter().map(|t| t.buckets()).sum()
+    }
+
+    /// The false-positive rate implied by the current load: one minus the chance that none of
+    /// the `2b` slots a query reads per table holds its fingerprint.
+    pub fn current_fpr(&self) -> f64 {
+        let miss: f64 = self
+            .tables
+            .iter()
+            .map(|t| {
+                let load = t.len() as f64 / t.slots() as f64;
+                (1.0 - load / 255.0).powf(2.0 * f64::from(t.bucket_size()))
+            })
+            .product();
+        1.0 - miss
+    }
+}
+
+impl Persist for CuckooFilter {
+    const KIND: Kind = Kind::Cuckoo;
+
+    /// Slots are bytes in table order; slot j of a table is byte `j % 8` (little-endian
+    /// significance) of word `j / 8`, which is the host layout on little-endian machines.
+    fn encode_parts(&self) -> (Header, Payload<'_>) {
+        let mut w = ParamWriter::new()
+            .u64(self.capacity)
+            .u32(self.bucket_size)
+            .u32(self.max_iterations)
+            .u32(self.expansion)
+            .u64(self.deletes)
+            .u64(self.max_bytes)
+            .u32(self.tables.len() as u32);
+        for t in &self.tables {
+            w = w.u64(t.buckets).u64(t.items);
+        }
+        let mut h = Header::new(Kind::Cuckoo, self.hasher);
+        h.items = self.len();
+        h.capacity = self.capacity;
+        h.params = w.finish();
+        (
+            h,
+            Payload::new(self.tables.iter().map(|t| &t.slots).collect()),
+        )
+    }
+
+    fn decode_from(d: &Decoded, src: Source<'_>, limit: u64) -> Result<Self> {
+        let mut r = ParamReader::new(&d.header.params);
+        let capacity = r.u64()?;
+        let bucket_size = r.u32()?;
+        let max_iterations = r.u32()?;
+        let expansion = r.u32()?;
+        let deletes = r.u64()?;
+        let max_bytes = r.u64()?;
+        let count = r.u32()? as usize;
+        if capacity == 0
+            || bucket_size == 0
+            || bucket_size > MAX_BUCKET_SIZE
+            || max_iterations == 0
+            || count == 0
+            || count > MAX_TABLES
+        {
+            return Err(inconsistent("cuckoo parameters out of range"));
+        }
+        let mut tables = Vec::with_capacity(count);
+        let mut offset = d.payload_offset;
+        let mut total = 0u64;
+        for _ in 0..count {
+            let buckets = r.u64()?;
+            let items = r.u64()?;
+            if !buckets.is_power_of_two() {
+                return Err(inconsistent("cuckoo bucket count is not a power of two"));
+            }
+            let slots = buckets
+                .checked_mul(u64::from(bucket_size))
+                .ok_or_else(|| inconsistent("cuckoo table too large"))?;
+            let words = usize::try_from(slots.div_ceil(8))
+                .map_err(|_| inconsistent("cuckoo table too large"))?;
+            total = total.saturating_add(format::padded_len(words));
+            if total > d.payload_len as u64 {
+                return Err(inconsistent("cuckoo tables exceed the payload"));
+            }
+            let t = CuckooTable {
+                slots: src.words(offset, words, limit)?,
+                buckets,
+                bucket_size,
+                items,
+            };
+            offset += format::padded_len(words) as usize;
+            let stored = t.bytes().iter().filter(|&&b| b != 0).count() as u64;
+            if stored != items {
+                return Err(inconsistent(format!(
+                    "cuckoo table holds {stored} fingerprints, header says {items}"
+                )));
+            }
+            if t.bytes_tail_nonzero() {
+                return Err(inconsistent("bytes set beyond the last slot"));
+            }
+            tables.push(t);
+        }
+        r.finish()?;
+        if total != d.payload_len as u64 {
+            return Err(inconsistent("payload longer than the cuckoo tables"));
+        }
+        Ok(Self {
+            tables,
+            hasher: d.header.hasher,
+            capacity,
+            bucket_size,
+            max_iterations,
+            expansion,
+            deletes,
+            max_bytes,
+        })
+    }
+}
+
+impl CuckooTable {
+    fn bytes_tail_nonzero(&self) -> bool {
+        let n = (self.buckets * u64::from(self.bucket_size)) as usize;
+        bytemuck::cast_slice::<u64, u8>(self.slots.as_slice())[n..]
+            .iter()
+            .any(|&b| b != 0)
+    }
+}
+
+impl crate::dispatch::OtherKind for CuckooFilter {
+    const CAPABILITIES: crate::kind::Capabilities = crate::kind::Capabilities {
+        insert: true,
+        hashed: true,
+        count: true,
+        remove: true,
+        ..crate::kind::Capabilities::NONE
+    };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn add_count_remove() {
+        let mut f = CuckooFilter::try_new(1000).unwrap();
+        for i in 0..800u32 {
+            f.insert(&i).unwrap();
+        }
+        assert!((0..800u32).all(|i| f.contains(&i)));
+        f.insert(&5u32).unwrap();
+        assert!(f.count(&5u32) >= 2);
+        assert!(f.remove(&5u32));
+        assert!(f.contains(&5u32));
+        assert!(f.remove(&5u32));
+        assert_eq!(f.len(), 799);
+        assert!((0..800u32).filter(|&i| i != 5).all(|i| f.contains(&i)));
+    }
+
+    #[test]
+    fn grows_without_losing_items() {
+        let mut f = CuckooFilter::try_new(100).unwrap();
+        for i in 0..5000u32 {
+            f.insert(&i).unwrap();
+        }
+        assert!(f.tables().len() > 1);
+        assert!((0..5000u32).all(|i| f.contains(&i)));
+    }
+
+    #[test]
+    fn no_expansion_reports_full_and_keeps_items() {
+        let mut o = CuckooOptions::new(64);
+        o.expansion = 0;
+        let mut f = CuckooFilter::try_with(o).unwrap();
+        let mut added = Vec::new();
+        for i in 0..1000u32 {
+            match f.insert(&i) {
+                Ok(()) => added.push(i),
+                Err(Error::Full { .. }) => break,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert!(added.len() >= 40 && added.len() < 1000);
+        assert!(added.iter().all(|i| f.contains(i)));
+        assert_eq!(f.len(), added.len() as u64);
+    }
+
+    #[test]
+    fn save_load_roundtrip_and_corruption() {
+        let mut f = CuckooFilter::try_new(200).unwrap();
+        for i in 0..1000u32 {
+            f.insert(&i).unwrap();
+        }
+        let bytes = f.to_bytes();
+        let g = CuckooFilter::from_bytes(&bytes).unwrap();
+        assert_eq!(f, g);
+        assert!((0..1000u32).all(|i| g.contains(&i)));
+        for at in [0, 20, 100, bytes.len() / 2, bytes.len() - 1] {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x40;
+            assert!(CuckooFilter::from_bytes(&bad).is_err());
+        }
+        assert!(CuckooFilter::from_bytes(&bytes[..bytes.len() - 3]).is_err());
+    }
+
+    #[test]
+    fn fpr_close_to_load_model() {
+        let mut f = CuckooFilter::try_new(20_000).unwrap();
+        for i in 0..19_000u32 {
+            f.insert(&i).unwrap();
+        }
+        let q = 200_000u32;
+        let fp = (1_000_000..1_000_000 + q).filter(|i| f.contains(i)).count() as f64;
+        let p = f.current_fpr();
+        let sigma = (q as f64 * p * (1.0 - p)).sqrt();
+        assert!(
+            (fp - q as f64 * p).abs() < 4.0 * sigma + 0.05 * q as f64 * p,
+            "fp {fp} expected {}",
+            q as f64 * p
+        );
+    }
+
+    #[test]
+    fn bad_options() {
+        assert!(CuckooFilter::try_new(0).is_err());
+        let mut o = CuckooOptions::new(10);
+        o.bucket_size = 0;
+        assert!(CuckooFilter::try_with(o.clone()).is_err());
+        o.bucket_size = 256;
+        assert!(CuckooFilter::try_with(o.clone()).is_err());
+        o.bucket_size = 2;
+        o.max_iterations = 0;
+        assert!(CuckooFilter::try_with(o).is_err());
+        let mut o = CuckooOptions::new(u64::MAX / 2);
+        o.max_bytes = 1 << 20;
+        assert!(matches!(
+            CuckooFilter::try_with(o),
+            Err(Error::TooLarge { .. })
+        ));
+    }
+}

@@ -1,0 +1,474 @@
+//! The scalable Bloom filter: [`ScalableBloomFilter`] (its docs say which paper it follows and when
+//! to pick it).
+
+use crate::dispatch::{hashed_set_kind, SetStats};
+use crate::error::{inconsistent, invalid, Error, Result};
+use crate::filter::{shape_mismatch, Build, Builder, Filter, Merge, Stats};
+use crate::hash::{Hashed, Key, KeyHasher};
+use crate::io::format::{
+    self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
+};
+use crate::kind::Capabilities;
+use crate::sets::blocked::BlockedBloomFilter;
+use crate::store;
+
+/// Most sub-filters a scalable filter may hold.
+pub const MAX_FILTERS: usize = 64;
+
+/// The scalable Bloom filter: a filter for sets whose size is not known in advance
+/// (Almeida, Baquero, Preguiça & Hutchison, "Scalable Bloom Filters", IPL 2007; the growable
+/// filter behind RedisBloom's `BF.*`).
+///
+/// It starts with one sub-filter sized for `n₀` items at rate `ε₀ = ε·(1 - r)`. When the newest
+/// sub-filter reaches its capacity a new one is added with `s` times the capacity and `r` times
+/// the rate: sub-filter i holds `n₀·sⁱ` items at `ε₀·rⁱ`. A query asks every sub-filter, so the
+/// compound rate is at most `Σ ε₀ rⁱ < ε₀ / (1 - r) = ε` however far it grows. Inserts go to
+/// the newest sub-filter only, after a membership check, so duplicates are not counted twice.
+/// Sub-filters are [`BlockedBloomFilter`]s (each sized by the exact blocked model) and all use
+/// one hasher, so a key is hashed once per operation whatever the number of sub-filters.
+///
+/// Defaults: growth `s = 2`, tightening `r = 0.5` (the RedisBloom defaults). Almeida et al.
+/// suggest `r` between 0.8 and 0.9 when many growths are expected: the first sub-filter then
+/// costs more bits per item, later ones less.
+///
+/// **When to pick it:** when you cannot bound the set size up front (a crawler's seen-set,
+/// a blocklist that keeps growing). If you can bound it, a single blocked filter is smaller and
+/// faster.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ScalableBloomFilter {
+    filters: Vec<BlockedBloomFilter>,
+    hasher: KeyHasher,
+    initial_capacity: u64,
+    fpr: f64,
+    growth: u32,
+    tightening: f64,
+    scaling: bool,
+    items: u64,
+    max_bytes: u64,
+}
+
+impl Build for ScalableBloomFilter {
+    fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a scalable filter", &["growth", "tightening", "scaling"])?;
+        let (n, p) = b.sized()?;
+        let growth = b.growth.unwrap_or(2);
+        let tightening = b.tightening.unwrap_or(0.5);
+        if growth == 0 {
+            return Err(invalid("growth", "must be at least 1"));
+        }
+        if !(tightening > 0.0 && tightening < 1.0) {
+            return Err(invalid(
+                "tightening",
+                format!(
+                    "must be strictly between 0 and 1, got {}",
+                    crate::params::show(tightening)
+                ),
+            ));
+        }
+        let mut f = Self {
+            filters: Vec::new(),
+            hasher: b.hasher,
+            initial_capacity: n,
+            fpr: p,
+            growth,
+            tightening,
+            scaling: b.scaling.unwrap_or(true),
+            items: 0,
+            max_bytes: b.max_bytes,
+        };
+        f.grow()?;
+        Ok(f)
+    }
+}
+
+impl ScalableBloomFilter {
+    /// A builder: capacity and fpr are required; growth, tightening and scaling optional.
+    pub fn builder() -> Builder<Self> {
+        Builder::new()
+    }
+
+    /// Initial capacity `n`, compound rate `p`, default growth 2 and tightening 0.5.
+    pub fn try_new(n: u64, p: f64) -> Result<Self> {
+        Self::builder().capacity(n).fpr(p).try_build()
+    }
+
+    fn sub_params(&self, i: usize) -> Result<(u64, f64)> {
+        let cap = u64::from(self.growth)
+            .checked_pow(i as u32)
+            .and_then(|g| g.checked_mul(self.initial_capacity))
+            .ok_or(Error::TooLarge {
+                requested: u64::MAX,
+                limit: self.max_bytes,
+            })?;
+        let fpr = self.fpr * (1.0 - self.tightening) * self.tightening.powi(i as i32);
+        Ok((cap, fpr))
+    }
+
+    fn grow(&mut self) -> Result<()> {
+        let i = self.filters.len();
+        if i >= MAX_FILTERS {
+            return Err(Error::TooLarge {
+                requested: u64::MAX,
+                limit: self.max_bytes,
+            });
+        }
+        let (cap, fpr) = self.sub_params(i)?;
+        if fpr < 1e-15 {
+            return Err(invalid(
+                "tightening",
+                "sub-filter error rate fell below 1e-15",
+            ));
+        }
+        let used = self.allocated_bytes();
+        let f = BlockedBloomFilter::builder()
+            // composite payloads store positions-layout sub-filters (no layout field)
+            .layout(crate::sets::blocked::BlockLayout::Positions)
+            .capacity(cap)
+            .fpr(fpr)
+            .hasher(self.hasher)
+            .max_bytes(self.max_bytes.saturating_sub(used))
+            .try_build()?;
+        self.filters.push(f);
+        Ok(())
+    }
+
+    /// Insert, refusing with [`Error::Full`] when the filter is non-scaling and at capacity, or
+    /// with the growth error when a new sub-filter cannot be allocated (see
+    /// [`Filter::try_insert_hashed`]).
+    fn insert_checked(&mut self, h: Hashed) -> Result<bool> {
+        if self.contains_hashed(h) {
+            return Ok(false);
+        }
+        let last = self
+            .filters
+            .last()
+            .map(|f| (f.len(), f.capacity()))
+            .unwrap_or((0, 0));
+        if last.0 >= last.1 {
+            if !self.scaling {
+                return Err(Error::Full {
+                    capacity: self.initial_capacity,
+                });
+            }
+            self.grow()?;
+        }
+        self.push_hashed(h);
+        Ok(true)
+    }
+
+    fn push_hashed(&mut self, h: Hashed) {
+        if let Some(f) = self.filters.last_mut() {
+            f.insert_hashed(h);
+        }
+        self.items += 1;
+    }
+
+    /// Sub-filters, oldest first.
+    pub fn filters(&self) -> &[BlockedBloomFilter] {
+        &self.filters
+    }
+
+    /// Initial capacity.
+    pub fn initial_capacity(&self) -> u64 {
+        self.initial_capacity
+    }
+
+    /// Total capacity before the next growth.
+    pub fn capacity(&self) -> u64 {
+        // saturating: sub-filter capacities come from files and may be absurd
+        self.filters
+            .iter()
+            .fold(0u64, |sum, f| sum.saturating_add(f.capacity()))
+    }
+
+    /// The compound target rate.
+    pub fn target_fpr(&self) -> f64 {
+        self.fpr
+    }
+
+    /// Growth factor s.
+    pub fn growth(&self) -> u32 {
+        self.growth
+    }
+
+    /// Tightening ratio r.
+    pub fn tightening(&self) -> f64 {
+        self.tightening
+    }
+
+    /// Whether it grows.
+    pub fn is_scaling(&self) -> bool {
+        self.scaling
+    }
+
+    /// Bits over all sub-filters.
+    pub fn bit_len(&self) -> u64 {
+        self.filters.iter().map(|f| f.bit_len()).sum()
+    }
+
+    /// Bytes of bit arrays over all sub-filters.
+    pub fn allocated_bytes(&self) -> u64 {
+        self.bit_len() / 8
+    }
+
+    /// Set bits over all sub-filters.
+    pub fn count_ones(&self) -> u64 {
+        self.filters.iter().map(|f| f.count_ones()).sum()
+    }
+
+    /// The rate implied by the current contents: `1 - Π(1 - fᵢ)`.
+    pub fn current_fpr(&self) -> f64 {
+        1.0 - self
+            .filters
+            .iter()
+            .map(|f| 1.0 - f.current_fpr())
+            .product::<f64>()
+    }
+
+    /// Estimated distinct items: the sum of the sub-filters' estimates.
+    pub fn estimated_len(&self) -> f64 {
+        self.filters.iter().map(|f| f.estimated_len()).sum()
+    }
+}
+
+impl Filter for ScalableBloomFilter {
+    #[inline]
+    fn hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+
+    /// Inserts; when growth is impossible (non-scaling, or out of memory budget) the key still
+    /// goes into the newest sub-filter — never lost, at the price of a rate above target. Use
+    /// [`try_insert`](Filter::try_insert) to be told instead.
+    fn insert_hashed(&mut self, h: Hashed) -> bool {
+        match self.insert_checked(h) {
+            Ok(new) => new,
+            Err(_) => {
+                self.push_hashed(h);
+                true
+            }
+        }
+    }
+
+    #[inline]
+    fn contains_hashed(&self, h: Hashed) -> bool {
+        // newest first: it holds the most items
+        self.filters.iter().rev().any(|f| f.contains_hashed(h))
+    }
+
+    fn len(&self) -> u64 {
+        self.items
+    }
+
+    /// Refuses with [`Error::Full`] when the filter is non-scaling and at capacity, and with
+    /// the growth error when a new sub-filter cannot be allocated; nothing is inserted then.
+    fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool> {
+        self.insert_checked(h)
+    }
+}
+
+impl Merge for ScalableBloomFilter {
+    /// Union of two scalable filters with the same sub-filter shapes.
+    fn union_with(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        for (a, b) in self.filters.iter_mut().zip(&other.filters) {
+            a.union_with(b)?;
+        }
+        self.items = self.items.max(other.items);
+        Ok(())
+    }
+
+    fn intersect_with(&mut self, other: &Self) -> Result<()> {
+        self.check_compatible(other)?;
+        for (a, b) in self.filters.iter_mut().zip(&other.filters) {
+            a.intersect_with(b)?;
+        }
+        self.items = self.items.min(other.items);
+        Ok(())
+    }
+}
+
+impl ScalableBloomFilter {
+    fn check_compatible(&self, other: &Self) -> Result<()> {
+        let shape = |f: &Self| {
+            f.filters
+                .iter()
+                .map(|s| (s.blocks(), s.hashes()))
+                .collect::<Vec<_>>()
+        };
+        if shape(self) != shape(other) {
+            return Err(shape_mismatch(
+                format!("{} sub-filters {:?}", self.filters.len(), shape(self)),
+                format!("{} sub-filters {:?}", other.filters.len(), shape(other)),
+            ));
+        }
+        if self.hasher != other.hasher {
+            return Err(Error::Incompatible(crate::Incompatibility::Hashing));
+        }
+        Ok(())
+    }
+}
+
+impl Persist for ScalableBloomFilter {
+    const KIND: Kind = Kind::Scalable;
+
+    fn encode_parts(&self) -> (Header, Payload<'_>) {
+        let mut w = ParamWriter::new()
+            .u64(self.initial_capacity)
+            .f64(self.fpr)
+            .u32(self.growth)
+            .f64(self.tightening)
+            .u8(u8::from(self.scaling))
+            .u64(self.max_bytes)
+            .u32(self.filters.len() as u32);
+        for f in &self.filters {
+            w = w
+                .u64(f.blocks())
+                .u32(f.hashes())
+                .u64(f.capacity())
+                .f64(f.target_fpr())
+                .u64(f.len());
+        }
+        let mut h = Header::new(Kind::Scalable, self.hasher);
+        h.items = self.items;
+        h.capacity = self.initial_capacity;
+        h.target_fpr = self.fpr;
+        h.params = w.finish();
+        (
+            h,
+            Payload::new(self.filters.iter().map(|f| f.words_ref()).collect()),
+        )
+    }
+
+    fn decode_from(d: &Decoded, src: Source<'_>, limit: u64) -> Result<Self> {
+        let mut r = ParamReader::new(&d.header.params);
+        let initial_capacity = r.u64()?;
+        let fpr = r.f64()?;
+        let growth = r.u32()?;
+        let tightening = r.f64()?;
+        let scaling = r.u8()?;
+        let max_bytes = r.u64()?;
+        let count = r.u32()? as usize;
+        if initial_capacity == 0
+            || !(fpr > 0.0 && fpr < 1.0)
+            || growth == 0
+            || !(tightening > 0.0 && tightening < 1.0)
+            || scaling > 1
+            || count == 0
+            || count > MAX_FILTERS
+        {
+            return Err(inconsistent("scalable parameters out of range"));
+        }
+        let mut filters = Vec::with_capacity(count);
+        let mut offset = d.payload_offset;
+        let mut total = 0u64;
+        for _ in 0..count {
+            let blocks = r.u64()?;
+            let k = r.u32()?;
+            let capacity = r.u64()?;
+            let sub_fpr = r.f64()?;
+            let items = r.u64()?;
+            let words = blocks
+                .checked_mul(8)
+                .and_then(|w| usize::try_from(w).ok())
+                .ok_or_else(|| inconsistent("too many blocks"))?;
+            total = total.saturating_add(format::padded_len(words));
+            if total > d.payload_len as u64 {
+                return Err(inconsistent("sub-filters exceed the payload"));
+            }
+            let w = src.words(offset, words, limit)?;
+            offset += format::padded_len(words) as usize;
+            filters.push(BlockedBloomFilter::from_parts(
+                blocks,
+                k,
+                d.header.hasher,
+                w,
+                items,
+                capacity,
+                sub_fpr,
+            )?);
+        }
+        r.finish()?;
+        if total != d.payload_len as u64 {
+            return Err(inconsistent("payload longer than the sub-filters"));
+        }
+        store::check_size(total, limit)?;
+        Ok(Self {
+            filters,
+            hasher: d.header.hasher,
+            initial_capacity,
+            fpr,
+            growth,
+            tightening,
+            scaling: scaling == 1,
+            items: d.header.items,
+            max_bytes,
+        })
+    }
+}
+
+impl<K: Key> Extend<K> for ScalableBloomFilter {
+    fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
+        for k in iter {
+            self.insert(&k);
+        }
+    }
+}
+
+impl crate::dispatch::SetKind for ScalableBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        merge: true,
+        ..Capabilities::NONE
+    };
+    hashed_set_kind!();
+    fn stats(&self) -> SetStats {
+        SetStats {
+            bits: self.bit_len(),
+            hashes: 0,
+            ones: self.count_ones(),
+            current_fpr: self.current_fpr(),
+            capacity: self.capacity(),
+            target_fpr: self.target_fpr(),
+            estimated_items: self.estimated_len(),
+            sub_filters: self.filters().len(),
+            layers: 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grows_and_keeps_everything() {
+        let mut f = ScalableBloomFilter::try_new(100, 0.01).unwrap();
+        for i in 0..5000u32 {
+            f.insert(&i);
+        }
+        assert!(f.filters().len() > 3);
+        assert!((0..5000u32).all(|i| f.contains(&i)));
+        let g = ScalableBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+        assert_eq!(f, g);
+    }
+
+    #[test]
+    fn non_scaling_refuses_when_full() {
+        let mut f = ScalableBloomFilter::builder()
+            .capacity(10)
+            .fpr(0.01)
+            .scaling(false)
+            .try_build()
+            .unwrap();
+        let mut refused = false;
+        for i in 0..100u32 {
+            if let Err(Error::Full { .. }) = f.try_insert(&i) {
+                refused = true;
+            }
+        }
+        assert!(refused);
+        assert_eq!(f.filters().len(), 1);
+    }
+}
