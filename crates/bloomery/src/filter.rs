@@ -92,6 +92,10 @@ pub struct Builder<T> {
     pub(crate) bits: Option<u64>,
     pub(crate) hashes: Option<u32>,
     pub(crate) hasher: KeyHasher,
+    /// True once [`Builder::hasher`] (or `seed`, `keyed`) was called: a structure whose
+    /// default hash is not [`KeyHasher::new`] (the split-block filter's Parquet hash) uses
+    /// its own default only when no hasher was given.
+    pub(crate) hasher_given: bool,
     pub(crate) max_bytes: u64,
     pub(crate) growth: u32,
     pub(crate) tightening: f64,
@@ -116,6 +120,7 @@ impl<T: Build> Builder<T> {
             bits: None,
             hashes: None,
             hasher: KeyHasher::new(),
+            hasher_given: false,
             max_bytes: store::max_bytes(),
             growth: 2,
             tightening: 0.5,
@@ -134,6 +139,7 @@ impl<T: Build> Builder<T> {
             bits: self.bits,
             hashes: self.hashes,
             hasher: self.hasher,
+            hasher_given: self.hasher_given,
             max_bytes: self.max_bytes,
             growth: self.growth,
             tightening: self.tightening,
@@ -178,9 +184,13 @@ impl<T: Build> Builder<T> {
         self.hashes = Some(k);
         self
     }
-    /// Hash with this hasher (seeded or keyed).
+    /// Hash with this hasher (seeded or keyed). Without this call a structure hashes with
+    /// its own default: [`KeyHasher::new`] for all but the split-block filter, which uses
+    /// Parquet's [`KeyHasher::parquet`]; any hasher given here is used as given (so
+    /// `hasher(KeyHasher::new())` makes a split-block filter that Parquet readers cannot use).
     pub fn hasher(mut self, h: KeyHasher) -> Self {
         self.hasher = h;
+        self.hasher_given = true;
         self
     }
     /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.

@@ -317,10 +317,7 @@ pub fn info(a: &InfoArgs) -> Result<u8> {
     let f = load(&a.file)?;
     let i = f.info();
     let h = f.hasher();
-    let seed = match h.seed_kind() {
-        bloomery::SeedKind::Keyed => None,
-        _ => Some(h.seed() as u64),
-    };
+    let seed = h.public_seed().map(|s| s as u64);
     if a.json {
         output::json(&json!({
             "file": a.file.display().to_string(),

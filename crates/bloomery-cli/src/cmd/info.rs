@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 
 use anyhow::{Context, Result};
-use bloomery::{AnyFilter, Filter, SeedKind};
+use bloomery::{AnyFilter, Filter};
 use serde_json::json;
 
 use crate::cli::{EstimateArgs, InfoArgs};
@@ -23,11 +23,8 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     let packed = bloomery::compress::packed_sizes(&file_bytes, false)
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
     drop(file_bytes);
-    // the seed is shown unless it is a keyed filter's secret
-    let seed = match hasher.seed_kind() {
-        SeedKind::Keyed => None,
-        _ => Some(hasher.seed() as u64),
-    };
+    // the seed is shown unless it is a secret (keyed mode, whatever the file's seed kind says)
+    let seed = hasher.public_seed().map(|s| s as u64);
     let ratio = if i.lower_bound_bits > 0.0 {
         i.bits as f64 / i.lower_bound_bits
     } else {
@@ -68,6 +65,7 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             "entropy_bits": packed.entropy_bits,
             "compressed_ratio_to_entropy": packed.ratio_to_entropy(),
             "layers": if i.layers > 0 { json!(i.layers) } else { serde_json::Value::Null },
+            "parquet_compatible": parquet_compatible(&f),
         }))?;
         return Ok(0);
     }
@@ -148,6 +146,18 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     if f.kind() == bloomery::Kind::Scalable {
         rows.push(("sub-filters", i.sub_filters.to_string()));
     }
+    match parquet_compatible(&f) {
+        Some(true) => rows.push(("parquet", "compatible (xxHash64, seed 0)".into())),
+        Some(false) => rows.push((
+            "parquet",
+            format!(
+                "NOT compatible: hashed with {} instead of Parquet's xxHash64 (seed 0), so \
+                 Parquet readers would miss its values",
+                i.hash
+            ),
+        )),
+        None => {}
+    }
     if i.layers > 0 {
         rows.push((
             "layers",
@@ -190,6 +200,15 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)
+}
+
+/// For a split-block filter: whether Parquet readers can use its bitset (its hash is
+/// Parquet's); `None` for the other kinds.
+fn parquet_compatible(f: &AnyFilter) -> Option<bool> {
+    match f {
+        AnyFilter::SplitBlock(s) => Some(s.is_parquet_compatible()),
+        _ => None,
+    }
 }
 
 fn finite(x: f64) -> serde_json::Value {

@@ -157,7 +157,7 @@ impl ScalableBloomFilter {
         if let Some(f) = self.filters.last_mut() {
             f.insert_hashed(h);
         }
-        self.items += 1;
+        self.items = self.items.saturating_add(1);
     }
 
     /// Sub-filters, oldest first.

@@ -10,6 +10,8 @@ use crate::io::format::{
 use crate::params;
 use crate::store::{self, Words};
 
+mod debug;
+
 /// URLs hashed and prefetched together by [`MultiLayerBloomFilter::check_and_insert_batch`].
 pub const BATCH: usize = 16;
 /// k up to which the XOR values live in a small array (larger k take the general path).
@@ -724,7 +726,7 @@ impl MlbfBuilder {
 /// path, even with blocked layers: docs/BENCHMARKS.md ("Structured keys", session 4) measures
 /// the floor. The paper's own queries (a known URL plus an id, rejected by the XOR layer) are
 /// the cheap case.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct MultiLayerBloomFilter {
     hasher: KeyHasher,
     layers: u32,
@@ -930,7 +932,7 @@ impl MultiLayerBloomFilter {
             let words = layer.as_mut_slice();
             for_each_value(*h, k, |x| new |= store::set_bit(words, reduce(x, m)));
         }
-        self.items += u64::from(new);
+        self.items = self.items.saturating_add(u64::from(new));
         new
     }
 
