@@ -22,13 +22,21 @@ fn tmp() -> TempDir {
 
 fn stdout_of(args: &[&str], file: &Path) -> String {
     let out = bloomery().args(args).arg(file).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
 /// Every spelling of a 128-bit secret and its halves that could appear in output.
 fn spellings(secret: u128) -> Vec<String> {
-    let mut v = vec![secret.to_string(), format!("{secret:x}"), format!("{secret:X}")];
+    let mut v = vec![
+        secret.to_string(),
+        format!("{secret:x}"),
+        format!("{secret:X}"),
+    ];
     for half in [secret as u64, (secret >> 64) as u64] {
         v.push(half.to_string());
         v.push(format!("{half:x}"));
@@ -86,7 +94,15 @@ fn split_block_refuses_seed_and_keyed() {
     for extra in [&["--seed", "5"][..], &["--keyed"]] {
         let p = d.path().join("sb.bloom");
         bloomery()
-            .args(["create", "--kind", "split-block", "-n", "1000", "-p", "0.01"])
+            .args([
+                "create",
+                "--kind",
+                "split-block",
+                "-n",
+                "1000",
+                "-p",
+                "0.01",
+            ])
             .args(extra)
             .arg(&p)
             .assert()
@@ -97,7 +113,17 @@ fn split_block_refuses_seed_and_keyed() {
     }
     // dedup builds its filter the same way (it has --seed, not --keyed)
     bloomery()
-        .args(["dedup", "--kind", "split-block", "-n", "100", "-p", "0.01", "--seed", "5"])
+        .args([
+            "dedup",
+            "--kind",
+            "split-block",
+            "-n",
+            "100",
+            "-p",
+            "0.01",
+            "--seed",
+            "5",
+        ])
         .write_stdin("a\nb\n")
         .assert()
         .code(2)
@@ -106,12 +132,23 @@ fn split_block_refuses_seed_and_keyed() {
     // without them: a Parquet-compatible filter, and `info` says so
     let p = d.path().join("ok.bloom");
     bloomery()
-        .args(["create", "--kind", "split-block", "-n", "1000", "-p", "0.01"])
+        .args([
+            "create",
+            "--kind",
+            "split-block",
+            "-n",
+            "1000",
+            "-p",
+            "0.01",
+        ])
         .arg(&p)
         .assert()
         .success();
     let out = stdout_of(&["info"], &p);
-    assert!(out.contains("parquet") && out.contains("compatible (xxHash64"), "{out}");
+    assert!(
+        out.contains("parquet") && out.contains("compatible (xxHash64"),
+        "{out}"
+    );
     let j: serde_json::Value = serde_json::from_str(&stdout_of(&["info", "--json"], &p)).unwrap();
     assert_eq!(j["parquet_compatible"], true);
     // a seeded split-block file made by the library loads, and `info` warns

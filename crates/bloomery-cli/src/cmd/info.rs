@@ -15,7 +15,10 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
     let f = super::load(&a.file)?;
     let i = f.info();
-    let hasher = f.hasher();
+    let hasher = *f.hasher();
+    let (kind, parquet) = (f.kind(), parquet_compatible(&f));
+    // the sizes below decompress the file again: not while the filter is held too
+    drop(f);
     // Plain and compressed sizes (issue 6): measured for a compressed file, predicted from the
     // entropy bound m·H(p) for a plain one (no compression pass over a large file).
     let file_bytes = bloomery::read_file(&a.file)
@@ -65,7 +68,7 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             "entropy_bits": packed.entropy_bits,
             "compressed_ratio_to_entropy": packed.ratio_to_entropy(),
             "layers": if i.layers > 0 { json!(i.layers) } else { serde_json::Value::Null },
-            "parquet_compatible": parquet_compatible(&f),
+            "parquet_compatible": parquet,
         }))?;
         return Ok(0);
     }
@@ -143,10 +146,10 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             },
         ),
     ];
-    if f.kind() == bloomery::Kind::Scalable {
+    if kind == bloomery::Kind::Scalable {
         rows.push(("sub-filters", i.sub_filters.to_string()));
     }
-    match parquet_compatible(&f) {
+    match parquet {
         Some(true) => rows.push(("parquet", "compatible (xxHash64, seed 0)".into())),
         Some(false) => rows.push((
             "parquet",

@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::error::{invalid, FormatError, Result};
 use crate::filter::{Count, Filter, Remove, RemoveError};
 use crate::hash::{Hashed, KeyHasher};
-use crate::io::format::{self, Kind, Persist, Source, Verify};
+use crate::io::format::{self, Kind, Persist, Verify};
 use crate::{
     BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, DLeftCountingBloomFilter,
     IterativeBloomFilter, SpaceCodeBloomFilter, SpectralBloomFilter, SpectralMethod,
@@ -370,9 +370,9 @@ impl AnyCounter {
     /// Decode any counting-family kind from bytes, verifying the checksum.
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         // A compressed file is decompressed first (issue 6).
-        let bytes = crate::io::compress::plain_file(bytes)?;
-        let d = format::decode(&bytes, Verify::Checksum)?;
-        let src = Source::Bytes(&bytes);
+        let plain = crate::io::compress::plain_bytes(bytes)?;
+        let d = format::decode(plain.bytes(), Verify::Checksum)?;
+        let src = plain.source();
         let limit = crate::store::max_bytes();
         Ok(match d.header.kind {
             Kind::Counting => {

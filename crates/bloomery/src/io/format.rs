@@ -667,10 +667,10 @@ pub trait Persist: Sized {
     /// Decode from bytes (copying), verifying the checksum. A compressed file is
     /// decompressed first (and the plain file's checksum verified).
     fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let bytes = crate::io::compress::plain_file(bytes)?;
-        let d = decode(&bytes, Verify::Checksum)?;
+        let plain = crate::io::compress::plain_bytes(bytes)?;
+        let d = decode(plain.bytes(), Verify::Checksum)?;
         check_kind(&d, Self::KIND)?;
-        Self::decode_from(&d, Source::Bytes(&bytes), crate::store::max_bytes())
+        Self::decode_from(&d, plain.source(), crate::store::max_bytes())
     }
 
     /// Save atomically (temp file, fsync, rename).
