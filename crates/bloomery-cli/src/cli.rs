@@ -209,6 +209,10 @@ pub struct XmlIndexArgs {
     /// Hash seed.
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Skip documents that are not well-formed XML (each is named in a warning and the
+    /// summary counts them) instead of stopping at the first.
+    #[arg(long)]
+    pub skip_invalid: bool,
     /// Overwrite an existing file.
     #[arg(long)]
     pub force: bool,

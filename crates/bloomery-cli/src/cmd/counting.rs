@@ -1,7 +1,7 @@
 //! The counting kinds (counting, blocked-counting, dlcbf, spectral, cms, ibf, scbf) through
 //! `bloomery::AnyCounter`: create, add (increments), remove, count, check, info and flatten.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
@@ -167,9 +167,9 @@ pub fn add(a: &AddArgs) -> Result<u8> {
     }
     super::compress::save_in_place(&f.to_bytes(), &a.file)?;
     note(&format!(
-        "{} lines read, {} increments, {} in total",
-        group(counts.lines),
-        group(f.len().saturating_sub(before)),
+        "{} read, {}, {} in total",
+        crate::num::count(counts.lines, "line", "lines"),
+        crate::num::count(f.len().saturating_sub(before), "increment", "increments"),
         group(f.len())
     ));
     Ok(0)
@@ -208,8 +208,8 @@ pub fn remove(a: &CountArgs) -> Result<u8> {
     })?;
     super::compress::save_in_place(&f.to_bytes(), &a.file)?;
     note(&format!(
-        "{} lines read, {} removed, {} not present",
-        group(counts.lines),
+        "{} read, {} removed, {} not present",
+        crate::num::count(counts.lines, "line", "lines"),
         group(removed),
         group(absent)
     ));
@@ -263,7 +263,7 @@ fn for_each_ahead(
 
 pub fn count(a: &CountArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     let mut print = |est: u64, line: &[u8]| -> Result<()> {
         write!(out, "{est}\t")?;
         out.write_all(line)?;
@@ -291,7 +291,7 @@ pub fn check(a: &CheckArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
     let f = load(&a.file)?;
     let hasher = *f.hasher();
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     let mut matched = 0u64;
     input::for_each_line(&a.inputs, &spec, |line, key| {
         let hit = key.is_some_and(|k| f.contains_hashed(hasher.hash_bytes(k)));
@@ -427,7 +427,7 @@ pub fn info(a: &InfoArgs) -> Result<u8> {
             None => format!("{} (seed: keyed, secret)", h.algorithm().name()),
         },
     ));
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)

@@ -4,7 +4,7 @@ use anyhow::{bail, Result};
 use bloomery::{AnyFilter, Kind};
 
 use crate::cli::CreateArgs;
-use crate::num::{bytes, group, rate};
+use crate::num::{bytes, group};
 use crate::output::note;
 
 /// Sizing options shared by `create` and `dedup`.
@@ -177,8 +177,12 @@ pub fn run(a: CreateArgs) -> Result<u8> {
         group(i.bits),
         bytes(i.bytes),
         i.hashes,
-        group(i.capacity),
-        rate(i.target_fpr)
+        if i.capacity > 0 {
+            group(i.capacity)
+        } else {
+            "none".into()
+        },
+        crate::num::target(i.target_fpr)
     ));
     Ok(0)
 }

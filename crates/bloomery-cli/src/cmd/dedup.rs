@@ -1,6 +1,6 @@
 //! `bloomery dedup`: first occurrences only, in order, in memory bounded by the filter.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 
 use anyhow::Result;
 use bloomery::Filter;
@@ -8,7 +8,7 @@ use bloomery::Filter;
 use crate::cli::DedupArgs;
 use crate::cmd::create::{build, Sizing};
 use crate::input::{self, KeySpec};
-use crate::num::{bytes, group, rate};
+use crate::num::{bytes, count, group, rate};
 use crate::output::note;
 
 pub fn run(a: DedupArgs) -> Result<u8> {
@@ -33,7 +33,7 @@ pub fn run(a: DedupArgs) -> Result<u8> {
     };
     let hasher = *f.hasher();
     let before = f.len();
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     let mut printed = 0u64;
     let structured = f.is_structured();
     let mut n = 0u64;
@@ -74,11 +74,11 @@ pub fn run(a: DedupArgs) -> Result<u8> {
         String::new()
     };
     note(&format!(
-        "{} lines read, {} printed, {} dropped as seen{invalid_note}; {} new items ({} in the filter, {}); fpr now {}",
-        group(counts.lines),
+        "{} read, {} printed, {} dropped as seen{invalid_note}; {} ({} in the filter, {}); fpr now {}",
+        count(counts.lines, "line", "lines"),
         group(printed),
         group(counts.lines - printed - counts.skipped - invalid),
-        group(f.len() - before),
+        count(f.len() - before, "new item", "new items"),
         group(i.items),
         bytes(i.bytes),
         rate(i.current_fpr)

@@ -1,6 +1,6 @@
 //! `bloomery info` and `bloomery estimate`.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use anyhow::{Context, Result};
 use bloomery::{AnyFilter, Filter};
@@ -199,7 +199,7 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             packed.ratio_to_entropy()
         ),
     ));
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)
@@ -270,7 +270,7 @@ pub fn estimate(a: EstimateArgs) -> Result<u8> {
         let jac = if *union > 0.0 { inter / union } else { 0.0 };
         rows.push(("jaccard", format!("{jac:.4}")));
     }
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)

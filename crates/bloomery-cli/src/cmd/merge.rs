@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::cli::{FoldArgs, MergeArgs};
-use crate::num::{group, rate};
+use crate::num::{count, group, rate};
 use crate::output::note;
 
 pub fn union(a: MergeArgs, intersect: bool) -> Result<u8> {
@@ -31,10 +31,10 @@ pub fn union(a: MergeArgs, intersect: bool) -> Result<u8> {
     super::save(&acc, &a.out)?;
     let i = acc.info();
     note(&format!(
-        "wrote {}: {} of {} filters, fill {:.4}, about {} items, fpr now {}",
+        "wrote {}: {} of {}, fill {:.4}, about {} items, fpr now {}",
         a.out.display(),
         if intersect { "intersection" } else { "union" },
-        a.inputs.len(),
+        count(a.inputs.len() as u64, "filter", "filters"),
         i.fill_ratio,
         if i.estimated_items.is_finite() {
             group(i.estimated_items.round() as u64)
