@@ -606,7 +606,7 @@ pub struct LabArgs {
     #[arg(long, default_value = "lab-out", value_name = "DIR")]
     pub out: PathBuf,
     /// Base seed.
-    #[arg(long, default_value_t = 42, value_name = "S")]
+    #[arg(long, default_value_t = 1, value_name = "S")]
     pub seed: u64,
 }
 
