@@ -132,6 +132,38 @@ fn loading_touches_only_the_memory_it_needs() {
     assert_eq!(decompress_file(&c, 12 << 20).unwrap(), plain);
 }
 
+/// A structure loaded from a large compressed file uses the rebuilt payload in place; it
+/// still takes inserts (its words are copied on the first write), for every set kind.
+#[test]
+fn a_filter_loaded_in_place_from_a_compressed_file_takes_inserts() {
+    for kind in [
+        Kind::Classic,
+        Kind::Blocked,
+        Kind::BlockedSectors,
+        Kind::SplitBlock,
+    ] {
+        let mut f = AnyFilter::builder(kind)
+            .capacity(2_000_000)
+            .fpr(0.01)
+            .try_build()
+            .unwrap();
+        for i in 0..50u32 {
+            f.try_insert_key(&i.to_le_bytes()).unwrap();
+        }
+        let c = compress_file(&f.to_bytes()).unwrap();
+        let mut g = AnyFilter::from_bytes(&c).unwrap();
+        assert_eq!(g, f, "{kind:?}");
+        for i in 50..100u32 {
+            g.try_insert_key(&i.to_le_bytes()).unwrap();
+        }
+        assert!(
+            (0..100u32).all(|i| g.contains_key(&i.to_le_bytes())),
+            "{kind:?}"
+        );
+        assert_eq!(g.len(), 100, "{kind:?}");
+    }
+}
+
 #[test]
 fn deltas_are_checked_before_they_are_applied() {
     let mut a = BloomFilter::try_with_shape(4096, 3).unwrap();
