@@ -553,3 +553,26 @@ fn the_lab_seed_defaults_to_the_documented_one() {
     };
     assert_eq!(run(&[]), run(&["--seed", "1"]));
 }
+
+/// A bomb under the memory limit on a machine with little memory: 512 MiB declared by a file of
+/// a few hundred bytes, no --max-memory, and an address space with room for the payload once
+/// but not three times. Decompression makes one allocation of the declared size, decodes into
+/// it and fails on the checksum, cleanly; it must never abort on a failed allocation.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_decompression_bomb_never_aborts_when_memory_runs_out() {
+    let d = tmp();
+    let p = d.path().join("bomb.bloom");
+    std::fs::write(&p, bomb(512 << 20)).unwrap();
+    // 1,300,000 KiB of address space: the payload once (and the binary), not three times
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("ulimit -v 1300000 && exec \"$0\" info \"$1\"")
+        .arg(BIN)
+        .arg(&p)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{:?}: {err}", out.status);
+    assert!(err.contains("checksum mismatch"), "{err}");
+}
