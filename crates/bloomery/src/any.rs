@@ -152,7 +152,8 @@ impl Build for AnyFilter {
             | Kind::Bloomier
             | Kind::Xor
             | Kind::Cuckoo
-            | Kind::TopK) => return Err(not_a_set(k)),
+            | Kind::TopK
+            | Kind::ParquetSidecar) => return Err(not_a_set(k)),
         })
     }
 }
@@ -211,7 +212,8 @@ impl AnyFilter {
             | Kind::Bloomier
             | Kind::Xor
             | Kind::Cuckoo
-            | Kind::TopK) => {
+            | Kind::TopK
+            | Kind::ParquetSidecar) => {
                 return Err(crate::error::FormatError::WrongKind {
                     expected: "a set structure (classic, partitioned, blocked, split-block, \
                                scalable, mlbf)",

@@ -109,6 +109,10 @@ pub enum Kind {
     BlockedSectors = 20,
     /// [`crate::BlockedCountingBloomFilter`]: counters of one key in one cache line.
     BlockedCounting = 21,
+    /// Split-block filters for the row groups of one column of a Parquet file, kept beside
+    /// the file (`bloomery::parquet::ParquetSidecar`, feature `parquet`). Ids 22 and 23 belong
+    /// to the RedisBloom-compatible kinds.
+    ParquetSidecar = 24,
 }
 
 impl Kind {
@@ -135,6 +139,7 @@ impl Kind {
         Kind::TopK,
         Kind::BlockedSectors,
         Kind::BlockedCounting,
+        Kind::ParquetSidecar,
     ];
 
     /// Decode a stored id.
@@ -180,6 +185,7 @@ impl Kind {
             Kind::TopK => "topk",
             Kind::BlockedSectors => "blocked-sectors",
             Kind::BlockedCounting => "blocked-counting",
+            Kind::ParquetSidecar => "parquet-sidecar",
         }
     }
 

@@ -84,6 +84,8 @@ pub mod hash;
 pub mod iterative;
 pub mod mlbf;
 pub mod params;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod partitioned;
 pub mod peel;
 pub mod scalable;
@@ -125,7 +127,7 @@ pub use partitioned::PartitionedBloomFilter;
 pub use scalable::ScalableBloomFilter;
 pub use space_code::SpaceCodeBloomFilter;
 pub use spectral::{SpectralBloomFilter, SpectralMethod};
-pub use split_block::SplitBlockBloomFilter;
+pub use split_block::{parquet_num_bytes, SplitBlockBloomFilter};
 pub use topk::TopK;
 pub use xor::XorFilter;
 

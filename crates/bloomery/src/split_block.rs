@@ -47,6 +47,20 @@ pub const BLOCK_BYTES: usize = 32;
 /// not be accepted by every Parquet reader.
 pub const PARQUET_MAX_BYTES: usize = 128 << 20;
 
+/// Bitset bytes the Parquet writers of arrow-rs and parquet-mr give a column chunk of `ndv`
+/// distinct values at rate `fpp`: the bits per value of the specification's formula
+/// `−8 / ln(1 − fpp^(1/8))` times `ndv`, in bytes, clamped to 32 B..=128 MiB and rounded up
+/// to a power of two.
+pub fn parquet_num_bytes(ndv: u64, fpp: f64) -> Result<usize> {
+    if !(fpp > 0.0 && fpp < 1.0) {
+        return Err(invalid("fpr", format!("must be in (0, 1), got {fpp}")));
+    }
+    let bits = -8.0 * ndv as f64 / (1.0 - fpp.powf(1.0 / 8.0)).ln();
+    // `as` saturates: a huge ndv ends at the 128 MiB cap like theirs
+    let bytes = (bits as usize / 8).clamp(BLOCK_BYTES, PARQUET_MAX_BYTES);
+    Ok(bytes.next_power_of_two())
+}
+
 /// The spec's `mask(x)`: one bit per 32-bit word.
 #[inline(always)]
 pub fn mask(x: u32) -> [u32; 8] {
@@ -160,6 +174,64 @@ impl SplitBlockBloomFilter {
             .iter()
             .flat_map(|w| w.to_le_bytes())
             .collect()
+    }
+
+    /// Sized as the Parquet writers of arrow-rs and parquet-mr size a column chunk's filter
+    /// for `ndv` distinct values at rate `fpp`: [`parquet_num_bytes`] bytes, a power of two, so
+    /// the same values give the same bytes as theirs.
+    pub fn try_with_parquet_sizing(ndv: u64, fpp: f64) -> Result<Self> {
+        let mut f = Self::try_with_bytes(parquet_num_bytes(ndv, fpp)?)?;
+        f.core.capacity = ndv;
+        f.core.target_fpr = fpp;
+        Ok(f)
+    }
+
+    /// Record the sizing a bitset made elsewhere was meant for (0: unknown) and set the item
+    /// count to its estimate from the fill: a Parquet bitset records neither.
+    pub fn set_imported_sizing(&mut self, capacity: u64, target_fpr: f64) -> Result<()> {
+        if !(target_fpr == 0.0 || (target_fpr > 0.0 && target_fpr < 1.0)) {
+            return Err(invalid("fpr", format!("must be in (0, 1), got {target_fpr}")));
+        }
+        self.core.capacity = capacity;
+        self.core.target_fpr = target_fpr;
+        let est = self.estimated_len();
+        self.core.items = if est.is_finite() {
+            est.round() as u64
+        } else {
+            self.blocks.saturating_mul(256)
+        };
+        Ok(())
+    }
+
+    /// Set the item count, capacity and target rate (for structures that store split-block
+    /// filters in their own files and record these themselves).
+    pub(crate) fn set_counts(&mut self, items: u64, capacity: u64, target_fpr: f64) {
+        self.core.items = items;
+        self.core.capacity = capacity;
+        self.core.target_fpr = target_fpr;
+    }
+
+    /// The words (for structures that store split-block filters in their own files).
+    pub(crate) fn words(&self) -> &store::Words {
+        &self.core.words
+    }
+
+    /// A filter over `words` (exactly `4 · blocks` of them), as decoded from a file.
+    pub(crate) fn from_words(
+        words: store::Words,
+        blocks: u64,
+        hasher: KeyHasher,
+        items: u64,
+    ) -> Result<Self> {
+        if blocks == 0 || blocks > MAX_BLOCKS || words.len() as u64 != blocks * 4 {
+            return Err(inconsistent(format!(
+                "split-block filter of {blocks} blocks over {} words",
+                words.len()
+            )));
+        }
+        let mut core = Core::from_header(&format::Header::new(Kind::SplitBlock, hasher), words);
+        core.items = items;
+        Ok(Self { core, blocks })
     }
 
     /// Number of 256-bit blocks.
