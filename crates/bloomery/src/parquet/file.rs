@@ -71,7 +71,20 @@ impl ParquetFile {
             reason,
         };
         if len < 12 {
+            let mut head = vec![0u8; len as usize];
+            read_exact_at(&file, &mut head, 0).map_err(io)?;
+            if head.starts_with(b"PAR1") {
+                return Err(ParquetError::Footer {
+                    path: path.clone(),
+                    reason: format!("{len} bytes: truncated"),
+                });
+            }
             return Err(not(format!("{len} bytes is too short for a Parquet file")));
+        }
+        let mut head = [0u8; 4];
+        read_exact_at(&file, &mut head, 0).map_err(io)?;
+        if &head != b"PAR1" {
+            return Err(not("no PAR1 magic at the start".into()));
         }
         let tail_len = len.min(TAIL_READ);
         let mut tail = vec![0u8; tail_len as usize];
@@ -84,12 +97,11 @@ impl ParquetFile {
             });
         }
         if magic != b"PAR1" {
-            return Err(not("no PAR1 magic at the end".into()));
-        }
-        let mut head = [0u8; 4];
-        read_exact_at(&file, &mut head, 0).map_err(io)?;
-        if &head != b"PAR1" {
-            return Err(not("no PAR1 magic at the start".into()));
+            // it starts as a Parquet file: damaged, not something else
+            return Err(ParquetError::Footer {
+                path: path.clone(),
+                reason: "no PAR1 magic at the end: the file is truncated or damaged".into(),
+            });
         }
         let n = tail.len();
         let meta_len = u64::from(u32::from_le_bytes([
