@@ -127,7 +127,7 @@ pub use partitioned::PartitionedBloomFilter;
 pub use scalable::ScalableBloomFilter;
 pub use space_code::SpaceCodeBloomFilter;
 pub use spectral::{SpectralBloomFilter, SpectralMethod};
-pub use split_block::{parquet_num_bytes, SplitBlockBloomFilter};
+pub use split_block::{parquet_num_bytes, SplitBlockBits, SplitBlockBloomFilter};
 pub use topk::TopK;
 pub use xor::XorFilter;
 

@@ -61,6 +61,61 @@ pub fn parquet_num_bytes(ndv: u64, fpp: f64) -> Result<usize> {
     Ok(bytes.next_power_of_two())
 }
 
+/// A Parquet bitset probed where it lies (e.g. in a buffer just read from a file), without
+/// copying it into a filter: the spec's `filter_check` over the little-endian bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct SplitBlockBits<'a> {
+    bytes: &'a [u8],
+    blocks: u64,
+}
+
+impl<'a> SplitBlockBits<'a> {
+    /// A view of `bitset` (a positive multiple of 32 bytes, at most [`MAX_BLOCKS`] blocks).
+    pub fn try_new(bitset: &'a [u8]) -> Result<Self> {
+        let blocks = (bitset.len() / BLOCK_BYTES) as u64;
+        if bitset.is_empty() || bitset.len() % BLOCK_BYTES != 0 || blocks > MAX_BLOCKS {
+            return Err(invalid(
+                "bytes",
+                format!(
+                    "a bitset is a positive multiple of 32 bytes, got {}",
+                    bitset.len()
+                ),
+            ));
+        }
+        Ok(Self {
+            bytes: bitset,
+            blocks,
+        })
+    }
+
+    /// The spec's `filter_check` of a 64-bit hash.
+    #[inline]
+    pub fn contains_hash(&self, h: u64) -> bool {
+        let b = (((h >> 32) * self.blocks) >> 32) as usize * BLOCK_BYTES;
+        let block: &[u8; BLOCK_BYTES] = match self.bytes[b..b + BLOCK_BYTES].try_into() {
+            Ok(a) => a,
+            Err(_) => return true, // unreachable: b + 32 <= len by construction
+        };
+        let m = mask(h as u32);
+        let mut miss = 0u32;
+        for i in 0..8 {
+            let w = u32::from_le_bytes([
+                block[4 * i],
+                block[4 * i + 1],
+                block[4 * i + 2],
+                block[4 * i + 3],
+            ]);
+            miss |= m[i] & !w;
+        }
+        miss == 0
+    }
+
+    /// Number of 256-bit blocks.
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+}
+
 /// The spec's `mask(x)`: one bit per 32-bit word.
 #[inline(always)]
 pub fn mask(x: u32) -> [u32; 8] {
@@ -425,6 +480,34 @@ mod tests {
     fn spec_mask_sets_one_bit_per_word() {
         for x in [0u32, 1, 0xdead_beef, u32::MAX] {
             assert!(mask(x).iter().all(|w| w.count_ones() == 1));
+        }
+    }
+
+    #[test]
+    fn bits_view_answers_as_the_filter() {
+        let mut f = SplitBlockBloomFilter::try_with_bytes(7 * 32).unwrap();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..150 {
+            f.insert_hash(next());
+        }
+        let bits = f.to_parquet_bitset();
+        let view = SplitBlockBits::try_new(&bits).unwrap();
+        assert_eq!(view.blocks(), 7);
+        let mut yes = 0;
+        for _ in 0..20_000 {
+            let h = next();
+            assert_eq!(view.contains_hash(h), f.contains_hash(h));
+            yes += u32::from(f.contains_hash(h));
+        }
+        assert!(yes > 0 && yes < 20_000);
+        for len in [0usize, 31, 33] {
+            assert!(SplitBlockBits::try_new(&vec![0; len]).is_err());
         }
     }
 

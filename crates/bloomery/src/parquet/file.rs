@@ -14,7 +14,7 @@ use super::ParquetError;
 use crate::SplitBlockBloomFilter;
 
 /// Bytes read from the end of a file in one go: the 8-byte tail and, usually, the whole footer.
-const TAIL_READ: u64 = 64 << 10;
+const TAIL_READ: u64 = 8 << 10;
 
 /// Positioned read of exactly `buf.len()` bytes (no shared cursor on Unix).
 pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
@@ -267,6 +267,33 @@ impl ParquetFile {
         rg: usize,
         col: usize,
     ) -> Result<Option<SplitBlockBloomFilter>, ParquetError> {
+        let mut buf = Vec::new();
+        let Some(bits) = self.read_filter_bytes(rg, col, &mut buf)? else {
+            return Ok(None);
+        };
+        SplitBlockBloomFilter::from_parquet_bitset(&buf[bits])
+            .map(Some)
+            .map_err(|e| self.filter_err(rg, col, e.to_string()))
+    }
+
+    fn filter_err(&self, rg: usize, col: usize, reason: String) -> ParquetError {
+        ParquetError::Filter {
+            path: self.path.clone(),
+            row_group: rg,
+            column: self.column_path(col),
+            reason,
+        }
+    }
+
+    /// Read the filter of row group `rg`, column `col` into `buf` (reused between calls) and
+    /// return where its validated bitset lies in `buf` (None: the chunk has no filter). For
+    /// probing in place with [`crate::SplitBlockBits`].
+    pub fn read_filter_bytes(
+        &self,
+        rg: usize,
+        col: usize,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<std::ops::Range<usize>>, ParquetError> {
         let cc = self.meta.row_group(rg).column(col);
         let Some(offset) = cc.bloom_filter_offset() else {
             return Ok(None);
@@ -286,7 +313,11 @@ impl ParquetFile {
             )));
         }
         let offset = offset as u64;
-        let bitset = match cc.bloom_filter_length() {
+        // the bitset must fit the memory limit before anything is allocated for it
+        let fits = |n: u64| {
+            crate::store::check_size(n, crate::store::max_bytes()).map_err(|e| err(e.to_string()))
+        };
+        match cc.bloom_filter_length() {
             Some(l) => {
                 if l <= 0 || offset + l as u64 > end {
                     return Err(err(format!(
@@ -294,9 +325,10 @@ impl ParquetFile {
                         self.len
                     )));
                 }
-                let mut buf = vec![0u8; l as usize];
-                read_exact_at(&self.file, &mut buf, offset).map_err(io)?;
-                let h = read_filter_header(&buf).map_err(|e| err(e.to_string()))?;
+                fits(l as u64)?;
+                buf.resize(l as usize, 0);
+                read_exact_at(&self.file, buf, offset).map_err(io)?;
+                let h = read_filter_header(buf).map_err(|e| err(e.to_string()))?;
                 if h.header_len as u64 + u64::from(h.num_bytes) != l as u64 {
                     return Err(err(format!(
                         "the header declares a {}-byte bitset, the footer a {l}-byte filter \
@@ -304,15 +336,14 @@ impl ParquetFile {
                         h.num_bytes, h.header_len
                     )));
                 }
-                buf.drain(..h.header_len);
-                buf
+                Ok(Some(h.header_len..l as usize))
             }
             None => {
-                // a header is small: read a generous prefix, then the bitset
-                let want = (end - offset).min(256.max(TYPICAL_MAX_LEN as u64));
-                let mut buf = vec![0u8; want as usize];
-                read_exact_at(&self.file, &mut buf, offset).map_err(io)?;
-                let h = read_filter_header(&buf).map_err(|e| err(e.to_string()))?;
+                // a header is small: read a generous prefix, then the bitset after it
+                let want = (end - offset).min(256.max(TYPICAL_MAX_LEN as u64)) as usize;
+                buf.resize(want, 0);
+                read_exact_at(&self.file, buf, offset).map_err(io)?;
+                let h = read_filter_header(buf).map_err(|e| err(e.to_string()))?;
                 let start = offset + h.header_len as u64;
                 if start + u64::from(h.num_bytes) > end {
                     return Err(err(format!(
@@ -321,13 +352,11 @@ impl ParquetFile {
                         h.num_bytes, self.len
                     )));
                 }
-                let mut bits = vec![0u8; h.num_bytes as usize];
-                read_exact_at(&self.file, &mut bits, start).map_err(io)?;
-                bits
+                fits(u64::from(h.num_bytes))?;
+                buf.resize(h.num_bytes as usize, 0);
+                read_exact_at(&self.file, buf, start).map_err(io)?;
+                Ok(Some(0..h.num_bytes as usize))
             }
-        };
-        SplitBlockBloomFilter::from_parquet_bitset(&bitset)
-            .map(Some)
-            .map_err(|e| err(e.to_string()))
+        }
     }
 }

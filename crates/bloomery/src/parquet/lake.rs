@@ -13,7 +13,7 @@ use super::keys::{ColumnType, KeyError};
 use super::sidecar::ParquetSidecar;
 use super::ParquetError;
 use crate::format::Persist;
-use crate::SplitBlockBloomFilter;
+use crate::SplitBlockBits;
 
 /// Keys, stored back to back.
 #[derive(Debug, Clone, Default)]
@@ -171,26 +171,50 @@ struct Typed {
     example: Option<(usize, KeyError)>,
 }
 
+/// Keys hashed per chunk in parallel, then joined in input order.
+const HASH_CHUNK: usize = 1 << 14;
+
 fn typed(keys: &KeyList, t: &ColumnType) -> Typed {
-    let mut buf = Vec::new();
+    let chunks: Vec<Typed> = (0..keys.len().div_ceil(HASH_CHUNK))
+        .into_par_iter()
+        .map(|c| {
+            let mut buf = Vec::new();
+            let range = c * HASH_CHUNK..((c + 1) * HASH_CHUNK).min(keys.len());
+            let mut out = Typed {
+                hashes: Vec::with_capacity(range.len()),
+                index: Vec::with_capacity(range.len()),
+                invalid: 0,
+                example: None,
+            };
+            for i in range {
+                match t.hash(keys.get(i), keys.is_raw(), &mut buf) {
+                    Ok(h) => {
+                        out.hashes.push(h);
+                        out.index.push(i as u32);
+                    }
+                    Err(e) => {
+                        out.invalid += 1;
+                        if out.example.is_none() {
+                            out.example = Some((i, e));
+                        }
+                    }
+                }
+            }
+            out
+        })
+        .collect();
     let mut out = Typed {
         hashes: Vec::with_capacity(keys.len()),
         index: Vec::with_capacity(keys.len()),
         invalid: 0,
         example: None,
     };
-    for i in 0..keys.len() {
-        match t.hash(keys.get(i), keys.is_raw(), &mut buf) {
-            Ok(h) => {
-                out.hashes.push(h);
-                out.index.push(i as u32);
-            }
-            Err(e) => {
-                out.invalid += 1;
-                if out.example.is_none() {
-                    out.example = Some((i, e));
-                }
-            }
+    for c in chunks {
+        out.hashes.extend_from_slice(&c.hashes);
+        out.index.extend_from_slice(&c.index);
+        out.invalid += c.invalid;
+        if out.example.is_none() {
+            out.example = c.example;
         }
     }
     out
@@ -198,15 +222,15 @@ fn typed(keys: &KeyList, t: &ColumnType) -> Typed {
 
 type TypedCache = Mutex<HashMap<ColumnType, Arc<Typed>>>;
 
-fn probe(f: &SplitBlockBloomFilter, t: &Typed, mode: Mode) -> Hits {
+fn probe(contains: impl Fn(u64) -> bool, t: &Typed, mode: Mode) -> Hits {
     match mode {
-        Mode::Any => Hits::Any(t.hashes.iter().any(|&h| f.contains_hash(h))),
-        Mode::Count => Hits::Count(t.hashes.iter().filter(|&&h| f.contains_hash(h)).count() as u64),
+        Mode::Any => Hits::Any(t.hashes.iter().any(|&h| contains(h))),
+        Mode::Count => Hits::Count(t.hashes.iter().filter(|&&h| contains(h)).count() as u64),
         Mode::Keys => Hits::Keys(
             t.hashes
                 .iter()
                 .zip(&t.index)
-                .filter(|(&h, _)| f.contains_hash(h))
+                .filter(|(&h, _)| contains(h))
                 .map(|(_, &i)| i)
                 .collect(),
         ),
@@ -264,39 +288,51 @@ fn scan_file(path: &Path, q: &Query<'_>, cache: &TypedCache) -> Result<FileAnswe
                 .or_insert_with(|| Arc::new(typed(q.keys, &ct))),
         )
     };
-    let mut filters = Vec::with_capacity(pf.row_groups());
+    // the file's own filters, probed where they were read; then the sidecar's, if needed
+    let mut buf = Vec::new();
+    let mut row_groups = Vec::with_capacity(pf.row_groups());
     for rg in 0..pf.row_groups() {
-        filters.push(pf.read_filter(rg, col)?);
+        let (source, hits) = match pf.read_filter_bytes(rg, col, &mut buf)? {
+            Some(range) => {
+                let bits = SplitBlockBits::try_new(&buf[range]).map_err(|e| {
+                    ParquetError::Filter {
+                        path: path.to_path_buf(),
+                        row_group: rg,
+                        column: column.clone(),
+                        reason: e.to_string(),
+                    }
+                })?;
+                (
+                    FilterSource::Parquet,
+                    probe(|h| bits.contains_hash(h), &t, q.mode),
+                )
+            }
+            None => (FilterSource::None, Hits::Unknown),
+        };
+        row_groups.push(RowGroupAnswer {
+            index: rg,
+            rows: pf.rows(rg),
+            source,
+            hits,
+        });
     }
-    let (side, sidecar) = if q.use_sidecars && filters.iter().any(Option::is_none) {
+    let (side, sidecar) = if q.use_sidecars
+        && row_groups.iter().any(|r| r.source == FilterSource::None)
+    {
         sidecar_for(&pf, &column, &ct)
     } else {
         (None, SidecarState::Unused)
     };
     let mut used_side = false;
-    let row_groups = filters
-        .iter()
-        .enumerate()
-        .map(|(rg, f)| {
-            let (filter, source) = match (f, side.as_ref().and_then(|s| s.row_groups[rg].as_ref())) {
-                (Some(f), _) => (Some(f), FilterSource::Parquet),
-                (None, Some(s)) => {
-                    used_side = true;
-                    (Some(&s.filter), FilterSource::Sidecar)
-                }
-                (None, None) => (None, FilterSource::None),
-            };
-            RowGroupAnswer {
-                index: rg,
-                rows: pf.rows(rg),
-                source,
-                hits: match filter {
-                    Some(f) => probe(f, &t, q.mode),
-                    None => Hits::Unknown,
-                },
+    if let Some(side) = &side {
+        for r in row_groups.iter_mut().filter(|r| r.source == FilterSource::None) {
+            if let Some(s) = &side.row_groups[r.index] {
+                used_side = true;
+                r.source = FilterSource::Sidecar;
+                r.hits = probe(|h| s.filter.contains_hash(h), &t, q.mode);
             }
-        })
-        .collect();
+        }
+    }
     let sidecar = match sidecar {
         SidecarState::Used(_) if !used_side => SidecarState::Unused,
         s => s,
