@@ -51,16 +51,13 @@ def floor():
 
 def duck_per_key(n):
     con = duckdb.connect()
-    con.execute("SET enable_object_cache = true") if False else None
     glob = f"{LAKE}/*.parquet"
     t = time.perf_counter()
-    hits = 0
     for k in range(n):
         v = rng.randrange(2 * TOTAL)
-        rows = con.execute(
+        con.execute(
             "SELECT count(*) FILTER (WHERE NOT bloom_filter_excludes) FROM parquet_bloom_probe(?, 'id', ?::BIGINT)",
             [glob, v]).fetchone()
-        hits += rows[0]
     return (time.perf_counter() - t) / n
 
 
@@ -74,7 +71,7 @@ for rep in range(REPEATS):
     ]:
         dt, r = run(args)
         res.setdefault(name, []).append(dt)
-        res.setdefault(name + "_out", r.stdout)
+        res[name + "_out"] = r.stdout
     fr, frd, fbytes = floor()
     res.setdefault("floor", []).append(fr)
     res.setdefault("floor_decode", []).append(frd)
@@ -84,10 +81,9 @@ res["check_c_1m"] = [dt]
 duck = duck_per_key(20)
 
 b = {k: min(v) for k, v in res.items() if not k.endswith("_out")}
-rgs_1k = len(res["prune_1k_out"][0].splitlines()) if False else None
-pruned_files_1m = len(res["prune_1m_out"][-1].splitlines())
-pruned_files_1k = len(res["prune_1k_out"][-1].splitlines())
-pruned_files_1 = len(res["prune_1_out"][-1].splitlines())
+pruned_files_1m = len(res["prune_1m_out"].splitlines())
+pruned_files_1k = len(res["prune_1k_out"].splitlines())
+pruned_files_1 = len(res["prune_1_out"].splitlines())
 cpu = re.search(r"model name\s*:\s*(.*)", open("/proc/cpuinfo").read()).group(1)
 print(f"machine: {cpu}, {os.cpu_count()} cores; {time.strftime('%Y-%m-%d')}")
 print(f"lake: {FILES} files × 4 row groups × {ROWS} rows, {fbytes:,} bytes of footers + filters; "

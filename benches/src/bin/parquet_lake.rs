@@ -27,8 +27,10 @@ use rayon::prelude::*;
 
 fn gen(dir: &Path, files: u64, rgs: u64, rows: u64) {
     std::fs::create_dir_all(dir).unwrap();
-    let schema =
-        Arc::new(parse_message_type("message m { required int64 id; required binary payload (UTF8); }").unwrap());
+    let schema = Arc::new(
+        parse_message_type("message m { required int64 id; required binary payload (UTF8); }")
+            .unwrap(),
+    );
     (0..files).into_par_iter().for_each(|f| {
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
@@ -36,19 +38,29 @@ fn gen(dir: &Path, files: u64, rgs: u64, rows: u64) {
             .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), rows)
             .build();
         let path = dir.join(format!("part-{f:05}.parquet"));
-        let mut w =
-            SerializedFileWriter::new(File::create(&path).unwrap(), schema.clone(), Arc::new(props))
-                .unwrap();
+        let mut w = SerializedFileWriter::new(
+            File::create(&path).unwrap(),
+            schema.clone(),
+            Arc::new(props),
+        )
+        .unwrap();
         for g in 0..rgs {
             let base = (f * rgs + g) * rows;
             let ids: Vec<i64> = (0..rows).map(|i| (base + i) as i64).collect();
             let mut rg = w.next_row_group().unwrap();
             let mut col = rg.next_column().unwrap().unwrap();
-            col.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+            col.typed::<Int64Type>()
+                .write_batch(&ids, None, None)
+                .unwrap();
             col.close().unwrap();
             let mut col = rg.next_column().unwrap().unwrap();
-            let v: Vec<ByteArray> = ids.iter().map(|i| format!("row {i}").as_str().into()).collect();
-            col.typed::<ByteArrayType>().write_batch(&v, None, None).unwrap();
+            let v: Vec<ByteArray> = ids
+                .iter()
+                .map(|i| format!("row {i}").as_str().into())
+                .collect();
+            col.typed::<ByteArrayType>()
+                .write_batch(&v, None, None)
+                .unwrap();
             col.close().unwrap();
             rg.close().unwrap();
         }

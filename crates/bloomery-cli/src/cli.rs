@@ -222,7 +222,12 @@ pub struct ParquetKeys {
     #[arg(long, value_name = "COL")]
     pub column: String,
     /// A key (repeatable; may start with `-`, e.g. `-k -42`).
-    #[arg(short = 'k', long = "key", value_name = "KEY", allow_hyphen_values = true)]
+    #[arg(
+        short = 'k',
+        long = "key",
+        value_name = "KEY",
+        allow_hyphen_values = true
+    )]
     pub keys: Vec<String>,
     /// Files of keys, one per line (gzip and zstd detected; "-" for stdin). Default: stdin,
     /// unless --key is given.

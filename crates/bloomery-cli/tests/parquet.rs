@@ -48,7 +48,9 @@ fn lake() -> (TempDir, PathBuf, Vec<PathBuf>) {
 /// arrow-rs' filters of a file's column, per row group.
 fn sbbfs(path: &Path, column: &str) -> Vec<Option<Sbbf>> {
     let file = std::fs::File::open(path).unwrap();
-    let meta = ParquetMetaDataReader::new().parse_and_finish(&file).unwrap();
+    let meta = ParquetMetaDataReader::new()
+        .parse_and_finish(&file)
+        .unwrap();
     let col = meta
         .file_metadata()
         .schema_descr()
@@ -99,7 +101,12 @@ fn check_answers_as_arrow_rs_does_with_grep_exit_codes() {
         .arg(&keys)
         .output()
         .unwrap();
-    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
     let got = stdout_lines(&o);
     // expected: every (file, row group, key) arrow-rs' Sbbf::check admits
     let mut want = BTreeSet::new();
@@ -130,8 +137,14 @@ fn check_answers_as_arrow_rs_does_with_grep_exit_codes() {
         }
     }
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("2 files, 6 row groups (6 with a filter"), "{err}");
-    assert!(err.contains("1 files in the directories are not Parquet"), "{err}");
+    assert!(
+        err.contains("2 files, 6 row groups (6 with a filter"),
+        "{err}"
+    );
+    assert!(
+        err.contains("1 files in the directories are not Parquet"),
+        "{err}"
+    );
 
     // -c: per row group counts, as arrow-rs counts
     let o = bloomery()
@@ -145,7 +158,10 @@ fn check_answers_as_arrow_rs_does_with_grep_exit_codes() {
     let mut want = BTreeSet::new();
     for (f, fs) in files.iter().zip(&filters) {
         for (rg, s) in fs.iter().enumerate() {
-            let n = ids.iter().filter(|&&i| s.as_ref().unwrap().check(&i)).count();
+            let n = ids
+                .iter()
+                .filter(|&&i| s.as_ref().unwrap().check(&i))
+                .count();
             want.insert(format!("{}\t{rg}\t{n}", f.display()));
         }
     }
@@ -169,7 +185,12 @@ fn check_answers_as_arrow_rs_does_with_grep_exit_codes() {
         .args(["parquet", "check"])
         .arg(&lake)
         .args(["--column", "id"])
-        .args(absent_everywhere.iter().take(20).flat_map(|i| ["-k".to_string(), i.to_string()]))
+        .args(
+            absent_everywhere
+                .iter()
+                .take(20)
+                .flat_map(|i| ["-k".to_string(), i.to_string()]),
+        )
         .assert()
         .code(1)
         .stdout("");
@@ -211,7 +232,11 @@ fn keys_are_typed_by_the_column() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains(format!("\t2\t{days}\n")));
-    let hex: String = id.to_le_bytes().iter().map(|b| format!("{b:02x}")).collect();
+    let hex: String = id
+        .to_le_bytes()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     bloomery()
         .args(["parquet", "check", "--hex"])
         .arg(&files[1])
@@ -333,7 +358,10 @@ fn damaged_files_exit_2_with_a_message_and_the_others_are_answered() {
             "{}\t0\t{id}",
             files[1].display()
         )))
-        .stderr(predicate::str::contains(format!("`{}`", files[0].display())))
+        .stderr(predicate::str::contains(format!(
+            "`{}`",
+            files[0].display()
+        )))
         .stderr(predicate::str::contains("panicked").not());
     // a footer whose length runs past the file
     let mut b = bytes.clone();
@@ -350,7 +378,9 @@ fn damaged_files_exit_2_with_a_message_and_the_others_are_answered() {
     // a damaged filter header
     std::fs::write(&files[0], &bytes).unwrap();
     let file = std::fs::File::open(&files[0]).unwrap();
-    let meta = ParquetMetaDataReader::new().parse_and_finish(&file).unwrap();
+    let meta = ParquetMetaDataReader::new()
+        .parse_and_finish(&file)
+        .unwrap();
     let off = meta.row_group(1).column(0).bloom_filter_offset().unwrap() as usize;
     let mut b = bytes.clone();
     b[off] = 0xFF;
@@ -361,7 +391,9 @@ fn damaged_files_exit_2_with_a_message_and_the_others_are_answered() {
         .args(["--column", "id", "-k", &id])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("row group 1, column `id`: bad bloom filter"));
+        .stderr(predicate::str::contains(
+            "row group 1, column `id`: bad bloom filter",
+        ));
     // a file named on the command line must be Parquet; a missing column is an error
     bloomery()
         .args(["parquet", "check"])
@@ -406,7 +438,10 @@ fn index_builds_sidecars_that_check_uses_until_the_file_changes() {
     assert_eq!(o.status.code(), Some(0));
     let got = stdout_lines(&o);
     for k in &keys {
-        assert!(got.contains(&format!("{}\t2\t{k}", files[0].display())), "{k}");
+        assert!(
+            got.contains(&format!("{}\t2\t{k}", files[0].display())),
+            "{k}"
+        );
     }
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("6 from sidecars, 0 without"), "{err}");
@@ -428,7 +463,9 @@ fn index_builds_sidecars_that_check_uses_until_the_file_changes() {
         .args(["--column", "nofilter", "-k", &keys[0]])
         .assert()
         .code(1)
-        .stderr(predicate::str::contains("ignored: it was built for another version"));
+        .stderr(predicate::str::contains(
+            "ignored: it was built for another version",
+        ));
 }
 
 #[test]
@@ -502,7 +539,12 @@ fn export_import_and_parquet_sizing_match_arrow_rs() {
         .arg(&bf)
         .assert()
         .success();
-    bloomery().arg("add").arg(&bf).arg(&input).assert().success();
+    bloomery()
+        .arg("add")
+        .arg(&bf)
+        .arg(&input)
+        .assert()
+        .success();
     // the bitset equals arrow-rs' for the same values and sizing
     let mut theirs = Sbbf::new_with_ndv_fpp(ROWS, 0.01).unwrap();
     for n in &names {
@@ -520,7 +562,11 @@ fn export_import_and_parquet_sizing_match_arrow_rs() {
         .success();
     assert_eq!(std::fs::read(&raw).unwrap(), want);
     // info --json says where the bitset lies in the bloomery file
-    let o = bloomery().args(["info", "--json"]).arg(&bf).output().unwrap();
+    let o = bloomery()
+        .args(["info", "--json"])
+        .arg(&bf)
+        .output()
+        .unwrap();
     let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
     let (off, len) = (
         j["payload_offset"].as_u64().unwrap() as usize,
@@ -546,7 +592,12 @@ fn export_import_and_parquet_sizing_match_arrow_rs() {
     let probe = t.path().join("probe.txt");
     let probes: Vec<String> = (0..3000).map(gen::name).collect();
     std::fs::write(&probe, probes.join("\n") + "\n").unwrap();
-    let expect = bloomery().arg("check").arg(&bf).arg(&probe).output().unwrap();
+    let expect = bloomery()
+        .arg("check")
+        .arg(&bf)
+        .arg(&probe)
+        .output()
+        .unwrap();
     for (src, name) in [(&raw, "a.bloom"), (&with_header, "b.bloom")] {
         let imported = t.path().join(name);
         bloomery()
@@ -592,7 +643,17 @@ fn export_import_and_parquet_sizing_match_arrow_rs() {
         .stderr(predicate::str::contains("only split-block filters"));
     let seeded = t.path().join("seeded.bloom");
     bloomery()
-        .args(["create", "--kind", "split-block", "-n", "100", "-p", "0.01", "--seed", "3"])
+        .args([
+            "create",
+            "--kind",
+            "split-block",
+            "-n",
+            "100",
+            "-p",
+            "0.01",
+            "--seed",
+            "3",
+        ])
         .arg(&seeded)
         .assert()
         .success();
@@ -603,7 +664,9 @@ fn export_import_and_parquet_sizing_match_arrow_rs() {
         .args(["--format", "sbbf"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("Parquet readers hash with xxHash64"));
+        .stderr(predicate::str::contains(
+            "Parquet readers hash with xxHash64",
+        ));
     let junk = t.path().join("junk");
     std::fs::write(&junk, [7u8; 33]).unwrap();
     bloomery()
@@ -628,16 +691,32 @@ fn export_import_and_parquet_sizing_match_arrow_rs() {
 fn bloomery_filters_embedded_in_parquet_answer_the_same() {
     let (t, _lake, files) = lake();
     // the names of row group 0 of file 0, into a split-block file sized as Parquet does
-    let names: Vec<String> = (0..ROWS).map(|i| gen::name(gen::id(0, 0, i, ROWS))).collect();
+    let names: Vec<String> = (0..ROWS)
+        .map(|i| gen::name(gen::id(0, 0, i, ROWS)))
+        .collect();
     let input = t.path().join("names.txt");
     std::fs::write(&input, names.join("\n") + "\n").unwrap();
     let bf = t.path().join("names.bloom");
     bloomery()
-        .args(["create", "--kind", "split-block", "--parquet-sizing", "-n", "400", "-p", "0.001"])
+        .args([
+            "create",
+            "--kind",
+            "split-block",
+            "--parquet-sizing",
+            "-n",
+            "400",
+            "-p",
+            "0.001",
+        ])
         .arg(&bf)
         .assert()
         .success();
-    bloomery().arg("add").arg(&bf).arg(&input).assert().success();
+    bloomery()
+        .arg("add")
+        .arg(&bf)
+        .arg(&input)
+        .assert()
+        .success();
     let exported = t.path().join("names.sbbfh");
     bloomery()
         .arg("export")
@@ -697,7 +776,12 @@ fn bloomery_filters_embedded_in_parquet_answer_the_same() {
         .collect();
     assert!(names.iter().all(|n| want_arrow.contains(n)));
     // bloomery check on the bloomery file
-    let o = bloomery().arg("check").arg(&bf).arg(&probe_file).output().unwrap();
+    let o = bloomery()
+        .arg("check")
+        .arg(&bf)
+        .arg(&probe_file)
+        .output()
+        .unwrap();
     assert_eq!(stdout_lines(&o), want_arrow);
     // bloomery parquet check on the Parquet file (row group 0 only has a filter)
     let o = bloomery()

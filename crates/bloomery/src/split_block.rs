@@ -245,7 +245,10 @@ impl SplitBlockBloomFilter {
     /// count to its estimate from the fill: a Parquet bitset records neither.
     pub fn set_imported_sizing(&mut self, capacity: u64, target_fpr: f64) -> Result<()> {
         if !(target_fpr == 0.0 || (target_fpr > 0.0 && target_fpr < 1.0)) {
-            return Err(invalid("fpr", format!("must be in (0, 1), got {target_fpr}")));
+            return Err(invalid(
+                "fpr",
+                format!("must be in (0, 1), got {target_fpr}"),
+            ));
         }
         self.core.capacity = capacity;
         self.core.target_fpr = target_fpr;

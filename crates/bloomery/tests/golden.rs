@@ -1564,7 +1564,10 @@ fn typed_goldens() -> Vec<TypedGolden> {
             check: |bytes| {
                 use bloomery::parquet::{ParquetSidecar, PhysicalType};
                 let s = ParquetSidecar::from_bytes(bytes).unwrap();
-                assert_eq!((s.source_len, s.source_footer_hash), (123_456, 0x0123_4567_89AB_CDEF));
+                assert_eq!(
+                    (s.source_len, s.source_footer_hash),
+                    (123_456, 0x0123_4567_89AB_CDEF)
+                );
                 assert_eq!(s.column, "user.name");
                 assert_eq!(s.column_type.physical, PhysicalType::ByteArray);
                 assert_eq!(s.row_groups.len(), 3);
@@ -1582,10 +1585,17 @@ fn typed_goldens() -> Vec<TypedGolden> {
                 }
                 pin(
                     "sidecar: absent keys admitted",
-                    absent_keys().iter().filter(|k| a.filter.contains(*k)).count() as u64,
+                    absent_keys()
+                        .iter()
+                        .filter(|k| a.filter.contains(*k))
+                        .count() as u64,
                     0,
                 );
-                assert_eq!(s.to_bytes(), bytes, "sidecar: re-encoding changed the bytes");
+                assert_eq!(
+                    s.to_bytes(),
+                    bytes,
+                    "sidecar: re-encoding changed the bytes"
+                );
             },
         },
     ]

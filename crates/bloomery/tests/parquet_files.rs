@@ -14,9 +14,9 @@ use bloomery::parquet::{
     SidecarFilter, SidecarState, Sizing,
 };
 use bloomery::{Persist, SplitBlockBloomFilter, Stats};
-use parquet_gen as gen;
 use parquet::bloom_filter::Sbbf;
 use parquet::data_type::{ByteArray, FixedLenByteArray};
+use parquet_gen as gen;
 
 const ROWS: u64 = 1500;
 const RGS: u64 = 3;
@@ -65,7 +65,11 @@ fn key_text(col: &str, id: i64) -> String {
             let mut lo = 0i32;
             let mut y = 1970;
             loop {
-                let len = if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 { 366 } else { 365 };
+                let len = if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
+                    366
+                } else {
+                    365
+                };
                 if lo + len > days {
                     break;
                 }
@@ -164,7 +168,13 @@ fn scan_finds_every_present_key_and_reports_unfiltered_row_groups() {
     assert!(errors.is_empty());
     let names: Vec<_> = files
         .iter()
-        .map(|c| c.path.strip_prefix(dir.path()).unwrap().display().to_string())
+        .map(|c| {
+            c.path
+                .strip_prefix(dir.path())
+                .unwrap()
+                .display()
+                .to_string()
+        })
         .collect();
     assert_eq!(names, ["part-0.parquet", "year=2024/part-1.parquet"]);
     let paths: Vec<PathBuf> = files.into_iter().map(|c| c.path).collect();
@@ -205,7 +215,10 @@ fn scan_finds_every_present_key_and_reports_unfiltered_row_groups() {
         }
     }
     assert_eq!(answers[0].invalid_keys, 1);
-    assert_eq!(answers[0].invalid_example.as_ref().unwrap().0, keys.len() - 1);
+    assert_eq!(
+        answers[0].invalid_example.as_ref().unwrap().0,
+        keys.len() - 1
+    );
 
     // the column without filters: unknown, never guessed
     let q = Query {
@@ -280,7 +293,11 @@ fn sidecars_serve_unfiltered_row_groups_until_the_file_changes() {
     let mut keys = KeyList::new(false);
     for rg in 0..RGS {
         for i in 0..ROWS {
-            keys.push(gen::nofilter(gen::id(3, rg, i, ROWS)).to_string().as_bytes());
+            keys.push(
+                gen::nofilter(gen::id(3, rg, i, ROWS))
+                    .to_string()
+                    .as_bytes(),
+            );
         }
     }
     let q = Query {
@@ -364,7 +381,10 @@ fn rewritten_files_carry_filters_arrow_rs_reads() {
             let fa = build_filters(&a, c, &[rg], 0.01, Sizing::Tight).unwrap();
             let fb = build_filters(&b, c, &[rg], 0.01, Sizing::Tight).unwrap();
             assert_eq!(fa[0].values, fb[0].values);
-            assert_eq!(fa[0].filter.to_parquet_bitset(), fb[0].filter.to_parquet_bitset());
+            assert_eq!(
+                fa[0].filter.to_parquet_bitset(),
+                fb[0].filter.to_parquet_bitset()
+            );
         }
     }
 }
@@ -383,7 +403,10 @@ fn damaged_footers_and_filter_headers_are_errors() {
         std::fs::write(&bad, &bytes[..n - cut]).unwrap();
         let e = ParquetFile::open(&bad).unwrap_err();
         assert!(
-            matches!(e, ParquetError::NotParquet { .. } | ParquetError::Footer { .. }),
+            matches!(
+                e,
+                ParquetError::NotParquet { .. } | ParquetError::Footer { .. }
+            ),
             "cut {cut}: {e}"
         );
     }
@@ -420,13 +443,19 @@ fn damaged_footers_and_filter_headers_are_errors() {
         .unwrap()
         .read_filter(1, col)
         .unwrap_err();
-    assert!(matches!(e, ParquetError::Filter { row_group: 1, .. }), "{e}");
+    assert!(
+        matches!(e, ParquetError::Filter { row_group: 1, .. }),
+        "{e}"
+    );
     assert!(e.to_string().contains("column `name`"), "{e}");
     // a header declaring another size than the footer's length
     let mut b = bytes.clone();
     b[loc.offset as usize + 1] ^= 0x40;
     std::fs::write(&bad, &b).unwrap();
-    assert!(ParquetFile::open(&bad).unwrap().read_filter(1, col).is_err());
+    assert!(ParquetFile::open(&bad)
+        .unwrap()
+        .read_filter(1, col)
+        .is_err());
 
     // what the header reader accepts at that offset, arrow-rs reads as the same size
     let h = read_filter_header(&bytes[loc.offset as usize..]).unwrap();
@@ -438,7 +467,9 @@ fn damaged_footers_and_filter_headers_are_errors() {
 
 #[test]
 fn parquet_sizing_matches_arrow_rs() {
-    for ndv in [0u64, 1, 10, 100, 1000, 1500, 4096, 10_000, 123_456, 1_000_000, 50_000_000] {
+    for ndv in [
+        0u64, 1, 10, 100, 1000, 1500, 4096, 10_000, 123_456, 1_000_000, 50_000_000,
+    ] {
         for fpp in [0.5, 0.1, 0.05, 0.01, 0.001, 1e-5] {
             let want = Sbbf::new_with_ndv_fpp(ndv, fpp).unwrap();
             let mut bits = Vec::new();

@@ -84,7 +84,10 @@ pub fn import(a: ImportArgs) -> Result<u8> {
 
 fn import_sbbf(a: &ImportArgs) -> Result<u8> {
     let [input] = a.inputs.as_slice() else {
-        bail!("--format sbbf reads one bitset, got {} inputs", a.inputs.len());
+        bail!(
+            "--format sbbf reads one bitset, got {} inputs",
+            a.inputs.len()
+        );
     };
     super::check_out(&a.out, &[input.as_path()], a.force)?;
     if let Some(p) = a.fpr {

@@ -24,10 +24,11 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
     // where the payload lies (plain files: a split-block filter's payload starts with its
     // Parquet bitset); a compressed file's payload is its container
-    let payload = match bloomery::format::decode_with_flags(&file_bytes, bloomery::Verify::HeaderOnly) {
-        Ok((d, 0)) => Some((d.payload_offset as u64, d.payload_len as u64)),
-        _ => None,
-    };
+    let payload =
+        match bloomery::format::decode_with_flags(&file_bytes, bloomery::Verify::HeaderOnly) {
+            Ok((d, 0)) => Some((d.payload_offset as u64, d.payload_len as u64)),
+            _ => None,
+        };
     drop(file_bytes);
     // the seed is shown unless it is a keyed filter's secret
     let seed = match hasher.seed_kind() {

@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Result};
 use bloomery::parquet::{
-    build_filters, rewrite_with_filters, scan, walk, FileAnswer, FilterSource, Hits, KeyList,
-    Mode, ParquetError, ParquetFile, ParquetSidecar, Query, SidecarFilter, SidecarState, Sizing,
+    build_filters, rewrite_with_filters, scan, walk, FileAnswer, FilterSource, Hits, KeyList, Mode,
+    ParquetError, ParquetFile, ParquetSidecar, Query, SidecarFilter, SidecarState, Sizing,
 };
 use bloomery::{Persist, Stats};
 use rayon::prelude::*;
@@ -544,7 +544,9 @@ fn info(a: ParquetInfoArgs) -> Result<u8> {
                     ]);
                 }
                 None => {
-                    jcols.push(json!({"column": name, "type": ty, "filter": Value::Null, "ndv": ndv}));
+                    jcols.push(
+                        json!({"column": name, "type": ty, "filter": Value::Null, "ndv": ndv}),
+                    );
                     lines.push([
                         rg.to_string(),
                         name,
@@ -584,7 +586,10 @@ fn info(a: ParquetInfoArgs) -> Result<u8> {
                 "size",
                 format!("{} ({} bytes)", bytes(pf.len()), group(pf.len())),
             ),
-            ("created by", fm.created_by().unwrap_or("unknown").to_string()),
+            (
+                "created by",
+                fm.created_by().unwrap_or("unknown").to_string(),
+            ),
             (
                 "rows",
                 format!(
@@ -647,21 +652,23 @@ fn index(a: ParquetIndexArgs) -> Result<u8> {
         .par_iter()
         .map(|p| index_one(p, &a.column, a.fpr))
         .collect();
-    let mut written = 0u64;
+    let (mut written, mut complete) = (0u64, 0u64);
     for (r, explicit) in results.iter().zip(explicit) {
         match r {
             Ok(Some(msg)) => {
                 written += 1;
                 note(msg);
             }
-            Ok(None) => {}
+            Ok(None) => complete += 1,
             Err(e) => tally.error(e, explicit),
         }
     }
     note(&format!(
-        "{} sidecar files written for {} Parquet files",
+        "{} sidecar files written; {} Parquet files already have a filter in every row group \
+         for `{}`",
         group(written),
-        group(paths.len() as u64 - tally.not_parquet - tally.errors)
+        group(complete),
+        a.column
     ));
     Ok(if tally.errors > 0 { 2 } else { 0 })
 }
@@ -675,10 +682,6 @@ fn index_one(path: &Path, column: &str, fpr: f64) -> Result<Option<String>, Parq
         .filter(|&rg| pf.filter_location(rg, col).is_none())
         .collect();
     if missing.is_empty() {
-        note(&format!(
-            "`{}`: every row group has a filter for `{name}`; no sidecar needed",
-            path.display()
-        ));
         return Ok(None);
     }
     let built = build_filters(&pf, col, &missing, fpr, Sizing::Tight)?;
@@ -697,14 +700,8 @@ fn index_one(path: &Path, column: &str, fpr: f64) -> Result<Option<String>, Parq
         path: path.to_path_buf(),
         source: e,
     };
-    let side = ParquetSidecar::new(
-        pf.len(),
-        pf.footer_hash(),
-        &name,
-        pf.column_type(col),
-        rgs,
-    )
-    .map_err(bloomery)?;
+    let side = ParquetSidecar::new(pf.len(), pf.footer_hash(), &name, pf.column_type(col), rgs)
+        .map_err(bloomery)?;
     let out = ParquetSidecar::path_for(path, &name);
     side.save(&out).map_err(|e| ParquetError::Bloomery {
         path: out.clone(),

@@ -70,8 +70,8 @@ fn column_hashes(
     let rows = usize::try_from(rgm.num_rows()).map_err(|_| {
         ParquetError::data(path, format!("row group {rg} has {} rows", rgm.num_rows()))
     })?;
-    let pages = SerializedPageReader::new(Arc::clone(file), rgm.column(col), rows, None)
-        .map_err(err)?;
+    let pages =
+        SerializedPageReader::new(Arc::clone(file), rgm.column(col), rows, None).map_err(err)?;
     let descr = meta.file_metadata().schema_descr().column(col);
     let reader = get_column_reader(descr, Box::new(pages));
     let hasher = KeyHasher::parquet();
@@ -255,10 +255,9 @@ pub fn rewrite_with_filters(
                     Some(Sbbf::new(&f.to_parquet_bitset()))
                 }
                 None if c == col => {
-                    let b = built
-                        .pop()
-                        .filter(|b| b.row_group == rg)
-                        .ok_or_else(|| ParquetError::data(input, "row group filters out of step"))?;
+                    let b = built.pop().filter(|b| b.row_group == rg).ok_or_else(|| {
+                        ParquetError::data(input, "row group filters out of step")
+                    })?;
                     Some(Sbbf::new(&b.filter.to_parquet_bitset()))
                 }
                 None => None,
@@ -279,7 +278,9 @@ pub fn rewrite_with_filters(
     let out_file = inner
         .into_inner()
         .map_err(|e| ParquetError::io(output, e.into_error()))?;
-    out_file.sync_all().map_err(|e| ParquetError::io(output, e))?;
+    out_file
+        .sync_all()
+        .map_err(|e| ParquetError::io(output, e))?;
     let bytes = out_file
         .metadata()
         .map_err(|e| ParquetError::io(output, e))?
@@ -318,7 +319,11 @@ pub fn verify_rewrite(input: &Path, output: &Path, column: &str) -> Result<(), P
     }
     let col = b.find_column(column)?;
     let out_file = File::open(output).map_err(|e| ParquetError::io(output, e))?;
-    let out_arc = Arc::new(out_file.try_clone().map_err(|e| ParquetError::io(output, e))?);
+    let out_arc = Arc::new(
+        out_file
+            .try_clone()
+            .map_err(|e| ParquetError::io(output, e))?,
+    );
     for rg in 0..a.row_groups() {
         let (ra, rb) = (a.metadata().row_group(rg), b.metadata().row_group(rg));
         if ra.num_rows() != rb.num_rows() || ra.num_columns() != rb.num_columns() {
@@ -331,17 +336,25 @@ pub fn verify_rewrite(input: &Path, output: &Path, column: &str) -> Result<(), P
                 || ca.statistics() != cb.statistics()
                 || ca.compression() != cb.compression()
             {
-                return Err(fail(format!("row group {rg}, column {c}: the chunk differs")));
+                return Err(fail(format!(
+                    "row group {rg}, column {c}: the chunk differs"
+                )));
             }
             if let Some(fa) = a.read_filter(rg, c)? {
                 let fb = b.read_filter(rg, c)?;
                 if fb.map(|f| f.to_parquet_bitset()) != Some(fa.to_parquet_bitset()) {
-                    return Err(fail(format!("row group {rg}, column {c}: a filter changed")));
+                    return Err(fail(format!(
+                        "row group {rg}, column {c}: a filter changed"
+                    )));
                 }
             }
         }
         let theirs = Sbbf::read_from_column_chunk(rb.column(col), &out_file)
-            .map_err(|e| fail(format!("row group {rg}: the parquet crate cannot read the filter: {e}")))?
+            .map_err(|e| {
+                fail(format!(
+                    "row group {rg}: the parquet crate cannot read the filter: {e}"
+                ))
+            })?
             .ok_or_else(|| fail(format!("row group {rg}: no filter for `{column}`")))?;
         // the values come from the output file: the copied data pages decode there
         let hashes = column_hashes(&b, &out_arc, rg, col)?;

@@ -178,11 +178,7 @@ impl ParquetFile {
     /// The leaf columns' dotted paths, in schema order.
     pub fn column_paths(&self) -> Vec<String> {
         let schema = self.meta.file_metadata().schema_descr();
-        schema
-            .columns()
-            .iter()
-            .map(|c| c.path().string())
-            .collect()
+        schema.columns().iter().map(|c| c.path().string()).collect()
     }
 
     /// The leaf column named `name`: its dotted path (`a.b.c`), or its last name when only

@@ -379,7 +379,10 @@ mod tests {
 
     #[test]
     fn missing_fields_and_deep_nesting() {
-        assert_eq!(read_filter_header(&[0]), Err(HeaderError::Missing("numBytes")));
+        assert_eq!(
+            read_filter_header(&[0]),
+            Err(HeaderError::Missing("numBytes"))
+        );
         // 40 nested structs in an unknown field
         let mut h = vec![0x15, 64];
         h.push(0x9C); // field 10, struct

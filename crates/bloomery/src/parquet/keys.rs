@@ -164,6 +164,22 @@ impl ColumnType {
         if raw || matches!(self.physical, PhysicalType::ByteArray) {
             return self.bytes(key, out);
         }
+        // integers straight from the bytes (the common key type: no UTF-8 pass)
+        match (self.physical, parse_int(key)) {
+            (PhysicalType::Int64, Some(v))
+                if (i128::from(i64::MIN)..=i128::from(u64::MAX)).contains(&v) =>
+            {
+                out.extend_from_slice(&(v as i64 as u64).to_le_bytes());
+                return Ok(());
+            }
+            (PhysicalType::Int32, Some(v))
+                if (i128::from(i32::MIN)..=i128::from(u32::MAX)).contains(&v) =>
+            {
+                out.extend_from_slice(&(v as i64 as u32).to_le_bytes());
+                return Ok(());
+            }
+            _ => {}
+        }
         let text = std::str::from_utf8(key).map_err(|_| self.err("not UTF-8 text"))?;
         match self.physical {
             PhysicalType::Boolean => out.push(match text {
@@ -172,7 +188,7 @@ impl ColumnType {
                 _ => return Err(self.err(format!("`{text}` is not true or false"))),
             }),
             PhysicalType::Int32 => {
-                let v = match (self.text, parse_int(text)) {
+                let v = match (self.text, parse_int(text.as_bytes())) {
                     (_, Some(v)) if (i128::from(i32::MIN)..=i128::from(u32::MAX)).contains(&v) => {
                         v as i64 as u32
                     }
@@ -185,7 +201,7 @@ impl ColumnType {
                 out.extend_from_slice(&v.to_le_bytes());
             }
             PhysicalType::Int64 => {
-                let v = parse_int(text)
+                let v = parse_int(text.as_bytes())
                     .filter(|v| (i128::from(i64::MIN)..=i128::from(u64::MAX)).contains(v))
                     .ok_or_else(|| self.err(format!("`{text}` is not a 64-bit integer")))?;
                 out.extend_from_slice(&(v as i64 as u64).to_le_bytes());
@@ -239,12 +255,26 @@ impl ColumnType {
     }
 }
 
-fn parse_int(s: &str) -> Option<i128> {
-    let digits = s.strip_prefix(['-', '+']).unwrap_or(s);
-    if digits.is_empty() || digits.len() > 20 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+/// A decimal integer with an optional sign, of at most 20 digits (enough for u64::MAX).
+fn parse_int(s: &[u8]) -> Option<i128> {
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 20 {
         return None;
     }
-    s.parse().ok()
+    let mut v: u128 = 0;
+    for &b in digits {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + u128::from(d);
+    }
+    let v = v as i128; // < 10^20, fits
+    Some(if neg { -v } else { v })
 }
 
 fn decode_hex(h: &[u8]) -> Option<Vec<u8>> {
@@ -268,7 +298,20 @@ pub fn days_since_epoch(s: &str) -> Option<i32> {
     };
     let (y, m, d) = (num(0..4)?, num(5..7)?, num(8..10)?);
     let leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    let month_days = [31, if leap { 29 } else { 28 }, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+    let month_days = [
+        31,
+        if leap { 29 } else { 28 },
+        31,
+        30,
+        31,
+        30,
+        31,
+        31,
+        30,
+        31,
+        30,
+        31,
+    ];
     if !(1..=12).contains(&m) || d < 1 || d > month_days[(m - 1) as usize] {
         return None;
     }

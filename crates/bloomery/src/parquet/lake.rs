@@ -255,8 +255,7 @@ fn sidecar_for(
         Some("it was built for another version of the file (length or footer differ)".into())
     } else if s.column != column {
         Some(format!("it holds column `{}`", s.column))
-    } else if (s.column_type.physical, s.column_type.type_length) != (t.physical, t.type_length)
-    {
+    } else if (s.column_type.physical, s.column_type.type_length) != (t.physical, t.type_length) {
         Some(format!(
             "it was built for type {}",
             s.column_type.describe()
@@ -283,10 +282,7 @@ fn scan_file(path: &Path, q: &Query<'_>, cache: &TypedCache) -> Result<FileAnswe
     let ct = pf.column_type(col);
     let t = {
         let mut c = cache.lock().unwrap_or_else(|p| p.into_inner());
-        Arc::clone(
-            c.entry(ct)
-                .or_insert_with(|| Arc::new(typed(q.keys, &ct))),
-        )
+        Arc::clone(c.entry(ct).or_insert_with(|| Arc::new(typed(q.keys, &ct))))
     };
     // the file's own filters, probed where they were read; then the sidecar's, if needed
     let mut buf = Vec::new();
@@ -294,14 +290,13 @@ fn scan_file(path: &Path, q: &Query<'_>, cache: &TypedCache) -> Result<FileAnswe
     for rg in 0..pf.row_groups() {
         let (source, hits) = match pf.read_filter_bytes(rg, col, &mut buf)? {
             Some(range) => {
-                let bits = SplitBlockBits::try_new(&buf[range]).map_err(|e| {
-                    ParquetError::Filter {
+                let bits =
+                    SplitBlockBits::try_new(&buf[range]).map_err(|e| ParquetError::Filter {
                         path: path.to_path_buf(),
                         row_group: rg,
                         column: column.clone(),
                         reason: e.to_string(),
-                    }
-                })?;
+                    })?;
                 (
                     FilterSource::Parquet,
                     probe(|h| bits.contains_hash(h), &t, q.mode),
@@ -316,16 +311,18 @@ fn scan_file(path: &Path, q: &Query<'_>, cache: &TypedCache) -> Result<FileAnswe
             hits,
         });
     }
-    let (side, sidecar) = if q.use_sidecars
-        && row_groups.iter().any(|r| r.source == FilterSource::None)
-    {
-        sidecar_for(&pf, &column, &ct)
-    } else {
-        (None, SidecarState::Unused)
-    };
+    let (side, sidecar) =
+        if q.use_sidecars && row_groups.iter().any(|r| r.source == FilterSource::None) {
+            sidecar_for(&pf, &column, &ct)
+        } else {
+            (None, SidecarState::Unused)
+        };
     let mut used_side = false;
     if let Some(side) = &side {
-        for r in row_groups.iter_mut().filter(|r| r.source == FilterSource::None) {
+        for r in row_groups
+            .iter_mut()
+            .filter(|r| r.source == FilterSource::None)
+        {
             if let Some(s) = &side.row_groups[r.index] {
                 used_side = true;
                 r.source = FilterSource::Sidecar;
@@ -359,10 +356,7 @@ pub fn scan<E>(
 ) -> Result<(), E> {
     let cache: TypedCache = Mutex::new(HashMap::new());
     for batch in files.chunks(BATCH) {
-        let answers: Vec<_> = batch
-            .par_iter()
-            .map(|p| scan_file(p, q, &cache))
-            .collect();
+        let answers: Vec<_> = batch.par_iter().map(|p| scan_file(p, q, &cache)).collect();
         for (p, a) in batch.iter().zip(answers) {
             emit(p, a)?;
         }
@@ -377,7 +371,10 @@ pub fn is_sidecar_name(name: &str) -> bool {
 }
 
 fn skipped(name: &str) -> bool {
-    name.starts_with('.') || name.starts_with('_') || is_sidecar_name(name) || name.ends_with(".crc")
+    name.starts_with('.')
+        || name.starts_with('_')
+        || is_sidecar_name(name)
+        || name.ends_with(".crc")
 }
 
 /// A file to read: given on the command line (`explicit`: it must be Parquet) or found in a

@@ -165,7 +165,11 @@ impl fmt::Display for ParquetError {
                 column, available, ..
             } => {
                 let list = if available.len() > 12 {
-                    format!("{}, … ({} columns)", available[..12].join(", "), available.len())
+                    format!(
+                        "{}, … ({} columns)",
+                        available[..12].join(", "),
+                        available.len()
+                    )
                 } else {
                     available.join(", ")
                 };

@@ -1,22 +1,4 @@
-//! Sidecar files: split-block filters for the row groups of one Parquet file's column that have
-//! none inside the file, saved next to it in bloomery's file format (kind 24,
-//! [`Kind::ParquetSidecar`]) and used by the lake queries as if the file carried them.
-//!
-//! ```text
-//! parameters (after the common header; hasher: Parquet's xxHash64, seed 0)
-//!   u64  length of the Parquet file the filters describe
-//!   u64  xxh3-64 of that file's footer (metadata and 8-byte tail)
-//!   u32  physical type id of the column (parquet-format `Type`), u32 its type length
-//!   u32  L, then L bytes: the column's dotted path (UTF-8)
-//!   u32  R row groups, then per row group:
-//!        u64 blocks (0: no filter here — the Parquet file has its own, or none was built)
-//!        u64 distinct values inserted, f64 the rate it was sized for
-//! payload: the present filters' words in row-group order, each padded to 64 bytes
-//! ```
-//!
-//! The length and footer hash tie a sidecar to one version of its file: a rewritten file (new
-//! footer) makes it stale, and the queries then ignore it with a warning instead of answering
-//! from filters of other data.
+//! Sidecar files of row-group filters (kind 24): see [`ParquetSidecar`].
 
 use std::path::{Path, PathBuf};
 
@@ -47,7 +29,25 @@ pub struct SidecarFilter {
     pub fpr: f64,
 }
 
-/// Per-row-group filters of one column of one Parquet file (see the [module docs](self)).
+/// Sidecar files: split-block filters for the row groups of one Parquet file's column that have
+/// none inside the file, saved next to it in bloomery's file format (kind 24,
+/// [`Kind::ParquetSidecar`]) and used by the lake queries as if the file carried them.
+///
+/// ```text
+/// parameters (after the common header; hasher: Parquet's xxHash64, seed 0)
+///   u64  length of the Parquet file the filters describe
+///   u64  xxh3-64 of that file's footer (metadata and 8-byte tail)
+///   u32  physical type id of the column (parquet-format `Type`), u32 its type length
+///   u32  L, then L bytes: the column's dotted path (UTF-8)
+///   u32  R row groups, then per row group:
+///        u64 blocks (0: no filter here — the Parquet file has its own, or none was built)
+///        u64 distinct values inserted, f64 the rate it was sized for
+/// payload: the present filters' words in row-group order, each padded to 64 bytes
+/// ```
+///
+/// The length and footer hash tie a sidecar to one version of its file: a rewritten file (new
+/// footer) makes it stale, and the queries then ignore it with a warning instead of answering
+/// from filters of other data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParquetSidecar {
     /// Length of the Parquet file.

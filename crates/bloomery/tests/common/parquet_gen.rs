@@ -106,23 +106,33 @@ pub fn write(path: &Path, file: u64, row_groups: u64, rows: u64, fpp: f64) {
         while let Some(mut col) = g.next_column().unwrap() {
             match c {
                 0 => {
-                    col.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+                    col.typed::<Int64Type>()
+                        .write_batch(&ids, None, None)
+                        .unwrap();
                 }
                 1 => {
                     let v: Vec<ByteArray> = ids.iter().map(|&i| name(i).as_str().into()).collect();
-                    col.typed::<ByteArrayType>().write_batch(&v, None, None).unwrap();
+                    col.typed::<ByteArrayType>()
+                        .write_batch(&v, None, None)
+                        .unwrap();
                 }
                 2 => {
                     let v: Vec<i32> = ids.iter().map(|&i| small(i)).collect();
-                    col.typed::<Int32Type>().write_batch(&v, None, None).unwrap();
+                    col.typed::<Int32Type>()
+                        .write_batch(&v, None, None)
+                        .unwrap();
                 }
                 3 => {
                     let v: Vec<f64> = ids.iter().map(|&i| d(i)).collect();
-                    col.typed::<DoubleType>().write_batch(&v, None, None).unwrap();
+                    col.typed::<DoubleType>()
+                        .write_batch(&v, None, None)
+                        .unwrap();
                 }
                 4 => {
                     let v: Vec<f32> = ids.iter().map(|&i| f(i)).collect();
-                    col.typed::<FloatType>().write_batch(&v, None, None).unwrap();
+                    col.typed::<FloatType>()
+                        .write_batch(&v, None, None)
+                        .unwrap();
                 }
                 5 => {
                     let v: Vec<FixedLenByteArray> = ids
@@ -135,11 +145,15 @@ pub fn write(path: &Path, file: u64, row_groups: u64, rows: u64, fpp: f64) {
                 }
                 6 => {
                     let v: Vec<i32> = ids.iter().map(|&i| day(i)).collect();
-                    col.typed::<Int32Type>().write_batch(&v, None, None).unwrap();
+                    col.typed::<Int32Type>()
+                        .write_batch(&v, None, None)
+                        .unwrap();
                 }
                 7 => {
                     let v: Vec<i64> = ids.iter().map(|&i| nofilter(i)).collect();
-                    col.typed::<Int64Type>().write_batch(&v, None, None).unwrap();
+                    col.typed::<Int64Type>()
+                        .write_batch(&v, None, None)
+                        .unwrap();
                 }
                 8 => {
                     let def: Vec<i16> = (0..rows).map(|i| i16::from(i % 3 != 2)).collect();
