@@ -338,8 +338,8 @@ pub enum ImportFormat {
 
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The input's format.
-    #[arg(long, value_enum)]
+    /// The input's format (also spelled `--from`).
+    #[arg(long, value_enum, alias = "from")]
     pub format: ImportFormat,
     /// Input files (sbbf: one bitset).
     #[arg(required = true, num_args = 1.., value_name = "INPUTS")]
