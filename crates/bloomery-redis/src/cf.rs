@@ -61,7 +61,7 @@ fn read<R>(
 
 /// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`.
 pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if args.len() < 3 || args.len() % 2 == 0 {
+    if args.len() < 3 || args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
     let mut o = options(args::capacity(&args[2]).map_err(|_| RedisError::Str("ERR Bad capacity"))?);

@@ -129,7 +129,7 @@ fn count(v: u64) -> RedisValue {
 /// increment.
 /// Increments are integers ≥ 0; an update taking the total past `i64::MAX` is refused whole.
 pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if args.len() < 4 || args.len() % 2 != 0 {
+    if args.len() < 4 || !args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
     let mut pairs = Vec::with_capacity(args.len() / 2 - 1);

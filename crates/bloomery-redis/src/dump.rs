@@ -65,11 +65,11 @@ pub fn check_header(b: &[u8], kind: Kind) -> Result<Head, String> {
         return Err(format!("not a {} (kind id {})", kind.name(), le_u16(b, 10)));
     }
     let h = le_u32(b, 12) as usize;
-    if h % 64 != 0 || !(FIXED_HEADER..=MAX_HEADER).contains(&h) {
+    if !h.is_multiple_of(64) || !(FIXED_HEADER..=MAX_HEADER).contains(&h) {
         return Err(format!("bad header length {h}"));
     }
     let p = le_u64(b, 16);
-    if p % 64 != 0 {
+    if !p.is_multiple_of(64) {
         return Err(format!("bad payload length {p}"));
     }
     let limit = config::max_bytes().saturating_add(64 * 64);

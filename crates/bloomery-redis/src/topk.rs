@@ -130,7 +130,7 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 /// `TOPK.INCRBY key item increment [item increment ...]`: increments are integers in
 /// `1..=100000`; all are checked before any is applied.
 pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if args.len() < 4 || args.len() % 2 != 0 {
+    if args.len() < 4 || !args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
     let pairs = args[2..]

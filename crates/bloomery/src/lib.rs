@@ -76,6 +76,8 @@ mod io;
 mod kind;
 mod multisets;
 pub mod params;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 mod sets;
 mod simd;
 mod store;
@@ -108,7 +110,7 @@ pub use sets::classic::BloomFilter;
 pub use sets::cuckoo::{CuckooFilter, CuckooOptions};
 pub use sets::partitioned::PartitionedBloomFilter;
 pub use sets::scalable::ScalableBloomFilter;
-pub use sets::split_block::SplitBlockBloomFilter;
+pub use sets::split_block::{parquet_num_bytes, SplitBlockBits, SplitBlockBloomFilter};
 pub use sets::xor::{XorBuilder, XorFilter};
 // Multisets.
 pub use multisets::blocked_counting::{BlockedCountingBloomFilter, BlockedCountingBuilder};

@@ -152,7 +152,7 @@ impl Words {
             .checked_add(len.saturating_mul(8))
             .filter(|&e| e <= map.len())
             .ok_or_else(|| crate::error::inconsistent("mapped range beyond end of file"))?;
-        if cfg!(target_endian = "big") || offset % 8 != 0 {
+        if cfg!(target_endian = "big") || !offset.is_multiple_of(8) {
             return Self::from_le_bytes(&map[offset..end], limit);
         }
         Ok(Self::from_buf(Buf::Mapped { map, offset }, len))

@@ -22,6 +22,12 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
     let packed = bloomery::compress::packed_sizes(&file_bytes, false)
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
+    // where the payload lies (plain files: a split-block filter's payload starts with its
+    // Parquet bitset); a compressed file's payload is its container
+    let payload = match bloomery::decode_header(&file_bytes, bloomery::Verify::HeaderOnly) {
+        Ok(d) => Some((d.payload_offset as u64, d.payload_len as u64)),
+        Err(_) => None,
+    };
     drop(file_bytes);
     // the seed is shown unless it is a keyed filter's secret
     let seed = match hasher.seed_kind() {
@@ -68,6 +74,12 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             "entropy_bits": packed.entropy_bits,
             "compressed_ratio_to_entropy": packed.ratio_to_entropy(),
             "layers": if i.layers > 0 { json!(i.layers) } else { serde_json::Value::Null },
+            "payload_offset": payload.map(|p| p.0),
+            "payload_bytes": payload.map(|p| p.1),
+            "sbbf_bytes": match &f {
+                AnyFilter::SplitBlock(s) => json!(s.num_bytes()),
+                _ => serde_json::Value::Null,
+            },
         }))?;
         return Ok(0);
     }
@@ -186,6 +198,19 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             packed.ratio_to_entropy()
         ),
     ));
+    if let Some((off, len)) = payload {
+        rows.push((
+            "payload",
+            match &f {
+                AnyFilter::SplitBlock(s) => format!(
+                    "{} bytes at offset {off}; its first {} are the Parquet bitset",
+                    group(len),
+                    group(s.num_bytes() as u64)
+                ),
+                _ => format!("{} bytes at offset {off}", group(len)),
+            },
+        ));
+    }
     let mut out = io::stdout().lock();
     table(&mut out, &rows)?;
     out.flush()?;

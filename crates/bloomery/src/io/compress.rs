@@ -497,7 +497,7 @@ pub fn decompress_bits(data: &[u8], m: u64, limit_bytes: u64) -> Result<Words> {
         if ones == m {
             let s = words.as_mut_slice();
             s.fill(u64::MAX);
-            if m % 64 != 0 {
+            if !m.is_multiple_of(64) {
                 s[len - 1] = (1u64 << (m % 64)) - 1;
             }
         }
@@ -522,7 +522,7 @@ pub fn decompress_bits(data: &[u8], m: u64, limit_bytes: u64) -> Result<Words> {
             b[..chunk.len()].copy_from_slice(chunk);
             *w = u64::from_le_bytes(b);
         }
-        if m % 64 != 0 && words.as_slice()[len - 1] >> (m % 64) != 0 {
+        if !m.is_multiple_of(64) && words.as_slice()[len - 1] >> (m % 64) != 0 {
             return Err(inconsistent("stored bits beyond m"));
         }
         let decoded = words
@@ -546,7 +546,7 @@ pub fn decompress_bits(data: &[u8], m: u64, limit_bytes: u64) -> Result<Words> {
     } else {
         let p0 = zero_probability(m, ones);
         for (i, w) in words.as_mut_slice().iter_mut().enumerate() {
-            let bits = if i + 1 == len && m % 64 != 0 {
+            let bits = if i + 1 == len && !m.is_multiple_of(64) {
                 (m % 64) as u32
             } else {
                 64
@@ -595,7 +595,7 @@ pub fn fingerprint(words: &[u64], m: u64) -> Result<u64> {
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     h.update(&m.to_le_bytes());
     for (i, &w) in words[..len].iter().enumerate() {
-        let v = if i + 1 == len && m % 64 != 0 {
+        let v = if i + 1 == len && !m.is_multiple_of(64) {
             w & ((1u64 << (m % 64)) - 1)
         } else {
             w
@@ -652,7 +652,7 @@ pub fn patch(old: &[u64], delta: &[u8], m: u64, limit_bytes: u64) -> Result<Vec<
             bytes: len as u64 * 8,
         })?;
     out.extend(old[..len].iter().zip(x.as_slice()).map(|(a, b)| a ^ b));
-    if m % 64 != 0 {
+    if !m.is_multiple_of(64) {
         out[len - 1] &= (1u64 << (m % 64)) - 1;
     }
     let got = fingerprint(&out, m)?;
@@ -802,7 +802,7 @@ pub fn decompress_file(bytes: &[u8], limit_bytes: u64) -> Result<Vec<u8>> {
     let plain_len = le64(c, 0);
     let plain_sum = le64(c, 8);
     let stream = container_stream(c, PACK_FIXED)?;
-    if plain_len % 64 != 0 {
+    if !plain_len.is_multiple_of(64) {
         return Err(inconsistent(format!(
             "plain payload length {plain_len} is not a multiple of 64"
         )));
@@ -1062,7 +1062,7 @@ mod tests {
         let d = decompress_bits(&c, m, LIMIT).unwrap();
         let len = m.div_ceil(64) as usize;
         let mut want = words[..len].to_vec();
-        if m % 64 != 0 {
+        if !m.is_multiple_of(64) {
             want[len - 1] &= (1u64 << (m % 64)) - 1;
         }
         assert_eq!(d.as_slice(), &want[..], "m = {m}");

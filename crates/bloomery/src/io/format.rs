@@ -190,7 +190,7 @@ pub fn decode_with_flags(bytes: &[u8], verify: Verify) -> Result<(Decoded, u16),
     let seed_kind_id = bytes[25];
     let flags = u16::from_le_bytes(rd(bytes, 26));
     let params_len = u32::from_le_bytes(rd(bytes, 28)) as usize;
-    if h % 64 != 0 || !(FIXED_HEADER..=MAX_HEADER).contains(&h) {
+    if !h.is_multiple_of(64) || !(FIXED_HEADER..=MAX_HEADER).contains(&h) {
         return Err(FormatError::Inconsistent(format!("header length {h}")));
     }
     if FIXED_HEADER + params_len > h {

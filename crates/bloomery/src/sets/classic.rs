@@ -163,7 +163,7 @@ impl BloomFilter {
     pub fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
         self.core.mark_damaged(bytes)?;
         // keep the bits past m zero (a file with them set does not load)
-        if self.m % 64 != 0 {
+        if !self.m.is_multiple_of(64) {
             let words = self.core.words.as_mut_slice();
             let last = words.len() - 1;
             words[last] &= !0u64 >> (64 - self.m % 64);

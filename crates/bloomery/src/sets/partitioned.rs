@@ -141,7 +141,7 @@ impl PartitionedBloomFilter {
         // keep the bits past k·s zero
         let m = self.bit_len();
         let words = self.core.words.as_mut_slice();
-        if m % 64 != 0 {
+        if !m.is_multiple_of(64) {
             let last = words.len() - 1;
             words[last] &= !0u64 >> (64 - m % 64);
         }
