@@ -31,6 +31,9 @@ use crate::store::{self, Words};
 pub const MAX_TABLES: usize = 64;
 /// Largest bucket size accepted (RedisBloom's limit).
 pub const MAX_BUCKET_SIZE: u32 = 255;
+/// Most evictions an insert may try (RedisBloom's `MAXITERATIONS` limit): bounds the work of
+/// one insert, and the undo log it keeps, for created and loaded filters alike.
+pub const MAX_ITERATIONS: u32 = 65535;
 
 /// One cuckoo table: `buckets` (a power of two) × `bucket_size` one-byte slots.
 #[derive(Debug, Clone, PartialEq)]
@@ -244,8 +247,11 @@ impl CuckooFilter {
                 format!("must be in 1..={MAX_BUCKET_SIZE}"),
             ));
         }
-        if o.max_iterations == 0 {
-            return Err(invalid("max_iterations", "must be at least 1"));
+        if o.max_iterations == 0 || o.max_iterations > MAX_ITERATIONS {
+            return Err(invalid(
+                "max_iterations",
+                format!("must be in 1..={MAX_ITERATIONS}"),
+            ));
         }
         store::check_size(o.capacity, o.max_bytes)?;
         let mut f = Self {
@@ -488,6 +494,7 @@ impl Persist for CuckooFilter {
             || bucket_size == 0
             || bucket_size > MAX_BUCKET_SIZE
             || max_iterations == 0
+            || max_iterations > MAX_ITERATIONS
             || count == 0
             || count > MAX_TABLES
         {
@@ -541,7 +548,8 @@ impl Persist for CuckooFilter {
             max_iterations,
             expansion,
             deletes,
-            max_bytes,
+            // growth obeys the loading process's limit, whatever the file says
+            max_bytes: max_bytes.min(limit),
         })
     }
 }

@@ -392,7 +392,8 @@ impl Persist for ScalableBloomFilter {
             tightening,
             scaling: scaling == 1,
             items: d.header.items,
-            max_bytes,
+            // growth obeys the loading process's limit, whatever the file says
+            max_bytes: max_bytes.min(limit),
         })
     }
 }
