@@ -33,7 +33,7 @@ pub fn apply(args: &[Vec<u8>]) -> Result<(), String> {
         }
     }
     // The library refuses anything bigger too (RDB loads, growth), with the same limit.
-    bloomery::store::set_max_bytes(max_bytes());
+    bloomery::set_max_bytes(max_bytes());
     Ok(())
 }
 

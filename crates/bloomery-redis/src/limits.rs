@@ -1,0 +1,56 @@
+//! The limits and defaults of the commands, in one place: what `RESERVE`-style commands accept
+//! is exactly what a loaded value (RDB, `RESTORE`, `LOADCHUNK`) must satisfy
+//! ([`crate::types::Structure::validate`]), so no payload can carry a parameter its create
+//! command would refuse. Where RedisBloom has a limit, it is RedisBloom's.
+
+/// `BF.*`: capacity of auto-created filters (RedisBloom's default).
+pub const BF_DEFAULT_CAPACITY: u64 = 100;
+/// `BF.*`: error rate of auto-created filters (RedisBloom's default).
+pub const BF_DEFAULT_ERROR_RATE: f64 = 0.01;
+/// `BF.*`: expansion of auto-created filters (RedisBloom's default).
+pub const BF_DEFAULT_EXPANSION: u32 = 2;
+/// `BF.*`: largest `EXPANSION` (RedisBloom 2.6 has none; later versions cap it at 32768).
+pub const BF_MAX_EXPANSION: u32 = 32768;
+/// `BF.*`: the tightening ratio r of every scalable filter (RedisBloom's).
+pub const BF_TIGHTENING: f64 = 0.5;
+
+/// `CF.*`: capacity of auto-created filters (RedisBloom's default).
+pub const CF_DEFAULT_CAPACITY: u64 = 1024;
+/// `CF.*`: default `BUCKETSIZE`.
+pub const CF_DEFAULT_BUCKET_SIZE: u32 = 2;
+/// `CF.*`: largest `BUCKETSIZE`.
+pub const CF_MAX_BUCKET_SIZE: u32 = 255;
+/// `CF.*`: default `MAXITERATIONS`.
+pub const CF_DEFAULT_MAX_ITERATIONS: u32 = 20;
+/// `CF.*`: largest `MAXITERATIONS`: one insert tries at most this many evictions.
+pub const CF_MAX_ITERATIONS: u32 = 65535;
+/// `CF.*`: default `EXPANSION`.
+pub const CF_DEFAULT_EXPANSION: u32 = 1;
+/// `CF.*`: largest `EXPANSION`.
+pub const CF_MAX_EXPANSION: u32 = 32768;
+/// `CF.*`: a filter with this many sub-filters takes no more items ("Maximum expansions
+/// reached", RedisBloom's `CF_MAX_EXPANSIONS` default).
+pub const CF_MAX_FILTERS: usize = 32;
+
+/// `CMS.*`: most rows (the library's limit; a row costs one hash and one counter per item).
+pub const CMS_MAX_DEPTH: u32 = 64;
+/// `CMS.*`: largest total count (RESP integers are signed 64-bit).
+pub const CMS_MAX_TOTAL: u64 = i64::MAX as u64;
+
+/// `TOPK.*`: largest k.
+pub const TOPK_MAX_K: u32 = 1 << 20;
+/// `TOPK.*`: most rows.
+pub const TOPK_MAX_DEPTH: u32 = 64;
+/// `TOPK.*`: default width, depth and decay (RedisBloom's).
+pub const TOPK_DEFAULTS: (u64, u32, f64) = (8, 7, 0.9);
+/// `TOPK.INCRBY`: largest increment (RedisBloom's).
+pub const TOPK_MAX_INCREMENT: i64 = 100_000;
+
+/// `CBF.*`, `BCBF.*`, `IBF.*`, `MLBF.*`: capacity and error rate of auto-created filters.
+pub const OWN_DEFAULT_CAPACITY: u64 = 100;
+/// See [`OWN_DEFAULT_CAPACITY`].
+pub const OWN_DEFAULT_ERROR_RATE: f64 = 0.01;
+/// `CBF.*`, `BCBF.*`: default and largest `COUNTERBITS`.
+pub const COUNTER_BITS: (u32, u32) = (4, 32);
+/// `MLBF.*`: default (the paper's) and largest `LAYERS`.
+pub const MLBF_LAYERS: (u32, u32) = (4, 32);
