@@ -11,7 +11,7 @@ use crate::errors::{lib_error, BF_FULL, ITEM_EXISTS, NOT_FOUND};
 use crate::keys;
 use crate::limits::{
     BF_DEFAULT_CAPACITY, BF_DEFAULT_ERROR_RATE, BF_DEFAULT_EXPANSION, BF_MAX_EXPANSION,
-    BF_TIGHTENING,
+    BF_TIGHTENING_GROWN, BF_TIGHTENING_NONSCALING, BF_TIGHTENING_RESERVED,
 };
 use crate::reply;
 use crate::types::BF_TYPE;
@@ -23,6 +23,8 @@ struct Params {
     error_rate: f64,
     expansion: u32,
     scaling: bool,
+    /// Whether the capacity was given (`BF.RESERVE`, `BF.INSERT CAPACITY`).
+    reserved: bool,
 }
 
 impl Default for Params {
@@ -32,20 +34,46 @@ impl Default for Params {
             error_rate: BF_DEFAULT_ERROR_RATE,
             expansion: BF_DEFAULT_EXPANSION,
             scaling: true,
+            reserved: false,
+        }
+    }
+}
+
+impl Params {
+    /// The tightening ratio: how the error budget is split between the sub-filters (see
+    /// [`BF_TIGHTENING_GROWN`] and the other two).
+    fn tightening(&self) -> f64 {
+        if !self.scaling {
+            BF_TIGHTENING_NONSCALING
+        } else if self.reserved {
+            BF_TIGHTENING_RESERVED
+        } else {
+            BF_TIGHTENING_GROWN
         }
     }
 }
 
 fn create(p: Params) -> Result<ScalableBloomFilter, RedisError> {
-    ScalableBloomFilter::builder()
-        .capacity(p.capacity)
-        .fpr(p.error_rate)
-        .growth(p.expansion)
-        .tightening(BF_TIGHTENING)
-        .scaling(p.scaling)
-        .max_bytes(config::max_bytes())
-        .try_build()
-        .map_err(lib_error)
+    let key = format!(
+        "bf {} {} {} {} {} {}",
+        p.capacity,
+        p.error_rate.to_bits(),
+        p.expansion,
+        p.scaling,
+        p.reserved,
+        config::max_bytes()
+    );
+    crate::templates::get_or_make(&key, || {
+        ScalableBloomFilter::builder()
+            .capacity(p.capacity)
+            .fpr(p.error_rate)
+            .growth(p.expansion)
+            .tightening(p.tightening())
+            .scaling(p.scaling)
+            .max_bytes(config::max_bytes())
+            .try_build()
+            .map_err(lib_error)
+    })
 }
 
 /// Run `f` on the filter under `key`, creating it with `create_with` if absent (`None`: reply
@@ -130,6 +158,7 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let mut p = Params {
         error_rate: reserve_error_rate(&args[2])?,
         capacity: reserve_capacity(&args[3])?,
+        reserved: true,
         ..Params::default()
     };
     let rest = &args[4..];
@@ -220,6 +249,7 @@ pub fn insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         } else if args::is(a, "CAPACITY") {
             capacity = args::int(value()?).ok_or(RedisError::Str("Bad capacity"))?;
             sized = true;
+            p.reserved = true;
             i += 2;
         } else if args::is(a, "ERROR") {
             error_rate = args::float(value()?).ok_or(RedisError::Str("Bad error rate"))?;

@@ -17,13 +17,22 @@ use crate::reply::int;
 use crate::types::CBF_TYPE;
 
 fn build(capacity: u64, error: f64, bits: u32) -> Result<CountingBloomFilter, RedisError> {
-    CountingBloomFilter::builder()
-        .capacity(capacity)
-        .fpr(error)
-        .counter_width(bits)
-        .max_bytes(config::max_bytes())
-        .try_build()
-        .map_err(lib_error)
+    let key = format!(
+        "cbf {} {} {} {}",
+        capacity,
+        error.to_bits(),
+        bits,
+        config::max_bytes()
+    );
+    crate::templates::get_or_make(&key, || {
+        CountingBloomFilter::builder()
+            .capacity(capacity)
+            .fpr(error)
+            .counter_width(bits)
+            .max_bytes(config::max_bytes())
+            .try_build()
+            .map_err(lib_error)
+    })
 }
 
 fn default() -> Result<CountingBloomFilter, RedisError> {

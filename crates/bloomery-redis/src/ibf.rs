@@ -15,12 +15,20 @@ use crate::reply::int;
 use crate::types::IBF_TYPE;
 
 fn build(capacity: u64, error: f64) -> Result<IterativeBloomFilter, RedisError> {
-    IterativeBloomFilter::builder()
-        .capacity(capacity)
-        .fpr(error)
-        .max_bytes(config::max_bytes())
-        .try_build()
-        .map_err(lib_error)
+    let key = format!(
+        "ibf {} {} {}",
+        capacity,
+        error.to_bits(),
+        config::max_bytes()
+    );
+    crate::templates::get_or_make(&key, || {
+        IterativeBloomFilter::builder()
+            .capacity(capacity)
+            .fpr(error)
+            .max_bytes(config::max_bytes())
+            .try_build()
+            .map_err(lib_error)
+    })
 }
 
 fn default() -> Result<IterativeBloomFilter, RedisError> {

@@ -14,7 +14,8 @@
 //!
 //! This file only wires commands to their handlers, one documented function per command:
 //! [`bf`], [`cf`], [`cms`], [`topk`], [`cbf`], [`bcbf`], [`ibf`], [`mlbf`] (the last four share
-//! helpers in [`own`]) and [`dump`] (SCANDUMP/LOADCHUNK, `BLOOMERY.DUMP`). Beneath them, with
+//! helpers in [`own`]) and [`dump`] (SCANDUMP/LOADCHUNK, `BLOOMERY.DUMP`); small empty
+//! structures are copied from [`templates`]. Beneath them, with
 //! no module importing one above it: [`keys`] (the value under a key), [`types`] (the data
 //! types, RDB, AOF, `MEMORY USAGE`), [`chunk`] (the byte string a value travels as), and the
 //! leaves [`args`], [`reply`], [`errors`], [`limits`], [`memory`] and [`config`] (module
@@ -42,6 +43,7 @@ pub mod memory;
 pub mod mlbf;
 pub mod own;
 pub mod reply;
+pub mod templates;
 pub mod topk;
 pub mod types;
 

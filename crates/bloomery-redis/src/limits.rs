@@ -11,8 +11,20 @@ pub const BF_DEFAULT_ERROR_RATE: f64 = 0.01;
 pub const BF_DEFAULT_EXPANSION: u32 = 2;
 /// `BF.*`: largest `EXPANSION` (RedisBloom 2.6 has none; later versions cap it at 32768).
 pub const BF_MAX_EXPANSION: u32 = 32768;
-/// `BF.*`: the tightening ratio r of every scalable filter (RedisBloom's).
-pub const BF_TIGHTENING: f64 = 0.5;
+/// `BF.*`: the tightening ratio r of filters created with the default capacity (`BF.ADD`,
+/// `BF.MADD`, `BF.INSERT` without `CAPACITY`). Such a filter's memory is its later sub-filters',
+/// so they get most of the error budget: sub-filter i is sized at `ε·(1 − r)·rⁱ`, the first at
+/// `ε/5` (Almeida et al. suggest r between 0.8 and 0.9 when many growths are expected).
+/// RedisBloom halves the rate at every growth (r = 0.5), which at 1M items (14 sub-filters)
+/// costs more memory at a lower rate than the target needs.
+pub const BF_TIGHTENING_GROWN: f64 = 0.8;
+/// `BF.*`: the tightening ratio of filters created with a capacity (`BF.RESERVE`, `BF.INSERT
+/// CAPACITY`): the first sub-filter, sized for that capacity, is at `2ε/3` (RedisBloom: `ε/2`),
+/// which makes up for the blocked layout's extra bits at the same rate.
+pub const BF_TIGHTENING_RESERVED: f64 = 1.0 / 3.0;
+/// `BF.*`: the tightening ratio of `NONSCALING` filters: their one sub-filter gets the whole
+/// error budget (as in RedisBloom).
+pub const BF_TIGHTENING_NONSCALING: f64 = 1e-9;
 
 /// `CF.*`: capacity of auto-created filters (RedisBloom's default).
 pub const CF_DEFAULT_CAPACITY: u64 = 1024;

@@ -26,13 +26,22 @@ use crate::types::MLBF_TYPE;
 pub const DEFAULT_LAYERS: u32 = MLBF_LAYERS.0;
 
 fn build(capacity: u64, error: f64, layers: u32) -> Result<MultiLayerBloomFilter, RedisError> {
-    MultiLayerBloomFilter::builder()
-        .layers(layers)
-        .capacity(capacity)
-        .fpr(error)
-        .max_bytes(config::max_bytes())
-        .try_build()
-        .map_err(lib_error)
+    let key = format!(
+        "mlbf {} {} {} {}",
+        capacity,
+        error.to_bits(),
+        layers,
+        config::max_bytes()
+    );
+    crate::templates::get_or_make(&key, || {
+        MultiLayerBloomFilter::builder()
+            .layers(layers)
+            .capacity(capacity)
+            .fpr(error)
+            .max_bytes(config::max_bytes())
+            .try_build()
+            .map_err(lib_error)
+    })
 }
 
 fn default() -> Result<MultiLayerBloomFilter, RedisError> {

@@ -299,6 +299,8 @@ impl CuckooFilter {
             self.bucket_size,
             self.max_bytes.saturating_sub(used),
         )?;
+        // one table at a time: the list holds exactly what it needs (memory reports count it)
+        self.tables.reserve_exact(1);
         self.tables.push(t);
         Ok(())
     }

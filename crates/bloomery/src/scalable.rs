@@ -119,6 +119,8 @@ impl ScalableBloomFilter {
             .hasher(self.hasher)
             .max_bytes(self.max_bytes.saturating_sub(used))
             .try_build()?;
+        // one sub-filter at a time: the list holds exactly what it needs (memory reports count it)
+        self.filters.reserve_exact(1);
         self.filters.push(f);
         Ok(())
     }
