@@ -95,7 +95,10 @@ pub use hash::{mix64, reduce, HashAlgorithm, Hashed, Key, KeyHasher, SeedKind, S
 // Storage: the memory limit and the prefetch pipeline of batched inserts.
 pub use counters::MAX_WIDTH as MAX_COUNTER_WIDTH;
 pub use simd::paths as simd_paths;
-pub use store::{max_bytes, set_max_bytes, Pipeline, DEFAULT_MAX_BYTES};
+pub use store::{
+    global_allocator_only, max_bytes, set_global_allocator_only, set_max_bytes, Pipeline,
+    DEFAULT_MAX_BYTES,
+};
 // The file format.
 pub use io::compress;
 pub use io::format::{

@@ -603,7 +603,7 @@ impl FileBuf {
             requested: len,
             limit: crate::store::max_bytes(),
         })?;
-        if len < crate::store::ANON_THRESHOLD_BYTES {
+        if !crate::store::use_anon_map(len) {
             return Ok(Self(FileBufInner::Heap(vec![0; len])));
         }
         Ok(Self(FileBufInner::Anon(crate::store::anon_map(len)?)))

@@ -128,6 +128,8 @@ impl ScalableBloomFilter {
             .hasher(self.hasher)
             .max_bytes(self.max_bytes.saturating_sub(used))
             .try_build()?;
+        // one sub-filter at a time: the list holds exactly what it needs (memory reports count it)
+        self.filters.reserve_exact(1);
         self.filters.push(f);
         Ok(())
     }
@@ -402,7 +404,8 @@ impl Persist for ScalableBloomFilter {
             tightening,
             scaling: scaling == 1,
             items: d.header.items,
-            max_bytes,
+            // growth obeys the loading process's limit, whatever the file says
+            max_bytes: max_bytes.min(limit),
         })
     }
 }
