@@ -1164,7 +1164,7 @@ fn union_intersect_fold_estimate() {
     );
     assert_error(
         bloomery().arg("fold").arg(&p).arg(t.p("x.bloom")).assert(),
-        "cannot be folded",
+        "partitioned structures have no halving (fold) (kinds that do: classic, blocked)",
     );
     assert_error(
         bloomery()

@@ -162,8 +162,11 @@ fn bf_commands_and_errors() {
         ]
     )
     .contains("NOCREATE"));
-    assert!(err(c, &["BF.INSERT", "nope", "CAPACITY", "10", "ITEMS"]).contains("no items"));
-    assert!(err(c, &["BF.INSERT", "nope", "CAPACITY", "10", "a"]).contains("unknown argument"));
+    assert!(err(c, &["BF.INSERT", "nope", "CAPACITY", "10", "ITEMS"]).contains("wrong number"));
+    assert_eq!(
+        err(c, &["BF.INSERT", "nope", "CAPACITY", "10", "a"]),
+        "Unknown argument received"
+    );
     let _: Vec<i64> = q(
         c,
         &[
@@ -203,15 +206,19 @@ fn bf_commands_and_errors() {
         (&["BF.RESERVE", "e", "0.01", "10000000"], "MAX-BYTES"),
         (
             &["BF.RESERVE", "e", "0.01", "100", "EXPANSION", "0"],
-            "bad expansion",
+            "ERR expansion should be greater or equal to 1",
         ),
         (
             &["BF.RESERVE", "e", "0.01", "100", "EXPANSION", "-1"],
-            "bad expansion",
+            "ERR expansion should be greater or equal to 1",
+        ),
+        (
+            &["BF.RESERVE", "e", "0.01", "100", "EXPANSION", "x"],
+            "ERR bad expansion",
         ),
         (
             &["BF.RESERVE", "e", "0.01", "100", "EXPANSION"],
-            "wrong number of arguments",
+            "ERR no expansion",
         ),
         (
             &[
@@ -240,14 +247,14 @@ fn bf_commands_and_errors() {
         (&["BF.INFO"], "wrong number of arguments"),
         (
             &["BF.INSERT", "e", "ERROR", "2", "ITEMS", "a"],
-            "error rate",
+            "Bad argument received",
         ),
         (
             &["BF.INSERT", "e", "CAPACITY", "0", "ITEMS", "a"],
-            "capacity",
+            "Bad argument received",
         ),
         (&["BF.SCANDUMP", "missing", "0"], "not found"),
-        (&["BF.SCANDUMP", "r", "-1"], "iterator"),
+        (&["BF.SCANDUMP", "r", "-1"], "must be numeric"),
     ] {
         let e = err(c, args);
         assert!(e.contains(want), "{args:?}: {e}");
@@ -380,6 +387,7 @@ fn cf_commands_and_errors() {
     );
     assert!(err(c, &["CF.INSERT", "nope", "NOCREATE", "ITEMS", "a"]).contains("not found"));
     assert!(err(c, &["CF.INSERTNX", "nope", "NOCREATE", "ITEMS", "a"]).contains("not found"));
+    // RedisBloom ignores CAPACITY with NOCREATE: the key must exist.
     assert!(err(
         c,
         &[
@@ -392,31 +400,54 @@ fn cf_commands_and_errors() {
             "a"
         ]
     )
-    .contains("NOCREATE"));
+    .contains("not found"));
     assert!(err(c, &["CF.INSERT", "nope", "ITEMS"]).contains("wrong number"));
 
     for (args, want) in [
-        (&["CF.RESERVE", "e", "0"][..], "capacity"),
-        (&["CF.RESERVE", "e", "-3"], "capacity"),
-        (&["CF.RESERVE", "e", "x"], "capacity"),
-        (&["CF.RESERVE", "e", "3"], "at least"),
+        (
+            &["CF.RESERVE", "e", "0"][..],
+            "Capacity must be at least (BucketSize * 2)",
+        ),
+        (
+            &["CF.RESERVE", "e", "-3"],
+            "Capacity must be at least (BucketSize * 2)",
+        ),
+        (&["CF.RESERVE", "e", "x"], "Bad capacity"),
+        (
+            &["CF.RESERVE", "e", "3"],
+            "Capacity must be at least (BucketSize * 2)",
+        ),
         (&["CF.RESERVE", "e", "100000000"], "MAX-BYTES"),
         (&["CF.RESERVE", "e", "9223372036854775807"], "MAX-BYTES"),
         (
             &["CF.RESERVE", "e", "100", "BUCKETSIZE", "0"],
-            "bucket size",
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
         ),
         (
             &["CF.RESERVE", "e", "100", "BUCKETSIZE", "256"],
-            "bucket size",
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+        ),
+        (
+            &["CF.RESERVE", "e", "100", "BUCKETSIZE", "x"],
+            "Couldn't parse BUCKETSIZE",
         ),
         (
             &["CF.RESERVE", "e", "100", "MAXITERATIONS", "0"],
-            "maxIterations",
+            "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
         ),
-        (&["CF.RESERVE", "e", "100", "EXPANSION", "-1"], "expansion"),
+        (
+            &["CF.RESERVE", "e", "100", "MAXITERATIONS", "65536"],
+            "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+        ),
+        (
+            &["CF.RESERVE", "e", "100", "EXPANSION", "-1"],
+            "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
+        ),
         (&["CF.RESERVE", "e", "100", "EXPANSION"], "wrong number"),
-        (&["CF.RESERVE", "e", "100", "FOO", "1"], "unknown argument"),
+        (
+            &["CF.RESERVE", "e", "100", "FOO", "1"],
+            "Unknown argument received",
+        ),
         (&["CF.RESERVE", "e"], "wrong number"),
         (&["CF.ADD", "e"], "wrong number"),
         (&["CF.ADDNX", "e"], "wrong number"),
@@ -427,7 +458,7 @@ fn cf_commands_and_errors() {
         (&["CF.INFO", "missing"], "not found"),
         (
             &["CF.INSERT", "e", "CAPACITY", "0", "ITEMS", "a"],
-            "capacity",
+            "Capacity must be at least (BucketSize * 2)",
         ),
         (&["CF.SCANDUMP", "missing", "0"], "not found"),
         (&["CF.LOADCHUNK", "e", "1"], "wrong number"),
@@ -458,8 +489,8 @@ fn resp3_info_is_a_map() {
     let d = tmp();
     let s = Server::start_in(d.path(), &[], &[]);
     let c = &mut s.con3();
-    let _: i64 = q(c, &["BF.ADD", "bf", "a"]);
-    let _: i64 = q(c, &["CF.ADD", "cf", "a"]);
+    let _: bool = q(c, &["BF.ADD", "bf", "a"]);
+    let _: bool = q(c, &["CF.ADD", "cf", "a"]);
     let Value::Map(m) = q::<Value>(c, &["BF.INFO", "bf"]) else {
         panic!("BF.INFO over RESP3 should be a map");
     };
@@ -491,7 +522,10 @@ fn resp3_info_is_a_map() {
     );
     assert_eq!(
         q::<Value>(c, &["BF.INFO", "bf", "CAPACITY"]),
-        Value::Array(vec![Value::Int(100)])
+        Value::Map(vec![(
+            Value::SimpleString("Capacity".into()),
+            Value::Int(100)
+        )])
     );
 }
 

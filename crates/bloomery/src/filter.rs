@@ -28,6 +28,25 @@ pub trait Filter {
         self.len() == 0
     }
 
+    /// Insert a pre-hashed key, told when it cannot be taken: a non-scaling
+    /// [`ScalableBloomFilter`](crate::ScalableBloomFilter) at capacity answers
+    /// [`Error::Full`] instead of going past its target rate. The structures that never refuse
+    /// answer as [`insert_hashed`](Self::insert_hashed).
+    fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool> {
+        Ok(self.insert_hashed(h))
+    }
+
+    /// Insert a key, told when it cannot be taken (see
+    /// [`try_insert_hashed`](Self::try_insert_hashed)).
+    #[inline]
+    fn try_insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool>
+    where
+        Self: Sized,
+    {
+        let h = self.hasher().hash(key);
+        self.try_insert_hashed(h)
+    }
+
     /// Insert a key.
     #[inline]
     fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
@@ -42,7 +61,83 @@ pub trait Filter {
     }
 }
 
+/// Membership for keys given as bytes, for every set structure: the ones that hash a key whole
+/// (every [`Filter`]), the ones keyed by the key's structure (the
+/// [`MultiLayerBloomFilter`](crate::MultiLayerBloomFilter) hashes each URL segment, so it has
+/// no pre-hashed path and is not a [`Filter`]), and [`AnyFilter`](crate::AnyFilter), which
+/// holds either. Generic code over all of them uses this trait.
+///
+/// ```
+/// use bloomery::{AnyFilter, BloomFilter, KeySet, Kind, MultiLayerBloomFilter};
+///
+/// fn load(set: &mut impl KeySet, lines: &[&str]) -> bloomery::Result<()> {
+///     for l in lines {
+///         set.try_insert_key(l.as_bytes())?;
+///     }
+///     Ok(())
+/// }
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let urls = ["https://example.org/a/b", "https://example.org/a/c"];
+/// let mut classic = BloomFilter::try_new(100, 0.01)?;
+/// let mut mlbf = MultiLayerBloomFilter::try_new(4, 100, 0.01)?;
+/// let mut any = AnyFilter::builder(Kind::Blocked).capacity(100).fpr(0.01).try_build()?;
+/// load(&mut classic, &urls)?;
+/// load(&mut mlbf, &urls)?;
+/// load(&mut any, &urls)?;
+/// assert!(classic.contains_key(urls[0].as_bytes()) && mlbf.contains_key(urls[1].as_bytes()));
+/// assert!(any.contains_key(urls[1].as_bytes()));
+/// // a key a URL filter could never hold is an error for the checked query, false otherwise
+/// assert!(mlbf.try_contains_key(b"").is_err() && !mlbf.contains_key(b""));
+/// # Ok(()) }
+/// ```
+pub trait KeySet {
+    /// Insert a key; `true` when it was new. A key the structure cannot take (an MLBF key
+    /// that is not a URL, a non-scaling filter at capacity) is an error and changes nothing.
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool>;
+    /// Query a key: `false` means certainly never inserted. A key the structure could never
+    /// have taken is an error.
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool>;
+    /// [`try_contains_key`](Self::try_contains_key), with a key the structure could never
+    /// have taken answered `false` (it cannot have been inserted).
+    fn contains_key(&self, key: &[u8]) -> bool {
+        self.try_contains_key(key).unwrap_or(false)
+    }
+}
+
+impl<F: Filter> KeySet for F {
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
+        let h = self.hasher().hash_bytes(key);
+        self.try_insert_hashed(h)
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.contains_hashed(self.hasher().hash_bytes(key)))
+    }
+}
+
 /// Union and intersection with another structure of the same kind, shape and hasher.
+///
+/// **Item counts after a merge.** A filter cannot tell how many keys two filters share, so
+/// after `union_with` [`Filter::len`] is the larger of the two counts (a lower bound on the
+/// union) and after `intersect_with` the smaller (an upper bound on the intersection). For an
+/// estimate of the true figure use [`Stats::estimated_len`] on the result, or, before merging,
+/// the inner-product estimates (`estimate_union`, `estimate_intersection`: Broder &
+/// Mitzenmacher §2.4).
+///
+/// ```
+/// use bloomery::prelude::*;
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let mut a = BloomFilter::try_new(10_000, 0.01)?;
+/// let mut b = BloomFilter::try_new(10_000, 0.01)?;
+/// a.extend(0u32..3000);
+/// b.extend(2000u32..5000);
+/// let u = (&a | &b)?;
+/// assert_eq!(u.len(), 3000); // the larger count: a lower bound
+/// let est = u.estimated_len(); // about 5000
+/// assert!((est - 5000.0).abs() < 250.0, "{est}");
+/// # Ok(()) }
+/// ```
 pub trait Merge {
     /// In place `self ∪ other` (bitwise OR): contains every key of both.
     fn union_with(&mut self, other: &Self) -> Result<()>;
@@ -84,7 +179,21 @@ pub trait Stats {
 }
 
 /// Sizing and hashing options shared by every structure's builder. Obtain one from the
-/// structure, e.g. `BloomFilter::builder()`, and finish with `try_build()`.
+/// structure, e.g. `BloomFilter::builder()`, and finish with `try_build()`. A setting that
+/// does not apply to the structure being built is an error, never silently ignored.
+///
+/// ```
+/// use bloomery::prelude::*;
+/// use bloomery::Error;
+///
+/// let f = BlockedBloomFilter::builder().capacity(1000).fpr(0.01).try_build();
+/// assert!(f.is_ok());
+/// // growth and tightening belong to scalable filters
+/// let e = BlockedBloomFilter::builder().capacity(1000).fpr(0.01).growth(0).tightening(7.0).try_build();
+/// assert!(matches!(e, Err(Error::InvalidParameter { name: "growth", .. })));
+/// let s = ScalableBloomFilter::builder().capacity(1000).fpr(0.01).growth(4).try_build();
+/// assert!(s.is_ok());
+/// ```
 #[derive(Debug, Clone)]
 pub struct Builder<T> {
     pub(crate) capacity: Option<u64>,
@@ -97,9 +206,9 @@ pub struct Builder<T> {
     /// its own default only when no hasher was given.
     pub(crate) hasher_given: bool,
     pub(crate) max_bytes: u64,
-    pub(crate) growth: u32,
-    pub(crate) tightening: f64,
-    pub(crate) scaling: bool,
+    pub(crate) growth: Option<u32>,
+    pub(crate) tightening: Option<f64>,
+    pub(crate) scaling: Option<bool>,
     pub(crate) kind: Option<crate::io::format::Kind>,
     pub(crate) layout: Option<crate::sets::blocked::BlockLayout>,
     _t: PhantomData<fn() -> T>,
@@ -122,9 +231,9 @@ impl<T: Build> Builder<T> {
             hasher: KeyHasher::new(),
             hasher_given: false,
             max_bytes: store::max_bytes(),
-            growth: 2,
-            tightening: 0.5,
-            scaling: true,
+            growth: None,
+            tightening: None,
+            scaling: None,
             kind: None,
             layout: None,
             _t: PhantomData,
@@ -208,22 +317,38 @@ impl<T: Build> Builder<T> {
     }
     /// Scalable filters: capacity multiplier per new sub-filter (≥ 1; default 2).
     pub fn growth(mut self, s: u32) -> Self {
-        self.growth = s;
+        self.growth = Some(s);
         self
     }
     /// Scalable filters: error tightening ratio r in (0, 1) (default 0.5).
     pub fn tightening(mut self, r: f64) -> Self {
-        self.tightening = r;
+        self.tightening = Some(r);
         self
     }
     /// Scalable filters: `false` refuses inserts past capacity instead of growing.
     pub fn scaling(mut self, on: bool) -> Self {
-        self.scaling = on;
+        self.scaling = Some(on);
         self
     }
     /// Build, validating every parameter.
     pub fn try_build(self) -> Result<T> {
         T::build(&self)
+    }
+
+    /// Refuse the structure-specific settings that were given but do not apply to the type
+    /// being built (`applies` names those that do): a typed error instead of an ignored
+    /// setting.
+    pub(crate) fn refuse_others(&self, type_name: &str, applies: &[&str]) -> Result<()> {
+        let given = [
+            ("growth", self.growth.is_some()),
+            ("tightening", self.tightening.is_some()),
+            ("scaling", self.scaling.is_some()),
+            ("layout", self.layout.is_some()),
+        ];
+        match given.iter().find(|(n, set)| *set && !applies.contains(n)) {
+            Some((name, _)) => Err(invalid(name, format!("does not apply to {type_name}"))),
+            None => Ok(()),
+        }
     }
 
     /// Capacity and fpr, both required unless an explicit shape was given.
@@ -366,6 +491,28 @@ pub trait Remove: Count {
 }
 
 /// Why a removal was refused. Nothing is changed when a removal is refused.
+///
+/// Through `?` into [`Error`](crate::Error) the reason survives: an absent key becomes
+/// [`Error::NotPresent`](crate::Error::NotPresent).
+///
+/// ```
+/// use bloomery::prelude::*;
+/// use bloomery::{CountingBloomFilter, Error};
+///
+/// fn remove_all(f: &mut CountingBloomFilter, keys: &[&str]) -> bloomery::Result<()> {
+///     for k in keys {
+///         f.remove(k)?;
+///     }
+///     Ok(())
+/// }
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let mut f = CountingBloomFilter::try_new(1000, 0.001)?;
+/// f.insert("kept");
+/// assert!(matches!(remove_all(&mut f, &["never-added"]), Err(Error::NotPresent)));
+/// assert!(f.contains("kept"));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RemoveError {
@@ -379,9 +526,14 @@ pub enum RemoveError {
     Unsupported(&'static str),
 }
 
+/// Through `?`, [`RemoveError::NotPresent`] stays distinguishable ([`Error::NotPresent`]);
+/// [`RemoveError::Unsupported`] becomes [`Error::Unsupported`].
 impl From<RemoveError> for Error {
     fn from(e: RemoveError) -> Self {
-        Error::Unsupported(e.to_string())
+        match e {
+            RemoveError::NotPresent => Error::NotPresent,
+            RemoveError::Unsupported(why) => Error::Unsupported(format!("removal: {why}")),
+        }
     }
 }
 

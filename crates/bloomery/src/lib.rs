@@ -68,32 +68,41 @@
 
 mod any;
 mod counters;
+mod dispatch;
 mod error;
 mod filter;
 mod hash;
 mod io;
+mod kind;
 mod multisets;
 pub mod params;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 mod sets;
 mod simd;
 mod store;
 mod structured;
 
 // Run-time kinds.
-pub use any::counter::{AnyCounter, CounterInfo, CounterOptions};
+pub use any::counter::{AnyCounter, CounterOptions};
 pub use any::filter::{AnyFilter, FilterInfo};
+pub use dispatch::CounterInfo;
+pub use kind::{Capabilities, Capability, Kind};
 // Core traits, errors and the one hash path.
 pub use error::{Error, FormatError, Incompatibility, Result};
-pub use filter::{Build, Builder, Count, Filter, Merge, Remove, RemoveError, Stats};
-pub use hash::{mix64, reduce, HashAlgorithm, Hashed, Key, KeyHasher, SeedKind};
+pub use filter::{Build, Builder, Count, Filter, KeySet, Merge, Remove, RemoveError, Stats};
+pub use hash::{mix64, reduce, HashAlgorithm, Hashed, Key, KeyHasher, SeedKind, StableHash};
 // Storage: the memory limit and the prefetch pipeline of batched inserts.
 pub use counters::MAX_WIDTH as MAX_COUNTER_WIDTH;
 pub use simd::paths as simd_paths;
-pub use store::{max_bytes, set_max_bytes, Pipeline, DEFAULT_MAX_BYTES};
+pub use store::{
+    global_allocator_only, max_bytes, set_global_allocator_only, set_max_bytes, Pipeline,
+    DEFAULT_MAX_BYTES,
+};
 // The file format.
 pub use io::compress;
 pub use io::format::{
-    decode as decode_header, read_file, read_header as peek_header, Decoded, FileBuf, Header, Kind,
+    decode as decode_header, read_file, read_header as peek_header, Decoded, FileBuf, Header,
     Persist, Verify, FORMAT_VERSION,
 };
 // Sets.
@@ -104,7 +113,7 @@ pub use sets::classic::BloomFilter;
 pub use sets::cuckoo::{CuckooFilter, CuckooOptions};
 pub use sets::partitioned::PartitionedBloomFilter;
 pub use sets::scalable::ScalableBloomFilter;
-pub use sets::split_block::SplitBlockBloomFilter;
+pub use sets::split_block::{parquet_num_bytes, SplitBlockBits, SplitBlockBloomFilter};
 pub use sets::xor::{XorBuilder, XorFilter};
 // Multisets.
 pub use multisets::blocked_counting::{BlockedCountingBloomFilter, BlockedCountingBuilder};
@@ -129,7 +138,7 @@ pub use structured::xml;
 /// Everything needed to use the filters: `use bloomery::prelude::*;`.
 pub mod prelude {
     pub use crate::{
-        AnyFilter, BlockedBloomFilter, BloomFilter, Count, Filter, Key, KeyHasher, Merge,
+        AnyFilter, BlockedBloomFilter, BloomFilter, Count, Filter, Key, KeyHasher, KeySet, Merge,
         PartitionedBloomFilter, Persist, Remove, ScalableBloomFilter, SplitBlockBloomFilter, Stats,
     };
 }

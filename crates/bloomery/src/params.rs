@@ -27,16 +27,29 @@ pub fn check_fpr(fpr: f64) -> Result<()> {
     if !fpr.is_finite() || fpr <= 0.0 || fpr >= 1.0 {
         return Err(invalid(
             "fpr",
-            format!("must be strictly between 0 and 1, got {fpr}"),
+            format!("must be strictly between 0 and 1, got {}", show(fpr)),
         ));
     }
     if fpr < 1e-15 {
         return Err(invalid(
             "fpr",
-            format!("{fpr} is below 1e-15, beyond what 64-bit hashes can deliver"),
+            format!(
+                "{} is below 1e-15, beyond what 64-bit hashes can deliver",
+                show(fpr)
+            ),
         ));
     }
     Ok(())
+}
+
+/// A number for messages: plain when it reads well, in scientific notation when it is tiny or
+/// huge (`1e-300`, not three hundred digits).
+pub(crate) fn show(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && (x.abs() < 1e-4 || x.abs() >= 1e9) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
 }
 
 /// Validate a hash count.
@@ -840,7 +853,8 @@ pub fn dleft_shape(
             return Err(invalid(
                 "fpr",
                 format!(
-                    "{fpr} needs remainders wider than {} bits",
+                    "{} needs remainders wider than {} bits",
+                    show(fpr),
                     32 - counter_bits
                 ),
             ));
@@ -1021,6 +1035,16 @@ mod counting_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Tiny and huge numbers read as scientific notation in messages.
+    #[test]
+    fn tiny_rates_print_short() {
+        let e = check_fpr(1e-300).unwrap_err().to_string();
+        assert!(e.contains("1e-300") && e.len() < 120, "{e}");
+        assert_eq!(show(0.01), "0.01");
+        assert_eq!(show(2.5e-7), "2.5e-7");
+        assert_eq!(show(0.0), "0");
+    }
 
     /// Rates near 1 and loads far beyond a block's cells are answered at once: the sizing of
     /// 10⁸ keys at p = 0.999999 used to build mixtures over 5·10⁷ keys per block (minutes and

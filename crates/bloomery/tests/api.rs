@@ -328,7 +328,7 @@ fn mark_damaged_keeps_zero_false_negatives() {
     ];
     for f in &mut fs {
         for k in &keys {
-            f.insert(k);
+            f.insert(k).unwrap();
         }
         let bytes = f.info().bits / 8;
         // simulate damage: the region was zeroed on disk; marking it all-ones restores

@@ -28,7 +28,7 @@ fn filled(kind: Kind, n: u64, keys: &[u64]) -> AnyFilter {
         .try_build()
         .unwrap();
     for k in keys {
-        f.insert(k);
+        f.insert(k).unwrap();
     }
     f
 }
@@ -181,7 +181,7 @@ proptest! {
         let a = filled(SET_KINDS[kind], 500, &old);
         let mut b = a.clone();
         for k in &more {
-            b.insert(k);
+            b.insert(k).unwrap();
         }
         let d = diff_files(&a.to_bytes(), &b.to_bytes()).unwrap();
         prop_assert!(is_delta(&d));
@@ -226,7 +226,7 @@ fn deltas_refuse_wrong_bases_and_unrelated_filters() {
     let a = filled(Kind::Classic, 2000, &keys);
     let mut b = a.clone();
     for k in 5000..5100u64 {
-        b.insert(&k);
+        b.insert(&k).unwrap();
     }
     let d = diff_files(&a.to_bytes(), &b.to_bytes()).unwrap();
     // a delta is not a filter
@@ -240,7 +240,7 @@ fn deltas_refuse_wrong_bases_and_unrelated_filters() {
     ));
     // the wrong base: another version of the same filter, and the result itself
     let mut other = a.clone();
-    other.insert(&99_999u64);
+    other.insert(&99_999u64).unwrap();
     for base in [other.to_bytes(), b.to_bytes()] {
         assert!(matches!(
             patch_file(&base, &d, LIMIT),
@@ -261,7 +261,7 @@ fn deltas_refuse_wrong_bases_and_unrelated_filters() {
         .seed(7)
         .try_build()
         .unwrap();
-    other_seed.insert(&1u8);
+    other_seed.insert(&1u8).unwrap();
     for g in [other_kind, other_size, other_seed] {
         assert!(
             matches!(

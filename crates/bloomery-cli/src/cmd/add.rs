@@ -5,7 +5,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use bloomery::Pipeline;
-use bloomery::{AnyFilter, BlockedBloomFilter, Filter};
+use bloomery::{AnyFilter, BlockedBloomFilter, Filter, KeySet};
 
 use crate::cli::AddArgs;
 use crate::input::{self, Counts, KeySpec};

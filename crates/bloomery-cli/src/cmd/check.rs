@@ -9,7 +9,7 @@
 use std::io::{BufWriter, Write};
 
 use anyhow::{bail, Result};
-use bloomery::Filter;
+use bloomery::KeySet;
 use bloomery::{edit1_variants, PRINTABLE_ASCII};
 
 use crate::cli::CheckArgs;
@@ -27,7 +27,8 @@ pub fn run(a: CheckArgs) -> Result<u8> {
         if structured {
             f.contains_key(k) // an mlbf: the key is a URL
         } else {
-            f.contains_hashed(hasher.hash_bytes(k))
+            // every other set kind has the pre-hashed path
+            f.try_contains_hashed(hasher.hash_bytes(k)).unwrap_or(true)
         }
     };
     let mut matched = 0u64;

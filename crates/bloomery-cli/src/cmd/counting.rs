@@ -6,7 +6,7 @@ use std::path::Path;
 
 use anyhow::{bail, Context, Result};
 use bloomery::Pipeline;
-use bloomery::{AnyCounter, CounterOptions, Hashed, KeyHasher, Kind, RemoveError};
+use bloomery::{AnyCounter, CounterOptions, Hashed, KeyHasher, KeySet, Kind, RemoveError};
 use serde_json::json;
 
 use crate::cli::{AddArgs, CheckArgs, CountArgs, CreateArgs, InfoArgs, PackArgs};

@@ -83,6 +83,21 @@ pub fn build(kind: Kind, s: &Sizing) -> Result<AnyFilter> {
     Ok(b.try_build()?)
 }
 
+/// `--kind split-block --parquet-sizing`: the bytes Parquet writers give -n values at -p.
+fn parquet_sized(s: &Sizing) -> Result<AnyFilter> {
+    let (Some(n), Some(p)) = (s.capacity, s.fpr) else {
+        bail!("--parquet-sizing needs -n/--capacity and -p/--fpr");
+    };
+    if s.seed.is_some() || s.keyed || s.hashes.is_some() {
+        bail!("--parquet-sizing keeps Parquet's hashing: no --seed, --keyed or --hashes");
+    }
+    bloomery::params::check_capacity(n)?;
+    bloomery::params::check_fpr(p)?;
+    Ok(AnyFilter::SplitBlock(
+        bloomery::SplitBlockBloomFilter::try_with_parquet_sizing(n, p)?,
+    ))
+}
+
 /// The multi-layer URL filter: -n/-p size the whole filter by eq. 4 (each layer at p^(1/L)),
 /// --bits/--hashes are the shape of each layer (001 §V: --bits 16829152 --hashes 3).
 fn build_mlbf(s: &Sizing) -> Result<AnyFilter> {
@@ -162,7 +177,11 @@ pub fn run(a: CreateArgs) -> Result<u8> {
         no_scaling: a.no_scaling,
         layers: a.layers,
     };
-    let f = build(a.kind.kind(), &sizing)?;
+    let f = if a.parquet_sizing {
+        parquet_sized(&sizing)?
+    } else {
+        build(a.kind.kind(), &sizing)?
+    };
     super::save(&f, &a.file)?;
     let i = f.info();
     let layers = if i.layers > 0 {

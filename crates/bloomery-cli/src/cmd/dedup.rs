@@ -3,7 +3,7 @@
 use std::io::{BufWriter, Write};
 
 use anyhow::Result;
-use bloomery::Filter;
+use bloomery::KeySet;
 
 use crate::cli::DedupArgs;
 use crate::cmd::create::{build, Sizing};

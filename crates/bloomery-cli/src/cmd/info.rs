@@ -3,7 +3,7 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use bloomery::{AnyFilter, Filter};
+use bloomery::AnyFilter;
 use serde_json::json;
 
 use crate::cli::{EstimateArgs, InfoArgs};
@@ -17,6 +17,10 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     let i = f.info();
     let hasher = *f.hasher();
     let (kind, parquet) = (f.kind(), parquet_compatible(&f));
+    let sbbf_bytes = match &f {
+        AnyFilter::SplitBlock(s) => Some(s.num_bytes() as u64),
+        _ => None,
+    };
     // the sizes below decompress the file again: not while the filter is held too
     drop(f);
     // Plain and compressed sizes (issue 6): measured for a compressed file, predicted from the
@@ -25,6 +29,12 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
     let packed = bloomery::compress::packed_sizes(&file_bytes, false)
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
+    // where the payload lies (plain files: a split-block filter's payload starts with its
+    // Parquet bitset); a compressed file's payload is its container
+    let payload = match bloomery::decode_header(&file_bytes, bloomery::Verify::HeaderOnly) {
+        Ok(d) => Some((d.payload_offset as u64, d.payload_len as u64)),
+        Err(_) => None,
+    };
     drop(file_bytes);
     // the seed is shown unless it is a secret (keyed mode, whatever the file's seed kind says)
     let seed = hasher.public_seed().map(|s| s as u64);
@@ -69,6 +79,9 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             "compressed_ratio_to_entropy": packed.ratio_to_entropy(),
             "layers": if i.layers > 0 { json!(i.layers) } else { serde_json::Value::Null },
             "parquet_compatible": parquet,
+            "payload_offset": payload.map(|p| p.0),
+            "payload_bytes": payload.map(|p| p.1),
+            "sbbf_bytes": sbbf_bytes,
         }))?;
         return Ok(0);
     }
@@ -199,6 +212,19 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             packed.ratio_to_entropy()
         ),
     ));
+    if let Some((off, len)) = payload {
+        rows.push((
+            "payload",
+            match sbbf_bytes {
+                Some(sbbf) => format!(
+                    "{} bytes at offset {off}; its first {} are the Parquet bitset",
+                    group(len),
+                    group(sbbf)
+                ),
+                None => format!("{} bytes at offset {off}", group(len)),
+            },
+        ));
+    }
     let mut out = crate::output::stdout();
     table(&mut out, &rows)?;
     out.flush()?;

@@ -8,10 +8,12 @@ mod compress;
 mod counting;
 mod create;
 mod dedup;
+mod export;
 mod gen;
 mod info;
 mod lab;
 mod merge;
+mod parquet;
 mod xml;
 
 use std::path::Path;
@@ -23,6 +25,9 @@ use crate::cli::Command;
 
 pub fn run(cmd: Command) -> Result<u8> {
     match cmd {
+        Command::Create(a) if a.parquet_sizing && a.kind != crate::cli::KindArg::SplitBlock => {
+            bail!("--parquet-sizing applies to --kind split-block only")
+        }
         Command::Create(a) if bloomery::AnyCounter::holds(a.kind.kind()) => {
             counting::create(&a, a.kind.kind())
         }
@@ -49,6 +54,9 @@ pub fn run(cmd: Command) -> Result<u8> {
         Command::Diff(a) => compress::diff(a),
         Command::Patch(a) => compress::patch(a),
         Command::Xml(c) => xml::run(c),
+        Command::Parquet(c) => parquet::run(c),
+        Command::Export(a) => export::export(a),
+        Command::Import(a) => export::import(a),
     }
 }
 

@@ -183,7 +183,8 @@ impl Drop for Server {
     }
 }
 
-/// Run a command, expecting an error; returns its text.
+/// Run a command, expecting an error; returns its text as the server sent it (`CODE detail`,
+/// e.g. `ERR bad error rate` or `Filter is full`).
 pub fn err(con: &mut redis::Connection, args: &[&str]) -> String {
     let mut c = redis::cmd(args[0]);
     for a in &args[1..] {
@@ -191,7 +192,11 @@ pub fn err(con: &mut redis::Connection, args: &[&str]) -> String {
     }
     match c.query::<redis::Value>(con) {
         Ok(v) => panic!("{args:?} should fail, got {v:?}"),
-        Err(e) => e.to_string(),
+        Err(e) => match (e.code(), e.detail()) {
+            (Some(code), Some(detail)) => format!("{code} {detail}"),
+            (Some(code), None) => code.to_string(),
+            _ => e.to_string(),
+        },
     }
 }
 

@@ -4,48 +4,153 @@
 
 use std::path::Path;
 
+use crate::dispatch::{CounterInfo, CounterKind};
 use crate::error::{invalid, FormatError, Result};
-use crate::filter::{Count, Filter, Remove, RemoveError};
+use crate::filter::RemoveError;
 use crate::hash::{Hashed, KeyHasher};
-use crate::io::format::{self, Kind, Persist, Verify};
+use crate::io::format::{self, Persist, Source, Verify};
+use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
 use crate::{
     BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, DLeftCountingBloomFilter,
     IterativeBloomFilter, SpaceCodeBloomFilter, SpectralBloomFilter, SpectralMethod,
 };
 
-/// Any of the counting-family structures.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub enum AnyCounter {
-    /// [`CountingBloomFilter`]
-    Counting(CountingBloomFilter),
-    /// [`BlockedCountingBloomFilter`]
-    BlockedCounting(BlockedCountingBloomFilter),
-    /// [`DLeftCountingBloomFilter`]
-    DLeft(DLeftCountingBloomFilter),
-    /// [`SpectralBloomFilter`]
-    Spectral(SpectralBloomFilter),
-    /// [`CountMinSketch`]
-    CountMin(CountMinSketch),
-    /// [`IterativeBloomFilter`]
-    Iterative(IterativeBloomFilter),
-    /// [`SpaceCodeBloomFilter`]
-    SpaceCode(SpaceCodeBloomFilter),
+/// The object-safe part of [`CounterKind`], so one `match` serves every method.
+trait DynCounter {
+    fn kind(&self) -> Kind;
+    fn hasher(&self) -> &KeyHasher;
+    fn len(&self) -> u64;
+    fn insert_hashed(&mut self, h: Hashed) -> Result<()>;
+    fn count_hashed(&self, h: Hashed) -> u64;
+    fn prefetch_hashed(&self, h: Hashed);
+    fn remove_unsupported(&self) -> Option<RemoveError>;
+    fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError>;
+    fn to_plain_filter(&self) -> Result<crate::BloomFilter>;
+    fn describe(&self, info: &mut CounterInfo);
+    fn encoded_len(&self) -> u64;
+    fn save(&self, path: &Path) -> Result<()>;
+    fn to_bytes(&self) -> Vec<u8>;
 }
 
-macro_rules! each {
-    ($self:expr, $f:ident => $body:expr) => {
-        match $self {
-            AnyCounter::Counting($f) => $body,
-            AnyCounter::BlockedCounting($f) => $body,
-            AnyCounter::DLeft($f) => $body,
-            AnyCounter::Spectral($f) => $body,
-            AnyCounter::CountMin($f) => $body,
-            AnyCounter::Iterative($f) => $body,
-            AnyCounter::SpaceCode($f) => $body,
+impl<T: CounterKind> DynCounter for T {
+    fn kind(&self) -> Kind {
+        T::KIND
+    }
+    fn hasher(&self) -> &KeyHasher {
+        CounterKind::hasher(self)
+    }
+    fn len(&self) -> u64 {
+        CounterKind::len(self)
+    }
+    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
+        CounterKind::insert_hashed(self, h)
+    }
+    fn count_hashed(&self, h: Hashed) -> u64 {
+        CounterKind::count_hashed(self, h)
+    }
+    fn prefetch_hashed(&self, h: Hashed) {
+        CounterKind::prefetch_hashed(self, h)
+    }
+    fn remove_unsupported(&self) -> Option<RemoveError> {
+        CounterKind::remove_unsupported(self)
+    }
+    fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
+        CounterKind::remove_hashed(self, h)
+    }
+    fn to_plain_filter(&self) -> Result<crate::BloomFilter> {
+        CounterKind::to_plain_filter(self)
+    }
+    fn describe(&self, info: &mut CounterInfo) {
+        CounterKind::describe(self, info)
+    }
+    fn encoded_len(&self) -> u64 {
+        Persist::encoded_len(self)
+    }
+    fn save(&self, path: &Path) -> Result<()> {
+        Persist::save(self, path)
+    }
+    fn to_bytes(&self) -> Vec<u8> {
+        Persist::to_bytes(self)
+    }
+}
+
+/// Generates [`AnyCounter`] and its per-kind dispatch from the kinds table's `counters` group.
+macro_rules! define_any_counter {
+    (
+        sets { $($sets:tt)* }
+        counters { $($v:ident = $id:literal, $name:literal, $ty:ident, $doc:literal;)* }
+        others { $($others:tt)* }
+        layouts { $($layouts:tt)* }
+    ) => {
+        /// Any of the counting-family structures behind one type, chosen at run time (the
+        /// counterpart of [`AnyFilter`](crate::AnyFilter) for multisets and sketches). What
+        /// each kind offers (deletion, a plain-filter counterpart) is in its
+        /// [`capabilities`](AnyCounter::capabilities).
+        ///
+        /// ```
+        /// use bloomery::{AnyCounter, CounterOptions, Kind};
+        ///
+        /// # fn main() -> bloomery::Result<()> {
+        /// let o = CounterOptions { capacity: Some(1000), fpr: Some(0.01), ..Default::default() };
+        /// let mut c = AnyCounter::build(Kind::Counting, &o)?;
+        /// let h = c.hasher().hash("flow-7");
+        /// c.insert_hashed(h)?;
+        /// c.insert_hashed(h)?;
+        /// assert_eq!(c.count_hashed(h), 2);
+        /// assert!(c.capabilities().remove);
+        /// # Ok(()) }
+        /// ```
+        #[derive(Debug, Clone)]
+        #[non_exhaustive]
+        pub enum AnyCounter {
+            $(#[doc = concat!("[`", stringify!($ty), "`]: ", $doc)] $v($ty),)*
+        }
+
+        $(
+            impl From<$ty> for AnyCounter {
+                fn from(f: $ty) -> Self {
+                    AnyCounter::$v(f)
+                }
+            }
+        )*
+
+        impl AnyCounter {
+            fn as_dyn(&self) -> &dyn DynCounter {
+                match self {
+                    $(AnyCounter::$v(f) => f,)*
+                }
+            }
+
+            fn as_dyn_mut(&mut self) -> &mut dyn DynCounter {
+                match self {
+                    $(AnyCounter::$v(f) => f,)*
+                }
+            }
+
+            /// The capabilities of a counting kind, `None` for other kinds.
+            pub(crate) fn kind_capabilities(kind: Kind) -> Option<Capabilities> {
+                match kind.rust_type() {
+                    $(Kind::$v => Some(<$ty as CounterKind>::CAPABILITIES),)*
+                    _ => None,
+                }
+            }
+
+            fn decode(d: &format::Decoded, src: Source<'_>) -> Result<Self> {
+                let limit = crate::store::max_bytes();
+                match d.header.kind.rust_type() {
+                    $(Kind::$v => Ok(AnyCounter::$v(<$ty>::decode_from(d, src, limit)?)),)*
+                    k => Err(FormatError::WrongKind {
+                        expected: concat!("a counting-family structure (", $($name, " ",)* ")"),
+                        found: k.name(),
+                    }
+                    .into()),
+                }
+            }
         }
     };
 }
+
+for_each_kind!(define_any_counter);
 
 /// Options for [`AnyCounter::build`]: the shared sizing plus each kind's own parameters.
 /// Options that do not apply to the chosen kind are refused with a typed error.
@@ -84,61 +189,6 @@ pub struct CounterOptions {
     pub hasher: KeyHasher,
     /// Memory limit in bytes (`None`: the process-wide limit).
     pub max_bytes: Option<u64>,
-}
-
-/// Kind-specific state of a counting-family structure (what `bloomery info` prints).
-#[derive(Debug, Clone, PartialEq)]
-pub struct CounterInfo {
-    /// Kind name.
-    pub kind: &'static str,
-    /// Inserts so far (minus removals for the kinds that delete).
-    pub items: u64,
-    /// Bytes of the file format.
-    pub bytes: u64,
-    /// Bits per item (file bits / items; 0 when empty).
-    pub bits_per_item: f64,
-    /// Capacity it was sized for (0 if unknown or not applicable).
-    pub capacity: u64,
-    /// Whether removal is possible.
-    pub removable: bool,
-    /// Counting, dlcbf, spectral, cms: counters at their maximum value.
-    pub saturated_counters: Option<u64>,
-    /// Counting, spectral: bits per counter; dlcbf: bits per cell counter.
-    pub counter_bits: Option<u32>,
-    /// Counting, spectral, ibf, scbf: hash functions (per group for scbf).
-    pub hashes: Option<u32>,
-    /// Counting, spectral: counters; ibf, scbf: bits; dlcbf: bits of the table.
-    pub size: Option<u64>,
-    /// Iterative: distinctness rate (distinct inputs / all inputs).
-    pub distinctness: Option<f64>,
-    /// Iterative: whether counting stopped (repeat cap reached).
-    pub counting_stopped: Option<bool>,
-    /// Iterative: repeats counted so far.
-    pub repeats_counted: Option<u64>,
-    /// Space-code: groups.
-    pub groups: Option<u32>,
-    /// Count-min: width.
-    pub width: Option<u64>,
-    /// Count-min: depth.
-    pub depth: Option<u32>,
-    /// Count-min: conservative update.
-    pub conservative: Option<bool>,
-    /// Spectral: method name (`ms`, `mi`, `rm`).
-    pub method: Option<&'static str>,
-    /// dlcbf: occupied cells.
-    pub occupied_cells: Option<u64>,
-    /// Counting, blocked counting, ibf, scbf: the false-positive rate asked for at sizing
-    /// (`None` when the shape was given).
-    pub target_fpr: Option<f64>,
-    /// Counting, blocked counting, ibf, scbf: this structure's own false-positive rate now,
-    /// from its contents ([`Stats::current_fpr`](crate::Stats::current_fpr)).
-    pub current_fpr: Option<f64>,
-}
-
-/// The target (when sized by a rate) and current false-positive rates of `f`.
-fn rates(f: &impl crate::filter::Stats) -> (Option<f64>, Option<f64>) {
-    let target = f.target_fpr();
-    ((target > 0.0).then_some(target), Some(f.current_fpr()))
 }
 
 fn refuse(name: &'static str, kind: Kind) -> crate::Error {
@@ -233,7 +283,7 @@ impl AnyCounter {
                 if let Some(w) = o.counter_bits {
                     b = b.counter_bits(w);
                 }
-                AnyCounter::DLeft(b.try_build()?)
+                AnyCounter::DLeftCounting(b.try_build()?)
             }
             Kind::Spectral => {
                 only(&["bits", "hashes", "counter_bits", "method"])?;
@@ -342,67 +392,30 @@ impl AnyCounter {
 
     /// True for the kinds [`AnyCounter`] holds.
     pub fn holds(kind: Kind) -> bool {
-        matches!(
-            kind,
-            Kind::Counting
-                | Kind::BlockedCounting
-                | Kind::DLeftCounting
-                | Kind::Spectral
-                | Kind::CountMin
-                | Kind::Iterative
-                | Kind::SpaceCode
-        )
+        kind.is_counter()
     }
 
     /// The kind.
     pub fn kind(&self) -> Kind {
-        match self {
-            AnyCounter::Counting(_) => Kind::Counting,
-            AnyCounter::BlockedCounting(_) => Kind::BlockedCounting,
-            AnyCounter::DLeft(_) => Kind::DLeftCounting,
-            AnyCounter::Spectral(_) => Kind::Spectral,
-            AnyCounter::CountMin(_) => Kind::CountMin,
-            AnyCounter::Iterative(_) => Kind::Iterative,
-            AnyCounter::SpaceCode(_) => Kind::SpaceCode,
-        }
+        self.as_dyn().kind()
     }
 
-    /// Decode any counting-family kind from bytes, verifying the checksum.
+    /// What this structure's kind offers.
+    pub fn capabilities(&self) -> Capabilities {
+        self.kind().capabilities()
+    }
+
+    /// `Ok` when this structure's kind offers `cap`, else an error naming the kinds that do.
+    pub fn require(&self, cap: Capability) -> Result<()> {
+        self.kind().require(cap)
+    }
+
+    /// Decode any counting-family kind from bytes, verifying the checksum. A compressed file
+    /// is decompressed first (and the plain file's checksum verified).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        // A compressed file is decompressed first (issue 6).
         let plain = crate::io::compress::plain_bytes(bytes)?;
         let d = format::decode(plain.bytes(), Verify::Checksum)?;
-        let src = plain.source();
-        let limit = crate::store::max_bytes();
-        Ok(match d.header.kind {
-            Kind::Counting => {
-                AnyCounter::Counting(CountingBloomFilter::decode_from(&d, src, limit)?)
-            }
-            Kind::BlockedCounting => AnyCounter::BlockedCounting(
-                BlockedCountingBloomFilter::decode_from(&d, src, limit)?,
-            ),
-            Kind::DLeftCounting => {
-                AnyCounter::DLeft(DLeftCountingBloomFilter::decode_from(&d, src, limit)?)
-            }
-            Kind::Spectral => {
-                AnyCounter::Spectral(SpectralBloomFilter::decode_from(&d, src, limit)?)
-            }
-            Kind::CountMin => AnyCounter::CountMin(CountMinSketch::decode_from(&d, src, limit)?),
-            Kind::Iterative => {
-                AnyCounter::Iterative(IterativeBloomFilter::decode_from(&d, src, limit)?)
-            }
-            Kind::SpaceCode => {
-                AnyCounter::SpaceCode(SpaceCodeBloomFilter::decode_from(&d, src, limit)?)
-            }
-            k => {
-                return Err(FormatError::WrongKind {
-                    expected:
-                        "a counting-family structure (counting, blocked-counting, dlcbf, spectral, cms, ibf, scbf)",
-                    found: k.name(),
-                }
-                .into())
-            }
-        })
+        Self::decode(&d, plain.source())
     }
 
     /// Load any counting-family kind from a file, verifying the checksum.
@@ -410,46 +423,36 @@ impl AnyCounter {
         Self::from_bytes(&format::read_file(path.as_ref())?)
     }
 
+    /// Open any counting-family kind through a read-only memory map (zero-copy; see
+    /// [`Persist::open_mmap`]).
+    pub fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
+        let map = format::map_file(path.as_ref())?;
+        if crate::io::compress::is_packed(&map) {
+            return Self::from_bytes(&map);
+        }
+        let d = format::decode(&map, verify)?;
+        Self::decode(&d, Source::Mapped(&map))
+    }
+
     /// Save atomically.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        each!(self, f => f.save(path))
+        self.as_dyn().save(path.as_ref())
     }
 
     /// The file format as bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        each!(self, f => f.to_bytes())
+        self.as_dyn().to_bytes()
     }
 
     /// The hasher keys go through.
     pub fn hasher(&self) -> &KeyHasher {
-        each!(self, f => f.key_hasher())
+        self.as_dyn().hasher()
     }
 
     /// Add one occurrence of a pre-hashed key. Only a full d-left filter fails
     /// ([`crate::Error::Full`], nothing changed).
     pub fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
-        match self {
-            AnyCounter::Counting(f) => {
-                f.insert_hashed(h);
-            }
-            AnyCounter::BlockedCounting(f) => {
-                f.insert_hashed(h);
-            }
-            AnyCounter::DLeft(f) => {
-                f.insert_hashed(h)?;
-            }
-            AnyCounter::Spectral(f) => {
-                f.insert_hashed(h);
-            }
-            AnyCounter::CountMin(f) => f.update_hashed(h, 1),
-            AnyCounter::Iterative(f) => {
-                f.insert_hashed(h);
-            }
-            AnyCounter::SpaceCode(f) => {
-                f.insert_hashed(h);
-            }
-        }
-        Ok(())
+        self.as_dyn_mut().insert_hashed(h)
     }
 
     /// Hint the CPU to fetch what an insert, count or remove of the key will read, for
@@ -459,19 +462,12 @@ impl AnyCounter {
     /// filter, whose insert draws its group at random).
     #[inline]
     pub fn prefetch_hashed(&self, h: Hashed) {
-        match self {
-            AnyCounter::Counting(f) => f.prefetch_hashed(h),
-            AnyCounter::BlockedCounting(f) => f.prefetch_hashed(h),
-            AnyCounter::DLeft(f) => f.prefetch_hashed(h),
-            AnyCounter::Spectral(f) => f.prefetch_hashed(h),
-            AnyCounter::CountMin(f) => f.prefetch_hashed(h),
-            AnyCounter::Iterative(_) | AnyCounter::SpaceCode(_) => {}
-        }
+        self.as_dyn().prefetch_hashed(h)
     }
 
     /// Estimated count of a pre-hashed key.
     pub fn count_hashed(&self, h: Hashed) -> u64 {
-        each!(self, f => f.count_hashed(h))
+        self.as_dyn().count_hashed(h)
     }
 
     /// Present (possibly a false positive) when the estimated count is above 0.
@@ -480,49 +476,28 @@ impl AnyCounter {
     }
 
     /// The plain Bloom filter that answers membership exactly as this structure does, for
-    /// broadcasting (the summary-cache protocol, seed 002 §4: each proxy keeps a counting
-    /// filter to follow insertions and deletions and sends its peers the bit array): a
-    /// classic filter of the same m, k and hasher, bit i set where counter i is non-zero
+    /// broadcasting (the summary-cache protocol, Broder & Mitzenmacher §4: each proxy keeps a
+    /// counting filter to follow insertions and deletions and sends its peers the bit array):
+    /// a classic filter of the same m, k and hasher, bit i set where counter i is non-zero
     /// ([`CountingBloomFilter::to_bloom_filter`]). Only the classic-layout counting filter has
-    /// such a counterpart; the other kinds are refused with the reason.
+    /// such a counterpart ([`Capability::Flatten`]); the other kinds are refused with the
+    /// reason.
     pub fn to_plain_filter(&self) -> Result<crate::AnyFilter> {
-        match self {
-            AnyCounter::Counting(f) => Ok(crate::AnyFilter::Classic(f.to_bloom_filter()?)),
-            AnyCounter::BlockedCounting(_) => Err(invalid(
+        if self.kind() == Kind::BlockedCounting {
+            return Err(invalid(
                 "kind",
                 "a blocked counting filter has no plain counterpart (its lines of counters \
                  are not a blocked filter's bit blocks); use the classic-layout counting filter \
                  (--kind counting) for a structure to broadcast",
-            )),
-            other => Err(invalid(
-                "kind",
-                format!(
-                    "a {} structure has no plain Bloom filter counterpart; only the \
-                     classic-layout counting filter (counting) has",
-                    other.kind().name()
-                ),
-            )),
+            ));
         }
+        self.require(Capability::Flatten)?;
+        Ok(crate::AnyFilter::Classic(self.as_dyn().to_plain_filter()?))
     }
 
     /// Why this structure cannot delete, or `None` when it can.
     pub fn remove_unsupported(&self) -> Option<RemoveError> {
-        match self {
-            AnyCounter::Counting(_) | AnyCounter::BlockedCounting(_) | AnyCounter::DLeft(_) => None,
-            AnyCounter::Spectral(f) if f.method() != SpectralMethod::MinimalIncrease => None,
-            AnyCounter::Spectral(_) => Some(RemoveError::Unsupported(
-                "spectral Minimal Increase cannot delete without creating false negatives",
-            )),
-            AnyCounter::CountMin(_) => Some(RemoveError::Unsupported(
-                "a count-min sketch (cms) has no deletion: decrements would break its never-below-the-truth guarantee",
-            )),
-            AnyCounter::Iterative(_) => Some(RemoveError::Unsupported(
-                "an iterative filter (ibf) cannot delete: its bits are shared by keys and repeats",
-            )),
-            AnyCounter::SpaceCode(_) => Some(RemoveError::Unsupported(
-                "a space-code filter (scbf) cannot delete: its bits are shared by keys and groups",
-            )),
-        }
+        self.as_dyn().remove_unsupported()
     }
 
     /// Remove one occurrence of a pre-hashed key: [`RemoveError::Unsupported`] for the kinds
@@ -531,26 +506,12 @@ impl AnyCounter {
         if let Some(e) = self.remove_unsupported() {
             return Err(e);
         }
-        match self {
-            AnyCounter::Counting(f) => f.remove_hashed(h),
-            AnyCounter::BlockedCounting(f) => f.remove_hashed(h),
-            AnyCounter::DLeft(f) => f.remove_hashed(h),
-            AnyCounter::Spectral(f) => f.remove_hashed(h),
-            _ => Err(RemoveError::Unsupported("no deletion")),
-        }
+        self.as_dyn_mut().remove_hashed(h)
     }
 
     /// Inserts so far (minus removals where deletion exists; all inserts for cms, ibf, scbf).
     pub fn len(&self) -> u64 {
-        match self {
-            AnyCounter::Counting(f) => f.len(),
-            AnyCounter::BlockedCounting(f) => f.len(),
-            AnyCounter::DLeft(f) => f.len(),
-            AnyCounter::Spectral(f) => f.len(),
-            AnyCounter::CountMin(f) => f.total(),
-            AnyCounter::Iterative(f) => f.total_inserts(),
-            AnyCounter::SpaceCode(f) => f.total_inserts(),
-        }
+        self.as_dyn().len()
     }
 
     /// True when nothing was inserted.
@@ -560,9 +521,8 @@ impl AnyCounter {
 
     /// Kind-specific state.
     pub fn info(&self) -> CounterInfo {
-        use crate::filter::Stats;
         let items = self.len();
-        let bytes = self.to_bytes().len() as u64;
+        let bytes = self.as_dyn().encoded_len();
         let mut i = CounterInfo {
             kind: self.kind().name(),
             items,
@@ -572,77 +532,10 @@ impl AnyCounter {
             } else {
                 0.0
             },
-            capacity: 0,
             removable: self.remove_unsupported().is_none(),
-            saturated_counters: None,
-            counter_bits: None,
-            hashes: None,
-            size: None,
-            distinctness: None,
-            counting_stopped: None,
-            repeats_counted: None,
-            groups: None,
-            width: None,
-            depth: None,
-            conservative: None,
-            method: None,
-            occupied_cells: None,
-            target_fpr: None,
-            current_fpr: None,
+            ..CounterInfo::default()
         };
-        match self {
-            AnyCounter::Counting(f) => {
-                i.capacity = f.capacity();
-                (i.target_fpr, i.current_fpr) = rates(f);
-                i.saturated_counters = Some(f.saturated_counters());
-                i.counter_bits = Some(f.counter_width());
-                i.hashes = Some(f.hashes());
-                i.size = Some(f.counter_len());
-            }
-            AnyCounter::BlockedCounting(f) => {
-                i.capacity = f.capacity();
-                (i.target_fpr, i.current_fpr) = rates(f);
-                i.saturated_counters = Some(f.saturated_counters());
-                i.counter_bits = Some(f.counter_width());
-                i.hashes = Some(f.hashes());
-                i.size = Some(f.counter_len());
-            }
-            AnyCounter::DLeft(f) => {
-                i.saturated_counters = Some(f.saturated_counters());
-                i.counter_bits = Some(f.shape().counter_bits);
-                i.size = Some(f.bit_len());
-                i.occupied_cells = Some(f.occupied_cells());
-            }
-            AnyCounter::Spectral(f) => {
-                i.saturated_counters = Some(f.saturated_counters());
-                i.counter_bits = Some(f.counters().width());
-                i.hashes = Some(f.hashes());
-                i.size = Some(f.counters().len());
-                i.method = Some(f.method().name());
-            }
-            AnyCounter::CountMin(f) => {
-                i.saturated_counters = Some(f.saturated_counters());
-                i.width = Some(f.width());
-                i.depth = Some(f.depth());
-                i.conservative = Some(f.is_conservative());
-            }
-            AnyCounter::Iterative(f) => {
-                i.capacity = f.capacity();
-                (i.target_fpr, i.current_fpr) = rates(f);
-                i.hashes = Some(f.hashes());
-                i.size = Some(f.bits());
-                i.distinctness = Some(f.distinctness());
-                i.counting_stopped = Some(f.counting_stopped());
-                i.repeats_counted = Some(f.repeats_counted());
-            }
-            AnyCounter::SpaceCode(f) => {
-                i.capacity = f.capacity();
-                (i.target_fpr, i.current_fpr) = rates(f);
-                i.hashes = Some(f.hashes());
-                i.size = Some(f.bits());
-                i.groups = Some(f.groups());
-            }
-        }
+        self.as_dyn().describe(&mut i);
         i
     }
 }
@@ -666,7 +559,11 @@ mod tests {
         assert_eq!(plain.kind(), Kind::Classic);
         for i in 0..20_000u32 {
             let h = c.hasher().hash(&i);
-            assert_eq!(plain.contains_hashed(h), c.count_hashed(h) > 0, "{i}");
+            assert_eq!(
+                plain.try_contains_hashed(h).unwrap(),
+                c.count_hashed(h) > 0,
+                "{i}"
+            );
         }
         for kind in [Kind::BlockedCounting, Kind::Iterative] {
             let e = AnyCounter::build(kind, &opts()).unwrap().to_plain_filter();

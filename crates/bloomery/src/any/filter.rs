@@ -1,67 +1,209 @@
 //! [`AnyFilter`]: any set structure behind one type, chosen at run time — what the CLI and
-//! other dynamic callers load from files whose kind they do not know in advance.
+//! other dynamic callers load from files whose kind they learn from the header.
 //!
-//! The multi-layer filter ([`AnyFilter::Mlbf`], seed 001) is keyed by URL, not by one hash of
-//! the key's bytes: use [`AnyFilter::try_insert_key`] / [`AnyFilter::contains_key`] (or
-//! [`Filter::insert`] / [`Filter::contains`], which this type routes the same way) for every
-//! kind; the pre-hashed `*_hashed` methods cannot serve an MLBF (see the variant).
+//! The variants, their decoding and the dispatch to each structure's [`SetKind`]
+//! implementation are generated from the kinds table ([`for_each_kind!`]'s `sets` group).
+//! The multi-layer filter ([`AnyFilter::Mlbf`]) is keyed by URL, not by one hash of the key's
+//! bytes, so `AnyFilter` is a [`KeySet`], not a [`Filter`](crate::Filter): insert and query
+//! keys with [`KeySet::try_insert_key`] / [`KeySet::contains_key`]; the pre-hashed methods
+//! ([`AnyFilter::try_insert_hashed`], [`AnyFilter::try_contains_hashed`]) answer an error for
+//! an MLBF instead of a silent wrong answer.
 
 use std::path::Path;
 
-use crate::error::{Error, Incompatibility, Result};
-use crate::filter::{Build, Builder, Filter, Merge, Stats};
-use crate::hash::Key;
-use crate::hash::{Hashed, KeyHasher};
-use crate::io::format::{self, Kind, Persist, Source, Verify};
+use crate::dispatch::{SetKind, SetStats};
+use crate::error::{Error, FormatError, Incompatibility, Result};
+use crate::filter::{Build, Builder, KeySet, Merge};
+use crate::hash::{Hashed, Key, KeyHasher};
+use crate::io::format::{self, Persist, Source, Verify};
+use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
 use crate::{
     BlockedBloomFilter, BloomFilter, MultiLayerBloomFilter, PartitionedBloomFilter,
     ScalableBloomFilter, SplitBlockBloomFilter,
 };
 
-/// Any of the set structures.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub enum AnyFilter {
-    /// [`BloomFilter`]
-    Classic(BloomFilter),
-    /// [`PartitionedBloomFilter`]
-    Partitioned(PartitionedBloomFilter),
-    /// [`BlockedBloomFilter`]
-    Blocked(BlockedBloomFilter),
-    /// [`SplitBlockBloomFilter`]
-    SplitBlock(SplitBlockBloomFilter),
-    /// [`ScalableBloomFilter`]
-    Scalable(ScalableBloomFilter),
-    /// [`MultiLayerBloomFilter`] (URLs, seed 001). Its keys are URLs split into layers, so it
-    /// has no single-hash path: `insert_hashed` does nothing and returns false,
-    /// `contains_hashed` answers true (never a false negative), `try_insert_hashed` is an
-    /// error. Insert and query keys with [`AnyFilter::try_insert_key`] /
-    /// [`AnyFilter::contains_key`] or [`Filter::insert`] / [`Filter::contains`].
-    Mlbf(MultiLayerBloomFilter),
+/// The object-safe part of [`SetKind`], so one `match` serves every method.
+trait DynSet {
+    fn kind(&self) -> Kind;
+    fn hasher(&self) -> &KeyHasher;
+    fn len(&self) -> u64;
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool>;
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool>;
+    fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool>;
+    fn try_contains_hashed(&self, h: Hashed) -> Result<bool>;
+    fn prefetch_hashed(&self, h: Hashed);
+    fn stats(&self) -> SetStats;
+    fn layout_name(&self) -> Option<&'static str>;
+    fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()>;
+    fn clear(&mut self) -> Result<()>;
+    fn save(&self, path: &Path) -> Result<()>;
+    fn to_bytes(&self) -> Vec<u8>;
 }
 
-/// Apply `$body` to the inner structure, whatever its kind.
-macro_rules! each {
-    ($self:expr, $f:ident => $body:expr) => {
-        match $self {
-            AnyFilter::Classic($f) => $body,
-            AnyFilter::Partitioned($f) => $body,
-            AnyFilter::Blocked($f) => $body,
-            AnyFilter::SplitBlock($f) => $body,
-            AnyFilter::Scalable($f) => $body,
-            AnyFilter::Mlbf($f) => $body,
+impl<T: SetKind> DynSet for T {
+    fn kind(&self) -> Kind {
+        SetKind::kind(self)
+    }
+    fn hasher(&self) -> &KeyHasher {
+        SetKind::hasher(self)
+    }
+    fn len(&self) -> u64 {
+        SetKind::len(self)
+    }
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
+        SetKind::try_insert_key(self, key)
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        SetKind::try_contains_key(self, key)
+    }
+    fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool> {
+        SetKind::try_insert_hashed(self, h)
+    }
+    fn try_contains_hashed(&self, h: Hashed) -> Result<bool> {
+        SetKind::try_contains_hashed(self, h)
+    }
+    fn prefetch_hashed(&self, h: Hashed) {
+        SetKind::prefetch_hashed(self, h)
+    }
+    fn stats(&self) -> SetStats {
+        SetKind::stats(self)
+    }
+    fn layout_name(&self) -> Option<&'static str> {
+        SetKind::layout_name(self)
+    }
+    fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
+        SetKind::mark_damaged(self, bytes)
+    }
+    fn clear(&mut self) -> Result<()> {
+        SetKind::clear(self)
+    }
+    fn save(&self, path: &Path) -> Result<()> {
+        Persist::save(self, path)
+    }
+    fn to_bytes(&self) -> Vec<u8> {
+        Persist::to_bytes(self)
+    }
+}
+
+/// Generates [`AnyFilter`] and its per-kind dispatch from the kinds table's `sets` group.
+macro_rules! define_any_filter {
+    (
+        sets { $($v:ident = $id:literal, $name:literal, $ty:ident, $doc:literal;)* }
+        counters { $($counters:tt)* }
+        others { $($others:tt)* }
+        layouts { $($layouts:tt)* }
+    ) => {
+        /// Any of the set structures behind one type, chosen at run time — what the CLI and
+        /// other dynamic callers load from files whose kind they learn from the header.
+        ///
+        /// The multi-layer filter ([`AnyFilter::Mlbf`]) is keyed by URL, not by one hash of
+        /// the key's bytes, so `AnyFilter` is a [`KeySet`], not a [`Filter`](crate::Filter):
+        /// insert and query keys with [`AnyFilter::insert`] / [`AnyFilter::contains`] or the
+        /// [`KeySet`] methods; the pre-hashed methods ([`AnyFilter::try_insert_hashed`],
+        /// [`AnyFilter::try_contains_hashed`]) answer an error for an MLBF instead of a silent
+        /// wrong answer. What each kind offers beyond that is in its
+        /// [`capabilities`](AnyFilter::capabilities); an operation it lacks is an error naming
+        /// the kinds that offer it.
+        ///
+        /// ```
+        /// use bloomery::{AnyFilter, Capability, Kind};
+        ///
+        /// # fn main() -> bloomery::Result<()> {
+        /// let mut f = AnyFilter::builder(Kind::Classic).capacity(1000).fpr(0.01).try_build()?;
+        /// assert!(f.insert("alice")?);
+        /// assert!(f.contains("alice"));
+        /// let back = AnyFilter::from_bytes(&f.to_bytes())?;
+        /// assert_eq!(back.kind(), Kind::Classic);
+        /// assert!(back.capabilities().fold);
+        /// let scalable = AnyFilter::builder(Kind::Scalable).capacity(10).fpr(0.01).try_build()?;
+        /// assert!(scalable.require(Capability::Fold).is_err());
+        /// # Ok(()) }
+        /// ```
+        #[derive(Debug, Clone, PartialEq)]
+        #[non_exhaustive]
+        pub enum AnyFilter {
+            $(#[doc = concat!("[`", stringify!($ty), "`]: ", $doc)] $v($ty),)*
+        }
+
+        $(
+            impl From<$ty> for AnyFilter {
+                fn from(f: $ty) -> Self {
+                    AnyFilter::$v(f)
+                }
+            }
+        )*
+
+        impl AnyFilter {
+            fn as_dyn(&self) -> &dyn DynSet {
+                match self {
+                    $(AnyFilter::$v(f) => f,)*
+                }
+            }
+
+            fn as_dyn_mut(&mut self) -> &mut dyn DynSet {
+                match self {
+                    $(AnyFilter::$v(f) => f,)*
+                }
+            }
+
+            /// The capabilities of a set kind (its Rust type's), `None` for other kinds.
+            pub(crate) fn kind_capabilities(kind: Kind) -> Option<Capabilities> {
+                match kind.rust_type() {
+                    $(Kind::$v => Some(<$ty as SetKind>::CAPABILITIES),)*
+                    _ => None,
+                }
+            }
+
+            fn decode(d: &format::Decoded, src: Source<'_>) -> Result<Self> {
+                let limit = crate::store::max_bytes();
+                match d.header.kind.rust_type() {
+                    $(Kind::$v => Ok(AnyFilter::$v(<$ty>::decode_from(d, src, limit)?)),)*
+                    k => Err(FormatError::WrongKind {
+                        expected: concat!("a set structure (", $($name, " ",)* ")"),
+                        found: k.name(),
+                    }
+                    .into()),
+                }
+            }
+
+            /// Union in place; the kinds, shapes and hashers must match.
+            pub fn union_with(&mut self, other: &AnyFilter) -> Result<()> {
+                match (self, other) {
+                    $((AnyFilter::$v(a), AnyFilter::$v(b)) => a.union_with(b),)*
+                    (a, b) => Err(kind_mismatch(a, b)),
+                }
+            }
+
+            /// Intersection in place; the kinds, shapes and hashers must match.
+            pub fn intersect_with(&mut self, other: &AnyFilter) -> Result<()> {
+                match (self, other) {
+                    $((AnyFilter::$v(a), AnyFilter::$v(b)) => a.intersect_with(b),)*
+                    (a, b) => Err(kind_mismatch(a, b)),
+                }
+            }
+
+            /// Halve the filter ([`Capability::Fold`]: classic and blocked filters).
+            pub fn fold(&self) -> Result<AnyFilter> {
+                self.require(Capability::Fold)?;
+                match self {
+                    $(AnyFilter::$v(f) => Ok(AnyFilter::$v(SetKind::fold(f)?)),)*
+                }
+            }
+
+            /// Estimated `(|A ∩ B|, |A ∪ B|)` for two filters of the same kind and shape
+            /// ([`Capability::Estimate`]).
+            pub fn estimate_overlap(&self, other: &AnyFilter) -> Result<(f64, f64)> {
+                self.require(Capability::Estimate)?;
+                match (self, other) {
+                    $((AnyFilter::$v(a), AnyFilter::$v(b)) => SetKind::estimate_overlap(a, b),)*
+                    (a, b) => Err(kind_mismatch(a, b)),
+                }
+            }
         }
     };
 }
 
-/// The error for a kind [`AnyFilter`] does not hold (the counting family: multisets and
-/// sketches, which are built and loaded through their own types).
-fn not_a_set(k: Kind) -> Error {
-    Error::Unsupported(format!(
-        "{} is not one of AnyFilter's set structures: use its own type",
-        k.name()
-    ))
-}
+for_each_kind!(define_any_filter);
 
 /// A summary of a structure's shape and state (what `bloomery info` prints).
 #[derive(Debug, Clone, PartialEq)]
@@ -109,7 +251,8 @@ pub struct FilterInfo {
 
 impl Build for AnyFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
-        Ok(match b.kind.unwrap_or(Kind::Blocked) {
+        let kind = b.kind.unwrap_or(Kind::Blocked);
+        Ok(match kind {
             Kind::Classic => AnyFilter::Classic(b.retarget().try_build()?),
             Kind::Partitioned => AnyFilter::Partitioned(b.retarget().try_build()?),
             Kind::Blocked => AnyFilter::Blocked(b.retarget().try_build()?),
@@ -121,6 +264,7 @@ impl Build for AnyFilter {
             Kind::SplitBlock => AnyFilter::SplitBlock(b.retarget().try_build()?),
             Kind::Scalable => AnyFilter::Scalable(b.retarget().try_build()?),
             Kind::Mlbf => {
+                b.refuse_others("a multi-layer filter", &[])?;
                 // the paper's L = 4; other L through MultiLayerBloomFilter::builder()
                 let mut m = MultiLayerBloomFilter::builder()
                     .hasher(b.hasher)
@@ -139,20 +283,12 @@ impl Build for AnyFilter {
                 }
                 AnyFilter::Mlbf(m.try_build()?)
             }
-            k @ (Kind::Counting
-            | Kind::BlockedCounting
-            | Kind::DLeftCounting
-            | Kind::Spectral
-            | Kind::CountMin
-            | Kind::Iterative
-            | Kind::SpaceCode
-            | Kind::Breadth
-            | Kind::Depth
-            | Kind::Attenuated
-            | Kind::Bloomier
-            | Kind::Xor
-            | Kind::Cuckoo
-            | Kind::TopK) => return Err(not_a_set(k)),
+            k => {
+                return Err(Error::Unsupported(format!(
+                    "{} is not one of AnyFilter's set structures: use its own type",
+                    k.name()
+                )))
+            }
         })
     }
 }
@@ -163,16 +299,19 @@ impl AnyFilter {
         Builder::new().kind(kind)
     }
 
-    /// The kind.
+    /// The file kind (the blocked filter's depends on its block layout).
     pub fn kind(&self) -> Kind {
-        match self {
-            AnyFilter::Classic(_) => Kind::Classic,
-            AnyFilter::Partitioned(_) => Kind::Partitioned,
-            AnyFilter::Blocked(f) => f.layout().kind(),
-            AnyFilter::SplitBlock(_) => Kind::SplitBlock,
-            AnyFilter::Scalable(_) => Kind::Scalable,
-            AnyFilter::Mlbf(_) => Kind::Mlbf,
-        }
+        self.as_dyn().kind()
+    }
+
+    /// What this filter's kind offers.
+    pub fn capabilities(&self) -> Capabilities {
+        self.kind().capabilities()
+    }
+
+    /// `Ok` when this filter's kind offers `cap`, else an error naming the kinds that do.
+    pub fn require(&self, cap: Capability) -> Result<()> {
+        self.kind().require(cap)
     }
 
     /// Decode any kind from bytes, verifying the checksum. A compressed file is decompressed
@@ -181,45 +320,6 @@ impl AnyFilter {
         let plain = crate::io::compress::plain_bytes(bytes)?;
         let d = format::decode(plain.bytes(), Verify::Checksum)?;
         Self::decode(&d, plain.source())
-    }
-
-    fn decode(d: &format::Decoded, src: Source<'_>) -> Result<Self> {
-        let limit = crate::store::max_bytes();
-        Ok(match d.header.kind {
-            Kind::Classic => AnyFilter::Classic(BloomFilter::decode_from(d, src, limit)?),
-            Kind::Partitioned => {
-                AnyFilter::Partitioned(PartitionedBloomFilter::decode_from(d, src, limit)?)
-            }
-            Kind::Blocked | Kind::BlockedSectors => {
-                AnyFilter::Blocked(BlockedBloomFilter::decode_from(d, src, limit)?)
-            }
-            Kind::SplitBlock => {
-                AnyFilter::SplitBlock(SplitBlockBloomFilter::decode_from(d, src, limit)?)
-            }
-            Kind::Scalable => AnyFilter::Scalable(ScalableBloomFilter::decode_from(d, src, limit)?),
-            Kind::Mlbf => AnyFilter::Mlbf(MultiLayerBloomFilter::decode_from(d, src, limit)?),
-            k @ (Kind::Counting
-            | Kind::BlockedCounting
-            | Kind::DLeftCounting
-            | Kind::Spectral
-            | Kind::CountMin
-            | Kind::Iterative
-            | Kind::SpaceCode
-            | Kind::Breadth
-            | Kind::Depth
-            | Kind::Attenuated
-            | Kind::Bloomier
-            | Kind::Xor
-            | Kind::Cuckoo
-            | Kind::TopK) => {
-                return Err(crate::error::FormatError::WrongKind {
-                    expected: "a set structure (classic, partitioned, blocked, split-block, \
-                               scalable, mlbf)",
-                    found: k.name(),
-                }
-                .into())
-            }
-        })
     }
 
     /// Load any kind from a file, verifying the checksum.
@@ -240,229 +340,131 @@ impl AnyFilter {
 
     /// Save atomically.
     pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        each!(self, f => f.save(path))
+        self.as_dyn().save(path.as_ref())
     }
 
     /// The file format as bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        each!(self, f => f.to_bytes())
+        self.as_dyn().to_bytes()
     }
 
-    /// Union in place; the kinds, shapes and hashers must match.
-    pub fn union_with(&mut self, other: &AnyFilter) -> Result<()> {
-        match (self, other) {
-            (AnyFilter::Classic(a), AnyFilter::Classic(b)) => a.union_with(b),
-            (AnyFilter::Partitioned(a), AnyFilter::Partitioned(b)) => a.union_with(b),
-            (AnyFilter::Blocked(a), AnyFilter::Blocked(b)) => a.union_with(b),
-            (AnyFilter::SplitBlock(a), AnyFilter::SplitBlock(b)) => a.union_with(b),
-            (AnyFilter::Scalable(a), AnyFilter::Scalable(b)) => a.union_with(b),
-            (AnyFilter::Mlbf(a), AnyFilter::Mlbf(b)) => a.union_with(b),
-            (a, b) => Err(kind_mismatch(a, b)),
-        }
+    /// The hasher keys go through.
+    pub fn hasher(&self) -> &KeyHasher {
+        self.as_dyn().hasher()
     }
 
-    /// Intersection in place; the kinds, shapes and hashers must match.
-    pub fn intersect_with(&mut self, other: &AnyFilter) -> Result<()> {
-        match (self, other) {
-            (AnyFilter::Classic(a), AnyFilter::Classic(b)) => a.intersect_with(b),
-            (AnyFilter::Partitioned(a), AnyFilter::Partitioned(b)) => a.intersect_with(b),
-            (AnyFilter::Blocked(a), AnyFilter::Blocked(b)) => a.intersect_with(b),
-            (AnyFilter::SplitBlock(a), AnyFilter::SplitBlock(b)) => a.intersect_with(b),
-            (AnyFilter::Scalable(a), AnyFilter::Scalable(b)) => a.intersect_with(b),
-            (AnyFilter::Mlbf(a), AnyFilter::Mlbf(b)) => a.intersect_with(b),
-            (a, b) => Err(kind_mismatch(a, b)),
-        }
+    /// Items inserted (inserts that changed the filter).
+    pub fn len(&self) -> u64 {
+        self.as_dyn().len()
     }
 
-    /// Halve (classic and blocked filters with a power-of-two size).
-    pub fn fold(&self) -> Result<AnyFilter> {
-        match self {
-            AnyFilter::Classic(f) => Ok(AnyFilter::Classic(f.fold()?)),
-            AnyFilter::Blocked(f) => Ok(AnyFilter::Blocked(f.fold()?)),
-            other => Err(Error::Unsupported(format!(
-                "{} filters cannot be folded",
-                other.kind().name()
-            ))),
-        }
+    /// True when nothing was inserted.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
-    /// Estimated `(|A ∩ B|, |A ∪ B|)` for two filters of the same kind and shape.
-    pub fn estimate_overlap(&self, other: &AnyFilter) -> Result<(f64, f64)> {
-        match (self, other) {
-            (AnyFilter::Classic(a), AnyFilter::Classic(b)) => {
-                Ok((a.estimate_intersection(b)?, a.estimate_union(b)?))
-            }
-            (AnyFilter::Partitioned(a), AnyFilter::Partitioned(b)) => {
-                Ok((a.estimate_intersection(b)?, a.estimate_union(b)?))
-            }
-            (AnyFilter::Blocked(a), AnyFilter::Blocked(b)) => {
-                Ok((a.estimate_intersection(b)?, a.estimate_union(b)?))
-            }
-            (AnyFilter::SplitBlock(_), AnyFilter::SplitBlock(_))
-            | (AnyFilter::Scalable(_), AnyFilter::Scalable(_))
-            | (AnyFilter::Mlbf(_), AnyFilter::Mlbf(_)) => Err(Error::Unsupported(format!(
-                "overlap estimates are not defined for {} filters",
-                self.kind().name()
-            ))),
-            (a, b) => Err(kind_mismatch(a, b)),
-        }
-    }
-
-    /// Mark a damaged byte range of the bit array as all ones (not for scalable filters).
+    /// Mark a damaged byte range of the bit array as all ones
+    /// ([`Capability::MarkDamaged`]: the kinds whose bits are one array).
     pub fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
-        match self {
-            AnyFilter::Classic(f) => f.mark_damaged(bytes),
-            AnyFilter::Partitioned(f) => f.mark_damaged(bytes),
-            AnyFilter::Blocked(f) => f.mark_damaged(bytes),
-            AnyFilter::SplitBlock(f) => f.mark_damaged(bytes),
-            AnyFilter::Scalable(_) => Err(Error::Unsupported(
-                "mark_damaged on a scalable filter".into(),
-            )),
-            AnyFilter::Mlbf(_) => Err(Error::Unsupported(
-                "mark_damaged on a multi-layer filter".into(),
-            )),
-        }
+        self.require(Capability::MarkDamaged)?;
+        self.as_dyn_mut().mark_damaged(bytes)
     }
 
-    /// Clear every item.
+    /// Clear every item (the kinds whose bits are one array).
     pub fn clear(&mut self) -> Result<()> {
-        match self {
-            AnyFilter::Classic(f) => f.clear(),
-            AnyFilter::Partitioned(f) => f.clear(),
-            AnyFilter::Blocked(f) => f.clear(),
-            AnyFilter::SplitBlock(f) => f.clear(),
-            AnyFilter::Scalable(_) => {
-                return Err(Error::Unsupported("clear on a scalable filter".into()))
-            }
-            AnyFilter::Mlbf(_) => {
-                return Err(Error::Unsupported("clear on a multi-layer filter".into()))
-            }
-        }
-        Ok(())
+        self.require(Capability::MarkDamaged)?;
+        self.as_dyn_mut().clear()
     }
 
-    /// Insert, reporting when a non-scaling filter is full.
+    /// Insert a key, routed by kind (an MLBF takes its bytes as a URL): `true` when it was
+    /// new; an error, with nothing changed, for a key the filter cannot take (an MLBF key that
+    /// is not a URL, a non-scaling filter at capacity). See [`KeySet`].
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool> {
+        key.with_bytes(|b| self.try_insert_key(b))
+    }
+
+    /// Query a key, routed by kind: `false` means certainly never inserted (also for a key
+    /// the filter could never have taken). See [`KeySet`].
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
+        key.with_bytes(|b| self.contains_key(b))
+    }
+
+    /// Insert a pre-hashed key: an error for kinds without a pre-hashed path (an MLBF) and
+    /// for a non-scaling filter at capacity; nothing changes then.
     pub fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool> {
-        match self {
-            AnyFilter::Scalable(f) => f.try_insert_hashed(h),
-            AnyFilter::Mlbf(_) => Err(Error::Unsupported(
-                "a multi-layer filter is keyed by URL, not by one hash: use try_insert_key".into(),
-            )),
-            other => Ok(other.insert_hashed(h)),
-        }
+        self.as_dyn_mut().try_insert_hashed(h)
+    }
+
+    /// Query a pre-hashed key: an error for kinds without a pre-hashed path (an MLBF).
+    pub fn try_contains_hashed(&self, h: Hashed) -> Result<bool> {
+        self.as_dyn().try_contains_hashed(h)
+    }
+
+    /// Hint the CPU to fetch what inserting or querying the key will read (the blocked
+    /// filter; nothing for the others), for streaming callers that hash a key a few keys
+    /// before they use it.
+    #[inline]
+    pub fn prefetch_hashed(&self, h: Hashed) {
+        self.as_dyn().prefetch_hashed(h)
     }
 
     /// True for kinds whose keys are not hashed whole ([`AnyFilter::Mlbf`]: URLs split into
-    /// layers); their `*_hashed` methods cannot be used.
+    /// layers); their pre-hashed methods answer errors.
     pub fn is_structured(&self) -> bool {
-        matches!(self, AnyFilter::Mlbf(_))
-    }
-
-    /// Insert a key given as bytes, for every kind; true when it was new. A scalable filter
-    /// with scaling off reports being full; for an MLBF the bytes are a URL (invalid UTF-8 is
-    /// replaced by U+FFFD, deterministically) and a URL without a host is an error (see
-    /// [`crate::structured::mlbf::normalize_url`]).
-    pub fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
-        match self {
-            AnyFilter::Mlbf(f) => f.insert(&String::from_utf8_lossy(key)),
-            other => {
-                let h = other.hasher().hash_bytes(key);
-                other.try_insert_hashed(h)
-            }
-        }
-    }
-
-    /// Query a key given as bytes, for every kind: false means certainly never inserted. For
-    /// an MLBF a key that is not a URL (no host) is false: it cannot have been inserted.
-    pub fn contains_key(&self, key: &[u8]) -> bool {
-        self.try_contains_key(key).unwrap_or(false)
-    }
-
-    /// [`contains_key`](Self::contains_key), with a key that cannot be inserted (an MLBF key
-    /// that is not a URL) an error instead of false, for callers that skip such keys.
-    pub fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
-        match self {
-            AnyFilter::Mlbf(f) => f.contains(&String::from_utf8_lossy(key)),
-            other => Ok(other.contains_hashed(other.hasher().hash_bytes(key))),
-        }
+        !self.capabilities().hashed
     }
 
     /// Shape and state summary.
     pub fn info(&self) -> FilterInfo {
         let hasher = *self.hasher();
-        let (bits, hashes, ones, fpr_now, capacity, target, estimated, subs) = match self {
-            AnyFilter::Scalable(f) => (
-                f.bit_len(),
-                0,
-                f.count_ones(),
-                f.current_fpr(),
-                f.capacity(),
-                f.target_fpr(),
-                f.estimated_len(),
-                f.filters().len(),
-            ),
-            AnyFilter::Classic(f) => stats(f),
-            AnyFilter::Partitioned(f) => stats(f),
-            AnyFilter::Blocked(f) => stats(f),
-            AnyFilter::SplitBlock(f) => stats(f),
-            AnyFilter::Mlbf(f) => stats(f),
-        };
+        let s = self.as_dyn().stats();
         let items = self.len();
-        let lower = if target > 0.0 && items > 0 {
-            crate::params::lower_bound_bits(items, target)
+        let lower = if s.target_fpr > 0.0 && items > 0 {
+            crate::params::lower_bound_bits(items, s.target_fpr)
         } else {
             0.0
         };
         FilterInfo {
             kind: self.kind().rust_type().name(),
-            layout: match self {
-                AnyFilter::Blocked(f) => Some(f.layout().name()),
-                _ => None,
-            },
+            layout: self.as_dyn().layout_name(),
             format_version: format::FORMAT_VERSION,
-            bits,
-            hashes,
+            bits: s.bits,
+            hashes: s.hashes,
             items,
-            estimated_items: estimated,
-            bytes: bits / 8,
+            estimated_items: s.estimated_items,
+            bytes: s.bits / 8,
             bits_per_item: if items > 0 {
-                bits as f64 / items as f64
+                s.bits as f64 / items as f64
             } else {
                 0.0
             },
-            capacity,
-            target_fpr: target,
-            fill_ratio: if bits > 0 {
-                ones as f64 / bits as f64
+            capacity: s.capacity,
+            target_fpr: s.target_fpr,
+            fill_ratio: if s.bits > 0 {
+                s.ones as f64 / s.bits as f64
             } else {
                 0.0
             },
-            current_fpr: fpr_now,
+            current_fpr: s.current_fpr,
             lower_bound_bits: lower,
             hash: hasher.algorithm().name(),
             seed_kind: hasher.seed_kind().name(),
-            sub_filters: subs,
-            layers: match self {
-                AnyFilter::Mlbf(f) => f.layers(),
-                _ => 0,
-            },
+            sub_filters: s.sub_filters,
+            layers: s.layers,
         }
     }
 }
 
-type StatTuple = (u64, u32, u64, f64, u64, f64, f64, usize);
-
-fn stats<S: Stats>(f: &S) -> StatTuple {
-    (
-        f.bit_len(),
-        f.hash_count(),
-        f.count_ones(),
-        f.current_fpr(),
-        f.capacity(),
-        f.target_fpr(),
-        f.estimated_len(),
-        1,
-    )
+/// Keys as bytes, for every kind: an MLBF takes them as URLs (invalid UTF-8 is replaced by
+/// U+FFFD, deterministically; a URL without a host is an error), a non-scaling scalable filter
+/// at capacity refuses with [`Error::Full`].
+impl KeySet for AnyFilter {
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
+        self.as_dyn_mut().try_insert_key(key)
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        self.as_dyn().try_contains_key(key)
+    }
 }
 
 fn kind_mismatch(a: &AnyFilter, b: &AnyFilter) -> Error {
@@ -470,53 +472,6 @@ fn kind_mismatch(a: &AnyFilter, b: &AnyFilter) -> Error {
         left: a.kind().name(),
         right: b.kind().name(),
     })
-}
-
-impl Filter for AnyFilter {
-    fn hasher(&self) -> &KeyHasher {
-        each!(self, f => f.hasher())
-    }
-    /// For [`AnyFilter::Mlbf`]: does nothing and returns false (see the variant).
-    fn insert_hashed(&mut self, h: Hashed) -> bool {
-        match self {
-            AnyFilter::Classic(f) => f.insert_hashed(h),
-            AnyFilter::Partitioned(f) => f.insert_hashed(h),
-            AnyFilter::Blocked(f) => f.insert_hashed(h),
-            AnyFilter::SplitBlock(f) => f.insert_hashed(h),
-            AnyFilter::Scalable(f) => f.insert_hashed(h),
-            AnyFilter::Mlbf(_) => false,
-        }
-    }
-    /// For [`AnyFilter::Mlbf`]: true, the only answer without a false negative (see the
-    /// variant).
-    fn contains_hashed(&self, h: Hashed) -> bool {
-        match self {
-            AnyFilter::Classic(f) => f.contains_hashed(h),
-            AnyFilter::Partitioned(f) => f.contains_hashed(h),
-            AnyFilter::Blocked(f) => f.contains_hashed(h),
-            AnyFilter::SplitBlock(f) => f.contains_hashed(h),
-            AnyFilter::Scalable(f) => f.contains_hashed(h),
-            AnyFilter::Mlbf(_) => true,
-        }
-    }
-    fn len(&self) -> u64 {
-        each!(self, f => f.len())
-    }
-    /// Routed by kind: an MLBF inserts the key as a URL (an invalid URL is not inserted and
-    /// returns false; use [`AnyFilter::try_insert_key`] to see the error).
-    fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
-        key.with_bytes(|b| match self {
-            AnyFilter::Mlbf(f) => f.insert(&String::from_utf8_lossy(b)).unwrap_or(false),
-            other => {
-                let h = other.hasher().hash_bytes(b);
-                other.insert_hashed(h)
-            }
-        })
-    }
-    /// Routed by kind, as [`AnyFilter::contains_key`].
-    fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
-        key.with_bytes(|b| self.contains_key(b))
-    }
 }
 
 #[cfg(test)]
@@ -544,26 +499,29 @@ mod mlbf_tests {
         assert_eq!(g, f);
         for i in 0..300 {
             let u = format!("https://h{i}.org/a/{i}#x");
-            assert!(g.contains_key(u.as_bytes()) && g.contains(u.as_str()));
+            assert!(g.contains_key(u.as_bytes()) && g.try_contains_key(u.as_bytes()).unwrap());
         }
         let fp = (0..2000)
             .filter(|i| g.contains_key(format!("q{i}.net/b/{i}").as_bytes()))
             .count();
         assert!(fp <= 2, "{fp}"); // ≤ 1e-4 each: 0.2 expected, 3σ < 1.6
         assert!(!g.contains_key(b"")); // not a URL: never inserted
-                                       // the hashed path cannot see URLs: conservative answers, never a false negative
-        assert!(g.contains_hashed(g.hasher().hash_bytes(b"anything")));
+        assert!(g.try_contains_key(b"").is_err());
+        // the hashed path cannot see URLs: an error, never a silent answer
+        assert!(g
+            .try_contains_hashed(g.hasher().hash_bytes(b"anything"))
+            .is_err());
         let mut h = g.clone();
-        assert!(!h.insert_hashed(g.hasher().hash_bytes(b"x")));
+        assert!(h.try_insert_hashed(g.hasher().hash_bytes(b"x")).is_err());
         assert_eq!(h, g);
-        assert!(h.insert("new.org/x") && h.contains("new.org/x"));
+        assert!(h.try_insert_key(b"new.org/x").unwrap() && h.contains_key(b"new.org/x"));
         let i = g.info();
         assert_eq!((i.kind, i.items, i.hashes), ("mlbf", 300, g.info().hashes));
         assert_eq!(i.bits % 5, 0);
         assert!(i.current_fpr > 0.0 && i.current_fpr < 1e-4);
         let mut u = g.clone();
         u.union_with(&h).unwrap();
-        assert!(u.contains("new.org/x"));
+        assert!(u.contains_key(b"new.org/x"));
         assert!(u.fold().is_err() && u.clear().is_err() && u.mark_damaged(0..1).is_err());
         assert!(u.estimate_overlap(&g).is_err());
         let blocked = AnyFilter::builder(Kind::Blocked)

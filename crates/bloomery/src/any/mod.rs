@@ -1,6 +1,163 @@
 //! Run-time kinds: [`AnyFilter`](filter::AnyFilter) holds any set structure and
 //! [`AnyCounter`](counter::AnyCounter) any counting structure, for callers (the CLI, the Redis
-//! module, Python) that load files whose kind they learn from the header.
+//! module, Python) that load files whose kind they learn from the header. Both are generated
+//! from the kinds table ([`for_each_kind!`]) and dispatch to each structure's
+//! [`SetKind`](crate::dispatch::SetKind) or [`CounterKind`](crate::dispatch::CounterKind).
 
 pub(crate) mod counter;
 pub(crate) mod filter;
+
+use crate::dispatch::OtherKind;
+use crate::kind::{for_each_kind, Capabilities, Kind};
+#[cfg(feature = "parquet")]
+use crate::parquet::ParquetSidecar;
+use crate::{
+    AttenuatedBloomFilter, BloomierFilter, BreadthBloomFilter, CuckooFilter, DepthBloomFilter,
+    TopK, XorFilter,
+};
+
+/// Generates [`Kind::capabilities`] for the kinds outside [`AnyFilter`](filter::AnyFilter)
+/// and [`AnyCounter`](counter::AnyCounter) from the table's `others` group.
+macro_rules! define_other_capabilities {
+    (
+        sets { $($sets:tt)* }
+        counters { $($counters:tt)* }
+        others { $($(#[$m:meta])* $v:ident = $id:literal, $name:literal, $ty:ident, $doc:literal;)* }
+        layouts { $($layouts:tt)* }
+    ) => {
+        fn other_capabilities(kind: Kind) -> Capabilities {
+            match kind.rust_type() {
+                $($(#[$m])* Kind::$v => <$ty as OtherKind>::CAPABILITIES,)*
+                _ => Capabilities::NONE,
+            }
+        }
+    };
+}
+
+for_each_kind!(define_other_capabilities);
+
+impl Kind {
+    /// What structures of this kind offer (the capabilities of its Rust type).
+    pub fn capabilities(self) -> Capabilities {
+        filter::AnyFilter::kind_capabilities(self)
+            .or_else(|| counter::AnyCounter::kind_capabilities(self))
+            .unwrap_or_else(|| other_capabilities(self))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::counter::{AnyCounter, CounterOptions};
+    use super::filter::AnyFilter;
+    use crate::kind::{Capability, Kind};
+    use crate::KeySet;
+
+    /// The table: ids and names are unique, names and ids round-trip, every layout names a
+    /// type listed above it, and the groups partition the kinds.
+    #[test]
+    fn the_kinds_table_is_consistent() {
+        let mut ids = std::collections::BTreeSet::new();
+        let mut names = std::collections::BTreeSet::new();
+        for &k in Kind::ALL {
+            assert!(ids.insert(k.id()), "id {} twice", k.id());
+            assert!(names.insert(k.name()), "name {} twice", k.name());
+            assert_eq!(Kind::from_id(k.id()), Some(k));
+            assert_eq!(Kind::from_name(k.name()), Some(k));
+            assert!(!k.summary().is_empty());
+            assert_eq!(k.rust_type().rust_type(), k.rust_type());
+            assert!(
+                !(k.is_set() && k.is_counter()),
+                "{k} is in two run-time groups"
+            );
+        }
+        assert_eq!(Kind::from_id(0), None);
+        assert_eq!(Kind::from_name("no-such-kind"), None);
+        assert!(Kind::BlockedSectors.is_set() && Kind::BlockedSectors.rust_type() == Kind::Blocked);
+        assert!(Kind::COUNTERS.iter().all(|k| AnyCounter::holds(*k)));
+    }
+
+    /// Every set kind does exactly what its capabilities say: the operations it lacks are
+    /// refused with an error naming the kinds that offer them, the others succeed.
+    #[test]
+    fn set_capabilities_match_behaviour() {
+        for &kind in Kind::SETS.iter().chain([&Kind::BlockedSectors]) {
+            let mut f = AnyFilter::builder(kind)
+                .capacity(1000)
+                .fpr(0.01)
+                .try_build()
+                .unwrap();
+            assert_eq!(f.kind().rust_type(), kind.rust_type());
+            let c = f.capabilities();
+            assert!(c.insert && !c.count && !c.remove && !c.flatten, "{kind}");
+            assert!(f.try_insert_key(b"https://example.org/a/b").unwrap());
+            let h = f.hasher().hash_bytes(b"x");
+            assert_eq!(f.clone().try_insert_hashed(h).is_ok(), c.hashed, "{kind}");
+            assert_eq!(f.try_contains_hashed(h).is_ok(), c.hashed, "{kind}");
+            assert_eq!(f.is_structured(), !c.hashed);
+            let g = f.clone();
+            assert_eq!(f.clone().union_with(&g).is_ok(), c.merge, "{kind}");
+            assert_eq!(f.clone().intersect_with(&g).is_ok(), c.merge, "{kind}");
+            assert_eq!(f.estimate_overlap(&g).is_ok(), c.estimate, "{kind}");
+            assert_eq!(
+                f.clone().mark_damaged(0..1).is_ok(),
+                c.mark_damaged,
+                "{kind}"
+            );
+            assert_eq!(f.clone().clear().is_ok(), c.mark_damaged, "{kind}");
+            if c.fold {
+                let hashes = if kind == Kind::BlockedSectors { 8 } else { 4 };
+                let pow2 = AnyFilter::builder(kind)
+                    .bits(1 << 14)
+                    .hashes(hashes)
+                    .try_build()
+                    .unwrap();
+                assert!(pow2.fold().is_ok(), "{kind}");
+            } else {
+                assert!(f.fold().is_err(), "{kind}");
+            }
+            for cap in [Capability::Fold, Capability::Estimate, Capability::Remove] {
+                if let Err(e) = f.require(cap) {
+                    let msg = e.to_string();
+                    assert!(
+                        msg.contains(kind.name()) && msg.contains(cap.describe()),
+                        "{msg}"
+                    );
+                    for other in Kind::offering(cap) {
+                        assert!(msg.contains(other.name()), "{msg}");
+                    }
+                }
+            }
+            assert!(f.try_insert_key(b"").is_err() || c.hashed);
+        }
+    }
+
+    /// Every counting kind does exactly what its capabilities say.
+    #[test]
+    fn counter_capabilities_match_behaviour() {
+        for &kind in Kind::COUNTERS {
+            let o = if kind == Kind::CountMin {
+                CounterOptions {
+                    width: Some(500),
+                    depth: Some(4),
+                    ..CounterOptions::default()
+                }
+            } else {
+                CounterOptions {
+                    capacity: Some(1000),
+                    fpr: Some(0.01),
+                    ..CounterOptions::default()
+                }
+            };
+            let mut f = AnyCounter::build(kind, &o).unwrap();
+            let c = f.capabilities();
+            assert!(c.insert && c.count && c.hashed, "{kind}");
+            let h = f.hasher().hash_bytes(b"x");
+            f.insert_hashed(h).unwrap();
+            assert!(f.count_hashed(h) >= 1);
+            assert_eq!(f.remove_unsupported().is_none(), c.remove, "{kind}");
+            assert_eq!(f.clone().remove_hashed(h).is_ok(), c.remove, "{kind}");
+            assert_eq!(f.to_plain_filter().is_ok(), c.flatten, "{kind}");
+            assert!(!Kind::is_set(kind) && kind.is_counter());
+        }
+    }
+}

@@ -332,7 +332,7 @@ fn count_ones_m<S: WordSource + ?Sized>(words: &S, m: u64) -> u64 {
     let mut n: u64 = (0..full)
         .map(|i| u64::from(words.word(i).count_ones()))
         .sum();
-    if m % 64 != 0 {
+    if !m.is_multiple_of(64) {
         n += u64::from((words.word(full) & word_mask(full, m)).count_ones());
     }
     n
@@ -740,7 +740,7 @@ fn decode_into(s: &Stream<'_>, put: &mut dyn FnMut(usize, u64)) -> Result<()> {
         let p0 = zero_probability(m, ones);
         let mut decoded = 0u64;
         for i in 0..len {
-            let bits = if i + 1 == len && m % 64 != 0 {
+            let bits = if i + 1 == len && !m.is_multiple_of(64) {
                 (m % 64) as u32
             } else {
                 64
@@ -859,7 +859,7 @@ pub fn patch(old: &[u64], delta: &[u8], m: u64, limit_bytes: u64) -> Result<Vec<
             bytes: len as u64 * 8,
         })?;
     out.extend_from_slice(&old[..len]);
-    if m % 64 != 0 {
+    if !m.is_multiple_of(64) {
         out[len - 1] &= word_mask(len - 1, m);
     }
     decode_into(&s, &mut |i, w| out[i] ^= w)?;
@@ -1037,7 +1037,7 @@ fn check_packed(bytes: &[u8], limit_bytes: u64) -> Result<Packed<'_>> {
     let plain_len = le64(c, 0);
     let plain_sum = le64(c, 8);
     let stream = container_stream(c, PACK_FIXED)?;
-    if plain_len % 64 != 0 {
+    if !plain_len.is_multiple_of(64) {
         return Err(inconsistent(format!(
             "plain payload length {plain_len} is not a multiple of 64"
         )));
@@ -1443,7 +1443,7 @@ mod tests {
         let d = decompress_bits(&c, m, LIMIT).unwrap();
         let len = m.div_ceil(64) as usize;
         let mut want = words[..len].to_vec();
-        if m % 64 != 0 {
+        if !m.is_multiple_of(64) {
             want[len - 1] &= (1u64 << (m % 64)) - 1;
         }
         assert_eq!(d.as_slice(), &want[..], "m = {m}");
@@ -1488,7 +1488,7 @@ mod tests {
                 continue;
             }
             let mut want = w[..m.div_ceil(64) as usize].to_vec();
-            if m % 64 != 0 {
+            if !m.is_multiple_of(64) {
                 *want.last_mut().unwrap() &= (1u64 << (m % 64)) - 1;
             }
             let q = ones.min(m - ones) as f64 / m as f64;

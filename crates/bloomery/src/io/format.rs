@@ -42,6 +42,7 @@ use std::sync::Arc;
 
 use crate::error::{inconsistent, Error, FormatError, Result};
 use crate::hash::{HashAlgorithm, KeyHasher, SeedKind};
+pub use crate::kind::Kind;
 use crate::store::Words;
 
 /// File magic.
@@ -60,146 +61,6 @@ pub const FLAG_COMPRESSED: u16 = 0x0001;
 /// Header flag: the file is a delta from a base file to the file this header describes
 /// ([`crate::io::compress::patch_file`]); it is not a filter and does not load as one.
 pub const FLAG_DELTA: u16 = 0x0002;
-
-/// Structure kinds. The numeric ids are part of the file format and never change.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[repr(u16)]
-#[non_exhaustive]
-pub enum Kind {
-    /// [`crate::BloomFilter`]
-    Classic = 1,
-    /// [`crate::PartitionedBloomFilter`]
-    Partitioned = 2,
-    /// [`crate::BlockedBloomFilter`]
-    Blocked = 3,
-    /// [`crate::SplitBlockBloomFilter`]
-    SplitBlock = 4,
-    /// [`crate::ScalableBloomFilter`]
-    Scalable = 5,
-    /// [`crate::CountingBloomFilter`]
-    Counting = 6,
-    /// [`crate::DLeftCountingBloomFilter`]
-    DLeftCounting = 7,
-    /// [`crate::SpectralBloomFilter`]
-    Spectral = 8,
-    /// [`crate::CountMinSketch`]
-    CountMin = 9,
-    /// [`crate::IterativeBloomFilter`]
-    Iterative = 10,
-    /// [`crate::SpaceCodeBloomFilter`]
-    SpaceCode = 11,
-    /// Multi-layer Bloom filter for URLs (issue 5, seed 001).
-    Mlbf = 12,
-    /// Breadth Bloom filter for tree paths (issue 5, seed 000 §6.1).
-    Breadth = 13,
-    /// Depth Bloom filter for tree paths (issue 5, seed 000 §6.2).
-    Depth = 14,
-    /// Attenuated Bloom filter (issue 5, seed 002 §6.2).
-    Attenuated = 15,
-    /// Bloomier filter, a static key → value map (issue 5, seed 002 §9).
-    Bloomier = 16,
-    /// Static xor / binary-fuse set filter (issue 5).
-    Xor = 17,
-    /// [`crate::CuckooFilter`]
-    Cuckoo = 18,
-    /// [`crate::TopK`] (HeavyKeeper, behind the Redis module's `TOPK.*`).
-    TopK = 19,
-    /// [`crate::BlockedBloomFilter`] in its sectors layout (one bit per 64-bit word;
-    /// [`crate::sets::blocked::BlockLayout::Sectors`]).
-    BlockedSectors = 20,
-    /// [`crate::BlockedCountingBloomFilter`]: counters of one key in one cache line.
-    BlockedCounting = 21,
-}
-
-impl Kind {
-    /// All kinds this build knows.
-    pub const ALL: &'static [Kind] = &[
-        Kind::Classic,
-        Kind::Partitioned,
-        Kind::Blocked,
-        Kind::SplitBlock,
-        Kind::Scalable,
-        Kind::Counting,
-        Kind::DLeftCounting,
-        Kind::Spectral,
-        Kind::CountMin,
-        Kind::Iterative,
-        Kind::SpaceCode,
-        Kind::Mlbf,
-        Kind::Breadth,
-        Kind::Depth,
-        Kind::Attenuated,
-        Kind::Bloomier,
-        Kind::Xor,
-        Kind::Cuckoo,
-        Kind::TopK,
-        Kind::BlockedSectors,
-        Kind::BlockedCounting,
-    ];
-
-    /// Decode a stored id.
-    pub fn from_id(id: u16) -> Option<Kind> {
-        Self::ALL.iter().copied().find(|k| *k as u16 == id)
-    }
-
-    /// The id stored in files.
-    pub fn id(self) -> u16 {
-        self as u16
-    }
-
-    /// The kind whose Rust type loads this kind: several file kinds can share one type
-    /// (the blocked filter's two layouts); loaders accept any kind of their type.
-    pub fn rust_type(self) -> Kind {
-        match self {
-            Kind::BlockedSectors => Kind::Blocked,
-            k => k,
-        }
-    }
-
-    /// A short stable name, as the CLI spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Kind::Classic => "classic",
-            Kind::Partitioned => "partitioned",
-            Kind::Blocked => "blocked",
-            Kind::SplitBlock => "split-block",
-            Kind::Scalable => "scalable",
-            Kind::Counting => "counting",
-            Kind::DLeftCounting => "dlcbf",
-            Kind::Spectral => "spectral",
-            Kind::CountMin => "cms",
-            Kind::Iterative => "ibf",
-            Kind::SpaceCode => "scbf",
-            Kind::Mlbf => "mlbf",
-            Kind::Breadth => "bbf",
-            Kind::Depth => "dbf",
-            Kind::Attenuated => "attenuated",
-            Kind::Bloomier => "bloomier",
-            Kind::Xor => "xor",
-            Kind::Cuckoo => "cuckoo",
-            Kind::TopK => "topk",
-            Kind::BlockedSectors => "blocked-sectors",
-            Kind::BlockedCounting => "blocked-counting",
-        }
-    }
-
-    /// True for the set structures [`crate::AnyFilter`] holds (including the multi-layer URL
-    /// filter); false for the counting family (multisets and sketches) and the other
-    /// structured-key kinds (breadth, depth, attenuated, Bloomier, xor), which are loaded
-    /// through their own types.
-    pub fn is_set(self) -> bool {
-        matches!(
-            self,
-            Kind::Classic
-                | Kind::Partitioned
-                | Kind::Blocked
-                | Kind::BlockedSectors
-                | Kind::SplitBlock
-                | Kind::Scalable
-                | Kind::Mlbf
-        )
-    }
-}
 
 /// The decoded common header.
 #[derive(Debug, Clone, PartialEq)]
@@ -329,7 +190,7 @@ pub fn decode_with_flags(bytes: &[u8], verify: Verify) -> Result<(Decoded, u16),
     let seed_kind_id = bytes[25];
     let flags = u16::from_le_bytes(rd(bytes, 26));
     let params_len = u32::from_le_bytes(rd(bytes, 28)) as usize;
-    if h % 64 != 0 || !(FIXED_HEADER..=MAX_HEADER).contains(&h) {
+    if !h.is_multiple_of(64) || !(FIXED_HEADER..=MAX_HEADER).contains(&h) {
         return Err(FormatError::Inconsistent(format!("header length {h}")));
     }
     if FIXED_HEADER + params_len > h {
@@ -669,6 +530,12 @@ pub trait Persist: Sized {
         write(&h, &p, w)
     }
 
+    /// Bytes of the plain file this structure saves as, computed without encoding it.
+    fn encoded_len(&self) -> u64 {
+        let (h, p) = self.encode_parts();
+        h.encoded_len() as u64 + p.len() + TRAILER as u64
+    }
+
     /// The file format as bytes.
     fn to_bytes(&self) -> Vec<u8> {
         let mut v = Vec::new();
@@ -749,7 +616,7 @@ impl FileBuf {
             requested: len,
             limit: crate::store::max_bytes(),
         })?;
-        if len < crate::store::ANON_THRESHOLD_BYTES {
+        if !crate::store::use_anon_map(len) {
             return Ok(Self(FileBufInner::Heap(vec![0; len])));
         }
         Ok(Self(FileBufInner::Anon(crate::store::anon_map(len)?)))

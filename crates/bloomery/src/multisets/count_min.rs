@@ -5,6 +5,7 @@ use crate::error::{inconsistent, invalid, Incompatibility, Result};
 use crate::filter::{shape_mismatch, Count};
 use crate::hash::{reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
+use crate::kind::Capabilities;
 use crate::params;
 use crate::store::{self, Pipeline, Words};
 
@@ -413,6 +414,44 @@ impl<K: Key> Extend<K> for CountMinSketch {
     fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
         let hasher = self.hasher;
         self.update_hashed_pipelined(iter.into_iter().map(|k| hasher.hash(&k)), 1);
+    }
+}
+
+impl crate::dispatch::CounterKind for CountMinSketch {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        count: true,
+        merge: true,
+        ..Capabilities::NONE
+    };
+    fn hasher(&self) -> &KeyHasher {
+        Count::key_hasher(self)
+    }
+    /// The total of all increments.
+    fn len(&self) -> u64 {
+        self.total()
+    }
+    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
+        self.update_hashed(h, 1);
+        Ok(())
+    }
+    fn count_hashed(&self, h: Hashed) -> u64 {
+        Count::count_hashed(self, h)
+    }
+    fn prefetch_hashed(&self, h: Hashed) {
+        CountMinSketch::prefetch_hashed(self, h)
+    }
+    fn remove_unsupported(&self) -> Option<crate::filter::RemoveError> {
+        Some(crate::filter::RemoveError::Unsupported(
+            "a count-min sketch (cms) has no deletion: decrements would break its never-below-the-truth guarantee",
+        ))
+    }
+    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+        i.saturated_counters = Some(self.saturated_counters());
+        i.width = Some(self.width());
+        i.depth = Some(self.depth());
+        i.conservative = Some(self.is_conservative());
     }
 }
 

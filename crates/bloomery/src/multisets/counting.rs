@@ -8,6 +8,7 @@ use crate::filter::{
 };
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
+use crate::kind::Capabilities;
 use crate::params;
 use crate::store::{self, Pipeline, Words};
 use crate::BloomFilter;
@@ -346,6 +347,7 @@ impl CountingBloomFilter {
 /// bits (as the number of counters), hashes, hasher and memory limit (everything else keeps its default).
 impl Build for CountingBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a counting filter", &[])?;
         let mut o = CountingBloomFilter::builder()
             .hasher(b.hasher)
             .max_bytes(b.max_bytes);
@@ -526,6 +528,50 @@ impl<K: crate::hash::Key> Extend<K> for CountingBloomFilter {
     fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
         let hasher = self.hasher;
         self.insert_hashed_pipelined(iter.into_iter().map(|k| hasher.hash(&k)));
+    }
+}
+
+impl crate::dispatch::CounterKind for CountingBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        count: true,
+        remove: true,
+        flatten: true,
+        ..Capabilities::NONE
+    };
+    fn hasher(&self) -> &KeyHasher {
+        Filter::hasher(self)
+    }
+    fn len(&self) -> u64 {
+        Filter::len(self)
+    }
+    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
+        Filter::insert_hashed(self, h);
+        Ok(())
+    }
+    fn count_hashed(&self, h: Hashed) -> u64 {
+        Count::count_hashed(self, h)
+    }
+    fn prefetch_hashed(&self, h: Hashed) {
+        CountingBloomFilter::prefetch_hashed(self, h)
+    }
+    fn remove_unsupported(&self) -> Option<RemoveError> {
+        None
+    }
+    fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
+        Remove::remove_hashed(self, h)
+    }
+    fn to_plain_filter(&self) -> Result<BloomFilter> {
+        self.to_bloom_filter()
+    }
+    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+        i.capacity = self.capacity();
+        (i.target_fpr, i.current_fpr) = crate::dispatch::rates(self);
+        i.saturated_counters = Some(self.saturated_counters());
+        i.counter_bits = Some(self.counter_width());
+        i.hashes = Some(self.hashes());
+        i.size = Some(self.counter_len());
     }
 }
 

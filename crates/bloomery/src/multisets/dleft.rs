@@ -6,6 +6,7 @@ use crate::error::{inconsistent, invalid, Error, Result};
 use crate::filter::{Build, Builder, Count, Remove, RemoveError};
 use crate::hash::{mix64, Hashed, Key, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
+use crate::kind::Capabilities;
 use crate::params::{self, DLeftShape};
 use crate::store;
 
@@ -404,6 +405,7 @@ impl DLeftCountingBloomFilter {
 /// hasher and memory limit (bits and hashes do not apply and are refused).
 impl Build for DLeftCountingBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a d-left counting filter", &[])?;
         if b.bits.is_some() || b.hashes.is_some() {
             return Err(invalid(
                 "bits",
@@ -518,6 +520,44 @@ impl Persist for DLeftCountingBloomFilter {
             capacity: d.header.capacity,
             target_fpr: d.header.target_fpr,
         })
+    }
+}
+
+impl crate::dispatch::CounterKind for DLeftCountingBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        count: true,
+        remove: true,
+        ..Capabilities::NONE
+    };
+    fn hasher(&self) -> &KeyHasher {
+        Count::key_hasher(self)
+    }
+    fn len(&self) -> u64 {
+        DLeftCountingBloomFilter::len(self)
+    }
+    /// A full table refuses ([`crate::Error::Full`]), nothing changed.
+    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
+        DLeftCountingBloomFilter::insert_hashed(self, h).map(|_| ())
+    }
+    fn count_hashed(&self, h: Hashed) -> u64 {
+        Count::count_hashed(self, h)
+    }
+    fn prefetch_hashed(&self, h: Hashed) {
+        DLeftCountingBloomFilter::prefetch_hashed(self, h)
+    }
+    fn remove_unsupported(&self) -> Option<RemoveError> {
+        None
+    }
+    fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
+        Remove::remove_hashed(self, h)
+    }
+    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+        i.saturated_counters = Some(self.saturated_counters());
+        i.counter_bits = Some(self.shape().counter_bits);
+        i.size = Some(self.bit_len());
+        i.occupied_cells = Some(self.occupied_cells());
     }
 }
 

@@ -5,6 +5,7 @@ use crate::error::{inconsistent, invalid, Result};
 use crate::filter::{Build, Builder, Count, Filter, Stats};
 use crate::hash::{reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
+use crate::kind::Capabilities;
 use crate::params;
 use crate::store::{self, Words};
 
@@ -216,7 +217,7 @@ fn ibf_shape(n: u64, p: f64, alpha: f64, fixed_k: Option<u32>) -> Result<(u64, u
             best = Some((lo, k));
         }
     }
-    best.ok_or_else(|| invalid("fpr", format!("no shape reaches {p}")))
+    best.ok_or_else(|| invalid("fpr", format!("no shape reaches {}", params::show(p))))
 }
 
 impl IterativeBloomFilter {
@@ -320,6 +321,7 @@ impl IterativeBloomFilter {
 /// bits, hashes, hasher and memory limit (everything else keeps its default).
 impl Build for IterativeBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("an iterative filter", &[])?;
         let mut o = IterativeBloomFilter::builder()
             .hasher(b.hasher)
             .max_bytes(b.max_bytes);
@@ -483,6 +485,43 @@ impl<K: crate::hash::Key> Extend<K> for IterativeBloomFilter {
         for k in iter {
             self.insert(&k);
         }
+    }
+}
+
+impl crate::dispatch::CounterKind for IterativeBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        count: true,
+        ..Capabilities::NONE
+    };
+    fn hasher(&self) -> &KeyHasher {
+        Filter::hasher(self)
+    }
+    /// Every insert, repeats included.
+    fn len(&self) -> u64 {
+        self.total_inserts()
+    }
+    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
+        Filter::insert_hashed(self, h);
+        Ok(())
+    }
+    fn count_hashed(&self, h: Hashed) -> u64 {
+        Count::count_hashed(self, h)
+    }
+    fn remove_unsupported(&self) -> Option<crate::filter::RemoveError> {
+        Some(crate::filter::RemoveError::Unsupported(
+            "an iterative filter (ibf) cannot delete: its bits are shared by keys and repeats",
+        ))
+    }
+    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+        i.capacity = self.capacity();
+        (i.target_fpr, i.current_fpr) = crate::dispatch::rates(self);
+        i.hashes = Some(self.hashes());
+        i.size = Some(self.bits());
+        i.distinctness = Some(self.distinctness());
+        i.counting_stopped = Some(self.counting_stopped());
+        i.repeats_counted = Some(self.repeats_counted());
     }
 }
 

@@ -5,6 +5,7 @@ use crate::error::{inconsistent, invalid, Result};
 use crate::filter::{Build, Builder, Count, Filter, Stats};
 use crate::hash::{mix64, reduce, Hashed, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
+use crate::kind::Capabilities;
 use crate::params;
 use crate::store::{self, Words};
 
@@ -268,6 +269,7 @@ impl SpaceCodeBloomFilter {
 /// bits, hashes, hasher and memory limit (everything else keeps its default).
 impl Build for SpaceCodeBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a space-code filter", &[])?;
         let mut o = SpaceCodeBloomFilter::builder()
             .hasher(b.hasher)
             .max_bytes(b.max_bytes);
@@ -416,6 +418,41 @@ impl<K: crate::hash::Key> Extend<K> for SpaceCodeBloomFilter {
         for k in iter {
             self.insert(&k);
         }
+    }
+}
+
+impl crate::dispatch::CounterKind for SpaceCodeBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        count: true,
+        ..Capabilities::NONE
+    };
+    fn hasher(&self) -> &KeyHasher {
+        Filter::hasher(self)
+    }
+    /// Every insert, repeats included.
+    fn len(&self) -> u64 {
+        self.total_inserts()
+    }
+    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
+        Filter::insert_hashed(self, h);
+        Ok(())
+    }
+    fn count_hashed(&self, h: Hashed) -> u64 {
+        Count::count_hashed(self, h)
+    }
+    fn remove_unsupported(&self) -> Option<crate::filter::RemoveError> {
+        Some(crate::filter::RemoveError::Unsupported(
+            "a space-code filter (scbf) cannot delete: its bits are shared by keys and groups",
+        ))
+    }
+    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+        i.capacity = self.capacity();
+        (i.target_fpr, i.current_fpr) = crate::dispatch::rates(self);
+        i.hashes = Some(self.hashes());
+        i.size = Some(self.bits());
+        i.groups = Some(self.groups());
     }
 }
 

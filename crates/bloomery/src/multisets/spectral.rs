@@ -6,6 +6,7 @@ use crate::error::{inconsistent, invalid, Result};
 use crate::filter::{Build, Builder, Count, Filter, Remove, RemoveError};
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
+use crate::kind::Capabilities;
 use crate::params;
 use crate::store;
 
@@ -365,6 +366,7 @@ impl SpectralBloomFilter {
 /// bits (as the number of counters), hashes, hasher and memory limit (everything else keeps its default).
 impl Build for SpectralBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a spectral filter", &[])?;
         let mut o = SpectralBloomFilter::builder()
             .hasher(b.hasher)
             .max_bytes(b.max_bytes);
@@ -544,6 +546,50 @@ impl<K: crate::hash::Key> Extend<K> for SpectralBloomFilter {
         for k in iter {
             self.insert(&k);
         }
+    }
+}
+
+impl crate::dispatch::CounterKind for SpectralBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        count: true,
+        remove: true,
+        ..Capabilities::NONE
+    };
+    fn hasher(&self) -> &KeyHasher {
+        Filter::hasher(self)
+    }
+    fn len(&self) -> u64 {
+        Filter::len(self)
+    }
+    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
+        Filter::insert_hashed(self, h);
+        Ok(())
+    }
+    fn count_hashed(&self, h: Hashed) -> u64 {
+        Count::count_hashed(self, h)
+    }
+    fn prefetch_hashed(&self, h: Hashed) {
+        SpectralBloomFilter::prefetch_hashed(self, h)
+    }
+    fn remove_unsupported(&self) -> Option<RemoveError> {
+        (self.method() == SpectralMethod::MinimalIncrease).then_some(RemoveError::Unsupported(
+            "spectral Minimal Increase cannot delete without creating false negatives",
+        ))
+    }
+    fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
+        if let Some(e) = crate::dispatch::CounterKind::remove_unsupported(self) {
+            return Err(e);
+        }
+        Remove::remove_hashed(self, h)
+    }
+    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+        i.saturated_counters = Some(self.saturated_counters());
+        i.counter_bits = Some(self.counters().width());
+        i.hashes = Some(self.hashes());
+        i.size = Some(self.counters().len());
+        i.method = Some(self.method().name());
     }
 }
 

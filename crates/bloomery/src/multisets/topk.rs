@@ -648,6 +648,15 @@ impl<K: Key> Extend<K> for TopK {
     }
 }
 
+impl crate::dispatch::OtherKind for TopK {
+    const CAPABILITIES: crate::kind::Capabilities = crate::kind::Capabilities {
+        insert: true,
+        hashed: true,
+        count: true,
+        ..crate::kind::Capabilities::NONE
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,12 +1,14 @@
 //! The classic Bloom filter: [`BloomFilter`] (its docs say which paper it follows and when to pick
 //! it).
 
+use crate::dispatch::{hashed_set_kind, SetStats};
 use crate::error::{invalid, Result};
 use crate::filter::{shape_mismatch, Build, Builder, Core, Filter, Merge, Stats};
 use crate::hash::{with_k, Hashed, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
+use crate::kind::Capabilities;
 use crate::params;
 use crate::store::{self, Words};
 
@@ -34,6 +36,7 @@ pub struct BloomFilter {
 
 impl Build for BloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a classic filter", &[])?;
         let (m, k, n, p) = match (b.bits, b.hashes) {
             (Some(m), k) => {
                 // explicit shape; capacity/fpr optional
@@ -160,7 +163,7 @@ impl BloomFilter {
     pub fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
         self.core.mark_damaged(bytes)?;
         // keep the bits past m zero (a file with them set does not load)
-        if self.m % 64 != 0 {
+        if !self.m.is_multiple_of(64) {
             let words = self.core.words.as_mut_slice();
             let last = words.len() - 1;
             words[last] &= !0u64 >> (64 - self.m % 64);
@@ -359,6 +362,38 @@ impl Persist for BloomFilter {
 
 crate::filter::impl_extend!(BloomFilter);
 crate::filter::impl_set_operators!(BloomFilter);
+
+impl crate::dispatch::SetKind for BloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        merge: true,
+        fold: true,
+        estimate: true,
+        mark_damaged: true,
+        ..Capabilities::NONE
+    };
+    hashed_set_kind!();
+    fn stats(&self) -> SetStats {
+        SetStats::of(self)
+    }
+    fn fold(&self) -> Result<Self> {
+        BloomFilter::fold(self)
+    }
+    fn estimate_overlap(&self, other: &Self) -> Result<(f64, f64)> {
+        Ok((
+            self.estimate_intersection(other)?,
+            self.estimate_union(other)?,
+        ))
+    }
+    fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
+        BloomFilter::mark_damaged(self, bytes)
+    }
+    fn clear(&mut self) -> Result<()> {
+        BloomFilter::clear(self);
+        Ok(())
+    }
+}
 
 #[cfg(test)]
 mod tests {

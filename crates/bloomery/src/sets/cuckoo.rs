@@ -11,6 +11,9 @@ use crate::store::{self, Words};
 pub const MAX_TABLES: usize = 64;
 /// Largest bucket size accepted (RedisBloom's limit).
 pub const MAX_BUCKET_SIZE: u32 = 255;
+/// Most evictions an insert may try (RedisBloom's `MAXITERATIONS` limit): bounds the work of
+/// one insert, and the undo log it keeps, for created and loaded filters alike.
+pub const MAX_ITERATIONS: u32 = 65535;
 
 /// One cuckoo table: `buckets` (a power of two) × `bucket_size` one-byte slots.
 #[derive(Debug, Clone, PartialEq)]
@@ -216,6 +219,9 @@ pub struct CuckooOptions {
 }
 
 impl CuckooOptions {
+    /// Largest `max_iterations` (evictions tried before an insert fails).
+    pub const MAX_ITERATIONS: u32 = MAX_ITERATIONS;
+
     /// RedisBloom's defaults for a capacity.
     pub fn new(capacity: u64) -> Self {
         Self {
@@ -244,8 +250,11 @@ impl CuckooFilter {
                 format!("must be in 1..={MAX_BUCKET_SIZE}"),
             ));
         }
-        if o.max_iterations == 0 {
-            return Err(invalid("max_iterations", "must be at least 1"));
+        if o.max_iterations == 0 || o.max_iterations > MAX_ITERATIONS {
+            return Err(invalid(
+                "max_iterations",
+                format!("must be in 1..={MAX_ITERATIONS}"),
+            ));
         }
         store::check_size(o.capacity, o.max_bytes)?;
         let mut f = Self {
@@ -293,6 +302,8 @@ impl CuckooFilter {
             self.bucket_size,
             self.max_bytes.saturating_sub(used),
         )?;
+        // one table at a time: the list holds exactly what it needs (memory reports count it)
+        self.tables.reserve_exact(1);
         self.tables.push(t);
         Ok(())
     }
@@ -488,6 +499,7 @@ impl Persist for CuckooFilter {
             || bucket_size == 0
             || bucket_size > MAX_BUCKET_SIZE
             || max_iterations == 0
+            || max_iterations > MAX_ITERATIONS
             || count == 0
             || count > MAX_TABLES
         {
@@ -541,7 +553,8 @@ impl Persist for CuckooFilter {
             max_iterations,
             expansion,
             deletes,
-            max_bytes,
+            // growth obeys the loading process's limit, whatever the file says
+            max_bytes: max_bytes.min(limit),
         })
     }
 }
@@ -553,6 +566,16 @@ impl CuckooTable {
             .iter()
             .any(|&b| b != 0)
     }
+}
+
+impl crate::dispatch::OtherKind for CuckooFilter {
+    const CAPABILITIES: crate::kind::Capabilities = crate::kind::Capabilities {
+        insert: true,
+        hashed: true,
+        count: true,
+        remove: true,
+        ..crate::kind::Capabilities::NONE
+    };
 }
 
 #[cfg(test)]

@@ -1,12 +1,14 @@
 //! The partitioned Bloom filter: [`PartitionedBloomFilter`] (its docs say which paper it follows
 //! and when to pick it).
 
+use crate::dispatch::{hashed_set_kind, SetStats};
 use crate::error::{inconsistent, invalid, Result};
 use crate::filter::{shape_mismatch, Build, Builder, Core, Filter, Merge, Stats};
 use crate::hash::{reduce, Hashed, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
+use crate::kind::Capabilities;
 use crate::params;
 use crate::store;
 
@@ -32,6 +34,7 @@ pub struct PartitionedBloomFilter {
 
 impl Build for PartitionedBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a partitioned filter", &[])?;
         let (m, k, n, p) = match b.bits {
             Some(m) => {
                 let k = match (b.hashes, b.capacity) {
@@ -138,7 +141,7 @@ impl PartitionedBloomFilter {
         // keep the bits past k·s zero
         let m = self.bit_len();
         let words = self.core.words.as_mut_slice();
-        if m % 64 != 0 {
+        if !m.is_multiple_of(64) {
             let last = words.len() - 1;
             words[last] &= !0u64 >> (64 - m % 64);
         }
@@ -286,6 +289,34 @@ impl Persist for PartitionedBloomFilter {
 
 crate::filter::impl_extend!(PartitionedBloomFilter);
 crate::filter::impl_set_operators!(PartitionedBloomFilter);
+
+impl crate::dispatch::SetKind for PartitionedBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        merge: true,
+        estimate: true,
+        mark_damaged: true,
+        ..Capabilities::NONE
+    };
+    hashed_set_kind!();
+    fn stats(&self) -> SetStats {
+        SetStats::of(self)
+    }
+    fn estimate_overlap(&self, other: &Self) -> Result<(f64, f64)> {
+        Ok((
+            self.estimate_intersection(other)?,
+            self.estimate_union(other)?,
+        ))
+    }
+    fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
+        PartitionedBloomFilter::mark_damaged(self, bytes)
+    }
+    fn clear(&mut self) -> Result<()> {
+        PartitionedBloomFilter::clear(self);
+        Ok(())
+    }
+}
 
 #[cfg(test)]
 mod tests {

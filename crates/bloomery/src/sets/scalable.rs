@@ -1,12 +1,14 @@
 //! The scalable Bloom filter: [`ScalableBloomFilter`] (its docs say which paper it follows and when
 //! to pick it).
 
+use crate::dispatch::{hashed_set_kind, SetStats};
 use crate::error::{inconsistent, invalid, Error, Result};
 use crate::filter::{shape_mismatch, Build, Builder, Filter, Merge, Stats};
 use crate::hash::{Hashed, Key, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
+use crate::kind::Capabilities;
 use crate::sets::blocked::BlockedBloomFilter;
 use crate::store;
 
@@ -47,14 +49,20 @@ pub struct ScalableBloomFilter {
 
 impl Build for ScalableBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a scalable filter", &["growth", "tightening", "scaling"])?;
         let (n, p) = b.sized()?;
-        if b.growth == 0 {
+        let growth = b.growth.unwrap_or(2);
+        let tightening = b.tightening.unwrap_or(0.5);
+        if growth == 0 {
             return Err(invalid("growth", "must be at least 1"));
         }
-        if !(b.tightening > 0.0 && b.tightening < 1.0) {
+        if !(tightening > 0.0 && tightening < 1.0) {
             return Err(invalid(
                 "tightening",
-                format!("must be strictly between 0 and 1, got {}", b.tightening),
+                format!(
+                    "must be strictly between 0 and 1, got {}",
+                    crate::params::show(tightening)
+                ),
             ));
         }
         let mut f = Self {
@@ -62,9 +70,9 @@ impl Build for ScalableBloomFilter {
             hasher: b.hasher,
             initial_capacity: n,
             fpr: p,
-            growth: b.growth,
-            tightening: b.tightening,
-            scaling: b.scaling,
+            growth,
+            tightening,
+            scaling: b.scaling.unwrap_or(true),
             items: 0,
             max_bytes: b.max_bytes,
         };
@@ -120,19 +128,16 @@ impl ScalableBloomFilter {
             .hasher(self.hasher)
             .max_bytes(self.max_bytes.saturating_sub(used))
             .try_build()?;
+        // one sub-filter at a time: the list holds exactly what it needs (memory reports count it)
+        self.filters.reserve_exact(1);
         self.filters.push(f);
         Ok(())
     }
 
     /// Insert, refusing with [`Error::Full`] when the filter is non-scaling and at capacity, or
-    /// with the growth error when a new sub-filter cannot be allocated. Returns whether the key
-    /// was new.
-    pub fn try_insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<bool> {
-        self.try_insert_hashed(self.hasher.hash(key))
-    }
-
-    /// [`try_insert`](Self::try_insert) for a pre-hashed key.
-    pub fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool> {
+    /// with the growth error when a new sub-filter cannot be allocated (see
+    /// [`Filter::try_insert_hashed`]).
+    fn insert_checked(&mut self, h: Hashed) -> Result<bool> {
         if self.contains_hashed(h) {
             return Ok(false);
         }
@@ -236,9 +241,9 @@ impl Filter for ScalableBloomFilter {
 
     /// Inserts; when growth is impossible (non-scaling, or out of memory budget) the key still
     /// goes into the newest sub-filter — never lost, at the price of a rate above target. Use
-    /// [`try_insert`](ScalableBloomFilter::try_insert) to be told instead.
+    /// [`try_insert`](Filter::try_insert) to be told instead.
     fn insert_hashed(&mut self, h: Hashed) -> bool {
-        match self.try_insert_hashed(h) {
+        match self.insert_checked(h) {
             Ok(new) => new,
             Err(_) => {
                 self.push_hashed(h);
@@ -255,6 +260,12 @@ impl Filter for ScalableBloomFilter {
 
     fn len(&self) -> u64 {
         self.items
+    }
+
+    /// Refuses with [`Error::Full`] when the filter is non-scaling and at capacity, and with
+    /// the growth error when a new sub-filter cannot be allocated; nothing is inserted then.
+    fn try_insert_hashed(&mut self, h: Hashed) -> Result<bool> {
+        self.insert_checked(h)
     }
 }
 
@@ -393,7 +404,8 @@ impl Persist for ScalableBloomFilter {
             tightening,
             scaling: scaling == 1,
             items: d.header.items,
-            max_bytes,
+            // growth obeys the loading process's limit, whatever the file says
+            max_bytes: max_bytes.min(limit),
         })
     }
 }
@@ -402,6 +414,29 @@ impl<K: Key> Extend<K> for ScalableBloomFilter {
     fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
         for k in iter {
             self.insert(&k);
+        }
+    }
+}
+
+impl crate::dispatch::SetKind for ScalableBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        merge: true,
+        ..Capabilities::NONE
+    };
+    hashed_set_kind!();
+    fn stats(&self) -> SetStats {
+        SetStats {
+            bits: self.bit_len(),
+            hashes: 0,
+            ones: self.count_ones(),
+            current_fpr: self.current_fpr(),
+            capacity: self.capacity(),
+            target_fpr: self.target_fpr(),
+            estimated_items: self.estimated_len(),
+            sub_filters: self.filters().len(),
+            layers: 0,
         }
     }
 }

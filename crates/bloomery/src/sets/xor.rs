@@ -680,6 +680,13 @@ impl Persist for XorFilter {
     }
 }
 
+impl crate::dispatch::OtherKind for XorFilter {
+    const CAPABILITIES: crate::kind::Capabilities = crate::kind::Capabilities {
+        hashed: true,
+        ..crate::kind::Capabilities::NONE
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

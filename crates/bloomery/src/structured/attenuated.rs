@@ -270,6 +270,14 @@ impl Persist for AttenuatedBloomFilter {
     }
 }
 
+impl crate::dispatch::OtherKind for AttenuatedBloomFilter {
+    const CAPABILITIES: crate::kind::Capabilities = crate::kind::Capabilities {
+        insert: true,
+        merge: true,
+        ..crate::kind::Capabilities::NONE
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

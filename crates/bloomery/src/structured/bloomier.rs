@@ -309,6 +309,12 @@ impl Persist for BloomierFilter {
     }
 }
 
+impl crate::dispatch::OtherKind for BloomierFilter {
+    const CAPABILITIES: crate::kind::Capabilities = crate::kind::Capabilities {
+        ..crate::kind::Capabilities::NONE
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

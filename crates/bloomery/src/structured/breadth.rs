@@ -214,6 +214,13 @@ impl Persist for BreadthBloomFilter {
     }
 }
 
+impl crate::dispatch::OtherKind for BreadthBloomFilter {
+    const CAPABILITIES: crate::kind::Capabilities = crate::kind::Capabilities {
+        insert: true,
+        ..crate::kind::Capabilities::NONE
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

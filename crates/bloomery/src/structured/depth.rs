@@ -250,6 +250,13 @@ impl Persist for DepthBloomFilter {
     }
 }
 
+impl crate::dispatch::OtherKind for DepthBloomFilter {
+    const CAPABILITIES: crate::kind::Capabilities = crate::kind::Capabilities {
+        insert: true,
+        ..crate::kind::Capabilities::NONE
+    };
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

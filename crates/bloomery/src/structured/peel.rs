@@ -213,7 +213,7 @@ pub(crate) fn words_for(cells: u64, w: u32) -> Option<usize> {
 pub(crate) fn tail_clean(words: &[u64], cells: u64, w: u32) -> bool {
     let bits = cells * u64::from(w);
     match words.last() {
-        Some(&last) if bits % 64 != 0 => last >> (bits % 64) == 0,
+        Some(&last) if !bits.is_multiple_of(64) => last >> (bits % 64) == 0,
         _ => true,
     }
 }

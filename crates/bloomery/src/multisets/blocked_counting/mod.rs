@@ -8,6 +8,7 @@ use crate::filter::{
 };
 use crate::hash::{mix64, reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
+use crate::kind::Capabilities;
 use crate::params::{self, BLOCKED_MAX_K};
 use crate::store::{self, Pipeline, Words};
 
@@ -643,6 +644,7 @@ impl BlockedCountingBloomFilter {
 /// bits (as the number of counters), hashes, hasher and memory limit (4-bit counters).
 impl Build for BlockedCountingBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a blocked counting filter", &[])?;
         let mut o = Self::builder().hasher(b.hasher).max_bytes(b.max_bytes);
         if let Some(n) = b.capacity {
             o = o.capacity(n);
@@ -898,6 +900,46 @@ impl<K: Key> FromIterator<K> for BlockedCountingBloomFilter {
         Self::try_from_keys(iter, 0.01).unwrap_or_else(|e| {
             panic!("cannot size a filter for the collected keys: {e} (use try_from_keys)")
         })
+    }
+}
+
+impl crate::dispatch::CounterKind for BlockedCountingBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        count: true,
+        remove: true,
+        ..Capabilities::NONE
+    };
+    fn hasher(&self) -> &KeyHasher {
+        Filter::hasher(self)
+    }
+    fn len(&self) -> u64 {
+        Filter::len(self)
+    }
+    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
+        Filter::insert_hashed(self, h);
+        Ok(())
+    }
+    fn count_hashed(&self, h: Hashed) -> u64 {
+        Count::count_hashed(self, h)
+    }
+    fn prefetch_hashed(&self, h: Hashed) {
+        BlockedCountingBloomFilter::prefetch_hashed(self, h)
+    }
+    fn remove_unsupported(&self) -> Option<RemoveError> {
+        None
+    }
+    fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
+        Remove::remove_hashed(self, h)
+    }
+    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+        i.capacity = self.capacity();
+        (i.target_fpr, i.current_fpr) = crate::dispatch::rates(self);
+        i.saturated_counters = Some(self.saturated_counters());
+        i.counter_bits = Some(self.counter_width());
+        i.hashes = Some(self.hashes());
+        i.size = Some(self.counter_len());
     }
 }
 

@@ -5,12 +5,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
+use crate::dispatch::{hashed_set_kind, SetStats};
 use crate::error::{invalid, Result};
 use crate::filter::{shape_mismatch, Build, Builder, Core, Filter, Merge, Stats};
 use crate::hash::{mix64, reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
+use crate::kind::Capabilities;
 use crate::params::{self, BLOCKED_MAX_K};
 use crate::store::{self, Pipeline, Words};
 
@@ -389,6 +391,7 @@ fn sectors_simd(layout: BlockLayout, hasher: &KeyHasher) -> bool {
 
 impl Build for BlockedBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a blocked filter", &["layout"])?;
         let forced = b.layout;
         if forced == Some(BlockLayout::Sectors) && b.hashes.is_some_and(|k| k != SECTOR_K) {
             return Err(invalid(
@@ -581,6 +584,30 @@ impl BlockedBloomFilter {
         Ok(())
     }
 
+    /// [`contains_batch`](Self::contains_batch) over keys already hashed with this filter's
+    /// [`hasher`](Filter::hasher) (callers that read keys where hashing is cheapest, e.g.
+    /// bindings that hash while they walk a foreign runtime's objects): the same pipeline of
+    /// prefetches, the same answers.
+    pub fn contains_hashed_batch(&self, hashes: &[Hashed], out: &mut [bool]) -> Result<()> {
+        if hashes.len() != out.len() {
+            return Err(invalid("out", "must have one slot per key"));
+        }
+        #[cfg(target_arch = "x86_64")]
+        if self.simd {
+            // SAFETY: `simd` is true only on a CPU with AVX2 (`sectors_simd`), the only
+            // feature `pipeline_hashed_avx2` enables.
+            unsafe { self.pipeline_hashed_avx2(hashes, |i, hit| out[i] = hit) };
+            return Ok(());
+        }
+        self.pipeline_with(
+            hashes,
+            |i, hit| out[i] = hit,
+            |h| *h,
+            |words, h| self.probe(words, h),
+        );
+        Ok(())
+    }
+
     /// Count how many of `keys` may be present, overlapping cache misses (see
     /// [`contains_batch`](Self::contains_batch)).
     pub fn count_batch<K: Key>(&self, keys: &[K]) -> usize {
@@ -610,7 +637,7 @@ impl BlockedBloomFilter {
 
     /// The loop of [`pipeline`](Self::pipeline) over a given hash and probe.
     #[inline(always)]
-    fn pipeline_with<K: Key>(
+    fn pipeline_with<K>(
         &self,
         keys: &[K],
         mut answer: impl FnMut(usize, bool),
@@ -833,6 +860,21 @@ impl BlockedBloomFilter {
         self.insert_pipelined_with(hashes, |f, h| {
             f.insert_hashed_avx2(h);
         });
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn pipeline_hashed_avx2(&self, hashes: &[Hashed], answer: impl FnMut(usize, bool)) {
+        self.pipeline_with(
+            hashes,
+            answer,
+            |h| *h,
+            |words, h| {
+                let p = self.block_ptr(words.as_ptr(), h);
+                // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared; the
+                // CPU has AVX2 (this function's requirement).
+                unsafe { sectors_avx2::test(&*p, h) }
+            },
+        );
     }
 
     #[target_feature(enable = "avx2")]
@@ -1430,6 +1472,47 @@ impl InsertRegions {
 
 crate::filter::impl_set_operators!(BlockedBloomFilter);
 
+impl crate::dispatch::SetKind for BlockedBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        hashed: true,
+        merge: true,
+        fold: true,
+        estimate: true,
+        mark_damaged: true,
+        ..Capabilities::NONE
+    };
+    hashed_set_kind!();
+    fn kind(&self) -> Kind {
+        self.layout().kind()
+    }
+    fn prefetch_hashed(&self, h: Hashed) {
+        BlockedBloomFilter::prefetch_hashed(self, h)
+    }
+    fn stats(&self) -> SetStats {
+        SetStats::of(self)
+    }
+    fn layout_name(&self) -> Option<&'static str> {
+        Some(self.layout().name())
+    }
+    fn fold(&self) -> Result<Self> {
+        BlockedBloomFilter::fold(self)
+    }
+    fn estimate_overlap(&self, other: &Self) -> Result<(f64, f64)> {
+        Ok((
+            self.estimate_intersection(other)?,
+            self.estimate_union(other)?,
+        ))
+    }
+    fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
+        BlockedBloomFilter::mark_damaged(self, bytes)
+    }
+    fn clear(&mut self) -> Result<()> {
+        BlockedBloomFilter::clear(self);
+        Ok(())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1601,11 +1684,24 @@ mod tests {
             let probe: Vec<String> = (0..20_000u32).map(|i| format!("key-{i}")).collect();
             let mut batch = vec![false; probe.len()];
             fused.contains_batch(&probe, &mut batch).unwrap();
+            let hashes: Vec<Hashed> = probe.iter().map(|k| hasher.hash(k)).collect();
+            let (mut pre_fused, mut pre_portable) =
+                (vec![false; probe.len()], vec![false; probe.len()]);
+            fused
+                .contains_hashed_batch(&hashes, &mut pre_fused)
+                .unwrap();
+            portable
+                .contains_hashed_batch(&hashes, &mut pre_portable)
+                .unwrap();
+            assert!(fused
+                .contains_hashed_batch(&hashes, &mut [false; 2])
+                .is_err());
             let mut hits = 0;
-            for (k, &b) in probe.iter().zip(&batch) {
+            for (i, (k, &b)) in probe.iter().zip(&batch).enumerate() {
                 let want = portable.contains_hashed(hasher.hash(k));
                 assert_eq!(fused.contains(k), want, "{k}");
                 assert_eq!(b, want, "{k}");
+                assert_eq!((pre_fused[i], pre_portable[i]), (want, want), "{k}");
                 hits += usize::from(want);
             }
             assert_eq!(fused.count_batch(&probe), hits);

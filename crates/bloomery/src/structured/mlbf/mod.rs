@@ -1,12 +1,14 @@
 //! The multi-layer Bloom filter: [`MultiLayerBloomFilter`] (its docs say which paper it follows and
 //! when to pick it).
 
+use crate::dispatch::SetStats;
 use crate::error::{inconsistent, invalid, Error, Incompatibility, Result};
-use crate::filter::{shape_mismatch, Merge, Stats};
+use crate::filter::{shape_mismatch, KeySet, Merge, Stats};
 use crate::hash::{reduce, Hashed, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
+use crate::kind::Capabilities;
 use crate::params;
 use crate::store::{self, Words};
 
@@ -1255,6 +1257,43 @@ impl Persist for MultiLayerBloomFilter {
             capacity: d.header.capacity,
             target_fpr: d.header.target_fpr,
         })
+    }
+}
+
+/// URLs as bytes (invalid UTF-8 is replaced by U+FFFD, deterministically): a key that is not a
+/// URL (no host) is an error for both calls.
+impl KeySet for MultiLayerBloomFilter {
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
+        self.insert(&String::from_utf8_lossy(key))
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        self.contains(&String::from_utf8_lossy(key))
+    }
+}
+
+impl crate::dispatch::SetKind for MultiLayerBloomFilter {
+    const CAPABILITIES: Capabilities = Capabilities {
+        insert: true,
+        merge: true,
+        ..Capabilities::NONE
+    };
+    fn hasher(&self) -> &KeyHasher {
+        MultiLayerBloomFilter::hasher(self)
+    }
+    fn len(&self) -> u64 {
+        MultiLayerBloomFilter::len(self)
+    }
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
+        KeySet::try_insert_key(self, key)
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        KeySet::try_contains_key(self, key)
+    }
+    fn stats(&self) -> SetStats {
+        SetStats {
+            layers: self.layers(),
+            ..SetStats::of(self)
+        }
     }
 }
 
