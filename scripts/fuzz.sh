@@ -2,7 +2,7 @@
 # Run every cargo-fuzz target in fuzz/ for a fixed time each, from seed corpora made here, so
 # that no target rots (a target that fails on its own seeds fails this script at once).
 #
-#   bash scripts/fuzz.sh                 # every target, 20 s each (the CI setting)
+#   bash scripts/fuzz.sh                 # every target, 15 s each (the CI setting: 1 minute)
 #   bash scripts/fuzz.sh 300             # every target, 5 minutes each (a real fuzzing run)
 #   bash scripts/fuzz.sh 600 load_any    # one target
 #   FUZZ_SECONDS=60 bash scripts/fuzz.sh
@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 
-seconds=${1:-${FUZZ_SECONDS:-20}}
+seconds=${1:-${FUZZ_SECONDS:-15}}
 shift || true
 all_targets=$(sed -n 's/^name = "\(.*\)"$/\1/p' fuzz/Cargo.toml | grep -v '^bloomery-fuzz$')
 targets=${*:-$all_targets}
@@ -44,7 +44,7 @@ corpus=fuzz/corpus
 
 echo "== seed corpora"
 # load_any: one valid file of every kind (and the compressed and delta forms)
-mkdir -p "$corpus/load_any" "$corpus/decompress" "$corpus/cli_input"
+mkdir -p "$corpus/load_any" "$corpus/decompress" "$corpus/cli_input" "$corpus/parquet_filter_header"
 cp "$golden"/*.bloom "$golden"/*.delta "$corpus/load_any/"
 # decompress: the compressed and delta golden files, and every golden file compressed
 cp "$golden"/classic-compressed.bloom "$golden"/classic.delta "$corpus/decompress/"
@@ -68,6 +68,12 @@ printf '\x00\x00\x01one\ntwo\n' >"$corpus/cli_input/gzip-wrapped"
 printf '\x00\x00\x02one\ntwo\n' >"$corpus/cli_input/zstd-wrapped"
 printf '10M' >"$corpus/cli_input/count"
 printf '512MiB' >"$corpus/cli_input/bytes"
+# parquet_filter_header: a Thrift header of a 128-byte bitset (then a few bitset bytes), and
+# the same header with an unknown field
+printf '\x15\x80\x02\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x00\x01\x02\x03' \
+  >"$corpus/parquet_filter_header/h128"
+printf '\x15\x80\x01\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x15\x02\x00' \
+  >"$corpus/parquet_filter_header/h64-unknown"
 if command -v gzip >/dev/null; then
   { printf '\x00\x00\x00'; printf 'x\ny\n' | gzip -c; } >"$corpus/cli_input/gzip-raw"
 fi
