@@ -51,9 +51,12 @@ macro_rules! each {
 /// Options that do not apply to the chosen kind are refused with a typed error.
 #[derive(Debug, Clone, Default)]
 pub struct CounterOptions {
-    /// Expected number of distinct items (n).
+    /// Expected number of distinct keys (n).
     pub capacity: Option<u64>,
-    /// Target false-positive rate at capacity.
+    /// Iterative and space-code filters: expected inserts, repeats included (default: n,
+    /// every key once). Their fill depends on both counts; the other kinds' on n alone.
+    pub occurrences: Option<u64>,
+    /// Target membership false-positive rate at capacity.
     pub fpr: Option<f64>,
     /// Exact number of counters (counting, spectral) or bits (ibf, scbf).
     pub bits: Option<u64>,
@@ -127,11 +130,11 @@ pub struct CounterInfo {
     pub method: Option<&'static str>,
     /// dlcbf: occupied cells.
     pub occupied_cells: Option<u64>,
-    /// Counting, blocked counting, ibf, scbf: the false-positive rate asked for at sizing
-    /// (`None` when the shape was given).
+    /// Every kind sized by capacity and rate (all but cms): the membership false-positive
+    /// rate asked for at capacity (`None` when the shape was given).
     pub target_fpr: Option<f64>,
-    /// Counting, blocked counting, ibf, scbf: this structure's own false-positive rate now,
-    /// from its contents ([`Stats::current_fpr`](crate::Stats::current_fpr)).
+    /// Every kind but cms: this structure's own membership false-positive rate now, from
+    /// its contents ([`Stats::current_fpr`](crate::Stats::current_fpr)).
     pub current_fpr: Option<f64>,
 }
 
@@ -153,7 +156,8 @@ impl AnyCounter {
     pub fn build(kind: Kind, o: &CounterOptions) -> Result<Self> {
         let limit = o.max_bytes.unwrap_or_else(crate::store::max_bytes);
         let only = |ok: &[&'static str]| -> Result<()> {
-            let given: [(&'static str, bool); 11] = [
+            let given: [(&'static str, bool); 12] = [
+                ("occurrences", o.occurrences.is_some()),
                 ("bits", o.bits.is_some()),
                 ("hashes", o.hashes.is_some()),
                 ("counter_bits", o.counter_bits.is_some()),
@@ -285,12 +289,33 @@ impl AnyCounter {
                 AnyCounter::CountMin(b.try_build()?)
             }
             Kind::Iterative => {
-                only(&["bits", "hashes", "repeat_cap"])?;
+                only(&["bits", "hashes", "repeat_cap", "occurrences"])?;
                 let mut b = IterativeBloomFilter::builder()
                     .hasher(o.hasher)
                     .max_bytes(limit);
-                if let Some(n) = o.capacity {
-                    b = b.capacity(n);
+                match (o.capacity, o.occurrences) {
+                    (Some(n), Some(total)) => {
+                        if o.distinctness.is_some() {
+                            return Err(invalid(
+                                "occurrences",
+                                "give the inserts or the distinctness rate, not both",
+                            ));
+                        }
+                        crate::params::check_capacity(n)?;
+                        if total < n {
+                            return Err(invalid(
+                                "occurrences",
+                                format!("{total} inserts cannot hold {n} distinct keys"),
+                            ));
+                        }
+                        // the library's capacity counts every input; α the distinct share
+                        b = b.capacity(total).distinctness(n as f64 / total as f64);
+                    }
+                    (Some(n), None) => b = b.capacity(n),
+                    (None, Some(_)) => {
+                        return Err(invalid("occurrences", "give the distinct keys too"))
+                    }
+                    (None, None) => {}
                 }
                 if let Some(p) = o.fpr {
                     b = b.fpr(p);
@@ -310,12 +335,15 @@ impl AnyCounter {
                 AnyCounter::Iterative(b.try_build()?)
             }
             Kind::SpaceCode => {
-                only(&["bits", "hashes", "groups"])?;
+                only(&["bits", "hashes", "groups", "occurrences"])?;
                 let mut b = SpaceCodeBloomFilter::builder()
                     .hasher(o.hasher)
                     .max_bytes(limit);
                 if let Some(n) = o.capacity {
                     b = b.capacity(n);
+                }
+                if let Some(total) = o.occurrences {
+                    b = b.occurrences(total);
                 }
                 if let Some(p) = o.fpr {
                     b = b.fpr(p);
@@ -608,12 +636,18 @@ impl AnyCounter {
                 i.size = Some(f.counter_len());
             }
             AnyCounter::DLeft(f) => {
+                i.capacity = f.capacity();
+                i.target_fpr = (f.target_fpr() > 0.0).then_some(f.target_fpr());
+                i.current_fpr = Some(f.current_fpr());
                 i.saturated_counters = Some(f.saturated_counters());
                 i.counter_bits = Some(f.shape().counter_bits);
                 i.size = Some(f.bit_len());
                 i.occupied_cells = Some(f.occupied_cells());
             }
             AnyCounter::Spectral(f) => {
+                i.capacity = f.capacity();
+                i.target_fpr = (f.target_fpr() > 0.0).then_some(f.target_fpr());
+                i.current_fpr = Some(f.current_fpr());
                 i.saturated_counters = Some(f.saturated_counters());
                 i.counter_bits = Some(f.counters().width());
                 i.hashes = Some(f.hashes());

@@ -274,7 +274,7 @@ impl AnyFilter {
         }
     }
 
-    /// Halve (classic and blocked filters with a power-of-two size).
+    /// Halve (classic filters with an even bit count, blocked filters with an even block count).
     pub fn fold(&self) -> Result<AnyFilter> {
         match self {
             AnyFilter::Classic(f) => Ok(AnyFilter::Classic(f.fold()?)),

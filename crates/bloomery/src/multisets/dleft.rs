@@ -288,6 +288,16 @@ impl DLeftCountingBloomFilter {
         params::dleft_fpr(self.occupied, self.shape.buckets, self.shape.remainder_bits)
     }
 
+    /// The distinct keys it was sized for (0 for an explicit shape).
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The rate asked for at capacity (0 for an explicit shape).
+    pub fn target_fpr(&self) -> f64 {
+        self.target_fpr
+    }
+
     /// Cells whose counter is saturated.
     pub fn saturated_counters(&self) -> u64 {
         let max = self.counter_max();
