@@ -68,6 +68,11 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             "entropy_bits": packed.entropy_bits,
             "compressed_ratio_to_entropy": packed.ratio_to_entropy(),
             "layers": if i.layers > 0 { json!(i.layers) } else { serde_json::Value::Null },
+            "mlbf_rates": mlbf_rates(&f).map(|r| json!({
+                "near_miss_by_layer": r.near_miss,
+                "recombined": r.recombined,
+                "novel": r.novel,
+            })),
         }))?;
         return Ok(0);
     }
@@ -148,6 +153,20 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     if f.kind() == bloomery::Kind::Scalable {
         rows.push(("sub-filters", i.sub_filters.to_string()));
     }
+    if let Some(r) = mlbf_rates(&f) {
+        let by_layer: Vec<String> = r.near_miss.iter().map(|&x| rate(x)).collect();
+        rows.push((
+            "rate by query",
+            format!(
+                "near miss (one value never seen at its layer, e.g. a known page with a new \
+                 last segment), by layer of that value: {}; recombined (every value seen at \
+                 its layer, in a new combination): {}; novel (every segment new): {}",
+                by_layer.join(", "),
+                rate(r.recombined),
+                rate(r.novel)
+            ),
+        ));
+    }
     if i.layers > 0 {
         rows.push((
             "layers",
@@ -190,6 +209,24 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)
+}
+
+/// A multi-layer URL filter's rates by kind of query (its "fpr now" is the worst near miss).
+struct MlbfRates {
+    near_miss: Vec<f64>,
+    recombined: f64,
+    novel: f64,
+}
+
+fn mlbf_rates(f: &AnyFilter) -> Option<MlbfRates> {
+    let AnyFilter::Mlbf(m) = f else { return None };
+    Some(MlbfRates {
+        near_miss: (0..m.layers() as usize)
+            .filter_map(|i| m.near_miss_fpr(i))
+            .collect(),
+        recombined: m.recombined_fpr(),
+        novel: m.novel_fpr(),
+    })
 }
 
 fn finite(x: f64) -> serde_json::Value {
