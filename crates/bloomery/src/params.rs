@@ -1255,6 +1255,33 @@ mod tests {
         assert!(counter_tail(n, m, 7, 16) * m as f64 <= counter_overflow_bound(n, m, 7, 16));
     }
 
+    /// The near-miss shape meets its bound at capacity with the least memory over k, costs
+    /// between the independent model's √p per array and a classic filter at p, and the bound
+    /// lies between the independent and the fully correlated extremes.
+    #[test]
+    fn mlbf_near_miss_shape_and_bound() {
+        for p in [0.1, 0.01, 1e-4] {
+            let n = 100_000;
+            let s = mlbf_near_miss_shape(n, p, 64).unwrap();
+            let fill =
+                |m: u64, k: u32| -((n as f64) * f64::from(k) * (-1.0 / m as f64).ln_1p()).exp_m1();
+            let f = fill(s.m, s.k);
+            assert!(mlbf_near_miss_fpr(f, f, s.k) <= p);
+            assert!(mlbf_near_miss_fpr(fill(s.m - 1, s.k), fill(s.m - 1, s.k), s.k) > p);
+            let independent = classic_shape(n, p.sqrt()).unwrap().m;
+            assert!(
+                s.m > independent && (s.m as f64) < 1.4 * independent as f64,
+                "{p}"
+            );
+            assert!((s.m as f64) < bits_asymptotic(n, p), "{p}");
+            // between independent tests and one test (the XOR layer adding nothing)
+            assert!(mlbf_near_miss_fpr(f, f, s.k) > (f * f).powi(s.k as i32));
+            assert!(mlbf_near_miss_fpr(f, f, s.k) < f.powi(s.k as i32));
+        }
+        assert_eq!(mlbf_near_miss_fpr(0.0, 0.7, 3), 0.0);
+        assert_eq!(mlbf_near_miss_fpr(1.0, 1.0, 3), 1.0);
+    }
+
     /// The binomial tail against exact values: `Σ_{i ≥ j} C(T,i) q^i (1-q)^{T-i}` summed in
     /// 60-digit arithmetic (mpmath, `mp.dps = 60`), down to 1e-60, where `1 - P(c < j)`
     /// cancels to 0 below about 1e-16.
@@ -1386,19 +1413,70 @@ pub fn fpr_mlbf(n: u64, m: u64, k: u32, layers: u32) -> f64 {
 }
 
 /// The per-layer rate that makes eq. 4 of seed 001 meet a whole-filter target: `ε^{1/L}`.
-/// Eq. 4 holds only for URLs whose every segment is new; see [`mlbf_near_miss_layer_fpr`].
+/// Eq. 4 holds only for URLs whose every segment is new; see [`mlbf_near_miss_shape`].
 pub fn mlbf_layer_fpr(fpr: f64, layers: u32) -> f64 {
     fpr.powf(1.0 / f64::from(layers.max(1)))
 }
 
-/// The per-layer rate that keeps an MLBF under `fpr` for a **near miss**: a URL with one
-/// layer value that no inserted URL has at that layer (the paper's own queries, a known page
-/// with a unique id appended). Every other layer then passes for certain, and only that
-/// layer and the XOR layer can reject it, independently: the rate is `f_j · f_xor`. Each
-/// holds at most n distinct values, so m and k sized for n at `√ε` give at most ε, and no
-/// smaller equal-shaped arrays can promise it (one of the two must be at `√ε` or better).
-pub fn mlbf_near_miss_layer_fpr(fpr: f64) -> f64 {
-    fpr.sqrt()
+/// The rate at which an MLBF passes a **near miss** — a URL with one layer value that no
+/// inserted URL has at that layer (the paper's own queries: a known page with a unique id
+/// appended) — at most, from the fill of that layer and of the XOR layer (fractions of ones)
+/// and k.
+///
+/// Every other layer passes such a URL for certain; its layer and the XOR layer must both
+/// pass. They are not independent tests: the XOR layer's j-th position is the reduction of
+/// `c_j ⊕ x_j`, `x_j` the new value's j-th hash and `c_j` the XOR of the other layers' (the
+/// paper's XOR of addresses), so among inserted URLs that share all the other values (the
+/// same `c`) the XOR bit at index j follows from the layer bit at index j. If every inserted
+/// URL shares them (the worst case), the layer's bit at index j was set at index j with
+/// probability `a = 1 - (1 - fill)^{1/k}`, and then the XOR bit is set too; otherwise the
+/// XOR bit can only have been set at the other k-1 indexes, whose share of the XOR layer's
+/// fill is `1 - (1 - xor_fill)^{(k-1)/k}`. So at most
+/// `(a + (fill - a)·(1 - (1 - xor_fill)^{(k-1)/k}))^k`, exact when m is a power of two
+/// (the XOR layer's positions are then the layer's XOR-ed with a constant), below it
+/// otherwise. URLs that share none give `(fill·xor_fill)^k`; real ones lie in between.
+pub fn mlbf_near_miss_fpr(layer_fill: f64, xor_fill: f64, k: u32) -> f64 {
+    let (f, x) = (layer_fill.clamp(0.0, 1.0), xor_fill.clamp(0.0, 1.0));
+    let k1 = f64::from(k.max(1));
+    let a = -((-f).ln_1p() / k1).exp_m1();
+    let others = -((-x).ln_1p() * (k1 - 1.0) / k1).exp_m1();
+    (a + (f - a).max(0.0) * others).powi(k as i32)
+}
+
+/// The shape (bits per array m, k) of an MLBF sized for `n` distinct URLs so that a near
+/// miss is passed at rate at most `fpr` ([`mlbf_near_miss_fpr`] at the fill n URLs give an
+/// array, whatever URLs they are: a layer holds at most n values): the smallest m over k.
+/// In all, for the L+1 arrays, (L+1)/1.46 (at 0.1) to (L+1)/1.84 (at 1e-6) times the memory of
+/// a classic filter at `fpr` ((L+1)/1.65 at 1%). Eq. 4's `fpr^{1/L}` per layer
+/// ([`mlbf_layer_fpr`]) gives near misses about `fpr^{2/L}` or more.
+pub fn mlbf_near_miss_shape(n: u64, fpr: f64, max_k: u32) -> Result<Shape> {
+    check_capacity(n)?;
+    check_fpr(fpr)?;
+    let rate = |m: u64, k: u32| {
+        let fill = -((n as f64) * f64::from(k) * (-1.0 / m as f64).ln_1p()).exp_m1();
+        mlbf_near_miss_fpr(fill, fill, k)
+    };
+    let mut best: Option<Shape> = None;
+    for k in 1..=max_k.max(1) {
+        // the classic shape at fpr bounds m from above (one array alone at fpr suffices)
+        let mut hi = (bits_asymptotic(n, fpr).ceil() as u64).max(64) * 2;
+        if rate(hi, k) > fpr {
+            continue;
+        }
+        let mut lo = 1u64;
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if rate(mid, k) <= fpr {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        if !matches!(best, Some(b) if b.m <= hi) {
+            best = Some(Shape { m: hi, k });
+        }
+    }
+    best.ok_or_else(|| invalid("fpr", format!("no shape reaches {fpr}")))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -70,6 +70,7 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             "layers": if i.layers > 0 { json!(i.layers) } else { serde_json::Value::Null },
             "mlbf_rates": mlbf_rates(&f).map(|r| json!({
                 "near_miss_by_layer": r.near_miss,
+                "near_miss_unshared_by_layer": r.unshared,
                 "recombined": r.recombined,
                 "novel": r.novel,
             })),
@@ -154,14 +155,17 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         rows.push(("sub-filters", i.sub_filters.to_string()));
     }
     if let Some(r) = mlbf_rates(&f) {
-        let by_layer: Vec<String> = r.near_miss.iter().map(|&x| rate(x)).collect();
+        let list = |v: &[f64]| v.iter().map(|&x| rate(x)).collect::<Vec<_>>().join(", ");
         rows.push((
             "rate by query",
             format!(
                 "near miss (one value never seen at its layer, e.g. a known page with a new \
-                 last segment), by layer of that value: {}; recombined (every value seen at \
-                 its layer, in a new combination): {}; novel (every segment new): {}",
-                by_layer.join(", "),
+                 last segment), by layer of that value: at most {} (every URL sharing its \
+                 other segments, e.g. pages of one directory), about {} when none does; \
+                 recombined (every value seen at its layer, in a new combination): {}; novel \
+                 (every segment new): {}",
+                list(&r.near_miss),
+                list(&r.unshared),
                 rate(r.recombined),
                 rate(r.novel)
             ),
@@ -214,6 +218,7 @@ pub fn info(a: InfoArgs) -> Result<u8> {
 /// A multi-layer URL filter's rates by kind of query (its "fpr now" is the worst near miss).
 struct MlbfRates {
     near_miss: Vec<f64>,
+    unshared: Vec<f64>,
     recombined: f64,
     novel: f64,
 }
@@ -223,6 +228,9 @@ fn mlbf_rates(f: &AnyFilter) -> Option<MlbfRates> {
     Some(MlbfRates {
         near_miss: (0..m.layers() as usize)
             .filter_map(|i| m.near_miss_fpr(i))
+            .collect(),
+        unshared: (0..m.layers() as usize)
+            .filter_map(|i| m.near_miss_fpr_unshared(i))
             .collect(),
         recombined: m.recombined_fpr(),
         novel: m.novel_fpr(),

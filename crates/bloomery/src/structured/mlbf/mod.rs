@@ -585,12 +585,12 @@ impl MlbfBuilder {
     }
     /// Target rate ε for near misses: a URL with a segment that no inserted URL has at that
     /// layer (a known page with a new last segment, the paper's queries) is reported present
-    /// with probability at most ε at capacity. Each array gets `√ε`
-    /// ([`params::mlbf_near_miss_layer_fpr`]): such a URL passes every other layer for
-    /// certain, so eq. 4's `ε^{1/L}` per layer (which assumes every segment is new) would give
-    /// it `ε^{2/L}`. A URL whose every value was seen at its layer (segments recombined from
-    /// different URLs) meets the XOR layer alone: about `√ε`; a URL of new segments only,
-    /// about `ε^{(L+1)/2}`.
+    /// with probability at most ε at capacity, whatever the URLs
+    /// ([`params::mlbf_near_miss_shape`]). Such a URL passes every other layer for certain, so
+    /// eq. 4's `ε^{1/L}` per layer (which assumes every segment is new) would give it
+    /// `ε^{2/L}` or more. A URL whose every value was seen at its layer (segments recombined
+    /// from different URLs) meets the XOR layer alone ([`MultiLayerBloomFilter::recombined_fpr`],
+    /// about `√ε`); a URL of new segments only, far less.
     pub fn fpr(mut self, p: f64) -> Self {
         self.fpr = Some(p);
         self
@@ -642,12 +642,11 @@ impl MlbfBuilder {
                 let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
                 params::check_capacity(n)?;
                 params::check_fpr(p)?;
-                let f = params::mlbf_near_miss_layer_fpr(p);
                 store::check_size(
-                    (params::bits_asymptotic(n, f) / 8.0 * f64::from(l + 1)) as u64,
+                    (params::bits_asymptotic(n, p) / 8.0 * f64::from(l + 1)) as u64,
                     self.max_bytes,
                 )?;
-                let s = params::classic_shape(n, f)?;
+                let s = params::mlbf_near_miss_shape(n, p, MAX_HASHES)?;
                 (s.m, s.k, n, p)
             }
         };
@@ -726,20 +725,27 @@ impl MlbfBuilder {
 /// last segment changed is rejected only by layer L and the XOR layer (≈ f²). Report both.
 ///
 /// # What a rate means here
-/// Sized by capacity and rate ε ([`MlbfBuilder::fpr`]), every array is sized for n values at
-/// `√ε`, so that at capacity:
+/// Sized by capacity and rate ε ([`MlbfBuilder::fpr`]), every array is sized for n values so
+/// that at capacity:
 /// - a **near miss** — a URL with a value that no inserted URL has at that layer, such as a
-///   known page with a new last segment — is reported present at most at rate ε
-///   ([`Stats::current_fpr`] reports the worst layer from the fills; n distinct URLs put at
-///   most n values in a layer, so this holds for any URLs);
+///   known page with a new last segment — is reported present at most at rate ε, whatever
+///   the URLs ([`params::mlbf_near_miss_shape`]; n distinct URLs put at most n values in a
+///   layer). Only its layer and the XOR layer can reject it, and they are correlated: the
+///   XOR layer's positions are the layer's moved by the XOR of the other layers' hashes, so
+///   for inserted URLs that share all the other values with the query (pages of one
+///   directory) the XOR layer repeats the layer's answer at each index.
+///   [`Stats::current_fpr`] reports the bound for the worst layer from the fills (the rate
+///   when every URL shares the query's other values);
+///   [`near_miss_fpr_unshared`](MultiLayerBloomFilter::near_miss_fpr_unshared) the rate when
+///   none does. Real URLs lie in between;
 /// - a **recombined** URL — every value seen at its layer, in a new combination (a known
 ///   directory of one host under another) — meets the XOR layer alone: about `√ε`;
-/// - a **novel** URL (all segments new) about `ε^{(L+1)/2}`.
+/// - a **novel** URL (all segments new) passes all L+1 arrays: far below ε.
 ///
-/// This costs `(L+1)/2` times the memory of a classic filter at ε. An explicit shape
+/// This costs about `(L+1)/1.65` times the memory of a classic filter at ε. An explicit shape
 /// ([`MlbfBuilder::bits`], [`MlbfBuilder::hashes`]: the paper's experiment) is taken as given.
 /// Files sized by earlier versions (each layer at `ε^{1/L}` by eq. 4) load and answer as
-/// before; their reported rate is now the near-miss one, which exceeds the ε they record.
+/// before; their reported rate is now the near-miss bound, which exceeds the ε they record.
 ///
 /// **Speed.** An operation normalises the URL and hashes L segments (≈ 5–6× a classic filter's
 /// insert with its table in cache) and touches up to k·(L+1) words in L+1 arrays. Issue 5's
@@ -785,8 +791,8 @@ impl MultiLayerBloomFilter {
         }
     }
 
-    /// L layers sized for `n` distinct URLs at rate `p` for near misses (each array at
-    /// `√p`; see [`MlbfBuilder::fpr`]).
+    /// L layers sized for `n` distinct URLs at rate `p` for near misses (see
+    /// [`MlbfBuilder::fpr`]).
     pub fn try_new(layers: u32, n: u64, p: f64) -> Result<Self> {
         Self::builder()
             .layers(layers)
@@ -1167,16 +1173,33 @@ impl MultiLayerBloomFilter {
             .collect()
     }
 
-    /// The rate for a near miss whose one unseen value is in layer `i` (0-based): that layer
-    /// and the XOR layer must both pass, `f_i · f_xor` (every other layer passes for
-    /// certain). A known page with a new last segment is a near miss in the layer after its
-    /// last segment (or the last layer, which holds the tail of longer URLs).
+    /// The rate for a near miss whose one unseen value is in layer `i` (0-based), at most:
+    /// that layer and the XOR layer must both pass (every other layer passes for certain),
+    /// and among URLs that share the other values the XOR bit follows the layer bit
+    /// ([`params::mlbf_near_miss_fpr`]; this is the rate when every URL shares them). A
+    /// known page with a new last segment is a near miss in the layer after its last segment
+    /// (or the last layer, which holds the tail of longer URLs).
     pub fn near_miss_fpr(&self, i: usize) -> Option<f64> {
+        let (layer, xor) = self.near_miss_fills(i)?;
+        Some(params::mlbf_near_miss_fpr(layer, xor, self.k))
+    }
+
+    /// [`near_miss_fpr`](Self::near_miss_fpr) for URLs that share no other values with the
+    /// inserted ones (two independent tests, `(f_i · f_xor)^k`): the low end of the range real
+    /// URLs fall in.
+    pub fn near_miss_fpr_unshared(&self, i: usize) -> Option<f64> {
+        let (layer, xor) = self.near_miss_fills(i)?;
+        Some((layer * xor).powi(self.k as i32))
+    }
+
+    /// Fractions of ones of layer `i` and of the XOR layer.
+    fn near_miss_fills(&self, i: usize) -> Option<(f64, f64)> {
         let l = self.layers as usize;
         if i >= l {
             return None;
         }
-        Some(self.layer_fpr(i)? * self.layer_fpr(l)?)
+        let fill = |w: &Words| store::count_ones(w.as_slice()) as f64 / self.m as f64;
+        Some((fill(&self.arrays[i]), fill(&self.arrays[l])))
     }
 
     /// The rate for a URL whose every layer value was inserted at that layer, in another
@@ -1258,14 +1281,14 @@ impl Stats for MultiLayerBloomFilter {
         self.k
     }
     /// The rate [`MlbfBuilder::fpr`] bounds: a near miss in the layer that passes unseen
-    /// values most often, `max_i f_i · f_xor` from the arrays' fills
-    /// ([`near_miss_fpr`](MultiLayerBloomFilter::near_miss_fpr)). URLs of new segments only
-    /// fare far better ([`novel_fpr`](MultiLayerBloomFilter::novel_fpr)); recombined ones
-    /// worse ([`recombined_fpr`](MultiLayerBloomFilter::recombined_fpr)).
+    /// values most often, at most ([`near_miss_fpr`](MultiLayerBloomFilter::near_miss_fpr),
+    /// from the arrays' fills). URLs of new segments only fare far better
+    /// ([`novel_fpr`](MultiLayerBloomFilter::novel_fpr)); recombined ones worse
+    /// ([`recombined_fpr`](MultiLayerBloomFilter::recombined_fpr)).
     fn current_fpr(&self) -> f64 {
-        let r = self.layer_fprs();
-        let (layers, xor) = r.split_at(r.len() - 1);
-        layers.iter().copied().fold(0.0, f64::max) * xor[0]
+        (0..self.layers as usize)
+            .filter_map(|i| self.near_miss_fpr(i))
+            .fold(0.0, f64::max)
     }
     fn capacity(&self) -> u64 {
         self.capacity
@@ -1801,9 +1824,9 @@ mod tests {
     fn sizing_and_paper_shape() {
         let f = MultiLayerBloomFilter::try_new(4, 10_000, 1e-4).unwrap();
         assert!(params::fpr_mlbf(10_000, f.bits_per_layer(), f.hashes(), 4) <= 1e-4);
-        // a near miss meets one layer and the XOR layer, each at most √p at capacity
-        let one = params::fpr_exact(10_000, f.bits_per_layer(), f.hashes());
-        assert!(one * one <= 1e-4 && one * one > 0.8e-4, "{one}");
+        // a near miss meets one layer and the XOR layer: the bound at capacity is the target
+        let s = params::mlbf_near_miss_shape(10_000, 1e-4, MAX_HASHES).unwrap();
+        assert_eq!((f.bits_per_layer(), f.hashes()), (s.m, s.k));
         let p = MultiLayerBloomFilter::paper().unwrap();
         assert_eq!(
             (p.layers(), p.bits_per_layer(), p.hashes()),
