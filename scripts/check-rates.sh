@@ -5,6 +5,7 @@
 # for the multi-layer URL filter. Fails when a printed rate is off by more than 1.25x.
 #
 #   bash scripts/check-rates.sh [N] [P]        (default N = 100000 keys, P = 0.01)
+#   BLOOMERY_BIN=path/to/bloomery bash scripts/check-rates.sh   (skip the release build)
 #
 # Data: scripts/fetch-data.sh words urls [npm] (npm is used when present). Members are every
 # third word in the file's (alphabetical) order, the queries the 400,000 other words:
@@ -21,8 +22,12 @@ N="${1:-100000}"
 P="${2:-0.01}"
 D="${BLOOMERY_DATA:-target/data}"
 bash scripts/fetch-data.sh words urls >&2
-cargo build --release -q -p bloomery-cli
-B="$PWD/target/release/bloomery"
+if [ -n "${BLOOMERY_BIN:-}" ]; then
+  B="$BLOOMERY_BIN"   # a binary built already
+else
+  cargo build --release -q -p bloomery-cli
+  B="$PWD/target/release/bloomery"
+fi
 T="$(mktemp -d)"
 trap 'rm -rf "$T"' EXIT
 
@@ -87,7 +92,7 @@ mlbf() { # name file
     END { print hs / NR, ls / NR }')
   awk -v k="mlbf ($name)" -v t="$P" -v me="$me" -v q="$n" -v pred="$pred" 'BEGIN {
     split(pred, x, " "); hi = x[1]; lo = x[2]
-    sd = sqrt(me * (1 - me) / q)
+    sd = sqrt(hi * (1 - hi) / q)   # of the measured rate, were it at the bound
     ok = (me <= hi * 1.25 + 3 * sd && me >= lo / 1.25 - 3 * sd && me <= t + 3 * sd) ? "ok" : "OFF"
     printf "| %-16s | %8s | %9.5f | %9.5f | %6.3f | %5.3f | %-3s |\n", k " bound", t, hi, me, (me > 0 ? hi / me : 0), (me > 0 ? sd / me : 1), ok
     printf "| %-16s |          | %9.5f |           | %6.3f |       |     |\n", "  unshared", lo, (me > 0 ? lo / me : 0)
