@@ -454,7 +454,7 @@ fn mlbf_near_misses_at_the_target_and_reported() {
         .unwrap();
     assert!(now <= p * 1.02, "{now}");
     assert!(
-        got <= now + tolerance(now, n as u64) && got >= low - tolerance(low, n as u64),
+        got <= now + tolerance(now, n) && got >= low - tolerance(low, n),
         "{got} outside [{low}, {now}]"
     );
     assert!(i["mlbf_rates"]["recombined"].as_f64().unwrap() > now);

@@ -88,7 +88,8 @@ fn deep_near_misses(f: &MultiLayerBloomFilter, urls: &[String]) -> (f64, usize) 
     let deep: Vec<String> = urls
         .iter()
         .enumerate()
-        .filter(|(_, u)| u.matches('/').count() >= 1 + l)
+        // `https://` and one slash per path segment: at least L segments
+        .filter(|(_, u)| u.matches('/').count() > l)
         .map(|(i, u)| format!("{u}/id{i}x"))
         .collect();
     let hits = deep.iter().filter(|q| f.contains(q).unwrap()).count();

@@ -168,8 +168,8 @@ pub fn add(a: &AddArgs) -> Result<u8> {
         insert(&mut f, due)?;
     }
     super::compress::save_in_place(&f.to_bytes(), &a.file)?;
-    let i = f.info();
-    let rates = match (i.current_fpr, i.target_fpr) {
+    let (capacity, target_fpr, current_fpr) = f.rates();
+    let rates = match (current_fpr, target_fpr) {
         (Some(now), Some(target)) => format!(
             "; fpr now {} (target {})",
             crate::num::rate(now),
@@ -184,15 +184,15 @@ pub fn add(a: &AddArgs) -> Result<u8> {
         group(f.len().saturating_sub(before)),
         group(f.len())
     ));
-    if let (Some(now), Some(target)) = (i.current_fpr, i.target_fpr) {
-        if super::past_target(i.items, i.capacity, now, target) {
+    if let (Some(now), Some(target)) = (current_fpr, target_fpr) {
+        if super::past_target(f.len(), capacity, now, target) {
             output::warn(&format!(
                 "the {} structure is past its target false-positive rate: {} now (target {}); \
                  it was sized for {} {}; create a larger one",
-                i.kind,
+                f.kind().name(),
                 crate::num::rate(now),
                 crate::num::rate(target),
-                group(i.capacity),
+                group(capacity),
                 match f.kind() {
                     Kind::Iterative | Kind::SpaceCode => "adds (--occurrences, repeats included)",
                     _ => "distinct keys (-n)",

@@ -586,6 +586,34 @@ impl AnyCounter {
         self.len() == 0
     }
 
+    /// The capacity it was sized for (0: none), the membership rate asked for at capacity
+    /// and the rate of its contents now (`None` where they do not apply: cms, an explicit
+    /// shape's target), without the rest of [`info`](Self::info) (which serialises the
+    /// structure to measure it).
+    pub fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
+        use crate::filter::Stats;
+        let target = |t: f64| (t > 0.0).then_some(t);
+        match self {
+            AnyCounter::Counting(f) => {
+                (f.capacity(), target(f.target_fpr()), Some(f.current_fpr()))
+            }
+            AnyCounter::BlockedCounting(f) => {
+                (f.capacity(), target(f.target_fpr()), Some(f.current_fpr()))
+            }
+            AnyCounter::DLeft(f) => (f.capacity(), target(f.target_fpr()), Some(f.current_fpr())),
+            AnyCounter::Spectral(f) => {
+                (f.capacity(), target(f.target_fpr()), Some(f.current_fpr()))
+            }
+            AnyCounter::CountMin(_) => (0, None, None),
+            AnyCounter::Iterative(f) => {
+                (f.capacity(), target(f.target_fpr()), Some(f.current_fpr()))
+            }
+            AnyCounter::SpaceCode(f) => {
+                (f.capacity(), target(f.target_fpr()), Some(f.current_fpr()))
+            }
+        }
+    }
+
     /// Kind-specific state.
     pub fn info(&self) -> CounterInfo {
         use crate::filter::Stats;
