@@ -140,6 +140,7 @@ mod tests {
     /// answers saturated loads without building the mixture).
     #[test]
     fn rates_near_one_build_small_filters() {
+        let _limit = crate::config::default_limit_for_test();
         for bits in [1, 4, 32] {
             let f = build(100_000_000, 0.999_999, bits).unwrap();
             assert!(f.byte_len() < 64 << 20, "{bits}: {}", f.byte_len());

@@ -418,10 +418,27 @@ impl Core {
         Ok(())
     }
 
-    pub fn intersect(&mut self, other: &Core) -> Result<()> {
+    /// AND `other` into this core. The items become the inner-product estimate of
+    /// `|A ∩ B|` (Broder & Mitzenmacher §2.4) for a filter of `m` bits and `k` bits per key,
+    /// taken before the AND: the smaller side's count would only bound it. When an input is
+    /// full the estimate is undefined and the smaller count, an upper bound, is kept.
+    pub fn intersect(&mut self, other: &Core, m: u64, k: u32) -> Result<()> {
         self.check_hasher(other)?;
+        let (a, b) = (self.words.as_slice(), other.words.as_slice());
+        let est = crate::params::estimate_intersection(
+            m,
+            k,
+            m.saturating_sub(store::count_ones(a)),
+            m.saturating_sub(store::count_ones(b)),
+            m.saturating_sub(store::count_and(a, b)),
+        );
         store::and_assign(self.words.as_mut_slice(), other.words.as_slice());
-        self.items = self.items.min(other.items);
+        let bound = self.items.min(other.items);
+        self.items = if est.is_finite() {
+            (est.round() as u64).min(bound)
+        } else {
+            bound
+        };
         Ok(())
     }
 

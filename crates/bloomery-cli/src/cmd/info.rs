@@ -80,6 +80,12 @@ pub fn info(a: InfoArgs) -> Result<u8> {
                 AnyFilter::SplitBlock(s) => json!(s.num_bytes()),
                 _ => serde_json::Value::Null,
             },
+            "mlbf_rates": mlbf_rates(&f).map(|r| json!({
+                "near_miss_by_layer": r.near_miss,
+                "near_miss_unshared_by_layer": r.unshared,
+                "recombined": r.recombined,
+                "novel": r.novel,
+            })),
         }))?;
         return Ok(0);
     }
@@ -160,6 +166,23 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     if f.kind() == bloomery::Kind::Scalable {
         rows.push(("sub-filters", i.sub_filters.to_string()));
     }
+    if let Some(r) = mlbf_rates(&f) {
+        let list = |v: &[f64]| v.iter().map(|&x| rate(x)).collect::<Vec<_>>().join(", ");
+        rows.push((
+            "rate by query",
+            format!(
+                "near miss (one value never seen at its layer, e.g. a known page with a new \
+                 last segment), by layer of that value: at most {} (every URL sharing its \
+                 other segments, e.g. pages of one directory), about {} when none does; \
+                 recombined (every value seen at its layer, in a new combination): {}; novel \
+                 (every segment new): {}",
+                list(&r.near_miss),
+                list(&r.unshared),
+                rate(r.recombined),
+                rate(r.novel)
+            ),
+        ));
+    }
     if i.layers > 0 {
         rows.push((
             "layers",
@@ -215,6 +238,28 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)
+}
+
+/// A multi-layer URL filter's rates by kind of query (its "fpr now" is the worst near miss).
+struct MlbfRates {
+    near_miss: Vec<f64>,
+    unshared: Vec<f64>,
+    recombined: f64,
+    novel: f64,
+}
+
+fn mlbf_rates(f: &AnyFilter) -> Option<MlbfRates> {
+    let AnyFilter::Mlbf(m) = f else { return None };
+    Some(MlbfRates {
+        near_miss: (0..m.layers() as usize)
+            .filter_map(|i| m.near_miss_fpr(i))
+            .collect(),
+        unshared: (0..m.layers() as usize)
+            .filter_map(|i| m.near_miss_fpr_unshared(i))
+            .collect(),
+        recombined: m.recombined_fpr(),
+        novel: m.novel_fpr(),
+    })
 }
 
 fn finite(x: f64) -> serde_json::Value {

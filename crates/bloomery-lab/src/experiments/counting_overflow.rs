@@ -288,6 +288,19 @@ mod tests {
                 );
             }
         }
+        // the union bound falls with j all the way to 16, where 1 - P(c < j) would cancel to
+        // 0: past the mean (nk/m = ln 2) each step multiplies it by about ln 2 / j, below 0.1
+        // from j = 8 on
+        for w in o.rows.windows(2) {
+            let step = if w[1].j >= 8 { 0.1 } else { 1.0 };
+            assert!(
+                w[1].union > 0.0 && w[1].union < w[0].union * step,
+                "j={}: {} after {}",
+                w[1].j,
+                w[1].union,
+                w[0].union
+            );
+        }
         // every filter holds n·k ≥ 1 increments, so max ≥ 1 always; nobody reaches 16
         assert_eq!(o.rows[0].trials_at_least, p.trials);
         assert_eq!(o.rows[15].trials_at_least, 0);

@@ -220,7 +220,7 @@ impl Merge for PartitionedBloomFilter {
 
     fn intersect_with(&mut self, other: &Self) -> Result<()> {
         self.check_compatible(other)?;
-        self.core.intersect(&other.core)
+        self.core.intersect(&other.core, self.bit_len(), self.k)
     }
 }
 

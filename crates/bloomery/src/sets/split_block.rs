@@ -411,7 +411,7 @@ impl Merge for SplitBlockBloomFilter {
 
     fn intersect_with(&mut self, other: &Self) -> Result<()> {
         self.check_compatible(other)?;
-        self.core.intersect(&other.core)
+        self.core.intersect(&other.core, self.bit_len(), 8)
     }
 }
 
