@@ -1,4 +1,4 @@
-//! Feed arbitrary bytes to the decoders of compressed and delta files (issue 6): the
+//! Feed arbitrary bytes to the decoders of compressed and delta files: the
 //! range decoder (`compress::decompress_bits`), `compress::decompress_file`,
 //! `compress::patch_file` against fixed bases, and the loaders that decompress transparently.
 //! Nothing may panic; whatever decodes must re-encode to something that decodes to the same.

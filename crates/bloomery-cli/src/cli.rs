@@ -125,7 +125,7 @@ cut -f1 log.tsv | bloomery count counts.bloom | sort -rn | head")]
     /// Write the plain Bloom filter of a counting file: a bit set where a counter is non-zero.
     #[command(
         visible_alias = "summary",
-        after_help = "The summary-cache protocol (seed 002 §4): each node keeps a counting filter, \
+        after_help = "The summary-cache protocol (Broder & Mitzenmacher §4): each node keeps a counting filter, \
 which follows insertions and removals, and sends its peers the plain filter, which answers \
 `check` exactly as the counting file does and is a quarter of its size (4-bit counters); \
 `diff`/`patch` then carry the changes between versions. Only the classic-layout counting \

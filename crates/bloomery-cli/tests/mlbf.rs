@@ -1,4 +1,4 @@
-//! The multi-layer URL filter (seed 001) through the real binary: create (sized and the
+//! The multi-layer URL filter (Cen, Xu & Sun) through the real binary: create (sized and the
 //! paper's shape), add, check, count, dedup, info, union, and the errors.
 
 use std::path::{Path, PathBuf};
@@ -84,7 +84,7 @@ fn create_sizes_for_near_misses_and_takes_the_papers_shape() {
     );
     assert!((145_000..=160_000).contains(&per_layer), "{per_layer}");
 
-    // 001 §V: k = 3, m = 16,829,152 bits per layer, L = 4 (default layers)
+    // Cen, Xu & Sun §V: k = 3, m = 16,829,152 bits per layer, L = 4 (default layers)
     let p = create(
         dir.path(),
         "paper.bloom",
@@ -189,7 +189,7 @@ fn add_then_check_has_no_false_negatives_and_few_false_positives() {
 
 #[test]
 fn the_xor_layer_rejects_recombined_segments() {
-    // 001 §IV.B: every segment of a.com/y/1 is in its layer, only the XOR layer rejects it.
+    // Cen, Xu & Sun §IV.B: every segment of a.com/y/1 is in its layer, only the XOR layer rejects it.
     let dir = TempDir::new().unwrap();
     let p = create(
         dir.path(),

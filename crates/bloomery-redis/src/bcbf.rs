@@ -1,5 +1,5 @@
 //! `BCBF.*`: bloomery's blocked counting Bloom filter ([`BlockedCountingBloomFilter`], library) with the `BF.*` conventions — the counting filter of
-//! seed 002 §2.5 (w-bit saturating counters, so items can be deleted) in the blocked layout: an
+//! Broder & Mitzenmacher §2.5 (w-bit saturating counters, so items can be deleted) in the blocked layout: an
 //! item's k counters sit in one 64-byte line.
 //!
 //! The commands mirror `CBF.*` ([`crate::cbf`]) — arguments, replies, errors, flags and

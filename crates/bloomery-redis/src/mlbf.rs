@@ -1,4 +1,4 @@
-//! `MLBF.*`: bloomery's multi-layer Bloom filter for URLs ([`MultiLayerBloomFilter`], seed 001)
+//! `MLBF.*`: bloomery's multi-layer Bloom filter for URLs ([`MultiLayerBloomFilter`], Cen, Xu & Sun)
 //! with the `BF.*` conventions.
 //!
 //! `MLBF.RESERVE key capacity error_rate [LAYERS L]` sizes L layers (default 4, the paper's) for

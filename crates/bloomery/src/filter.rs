@@ -147,7 +147,7 @@ pub trait Merge {
 }
 
 /// Introspection shared by the bit-array filters: size, fill, live false-positive rate and
-/// the estimates of 002 §2.4.
+/// the estimates of Broder & Mitzenmacher §2.4.
 pub trait Stats {
     /// Bits in the array (m).
     fn bit_len(&self) -> u64;
@@ -172,7 +172,7 @@ pub trait Stats {
         }
     }
 
-    /// Estimated number of distinct items, from the number of zero bits (002 §2.1).
+    /// Estimated number of distinct items, from the number of zero bits (Broder & Mitzenmacher §2.1).
     fn estimated_len(&self) -> f64 {
         crate::params::estimate_items(self.bit_len(), self.hash_count(), self.count_ones())
     }
@@ -442,7 +442,7 @@ impl Core {
         Ok(())
     }
 
-    /// Set every bit of the byte range `range` of the payload to one (000 §3): a damaged
+    /// Set every bit of the byte range `range` of the payload to one (Salman §3): a damaged
     /// region then answers "maybe" for every key that maps there, so no inserted key is lost.
     pub fn mark_damaged(&mut self, range: Range<u64>) -> Result<()> {
         let bytes = self.words.len() as u64 * 8;
@@ -465,8 +465,8 @@ pub(crate) fn shape_mismatch(left: String, right: String) -> Error {
     Error::Incompatible(Incompatibility::Shape { left, right })
 }
 
-/// Multiset counting: how many times a key was inserted, as an estimate (the counting family,
-/// issue 4). Where the structure guarantees it (counting filters without saturation, count-min
+/// Multiset counting: how many times a key was inserted, as an estimate (the counting family).
+/// Where the structure guarantees it (counting filters without saturation, count-min
 /// sketches, spectral filters with Minimum Selection) the estimate is never below the truth.
 pub trait Count {
     /// The hasher keys go through (the same one as [`Filter::hasher`] for structures that are

@@ -2,7 +2,7 @@
 //! partitioned, blocked, split-block), optimal k, sizing for (n, ε), the lower bound, size and
 //! similarity estimates, the counting-filter overflow bound and the entropy of a filter.
 //!
-//! References: seed 000 §2 (the standard filter and its rates), seed 002 §2.1 (exact
+//! References: Salman §2 (the standard filter and its rates), Broder & Mitzenmacher §2.1 (exact
 //! `f' = (1-(1-1/m)^{kn})^k`, asymptotic `f = (1-e^{-kn/m})^k`, the partitioned variant),
 //! §2.2 (the lower bound `n·log2(1/ε)`), §2.4 (union, intersection by the inner product),
 //! §2.5 (counter overflow), §2.6 (compressed filters, `m·H(p)`). The blocked model is the
@@ -66,7 +66,7 @@ fn pow_one_minus_inv(m: f64, e: f64) -> f64 {
     (e * (-1.0 / m).ln_1p()).exp()
 }
 
-/// Exact expected false-positive rate of the classic filter: `(1 - (1-1/m)^{kn})^k` (002 §2.1).
+/// Exact expected false-positive rate of the classic filter: `(1 - (1-1/m)^{kn})^k` (Broder & Mitzenmacher §2.1).
 pub fn fpr_exact(n: u64, m: u64, k: u32) -> f64 {
     if m == 0 || k == 0 {
         return 1.0;
@@ -75,7 +75,7 @@ pub fn fpr_exact(n: u64, m: u64, k: u32) -> f64 {
     (1.0 - p_zero).powi(k as i32)
 }
 
-/// Asymptotic false-positive rate: `(1 - e^{-kn/m})^k` (002 §2.1).
+/// Asymptotic false-positive rate: `(1 - e^{-kn/m})^k` (Broder & Mitzenmacher §2.1).
 pub fn fpr_asymptotic(n: u64, m: u64, k: u32) -> f64 {
     if m == 0 || k == 0 {
         return 1.0;
@@ -83,7 +83,7 @@ pub fn fpr_asymptotic(n: u64, m: u64, k: u32) -> f64 {
     (1.0 - (-(k as f64) * n as f64 / m as f64).exp()).powi(k as i32)
 }
 
-/// False-positive rate of the partitioned filter: k slices of `m/k` bits each (002 §2.1):
+/// False-positive rate of the partitioned filter: k slices of `m/k` bits each (Broder & Mitzenmacher §2.1):
 /// `(1 - (1 - 1/s)^n)^k` with `s = ⌊m/k⌋`.
 pub fn fpr_partitioned(n: u64, m: u64, k: u32) -> f64 {
     if k == 0 {
@@ -104,7 +104,7 @@ pub fn fpr_from_fill(ones: u64, m: u64, k: u32) -> f64 {
     (ones as f64 / m as f64).powi(k as i32)
 }
 
-/// The k that minimises the exact rate for n items in m bits (near `(m/n)·ln 2`, 000 §2).
+/// The k that minimises the exact rate for n items in m bits (near `(m/n)·ln 2`, Salman §2).
 pub fn optimal_k(n: u64, m: u64) -> u32 {
     optimal_k_by(n, m, 64, fpr_exact)
 }
@@ -140,7 +140,7 @@ pub struct Shape {
     pub k: u32,
 }
 
-/// The optimal asymptotic size for (n, ε): `m = -n·ln ε / (ln 2)²` (000 §2).
+/// The optimal asymptotic size for (n, ε): `m = -n·ln ε / (ln 2)²` (Salman §2).
 pub fn bits_asymptotic(n: u64, fpr: f64) -> f64 {
     -(n as f64) * fpr.ln() / (std::f64::consts::LN_2 * std::f64::consts::LN_2)
 }
@@ -211,12 +211,12 @@ fn smallest_shape(n: u64, fpr: f64, max_k: u32, f: impl Fn(u64, u64, u32) -> f64
     Shape { m, k: ok(m).1 }
 }
 
-/// The information-theoretic lower bound on bits for n items at rate ε: `n·log2(1/ε)` (002 §2.2).
+/// The information-theoretic lower bound on bits for n items at rate ε: `n·log2(1/ε)` (Broder & Mitzenmacher §2.2).
 pub fn lower_bound_bits(n: u64, fpr: f64) -> f64 {
     n as f64 * (1.0 / fpr).log2()
 }
 
-/// Bits used relative to the lower bound (1.44 for an optimal classic filter, 002 §2.2).
+/// Bits used relative to the lower bound (1.44 for an optimal classic filter, Broder & Mitzenmacher §2.2).
 pub fn ratio_to_lower_bound(bits: u64, n: u64, fpr: f64) -> f64 {
     bits as f64 / lower_bound_bits(n, fpr)
 }
@@ -614,7 +614,7 @@ pub fn split_block_blocks(n: u64, fpr: f64) -> Result<u64> {
 }
 
 /// Estimated number of distinct items from the count of set bits (Swamidass & Baldi 2007,
-/// inverting the expected zero count `m(1-1/m)^{kn}` of 002 §2.1):
+/// inverting the expected zero count `m(1-1/m)^{kn}` of Broder & Mitzenmacher §2.1):
 /// `n̂ = ln(1 - X/m) / (k·ln(1 - 1/m))`. Returns infinity for a full filter.
 pub fn estimate_items(m: u64, k: u32, ones: u64) -> f64 {
     if m == 0 || k == 0 {
@@ -627,7 +627,7 @@ pub fn estimate_items(m: u64, k: u32, ones: u64) -> f64 {
     zeros_frac.ln() / (k as f64 * (-1.0 / m as f64).ln_1p())
 }
 
-/// Estimated `|S1 ∩ S2|` from two filters of the same shape (002 §2.4):
+/// Estimated `|S1 ∩ S2|` from two filters of the same shape (Broder & Mitzenmacher §2.4):
 /// `(1/m)(1-1/m)^{-k|S1∩S2|} ≈ (Z1 + Z2 - Z12)/(Z1·Z2)`, where Z1, Z2 are the zero counts of the
 /// two filters and Z12 the zero count of their bitwise AND (the inner product).
 pub fn estimate_intersection(m: u64, k: u32, zeros1: u64, zeros2: u64, zeros_and: u64) -> f64 {
@@ -646,7 +646,7 @@ pub fn estimate_intersection(m: u64, k: u32, zeros1: u64, zeros2: u64, zeros_and
 }
 
 /// Upper bound on the probability that any counter of a counting filter reaches `j`
-/// (002 §2.5): `m · (e·n·k / (j·m))^j`. With `k = (m/n) ln 2` and `j = 16` this is
+/// (Broder & Mitzenmacher §2.5): `m · (e·n·k / (j·m))^j`. With `k = (m/n) ln 2` and `j = 16` this is
 /// `1.37e-15 · m`.
 pub fn counter_overflow_bound(n: u64, m: u64, k: u32, j: u32) -> f64 {
     let x = std::f64::consts::E * n as f64 * k as f64 / (j as f64 * m as f64);
@@ -654,7 +654,7 @@ pub fn counter_overflow_bound(n: u64, m: u64, k: u32, j: u32) -> f64 {
 }
 
 /// Exact probability that one counter is at least `j`: the binomial tail
-/// `P(c ≥ j)`, `c ~ Binomial(nk, 1/m)` (002 §2.5).
+/// `P(c ≥ j)`, `c ~ Binomial(nk, 1/m)` (Broder & Mitzenmacher §2.5).
 ///
 /// Below the median the tail is `1 - P(c < j)`; above it the terms `P(c = i)`, `i ≥ j`, are
 /// summed from j upward (relative to `P(c = j)`, in log space), so tails far below the
@@ -710,20 +710,20 @@ pub fn entropy(p: f64) -> f64 {
 }
 
 /// Expected bits of an ideally compressed filter: `m · H(p)`, p the expected fraction of zero
-/// bits `e^{-kn/m}` (002 §2.6).
+/// bits `e^{-kn/m}` (Broder & Mitzenmacher §2.6).
 pub fn compressed_bits(n: u64, m: u64, k: u32) -> f64 {
     let p = (-(k as f64) * n as f64 / m as f64).exp();
     m as f64 * entropy(p)
 }
 
 // ---------------------------------------------------------------------------------------------
-// The counting family (issue 4): count-min sizing, the Iterative Bloom Filter's estimator and
-// rate (004 eq. 9, 10), the d-left counting filter's rate, counter sizing for a maximum count
-// (004 Table 5) and the Space-Code filter's maximum-likelihood count.
+// The counting family: count-min sizing, the Iterative Bloom Filter's estimator and
+// rate (Matsumoto, Hazeyama & Kadobayashi eq. 9, 10), the d-left counting filter's rate, counter sizing for a maximum count
+// (Matsumoto, Hazeyama & Kadobayashi Table 5) and the Space-Code filter's maximum-likelihood count.
 // ---------------------------------------------------------------------------------------------
 
 /// Count-min dimensions for an additive error `ε·N` (N the total count) with probability at
-/// least `1 - δ` (Cormode & Muthukrishnan, cited in 002 §9): `width = ⌈e/ε⌉`,
+/// least `1 - δ` (Cormode & Muthukrishnan, cited in Broder & Mitzenmacher §9): `width = ⌈e/ε⌉`,
 /// `depth = ⌈ln(1/δ)⌉` (at least 1). Returns `(width, depth)`.
 pub fn count_min_dimensions(epsilon: f64, delta: f64) -> Result<(u64, u32)> {
     if !epsilon.is_finite() || epsilon <= 0.0 || epsilon >= 1.0 {
@@ -761,13 +761,13 @@ pub fn count_min_bounds(width: u64, depth: u32) -> (f64, f64) {
 }
 
 /// Bits an Iterative Bloom Filter sets after `n` inputs with distinctness rate `alpha`
-/// (004 §4.3.1): `α·n·k + (1-α)·n` — k per distinct input, one per repeat.
+/// (Matsumoto, Hazeyama & Kadobayashi §4.3.1): `α·n·k + (1-α)·n` — k per distinct input, one per repeat.
 pub fn ibf_bits_set(n: u64, k: u32, alpha: f64) -> f64 {
     let (n, a) = (n as f64, alpha.clamp(0.0, 1.0));
     a * n * k as f64 + (1.0 - a) * n
 }
 
-/// Probability that a position of an IBF is already one by collision (004 §4):
+/// Probability that a position of an IBF is already one by collision (Matsumoto, Hazeyama & Kadobayashi §4):
 /// `p = 1 - exp(-(α·k·n + (1-α)·n)/m)`.
 pub fn ibf_collision_probability(n: u64, m: u64, k: u32, alpha: f64) -> f64 {
     if m == 0 {
@@ -776,14 +776,14 @@ pub fn ibf_collision_probability(n: u64, m: u64, k: u32, alpha: f64) -> f64 {
     -(-ibf_bits_set(n, k, alpha) / m as f64).exp_m1()
 }
 
-/// The IBF's estimate of a key's true count from the observed count `j'` (004 eq. 9):
+/// The IBF's estimate of a key's true count from the observed count `j'` (Matsumoto, Hazeyama & Kadobayashi eq. 9):
 /// `E(i) = (1 - p/2)·j' = ½·(1 + exp(-(α·k·n + (1-α)·n)/m))·j'`. The paper notes it is less
 /// accurate when repeats arrive unevenly.
 pub fn ibf_count_estimate(observed: u64, n: u64, m: u64, k: u32, alpha: f64) -> f64 {
     (1.0 - ibf_collision_probability(n, m, k, alpha) / 2.0) * observed as f64
 }
 
-/// The IBF's false-positive rate (004 eq. 10): `(1 - exp(-(α·n·k + (1-α)·n)/m))^k`.
+/// The IBF's false-positive rate (Matsumoto, Hazeyama & Kadobayashi eq. 10): `(1 - exp(-(α·n·k + (1-α)·n)/m))^k`.
 pub fn ibf_fpr(n: u64, m: u64, k: u32, alpha: f64) -> f64 {
     ibf_collision_probability(n, m, k, alpha).powi(k as i32)
 }
@@ -806,7 +806,7 @@ pub fn ibf_fpr_bound(distinct: u64, repeats: u64, m: u64, k: u32) -> f64 {
     fill.powi(k as i32)
 }
 
-/// How repeats are spread over the distinct inputs (004 Table 4).
+/// How repeats are spread over the distinct inputs (Matsumoto, Hazeyama & Kadobayashi Table 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Skew {
     /// Case 1: repeats spread evenly over the distinct inputs.
@@ -834,13 +834,13 @@ pub fn max_count_for_skew(n: u64, alpha: f64, skew: Skew) -> u64 {
 }
 
 /// Bits a counter needs to hold `max_count` without saturating: `⌈log2(max_count + 1)⌉`
-/// (at least 1). 004 Table 5 sizes a counting filter's counters this way for the largest count.
+/// (at least 1). Matsumoto, Hazeyama & Kadobayashi Table 5 sizes a counting filter's counters this way for the largest count.
 pub fn counter_bits_for(max_count: u64) -> u32 {
     (64 - max_count.leading_zeros()).max(1)
 }
 
 /// False-positive rate of a counting filter given `memory_bits` of memory in counters of
-/// `counter_bits`, holding `distinct` distinct keys with k hashes (004 §4.3.2): only
+/// `counter_bits`, holding `distinct` distinct keys with k hashes (Matsumoto, Hazeyama & Kadobayashi §4.3.2): only
 /// `m/c` counters fit, so the rate is `(1 - e^{-k·distinct/(m/c)})^k`.
 pub fn cbf_fpr_for_memory(distinct: u64, memory_bits: u64, k: u32, counter_bits: u32) -> f64 {
     let counters = memory_bits / u64::from(counter_bits.max(1));
@@ -1247,7 +1247,7 @@ mod tests {
 
     #[test]
     fn seed_002_table_1() {
-        // m/n, k, f (Table 1 of 002 §2.6)
+        // m/n, k, f (Table 1 of Broder & Mitzenmacher §2.6)
         for (ratio, k, f) in [(16, 11, 0.000459), (28, 4, 0.000314), (48, 3, 0.000222)] {
             let n = 1_000_000;
             let got = fpr_asymptotic(n, ratio * n, k);
@@ -1429,14 +1429,14 @@ mod tests {
     }
 }
 
-/// Multi-layer Bloom filter rate, eq. 4 of seed 001: `f_MLBF = f(k, m, n)^L`, with f the exact
+/// Multi-layer Bloom filter rate, eq. 4 of Cen, Xu & Sun: `f_MLBF = f(k, m, n)^L`, with f the exact
 /// classic rate of one layer of m bits holding n segments. (The XOR layer is left out of eq. 4;
 /// it only lowers the rate further.)
 pub fn fpr_mlbf(n: u64, m: u64, k: u32, layers: u32) -> f64 {
     fpr_exact(n, m, k).powi(layers as i32)
 }
 
-/// The per-layer rate that makes eq. 4 of seed 001 meet a whole-filter target: `ε^{1/L}`.
+/// The per-layer rate that makes eq. 4 of Cen, Xu & Sun meet a whole-filter target: `ε^{1/L}`.
 /// Eq. 4 holds only for URLs whose every segment is new; see [`mlbf_near_miss_shape`].
 pub fn mlbf_layer_fpr(fpr: f64, layers: u32) -> f64 {
     fpr.powf(1.0 / f64::from(layers.max(1)))
@@ -1504,7 +1504,7 @@ pub fn mlbf_near_miss_shape(n: u64, fpr: f64, max_k: u32) -> Result<Shape> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Compressed Bloom filters (issue 6, 002 §2.6): the shape that minimises the false-positive rate
+// Compressed Bloom filters (Broder & Mitzenmacher §2.6): the shape that minimises the false-positive rate
 // for a budget of transmitted bits.
 // ---------------------------------------------------------------------------------------------
 
@@ -1522,7 +1522,7 @@ pub struct CompressedShape {
 }
 
 /// The m and k minimising the false-positive rate of n items when at most `z_per_item` bits per
-/// item may be transmitted after compression (Mitzenmacher, 002 §2.6 and its Table 1), with
+/// item may be transmitted after compression (Mitzenmacher, Broder & Mitzenmacher §2.6 and its Table 1), with
 /// the array limited to `max_m_per_item` bits per item (memory at the endpoints).
 ///
 /// For each k in 1..=32 the rate falls as m grows while `m · H(e^{-kn/m})` grows (it is
@@ -1593,7 +1593,7 @@ mod compressed_shape_tests {
         let s = compressed_shape(n, 15.83, 48.0).unwrap();
         assert_eq!(s.k, 3);
         assert!((s.fpr - 0.000222).abs() < 0.000001, "{s:?}");
-        // Unbounded memory: fewer hashes and a much sparser array win (002 §2.6).
+        // Unbounded memory: fewer hashes and a much sparser array win (Broder & Mitzenmacher §2.6).
         let s = compressed_shape(n, 16.0, 1e6).unwrap();
         assert!(s.k <= 2 && s.fpr < 0.0001, "{s:?}");
     }

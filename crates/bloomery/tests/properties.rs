@@ -188,7 +188,7 @@ where
         no_false_negatives(&i, &both, "intersection (common keys)")?;
     }
 
-    // laws on the bit level (an intersection's item count is an estimate, 002 §2.4)
+    // laws on the bit level (an intersection's item count is an estimate, Broder & Mitzenmacher §2.4)
     let mut u2 = fb.clone();
     u2.union_with(&fa).unwrap();
     prop_assert_eq!(&u, &u2, "union is commutative");

@@ -16,7 +16,7 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     let f = super::load(&a.file)?;
     let i = f.info();
     let hasher = f.hasher();
-    // Plain and compressed sizes (issue 6): measured for a compressed file, predicted from the
+    // Plain and compressed sizes: measured for a compressed file, predicted from the
     // entropy bound m·H(p) for a plain one (no compression pass over a large file).
     let file_bytes = bloomery::read_file(&a.file)
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;

@@ -17,7 +17,7 @@ pub const MAX_CELLS: u32 = 64;
 
 /// The d-left counting Bloom filter (dlCBF; Bonomi, Mitzenmacher, Panigrahy, Singh &
 /// Varghese, "An Improved Construction for Counting Bloom Filters", ESA 2006 — the deletable
-/// filter seed 004 compares against).
+/// filter Matsumoto, Hazeyama & Kadobayashi compares against).
 ///
 /// **Layout.** d subtables of B buckets (B a power of two), each bucket `c` cells, each cell a
 /// `(remainder, counter)` pair of `r + w` bits packed with `counters`; an empty cell

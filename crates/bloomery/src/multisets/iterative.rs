@@ -24,7 +24,7 @@ fn tail(h: Hashed, k: u32, m: u64) -> impl Iterator<Item = u64> {
         .map(move |x| reduce(x, m))
 }
 
-/// The Iterative Bloom Filter (IBF; Matsumoto, Hazeyama & Kadobayashi, seed 004, translated in
+/// The Iterative Bloom Filter (IBF; Matsumoto, Hazeyama & Kadobayashi, Matsumoto, Hazeyama & Kadobayashi, translated in
 /// the seeds' README): a counting filter with no counters.
 ///
 /// One array of m bits. Inserting x sets its k positions as in a plain filter. If all k were
@@ -37,13 +37,13 @@ fn tail(h: Hashed, k: u32, m: u64) -> impl Iterator<Item = u64> {
 /// repeat extended exactly that run.
 ///
 /// The run over-counts where positions were already one by collision; the paper's estimate
-/// of the true count (004 eq. 9, [`params::ibf_count_estimate`]) corrects the observed count
+/// of the true count (Matsumoto, Hazeyama & Kadobayashi eq. 9, [`params::ibf_count_estimate`]) corrects the observed count
 /// with the **distinctness rate** α = distinct inputs / all inputs, which the filter tracks
 /// (an insert is distinct when it set one of its first k bits). The false-positive rate with
-/// repeats is `(1 - exp(-(α·n·k + (1-α)·n)/m))^k` (004 eq. 10, [`params::ibf_fpr`]).
+/// repeats is `(1 - exp(-(α·n·k + (1-α)·n)/m))^k` (Matsumoto, Hazeyama & Kadobayashi eq. 10, [`params::ibf_fpr`]).
 ///
 /// Repeats keep adding bits, so the false-positive rate rises with them; as the paper advises
-/// (004 §5.1, §5.6.3), a **cap on the total counted repeats** can be set
+/// (Matsumoto, Hazeyama & Kadobayashi §5.1, §5.6.3), a **cap on the total counted repeats** can be set
 /// ([`IterativeBuilder::repeat_cap`]), after which repeats are still tallied in α but set no
 /// more bits: counting stops, membership stays exact.
 ///
@@ -55,7 +55,7 @@ fn tail(h: Hashed, k: u32, m: u64) -> impl Iterator<Item = u64> {
 ///
 /// **When to pick it:** approximate counts where most inputs are distinct and counts are
 /// small or very skewed, without sizing counters for the largest count in advance (a counting
-/// filter must, 004 Table 5, [`params::max_count_for_skew`]).
+/// filter must, Matsumoto, Hazeyama & Kadobayashi Table 5, [`params::max_count_for_skew`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct IterativeBloomFilter {
     words: Words,
@@ -114,7 +114,7 @@ impl IterativeBuilder {
         self.hashes = Some(k);
         self
     }
-    /// Stop counting after this many repeats in total (004 §5.6.3; default: never stop).
+    /// Stop counting after this many repeats in total (Matsumoto, Hazeyama & Kadobayashi §5.6.3; default: never stop).
     pub fn repeat_cap(mut self, cap: u64) -> Self {
         self.repeat_cap = cap;
         self
@@ -303,7 +303,7 @@ impl IterativeBloomFilter {
         self.words.as_slice()
     }
 
-    /// The paper's estimate of a key's true count (004 eq. 9) from its observed count, with the
+    /// The paper's estimate of a key's true count (Matsumoto, Hazeyama & Kadobayashi eq. 9) from its observed count, with the
     /// tracked distinctness rate.
     pub fn estimate_hashed(&self, h: Hashed) -> f64 {
         params::ibf_count_estimate(

@@ -48,7 +48,7 @@ impl SpectralMethod {
     }
 }
 
-/// The spectral Bloom filter (Cohen & Matias, SIGMOD 2003; seed 002 §9): a counting filter
+/// The spectral Bloom filter (Cohen & Matias, SIGMOD 2003; Broder & Mitzenmacher §9): a counting filter
 /// whose counters estimate each key's multiplicity, with three update and query methods
 /// chosen at construction ([`SpectralMethod`]):
 ///

@@ -15,7 +15,7 @@ use crate::store::{self, Words};
 /// Largest k accepted.
 pub const MAX_HASHES: u32 = 64;
 
-/// The classic Bloom filter: one array of m bits and k hash functions (seed 000 §2, seed 002
+/// The classic Bloom filter: one array of m bits and k hash functions (Salman §2, Broder & Mitzenmacher
 /// §2.1 — Bloom's original definition).
 ///
 /// A key sets the k bits at `h_i(x)`, `i = 1..k`, anywhere in the array; a query answers "maybe"
@@ -24,7 +24,7 @@ pub const MAX_HASHES: u32 = 64;
 /// ([`crate::params`]).
 ///
 /// **When to pick it:** when you need the textbook structure — exact formulas, halving
-/// ([`BloomFilter::fold`]), the intersection estimate of 002 §2.4, interoperability with the
+/// ([`BloomFilter::fold`]), the intersection estimate of Broder & Mitzenmacher §2.4, interoperability with the
 /// papers' experiments. For raw speed on large sets prefer [`crate::BlockedBloomFilter`]
 /// (one cache miss per operation instead of k, at a few percent more memory).
 #[derive(Debug, Clone, PartialEq)]
@@ -135,7 +135,7 @@ impl BloomFilter {
         self.core.items = 0;
     }
 
-    /// Halve the filter (002 §2.4): OR bit pairs together, so the result is exactly the
+    /// Halve the filter (Broder & Mitzenmacher §2.4): OR bit pairs together, so the result is exactly the
     /// filter of size m/2 built from the same keys. Requires an even m ≥ 2 (a filter sized by
     /// capacity and rate has whole 64-bit words, so it can be halved at least six times).
     ///
@@ -166,7 +166,7 @@ impl BloomFilter {
         Ok(out)
     }
 
-    /// Mark a damaged byte range of the bit array as all ones (000 §3): the filter keeps zero
+    /// Mark a damaged byte range of the bit array as all ones (Salman §3): the filter keeps zero
     /// false negatives at the cost of more false positives in that region.
     pub fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
         self.core.mark_damaged(bytes)?;
@@ -179,7 +179,7 @@ impl BloomFilter {
         Ok(())
     }
 
-    /// Estimated `|A ∩ B|` from the inner product of two compatible filters (002 §2.4).
+    /// Estimated `|A ∩ B|` from the inner product of two compatible filters (Broder & Mitzenmacher §2.4).
     pub fn estimate_intersection(&self, other: &Self) -> Result<f64> {
         self.check_compatible(other)?;
         let (a, b) = (self.as_words(), other.as_words());

@@ -295,7 +295,7 @@ impl Merge for ScalableBloomFilter {
         for (a, b) in self.filters.iter_mut().zip(&other.filters) {
             a.intersect_with(b)?;
         }
-        // each sub-filter's items are now its inner-product estimate (002 §2.4)
+        // each sub-filter's items are now its inner-product estimate (Broder & Mitzenmacher §2.4)
         let est: u64 = self.filters.iter().map(|f| f.len()).sum();
         self.items = est.min(self.items.min(other.items));
         Ok(())

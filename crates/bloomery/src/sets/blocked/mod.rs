@@ -742,7 +742,7 @@ impl BlockedBloomFilter {
         Ok(out)
     }
 
-    /// Mark a damaged byte range as all ones (000 §3); no inserted key is lost.
+    /// Mark a damaged byte range as all ones (Salman §3); no inserted key is lost.
     pub fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
         self.core.mark_damaged(bytes)
     }
@@ -754,7 +754,7 @@ impl BlockedBloomFilter {
         Ok(params::estimate_items(self.bit_len(), self.k, ones))
     }
 
-    /// Estimated `|A ∩ B|` by the inner-product formula (002 §2.4), applied to the whole array.
+    /// Estimated `|A ∩ B|` by the inner-product formula (Broder & Mitzenmacher §2.4), applied to the whole array.
     pub fn estimate_intersection(&self, other: &Self) -> Result<f64> {
         self.check_compatible(other)?;
         let m = self.bit_len();

@@ -24,7 +24,7 @@ pub const MAX_HASHES: u32 = 64;
 /// real segment equals it).
 pub const MISSING_SEGMENT: &[u8] = &[0xFF];
 
-/// The paper's experiment shape (001 §V): k = 3, m = 16,829,152 bits per layer, L = 4.
+/// The paper's experiment shape (Cen, Xu & Sun §V): k = 3, m = 16,829,152 bits per layer, L = 4.
 pub const PAPER_LAYERS: u32 = 4;
 /// See [`PAPER_LAYERS`].
 pub const PAPER_BITS: u64 = 16_829_152;
@@ -683,7 +683,7 @@ impl MlbfBuilder {
     }
 }
 
-/// The multi-layer Bloom filter (MLBF) for duplicated-URL detection (seed 001: Cen, Xu, Sun,
+/// The multi-layer Bloom filter (MLBF) for duplicated-URL detection (Cen, Xu & Sun: Cen, Xu, Sun,
 /// "A Multi-Layer Bloom Filter for Duplicated URL Detection", §IV, Fig. 3 and 4, eq. 4).
 ///
 /// A URL `http://a₁/a₂/…/a_L` loses its protocol and is split on `/`; layer `i` is a classic
@@ -750,9 +750,9 @@ impl MlbfBuilder {
 /// before; their reported rate is now the near-miss bound, which exceeds the ε they record.
 ///
 /// **Speed.** An operation normalises the URL and hashes L segments (≈ 5–6× a classic filter's
-/// insert with its table in cache) and touches up to k·(L+1) words in L+1 arrays. Issue 5's
+/// insert with its table in cache) and touches up to k·(L+1) words in L+1 arrays. The
 /// target of 1.5× the classic filter is out of reach for this structure under the one hash
-/// path, even with blocked layers: docs/BENCHMARKS.md ("Structured keys", session 4) measures
+/// path, even with blocked layers: docs/BENCHMARKS.md ("Structured keys") measures
 /// the floor. The paper's own queries (a known URL plus an id, rejected by the XOR layer) are
 /// the cheap case.
 #[derive(Debug, Clone, PartialEq)]
@@ -808,7 +808,7 @@ impl MultiLayerBloomFilter {
         Self::builder().layers(layers).bits(m).hashes(k).try_build()
     }
 
-    /// The paper's experiment shape (001 §V): L = 4, m = 16,829,152, k = 3 (about 10 MB).
+    /// The paper's experiment shape (Cen, Xu & Sun §V): L = 4, m = 16,829,152, k = 3 (about 10 MB).
     pub fn paper() -> Result<Self> {
         Self::try_with_shape(PAPER_LAYERS, PAPER_BITS, PAPER_HASHES)
     }
@@ -1741,7 +1741,7 @@ mod tests {
 
     #[test]
     fn xor_layer_rejects_recombined_segments() {
-        // 001 §IV.B: a₁/b/…/a_L with b from another URL passes every layer, the XOR layer
+        // Cen, Xu & Sun §IV.B: a₁/b/…/a_L with b from another URL passes every layer, the XOR layer
         // catches it (with a large filter, certainly).
         let mut f = MultiLayerBloomFilter::try_with_shape(3, 1 << 16, 3).unwrap();
         f.insert("a.com/x/1").unwrap();
@@ -1827,7 +1827,7 @@ mod tests {
             "rate {rate} vs f^(L+1) {want}"
         );
         assert!(rate < eq4, "rate {rate} above eq. 4's f^L = {eq4}");
-        // The paper's query set (001 §V): inserted URLs with a unique id appended to the last
+        // The paper's query set (Cen, Xu & Sun §V): inserted URLs with a unique id appended to the last
         // segment. Only layer L and the XOR layer can reject them.
         let mut fp = 0u32;
         let base: Vec<String> = (0..5000).map(|i| format!("site{i}.com/page")).collect();
@@ -1843,7 +1843,7 @@ mod tests {
 
     #[test]
     fn paper_numbers() {
-        // 001 §V: ε = 0.1 per filter, n = 3.5M, eq. (2) gives m = 16,829,152; with k = 3 the
+        // Cen, Xu & Sun §V: ε = 0.1 per filter, n = 3.5M, eq. (2) gives m = 16,829,152; with k = 3 the
         // exact rate is ≈ 0.1 per layer, so eq. 4 gives ≈ 1e-4 for L = 4.
         let (n, m) = (3_500_000u64, PAPER_BITS);
         let m_eq2 = n as f64 * 0.1f64.ln() / 0.6185f64.ln();
