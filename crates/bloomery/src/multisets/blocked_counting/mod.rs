@@ -150,15 +150,11 @@ mod nibbles;
 /// lane (`avx2`: a count is about 80 instructions per key with the hash, fewer than the
 /// classic filter's 97 at k = 7), elsewhere an unrolled scalar pass (`nibbles`); the path is
 /// chosen once per filter. Other widths and larger k go through the counters' generic views.
-/// At p = 1% and the classic filter's k, insert / count / remove cost 0.65 / 0.78 / 0.69 of the
-/// classic filter's insert / contains / insert at 10M keys, and 1.02 / 0.86 / 1.21 in cache
-/// (`docs/BENCHMARKS.md`, "Counting family"), against 1.5–2.7× for the
-/// classic-layout counting filter; [`BlockedCountingBloomFilter::insert_batch`] overlaps the
-/// misses of 16 keys and is 4× faster still. A single-key operation on a filter that is not
-/// cached waits for its line, so where the classic filter still fits a cache this one (4×
-/// the memory or more) does not, it is slower: at 1M keys (5.5 MB against 1.2 MB) it measured
-/// 0.97–1.33× the classic filter while the host kept the counters in its L3 and 1.6–4.9×
-/// while it did not.
+/// On a filter larger than the caches an operation costs about what the classic filter's costs
+/// (one line instead of k), far less than the classic-layout counting filter's; the batched
+/// [`BlockedCountingBloomFilter::insert_batch`] overlaps the misses of 16 keys. Where the
+/// classic filter still fits a cache and this one (4× the memory or more) does not, a
+/// single-key operation is slower. Measured ratios: `docs/BENCHMARKS.md`, "Counting family".
 ///
 /// # When to pick it
 /// A set with deletions (or small counts) where speed matters: on a filter larger than the

@@ -19,9 +19,9 @@ use crate::store::{self, Pipeline, Words};
 /// Bits per block (one 64-byte cache line).
 pub const BLOCK_BITS: u64 = 512;
 const BLOCK_WORDS: usize = 8;
-/// How many keys ahead the batched queries hash and prefetch. 32 covers the memory latency of
-/// a filter far beyond the caches on a busy machine (at 100M keys: 21 ns/key at 16 ahead,
-/// 16 ns at 32 and 64, docs/BENCHMARKS.md); at sizes that fit the caches it makes no difference.
+/// How many keys ahead the batched queries hash and prefetch: enough to cover the memory
+/// latency of a filter far beyond the caches on a busy machine (the choice is measured in
+/// docs/BENCHMARKS.md); at sizes that fit the caches it makes no difference.
 pub const BATCH_AHEAD: usize = 32;
 
 /// Calls `f(p)` for each of the key's k bit positions `p` (0..512) inside its block, in order:
