@@ -86,7 +86,7 @@ crawl | bloomery dedup --state seen.bloom | fetch"
     /// Write the intersection of filters of the same kind, shape and seed to OUT.
     #[command(after_help = "Example:\n  bloomery intersect both.bloom a.bloom b.bloom")]
     Intersect(MergeArgs),
-    /// Halve a filter T times (classic and blocked filters with a power-of-two size).
+    /// Halve a filter T times (classic and blocked filters with an even size).
     #[command(after_help = "Example:\n  bloomery fold big.bloom small.bloom --times 2")]
     Fold(FoldArgs),
     /// Estimate the items in a filter; with OTHER also |A∩B|, |A∪B| and Jaccard.
@@ -125,7 +125,7 @@ cut -f1 log.tsv | bloomery count counts.bloom | sort -rn | head")]
     /// Write the plain Bloom filter of a counting file: a bit set where a counter is non-zero.
     #[command(
         visible_alias = "summary",
-        after_help = "The summary-cache protocol (seed 002 §4): each node keeps a counting filter, \
+        after_help = "The summary-cache protocol (Broder & Mitzenmacher §4): each node keeps a counting filter, \
 which follows insertions and removals, and sends its peers the plain filter, which answers \
 `check` exactly as the counting file does and is a quarter of its size (4-bit counters); \
 `diff`/`patch` then carry the changes between versions. Only the classic-layout counting \
@@ -533,12 +533,17 @@ pub struct KeyArgs {
 pub struct CreateArgs {
     /// Filter file to create.
     pub file: PathBuf,
-    /// Expected number of distinct items (accepts 10M, 1e6, 250_000).
+    /// Expected number of distinct keys (accepts 10M, 1e6, 250_000); mlbf: distinct URLs.
     #[arg(short = 'n', long, value_name = "N", value_parser = parse_count)]
     pub capacity: Option<u64>,
-    /// Target false-positive rate at capacity, in (0, 1).
+    /// Target membership false-positive rate at capacity, in (0, 1): the rate at which a
+    /// key never added is reported present (mlbf: see docs/CLI.md for which URLs).
     #[arg(short = 'p', long, value_name = "P", allow_negative_numbers = true)]
     pub fpr: Option<f64>,
+    /// Ibf, scbf: expected adds, repeats included (default: -n, every key once); their fill
+    /// grows with repeats as well as with distinct keys.
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub occurrences: Option<u64>,
     /// Structure kind.
     #[arg(long, value_enum, default_value_t = KindArg::Blocked)]
     pub kind: KindArg,

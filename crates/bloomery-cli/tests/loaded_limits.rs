@@ -99,7 +99,9 @@ fn forged_growth_out_of_range_is_refused_on_load() {
     let out = Command::new(BIN)
         .arg("create")
         .arg(dir.path().join("new.bloom"))
-        .args(["--kind", "scalable", "-n", "100", "-p", "0.01", "--growth", "32769"])
+        .args([
+            "--kind", "scalable", "-n", "100", "-p", "0.01", "--growth", "32769",
+        ])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -116,7 +118,9 @@ fn create_does_not_bind_the_file_to_the_creators_memory_limit() {
     Command::new(BIN)
         .args(["--max-memory", "1M", "create"])
         .arg(&path)
-        .args(["--kind", "scalable", "-n", "1000", "-p", "0.01", "--growth", "1000"])
+        .args([
+            "--kind", "scalable", "-n", "1000", "-p", "0.01", "--growth", "1000",
+        ])
         .assert()
         .success();
     let b = std::fs::read(&path).unwrap();

@@ -1,4 +1,4 @@
-//! Packet flows of a capture file, for the flow-measurement experiments (002 §8.1, §9).
+//! Packet flows of a capture file, for the flow-measurement experiments (Broder & Mitzenmacher §8.1, §9).
 //!
 //! [`read_flows`] parses a classic pcap file (`pcap-parser`) and each Ethernet frame's IPv4 /
 //! IPv6 and TCP / UDP headers (`etherparse`), and sums packets and bytes per flow. A flow is

@@ -1,5 +1,5 @@
 //! `BCBF.*`: bloomery's blocked counting Bloom filter ([`BlockedCountingBloomFilter`], library) with the `BF.*` conventions — the counting filter of
-//! seed 002 §2.5 (w-bit saturating counters, so items can be deleted) in the blocked layout: an
+//! Broder & Mitzenmacher §2.5 (w-bit saturating counters, so items can be deleted) in the blocked layout: an
 //! item's k counters sit in one 64-byte line.
 //!
 //! The commands mirror `CBF.*` ([`crate::cbf`]) — arguments, replies, errors, flags and
@@ -140,6 +140,7 @@ mod tests {
     /// answers saturated loads without building the mixture).
     #[test]
     fn rates_near_one_build_small_filters() {
+        let _limit = crate::config::default_limit_for_test();
         for bits in [1, 4, 32] {
             let f = build(100_000_000, 0.999_999, bits).unwrap();
             assert!(f.byte_len() < 64 << 20, "{bits}: {}", f.byte_len());

@@ -88,12 +88,24 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn setup() {
+/// The module's limit set to [`MAX_BYTES`] while held; the default again when dropped.
+struct Limit(#[allow(dead_code)] std::sync::RwLockWriteGuard<'static, ()>);
+
+impl Drop for Limit {
+    fn drop(&mut self) {
+        let default = crate::config::DEFAULT_MAX_BYTES.to_string();
+        crate::config::apply(&[b"MAX-BYTES".to_vec(), default.into()]).unwrap();
+    }
+}
+
+fn setup() -> Limit {
     static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        bloomery::set_global_allocator_only(true);
-        crate::config::apply(&[b"MAX-BYTES".to_vec(), MAX_BYTES.to_string().into()]).unwrap();
-    });
+    ONCE.call_once(|| bloomery::set_global_allocator_only(true));
+    let guard = crate::config::TEST_LIMIT
+        .write()
+        .unwrap_or_else(|e| e.into_inner());
+    crate::config::apply(&[b"MAX-BYTES".to_vec(), MAX_BYTES.to_string().into()]).unwrap();
+    Limit(guard)
 }
 
 fn budget() -> Duration {
@@ -588,7 +600,7 @@ impl Case for MultiLayerBloomFilter {
 }
 
 fn run<T: Case>() {
-    setup();
+    let _limit = setup();
     let seeds: Vec<Vec<u8>> = T::seeds().iter().map(|s| s.to_bytes()).collect();
     for s in &seeds {
         assert!(

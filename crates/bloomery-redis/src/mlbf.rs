@@ -1,9 +1,9 @@
-//! `MLBF.*`: bloomery's multi-layer Bloom filter for URLs ([`MultiLayerBloomFilter`], seed 001)
+//! `MLBF.*`: bloomery's multi-layer Bloom filter for URLs ([`MultiLayerBloomFilter`], Cen, Xu & Sun)
 //! with the `BF.*` conventions.
 //!
 //! `MLBF.RESERVE key capacity error_rate [LAYERS L]` sizes L layers (default 4, the paper's) for
-//! `capacity` URLs at whole-filter rate `error_rate` by the paper's eq. 4 (each layer
-//! `error_rate^(1/L)`); `ADD` auto-creates with `BF.ADD`'s defaults (capacity 100, error 0.01)
+//! `capacity` URLs so that a near miss (a known URL with a new last segment) is passed at
+//! `error_rate` at most (the library's `MlbfBuilder::fpr`); `ADD` auto-creates with `BF.ADD`'s defaults (capacity 100, error 0.01)
 //! and 4 layers. Items are URLs, normalised by the library (protocol and fragment dropped, host
 //! lower-cased, default port and trailing slashes removed, one layer per path segment): `ADD`
 //! and `EXISTS` answer `ERR invalid URL: …` for a URL that is not UTF-8, is empty, or has no

@@ -89,6 +89,7 @@ mod tests {
 
     #[test]
     fn large_structures_are_not_kept() {
+        let _limit = crate::config::default_limit_for_test();
         let mut made = 0;
         for _ in 0..2 {
             let _: ScalableBloomFilter = get_or_make("test-large", || {

@@ -147,7 +147,7 @@ pub trait Merge {
 }
 
 /// Introspection shared by the bit-array filters: size, fill, live false-positive rate and
-/// the estimates of 002 §2.4.
+/// the estimates of Broder & Mitzenmacher §2.4.
 pub trait Stats {
     /// Bits in the array (m).
     fn bit_len(&self) -> u64;
@@ -172,7 +172,7 @@ pub trait Stats {
         }
     }
 
-    /// Estimated number of distinct items, from the number of zero bits (002 §2.1).
+    /// Estimated number of distinct items, from the number of zero bits (Broder & Mitzenmacher §2.1).
     fn estimated_len(&self) -> f64 {
         crate::params::estimate_items(self.bit_len(), self.hash_count(), self.count_ones())
     }
@@ -437,14 +437,31 @@ impl Core {
         Ok(())
     }
 
-    pub fn intersect(&mut self, other: &Core) -> Result<()> {
+    /// AND `other` into this core. The items become the inner-product estimate of
+    /// `|A ∩ B|` (Broder & Mitzenmacher §2.4) for a filter of `m` bits and `k` bits per key,
+    /// taken before the AND: the smaller side's count would only bound it. When an input is
+    /// full the estimate is undefined and the smaller count, an upper bound, is kept.
+    pub fn intersect(&mut self, other: &Core, m: u64, k: u32) -> Result<()> {
         self.check_hasher(other)?;
+        let (a, b) = (self.words.as_slice(), other.words.as_slice());
+        let est = crate::params::estimate_intersection(
+            m,
+            k,
+            m.saturating_sub(store::count_ones(a)),
+            m.saturating_sub(store::count_ones(b)),
+            m.saturating_sub(store::count_and(a, b)),
+        );
         store::and_assign(self.words.as_mut_slice(), other.words.as_slice());
-        self.items = self.items.min(other.items);
+        let bound = self.items.min(other.items);
+        self.items = if est.is_finite() {
+            (est.round() as u64).min(bound)
+        } else {
+            bound
+        };
         Ok(())
     }
 
-    /// Set every bit of the byte range `range` of the payload to one (000 §3): a damaged
+    /// Set every bit of the byte range `range` of the payload to one (Salman §3): a damaged
     /// region then answers "maybe" for every key that maps there, so no inserted key is lost.
     pub fn mark_damaged(&mut self, range: Range<u64>) -> Result<()> {
         let bytes = self.words.len() as u64 * 8;
@@ -467,8 +484,8 @@ pub(crate) fn shape_mismatch(left: String, right: String) -> Error {
     Error::Incompatible(Incompatibility::Shape { left, right })
 }
 
-/// Multiset counting: how many times a key was inserted, as an estimate (the counting family,
-/// issue 4). Where the structure guarantees it (counting filters without saturation, count-min
+/// Multiset counting: how many times a key was inserted, as an estimate (the counting family).
+/// Where the structure guarantees it (counting filters without saturation, count-min
 /// sketches, spectral filters with Minimum Selection) the estimate is never below the truth.
 pub trait Count {
     /// The hasher keys go through (the same one as [`Filter::hasher`] for structures that are

@@ -78,6 +78,8 @@ mod multisets;
 pub mod params;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+#[cfg(feature = "parquet")]
+pub use parquet::ParquetSidecar;
 mod sets;
 mod simd;
 mod store;

@@ -358,7 +358,7 @@ pub fn and_assign(dst: &mut [u64], src: &[u64]) {
     }
 }
 
-/// Number of bits set in both arrays (the inner product of 002 §2.4).
+/// Number of bits set in both arrays (the inner product of Broder & Mitzenmacher §2.4).
 pub fn count_and(a: &[u64], b: &[u64]) -> u64 {
     a.iter()
         .zip(b)

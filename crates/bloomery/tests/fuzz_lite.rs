@@ -156,7 +156,7 @@ fn regression_scalable_capacity_overflow() {
     assert!(exercise(&m));
 }
 
-/// The miniature of the `fuzz/` target `decompress` (issue 6): seeded mutations of compressed
+/// The miniature of the `fuzz/` target `decompress`: seeded mutations of compressed
 /// files and deltas go to `decompress_file`, the loaders and `patch_file`. Nothing may panic,
 /// and because a compressed file carries its plain file's checksum and a delta its result's,
 /// whatever still decodes must decode to exactly the original.

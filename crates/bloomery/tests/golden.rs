@@ -1,6 +1,6 @@
 //! Golden tests: the key → bits mapping and the version-1 file format, pinned.
 //!
-//! The hash of an existing format version never changes (issue 2, "Hashing"), so the expected
+//! The hash of an existing format version never changes ("Hashing"), so the expected
 //! values below are literals, not recomputed: a change to `hash.rs`, to the blocked layout
 //! (block index and in-block mask) or to the split-block spec path fails here.
 //!
@@ -918,7 +918,7 @@ fn typed_goldens() -> Vec<TypedGolden> {
         SpectralBloomFilter, SpectralMethod, TopK, XorFilter,
     };
     vec![
-        // Issue 6: the compressed form of a classic filter (flag 1, range-coded payload) and a
+        // The compressed form of a classic filter (flag 1, range-coded payload) and a
         // delta (flag 2) from `classic.bloom` to the same filter with ten more keys.
         TypedGolden {
             file: "classic-compressed.bloom",

@@ -57,7 +57,11 @@ fn forged_scalable(capacity: u64, growth: u32) -> Vec<u8> {
 }
 
 fn stored_limit(b: &[u8]) -> u64 {
-    u64::from_le_bytes(b[SCALABLE_MAX_BYTES..SCALABLE_MAX_BYTES + 8].try_into().unwrap())
+    u64::from_le_bytes(
+        b[SCALABLE_MAX_BYTES..SCALABLE_MAX_BYTES + 8]
+            .try_into()
+            .unwrap(),
+    )
 }
 
 #[test]
@@ -92,7 +96,13 @@ fn a_scalable_file_grows_only_as_far_as_the_loading_process_allows() {
 fn a_scalable_file_with_growth_out_of_range_is_refused() {
     limit();
     // 6,000,000 turned a 392-byte file into 991 MB on the first growth; 24,000,000 into 3.96 GB
-    for growth in [0u32, ScalableBloomFilter::MAX_GROWTH + 1, 6_000_000, 24_000_000, u32::MAX] {
+    for growth in [
+        0u32,
+        ScalableBloomFilter::MAX_GROWTH + 1,
+        6_000_000,
+        24_000_000,
+        u32::MAX,
+    ] {
         let e = ScalableBloomFilter::from_bytes(&forged_scalable(100, growth)).unwrap_err();
         assert!(e.to_string().contains("growth"), "{growth}: {e}");
         let e = AnyFilter::from_bytes(&forged_scalable(100, growth)).unwrap_err();
@@ -121,7 +131,11 @@ fn a_scalable_file_with_a_smaller_limit_keeps_it() {
         .max_bytes(4096)
         .try_build()
         .unwrap();
-    assert_eq!(stored_limit(&f.to_bytes()), 4096, "an explicit limit is stored");
+    assert_eq!(
+        stored_limit(&f.to_bytes()),
+        4096,
+        "an explicit limit is stored"
+    );
     let mut g = ScalableBloomFilter::from_bytes(&f.to_bytes()).unwrap();
     assert_eq!(g, f, "a file within the process limit loads unchanged");
     let mut grew_until = 0;
@@ -144,7 +158,11 @@ fn a_scalable_file_does_not_store_the_creators_process_limit() {
     let b = f.to_bytes();
     assert_eq!(stored_limit(&b), u64::MAX);
     let g = ScalableBloomFilter::from_bytes(&b).unwrap();
-    assert_eq!(stored_limit(&g.to_bytes()), u64::MAX, "saving again keeps none");
+    assert_eq!(
+        stored_limit(&g.to_bytes()),
+        u64::MAX,
+        "saving again keeps none"
+    );
     // a limit given explicitly, even the process's own value, is stored
     let f = ScalableBloomFilter::builder()
         .capacity(100)

@@ -1,7 +1,7 @@
 //! `bloomery check`: grep semantics over a filter.
 //!
 //! With `--edit-distance 1` a line also matches when a string within edit distance 1 of its
-//! key may be in the set (Manber & Wu's password check, seed 002 §3.1): the variants are those
+//! key may be in the set (Manber & Wu's password check, Broder & Mitzenmacher §3.1): the variants are those
 //! of [`edit1_variants`] (the key, its deletions, adjacent transpositions, substitutions and
 //! insertions over the alphabet, in that order), tested until the first hit, which is printed
 //! after the line and a tab (hex when `--hex`).

@@ -74,6 +74,7 @@ pub fn create(a: &CreateArgs, kind: Kind) -> Result<u8> {
     };
     let o = CounterOptions {
         capacity: a.capacity,
+        occurrences: a.occurrences,
         fpr: a.fpr,
         bits: a.bits,
         hashes: a.hashes,
@@ -117,6 +118,7 @@ fn flag_names(e: bloomery::Error) -> anyhow::Error {
             "conservative" => "--conservative",
             "method" => "--method",
             "repeat_cap" => "--repeat-cap",
+            "occurrences" => "--occurrences",
             "groups" => "--groups",
             "dimensions" => "--width/--depth or --epsilon/--delta",
             _ => return e.into(),
@@ -166,12 +168,38 @@ pub fn add(a: &AddArgs) -> Result<u8> {
         insert(&mut f, due)?;
     }
     super::compress::save_in_place(&f.to_bytes(), &a.file)?;
+    let (capacity, target_fpr, current_fpr) = f.rates();
+    let rates = match (current_fpr, target_fpr) {
+        (Some(now), Some(target)) => format!(
+            "; fpr now {} (target {})",
+            crate::num::rate(now),
+            crate::num::rate(target)
+        ),
+        (Some(now), None) => format!("; fpr now {} (target none)", crate::num::rate(now)),
+        _ => String::new(),
+    };
     note(&format!(
-        "{} read, {}, {} in total",
+        "{} read, {}, {} in total{rates}",
         crate::num::count(counts.lines, "line", "lines"),
         crate::num::count(f.len().saturating_sub(before), "increment", "increments"),
         group(f.len())
     ));
+    if let (Some(now), Some(target)) = (current_fpr, target_fpr) {
+        if super::past_target(f.len(), capacity, now, target) {
+            output::warn(&format!(
+                "the {} structure is past its target false-positive rate: {} now (target {}); \
+                 it was sized for {} {}; create a larger one",
+                f.kind().name(),
+                crate::num::rate(now),
+                crate::num::rate(target),
+                group(capacity),
+                match f.kind() {
+                    Kind::Iterative | Kind::SpaceCode => "adds (--occurrences, repeats included)",
+                    _ => "distinct keys (-n)",
+                }
+            ));
+        }
+    }
     Ok(0)
 }
 

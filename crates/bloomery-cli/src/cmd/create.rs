@@ -4,7 +4,7 @@ use anyhow::{bail, Result};
 use bloomery::{AnyFilter, Kind};
 
 use crate::cli::CreateArgs;
-use crate::num::{bytes, group};
+use crate::num::{bytes, group, rate};
 use crate::output::note;
 
 /// Sizing options shared by `create` and `dedup`.
@@ -98,8 +98,9 @@ fn parquet_sized(s: &Sizing) -> Result<AnyFilter> {
     ))
 }
 
-/// The multi-layer URL filter: -n/-p size the whole filter by eq. 4 (each layer at p^(1/L)),
-/// --bits/--hashes are the shape of each layer (001 §V: --bits 16829152 --hashes 3).
+/// The multi-layer URL filter: -n/-p size every array for n values at √p, so a near miss (a
+/// URL with one value never seen at its layer) is reported present at rate p at most;
+/// --bits/--hashes are the shape of each layer (Cen, Xu & Sun §V: --bits 16829152 --hashes 3).
 fn build_mlbf(s: &Sizing) -> Result<AnyFilter> {
     use bloomery::{KeyHasher, MultiLayerBloomFilter};
     let mut b = MultiLayerBloomFilter::builder()
@@ -165,6 +166,12 @@ pub fn run(a: CreateArgs) -> Result<u8> {
              --repeat-cap and --groups apply to the counting kinds only"
         );
     }
+    if a.occurrences.is_some() {
+        bail!(
+            "--occurrences applies to --kind ibf and scbf only (a set kind's fill depends on \
+             the distinct keys, -n, alone)"
+        );
+    }
     let sizing = Sizing {
         capacity: a.capacity,
         fpr: a.fpr,
@@ -189,8 +196,18 @@ pub fn run(a: CreateArgs) -> Result<u8> {
     } else {
         String::new()
     };
+    let target = if f.kind() == Kind::Mlbf && i.target_fpr > 0.0 {
+        format!(
+            "{} for a near miss (a URL with one segment never seen at its layer); about {} for \
+             one recombining segments seen at their layers",
+            rate(i.target_fpr),
+            rate(i.target_fpr.sqrt())
+        )
+    } else {
+        crate::num::target(i.target_fpr)
+    };
     note(&format!(
-        "created {}: {} filter{layers}, {} bits ({}), k={}, capacity {}, target fpr {}",
+        "created {}: {} filter{layers}, {} bits ({}), k={}, capacity {}, target fpr {target}",
         a.file.display(),
         i.kind,
         group(i.bits),
@@ -201,7 +218,6 @@ pub fn run(a: CreateArgs) -> Result<u8> {
         } else {
             "none".into()
         },
-        crate::num::target(i.target_fpr)
     ));
     Ok(0)
 }

@@ -21,9 +21,10 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         AnyFilter::SplitBlock(s) => Some(s.num_bytes() as u64),
         _ => None,
     };
+    let mlbf = mlbf_rates(&f);
     // the sizes below decompress the file again: not while the filter is held too
     drop(f);
-    // Plain and compressed sizes (issue 6): measured for a compressed file, predicted from the
+    // Plain and compressed sizes : measured for a compressed file, predicted from the
     // entropy bound m·H(p) for a plain one (no compression pass over a large file).
     let file_bytes = bloomery::read_file(&a.file)
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
@@ -82,6 +83,12 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             "payload_offset": payload.map(|p| p.0),
             "payload_bytes": payload.map(|p| p.1),
             "sbbf_bytes": sbbf_bytes,
+            "mlbf_rates": mlbf.as_ref().map(|r| json!({
+                "near_miss_by_layer": r.near_miss,
+                "near_miss_unshared_by_layer": r.unshared,
+                "recombined": r.recombined,
+                "novel": r.novel,
+            })),
         }))?;
         return Ok(0);
     }
@@ -174,6 +181,23 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         )),
         None => {}
     }
+    if let Some(r) = &mlbf {
+        let list = |v: &[f64]| v.iter().map(|&x| rate(x)).collect::<Vec<_>>().join(", ");
+        rows.push((
+            "rate by query",
+            format!(
+                "near miss (one value never seen at its layer, e.g. a known page with a new \
+                 last segment), by layer of that value: at most {} (every URL sharing its \
+                 other segments, e.g. pages of one directory), about {} when none does; \
+                 recombined (every value seen at its layer, in a new combination): {}; novel \
+                 (every segment new): {}",
+                list(&r.near_miss),
+                list(&r.unshared),
+                rate(r.recombined),
+                rate(r.novel)
+            ),
+        ));
+    }
     if i.layers > 0 {
         rows.push((
             "layers",
@@ -238,6 +262,28 @@ fn parquet_compatible(f: &AnyFilter) -> Option<bool> {
         AnyFilter::SplitBlock(s) => Some(s.is_parquet_compatible()),
         _ => None,
     }
+}
+
+/// A multi-layer URL filter's rates by kind of query (its "fpr now" is the worst near miss).
+struct MlbfRates {
+    near_miss: Vec<f64>,
+    unshared: Vec<f64>,
+    recombined: f64,
+    novel: f64,
+}
+
+fn mlbf_rates(f: &AnyFilter) -> Option<MlbfRates> {
+    let AnyFilter::Mlbf(m) = f else { return None };
+    Some(MlbfRates {
+        near_miss: (0..m.layers() as usize)
+            .filter_map(|i| m.near_miss_fpr(i))
+            .collect(),
+        unshared: (0..m.layers() as usize)
+            .filter_map(|i| m.near_miss_fpr_unshared(i))
+            .collect(),
+        recombined: m.recombined_fpr(),
+        novel: m.novel_fpr(),
+    })
 }
 
 fn finite(x: f64) -> serde_json::Value {

@@ -1,4 +1,4 @@
-//! `bloomery xml index|query`: Breadth and Depth Bloom filters over XML documents (seed 000
+//! `bloomery xml index|query`: Breadth and Depth Bloom filters over XML documents (Salman
 //! §6, Koloniari & Pitoura). Parsing is the library's `xml` module (roxmltree); the filters
 //! are saved in the common file format (kinds `bbf` and `dbf`).
 

@@ -1,4 +1,4 @@
-//! Compressed Bloom filters and delta updates (002 §2.6, Mitzenmacher; issue 6).
+//! Compressed Bloom filters and delta updates (Broder & Mitzenmacher §2.6, Mitzenmacher).
 //!
 //! A filter's bit array with a fraction `p` of zero bits carries only `m · H(p)` bits of
 //! information; a sparse filter (large m, few hashes) therefore compresses well, and for a fixed
@@ -61,7 +61,7 @@
 //!   but it is built around generic alphabets, model traits and word-sized compressed units; for
 //!   one static binary probability it adds a dependency and an API surface far larger than the
 //!   coder, and its quantised models' precision would have to be checked for p close to 1. We
-//!   did not benchmark it; that is worth doing with the zstd comparison of issue 6.
+//!   did not benchmark it.
 //! - `arcode` 0.2.4 (MIT; `cargo info` says only "An Arithmetic Coder"): a general-purpose
 //!   coder whose models are frequency-count (adaptive) models over symbol alphabets, with
 //!   per-symbol model work we do not need and no 32-bit static probability.

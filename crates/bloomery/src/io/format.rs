@@ -12,7 +12,7 @@
 //! 24      1     hash algorithm ([`crate::hash::HashAlgorithm`] id)
 //! 25      1     seed kind (default / user / keyed)
 //! 26      2     flags: 0 for a plain file; [`FLAG_COMPRESSED`] or [`FLAG_DELTA`] for the
-//!               compressed and delta forms of [`crate::io::compress`] (issue 6)
+//!               compressed and delta forms of [`crate::io::compress`]
 //! 28      4     length of the kind-specific parameters
 //! 32      16    seed (xxh3: low 8 bytes; keyed: the 128-bit secret)
 //! 48      8     item count
@@ -56,7 +56,7 @@ const MAX_HEADER: usize = 1 << 20;
 /// Bytes of the checksum trailer.
 const TRAILER: usize = 8;
 /// Header flag: the payload is a compressed container holding the plain payload
-/// ([`crate::io::compress`], issue 6). Every loader decompresses such a file transparently.
+/// ([`crate::io::compress`]). Every loader decompresses such a file transparently.
 pub const FLAG_COMPRESSED: u16 = 0x0001;
 /// Header flag: the file is a delta from a base file to the file this header describes
 /// ([`crate::io::compress::patch_file`]); it is not a filter and does not load as one.

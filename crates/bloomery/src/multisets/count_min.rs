@@ -15,8 +15,8 @@ pub const MAX_DEPTH: u32 = 64;
 /// How many keys ahead the pipelined updates hash and prefetch.
 pub const UPDATE_AHEAD: usize = 8;
 
-/// The count-min sketch (Cormode & Muthukrishnan, LATIN 2004; seed 002 §9), with the
-/// conservative update of Estan & Varghese (seed 002 §8.1).
+/// The count-min sketch (Cormode & Muthukrishnan, LATIN 2004; Broder & Mitzenmacher §9), with the
+/// conservative update of Estan & Varghese (Broder & Mitzenmacher §8.1).
 ///
 /// `depth` rows of `width` 64-bit counters. An update of key x by c adds c to one counter per
 /// row, `row r, column h_r(x)`; a point query returns the minimum of those counters. The
@@ -29,7 +29,7 @@ pub const UPDATE_AHEAD: usize = 8;
 /// **Conservative update** ([`CountMinBuilder::conservative`]): the key's true count is at
 /// most the current minimum M, so after adding c it is at most `M + c`; each counter is raised
 /// to `max(counter, M + c)` instead of being incremented. Estimates stay never below the truth
-/// and are much closer for light keys sharing counters with heavy ones (002 §8.1, Figure 2).
+/// and are much closer for light keys sharing counters with heavy ones (Broder & Mitzenmacher §8.1, Figure 2).
 ///
 /// **Overflow policy: saturation.** Counters are u64 and every addition saturates at
 /// `u64::MAX` (a saturated counter only over-estimates, it never wraps to a small value);
@@ -76,7 +76,7 @@ impl CountMinBuilder {
         self.error = Some((epsilon, delta));
         self
     }
-    /// Use the conservative update (Estan & Varghese, 002 §8.1).
+    /// Use the conservative update (Estan & Varghese, Broder & Mitzenmacher §8.1).
     pub fn conservative(mut self, on: bool) -> Self {
         self.conservative = on;
         self

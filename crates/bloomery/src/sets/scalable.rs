@@ -307,12 +307,24 @@ impl Merge for ScalableBloomFilter {
         Ok(())
     }
 
+    /// Sub-filter-wise AND, for filters that have not grown (one sub-filter each). Once a
+    /// filter has grown, a key can sit in sub-filter 0 of one and sub-filter 2 of the other,
+    /// and the sub-filter-wise AND would lose it (a false negative): refused.
     fn intersect_with(&mut self, other: &Self) -> Result<()> {
         self.check_compatible(other)?;
+        if self.filters.len() > 1 {
+            return Err(Error::Unsupported(format!(
+                "intersecting scalable filters that have grown ({} sub-filters): a key in \
+                 different sub-filters of the two would be lost",
+                self.filters.len()
+            )));
+        }
         for (a, b) in self.filters.iter_mut().zip(&other.filters) {
             a.intersect_with(b)?;
         }
-        self.items = self.items.min(other.items);
+        // each sub-filter's items are now its inner-product estimate (Broder & Mitzenmacher §2.4)
+        let est: u64 = self.filters.iter().map(|f| f.len()).sum();
+        self.items = est.min(self.items.min(other.items));
         Ok(())
     }
 }
@@ -478,6 +490,32 @@ impl crate::dispatch::SetKind for ScalableBloomFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Grown filters would lose a key that sits in different sub-filters of the two sides,
+    /// so their intersection is refused; filters that have not grown intersect.
+    #[test]
+    fn intersection_of_grown_filters_is_refused() {
+        let mut a = ScalableBloomFilter::try_new(100, 0.01).unwrap();
+        let mut b = ScalableBloomFilter::try_new(100, 0.01).unwrap();
+        // key 0 is among the first of a (sub-filter 0) and the last of b (a later one)
+        for i in 0..400u64 {
+            a.insert(&i);
+            b.insert(&(1000 + i));
+        }
+        b.insert(&0u64);
+        assert!(a.filters().len() > 1 && a.filters().len() == b.filters().len());
+        let e = a.clone().intersect_with(&b).unwrap_err();
+        assert!(e.to_string().contains("grown"), "{e}");
+        let mut x = ScalableBloomFilter::try_new(1000, 0.01).unwrap();
+        let mut y = ScalableBloomFilter::try_new(1000, 0.01).unwrap();
+        for i in 0..300u64 {
+            x.insert(&i);
+            y.insert(&(i + 150));
+        }
+        x.intersect_with(&y).unwrap();
+        assert!((150..300u64).all(|i| x.contains(&i)));
+        assert!(x.len().abs_diff(150) < 30, "{}", x.len());
+    }
 
     #[test]
     fn grows_and_keeps_everything() {

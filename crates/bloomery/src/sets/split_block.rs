@@ -56,7 +56,7 @@ pub struct SplitBlockBits<'a> {
 }
 
 impl<'a> SplitBlockBits<'a> {
-    /// A view of `bitset` (a positive multiple of 32 bytes, at most [`MAX_BLOCKS`] blocks).
+    /// A view of `bitset` (a positive multiple of 32 bytes, at most 2³² blocks).
     pub fn try_new(bitset: &'a [u8]) -> Result<Self> {
         let blocks = (bitset.len() / BLOCK_BYTES) as u64;
         if bitset.is_empty() || !bitset.len().is_multiple_of(BLOCK_BYTES) || blocks > MAX_BLOCKS {
@@ -369,7 +369,7 @@ impl SplitBlockBloomFilter {
         self.core.items = 0;
     }
 
-    /// Mark a damaged byte range as all ones (000 §3).
+    /// Mark a damaged byte range as all ones (Salman §3).
     pub fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
         let valid = self.num_bytes() as u64;
         if bytes.end > valid {
@@ -422,7 +422,7 @@ impl Merge for SplitBlockBloomFilter {
 
     fn intersect_with(&mut self, other: &Self) -> Result<()> {
         self.check_compatible(other)?;
-        self.core.intersect(&other.core)
+        self.core.intersect(&other.core, self.bit_len(), 8)
     }
 }
 

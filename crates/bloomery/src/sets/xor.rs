@@ -258,7 +258,7 @@ enum Order {
 
 /// A static set filter on the peeling construction: xor filters in the binary-fuse segment
 /// layout (Graf & Lemire, "Binary Fuse Filters: Fast and Smaller Than Xor Filters", 2022;
-/// the Bloomier construction of seed 002 §9 with a fingerprint as the stored value).
+/// the Bloomier construction of Broder & Mitzenmacher §9 with a fingerprint as the stored value).
 ///
 /// Each key gets three cells in three consecutive segments of a table of w-bit cells (w = 8 or
 /// 16) and a w-bit fingerprint; peeling fills the table so that the XOR of a
@@ -266,7 +266,7 @@ enum Order {
 /// always matches, another key matches with probability 2^-w. With the segmented layout the
 /// table needs about 1.125 n cells for large n (the size factor
 /// `max(1.125, 0.875 + 0.25·ln 10⁶ / ln n)` of Graf & Lemire), so 8-bit fingerprints cost
-/// ≈ 9 bits per key against the lower bound n·log2(1/ε) = 8 (002 §2.2): ≈ 1.13×, where a
+/// ≈ 9 bits per key against the lower bound n·log2(1/ε) = 8 (Broder & Mitzenmacher §2.2): ≈ 1.13×, where a
 /// Bloom filter needs 1.44×.
 ///
 /// **When to pick it:** the set is known up front and never changes (a release's list of

@@ -114,7 +114,7 @@ impl BloomierBuilder {
     }
 }
 
-/// The Bloomier filter: a static map from keys to b-bit values (seed 002 §9; Chazelle, Kilian,
+/// The Bloomier filter: a static map from keys to b-bit values (Broder & Mitzenmacher §9; Chazelle, Kilian,
 /// Rubinfeld & Tal, "The Bloomier filter", SODA 2004).
 ///
 /// Each key is an edge of a random 3-uniform hypergraph on a table of about 1.23 n cells (three
@@ -122,7 +122,7 @@ impl BloomierBuilder {
 /// cell nobody later in the order touches, and the cells are filled so that for every key
 /// `T[h₀] ⊕ T[h₁] ⊕ T[h₂] ⊕ M(x) = value(x)`, where M(x) is a pseudo-random mask. A lookup is
 /// three reads and two XORs. For a key in the set it returns its value, always; for a key
-/// outside it returns an arbitrary value — "with small probability a wrong value", as 002 §9
+/// outside it returns an arbitrary value — "with small probability a wrong value", as Broder & Mitzenmacher §9
 /// puts it, becomes "almost always a meaningless value" unless you add a **fingerprint**: with
 /// `fingerprint_bits = f` each cell also stores f check bits and an outsider is detected
 /// (`None`) except with probability 2^-f. Cells are `b + f ≤ 64` bits, bit-packed.

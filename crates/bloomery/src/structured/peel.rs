@@ -1,4 +1,4 @@
-//! Hypergraph peeling, shared by the static structures: the [`crate::BloomierFilter`] (seed 002
+//! Hypergraph peeling, shared by the static structures: the [`crate::BloomierFilter`] (Broder & Mitzenmacher
 //! §9, Chazelle, Kilian, Rubinfeld & Tal 2004) and the [`crate::XorFilter`].
 //!
 //! Each key is an edge of a 3-uniform hypergraph on the table's cells. Peeling repeatedly

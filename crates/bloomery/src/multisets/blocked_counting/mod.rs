@@ -16,7 +16,7 @@ use crate::store::{self, Pipeline, Words};
 pub const LINE_BITS: u32 = 512;
 const LINE_WORDS: usize = 8;
 
-/// The default counter width in bits (002 §2.5).
+/// The default counter width in bits (Broder & Mitzenmacher §2.5).
 pub const DEFAULT_COUNTER_WIDTH: u32 = 4;
 
 /// Largest k accepted (that of the blocked filter).
@@ -106,7 +106,7 @@ mod nibbles;
 /// The blocked counting Bloom filter: a counting filter whose k counters for a key all lie in
 /// one 64-byte cache line, so an insert, a count or a remove costs one cache miss instead of k.
 ///
-/// It combines the counting filter of seed 002 §2.5 (small saturating counters instead of
+/// It combines the counting filter of Broder & Mitzenmacher §2.5 (small saturating counters instead of
 /// bits, so keys can be removed; see [`counting`](crate::CountingBloomFilter)) with the blocked layout of Putze,
 /// Sanders & Singler, "Cache-, Hash- and Space-Efficient Bloom Filters" (2007; see
 /// [`blocked`](crate::BlockedBloomFilter)).
@@ -150,15 +150,11 @@ mod nibbles;
 /// lane (`avx2`: a count is about 80 instructions per key with the hash, fewer than the
 /// classic filter's 97 at k = 7), elsewhere an unrolled scalar pass (`nibbles`); the path is
 /// chosen once per filter. Other widths and larger k go through the counters' generic views.
-/// At p = 1% and the classic filter's k, insert / count / remove cost 0.65 / 0.78 / 0.69 of the
-/// classic filter's insert / contains / insert at 10M keys, and 1.02 / 0.86 / 1.21 in cache
-/// (`docs/BENCHMARKS.md`, "Counting family", session 6), against 1.5–2.7× for the
-/// classic-layout counting filter; [`BlockedCountingBloomFilter::insert_batch`] overlaps the
-/// misses of 16 keys and is 4× faster still. A single-key operation on a filter that is not
-/// cached waits for its line, so where the classic filter still fits a cache this one (4×
-/// the memory or more) does not, it is slower: at 1M keys (5.5 MB against 1.2 MB) it measured
-/// 0.97–1.33× the classic filter while the host kept the counters in its L3 and 1.6–4.9×
-/// while it did not.
+/// On a filter larger than the caches an operation costs about what the classic filter's costs
+/// (one line instead of k), far less than the classic-layout counting filter's; the batched
+/// [`BlockedCountingBloomFilter::insert_batch`] overlaps the misses of 16 keys. Where the
+/// classic filter still fits a cache and this one (4× the memory or more) does not, a
+/// single-key operation is slower. Measured ratios: `docs/BENCHMARKS.md`, "Counting family".
 ///
 /// # When to pick it
 /// A set with deletions (or small counts) where speed matters: on a filter larger than the
@@ -167,7 +163,7 @@ mod nibbles;
 /// counters than the classic-layout [`crate::CountingBloomFilter`]: at p = 1%, 10.9 counters
 /// per item (k = 6 by its own sizing; 11.0 at the classic k = 7) against 9.6, **13–14% more
 /// memory**; at p = 0.1% (k = 10) 19.4 against 14.4, 35% more — the gap grows as p falls
-/// (`docs/BENCHMARKS.md`, "Counting family", session 4). Below p = 0.1% it grows fast: at
+/// (`docs/BENCHMARKS.md`, "Counting family"). Below p = 0.1% it grows fast: at
 /// p = 10⁻⁴ … 10⁻⁶ the sizing needs 31–77 counters per item (k = 10–13) against the classic
 /// layout's 19–29, 1.6–2.7× the memory; small filters at such rates also spread from one
 /// instance to the next (the sizing meets p on average over filters; at n = 10⁴ the lab

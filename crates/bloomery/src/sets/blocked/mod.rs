@@ -19,9 +19,9 @@ use crate::store::{self, Pipeline, Words};
 /// Bits per block (one 64-byte cache line).
 pub const BLOCK_BITS: u64 = 512;
 const BLOCK_WORDS: usize = 8;
-/// How many keys ahead the batched queries hash and prefetch. 32 covers the memory latency of
-/// a filter far beyond the caches on a busy machine (at 100M keys: 21 ns/key at 16 ahead,
-/// 16 ns at 32 and 64, docs/BENCHMARKS.md); at sizes that fit the caches it makes no difference.
+/// How many keys ahead the batched queries hash and prefetch: enough to cover the memory
+/// latency of a filter far beyond the caches on a busy machine (the choice is measured in
+/// docs/BENCHMARKS.md); at sizes that fit the caches it makes no difference.
 pub const BATCH_AHEAD: usize = 32;
 
 /// Calls `f(p)` for each of the key's k bit positions `p` (0..512) inside its block, in order:
@@ -461,6 +461,12 @@ impl Build for BlockedBloomFilter {
                 }
             }
         };
+        // sized by capacity and rate: a block count that folding can halve
+        let blocks = if b.bits.is_none() {
+            params::foldable_blocks(blocks)
+        } else {
+            blocks
+        };
         let mut f = Self::with_layout(blocks, k, layout, b.hasher, b.max_bytes)?;
         f.core.capacity = n;
         f.core.target_fpr = if p > 0.0 && p < 1.0 { p } else { 0.0 };
@@ -688,13 +694,21 @@ impl BlockedBloomFilter {
     }
 
     /// Halve the filter: OR adjacent block pairs, giving exactly the filter of half as many
-    /// blocks built from the same keys. Requires a power-of-two block count ≥ 2.
+    /// blocks built from the same keys. Requires an even block count ≥ 2 (a filter sized by
+    /// capacity and rate has one, [`params::foldable_blocks`]).
+    ///
+    /// The block is chosen by multiply-shift, `⌊x·B / 2⁶⁴⌋`, and the bits inside it from
+    /// other hash bits. For B = 2h, `⌊⌊x·2h / 2⁶⁴⌋ / 2⌋ = ⌊x·h / 2⁶⁴⌋`: blocks 2i and 2i+1
+    /// are exactly the keys of block i of the filter of h blocks, with the same bits inside.
+    /// An odd B has no such pairing. The halved filter keeps the items and the target rate;
+    /// its capacity at that rate is half the original's.
     pub fn fold(&self) -> Result<Self> {
-        if !self.blocks.is_power_of_two() || self.blocks < 2 {
+        if self.blocks < 2 || !self.blocks.is_multiple_of(2) {
             return Err(invalid(
                 "bits",
                 format!(
-                    "folding needs a power-of-two block count ≥ 2, have {}",
+                    "cannot halve a filter of {} blocks: folding ORs adjacent block pairs \
+                     (2i, 2i+1), which needs an even block count ≥ 2",
                     self.blocks
                 ),
             ));
@@ -723,12 +737,12 @@ impl BlockedBloomFilter {
             }
         }
         out.core.items = self.core.items;
-        out.core.capacity = self.core.capacity;
+        out.core.capacity = self.core.capacity / 2;
         out.core.target_fpr = self.core.target_fpr;
         Ok(out)
     }
 
-    /// Mark a damaged byte range as all ones (000 §3); no inserted key is lost.
+    /// Mark a damaged byte range as all ones (Salman §3); no inserted key is lost.
     pub fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
         self.core.mark_damaged(bytes)
     }
@@ -740,7 +754,7 @@ impl BlockedBloomFilter {
         Ok(params::estimate_items(self.bit_len(), self.k, ones))
     }
 
-    /// Estimated `|A ∩ B|` by the inner-product formula (002 §2.4), applied to the whole array.
+    /// Estimated `|A ∩ B|` by the inner-product formula (Broder & Mitzenmacher §2.4), applied to the whole array.
     pub fn estimate_intersection(&self, other: &Self) -> Result<f64> {
         self.check_compatible(other)?;
         let m = self.bit_len();
@@ -954,7 +968,7 @@ impl Merge for BlockedBloomFilter {
 
     fn intersect_with(&mut self, other: &Self) -> Result<()> {
         self.check_compatible(other)?;
-        self.core.intersect(&other.core)
+        self.core.intersect(&other.core, self.bit_len(), self.k)
     }
 }
 
@@ -1939,5 +1953,64 @@ mod tests {
         }
         assert_eq!(big.fold().unwrap().as_words(), half.as_words());
         assert_eq!(big_s.fold().unwrap(), half_s);
+    }
+
+    /// Any even block count halves into exactly the fresh filter of half the blocks, in both
+    /// layouts; an odd count is refused with the reason.
+    #[test]
+    fn fold_any_even_block_count() {
+        for blocks in [2u64, 6, 38, 19_726] {
+            let mut big = BlockedBloomFilter::try_with_shape(blocks, 6).unwrap();
+            let mut half = BlockedBloomFilter::try_with_shape(blocks / 2, 6).unwrap();
+            let mut big_s = BlockedBloomFilter::try_with_sectors(blocks).unwrap();
+            let mut half_s = BlockedBloomFilter::try_with_sectors(blocks / 2).unwrap();
+            for i in 0..blocks * 20 {
+                big.insert(&i);
+                half.insert(&i);
+                big_s.insert(&i);
+                half_s.insert(&i);
+            }
+            assert_eq!(big.fold().unwrap().as_words(), half.as_words(), "{blocks}");
+            assert_eq!(
+                big_s.fold().unwrap().as_words(),
+                half_s.as_words(),
+                "{blocks}"
+            );
+        }
+        for blocks in [1u64, 3, 19_727] {
+            let e = BlockedBloomFilter::try_with_shape(blocks, 6)
+                .unwrap()
+                .fold();
+            assert!(e.unwrap_err().to_string().contains("even block count"));
+        }
+    }
+
+    /// Sized by capacity and rate, the block count folds several times (19,726 blocks, the
+    /// shape of 100,000 keys at 1e-4, becomes 64·309) at under 0.4 % more memory.
+    #[test]
+    fn sized_filters_fold() {
+        for (n, p) in [
+            (2000u64, 0.01),
+            (100_000, 0.01),
+            (1_000_000, 1e-4),
+            (1_000_000, 0.1),
+        ] {
+            let f = BlockedBloomFilter::try_new(n, p).unwrap();
+            let unrounded = match f.layout() {
+                BlockLayout::Sectors => params::sectors_blocks(n, p).unwrap(),
+                BlockLayout::Positions => params::blocked_shape(n, p, BLOCK_BITS).unwrap().blocks,
+            };
+            assert!(f.blocks() >= unrounded);
+            assert!((f.blocks() - unrounded) as f64 <= (unrounded as f64 * 0.004).max(1.0));
+            let times = (f.blocks() / 256).max(2).ilog2();
+            let mut g = f.clone();
+            for _ in 0..times {
+                g = g.fold().unwrap();
+            }
+            assert_eq!(g.blocks() << times, f.blocks(), "n={n} p={p}");
+        }
+        assert_eq!(params::foldable_blocks(19_726), 19_776);
+        assert_eq!(params::foldable_blocks(3), 4);
+        assert_eq!(params::foldable_blocks(1), 1);
     }
 }
