@@ -1,4 +1,4 @@
-//! bloomery lab: reproductions of the seed papers' tables and figures.
+//! bloomery lab: reproductions of the source papers' tables and figures.
 //!
 //! Each experiment is one module with its parameters as a struct, fixed seeds, and a `quick`
 //! size that runs in seconds (used by the tests and CI). Running one writes a markdown table
@@ -49,7 +49,7 @@ pub struct Experiment {
     pub name: &'static str,
     /// One line for `bloomery lab --list`.
     pub summary: &'static str,
-    /// The seed paper and section it reproduces.
+    /// The paper and section it reproduces.
     pub source: &'static str,
     /// Run it.
     pub run: fn(&RunOptions) -> anyhow::Result<Report>,

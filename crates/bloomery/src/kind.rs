@@ -94,7 +94,7 @@ macro_rules! define_kind {
         pub enum Kind {
             $(#[doc = concat!("[`crate::", stringify!($sty), "`]: ", $sdoc)] $sv = $sid,)*
             $(#[doc = concat!("[`crate::", stringify!($cty), "`]: ", $cdoc)] $cv = $cid,)*
-            $(#[doc = concat!("[`crate::", stringify!($oty), "`]: ", $odoc)] $ov = $oid,)*
+            $(#[doc = concat!("`", stringify!($oty), "`: ", $odoc)] $ov = $oid,)*
             $(#[doc = $ldoc] $lv = $lid,)*
         }
 

@@ -57,6 +57,16 @@
 //! delta forms), with [`params`] (all the math) beside them. See `ARCHITECTURE.md` for the
 //! data flow and where to add a structure.
 //!
+//! ## Cargo features
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `serde` | on | `Serialize`/`Deserialize` for every structure (as the file format's bytes) |
+//! | `xml` | off | the `xml` module: XML documents to element paths for the Breadth/Depth filters |
+//! | `parquet` | off | the `parquet` module: the split-block filters inside Parquet files, sidecar filters, pruning |
+//!
+//! Always present: `memmap2` (files opened in place), `tempfile` (atomic saves: temp file,
+//! fsync, rename), `rayon` (parallel bulk inserts), `xxhash-rust` and `siphasher` (the hashers).
+//!
 //! ## Guarantees
 //! - No false negatives, ever: every structure is property-tested for it.
 //! - No panics on user input: parameters, files and merges return typed [`Error`]s; sizes

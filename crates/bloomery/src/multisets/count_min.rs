@@ -312,10 +312,8 @@ impl CountMinSketch {
         out
     }
 
-    /// Add another sketch's counters into this one (the sketch of both streams). Counters and
-    /// the total saturate at `u64::MAX`. Refused (nothing changed) when the shapes, update
-    /// rules or hashers differ.
-    pub fn merge(&mut self, other: &Self) -> Result<()> {
+    /// Refuses sketches of another shape, update rule or hasher.
+    fn check_mergeable(&self, other: &Self) -> Result<()> {
         if self.width != other.width
             || self.depth != other.depth
             || self.conservative != other.conservative
@@ -334,6 +332,14 @@ impl CountMinSketch {
         if self.hasher != other.hasher {
             return Err(crate::Error::Incompatible(Incompatibility::Hashing));
         }
+        Ok(())
+    }
+
+    /// Add another sketch's counters into this one (the sketch of both streams). Counters and
+    /// the total saturate at `u64::MAX`. Refused (nothing changed) when the shapes, update
+    /// rules or hashers differ.
+    pub fn merge(&mut self, other: &Self) -> Result<()> {
+        self.check_mergeable(other)?;
         for (a, b) in self
             .table
             .as_mut_slice()
@@ -452,6 +458,28 @@ impl crate::dispatch::CounterKind for CountMinSketch {
         i.width = Some(self.width());
         i.depth = Some(self.depth());
         i.conservative = Some(self.is_conservative());
+    }
+}
+
+/// The sketch of two streams ([`CountMinSketch::merge`]) and, for intersection, the
+/// counter-wise minimum: each key's count is then at least the smaller of its two counts
+/// (never below it), the count of the key in both streams as a multiset.
+impl crate::filter::Merge for CountMinSketch {
+    fn union_with(&mut self, other: &Self) -> Result<()> {
+        self.merge(other)
+    }
+    fn intersect_with(&mut self, other: &Self) -> Result<()> {
+        self.check_mergeable(other)?;
+        for (a, b) in self
+            .table
+            .as_mut_slice()
+            .iter_mut()
+            .zip(other.table.as_slice())
+        {
+            *a = (*a).min(*b);
+        }
+        self.total = self.total.min(other.total);
+        Ok(())
     }
 }
 

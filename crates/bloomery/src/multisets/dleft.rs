@@ -574,6 +574,18 @@ impl crate::dispatch::CounterKind for DLeftCountingBloomFilter {
     }
 }
 
+/// Keys as bytes, as a set: an insert counts one more occurrence and answers whether the key's
+/// fingerprint was new.
+impl crate::filter::KeySet for DLeftCountingBloomFilter {
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
+        let h = self.hasher().hash_bytes(key);
+        self.insert_hashed(h)
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.contains_hashed(self.hasher().hash_bytes(key)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

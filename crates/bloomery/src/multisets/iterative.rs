@@ -24,8 +24,8 @@ fn tail(h: Hashed, k: u32, m: u64) -> impl Iterator<Item = u64> {
         .map(move |x| reduce(x, m))
 }
 
-/// The Iterative Bloom Filter (IBF; Matsumoto, Hazeyama & Kadobayashi, Matsumoto, Hazeyama & Kadobayashi, translated in
-/// the seeds' README): a counting filter with no counters.
+/// The Iterative Bloom Filter (IBF; Matsumoto, Hazeyama & Kadobayashi, in Japanese, see
+/// docs/PAPERS.md): a counting filter with no counters.
 ///
 /// One array of m bits. Inserting x sets its k positions as in a plain filter. If all k were
 /// already one (a repeat, or a false positive the filter cannot tell from one), it keeps

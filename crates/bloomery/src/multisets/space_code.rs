@@ -21,7 +21,7 @@ pub const DEFAULT_GROUPS: u32 = 32;
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// The Space-Code Bloom filter (SCBF; Kumar, Xu, Li & Wang, IMC 2003 / INFOCOM 2004; named
-/// in the "recent work" of Kumar et al., see the seeds' README): approximate multiplicities from
+/// in the "recent work" of Broder & Mitzenmacher's survey, see docs/PAPERS.md): approximate multiplicities from
 /// one bit array and maximum-likelihood estimation.
 ///
 /// There are `l` **groups** of k hash functions each (group g uses values `g·k … g·k + k - 1`

@@ -578,6 +578,25 @@ impl crate::dispatch::OtherKind for CuckooFilter {
     };
 }
 
+/// Keys as bytes, as a set: an insert adds the key only when the filter does not already
+/// report it (a cuckoo filter stores a second copy on a plain [`CuckooFilter::insert`]).
+///
+/// A filter you delete from should take its keys through [`CuckooFilter::insert`]: a key
+/// skipped here because another key's fingerprint answered for it would be lost when that
+/// other key is removed.
+impl crate::filter::KeySet for CuckooFilter {
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
+        let h = self.hasher.hash_bytes(key);
+        if self.contains_hashed(h) {
+            return Ok(false);
+        }
+        self.insert_hashed(h).map(|()| true)
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.contains_hashed(self.hasher.hash_bytes(key)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -280,6 +280,7 @@ impl SplitBlockBloomFilter {
         Ok(())
     }
 
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     /// Set the item count, capacity and target rate (for structures that store split-block
     /// filters in their own files and record these themselves).
     pub(crate) fn set_counts(&mut self, items: u64, capacity: u64, target_fpr: f64) {
@@ -288,11 +289,13 @@ impl SplitBlockBloomFilter {
         self.core.target_fpr = target_fpr;
     }
 
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     /// The words (for structures that store split-block filters in their own files).
     pub(crate) fn words(&self) -> &store::Words {
         &self.core.words
     }
 
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
     /// A filter over `words` (exactly `4 · blocks` of them), as decoded from a file.
     pub(crate) fn from_words(
         words: store::Words,

@@ -687,6 +687,18 @@ impl crate::dispatch::OtherKind for XorFilter {
     };
 }
 
+/// Keys as bytes. An xor filter is built from all its keys at once, so inserting is an error.
+impl crate::filter::KeySet for XorFilter {
+    fn try_insert_key(&mut self, _key: &[u8]) -> Result<bool> {
+        Err(crate::Error::Unsupported(
+            "an xor filter is static: build it from all its keys (XorFilter::builder)".into(),
+        ))
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.contains_hashed(self.hasher().hash_bytes(key)))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
