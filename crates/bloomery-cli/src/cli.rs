@@ -416,6 +416,10 @@ pub struct XmlIndexArgs {
     /// Hash seed.
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Skip documents that are not well-formed XML (each is named in a warning and the
+    /// summary counts them) instead of stopping at the first.
+    #[arg(long)]
+    pub skip_invalid: bool,
     /// Overwrite an existing file.
     #[arg(long)]
     pub force: bool,
@@ -818,7 +822,7 @@ pub struct LabArgs {
     #[arg(long, default_value = "lab-out", value_name = "DIR")]
     pub out: PathBuf,
     /// Base seed.
-    #[arg(long, default_value_t = 42, value_name = "S")]
+    #[arg(long, default_value_t = 1, value_name = "S")]
     pub seed: u64,
 }
 

@@ -457,7 +457,7 @@ fn skip_invalid_counts_and_skips_keys_that_are_not_urls() {
         .assert()
         .success()
         .stdout("https://new.org/z\n")
-        .stderr(predicate::str::contains("1 lines skipped as invalid URLs"));
+        .stderr(predicate::str::contains("1 line skipped as invalid URLs"));
     bloomery()
         .arg("check")
         .arg(&p)

@@ -65,6 +65,17 @@ pub fn find(name: &str) -> Option<&'static Experiment> {
     registry().iter().find(|e| e.name == name)
 }
 
+/// Say on stderr that an experiment runs on generated data because a data set is missing.
+/// Its report says so too, but someone reading only the terminal must not take the numbers
+/// for the real data's.
+pub fn note_generated(experiment: &str, missing: &Path, instead: &str, fetch: &str) {
+    eprintln!(
+        "bloomery lab: {experiment}: `{}` was not found, so this run uses {instead}, not the \
+         real data (run `bash scripts/fetch-data.sh {fetch}`, or set BLOOMERY_DATA)",
+        missing.display()
+    );
+}
+
 /// Make sure the output folder exists.
 pub fn ensure_dir(dir: &Path) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir)?;

@@ -9,8 +9,9 @@ pub const BF_DEFAULT_CAPACITY: u64 = 100;
 pub const BF_DEFAULT_ERROR_RATE: f64 = 0.01;
 /// `BF.*`: expansion of auto-created filters (RedisBloom's default).
 pub const BF_DEFAULT_EXPANSION: u32 = 2;
-/// `BF.*`: largest `EXPANSION` (RedisBloom 2.6 has none; later versions cap it at 32768).
-pub const BF_MAX_EXPANSION: u32 = 32768;
+/// `BF.*`: largest `EXPANSION` (RedisBloom 2.6 has none; later versions cap it at 32768, as
+/// the library caps every scalable filter's growth, on creation and on load).
+pub const BF_MAX_EXPANSION: u32 = bloomery::ScalableBloomFilter::MAX_GROWTH;
 /// `BF.*`: the tightening ratio r of filters created with the default capacity (`BF.ADD`,
 /// `BF.MADD`, `BF.INSERT` without `CAPACITY`). Such a filter's memory is its later sub-filters',
 /// so they get most of the error budget: sub-filter i is sized at `ε·(1 − r)·rⁱ`, the first at

@@ -24,6 +24,7 @@ fn is_err(v: &Value, text: &str) -> bool {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn resp3_booleans_and_resp2_integers() {
     if !have_redis() {
         return;
@@ -118,6 +119,7 @@ fn resp3_booleans_and_resp2_integers() {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn partial_failures_have_redisbloom_shapes() {
     if !have_redis() {
         return;
@@ -161,6 +163,7 @@ fn partial_failures_have_redisbloom_shapes() {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn error_texts_are_redisbloom_s() {
     if !have_redis() {
         return;
@@ -271,6 +274,7 @@ fn redisbloom_dims(epsilon: f64, delta: f64) -> (i64, i64) {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn cms_initbyprob_has_redisbloom_s_dimensions_and_merges_with_initbydim() {
     if !have_redis() {
         return;
@@ -355,6 +359,7 @@ fn add_all(c: &mut redis::Connection, key: &str, n: usize) {
 /// (filled to capacity, scaling and not) deliver at most their target rate. The tolerance is
 /// three standard deviations of the binomial count at the target.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn created_filters_keep_their_target_rate() {
     if !have_redis() {
         return;

@@ -174,6 +174,7 @@ fn loadchunk(c: &mut redis::Connection, cmd: &str, key: &str, bytes: &[u8]) -> R
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn forged_values_of_every_type_are_refused_by_restore_and_loadchunk() {
     if !have_redis() {
         return;
@@ -219,6 +220,7 @@ fn forged_values_of_every_type_are_refused_by_restore_and_loadchunk() {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn forged_values_of_every_type_are_refused_in_an_rdb_file() {
     if !have_redis() {
         return;
@@ -281,6 +283,7 @@ fn forged_values_of_every_type_are_refused_in_an_rdb_file() {
 /// `BF.RESERVE` could have made, the second from a host with more memory): growth stops at the
 /// module's `MAX-BYTES`.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn a_loaded_filter_grows_only_to_max_bytes() {
     if !have_redis() {
         return;
@@ -318,6 +321,7 @@ fn a_loaded_filter_grows_only_to_max_bytes() {
 /// A cuckoo filter at `CF.RESERVE`'s largest eviction limit answers an insert into a full table
 /// at once, and its refusal is the usual one.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn the_largest_eviction_limit_stays_fast() {
     if !have_redis() {
         return;

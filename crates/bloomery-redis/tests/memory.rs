@@ -78,6 +78,7 @@ fn assert_usage_is_held(c: &mut redis::Connection, what: &str, before: i64, key:
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn maxmemory_refuses_new_values_of_every_type() {
     if !have_redis() {
         return;
@@ -149,6 +150,7 @@ fn grow(c: &mut redis::Connection, bf: &str, cf: &str) {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn memory_usage_is_what_the_value_holds_after_growth_and_deletion() {
     if !have_redis() {
         return;
@@ -184,6 +186,7 @@ fn memory_usage_is_what_the_value_holds_after_growth_and_deletion() {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn eviction_removes_values_of_the_module() {
     if !have_redis() {
         return;

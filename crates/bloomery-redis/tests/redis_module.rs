@@ -54,6 +54,7 @@ fn fill(con: &mut redis::Connection) {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn bf_commands_and_errors() {
     if !have_redis() {
         return;
@@ -289,6 +290,7 @@ fn bf_commands_and_errors() {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn cf_commands_and_errors() {
     if !have_redis() {
         return;
@@ -482,6 +484,7 @@ fn cf_commands_and_errors() {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn resp3_info_is_a_map() {
     if !have_redis() {
         return;
@@ -530,6 +533,7 @@ fn resp3_info_is_a_map() {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn persistence_rdb_aof_debug_reload() {
     if !have_redis() {
         return;
@@ -628,6 +632,7 @@ fn reseal(mut payload: Vec<u8>) -> Vec<u8> {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn malformed_restore_and_loadchunk_are_refused() {
     if !have_redis() {
         return;
@@ -740,6 +745,7 @@ fn scan_all(c: &mut redis::Connection, cmd: &str, key: &str) -> Vec<(i64, Vec<u8
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn scandump_loadchunk_and_bloomery_dump_round_trip() {
     if !have_redis() {
         return;
@@ -838,6 +844,7 @@ fn scandump_loadchunk_and_bloomery_dump_round_trip() {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn max_bytes_module_argument() {
     if !have_redis() {
         return;
@@ -886,6 +893,7 @@ fn max_bytes_module_argument() {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn replica_answers_like_its_primary() {
     if !have_redis() {
         return;
@@ -937,6 +945,7 @@ fn replica_answers_like_its_primary() {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn three_master_cluster_serves_keys_on_every_node() {
     if !have_redis() {
         return;

@@ -40,6 +40,7 @@ fn assert_errors(c: &mut redis::Connection, cases: &[(&[&str], &str)]) {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn cms_commands_and_errors() {
     if !have_redis() {
         return;
@@ -310,6 +311,7 @@ fn cms_commands_and_errors() {
 /// A single-node cluster owning every slot answers CROSSSLOT when CMS.MERGE's keys span slots,
 /// which it can only do if every key is declared.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn cms_merge_declares_every_key_in_a_cluster() {
     if !have_redis() {
         return;
@@ -374,6 +376,7 @@ fn cms_merge_declares_every_key_in_a_cluster() {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn cbf_and_ibf_commands_and_errors() {
     if !have_redis() {
         return;
@@ -576,6 +579,7 @@ fn fill(c: &mut redis::Connection) {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn persistence_rdb_aof_copy_restore_and_dump() {
     if !have_redis() {
         return;
@@ -746,6 +750,7 @@ fn state(c: &mut redis::Connection, key: &str) -> (Vec<u8>, Vec<String>) {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn bcbf_commands_and_errors() {
     if !have_redis() {
         return;
@@ -1169,6 +1174,7 @@ fn bcbf_answers(c: &mut redis::Connection) -> Vec<Value> {
 /// The AOF rewrite without an RDB preamble emits `BCBF.LOADCHUNK` sequences, and a restart
 /// from them (and from the RDB) gives back identical filters, the half-loaded key included.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn bcbf_aof_rewrite_emits_loadchunk() {
     if !have_redis() {
         return;
@@ -1248,6 +1254,7 @@ fn bcbf_aof_rewrite_emits_loadchunk() {
 /// final LOADCHUNK, which deletes the half-loaded key; SCANDUMP → LOADCHUNK into a new key gives
 /// identical answers.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn bcbf_loadchunk_validates_and_round_trips() {
     if !have_redis() {
         return;
@@ -1361,6 +1368,7 @@ fn reseal_dump(mut payload: Vec<u8>) -> Vec<u8> {
 /// Writes (ADD, auto-creating ADD, DEL, a refused DEL, RESERVE, LOADCHUNK) reach a replica,
 /// which then answers like its primary and refuses writes.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn bcbf_replica_answers_like_its_primary() {
     if !have_redis() {
         return;

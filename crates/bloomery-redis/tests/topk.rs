@@ -38,6 +38,7 @@ fn strs(v: &[String]) -> Vec<&str> {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn topk_commands_and_errors() {
     if !have_redis() {
         return;
@@ -238,6 +239,7 @@ fn topk_commands_and_errors() {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn mlbf_commands_and_errors() {
     if !have_redis() {
         return;
@@ -420,6 +422,7 @@ fn reseal(b: &mut [u8]) {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn persistence_rdb_aof_copy_restore_and_dump() {
     if !have_redis() {
         return;

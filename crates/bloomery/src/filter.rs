@@ -201,7 +201,14 @@ pub struct Builder<T> {
     pub(crate) bits: Option<u64>,
     pub(crate) hashes: Option<u32>,
     pub(crate) hasher: KeyHasher,
+    /// True once [`Builder::hasher`] (or `seed`, `keyed`) was called: a structure whose
+    /// default hash is not [`KeyHasher::new`] (the split-block filter's Parquet hash) uses
+    /// its own default only when no hasher was given.
+    pub(crate) hasher_given: bool,
     pub(crate) max_bytes: u64,
+    /// True once [`Builder::max_bytes`] was called: a scalable filter stores only a limit
+    /// given here in its file, never the process-wide default it was built under.
+    pub(crate) max_bytes_given: bool,
     pub(crate) growth: Option<u32>,
     pub(crate) tightening: Option<f64>,
     pub(crate) scaling: Option<bool>,
@@ -225,7 +232,9 @@ impl<T: Build> Builder<T> {
             bits: None,
             hashes: None,
             hasher: KeyHasher::new(),
+            hasher_given: false,
             max_bytes: store::max_bytes(),
+            max_bytes_given: false,
             growth: None,
             tightening: None,
             scaling: None,
@@ -243,7 +252,9 @@ impl<T: Build> Builder<T> {
             bits: self.bits,
             hashes: self.hashes,
             hasher: self.hasher,
+            hasher_given: self.hasher_given,
             max_bytes: self.max_bytes,
+            max_bytes_given: self.max_bytes_given,
             growth: self.growth,
             tightening: self.tightening,
             scaling: self.scaling,
@@ -287,9 +298,13 @@ impl<T: Build> Builder<T> {
         self.hashes = Some(k);
         self
     }
-    /// Hash with this hasher (seeded or keyed).
+    /// Hash with this hasher (seeded or keyed). Without this call a structure hashes with
+    /// its own default: [`KeyHasher::new`] for all but the split-block filter, which uses
+    /// Parquet's [`KeyHasher::parquet`]; any hasher given here is used as given (so
+    /// `hasher(KeyHasher::new())` makes a split-block filter that Parquet readers cannot use).
     pub fn hasher(mut self, h: KeyHasher) -> Self {
         self.hasher = h;
+        self.hasher_given = true;
         self
     }
     /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
@@ -300,12 +315,16 @@ impl<T: Build> Builder<T> {
     pub fn keyed(self) -> Result<Self> {
         Ok(self.hasher(KeyHasher::keyed()?))
     }
-    /// Refuse to allocate more than this many bytes.
+    /// Refuse to allocate more than this many bytes (default: the process-wide
+    /// [`max_bytes`](crate::max_bytes) when the builder was made). A scalable filter keeps a
+    /// limit given here in its file, as a bound on its growth wherever it is loaded.
     pub fn max_bytes(mut self, limit: u64) -> Self {
         self.max_bytes = limit;
+        self.max_bytes_given = true;
         self
     }
-    /// Scalable filters: capacity multiplier per new sub-filter (≥ 1; default 2).
+    /// Scalable filters: capacity multiplier per new sub-filter (1 to
+    /// [`ScalableBloomFilter::MAX_GROWTH`](crate::ScalableBloomFilter::MAX_GROWTH); default 2).
     pub fn growth(mut self, s: u32) -> Self {
         self.growth = Some(s);
         self

@@ -687,6 +687,9 @@ fn goldens() -> Vec<Golden> {
                         .capacity(8)
                         .fpr(0.02)
                         .seed(3)
+                        // written when every scalable file stored its creator's limit
+                        // (then the default, 16 GiB); today only a limit given explicitly is
+                        .max_bytes(bloomery::DEFAULT_MAX_BYTES)
                         .try_build()
                         .unwrap(),
                 )

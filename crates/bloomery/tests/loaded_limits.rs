@@ -1,6 +1,6 @@
 //! Files that carry their own limits: whatever a loaded file says about how far it may grow or
 //! how much work an operation may do, the process that loads it decides. A scalable filter's
-//! `growth` and `max_bytes`, and a cuckoo filter's `max_iterations`, `expansion` and
+//! `growth` (range-checked as on creation) and `max_bytes`, and a cuckoo filter's `max_iterations`, `expansion` and
 //! `max_bytes` are forged (with a valid checksum) and the loaded structures must stay within
 //! the loading process's memory limit (`store::max_bytes`).
 //!
@@ -9,7 +9,7 @@
 use std::sync::Once;
 
 use bloomery::prelude::*;
-use bloomery::{CuckooFilter, Error};
+use bloomery::{AnyFilter, CuckooFilter, Error};
 
 /// The loading process's limit in these tests.
 const LIMIT: u64 = 8 << 20;
@@ -37,12 +37,11 @@ const CUCKOO_MAX_ITERATIONS: usize = 84;
 const CUCKOO_EXPANSION: usize = 88;
 const CUCKOO_MAX_BYTES: usize = 100;
 
-/// A small scalable filter whose file says "grow by `growth`, up to 2^63 bytes".
-fn forged_scalable(growth: u32) -> Vec<u8> {
+/// A scalable filter for `capacity` keys whose file says "grow by `growth`, up to 2^63 bytes".
+fn forged_scalable(capacity: u64, growth: u32) -> Vec<u8> {
     let f = ScalableBloomFilter::builder()
-        .capacity(100)
+        .capacity(capacity)
         .fpr(0.01)
-        .max_bytes(u64::MAX)
         .try_build()
         .unwrap();
     let mut b = f.to_bytes();
@@ -57,35 +56,70 @@ fn forged_scalable(growth: u32) -> Vec<u8> {
     b
 }
 
+fn stored_limit(b: &[u8]) -> u64 {
+    u64::from_le_bytes(
+        b[SCALABLE_MAX_BYTES..SCALABLE_MAX_BYTES + 8]
+            .try_into()
+            .unwrap(),
+    )
+}
+
 #[test]
 fn a_scalable_file_grows_only_as_far_as_the_loading_process_allows() {
     limit();
-    for growth in [6_000_000u32, 24_000_000, 4_000_000] {
-        let mut f = ScalableBloomFilter::from_bytes(&forged_scalable(growth)).unwrap();
-        assert_eq!(f.growth(), growth, "the file's growth is kept");
-        let mut refused = None;
-        for i in 0..1_000u32 {
-            match f.try_insert(&i) {
-                Ok(_) => {}
-                Err(e) => {
-                    refused = Some(e);
-                    break;
-                }
-            }
+    // growth at its largest: the second sub-filter would hold 32.8M keys (about 50 MB)
+    let growth = ScalableBloomFilter::MAX_GROWTH;
+    let mut f = ScalableBloomFilter::from_bytes(&forged_scalable(1000, growth)).unwrap();
+    assert_eq!(f.growth(), growth, "the file's growth is kept");
+    let mut refused = None;
+    for i in 0..2_000u32 {
+        if let Err(e) = f.try_insert(&i) {
+            refused = Some(e);
+            break;
         }
-        assert!(
-            matches!(refused, Some(Error::TooLarge { limit, .. }) if limit <= LIMIT),
-            "growth {growth}: {refused:?}"
-        );
-        assert!(f.allocated_bytes() <= LIMIT, "{}", f.allocated_bytes());
-        assert_eq!(f.filters().len(), 1);
-        // Without try_: keys still go in (into the newest sub-filter), nothing is allocated.
-        for i in 0..1_000u32 {
-            f.insert(&i);
-        }
-        assert!((0..1_000u32).all(|i| f.contains(&i)));
-        assert_eq!(f.filters().len(), 1);
     }
+    assert!(
+        matches!(refused, Some(Error::TooLarge { limit, .. }) if limit <= LIMIT),
+        "{refused:?}"
+    );
+    assert!(f.allocated_bytes() <= LIMIT, "{}", f.allocated_bytes());
+    assert_eq!(f.filters().len(), 1);
+    // Without try_: keys still go in (into the newest sub-filter), nothing is allocated.
+    for i in 0..2_000u32 {
+        f.insert(&i);
+    }
+    assert!((0..2_000u32).all(|i| f.contains(&i)));
+    assert_eq!(f.filters().len(), 1);
+}
+
+#[test]
+fn a_scalable_file_with_growth_out_of_range_is_refused() {
+    limit();
+    // 6,000,000 turned a 392-byte file into 991 MB on the first growth; 24,000,000 into 3.96 GB
+    for growth in [
+        0u32,
+        ScalableBloomFilter::MAX_GROWTH + 1,
+        6_000_000,
+        24_000_000,
+        u32::MAX,
+    ] {
+        let e = ScalableBloomFilter::from_bytes(&forged_scalable(100, growth)).unwrap_err();
+        assert!(e.to_string().contains("growth"), "{growth}: {e}");
+        let e = AnyFilter::from_bytes(&forged_scalable(100, growth)).unwrap_err();
+        assert!(e.to_string().contains("growth"), "{growth}: {e}");
+    }
+    // the same bound as on creation
+    for growth in [0u32, ScalableBloomFilter::MAX_GROWTH + 1, 6_000_000] {
+        let e = ScalableBloomFilter::builder()
+            .capacity(100)
+            .fpr(0.01)
+            .growth(growth)
+            .try_build()
+            .unwrap_err();
+        assert!(e.to_string().contains("growth"), "{growth}: {e}");
+    }
+    let ok = forged_scalable(100, ScalableBloomFilter::MAX_GROWTH);
+    assert!(ScalableBloomFilter::from_bytes(&ok).is_ok());
 }
 
 #[test]
@@ -97,6 +131,11 @@ fn a_scalable_file_with_a_smaller_limit_keeps_it() {
         .max_bytes(4096)
         .try_build()
         .unwrap();
+    assert_eq!(
+        stored_limit(&f.to_bytes()),
+        4096,
+        "an explicit limit is stored"
+    );
     let mut g = ScalableBloomFilter::from_bytes(&f.to_bytes()).unwrap();
     assert_eq!(g, f, "a file within the process limit loads unchanged");
     let mut grew_until = 0;
@@ -111,10 +150,27 @@ fn a_scalable_file_with_a_smaller_limit_keeps_it() {
 }
 
 #[test]
-fn a_scalable_file_with_growth_zero_is_refused() {
+fn a_scalable_file_does_not_store_the_creators_process_limit() {
     limit();
-    let e = ScalableBloomFilter::from_bytes(&forged_scalable(0)).unwrap_err();
-    assert!(e.to_string().contains("scalable parameters"), "{e}");
+    // Built under this process's 8 MiB limit without a limit of its own: the file says "none"
+    // (u64::MAX), so a process with a larger limit may grow it further.
+    let f = ScalableBloomFilter::try_new(100, 0.01).unwrap();
+    let b = f.to_bytes();
+    assert_eq!(stored_limit(&b), u64::MAX);
+    let g = ScalableBloomFilter::from_bytes(&b).unwrap();
+    assert_eq!(
+        stored_limit(&g.to_bytes()),
+        u64::MAX,
+        "saving again keeps none"
+    );
+    // a limit given explicitly, even the process's own value, is stored
+    let f = ScalableBloomFilter::builder()
+        .capacity(100)
+        .fpr(0.01)
+        .max_bytes(LIMIT)
+        .try_build()
+        .unwrap();
+    assert_eq!(stored_limit(&f.to_bytes()), LIMIT);
 }
 
 fn cuckoo_file(capacity: u64, patch: &[(usize, &[u8])]) -> Vec<u8> {

@@ -37,6 +37,15 @@ pub fn build(kind: Kind, s: &Sizing) -> Result<AnyFilter> {
     if s.bits.is_none() && (s.capacity.is_none() || s.fpr.is_none()) {
         bail!("give -n/--capacity and -p/--fpr (or an exact shape with --bits and --hashes)");
     }
+    if kind == Kind::SplitBlock && (s.seed.is_some() || s.keyed) {
+        // A seeded or keyed split-block filter has Parquet's layout but not its bits: Parquet
+        // readers would answer "absent" for values it holds. Refused rather than made quietly.
+        bail!(
+            "--seed and --keyed do not apply to --kind split-block: its bits must be Parquet's \
+             (xxHash64, seed 0) for Parquet readers to use it; for a seeded or keyed filter \
+             with the same speed use --kind blocked"
+        );
+    }
     if kind == Kind::Mlbf {
         return build_mlbf(s);
     }
@@ -195,7 +204,7 @@ pub fn run(a: CreateArgs) -> Result<u8> {
             rate(i.target_fpr.sqrt())
         )
     } else {
-        rate(i.target_fpr)
+        crate::num::target(i.target_fpr)
     };
     note(&format!(
         "created {}: {} filter{layers}, {} bits ({}), k={}, capacity {}, target fpr {target}",
@@ -204,7 +213,11 @@ pub fn run(a: CreateArgs) -> Result<u8> {
         group(i.bits),
         bytes(i.bytes),
         i.hashes,
-        group(i.capacity),
+        if i.capacity > 0 {
+            group(i.capacity)
+        } else {
+            "none".into()
+        },
     ));
     Ok(0)
 }

@@ -1,6 +1,6 @@
 //! `bloomery dedup`: first occurrences only, in order, in memory bounded by the filter.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 
 use anyhow::Result;
 use bloomery::KeySet;
@@ -8,7 +8,7 @@ use bloomery::KeySet;
 use crate::cli::DedupArgs;
 use crate::cmd::create::{build, Sizing};
 use crate::input::{self, KeySpec};
-use crate::num::{bytes, group, rate};
+use crate::num::{bytes, count, group, rate};
 use crate::output::note;
 
 pub fn run(a: DedupArgs) -> Result<u8> {
@@ -33,7 +33,7 @@ pub fn run(a: DedupArgs) -> Result<u8> {
     };
     let hasher = *f.hasher();
     let before = f.len();
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     let mut printed = 0u64;
     let structured = f.is_structured();
     let mut n = 0u64;
@@ -75,12 +75,12 @@ pub fn run(a: DedupArgs) -> Result<u8> {
     };
     let dropped = counts.lines - printed - counts.skipped - invalid;
     note(&format!(
-        "{} lines read, {} printed, {} dropped{invalid_note} ({}); {} new items ({} in the filter, {}); fpr now {}",
-        group(counts.lines),
+        "{} read, {} printed, {} dropped{invalid_note} ({}); {} ({} in the filter, {}); fpr now {}",
+        count(counts.lines, "line", "lines"),
         group(printed),
         group(dropped),
         wrongly_dropped(printed, i.current_fpr),
-        group(f.len() - before),
+        count(f.len() - before, "new item", "new items"),
         group(i.items),
         bytes(i.bytes),
         rate(i.current_fpr)

@@ -1,9 +1,9 @@
 //! `bloomery info` and `bloomery estimate`.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use anyhow::{Context, Result};
-use bloomery::{AnyFilter, SeedKind};
+use bloomery::AnyFilter;
 use serde_json::json;
 
 use crate::cli::{EstimateArgs, InfoArgs};
@@ -15,8 +15,16 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
     let f = super::load(&a.file)?;
     let i = f.info();
-    let hasher = f.hasher();
-    // Plain and compressed sizes: measured for a compressed file, predicted from the
+    let hasher = *f.hasher();
+    let (kind, parquet) = (f.kind(), parquet_compatible(&f));
+    let sbbf_bytes = match &f {
+        AnyFilter::SplitBlock(s) => Some(s.num_bytes() as u64),
+        _ => None,
+    };
+    let mlbf = mlbf_rates(&f);
+    // the sizes below decompress the file again: not while the filter is held too
+    drop(f);
+    // Plain and compressed sizes : measured for a compressed file, predicted from the
     // entropy bound m·H(p) for a plain one (no compression pass over a large file).
     let file_bytes = bloomery::read_file(&a.file)
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
@@ -29,11 +37,8 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         Err(_) => None,
     };
     drop(file_bytes);
-    // the seed is shown unless it is a keyed filter's secret
-    let seed = match hasher.seed_kind() {
-        SeedKind::Keyed => None,
-        _ => Some(hasher.seed() as u64),
-    };
+    // the seed is shown unless it is a secret (keyed mode, whatever the file's seed kind says)
+    let seed = hasher.public_seed().map(|s| s as u64);
     let ratio = if i.lower_bound_bits > 0.0 {
         i.bits as f64 / i.lower_bound_bits
     } else {
@@ -74,13 +79,11 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             "entropy_bits": packed.entropy_bits,
             "compressed_ratio_to_entropy": packed.ratio_to_entropy(),
             "layers": if i.layers > 0 { json!(i.layers) } else { serde_json::Value::Null },
+            "parquet_compatible": parquet,
             "payload_offset": payload.map(|p| p.0),
             "payload_bytes": payload.map(|p| p.1),
-            "sbbf_bytes": match &f {
-                AnyFilter::SplitBlock(s) => json!(s.num_bytes()),
-                _ => serde_json::Value::Null,
-            },
-            "mlbf_rates": mlbf_rates(&f).map(|r| json!({
+            "sbbf_bytes": sbbf_bytes,
+            "mlbf_rates": mlbf.as_ref().map(|r| json!({
                 "near_miss_by_layer": r.near_miss,
                 "near_miss_unshared_by_layer": r.unshared,
                 "recombined": r.recombined,
@@ -163,10 +166,22 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             },
         ),
     ];
-    if f.kind() == bloomery::Kind::Scalable {
+    if kind == bloomery::Kind::Scalable {
         rows.push(("sub-filters", i.sub_filters.to_string()));
     }
-    if let Some(r) = mlbf_rates(&f) {
+    match parquet {
+        Some(true) => rows.push(("parquet", "compatible (xxHash64, seed 0)".into())),
+        Some(false) => rows.push((
+            "parquet",
+            format!(
+                "NOT compatible: hashed with {} instead of Parquet's xxHash64 (seed 0), so \
+                 Parquet readers would miss its values",
+                i.hash
+            ),
+        )),
+        None => {}
+    }
+    if let Some(r) = &mlbf {
         let list = |v: &[f64]| v.iter().map(|&x| rate(x)).collect::<Vec<_>>().join(", ");
         rows.push((
             "rate by query",
@@ -224,20 +239,29 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     if let Some((off, len)) = payload {
         rows.push((
             "payload",
-            match &f {
-                AnyFilter::SplitBlock(s) => format!(
+            match sbbf_bytes {
+                Some(sbbf) => format!(
                     "{} bytes at offset {off}; its first {} are the Parquet bitset",
                     group(len),
-                    group(s.num_bytes() as u64)
+                    group(sbbf)
                 ),
-                _ => format!("{} bytes at offset {off}", group(len)),
+                None => format!("{} bytes at offset {off}", group(len)),
             },
         ));
     }
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)
+}
+
+/// For a split-block filter: whether Parquet readers can use its bitset (its hash is
+/// Parquet's); `None` for the other kinds.
+fn parquet_compatible(f: &AnyFilter) -> Option<bool> {
+    match f {
+        AnyFilter::SplitBlock(s) => Some(s.is_parquet_compatible()),
+        _ => None,
+    }
 }
 
 /// A multi-layer URL filter's rates by kind of query (its "fpr now" is the worst near miss).
@@ -318,7 +342,7 @@ pub fn estimate(a: EstimateArgs) -> Result<u8> {
         let jac = if *union > 0.0 { inter / union } else { 0.0 };
         rows.push(("jaccard", format!("{jac:.4}")));
     }
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)

@@ -6,7 +6,7 @@ use std::path::Path;
 use anyhow::{Context, Result};
 
 use crate::cli::{FoldArgs, MergeArgs};
-use crate::num::{group, rate};
+use crate::num::{count, group, rate};
 use crate::output::note;
 
 pub fn union(a: MergeArgs, intersect: bool) -> Result<u8> {
@@ -56,10 +56,10 @@ pub fn union(a: MergeArgs, intersect: bool) -> Result<u8> {
         )
     };
     note(&format!(
-        "wrote {}: {} of {} filters, fill {:.4}, {items}",
+        "wrote {}: {} of {}, fill {:.4}, {items}",
         a.out.display(),
         if intersect { "intersection" } else { "union" },
-        a.inputs.len(),
+        count(a.inputs.len() as u64, "filter", "filters"),
         i.fill_ratio,
     ));
     Ok(0)

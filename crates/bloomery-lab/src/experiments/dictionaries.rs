@@ -137,6 +137,7 @@ pub fn dictionary(p: &Params) -> anyhow::Result<Dictionary> {
             )
         }
         Err(e) if p.quick => {
+            crate::note_generated(NAME, &path, "a generated word list", "words");
             // a stand-in: pronounceable lower-case strings of 3..=12 letters
             let mut rng = Rng::new(p.seed ^ 0xD1C);
             let (cons, vow) = (b"bcdfghjklmnprstvwz", b"aeiou");

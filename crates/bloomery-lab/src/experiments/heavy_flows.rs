@@ -189,7 +189,7 @@ pub struct Outcome {
 
 /// Load the trace and measure.
 pub fn measure(p: &Params) -> anyhow::Result<Outcome> {
-    let (trace, source) = pcap::load_or_synthetic(p.allow_synthetic, p.seed)?;
+    let (trace, source) = pcap::load_or_synthetic(NAME, p.allow_synthetic, p.seed)?;
     let rows = measure_trace(p, &trace)?;
     Ok(Outcome {
         trace,

@@ -504,6 +504,10 @@ fn point_table(p: &Params, pts: &[Point]) -> Table {
     t
 }
 
+/// Palette colours of the three IBF cases: distinct from each other and from the CBF cases
+/// (2, 3, 4) and the plain filter (0); case 1 shares the red of the IBF formula.
+const IBF_CASE_COLORS: [usize; 3] = [1, 5, 6];
+
 fn fpr_plot(
     title: String,
     x_label: &str,
@@ -531,12 +535,13 @@ fn fpr_plot(
         Style::Line,
         1,
     ));
+    // one colour per IBF case (the CBF cases take 2, 3 and 4)
     for (i, s) in SKEWS.iter().enumerate() {
         plot.push(Series::new(
             format!("IBF, {}", case_name(*s)),
             of(&|p| p.ibf[i].rate(q)),
             Style::Points,
-            1,
+            IBF_CASE_COLORS[i],
         ));
     }
     for (i, s) in SKEWS.iter().enumerate() {

@@ -132,7 +132,10 @@ pub fn load_urls(p: &Params) -> anyhow::Result<(Vec<String>, UrlSource)> {
             ))
         }
         Err(_) if p.allow_generated => Ok((
-            generated_urls(want as u64, p.seed),
+            {
+                crate::note_generated(NAME, &p.data, "generated repository-like URLs", "npm");
+                generated_urls(want as u64, p.seed)
+            },
             UrlSource::Generated {
                 missing: p.data.clone(),
             },
@@ -395,8 +398,7 @@ pub fn measure(p: &Params) -> anyhow::Result<Outcome> {
 pub fn render(p: &Params, o: &Outcome) -> (String, [Plot; 3]) {
     let src = match &o.source {
         UrlSource::File { path, lines } => format!(
-            "npm `all-the-package-repos` repository URLs (`{}`: {} non-empty lines, more \
-             lines than the issue's 1.68M because the package has grown and repeats URLs; the \
+            "npm `all-the-package-repos` repository URLs (`{}`: {} non-empty lines; the \
              first {} distinct URLs that have a host are used)",
             path.display(),
             int(*lines),

@@ -156,7 +156,7 @@ pub fn zipf_stream(p: &Params, hasher: &KeyHasher) -> Multiset {
 
 /// The packets per flow of the capture (or the synthetic trace).
 pub fn flow_stream(p: &Params, hasher: &KeyHasher) -> anyhow::Result<(Multiset, FlowSource)> {
-    let (trace, source) = pcap::load_or_synthetic(p.allow_synthetic, p.seed)?;
+    let (trace, source) = pcap::load_or_synthetic(NAME, p.allow_synthetic, p.seed)?;
     let keys = trace
         .flows
         .iter()

@@ -221,7 +221,10 @@ pub fn load_urls(p: &Params) -> anyhow::Result<(Vec<String>, UrlSource)> {
             Ok((out, UrlSource::File(p.data.clone())))
         }
         Err(_) if p.allow_generated => Ok((
-            crate::experiments::mlbf_urls::generated_urls(p.urls as u64, p.seed),
+            {
+                crate::note_generated(NAME, &p.data, "generated URL-like keys", "npm");
+                crate::experiments::mlbf_urls::generated_urls(p.urls as u64, p.seed)
+            },
             UrlSource::Generated(p.data.clone()),
         )),
         Err(e) => anyhow::bail!(

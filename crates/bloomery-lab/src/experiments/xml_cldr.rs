@@ -135,6 +135,7 @@ pub fn load_corpus(p: &Params) -> anyhow::Result<(Vec<Doc>, CorpusSource)> {
             "{} not found (run `bash scripts/fetch-data.sh cldr`, or set BLOOMERY_DATA)",
             p.data.display()
         );
+        crate::note_generated(NAME, &p.data, "a generated corpus of random trees", "cldr");
         return Ok((
             generated_corpus(p.max_docs, p.seed),
             CorpusSource::Generated(p.data.clone()),

@@ -372,9 +372,22 @@ pub fn save_atomic(path: &Path, write_fn: impl FnOnce(&mut dyn Write) -> Result<
     Ok(())
 }
 
+/// Refuse a directory given where a filter file belongs (mapping one fails with "No such
+/// device", reading one with "Is a directory": neither says what was wrong).
+fn not_a_directory(file: &std::fs::File) -> Result<()> {
+    if file.metadata()?.is_dir() {
+        return Err(Error::Io(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "this is a directory, not a filter file",
+        )));
+    }
+    Ok(())
+}
+
 /// Memory-map a file read-only.
 pub fn map_file(path: &Path) -> Result<Arc<memmap2::Mmap>> {
     let file = std::fs::File::open(path)?;
+    not_a_directory(&file)?;
     // SAFETY: the map is read-only. If another process truncates or rewrites the file while it
     // is mapped, reads may see changed bytes or fault (SIGBUS); bloomery itself never writes a
     // file in place (saves go through a rename), so files it manages are not modified under a
@@ -534,10 +547,10 @@ pub trait Persist: Sized {
     /// Decode from bytes (copying), verifying the checksum. A compressed file is
     /// decompressed first (and the plain file's checksum verified).
     fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let bytes = crate::io::compress::plain_file(bytes)?;
-        let d = decode(&bytes, Verify::Checksum)?;
+        let plain = crate::io::compress::plain_bytes(bytes)?;
+        let d = decode(plain.bytes(), Verify::Checksum)?;
         check_kind(&d, Self::KIND)?;
-        Self::decode_from(&d, Source::Bytes(&bytes), crate::store::max_bytes())
+        Self::decode_from(&d, plain.source(), crate::store::max_bytes())
     }
 
     /// Save atomically (temp file, fsync, rename).
@@ -633,6 +646,7 @@ impl std::ops::Deref for FileBuf {
 /// into a plain buffer.
 pub fn read_file(path: &Path) -> Result<FileBuf> {
     let mut file = std::fs::File::open(path)?;
+    not_a_directory(&file)?;
     let len = file.metadata()?.len();
     let mut buf = FileBuf::zeroed(len)?;
     let complete = file.read_exact(buf.as_mut_slice()).is_ok() && {

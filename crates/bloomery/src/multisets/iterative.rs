@@ -367,7 +367,7 @@ impl Filter for IterativeBloomFilter {
         }
         self.inserts = self.inserts.saturating_add(1);
         if new {
-            self.distinct += 1;
+            self.distinct = self.distinct.saturating_add(1);
         } else if self.repeats_counted < self.repeat_cap {
             let w = self.words.as_mut_slice();
             if let Some(i) = tail(h, self.k, self.m).find(|&i| !store::get_bit(w, i)) {

@@ -58,7 +58,7 @@ const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 /// **When to pick it:** per-flow packet counts of large flows at line rate, where a count
 /// within a relative error suffices and one bit array must serve every flow; for exact
 /// never-below bounds use [`crate::CountMinSketch`] or [`crate::CountingBloomFilter`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct SpaceCodeBloomFilter {
     words: Words,
     m: u64,
@@ -71,6 +71,27 @@ pub struct SpaceCodeBloomFilter {
     ones: u64,
     capacity: u64,
     target_fpr: f64,
+}
+
+/// `Debug` without the group generator's state of a keyed filter (it starts from the secret).
+impl std::fmt::Debug for SpaceCodeBloomFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpaceCodeBloomFilter")
+            .field("words", &self.words)
+            .field("m", &self.m)
+            .field("k", &self.k)
+            .field("groups", &self.groups)
+            .field("hasher", &self.hasher)
+            .field("inserts", &self.inserts)
+            .field(
+                "rng",
+                &crate::hash::MaybeSecret(self.hasher.is_secret(), self.rng),
+            )
+            .field("ones", &self.ones)
+            .field("capacity", &self.capacity)
+            .field("target_fpr", &self.target_fpr)
+            .finish()
+    }
 }
 
 /// Builder for [`SpaceCodeBloomFilter`].

@@ -271,7 +271,7 @@ impl Filter for BloomFilter {
         // SAFETY: see `set_bits`: every index is below m ≤ 64 · words.len() (the invariant of
         // every constructor), and `&mut self` borrows the words exclusively.
         let new = with_k::<16, _>(self.k, |k| unsafe { set_bits(base, h.indices(k, m)) });
-        self.core.items += u64::from(new);
+        self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
 

@@ -122,7 +122,7 @@ impl CuckooTable {
     fn insert(&mut self, i1: u64, fp: u8, max_iterations: u32, mut rng: u64) -> bool {
         let i2 = self.alt(i1, fp);
         if self.try_put(i1, fp) || self.try_put(i2, fp) {
-            self.items += 1;
+            self.items = self.items.saturating_add(1);
             return true;
         }
         let b = self.bucket_size as usize;
@@ -139,7 +139,7 @@ impl CuckooTable {
             carry = victim;
             i = self.alt(i, carry);
             if self.try_put(i, carry) {
-                self.items += 1;
+                self.items = self.items.saturating_add(1);
                 return true;
             }
         }

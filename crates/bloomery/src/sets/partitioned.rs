@@ -194,7 +194,7 @@ impl Filter for PartitionedBloomFilter {
         for (i, x) in h.sequence(self.k).enumerate() {
             new |= store::set_bit(words, i as u64 * s + reduce(x, s));
         }
-        self.core.items += u64::from(new);
+        self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
 

@@ -160,10 +160,12 @@ impl Build for SplitBlockBloomFilter {
                 (params::split_block_blocks(n, p)?, n, p)
             }
         };
-        let hasher = if b.hasher == KeyHasher::new() {
-            KeyHasher::parquet()
-        } else {
+        // Parquet's hash unless the caller chose one (then used as given, even the default
+        // xxh3: see `Builder::hasher`).
+        let hasher = if b.hasher_given {
             b.hasher
+        } else {
+            KeyHasher::parquet()
         };
         let mut f = Self::with_blocks(blocks, hasher, b.max_bytes)?;
         f.core.capacity = n;
@@ -177,7 +179,9 @@ impl SplitBlockBloomFilter {
     /// will not be accepted by every Parquet reader.
     pub const PARQUET_MAX_BYTES: usize = PARQUET_MAX_BYTES;
 
-    /// A builder. Unless another hasher is given, keys are hashed with Parquet's xxHash64.
+    /// A builder. Unless a hasher is given ([`Builder::hasher`], `seed`, `keyed`), keys are
+    /// hashed with Parquet's xxHash64; a given hasher is used as given, and the filter is
+    /// then not readable by Parquet ([`Self::is_parquet_compatible`]).
     pub fn builder() -> Builder<Self> {
         Builder::new()
     }
@@ -237,6 +241,13 @@ impl SplitBlockBloomFilter {
             .iter()
             .flat_map(|w| w.to_le_bytes())
             .collect()
+    }
+
+    /// True when the filter hashes as the Parquet specification requires (xxHash64, seed 0),
+    /// so its bitset means the same to Parquet readers. A filter built with another hasher
+    /// (a seed, keyed mode) has Parquet's layout but not its bits.
+    pub fn is_parquet_compatible(&self) -> bool {
+        self.core.hasher == KeyHasher::parquet()
     }
 
     /// Sized as the Parquet writers of arrow-rs and parquet-mr size a column chunk's filter
@@ -332,7 +343,7 @@ impl SplitBlockBloomFilter {
             block[i] |= mw;
         }
         let new = miss != 0;
-        self.core.items += u64::from(new);
+        self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
 

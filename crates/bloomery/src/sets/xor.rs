@@ -273,7 +273,7 @@ enum Order {
 /// package names, a day's blocklist) and you want the least memory and three memory reads per
 /// query. It cannot insert, delete or merge; rebuild instead. For sets that grow use
 /// [`crate::BlockedBloomFilter`] or [`crate::ScalableBloomFilter`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct XorFilter {
     hasher: KeyHasher,
     w: u32,
@@ -282,6 +282,24 @@ pub struct XorFilter {
     seg_len: u32,
     seg_count: u32,
     table: Words,
+}
+
+/// `Debug` without the construction seed of a keyed filter (it is derived from the secret).
+impl std::fmt::Debug for XorFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("XorFilter")
+            .field("hasher", &self.hasher)
+            .field("w", &self.w)
+            .field("items", &self.items)
+            .field(
+                "seed",
+                &crate::hash::MaybeSecret(self.hasher.is_secret(), self.seed),
+            )
+            .field("seg_len", &self.seg_len)
+            .field("seg_count", &self.seg_count)
+            .field("table", &self.table)
+            .finish()
+    }
 }
 
 impl XorFilter {

@@ -135,7 +135,7 @@ impl BloomierBuilder {
 /// labels) that must be tiny and fast and may answer garbage for unknown keys (or, with a
 /// fingerprint, answer "unknown" for nearly all of them). It is static: rebuild to change it.
 /// For a plain static set use [`crate::XorFilter`]; for counts use the counting family.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct BloomierFilter {
     hasher: KeyHasher,
     b: u32,
@@ -144,6 +144,24 @@ pub struct BloomierFilter {
     seed: u64,
     block: u64,
     table: Words,
+}
+
+/// `Debug` without the construction seed of a keyed filter (it is derived from the secret).
+impl std::fmt::Debug for BloomierFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BloomierFilter")
+            .field("hasher", &self.hasher)
+            .field("b", &self.b)
+            .field("f", &self.f)
+            .field("items", &self.items)
+            .field(
+                "seed",
+                &crate::hash::MaybeSecret(self.hasher.is_secret(), self.seed),
+            )
+            .field("block", &self.block)
+            .field("table", &self.table)
+            .finish()
+    }
 }
 
 impl BloomierFilter {

@@ -869,16 +869,33 @@ impl<K: Key> Extend<K> for BlockedCountingBloomFilter {
     }
 }
 
+impl BlockedCountingBloomFilter {
+    /// A filter holding `keys`, sized for that many keys (duplicates included, at least 1) at
+    /// rate `fpr` with 4-bit counters and the default hasher: the fallible form of
+    /// `collect()`. Collects the keys' hashes first (16 bytes per key), then sizes; an error
+    /// (invalid `fpr`, a size over the memory limit) is returned instead of a panic.
+    pub fn try_from_keys<K: Key>(keys: impl IntoIterator<Item = K>, fpr: f64) -> Result<Self> {
+        crate::params::check_fpr(fpr)?;
+        let hasher = KeyHasher::new();
+        let hashes: Vec<Hashed> = keys.into_iter().map(|k| hasher.hash(&k)).collect();
+        let mut f = Self::try_new((hashes.len() as u64).max(1), fpr)?;
+        f.insert_hashed_pipelined(hashes);
+        Ok(f)
+    }
+}
+
 impl<K: Key> FromIterator<K> for BlockedCountingBloomFilter {
     /// Collects the keys' hashes, then sizes the filter for that many keys (duplicates
     /// included) at a 1% false-positive rate with 4-bit counters.
+    ///
+    /// # Panics
+    /// When the filter cannot be made: a size over the memory limit
+    /// ([`crate::max_bytes`]) or an allocation failure. Use
+    /// [`BlockedCountingBloomFilter::try_from_keys`] to get an error instead.
     fn from_iter<I: IntoIterator<Item = K>>(iter: I) -> Self {
-        let hasher = KeyHasher::new();
-        let hashes: Vec<Hashed> = iter.into_iter().map(|k| hasher.hash(&k)).collect();
-        let mut f = Self::try_new((hashes.len() as u64).max(1), 0.01)
-            .unwrap_or_else(|e| panic!("cannot size a filter for {} keys: {e}", hashes.len()));
-        f.insert_hashed_pipelined(hashes);
-        f
+        Self::try_from_keys(iter, 0.01).unwrap_or_else(|e| {
+            panic!("cannot size a filter for the collected keys: {e} (use try_from_keys)")
+        })
     }
 }
 

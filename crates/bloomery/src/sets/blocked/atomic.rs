@@ -58,8 +58,10 @@ impl AtomicBlockedBloomFilter {
     #[inline]
     pub fn insert_hashed(&self, h: Hashed) -> bool {
         let new = atomic_insert(&self.words, h, &self.shape);
-        if new {
-            self.items.fetch_add(1, Ordering::Relaxed);
+        // Saturating: a count at u64::MAX (a file's own count) stays there; one fetch_add on
+        // the hot path, and the rare wrap is undone at once.
+        if new && self.items.fetch_add(1, Ordering::Relaxed) == u64::MAX {
+            self.items.store(u64::MAX, Ordering::Relaxed);
         }
         new
     }

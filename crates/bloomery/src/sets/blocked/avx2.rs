@@ -44,7 +44,7 @@ impl BlockedBloomFilter {
         // writable (`simd_write` is false while they are a read-only map: `decode_from`), and
         // `&mut self` excludes every other reference to them.
         let new = sectors_avx2::set(unsafe { &mut *p }, h);
-        self.core.items += u64::from(new);
+        self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
 

@@ -562,7 +562,7 @@ impl Filter for BlockedBloomFilter {
             .try_into()
             .expect("a block is BLOCK_WORDS words");
         let new = layout_insert(block, h, self.k, self.layout);
-        self.core.items += u64::from(new);
+        self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
 
@@ -671,18 +671,35 @@ impl BlockedBloomFilter {
     }
 }
 
-impl<K: Key> FromIterator<K> for BlockedBloomFilter {
-    /// Collects the keys' hashes, then sizes the filter for exactly that many keys at a 1%
-    /// false-positive rate.
-    fn from_iter<I: IntoIterator<Item = K>>(iter: I) -> Self {
+impl BlockedBloomFilter {
+    /// A filter holding `keys`, sized for exactly that many keys (at least 1) at rate `fpr`,
+    /// with the default hasher: the fallible form of `collect()`. Collects the keys' hashes
+    /// first (16 bytes per key), then sizes; an error (invalid `fpr`, a size over the memory
+    /// limit) is returned instead of a panic.
+    pub fn try_from_keys<K: Key>(keys: impl IntoIterator<Item = K>, fpr: f64) -> Result<Self> {
+        crate::params::check_fpr(fpr)?;
         let hasher = KeyHasher::new();
-        let hashes: Vec<Hashed> = iter.into_iter().map(|k| hasher.hash(&k)).collect();
-        let mut f = Self::try_new((hashes.len() as u64).max(1), 0.01)
-            .unwrap_or_else(|e| panic!("cannot size a filter for {} keys: {e}", hashes.len()));
+        let hashes: Vec<Hashed> = keys.into_iter().map(|k| hasher.hash(&k)).collect();
+        let mut f = Self::try_new((hashes.len() as u64).max(1), fpr)?;
         for h in hashes {
             f.insert_hashed(h);
         }
-        f
+        Ok(f)
+    }
+}
+
+impl<K: Key> FromIterator<K> for BlockedBloomFilter {
+    /// Collects the keys' hashes, then sizes the filter for exactly that many keys at a 1%
+    /// false-positive rate.
+    ///
+    /// # Panics
+    /// When the filter cannot be made: a size over the memory limit
+    /// ([`crate::max_bytes`]) or an allocation failure. Use
+    /// [`BlockedBloomFilter::try_from_keys`] to get an error instead.
+    fn from_iter<I: IntoIterator<Item = K>>(iter: I) -> Self {
+        Self::try_from_keys(iter, 0.01).unwrap_or_else(|e| {
+            panic!("cannot size a filter for the collected keys: {e} (use try_from_keys)")
+        })
     }
 }
 

@@ -132,7 +132,7 @@ impl BlockedBloomFilter {
         let out = fill(&mut writers);
         let new: u64 = writers.iter().map(|w| w.new).sum();
         let stray: Vec<Hashed> = writers.into_iter().flat_map(|w| w.stray).collect();
-        self.core.items += new;
+        self.core.items = self.core.items.saturating_add(new);
         self.insert_pipelined(stray);
         out
     }

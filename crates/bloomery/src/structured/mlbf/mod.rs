@@ -13,6 +13,7 @@ use crate::params;
 use crate::store::{self, Words};
 
 mod builder;
+mod debug;
 mod persist;
 mod url;
 
@@ -190,7 +191,7 @@ fn for_each_value(h: Hashed, k: usize, mut f: impl FnMut(u64)) {
 /// path, even with blocked layers: docs/BENCHMARKS.md ("Structured keys") measures
 /// the floor. The paper's own queries (a known URL plus an id, rejected by the XOR layer) are
 /// the cheap case.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct MultiLayerBloomFilter {
     hasher: KeyHasher,
     layers: u32,
@@ -389,7 +390,7 @@ impl MultiLayerBloomFilter {
             let words = layer.as_mut_slice();
             for_each_value(*h, k, |x| new |= store::set_bit(words, reduce(x, m)));
         }
-        self.items += u64::from(new);
+        self.items = self.items.saturating_add(u64::from(new));
         new
     }
 
