@@ -4,7 +4,7 @@
 #   2. the Python package's tests (a fresh virtual environment; scripts/test-python.sh);
 #   3. a short run of every fuzz target (scripts/fuzz.sh; visibly skipped without a nightly
 #      toolchain).
-# Needs: a Rust toolchain (rustup; Rust 1.80 or newer), Python 3.9+, and Debian/Ubuntu's apt for
+# Needs: a Rust toolchain (rustup; Rust 1.88 or newer), Python 3.9+, and Debian/Ubuntu's apt for
 # the system packages (run as root, or with sudo). The first run builds everything from
 # scratch: about 10-15 minutes on 2 cores; later runs take a few minutes.
 # Usage: bash scripts/test.sh [--no-python] [--no-fuzz]
@@ -23,11 +23,11 @@ done
 
 echo "== toolchain"
 if ! command -v cargo >/dev/null; then
-  echo "cargo not found: install Rust 1.80 or newer (https://rustup.rs), then run this again" >&2
+  echo "cargo not found: install Rust 1.88 or newer (https://rustup.rs), then run this again" >&2
   exit 1
 fi
 cargo --version
-need_rust="1.80"
+need_rust="1.88"
 have_rust="$(rustc --version | awk '{print $2}')"
 if [ "$(printf '%s\n%s\n' "$need_rust" "$have_rust" | sort -V | head -n1)" != "$need_rust" ]; then
   echo "rustc $have_rust is older than $need_rust: run 'rustup update stable'" >&2

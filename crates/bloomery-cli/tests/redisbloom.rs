@@ -162,14 +162,22 @@ fn import_errors_are_reported() {
     let out = dir.path().join("x.bloom");
     let bf = fixtures::load("bf-default").chunks;
     let cf = fixtures::load("cf-exp2").chunks;
-    // no --from
+    // no --from (also spelled --format)
     bloomery()
         .arg("import")
         .arg(&bf)
         .arg(&out)
         .assert()
         .code(2)
-        .stderr(predicates::str::contains("--from redisbloom"));
+        .stderr(predicates::str::contains("--format"));
+    // -n/-p: the chunks carry the sizing
+    bloomery()
+        .args(["import", "--from", "redisbloom", "-n", "100"])
+        .arg(&bf)
+        .arg(&out)
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains("-n/-p do not apply"));
     // chunks of two keys
     bloomery()
         .args(["import", "--from", "redisbloom"])

@@ -147,7 +147,7 @@ pub trait Merge {
 }
 
 /// Introspection shared by the bit-array filters: size, fill, live false-positive rate and
-/// the estimates of 002 §2.4.
+/// the estimates of Broder & Mitzenmacher §2.4.
 pub trait Stats {
     /// Bits in the array (m).
     fn bit_len(&self) -> u64;
@@ -172,7 +172,7 @@ pub trait Stats {
         }
     }
 
-    /// Estimated number of distinct items, from the number of zero bits (002 §2.1).
+    /// Estimated number of distinct items, from the number of zero bits (Broder & Mitzenmacher §2.1).
     fn estimated_len(&self) -> f64 {
         crate::params::estimate_items(self.bit_len(), self.hash_count(), self.count_ones())
     }
@@ -201,7 +201,14 @@ pub struct Builder<T> {
     pub(crate) bits: Option<u64>,
     pub(crate) hashes: Option<u32>,
     pub(crate) hasher: KeyHasher,
+    /// True once [`Builder::hasher`] (or `seed`, `keyed`) was called: a structure whose
+    /// default hash is not [`KeyHasher::new`] (the split-block filter's Parquet hash) uses
+    /// its own default only when no hasher was given.
+    pub(crate) hasher_given: bool,
     pub(crate) max_bytes: u64,
+    /// True once [`Builder::max_bytes`] was called: a scalable filter stores only a limit
+    /// given here in its file, never the process-wide default it was built under.
+    pub(crate) max_bytes_given: bool,
     pub(crate) growth: Option<u32>,
     pub(crate) tightening: Option<f64>,
     pub(crate) scaling: Option<bool>,
@@ -225,7 +232,9 @@ impl<T: Build> Builder<T> {
             bits: None,
             hashes: None,
             hasher: KeyHasher::new(),
+            hasher_given: false,
             max_bytes: store::max_bytes(),
+            max_bytes_given: false,
             growth: None,
             tightening: None,
             scaling: None,
@@ -243,7 +252,9 @@ impl<T: Build> Builder<T> {
             bits: self.bits,
             hashes: self.hashes,
             hasher: self.hasher,
+            hasher_given: self.hasher_given,
             max_bytes: self.max_bytes,
+            max_bytes_given: self.max_bytes_given,
             growth: self.growth,
             tightening: self.tightening,
             scaling: self.scaling,
@@ -287,9 +298,13 @@ impl<T: Build> Builder<T> {
         self.hashes = Some(k);
         self
     }
-    /// Hash with this hasher (seeded or keyed).
+    /// Hash with this hasher (seeded or keyed). Without this call a structure hashes with
+    /// its own default: [`KeyHasher::new`] for all but the split-block filter, which uses
+    /// Parquet's [`KeyHasher::parquet`]; any hasher given here is used as given (so
+    /// `hasher(KeyHasher::new())` makes a split-block filter that Parquet readers cannot use).
     pub fn hasher(mut self, h: KeyHasher) -> Self {
         self.hasher = h;
+        self.hasher_given = true;
         self
     }
     /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
@@ -300,12 +315,16 @@ impl<T: Build> Builder<T> {
     pub fn keyed(self) -> Result<Self> {
         Ok(self.hasher(KeyHasher::keyed()?))
     }
-    /// Refuse to allocate more than this many bytes.
+    /// Refuse to allocate more than this many bytes (default: the process-wide
+    /// [`max_bytes`](crate::max_bytes) when the builder was made). A scalable filter keeps a
+    /// limit given here in its file, as a bound on its growth wherever it is loaded.
     pub fn max_bytes(mut self, limit: u64) -> Self {
         self.max_bytes = limit;
+        self.max_bytes_given = true;
         self
     }
-    /// Scalable filters: capacity multiplier per new sub-filter (≥ 1; default 2).
+    /// Scalable filters: capacity multiplier per new sub-filter (1 to
+    /// [`ScalableBloomFilter::MAX_GROWTH`](crate::ScalableBloomFilter::MAX_GROWTH); default 2).
     pub fn growth(mut self, s: u32) -> Self {
         self.growth = Some(s);
         self
@@ -418,14 +437,31 @@ impl Core {
         Ok(())
     }
 
-    pub fn intersect(&mut self, other: &Core) -> Result<()> {
+    /// AND `other` into this core. The items become the inner-product estimate of
+    /// `|A ∩ B|` (Broder & Mitzenmacher §2.4) for a filter of `m` bits and `k` bits per key,
+    /// taken before the AND: the smaller side's count would only bound it. When an input is
+    /// full the estimate is undefined and the smaller count, an upper bound, is kept.
+    pub fn intersect(&mut self, other: &Core, m: u64, k: u32) -> Result<()> {
         self.check_hasher(other)?;
+        let (a, b) = (self.words.as_slice(), other.words.as_slice());
+        let est = crate::params::estimate_intersection(
+            m,
+            k,
+            m.saturating_sub(store::count_ones(a)),
+            m.saturating_sub(store::count_ones(b)),
+            m.saturating_sub(store::count_and(a, b)),
+        );
         store::and_assign(self.words.as_mut_slice(), other.words.as_slice());
-        self.items = self.items.min(other.items);
+        let bound = self.items.min(other.items);
+        self.items = if est.is_finite() {
+            (est.round() as u64).min(bound)
+        } else {
+            bound
+        };
         Ok(())
     }
 
-    /// Set every bit of the byte range `range` of the payload to one (000 §3): a damaged
+    /// Set every bit of the byte range `range` of the payload to one (Salman §3): a damaged
     /// region then answers "maybe" for every key that maps there, so no inserted key is lost.
     pub fn mark_damaged(&mut self, range: Range<u64>) -> Result<()> {
         let bytes = self.words.len() as u64 * 8;
@@ -448,8 +484,8 @@ pub(crate) fn shape_mismatch(left: String, right: String) -> Error {
     Error::Incompatible(Incompatibility::Shape { left, right })
 }
 
-/// Multiset counting: how many times a key was inserted, as an estimate (the counting family,
-/// issue 4). Where the structure guarantees it (counting filters without saturation, count-min
+/// Multiset counting: how many times a key was inserted, as an estimate (the counting family).
+/// Where the structure guarantees it (counting filters without saturation, count-min
 /// sketches, spectral filters with Minimum Selection) the estimate is never below the truth.
 pub trait Count {
     /// The hasher keys go through (the same one as [`Filter::hasher`] for structures that are

@@ -574,7 +574,11 @@ impl std::hash::Hasher for ByteHasher {
 /// Chooses the hash algorithm and seed; every structure holds one.
 ///
 /// Two structures can be merged only if their hashers are equal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// `Debug` never shows a secret: a keyed hasher prints `seed: <redacted>` (so `{:?}` of any
+/// structure, builder or header holding one is safe to log); [`KeyHasher::public_seed`] is
+/// the seed to display, `None` for a secret.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct KeyHasher {
     algorithm: HashAlgorithm,
     seed_kind: SeedKind,
@@ -584,6 +588,19 @@ pub struct KeyHasher {
 impl Default for KeyHasher {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+impl std::fmt::Debug for KeyHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("KeyHasher");
+        d.field("algorithm", &self.algorithm)
+            .field("seed_kind", &self.seed_kind);
+        match self.public_seed() {
+            Some(seed) => d.field("seed", &seed),
+            None => d.field("seed", &format_args!("<redacted>")),
+        };
+        d.finish()
     }
 }
 
@@ -685,6 +702,17 @@ impl KeyHasher {
         self.seed
     }
 
+    /// True when the seed is a secret: keyed mode (SipHash, whatever seed kind a file
+    /// claims). A secret must not be printed, logged or put in an error message.
+    pub fn is_secret(&self) -> bool {
+        self.algorithm == HashAlgorithm::SipHash13_128 || self.seed_kind == SeedKind::Keyed
+    }
+
+    /// The seed to show users: `None` when it is a secret ([`Self::is_secret`]).
+    pub fn public_seed(&self) -> Option<u128> {
+        (!self.is_secret()).then_some(self.seed)
+    }
+
     /// Hash a key.
     #[inline(always)]
     pub fn hash<K: Key + ?Sized>(&self, key: &K) -> Hashed {
@@ -740,6 +768,20 @@ impl KeyHasher {
     pub(crate) fn hash_xxh3<K: Key + ?Sized>(&self, key: &K) -> Hashed {
         debug_assert!(self.is_xxh3());
         key.with_bytes(|b| xxh3_128(b, self.seed as u64))
+    }
+}
+
+/// A value derived from a hasher's seed, for `Debug` output: shown as is, or as `<redacted>`
+/// when the seed is a secret (a value computed from the secret tells something about it).
+pub(crate) struct MaybeSecret<T>(pub bool, pub T);
+
+impl<T: std::fmt::Debug> std::fmt::Debug for MaybeSecret<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0 {
+            f.write_str("<redacted>")
+        } else {
+            self.1.fmt(f)
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use bloomery::{AnyFilter, BlockedBloomFilter, Filter, KeySet};
 
 use crate::cli::AddArgs;
 use crate::input::{self, Counts, KeySpec};
-use crate::num::{group, rate};
+use crate::num::{count, group, rate, target};
 use crate::output::{note, warn};
 
 pub fn run(a: AddArgs) -> Result<u8> {
@@ -68,13 +68,13 @@ pub fn run(a: AddArgs) -> Result<u8> {
         skipped.push_str(&format!(" ({} invalid URLs, skipped)", group(bad)));
     }
     note(&format!(
-        "{} lines read{skipped}, {} new items, {} in total; fill {:.3}; fpr now {} (target {})",
-        group(counts.lines),
-        group(f.len().saturating_sub(before)),
+        "{} read{skipped}, {}, {} in total; fill {:.3}; fpr now {} (target {})",
+        count(counts.lines, "line", "lines"),
+        count(f.len().saturating_sub(before), "new item", "new items"),
         group(i.items),
         i.fill_ratio,
         rate(i.current_fpr),
-        rate(i.target_fpr)
+        target(i.target_fpr)
     ));
     super::warn_if_over_info(&i);
     Ok(0)

@@ -1,12 +1,12 @@
 //! `bloomery check`: grep semantics over a filter.
 //!
 //! With `--edit-distance 1` a line also matches when a string within edit distance 1 of its
-//! key may be in the set (Manber & Wu's password check, seed 002 §3.1): the variants are those
+//! key may be in the set (Manber & Wu's password check, Broder & Mitzenmacher §3.1): the variants are those
 //! of [`edit1_variants`] (the key, its deletions, adjacent transpositions, substitutions and
 //! insertions over the alphabet, in that order), tested until the first hit, which is printed
 //! after the line and a tab (hex when `--hex`).
 
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 
 use anyhow::{bail, Result};
 use bloomery::KeySet;
@@ -14,7 +14,6 @@ use bloomery::{edit1_variants, PRINTABLE_ASCII};
 
 use crate::cli::CheckArgs;
 use crate::input::{self, KeySpec};
-use crate::num::group;
 use crate::output::note;
 
 pub fn run(a: CheckArgs) -> Result<u8> {
@@ -22,7 +21,7 @@ pub fn run(a: CheckArgs) -> Result<u8> {
     let f = super::load(&a.file)?;
     let hasher = *f.hasher();
     let structured = f.is_structured();
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     let alphabet = alphabet(&a)?;
     let contains = |k: &[u8]| {
         if structured {
@@ -82,7 +81,10 @@ pub fn run(a: CheckArgs) -> Result<u8> {
     }
     out.flush()?;
     if skip {
-        note(&format!("{} lines skipped as invalid URLs", group(invalid)));
+        note(&format!(
+            "{} skipped as invalid URLs",
+            crate::num::count(invalid, "line", "lines")
+        ));
     }
     Ok(if matched > 0 { 0 } else { 1 })
 }

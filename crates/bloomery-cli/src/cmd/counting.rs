@@ -1,7 +1,7 @@
 //! The counting kinds (counting, blocked-counting, dlcbf, spectral, cms, ibf, scbf) through
 //! `bloomery::AnyCounter`: create, add (increments), remove, count, check, info and flatten.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
@@ -74,6 +74,7 @@ pub fn create(a: &CreateArgs, kind: Kind) -> Result<u8> {
     };
     let o = CounterOptions {
         capacity: a.capacity,
+        occurrences: a.occurrences,
         fpr: a.fpr,
         bits: a.bits,
         hashes: a.hashes,
@@ -117,6 +118,7 @@ fn flag_names(e: bloomery::Error) -> anyhow::Error {
             "conservative" => "--conservative",
             "method" => "--method",
             "repeat_cap" => "--repeat-cap",
+            "occurrences" => "--occurrences",
             "groups" => "--groups",
             "dimensions" => "--width/--depth or --epsilon/--delta",
             _ => return e.into(),
@@ -166,12 +168,38 @@ pub fn add(a: &AddArgs) -> Result<u8> {
         insert(&mut f, due)?;
     }
     super::compress::save_in_place(&f.to_bytes(), &a.file)?;
+    let (capacity, target_fpr, current_fpr) = f.rates();
+    let rates = match (current_fpr, target_fpr) {
+        (Some(now), Some(target)) => format!(
+            "; fpr now {} (target {})",
+            crate::num::rate(now),
+            crate::num::rate(target)
+        ),
+        (Some(now), None) => format!("; fpr now {} (target none)", crate::num::rate(now)),
+        _ => String::new(),
+    };
     note(&format!(
-        "{} lines read, {} increments, {} in total",
-        group(counts.lines),
-        group(f.len().saturating_sub(before)),
+        "{} read, {}, {} in total{rates}",
+        crate::num::count(counts.lines, "line", "lines"),
+        crate::num::count(f.len().saturating_sub(before), "increment", "increments"),
         group(f.len())
     ));
+    if let (Some(now), Some(target)) = (current_fpr, target_fpr) {
+        if super::past_target(f.len(), capacity, now, target) {
+            output::warn(&format!(
+                "the {} structure is past its target false-positive rate: {} now (target {}); \
+                 it was sized for {} {}; create a larger one",
+                f.kind().name(),
+                crate::num::rate(now),
+                crate::num::rate(target),
+                group(capacity),
+                match f.kind() {
+                    Kind::Iterative | Kind::SpaceCode => "adds (--occurrences, repeats included)",
+                    _ => "distinct keys (-n)",
+                }
+            ));
+        }
+    }
     Ok(0)
 }
 
@@ -208,8 +236,8 @@ pub fn remove(a: &CountArgs) -> Result<u8> {
     })?;
     super::compress::save_in_place(&f.to_bytes(), &a.file)?;
     note(&format!(
-        "{} lines read, {} removed, {} not present",
-        group(counts.lines),
+        "{} read, {} removed, {} not present",
+        crate::num::count(counts.lines, "line", "lines"),
         group(removed),
         group(absent)
     ));
@@ -263,7 +291,7 @@ fn for_each_ahead(
 
 pub fn count(a: &CountArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     let mut print = |est: u64, line: &[u8]| -> Result<()> {
         write!(out, "{est}\t")?;
         out.write_all(line)?;
@@ -291,7 +319,7 @@ pub fn check(a: &CheckArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
     let f = load(&a.file)?;
     let hasher = *f.hasher();
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     let mut matched = 0u64;
     input::for_each_line(&a.inputs, &spec, |line, key| {
         let hit = key.is_some_and(|k| f.contains_hashed(hasher.hash_bytes(k)));
@@ -317,10 +345,7 @@ pub fn info(a: &InfoArgs) -> Result<u8> {
     let f = load(&a.file)?;
     let i = f.info();
     let h = f.hasher();
-    let seed = match h.seed_kind() {
-        bloomery::SeedKind::Keyed => None,
-        _ => Some(h.seed() as u64),
-    };
+    let seed = h.public_seed().map(|s| s as u64);
     if a.json {
         output::json(&json!({
             "file": a.file.display().to_string(),
@@ -430,7 +455,7 @@ pub fn info(a: &InfoArgs) -> Result<u8> {
             None => format!("{} (seed: keyed, secret)", h.algorithm().name()),
         },
     ));
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)

@@ -12,16 +12,15 @@ use std::path::Path;
 use anyhow::{bail, Context, Result};
 use bloomery::{AnyFilter, RedisBloomChunkFile, RedisBloomValue};
 
-use crate::cli::{ImportArgs, ImportFrom};
+use crate::cli::ImportArgs;
 use crate::num::{bytes, group};
 use crate::output::note;
 
-pub fn run(a: ImportArgs) -> Result<u8> {
-    match a.from {
-        Some(ImportFrom::Redisbloom) => {}
-        None => bail!("say where the input comes from: --from redisbloom"),
+pub fn run(a: &ImportArgs) -> Result<u8> {
+    if a.capacity.is_some() || a.fpr.is_some() {
+        bail!("-n/-p do not apply to --from redisbloom: the chunks carry the filter's sizing");
     }
-    let (out, inputs) = a.files.split_last().context("no OUT file")?;
+    let (out, inputs) = (&a.out, &a.inputs);
     let ins: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
     super::check_out(out, &ins, a.force)?;
     let mut files = Vec::with_capacity(inputs.len());

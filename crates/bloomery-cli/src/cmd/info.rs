@@ -1,9 +1,9 @@
 //! `bloomery info` and `bloomery estimate`.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use anyhow::{Context, Result};
-use bloomery::{AnyFilter, SeedKind};
+use bloomery::AnyFilter;
 use serde_json::json;
 
 use crate::cli::{EstimateArgs, InfoArgs};
@@ -15,19 +15,30 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
     let f = super::load(&a.file)?;
     let i = f.info();
-    let hasher = f.hasher();
-    // Plain and compressed sizes (issue 6): measured for a compressed file, predicted from the
+    let hasher = *f.hasher();
+    let (kind, parquet) = (f.kind(), parquet_compatible(&f));
+    let sbbf_bytes = match &f {
+        AnyFilter::SplitBlock(s) => Some(s.num_bytes() as u64),
+        _ => None,
+    };
+    let mlbf = mlbf_rates(&f);
+    // the sizes below decompress the file again: not while the filter is held too
+    drop(f);
+    // Plain and compressed sizes : measured for a compressed file, predicted from the
     // entropy bound m·H(p) for a plain one (no compression pass over a large file).
     let file_bytes = bloomery::read_file(&a.file)
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
     let packed = bloomery::compress::packed_sizes(&file_bytes, false)
         .with_context(|| format!("cannot load `{}`", a.file.display()))?;
-    drop(file_bytes);
-    // the seed is shown unless it is a keyed filter's secret
-    let seed = match hasher.seed_kind() {
-        SeedKind::Keyed => None,
-        _ => Some(hasher.seed() as u64),
+    // where the payload lies (plain files: a split-block filter's payload starts with its
+    // Parquet bitset); a compressed file's payload is its container
+    let payload = match bloomery::decode_header(&file_bytes, bloomery::Verify::HeaderOnly) {
+        Ok(d) => Some((d.payload_offset as u64, d.payload_len as u64)),
+        Err(_) => None,
     };
+    drop(file_bytes);
+    // the seed is shown unless it is a secret (keyed mode, whatever the file's seed kind says)
+    let seed = hasher.public_seed().map(|s| s as u64);
     let ratio = if i.lower_bound_bits > 0.0 {
         i.bits as f64 / i.lower_bound_bits
     } else {
@@ -68,6 +79,16 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             "entropy_bits": packed.entropy_bits,
             "compressed_ratio_to_entropy": packed.ratio_to_entropy(),
             "layers": if i.layers > 0 { json!(i.layers) } else { serde_json::Value::Null },
+            "parquet_compatible": parquet,
+            "payload_offset": payload.map(|p| p.0),
+            "payload_bytes": payload.map(|p| p.1),
+            "sbbf_bytes": sbbf_bytes,
+            "mlbf_rates": mlbf.as_ref().map(|r| json!({
+                "near_miss_by_layer": r.near_miss,
+                "near_miss_unshared_by_layer": r.unshared,
+                "recombined": r.recombined,
+                "novel": r.novel,
+            })),
         }))?;
         return Ok(0);
     }
@@ -146,12 +167,41 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         ),
     ];
     if matches!(
-        f.kind(),
+        kind,
         bloomery::Kind::Scalable
             | bloomery::Kind::RedisBloomChain
             | bloomery::Kind::RedisBloomCuckoo
     ) {
         rows.push(("sub-filters", i.sub_filters.to_string()));
+    }
+    match parquet {
+        Some(true) => rows.push(("parquet", "compatible (xxHash64, seed 0)".into())),
+        Some(false) => rows.push((
+            "parquet",
+            format!(
+                "NOT compatible: hashed with {} instead of Parquet's xxHash64 (seed 0), so \
+                 Parquet readers would miss its values",
+                i.hash
+            ),
+        )),
+        None => {}
+    }
+    if let Some(r) = &mlbf {
+        let list = |v: &[f64]| v.iter().map(|&x| rate(x)).collect::<Vec<_>>().join(", ");
+        rows.push((
+            "rate by query",
+            format!(
+                "near miss (one value never seen at its layer, e.g. a known page with a new \
+                 last segment), by layer of that value: at most {} (every URL sharing its \
+                 other segments, e.g. pages of one directory), about {} when none does; \
+                 recombined (every value seen at its layer, in a new combination): {}; novel \
+                 (every segment new): {}",
+                list(&r.near_miss),
+                list(&r.unshared),
+                rate(r.recombined),
+                rate(r.novel)
+            ),
+        ));
     }
     if i.layers > 0 {
         rows.push((
@@ -191,10 +241,54 @@ pub fn info(a: InfoArgs) -> Result<u8> {
             packed.ratio_to_entropy()
         ),
     ));
-    let mut out = io::stdout().lock();
+    if let Some((off, len)) = payload {
+        rows.push((
+            "payload",
+            match sbbf_bytes {
+                Some(sbbf) => format!(
+                    "{} bytes at offset {off}; its first {} are the Parquet bitset",
+                    group(len),
+                    group(sbbf)
+                ),
+                None => format!("{} bytes at offset {off}", group(len)),
+            },
+        ));
+    }
+    let mut out = crate::output::stdout();
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)
+}
+
+/// For a split-block filter: whether Parquet readers can use its bitset (its hash is
+/// Parquet's); `None` for the other kinds.
+fn parquet_compatible(f: &AnyFilter) -> Option<bool> {
+    match f {
+        AnyFilter::SplitBlock(s) => Some(s.is_parquet_compatible()),
+        _ => None,
+    }
+}
+
+/// A multi-layer URL filter's rates by kind of query (its "fpr now" is the worst near miss).
+struct MlbfRates {
+    near_miss: Vec<f64>,
+    unshared: Vec<f64>,
+    recombined: f64,
+    novel: f64,
+}
+
+fn mlbf_rates(f: &AnyFilter) -> Option<MlbfRates> {
+    let AnyFilter::Mlbf(m) = f else { return None };
+    Some(MlbfRates {
+        near_miss: (0..m.layers() as usize)
+            .filter_map(|i| m.near_miss_fpr(i))
+            .collect(),
+        unshared: (0..m.layers() as usize)
+            .filter_map(|i| m.near_miss_fpr_unshared(i))
+            .collect(),
+        recombined: m.recombined_fpr(),
+        novel: m.novel_fpr(),
+    })
 }
 
 fn finite(x: f64) -> serde_json::Value {
@@ -253,7 +347,7 @@ pub fn estimate(a: EstimateArgs) -> Result<u8> {
         let jac = if *union > 0.0 { inter / union } else { 0.0 };
         rows.push(("jaccard", format!("{jac:.4}")));
     }
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)

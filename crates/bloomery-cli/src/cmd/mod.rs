@@ -8,11 +8,13 @@ mod compress;
 mod counting;
 mod create;
 mod dedup;
+mod export;
 mod gen;
 mod import_redisbloom;
 mod info;
 mod lab;
 mod merge;
+mod parquet;
 mod xml;
 
 use std::path::Path;
@@ -24,6 +26,9 @@ use crate::cli::Command;
 
 pub fn run(cmd: Command) -> Result<u8> {
     match cmd {
+        Command::Create(a) if a.parquet_sizing && a.kind != crate::cli::KindArg::SplitBlock => {
+            bail!("--parquet-sizing applies to --kind split-block only")
+        }
         Command::Create(a) if bloomery::AnyCounter::holds(a.kind.kind()) => {
             counting::create(&a, a.kind.kind())
         }
@@ -44,13 +49,15 @@ pub fn run(cmd: Command) -> Result<u8> {
         Command::Remove(a) => counting::remove(&a),
         Command::Count(a) => counting::count(&a),
         Command::Flatten(a) => counting::flatten(&a),
-        Command::Import(a) => import_redisbloom::run(a),
         Command::GenUrls(a) => gen::run(a),
         Command::Compress(a) => compress::compress(a),
         Command::Decompress(a) => compress::decompress(a),
         Command::Diff(a) => compress::diff(a),
         Command::Patch(a) => compress::patch(a),
         Command::Xml(c) => xml::run(c),
+        Command::Parquet(c) => parquet::run(c),
+        Command::Export(a) => export::export(a),
+        Command::Import(a) => export::import(a),
     }
 }
 
@@ -88,13 +95,19 @@ pub fn warn_if_over(f: &AnyFilter) {
     warn_if_over_info(&f.info());
 }
 
+/// True when a structure's rate is past its target: above it once past capacity, or more
+/// than 10% above it before (the fill's noise at capacity stays well inside that on any
+/// filter of more than a few thousand bits).
+pub fn past_target(items: u64, capacity: u64, now: f64, target: f64) -> bool {
+    target > 0.0 && now > target && ((capacity > 0 && items > capacity) || now > 1.1 * target)
+}
+
 /// [`warn_if_over`] with the filter's info already at hand.
 pub fn warn_if_over_info(i: &bloomery::FilterInfo) {
-    if i.capacity > 0 && i.items > i.capacity && i.target_fpr > 0.0 && i.current_fpr > i.target_fpr
-    {
+    if past_target(i.items, i.capacity, i.current_fpr, i.target_fpr) {
         crate::output::warn(&format!(
-            "the filter holds {} items, past its capacity of {}: its false-positive rate is now \
-             {} (target {}); create a larger filter",
+            "the filter holds {} items (capacity {}): its false-positive rate is now {}, past \
+             its target {}; create a larger filter",
             crate::num::group(i.items),
             crate::num::group(i.capacity),
             crate::num::rate(i.current_fpr),

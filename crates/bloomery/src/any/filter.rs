@@ -347,9 +347,9 @@ impl AnyFilter {
     /// Decode any kind from bytes, verifying the checksum. A compressed file is decompressed
     /// first (and the plain file's checksum verified).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let bytes = crate::io::compress::plain_file(bytes)?;
-        let d = format::decode(&bytes, Verify::Checksum)?;
-        Self::decode(&d, Source::Bytes(&bytes))
+        let plain = crate::io::compress::plain_bytes(bytes)?;
+        let d = format::decode(plain.bytes(), Verify::Checksum)?;
+        Self::decode(&d, plain.source())
     }
 
     /// Load any kind from a file, verifying the checksum.

@@ -12,7 +12,7 @@
 //! 24      1     hash algorithm ([`crate::hash::HashAlgorithm`] id)
 //! 25      1     seed kind (default / user / keyed)
 //! 26      2     flags: 0 for a plain file; [`FLAG_COMPRESSED`] or [`FLAG_DELTA`] for the
-//!               compressed and delta forms of [`crate::io::compress`] (issue 6)
+//!               compressed and delta forms of [`crate::io::compress`]
 //! 28      4     length of the kind-specific parameters
 //! 32      16    seed (xxh3: low 8 bytes; keyed: the 128-bit secret)
 //! 48      8     item count
@@ -56,7 +56,7 @@ const MAX_HEADER: usize = 1 << 20;
 /// Bytes of the checksum trailer.
 const TRAILER: usize = 8;
 /// Header flag: the payload is a compressed container holding the plain payload
-/// ([`crate::io::compress`], issue 6). Every loader decompresses such a file transparently.
+/// ([`crate::io::compress`]). Every loader decompresses such a file transparently.
 pub const FLAG_COMPRESSED: u16 = 0x0001;
 /// Header flag: the file is a delta from a base file to the file this header describes
 /// ([`crate::io::compress::patch_file`]); it is not a filter and does not load as one.
@@ -190,7 +190,7 @@ pub fn decode_with_flags(bytes: &[u8], verify: Verify) -> Result<(Decoded, u16),
     let seed_kind_id = bytes[25];
     let flags = u16::from_le_bytes(rd(bytes, 26));
     let params_len = u32::from_le_bytes(rd(bytes, 28)) as usize;
-    if h % 64 != 0 || !(FIXED_HEADER..=MAX_HEADER).contains(&h) {
+    if !h.is_multiple_of(64) || !(FIXED_HEADER..=MAX_HEADER).contains(&h) {
         return Err(FormatError::Inconsistent(format!("header length {h}")));
     }
     if FIXED_HEADER + params_len > h {
@@ -372,9 +372,22 @@ pub fn save_atomic(path: &Path, write_fn: impl FnOnce(&mut dyn Write) -> Result<
     Ok(())
 }
 
+/// Refuse a directory given where a filter file belongs (mapping one fails with "No such
+/// device", reading one with "Is a directory": neither says what was wrong).
+fn not_a_directory(file: &std::fs::File) -> Result<()> {
+    if file.metadata()?.is_dir() {
+        return Err(Error::Io(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "this is a directory, not a filter file",
+        )));
+    }
+    Ok(())
+}
+
 /// Memory-map a file read-only.
 pub fn map_file(path: &Path) -> Result<Arc<memmap2::Mmap>> {
     let file = std::fs::File::open(path)?;
+    not_a_directory(&file)?;
     // SAFETY: the map is read-only. If another process truncates or rewrites the file while it
     // is mapped, reads may see changed bytes or fault (SIGBUS); bloomery itself never writes a
     // file in place (saves go through a rename), so files it manages are not modified under a
@@ -534,10 +547,10 @@ pub trait Persist: Sized {
     /// Decode from bytes (copying), verifying the checksum. A compressed file is
     /// decompressed first (and the plain file's checksum verified).
     fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let bytes = crate::io::compress::plain_file(bytes)?;
-        let d = decode(&bytes, Verify::Checksum)?;
+        let plain = crate::io::compress::plain_bytes(bytes)?;
+        let d = decode(plain.bytes(), Verify::Checksum)?;
         check_kind(&d, Self::KIND)?;
-        Self::decode_from(&d, Source::Bytes(&bytes), crate::store::max_bytes())
+        Self::decode_from(&d, plain.source(), crate::store::max_bytes())
     }
 
     /// Save atomically (temp file, fsync, rename).
@@ -603,7 +616,7 @@ impl FileBuf {
             requested: len,
             limit: crate::store::max_bytes(),
         })?;
-        if len < crate::store::ANON_THRESHOLD_BYTES {
+        if !crate::store::use_anon_map(len) {
             return Ok(Self(FileBufInner::Heap(vec![0; len])));
         }
         Ok(Self(FileBufInner::Anon(crate::store::anon_map(len)?)))
@@ -633,6 +646,7 @@ impl std::ops::Deref for FileBuf {
 /// into a plain buffer.
 pub fn read_file(path: &Path) -> Result<FileBuf> {
     let mut file = std::fs::File::open(path)?;
+    not_a_directory(&file)?;
     let len = file.metadata()?.len();
     let mut buf = FileBuf::zeroed(len)?;
     let complete = file.read_exact(buf.as_mut_slice()).is_ok() && {
