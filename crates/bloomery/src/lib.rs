@@ -98,8 +98,9 @@ pub use store::{max_bytes, set_max_bytes, Pipeline, DEFAULT_MAX_BYTES};
 pub use io::compress;
 pub use io::format::{
     decode as decode_header, read_file, read_header as peek_header, Decoded, FileBuf, Header,
-    Persist, Verify, FORMAT_VERSION,
+    Persist, SaveOptions, Verify, FORMAT_VERSION,
 };
+pub use io::mapped::{Encode, FileUpdate, MappedFile, Progress, PASS_CHUNK};
 // Sets.
 pub use sets::blocked::{
     AtomicBlockedBloomFilter, BlockLayout, BlockedBloomFilter, InsertRegions, RegionWriter,

@@ -704,12 +704,21 @@ fn le64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
 }
 
-/// The payload of a decoded file as words (the payload length is a multiple of 64 bytes).
-fn payload_words(bytes: &[u8], d: &format::Decoded) -> Vec<u64> {
-    bytes[d.payload_offset..d.payload_offset + d.payload_len]
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect()
+/// The payload of a decoded file as words (the payload length is a multiple of 64 bytes):
+/// borrowed in place when the bytes are aligned native words (a map, a file buffer), copied
+/// otherwise.
+fn payload_words<'b>(bytes: &'b [u8], d: &format::Decoded) -> std::borrow::Cow<'b, [u64]> {
+    let b = &bytes[d.payload_offset..d.payload_offset + d.payload_len];
+    if cfg!(target_endian = "little") {
+        if let Ok(words) = bytemuck::try_cast_slice::<u8, u64>(b) {
+            return std::borrow::Cow::Borrowed(words);
+        }
+    }
+    std::borrow::Cow::Owned(
+        b.chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect(),
+    )
 }
 
 /// A file of the common format from a header (its bytes `[0, H)`, taken verbatim except for
@@ -782,6 +791,72 @@ pub fn compress_file(bytes: &[u8]) -> Result<Vec<u8>> {
         format::FLAG_COMPRESSED,
         &pad64(c),
     ))
+}
+
+/// The compressed form of the file a structure saves as, made from its header and payload
+/// without building the plain file first: the plain file's checksum is computed by streaming
+/// its encoding through a sink that keeps only the trailer, and a payload of one word array is
+/// coded in place (several arrays are joined once).
+/// Equal, byte for byte, to [`compress_file`] of the plain file.
+pub(crate) fn compress_parts(
+    header: &format::Header,
+    payload: &format::Payload<'_>,
+) -> Result<Vec<u8>> {
+    let mut sink = TailSink([0; 8]);
+    format::write(header, payload, &mut sink)?;
+    let plain_sum = u64::from_le_bytes(sink.0);
+    let payload_len = payload.len();
+    let m = payload_len * 8;
+    let parts = payload.parts();
+    let joined: std::borrow::Cow<'_, [u64]> = match parts {
+        [one] if format::padded_len(one.len()) == (one.len() as u64) * 8 => {
+            std::borrow::Cow::Borrowed(one.as_slice())
+        }
+        _ => {
+            let mut v = Vec::new();
+            v.try_reserve_exact((payload_len / 8) as usize)
+                .map_err(|_| Error::AllocationFailed { bytes: payload_len })?;
+            for part in parts {
+                v.extend_from_slice(part.as_slice());
+                v.resize(
+                    (format::padded_len(part.len()) / 8) as usize + v.len() - part.len(),
+                    0,
+                );
+            }
+            std::borrow::Cow::Owned(v)
+        }
+    };
+    let stream = compress_bits(&joined, m)?;
+    let mut c = Vec::with_capacity(PACK_FIXED + stream.len() + 64);
+    c.extend_from_slice(&payload_len.to_le_bytes());
+    c.extend_from_slice(&plain_sum.to_le_bytes());
+    c.extend_from_slice(&(stream.len() as u64).to_le_bytes());
+    c.extend_from_slice(&stream);
+    Ok(assemble(
+        &header.encode(payload_len),
+        format::FLAG_COMPRESSED,
+        &pad64(c),
+    ))
+}
+
+/// A writer that keeps only the last 8 bytes written: fed a whole file by [`format::write`]
+/// (which computes the checksum as it writes), it holds the file's checksum trailer and
+/// nothing else.
+struct TailSink([u8; 8]);
+
+impl std::io::Write for TailSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.len() >= 8 {
+            self.0.copy_from_slice(&buf[buf.len() - 8..]);
+        } else {
+            self.0.rotate_left(buf.len());
+            self.0[8 - buf.len()..].copy_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// The plain file held by a compressed file, bit for bit: both checksums are verified (the
@@ -1034,7 +1109,8 @@ pub fn save_bytes(path: impl AsRef<std::path::Path>, bytes: &[u8]) -> Result<()>
 
 /// Save a structure in its compressed form, atomically.
 pub fn save_compressed<P: format::Persist>(f: &P, path: impl AsRef<std::path::Path>) -> Result<()> {
-    save_bytes(path, &compress_file(&f.to_bytes())?)
+    let (header, payload) = f.encode_parts();
+    save_bytes(path, &compress_parts(&header, &payload)?)
 }
 
 #[cfg(test)]

@@ -99,7 +99,8 @@ impl Header {
         (FIXED_HEADER + self.params.len()).div_ceil(64) * 64
     }
 
-    fn encode(&self, payload_len: u64) -> Vec<u8> {
+    /// The header's bytes for a payload of `payload_len` bytes (flags 0).
+    pub(crate) fn encode(&self, payload_len: u64) -> Vec<u8> {
         let h = self.encoded_len();
         let mut b = Vec::with_capacity(h);
         b.extend_from_slice(&MAGIC);
@@ -299,6 +300,11 @@ impl<'a> Payload<'a> {
         Self { parts }
     }
 
+    /// The word arrays, in order.
+    pub(crate) fn parts(&self) -> &[&'a Words] {
+        &self.parts
+    }
+
     /// Encoded length in bytes.
     pub fn len(&self) -> u64 {
         self.parts.iter().map(|w| padded_len(w.len())).sum()
@@ -363,13 +369,24 @@ pub fn save_atomic(path: &Path, write_fn: impl FnOnce(&mut dyn Write) -> Result<
     }
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| Error::Io(e.error))?;
+    sync_dir(path);
+    Ok(())
+}
+
+/// Make a rename into `path`'s directory durable (fsync the directory; best effort).
+pub(crate) fn sync_dir(path: &Path) {
     #[cfg(unix)]
     {
-        if let Ok(d) = std::fs::File::open(&dir) {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if let Ok(d) = std::fs::File::open(dir) {
             let _ = d.sync_all();
         }
     }
-    Ok(())
+    #[cfg(not(unix))]
+    let _ = path;
 }
 
 /// Memory-map a file read-only.
@@ -390,6 +407,8 @@ pub enum Source<'a> {
     Bytes(&'a [u8]),
     /// Map in place (zero-copy).
     Mapped(&'a Arc<memmap2::Mmap>),
+    /// Map in place, writable: a copy of a file being updated ([`crate::FileUpdate`]).
+    Shared(&'a Arc<crate::store::SharedMap>),
 }
 
 impl Source<'_> {
@@ -398,6 +417,9 @@ impl Source<'_> {
         match self {
             Source::Bytes(b) => b,
             Source::Mapped(m) => m,
+            // SAFETY: the whole map is readable; while a structure is decoded from it nothing
+            // writes it (the update hands the map to one decoder at a time, before any write).
+            Source::Shared(m) => unsafe { std::slice::from_raw_parts(m.ptr(), m.len()) },
         }
     }
 
@@ -412,6 +434,7 @@ impl Source<'_> {
                 Words::from_le_bytes(&b[offset..end], limit)
             }
             Source::Mapped(m) => Words::mapped(Arc::clone(m), offset, words, limit),
+            Source::Shared(m) => Words::shared(m, offset, words, limit),
         }
     }
 }
@@ -545,6 +568,36 @@ pub trait Persist: Sized {
         save_atomic(path.as_ref(), |w| self.write_to(w))
     }
 
+    /// Save atomically with [`SaveOptions`]: the compressed form, a progress report.
+    fn save_with(&self, path: impl AsRef<Path>, opts: SaveOptions<'_>) -> Result<()> {
+        save_encoded(self, path.as_ref(), opts)
+    }
+
+    /// Decode from a file opened with [`crate::MappedFile::open`]: the words are the file's
+    /// pages, used in place (a compressed file is decompressed into memory). The checksum is
+    /// not verified here: call [`crate::MappedFile::verify`] first for that guarantee.
+    fn from_mapped(file: &crate::MappedFile) -> Result<Self> {
+        if file.is_compressed() {
+            return Self::from_bytes(file.bytes());
+        }
+        let d = file.decoded();
+        check_kind(d, Self::KIND)?;
+        Self::decode_from(d, Source::Mapped(file.map()), crate::store::max_bytes())
+    }
+
+    /// Decode from a file opened for an update ([`crate::FileUpdate`]): the words are the
+    /// pages of the update's copy, and every change writes straight into it; seal it with
+    /// [`crate::FileUpdate::commit`].
+    fn from_update(up: &crate::FileUpdate) -> Result<Self> {
+        let d = up.decoded();
+        check_kind(d, Self::KIND)?;
+        Self::decode_from(
+            d,
+            Source::Shared(up.shared_map()),
+            crate::store::max_bytes(),
+        )
+    }
+
     /// Load a file into memory, verifying the checksum.
     fn load(path: impl AsRef<Path>) -> Result<Self> {
         Self::from_bytes(&read_file(path.as_ref())?)
@@ -557,14 +610,60 @@ pub trait Persist: Sized {
     /// The file must not be modified by another process while mapped (bloomery's own saves
     /// replace files by rename, which is safe).
     fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
-        let map = map_file(path.as_ref())?;
-        if crate::io::compress::is_packed(&map) {
-            // A compressed file cannot be used in place: decompress it into memory.
-            return Self::from_bytes(&map);
+        let file = crate::MappedFile::open(path)?;
+        if verify == Verify::Checksum {
+            file.verify(&mut |_| {})?;
         }
-        let d = decode(&map, verify)?;
-        check_kind(&d, Self::KIND)?;
-        Self::decode_from(&d, Source::Mapped(&map), crate::store::max_bytes())
+        Self::from_mapped(&file)
+    }
+}
+
+/// Options of a save ([`Persist::save_with`], [`crate::AnyFilter::save_with`], ...).
+#[derive(Default)]
+#[non_exhaustive]
+pub struct SaveOptions<'a> {
+    /// Write the compressed form ([`crate::compress`]).
+    pub compressed: bool,
+    /// Told the bytes written so far, about every [`crate::PASS_CHUNK`] bytes (plain saves).
+    pub progress: Option<crate::io::mapped::Progress<'a>>,
+}
+
+impl<'a> SaveOptions<'a> {
+    /// A plain save without progress reports.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Write the compressed form.
+    pub fn compressed(mut self, yes: bool) -> Self {
+        self.compressed = yes;
+        self
+    }
+
+    /// Report the bytes written.
+    pub fn progress(mut self, f: crate::io::mapped::Progress<'a>) -> Self {
+        self.progress = Some(f);
+        self
+    }
+}
+
+/// Save any encodable structure with `opts` (atomic).
+pub(crate) fn save_encoded<E: crate::io::mapped::Encode + ?Sized>(
+    f: &E,
+    path: &Path,
+    opts: SaveOptions<'_>,
+) -> Result<()> {
+    if opts.compressed {
+        let (header, payload) = f.encode_parts();
+        let packed = crate::io::compress::compress_parts(&header, &payload)?;
+        return save_atomic(path, |w| Ok(w.write_all(&packed)?));
+    }
+    match opts.progress {
+        Some(p) => save_atomic(path, |w| crate::io::mapped::write_with_progress(f, w, p)),
+        None => save_atomic(path, |w| {
+            let (header, payload) = f.encode_parts();
+            write(&header, &payload, w)
+        }),
     }
 }
 

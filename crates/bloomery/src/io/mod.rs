@@ -4,6 +4,7 @@
 
 pub mod compress;
 pub(crate) mod format;
+pub(crate) mod mapped;
 #[cfg(feature = "serde")]
 mod serde_impl;
 

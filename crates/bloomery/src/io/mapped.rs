@@ -1,0 +1,549 @@
+//! Big files: read-only maps with a streaming checksum, and updates through a writable map of
+//! a copy.
+//!
+//! A filter file can be larger than RAM. Three ways in, each with its guarantee:
+//!
+//! | how | what it reads | guarantee |
+//! |---|---|---|
+//! | [`MappedFile::open`] + [`MappedFile::verify`] (or `open_mmap(.., Verify::Checksum)`) | every byte once, streamed through the map in [`PASS_CHUNK`] pieces whose pages are dropped behind the pass | the payload is the one that was saved (xxh3-64 checksum), or a typed error |
+//! | [`MappedFile::open`] alone (or `open_mmap(.., Verify::HeaderOnly)`) | the header and what queries touch | header and parameters validated (magic, version, kind, lengths, hash, every parameter against the payload length); a damaged payload gives wrong answers (false positives or negatives), never a crash or an out-of-bounds read |
+//! | `load` / `from_bytes` | the whole file, copied into memory | as `Checksum` |
+//!
+//! A structure decoded from a map uses the file's pages in place: resident memory is the pages
+//! its queries touch. The checksum pass holds at most two chunks of the file resident.
+//!
+//! ## Updates: copy, map, update in place, rename
+//! [`FileUpdate`] updates a big file in bounded memory and keeps the atomic-save guarantee
+//! (after a crash at any point the file is either the old one or the new one):
+//! 1. the file is copied to a temporary file in the same directory — by the kernel
+//!    (`copy_file_range`, a reflink on filesystems that share extents) when the source is not
+//!    verified, or read once through its map while its checksum is computed and written out
+//!    when it is (a corrupt source is refused, not re-sealed with a fresh checksum);
+//! 2. the copy is mapped writable (a shared map): a structure decoded from it
+//!    ([`AnyFilter::from_update`](crate::AnyFilter::from_update), ...) writes straight into
+//!    the copy's pages; [`FileUpdate::release_memory`] drops touched pages from the process
+//!    (they stay in the page cache), so a long update keeps its resident memory bounded;
+//! 3. [`FileUpdate::commit`] writes the new header and any part that does not live in the
+//!    map, computes the checksum in one streaming pass, writes the trailer, flushes the map,
+//!    fsyncs the copy, renames it over the original and fsyncs the directory.
+//!
+//! Until the rename the original is never written; a failure or a crash leaves it as it was
+//! (and a stale `.bloomery-*.tmp` file beside it after a crash, as any atomic save does). The
+//! cost is one copy of the file and one streaming checksum pass; the disk needs room for the
+//! copy. An in-place update with a journal would write less for a few keys, but every reader
+//! would then have to recover an interrupted update before it could trust the file; the copy
+//! keeps readers as simple as the format (see `docs/CLI.md`, "Big filters", for the
+//! measurements behind the choice).
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, FormatError, Result};
+use crate::io::format::{self, Decoded, Header, Payload, Verify};
+use crate::store::SharedMap;
+
+/// Bytes one step of a streaming pass reads (and then drops from the process's memory).
+pub const PASS_CHUNK: usize = 8 << 20;
+
+/// Something that saves as a file of the format: every structure ([`Persist`](crate::Persist))
+/// and the run-time types [`AnyFilter`](crate::AnyFilter) and
+/// [`AnyCounter`](crate::AnyCounter). What [`FileUpdate::commit`] writes.
+pub trait Encode {
+    /// The header (with kind-specific parameters) and payload to write.
+    fn encode_parts(&self) -> (Header, Payload<'_>);
+}
+
+impl<P: format::Persist> Encode for P {
+    fn encode_parts(&self) -> (Header, Payload<'_>) {
+        format::Persist::encode_parts(self)
+    }
+}
+
+/// A progress callback: bytes of the pass done so far.
+pub type Progress<'a> = &'a mut dyn FnMut(u64);
+
+/// The xxh3-64 of `len` bytes at `ptr`, read in [`PASS_CHUNK`] steps; `release(offset, len)`
+/// is called behind each step and `progress` after it.
+///
+/// # Safety
+/// `ptr..ptr + len` must be readable for the whole call and not written by anyone meanwhile.
+unsafe fn stream_checksum(
+    ptr: *const u8,
+    len: usize,
+    mut ahead: impl FnMut(usize, usize),
+    mut release: impl FnMut(usize, usize),
+    progress: Progress<'_>,
+) -> u64 {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut at = 0;
+    while at < len {
+        let n = PASS_CHUNK.min(len - at);
+        ahead(at + n, PASS_CHUNK.min(len - at - n));
+        // SAFETY: `[at, at + n)` lies within `[0, len)`, readable and unchanging (the caller's
+        // contract).
+        h.update(unsafe { std::slice::from_raw_parts(ptr.add(at), n) });
+        release(at, n);
+        at += n;
+        progress(at as u64);
+    }
+    h.digest()
+}
+
+/// A filter file opened through a read-only memory map: its header decoded and validated, its
+/// payload untouched until a structure is decoded from it and queried (see the
+/// [module docs](self) for the guarantee of each way to open a file).
+///
+/// ```
+/// use bloomery::{AnyFilter, BlockedBloomFilter, MappedFile, Persist};
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("seen.bloom");
+/// let mut f = BlockedBloomFilter::try_new(1000, 0.01)?;
+/// f.insert("alice");
+/// f.save(&path)?;
+///
+/// let file = MappedFile::open(&path)?;
+/// file.verify(&mut |_done| {})?; // one streaming pass; skip it to trust the payload
+/// let mapped = AnyFilter::from_mapped(&file)?;
+/// assert!(mapped.contains("alice"));
+/// # Ok(()) }
+/// ```
+pub struct MappedFile {
+    map: Arc<memmap2::Mmap>,
+    decoded: Decoded,
+    flags: u16,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for MappedFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MappedFile")
+            .field("path", &self.path)
+            .field("len", &self.map.len())
+            .field("kind", &self.decoded.header.kind)
+            .field("flags", &self.flags)
+            .finish()
+    }
+}
+
+impl MappedFile {
+    /// Map a file and validate its header (magic, version, kind, lengths, hash, flags);
+    /// nothing of the payload is read. A compressed file opens too (its structure is
+    /// decompressed into memory when decoded); a delta file is refused.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let map = format::map_file(path)?;
+        let (decoded, flags) = format::decode_with_flags(&map, Verify::HeaderOnly)?;
+        if flags == format::FLAG_DELTA {
+            return Err(Error::Unsupported(
+                "this is a delta file, not a filter: apply it to its base with `patch`".into(),
+            ));
+        }
+        #[cfg(unix)]
+        {
+            // Queries touch a few pages each: no read-ahead around them. Advice only.
+            let _ = map.advise(memmap2::Advice::Random);
+        }
+        Ok(Self {
+            map,
+            decoded,
+            flags,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The validated header.
+    pub fn header(&self) -> &Header {
+        &self.decoded.header
+    }
+
+    /// The path it was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes of the file.
+    pub fn len(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    /// Always false: a valid file has at least a header and a trailer.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Bytes of the payload (for a compressed file, of its compressed container).
+    pub fn payload_len(&self) -> u64 {
+        self.decoded.payload_len as u64
+    }
+
+    /// Bytes of the header.
+    pub fn header_len(&self) -> u64 {
+        self.decoded.payload_offset as u64
+    }
+
+    /// True for a compressed file (its structures are decompressed into memory).
+    pub fn is_compressed(&self) -> bool {
+        self.flags == format::FLAG_COMPRESSED
+    }
+
+    /// The file's bytes, in place (reading them faults their pages in).
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// Verify the checksum in one streaming pass over the map, [`PASS_CHUNK`] bytes at a
+    /// time, dropping each chunk's pages from the process behind the pass (they stay in the
+    /// page cache): resident memory stays at about two chunks whatever the file's size.
+    /// `progress` is told the bytes done after each chunk (of [`len`](Self::len) in all).
+    pub fn verify(&self, progress: Progress<'_>) -> Result<()> {
+        let body = self.map.len() - 8;
+        let map = &self.map;
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Sequential);
+        // SAFETY: the map is read-only and lives for the call; the file must not be modified
+        // while mapped (the contract of every map, see `map_file`).
+        let computed = unsafe {
+            stream_checksum(
+                map.as_ptr(),
+                body,
+                |at, n| {
+                    #[cfg(unix)]
+                    if n > 0 {
+                        let _ = map.advise_range(memmap2::Advice::WillNeed, at, n);
+                    }
+                    #[cfg(not(unix))]
+                    let _ = (at, n);
+                },
+                |at, n| release_readonly(map, at, n),
+                progress,
+            )
+        };
+        #[cfg(unix)]
+        let _ = map.advise(memmap2::Advice::Random);
+        let stored = u64::from_le_bytes(self.map[body..].try_into().expect("8 bytes"));
+        if computed != stored {
+            return Err(FormatError::ChecksumMismatch { stored, computed }.into());
+        }
+        Ok(())
+    }
+
+    /// Drop this file's pages from the process's memory (they stay in the page cache and
+    /// fault back in when touched again): for callers that make their own passes.
+    pub fn release_memory(&self) {
+        release_readonly(&self.map, 0, self.map.len());
+    }
+
+    pub(crate) fn decoded(&self) -> &Decoded {
+        &self.decoded
+    }
+
+    pub(crate) fn map(&self) -> &Arc<memmap2::Mmap> {
+        &self.map
+    }
+}
+
+/// Drop `[at, at + n)` of a read-only shared map from the process (the page cache keeps it).
+fn release_readonly(map: &memmap2::Mmap, at: usize, n: usize) {
+    #[cfg(unix)]
+    // SAFETY: MADV_DONTNEED on a read-only shared file map unmaps the pages; the next access
+    // reads the same bytes back from the file, which must not change while mapped (the
+    // contract of every map), so no reference into the map observes a change.
+    unsafe {
+        let _ = map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, at, n);
+    }
+    #[cfg(not(unix))]
+    let _ = (map, at, n);
+}
+
+/// An update of a big file in bounded memory: a copy of the file beside it, mapped writable,
+/// into which a structure writes in place; [`commit`](Self::commit) seals the copy and
+/// renames it over the original (see the [module docs](self) for the steps and the
+/// guarantee). Dropping it without a commit removes the copy and leaves the file as it was.
+///
+/// ```
+/// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Persist, Verify};
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("seen.bloom");
+/// BlockedBloomFilter::try_new(1000, 0.01)?.save(&path)?;
+///
+/// let up = FileUpdate::open(&path, Verify::Checksum, &mut |_| {})?;
+/// let mut f = AnyFilter::from_update(&up)?;
+/// f.insert("alice")?;
+/// up.commit(f, &mut |_| {})?;
+///
+/// assert!(AnyFilter::load(&path)?.contains("alice"));
+/// # Ok(()) }
+/// ```
+pub struct FileUpdate {
+    target: PathBuf,
+    tmp: tempfile::NamedTempFile,
+    map: Arc<SharedMap>,
+    decoded: Decoded,
+}
+
+impl std::fmt::Debug for FileUpdate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileUpdate")
+            .field("target", &self.target)
+            .field("copy", &self.tmp.path())
+            .field("len", &self.map.len())
+            .finish()
+    }
+}
+
+impl FileUpdate {
+    /// Copy the plain file at `path` to a temporary file in its directory and map the copy
+    /// writable. With [`Verify::Checksum`] the source is read once through its map, checksummed
+    /// and written out (a damaged source is refused); with [`Verify::HeaderOnly`] the kernel
+    /// copies it (`copy_file_range`). `progress` is told the bytes copied. A compressed file
+    /// cannot be updated in place (load it, update, save it compressed).
+    pub fn open(path: impl AsRef<Path>, verify: Verify, progress: Progress<'_>) -> Result<Self> {
+        let target = path.as_ref().to_path_buf();
+        let src = MappedFile::open(&target)?;
+        if src.is_compressed() {
+            return Err(Error::Unsupported(
+                "a compressed file cannot be updated in place: load it into memory".into(),
+            ));
+        }
+        let decoded = src.decoded().clone();
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".bloomery-")
+            .suffix(".tmp")
+            .tempfile_in(&dir)?;
+        let len = src.map.len();
+        if verify == Verify::Checksum {
+            copy_verified(&src, tmp.as_file_mut(), progress)?;
+        } else {
+            copy_kernel(&target, tmp.as_file_mut(), len as u64, progress)?;
+        }
+        drop(src);
+        if tmp.as_file().metadata()?.len() != len as u64 {
+            return Err(Error::Io(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the file changed while it was copied",
+            )));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&target)?.permissions().mode() & 0o7777;
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        // SAFETY: the copy is a private temporary file of this process (created 0600 with a
+        // random name); nothing else writes or truncates it while it is mapped.
+        let map = unsafe { memmap2::MmapMut::map_mut(tmp.as_file())? };
+        #[cfg(unix)]
+        {
+            let _ = map.advise(memmap2::Advice::Random);
+        }
+        Ok(Self {
+            target,
+            tmp,
+            map: Arc::new(SharedMap::new(map)),
+            decoded,
+        })
+    }
+
+    /// The header of the file being updated (as it was opened).
+    pub fn header(&self) -> &Header {
+        &self.decoded.header
+    }
+
+    /// Bytes of the file.
+    pub fn len(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    /// Always false: a valid file has at least a header and a trailer.
+    pub fn is_empty(&self) -> bool {
+        self.map.len() == 0
+    }
+
+    /// The file being updated.
+    pub fn path(&self) -> &Path {
+        &self.target
+    }
+
+    /// Drop the pages touched so far from the process's memory. Written pages are kept by the
+    /// page cache (and reach the copy on disk at [`commit`](Self::commit)); the next access
+    /// faults a page back in. Call it every few thousand keys to bound the resident memory of
+    /// a long update.
+    pub fn release_memory(&self) {
+        self.map.release(0, self.map.len());
+    }
+
+    pub(crate) fn decoded(&self) -> &Decoded {
+        &self.decoded
+    }
+
+    pub(crate) fn shared_map(&self) -> &Arc<SharedMap> {
+        &self.map
+    }
+
+    /// Seal the update and replace the original: write `f`'s header and every part of its
+    /// payload that does not already live in the copy, compute the checksum in one streaming
+    /// pass (`progress` is told the bytes done), write the trailer, flush and fsync the copy,
+    /// rename it over the original and fsync the directory. `f` is consumed, so nothing
+    /// writes into the file after it is sealed. A structure whose size changed (a scalable
+    /// filter that grew a sub-filter) is written whole instead, as a save does.
+    pub fn commit<E: Encode>(self, f: E, progress: Progress<'_>) -> Result<()> {
+        let (header, payload) = f.encode_parts();
+        let head = header.encode(payload.len());
+        let h = self.decoded.payload_offset;
+        if head.len() != h || payload.len() != self.decoded.payload_len as u64 {
+            // A new shape: write a whole new file (the words still in the copy are read
+            // through its map).
+            format::save_atomic(&self.target, |w| {
+                let mut w = CountingWriter {
+                    inner: w,
+                    done: 0,
+                    progress,
+                };
+                format::write(&header, &payload, &mut w)
+            })?;
+            return Ok(());
+        }
+        let base = self.map.ptr();
+        // SAFETY (for the writes below): `[0, h)` is the header, which no structure maps; each
+        // part is written only where no `Words` of `f` maps it (a part in place is skipped),
+        // and `f`'s parts are read through shared borrows while nothing writes them.
+        let mut at = h;
+        for part in payload.parts() {
+            let padded = format::padded_len(part.len()) as usize;
+            let in_place = matches!(part.shared_view(),
+                Some((m, off)) if Arc::ptr_eq(m, &self.map) && off == at);
+            if !in_place {
+                let mut cursor = at;
+                part.write_le(|b| {
+                    // SAFETY: see above; `cursor + b.len()` stays within the part's padded
+                    // range, which lies within the payload (same total length as the file's).
+                    unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), base.add(cursor), b.len()) };
+                    cursor += b.len();
+                    Ok::<_, Error>(())
+                })?;
+                // SAFETY: the padding after the part's words, within its padded range.
+                unsafe { std::ptr::write_bytes(base.add(cursor), 0, at + padded - cursor) };
+            }
+            at += padded;
+        }
+        // SAFETY: the header range `[0, h)`, see above.
+        unsafe { std::ptr::copy_nonoverlapping(head.as_ptr(), base, h) };
+        let body = h + self.decoded.payload_len;
+        drop(f);
+        let map = &self.map;
+        // SAFETY: `f` is dropped, so nothing writes the map during the pass.
+        let sum =
+            unsafe { stream_checksum(base, body, |_, _| {}, |at, n| map.release(at, n), progress) };
+        // SAFETY: the trailer `[body, body + 8)`, the last 8 bytes of the file.
+        unsafe { std::ptr::copy_nonoverlapping(sum.to_le_bytes().as_ptr(), base.add(body), 8) };
+        self.map.flush()?;
+        self.tmp.as_file().sync_all()?;
+        self.tmp
+            .persist(&self.target)
+            .map_err(|e| Error::Io(e.error))?;
+        format::sync_dir(&self.target);
+        Ok(())
+    }
+}
+
+/// A writer that reports the bytes through it.
+struct CountingWriter<'a, W> {
+    inner: W,
+    done: u64,
+    progress: Progress<'a>,
+}
+
+impl<W: Write> Write for CountingWriter<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(&buf[..buf.len().min(PASS_CHUNK)])?;
+        let before = self.done / PASS_CHUNK as u64;
+        self.done += n as u64;
+        if self.done / PASS_CHUNK as u64 != before {
+            (self.progress)(self.done);
+        }
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        (self.progress)(self.done);
+        self.inner.flush()
+    }
+}
+
+/// Write a structure through `w` in pieces of at most [`PASS_CHUNK`] bytes, telling
+/// `progress` the bytes written: a save with a progress report.
+pub(crate) fn write_with_progress<E: Encode + ?Sized>(
+    f: &E,
+    w: &mut dyn Write,
+    progress: Progress<'_>,
+) -> Result<()> {
+    let (header, payload) = f.encode_parts();
+    let mut w = CountingWriter {
+        inner: w,
+        done: 0,
+        progress,
+    };
+    format::write(&header, &payload, &mut w)
+}
+
+/// Copy `src` to `dst` through the source's map, computing the checksum on the way; refuses a
+/// source whose checksum does not match.
+fn copy_verified(src: &MappedFile, dst: &mut File, progress: Progress<'_>) -> Result<()> {
+    let map = &src.map;
+    let body = map.len() - 8;
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut at = 0;
+    while at < map.len() {
+        let n = PASS_CHUNK.min(map.len() - at);
+        #[cfg(unix)]
+        {
+            let next = (at + n).min(map.len());
+            let _ = map.advise_range(
+                memmap2::Advice::WillNeed,
+                next,
+                PASS_CHUNK.min(map.len() - next),
+            );
+        }
+        let chunk = &map[at..at + n];
+        h.update(&chunk[..n.min(body.saturating_sub(at))]);
+        dst.write_all(chunk)?;
+        release_readonly(map, at, n);
+        at += n;
+        progress(at as u64);
+    }
+    let stored = u64::from_le_bytes(map[body..].try_into().expect("8 bytes"));
+    let computed = h.digest();
+    if computed != stored {
+        return Err(FormatError::ChecksumMismatch { stored, computed }.into());
+    }
+    Ok(())
+}
+
+/// Copy `len` bytes of the file at `src` to `dst` in the kernel (`copy_file_range` where the
+/// platform has it, which shares extents on filesystems that can), [`PASS_CHUNK`] at a time.
+fn copy_kernel(src: &Path, dst: &mut File, len: u64, progress: Progress<'_>) -> Result<()> {
+    let mut from = File::open(src)?;
+    let mut done = 0u64;
+    while done < len {
+        let step = (PASS_CHUNK as u64 * 8).min(len - done);
+        let n = std::io::copy(&mut std::io::Read::take(&mut from, step), dst)?;
+        if n == 0 {
+            break;
+        }
+        done += n;
+        progress(done);
+    }
+    Ok(())
+}
