@@ -79,7 +79,7 @@ fn streaming_verify_accepts_good_files_and_finds_one_flipped_bit() {
     assert_eq!(*seen.last().unwrap(), len - 8);
     assert!(seen.windows(2).all(|w| w[0] < w[1]));
     assert_eq!(file.header().kind, Kind::Blocked);
-    assert_eq!(BlockedBloomFilter::from_mapped(&file).unwrap(), f);
+    assert_eq!(file.decode::<BlockedBloomFilter>().unwrap(), f);
     for at in [100, len / 2, len - 9] {
         let mut bytes = std::fs::read(&path).unwrap();
         bytes[at as usize] ^= 0x10;
@@ -167,7 +167,7 @@ fn a_scalable_filter_that_grows_is_written_whole() {
     }
     s.save(&path).unwrap();
     let up = FileUpdate::open(&path, Verify::Checksum, &mut |_| {}).unwrap();
-    let mut g = ScalableBloomFilter::from_update(&up).unwrap();
+    let mut g = up.decode::<ScalableBloomFilter>().unwrap();
     for i in 50..1000u32 {
         g.insert(&i);
         s.insert(&i);

@@ -1,17 +1,17 @@
 //! One module per command family; `run` dispatches. Every command returns its exit status.
 
 mod add;
-mod add_threads;
 mod calc;
 mod check;
 mod compress;
-mod counting;
 mod create;
 mod dedup;
 mod gen;
 mod info;
 mod lab;
 mod merge;
+pub mod open;
+mod remove;
 mod xml;
 
 use std::path::Path;
@@ -23,16 +23,10 @@ use crate::cli::Command;
 
 pub fn run(cmd: Command) -> Result<u8> {
     match cmd {
-        Command::Create(a) if bloomery::AnyCounter::holds(a.kind.kind()) => {
-            counting::create(&a, a.kind.kind())
-        }
         Command::Create(a) => create::run(a),
-        Command::Add(a) if counting::is_counter(&a.file)? => counting::add(&a),
         Command::Add(a) => add::run(a),
-        Command::Check(a) if counting::is_counter(&a.file)? => counting::check(&a),
         Command::Check(a) => check::run(a),
         Command::Dedup(a) => dedup::run(a),
-        Command::Info(a) if counting::is_counter(&a.file)? => counting::info(&a),
         Command::Info(a) => info::info(a),
         Command::Estimate(a) => info::estimate(a),
         Command::Union(a) => merge::union(a, false),
@@ -40,9 +34,9 @@ pub fn run(cmd: Command) -> Result<u8> {
         Command::Fold(a) => merge::fold(a),
         Command::Calc(a) => calc::run(a),
         Command::Lab(a) => lab::run(a),
-        Command::Remove(a) => counting::remove(&a),
-        Command::Count(a) => counting::count(&a),
-        Command::Flatten(a) => counting::flatten(&a),
+        Command::Remove(a) => remove::run(&a),
+        Command::Count(a) => check::count(&a),
+        Command::Flatten(a) => merge::flatten(&a),
         Command::GenUrls(a) => gen::run(a),
         Command::Compress(a) => compress::compress(a),
         Command::Decompress(a) => compress::decompress(a),
@@ -50,11 +44,6 @@ pub fn run(cmd: Command) -> Result<u8> {
         Command::Patch(a) => compress::patch(a),
         Command::Xml(c) => xml::run(c),
     }
-}
-
-/// Load a filter file of any kind, with the path in the error.
-pub fn load(path: &Path) -> Result<AnyFilter> {
-    AnyFilter::load(path).with_context(|| format!("cannot load `{}`", path.display()))
 }
 
 /// Save atomically, with the path in the error.
@@ -82,11 +71,6 @@ pub fn check_out(out: &Path, inputs: &[&Path], force: bool) -> Result<()> {
 }
 
 /// Warn when a filter went past its capacity and its rate past its target.
-pub fn warn_if_over(f: &AnyFilter) {
-    warn_if_over_info(&f.info());
-}
-
-/// [`warn_if_over`] with the filter's info already at hand.
 pub fn warn_if_over_info(i: &bloomery::FilterInfo) {
     if i.capacity > 0 && i.items > i.capacity && i.target_fpr > 0.0 && i.current_fpr > i.target_fpr
     {

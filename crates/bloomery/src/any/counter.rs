@@ -8,8 +8,9 @@ use crate::dispatch::{CounterInfo, CounterKind};
 use crate::error::{invalid, FormatError, Result};
 use crate::filter::RemoveError;
 use crate::hash::{Hashed, KeyHasher};
+use crate::io::format::Encode;
 use crate::io::format::{self, Persist, SaveOptions, Source, Verify};
-use crate::io::mapped::{Encode, FileUpdate, MappedFile};
+use crate::io::mapped::{FileUpdate, MappedFile};
 use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
 use crate::{
     BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, DLeftCountingBloomFilter,

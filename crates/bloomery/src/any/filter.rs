@@ -15,8 +15,9 @@ use crate::dispatch::{SetKind, SetStats};
 use crate::error::{Error, FormatError, Incompatibility, Result};
 use crate::filter::{Build, Builder, KeySet, Merge};
 use crate::hash::{Hashed, Key, KeyHasher};
+use crate::io::format::Encode;
 use crate::io::format::{self, Persist, SaveOptions, Source, Verify};
-use crate::io::mapped::{Encode, FileUpdate, MappedFile};
+use crate::io::mapped::{FileUpdate, MappedFile};
 use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
 use crate::{
     BlockedBloomFilter, BloomFilter, MultiLayerBloomFilter, PartitionedBloomFilter,

@@ -77,7 +77,7 @@
 //! [`Error::TooLarge`], a delta for another base an [`Error::Incompatible`]; nothing panics.
 
 use crate::error::{inconsistent, invalid, Error, FormatError, Result};
-use crate::io::format;
+use crate::io::header as format;
 use crate::store::{self, Words};
 
 /// Tag byte of a stored (uncoded) bit array, for arrays near half full.
@@ -980,14 +980,12 @@ pub fn packed_sizes(bytes: &[u8], exact: bool) -> Result<PackedSizes> {
         let (pd, _) = format::decode_with_flags(&packed, format::Verify::HeaderOnly)?;
         (packed.len() as u64, le64(&packed, pd.payload_offset + 16))
     } else {
-        let ones = count_ones_m(&words, m);
-        let stream = if ones == 0 || ones == m {
-            HEADER_BYTES as u64
-        } else {
-            (entropy / 8.0).ceil() as u64 + HEADER_BYTES as u64 + 5
-        };
-        let container = (PACK_FIXED as u64 + stream).div_ceil(64) * 64;
-        (d.payload_offset as u64 + container + 8, stream)
+        let p = predicted_sizes(
+            d.payload_offset as u64,
+            d.payload_len as u64,
+            count_ones_m(&words, m),
+        );
+        (p.compressed_bytes, p.stream_bytes)
     };
     Ok(PackedSizes {
         compressed_input,
@@ -997,6 +995,34 @@ pub fn packed_sizes(bytes: &[u8], exact: bool) -> Result<PackedSizes> {
         stream_bytes,
         entropy_bits: entropy,
     })
+}
+
+/// The sizes [`packed_sizes`] predicts for a plain file (not measured: `exact` is false) from
+/// its header and payload lengths and the number of one bits in its payload, with no pass
+/// over the payload: for callers that already counted the bits (`bloomery info` on a mapped
+/// file). Equal to `packed_sizes(file, false)` for the file they describe.
+pub fn predicted_sizes(header_len: u64, payload_len: u64, ones: u64) -> PackedSizes {
+    let m = payload_len * 8;
+    let ones = ones.min(m);
+    let entropy = if m == 0 {
+        0.0
+    } else {
+        m as f64 * crate::params::entropy((m - ones) as f64 / m as f64)
+    };
+    let stream = if ones == 0 || ones == m {
+        HEADER_BYTES as u64
+    } else {
+        (entropy / 8.0).ceil() as u64 + HEADER_BYTES as u64 + 5
+    };
+    let container = (PACK_FIXED as u64 + stream).div_ceil(64) * 64;
+    PackedSizes {
+        compressed_input: false,
+        exact: false,
+        plain_bytes: header_len + payload_len + 8,
+        compressed_bytes: header_len + container + 8,
+        stream_bytes: stream,
+        entropy_bits: entropy,
+    }
 }
 
 /// A delta file from `old` to `new` (each plain or compressed): the header of `new` with flag
@@ -1100,17 +1126,6 @@ pub fn patch_file(old: &[u8], delta: &[u8], limit_bytes: u64) -> Result<Vec<u8>>
         }));
     }
     Ok(out)
-}
-
-/// Save bytes (a file of the common format in any form) atomically: temp file, fsync, rename.
-pub fn save_bytes(path: impl AsRef<std::path::Path>, bytes: &[u8]) -> Result<()> {
-    format::save_atomic(path.as_ref(), |w| Ok(w.write_all(bytes)?))
-}
-
-/// Save a structure in its compressed form, atomically.
-pub fn save_compressed<P: format::Persist>(f: &P, path: impl AsRef<std::path::Path>) -> Result<()> {
-    let (header, payload) = f.encode_parts();
-    save_bytes(path, &compress_parts(&header, &payload)?)
 }
 
 #[cfg(test)]

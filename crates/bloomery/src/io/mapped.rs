@@ -41,62 +41,16 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, FormatError, Result};
-use crate::io::format::{self, Decoded, Header, Payload, Verify};
+use crate::io::format::{self, release_readonly, Encode, Persist, Progress, Source};
+use crate::io::header::{stream_checksum, Decoded, Header, Verify, PASS_CHUNK};
 use crate::store::SharedMap;
-
-/// Bytes one step of a streaming pass reads (and then drops from the process's memory).
-pub const PASS_CHUNK: usize = 8 << 20;
-
-/// Something that saves as a file of the format: every structure ([`Persist`](crate::Persist))
-/// and the run-time types [`AnyFilter`](crate::AnyFilter) and
-/// [`AnyCounter`](crate::AnyCounter). What [`FileUpdate::commit`] writes.
-pub trait Encode {
-    /// The header (with kind-specific parameters) and payload to write.
-    fn encode_parts(&self) -> (Header, Payload<'_>);
-}
-
-impl<P: format::Persist> Encode for P {
-    fn encode_parts(&self) -> (Header, Payload<'_>) {
-        format::Persist::encode_parts(self)
-    }
-}
-
-/// A progress callback: bytes of the pass done so far.
-pub type Progress<'a> = &'a mut dyn FnMut(u64);
-
-/// The xxh3-64 of `len` bytes at `ptr`, read in [`PASS_CHUNK`] steps; `release(offset, len)`
-/// is called behind each step and `progress` after it.
-///
-/// # Safety
-/// `ptr..ptr + len` must be readable for the whole call and not written by anyone meanwhile.
-unsafe fn stream_checksum(
-    ptr: *const u8,
-    len: usize,
-    mut ahead: impl FnMut(usize, usize),
-    mut release: impl FnMut(usize, usize),
-    progress: Progress<'_>,
-) -> u64 {
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
-    let mut at = 0;
-    while at < len {
-        let n = PASS_CHUNK.min(len - at);
-        ahead(at + n, PASS_CHUNK.min(len - at - n));
-        // SAFETY: `[at, at + n)` lies within `[0, len)`, readable and unchanging (the caller's
-        // contract).
-        h.update(unsafe { std::slice::from_raw_parts(ptr.add(at), n) });
-        release(at, n);
-        at += n;
-        progress(at as u64);
-    }
-    h.digest()
-}
 
 /// A filter file opened through a read-only memory map: its header decoded and validated, its
 /// payload untouched until a structure is decoded from it and queried (see the
 /// [module docs](self) for the guarantee of each way to open a file).
 ///
 /// ```
-/// use bloomery::{AnyFilter, BlockedBloomFilter, MappedFile, Persist};
+/// use bloomery::{AnyFilter, BlockedBloomFilter, Filter, MappedFile, Persist};
 ///
 /// # fn main() -> bloomery::Result<()> {
 /// let dir = tempfile::tempdir()?;
@@ -200,35 +154,22 @@ impl MappedFile {
     /// page cache): resident memory stays at about two chunks whatever the file's size.
     /// `progress` is told the bytes done after each chunk (of [`len`](Self::len) in all).
     pub fn verify(&self, progress: Progress<'_>) -> Result<()> {
-        let body = self.map.len() - 8;
-        let map = &self.map;
-        #[cfg(unix)]
-        let _ = map.advise(memmap2::Advice::Sequential);
-        // SAFETY: the map is read-only and lives for the call; the file must not be modified
-        // while mapped (the contract of every map, see `map_file`).
-        let computed = unsafe {
-            stream_checksum(
-                map.as_ptr(),
-                body,
-                |at, n| {
-                    #[cfg(unix)]
-                    if n > 0 {
-                        let _ = map.advise_range(memmap2::Advice::WillNeed, at, n);
-                    }
-                    #[cfg(not(unix))]
-                    let _ = (at, n);
-                },
-                |at, n| release_readonly(map, at, n),
-                progress,
-            )
-        };
-        #[cfg(unix)]
-        let _ = map.advise(memmap2::Advice::Random);
-        let stored = u64::from_le_bytes(self.map[body..].try_into().expect("8 bytes"));
-        if computed != stored {
-            return Err(FormatError::ChecksumMismatch { stored, computed }.into());
+        format::verify_map(&self.map, progress)
+    }
+
+    /// Decode the file's structure as `P`: the words are the file's pages, used in place (a
+    /// compressed file is decompressed into memory). The checksum is not verified here: call
+    /// [`verify`](Self::verify) first for that guarantee.
+    pub fn decode<P: Persist>(&self) -> Result<P> {
+        if self.is_compressed() {
+            return P::from_bytes(self.bytes());
         }
-        Ok(())
+        format::check_kind(&self.decoded, P::KIND)?;
+        P::decode_from(
+            &self.decoded,
+            Source::Mapped(&self.map),
+            crate::store::max_bytes(),
+        )
     }
 
     /// Drop this file's pages from the process's memory (they stay in the page cache and
@@ -244,19 +185,6 @@ impl MappedFile {
     pub(crate) fn map(&self) -> &Arc<memmap2::Mmap> {
         &self.map
     }
-}
-
-/// Drop `[at, at + n)` of a read-only shared map from the process (the page cache keeps it).
-fn release_readonly(map: &memmap2::Mmap, at: usize, n: usize) {
-    #[cfg(unix)]
-    // SAFETY: MADV_DONTNEED on a read-only shared file map unmaps the pages; the next access
-    // reads the same bytes back from the file, which must not change while mapped (the
-    // contract of every map), so no reference into the map observes a change.
-    unsafe {
-        let _ = map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, at, n);
-    }
-    #[cfg(not(unix))]
-    let _ = (map, at, n);
 }
 
 /// An update of a big file in bounded memory: a copy of the file beside it, mapped writable,
@@ -304,8 +232,22 @@ impl FileUpdate {
     /// copies it (`copy_file_range`). `progress` is told the bytes copied. A compressed file
     /// cannot be updated in place (load it, update, save it compressed).
     pub fn open(path: impl AsRef<Path>, verify: Verify, progress: Progress<'_>) -> Result<Self> {
-        let target = path.as_ref().to_path_buf();
-        let src = MappedFile::open(&target)?;
+        Self::copy_to(path.as_ref(), path.as_ref(), verify, progress)
+    }
+
+    /// [`open`](Self::open) for a new file: copy the plain file at `src` beside `target` and
+    /// map the copy writable; [`commit`](Self::commit) renames it to `target` (replacing the
+    /// file there, if any, atomically). `src` is never written. What `union` and `intersect`
+    /// into a new file use.
+    pub fn copy_to(
+        src: impl AsRef<Path>,
+        target: impl AsRef<Path>,
+        verify: Verify,
+        progress: Progress<'_>,
+    ) -> Result<Self> {
+        let source = src.as_ref().to_path_buf();
+        let target = target.as_ref().to_path_buf();
+        let src = MappedFile::open(&source)?;
         if src.is_compressed() {
             return Err(Error::Unsupported(
                 "a compressed file cannot be updated in place: load it into memory".into(),
@@ -324,7 +266,7 @@ impl FileUpdate {
         if verify == Verify::Checksum {
             copy_verified(&src, tmp.as_file_mut(), progress)?;
         } else {
-            copy_kernel(&target, tmp.as_file_mut(), len as u64, progress)?;
+            copy_kernel(&source, tmp.as_file_mut(), len as u64, progress)?;
         }
         drop(src);
         if tmp.as_file().metadata()?.len() != len as u64 {
@@ -336,7 +278,10 @@ impl FileUpdate {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&target)?.permissions().mode() & 0o7777;
+            // the mode of the file replaced, else of a new file as saves make it
+            let mode = std::fs::metadata(&target)
+                .map(|m| m.permissions().mode() & 0o7777)
+                .unwrap_or(0o644);
             tmp.as_file()
                 .set_permissions(std::fs::Permissions::from_mode(mode))?;
         }
@@ -387,6 +332,17 @@ impl FileUpdate {
         &self.decoded
     }
 
+    /// Decode the file's structure as `P`: the words are the pages of the update's copy, and
+    /// every change writes straight into it; seal it with [`commit`](Self::commit).
+    pub fn decode<P: Persist>(&self) -> Result<P> {
+        format::check_kind(&self.decoded, P::KIND)?;
+        P::decode_from(
+            &self.decoded,
+            Source::Shared(&self.map),
+            crate::store::max_bytes(),
+        )
+    }
+
     pub(crate) fn shared_map(&self) -> &Arc<SharedMap> {
         &self.map
     }
@@ -398,19 +354,15 @@ impl FileUpdate {
     /// writes into the file after it is sealed. A structure whose size changed (a scalable
     /// filter that grew a sub-filter) is written whole instead, as a save does.
     pub fn commit<E: Encode>(self, f: E, progress: Progress<'_>) -> Result<()> {
-        let (header, payload) = f.encode_parts();
+        let (header, payload) = Encode::encode_parts(&f);
         let head = header.encode(payload.len());
         let h = self.decoded.payload_offset;
         if head.len() != h || payload.len() != self.decoded.payload_len as u64 {
             // A new shape: write a whole new file (the words still in the copy are read
             // through its map).
+            drop((header, payload));
             format::save_atomic(&self.target, |w| {
-                let mut w = CountingWriter {
-                    inner: w,
-                    done: 0,
-                    progress,
-                };
-                format::write(&header, &payload, &mut w)
+                format::write_with_progress(&f, w, progress)
             })?;
             return Ok(());
         }
@@ -442,9 +394,10 @@ impl FileUpdate {
         let body = h + self.decoded.payload_len;
         drop(f);
         let map = &self.map;
-        // SAFETY: `f` is dropped, so nothing writes the map during the pass.
-        let sum =
-            unsafe { stream_checksum(base, body, |_, _| {}, |at, n| map.release(at, n), progress) };
+        // SAFETY: `[0, body)` is within the map, and `f` is dropped: nothing writes the map
+        // while this shared view lives.
+        let bytes = unsafe { std::slice::from_raw_parts(base.cast_const(), body) };
+        let sum = stream_checksum(bytes, |_, _| {}, |at, n| map.release(at, n), progress);
         // SAFETY: the trailer `[body, body + 8)`, the last 8 bytes of the file.
         unsafe { std::ptr::copy_nonoverlapping(sum.to_le_bytes().as_ptr(), base.add(body), 8) };
         self.map.flush()?;
@@ -455,45 +408,6 @@ impl FileUpdate {
         format::sync_dir(&self.target);
         Ok(())
     }
-}
-
-/// A writer that reports the bytes through it.
-struct CountingWriter<'a, W> {
-    inner: W,
-    done: u64,
-    progress: Progress<'a>,
-}
-
-impl<W: Write> Write for CountingWriter<'_, W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let n = self.inner.write(&buf[..buf.len().min(PASS_CHUNK)])?;
-        let before = self.done / PASS_CHUNK as u64;
-        self.done += n as u64;
-        if self.done / PASS_CHUNK as u64 != before {
-            (self.progress)(self.done);
-        }
-        Ok(n)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        (self.progress)(self.done);
-        self.inner.flush()
-    }
-}
-
-/// Write a structure through `w` in pieces of at most [`PASS_CHUNK`] bytes, telling
-/// `progress` the bytes written: a save with a progress report.
-pub(crate) fn write_with_progress<E: Encode + ?Sized>(
-    f: &E,
-    w: &mut dyn Write,
-    progress: Progress<'_>,
-) -> Result<()> {
-    let (header, payload) = f.encode_parts();
-    let mut w = CountingWriter {
-        inner: w,
-        done: 0,
-        progress,
-    };
-    format::write(&header, &payload, &mut w)
 }
 
 /// Copy `src` to `dst` through the source's map, computing the checksum on the way; refuses a
