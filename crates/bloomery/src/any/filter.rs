@@ -347,7 +347,8 @@ impl AnyFilter {
     /// pages, used in place (a compressed file is decompressed into memory). The checksum is
     /// not verified here: call [`MappedFile::verify`] first for that guarantee.
     pub fn from_mapped(file: &MappedFile) -> Result<Self> {
-        if file.is_compressed() {
+        if !file.is_plain() {
+            // decompressed into memory; a delta file is refused there
             return Self::from_bytes(file.bytes());
         }
         Self::decode(file.decoded(), Source::Mapped(file.map()))

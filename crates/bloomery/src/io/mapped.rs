@@ -86,16 +86,12 @@ impl std::fmt::Debug for MappedFile {
 impl MappedFile {
     /// Map a file and validate its header (magic, version, kind, lengths, hash, flags);
     /// nothing of the payload is read. A compressed file opens too (its structure is
-    /// decompressed into memory when decoded); a delta file is refused.
+    /// decompressed into memory when decoded), and so does a delta file (whose bytes
+    /// [`crate::compress::patch_file`] takes; decoding a structure from it is refused).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let map = format::map_file(path)?;
         let (decoded, flags) = format::decode_with_flags(&map, Verify::HeaderOnly)?;
-        if flags == format::FLAG_DELTA {
-            return Err(Error::Unsupported(
-                "this is a delta file, not a filter: apply it to its base with `patch`".into(),
-            ));
-        }
         #[cfg(unix)]
         {
             // Queries touch a few pages each: no read-ahead around them. Advice only.
@@ -144,6 +140,16 @@ impl MappedFile {
         self.flags == format::FLAG_COMPRESSED
     }
 
+    /// True for a delta file ([`crate::compress::diff_files`]): not a structure.
+    pub fn is_delta(&self) -> bool {
+        self.flags == format::FLAG_DELTA
+    }
+
+    /// A plain file, whose words can be used in place.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.flags == 0
+    }
+
     /// The file's bytes, in place (reading them faults their pages in).
     pub fn bytes(&self) -> &[u8] {
         &self.map
@@ -161,7 +167,8 @@ impl MappedFile {
     /// compressed file is decompressed into memory). The checksum is not verified here: call
     /// [`verify`](Self::verify) first for that guarantee.
     pub fn decode<P: Persist>(&self) -> Result<P> {
-        if self.is_compressed() {
+        if !self.is_plain() {
+            // decompressed into memory; a delta file is refused there
             return P::from_bytes(self.bytes());
         }
         format::check_kind(&self.decoded, P::KIND)?;
@@ -248,6 +255,11 @@ impl FileUpdate {
         let source = src.as_ref().to_path_buf();
         let target = target.as_ref().to_path_buf();
         let src = MappedFile::open(&source)?;
+        if src.is_delta() {
+            return Err(Error::Unsupported(
+                "this is a delta file, not a filter: apply it to its base with `patch`".into(),
+            ));
+        }
         if src.is_compressed() {
             return Err(Error::Unsupported(
                 "a compressed file cannot be updated in place: load it into memory".into(),
