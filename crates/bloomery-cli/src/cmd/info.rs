@@ -21,7 +21,16 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         return fast_info(&a, &file);
     }
     let verify = a.verify.verify();
-    let s = Structure::from_mapped(&file).with_context(ctx)?;
+    let s = match Structure::from_mapped(&file) {
+        Ok(s) => s,
+        Err(e) => {
+            // a damaged payload can fail its kind's own checks first: name the damage
+            if verify {
+                file.verify(&mut |_| {}).with_context(ctx)?;
+            }
+            return Err(e).with_context(ctx);
+        }
+    };
     let header = file.header().clone();
     std::thread::scope(|scope| -> Result<u8> {
         let checked = verify.then(|| {
