@@ -11,7 +11,6 @@
 //! reply; a failed final decode deletes the half-loaded key.
 
 use bloomery::Kind;
-use bloomery::FORMAT_VERSION;
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::args;
@@ -20,10 +19,6 @@ use crate::types::{Partial, Slot, Structure};
 
 /// Largest chunk SCANDUMP returns after the header.
 pub const CHUNK: usize = 4 << 20;
-
-const FIXED_HEADER: usize = 72;
-const MAX_HEADER: usize = 1 << 20;
-const TRAILER: u64 = 8;
 
 /// What a validated header announces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,44 +29,16 @@ pub struct Head {
     pub total: u64,
 }
 
-fn le_u16(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
-fn le_u32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-fn le_u64(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
-}
-
 /// Validate the start of a file-format byte string (at least its fixed header) for `kind`,
 /// refusing payloads over `MAX-BYTES` (plus 64 bytes of padding per part).
 pub fn check_header(b: &[u8], kind: Kind) -> Result<Head, String> {
-    if b.len() < FIXED_HEADER {
-        return Err("header chunk too short".into());
+    // the library's header codec: every field the header states is validated
+    let head = bloomery::peek_header_bytes(b).map_err(|e| format!("bad header: {e}"))?;
+    let found = head.header.kind;
+    if found != kind {
+        return Err(format!("not a {} (kind id {})", kind.name(), found.id()));
     }
-    if &b[..8] != b"BLOOMERY" {
-        return Err("bad magic".into());
-    }
-    let version = le_u16(b, 8);
-    if version == 0 || version > FORMAT_VERSION {
-        return Err(format!("unknown format version {version}"));
-    }
-    if le_u16(b, 10) != kind.id() {
-        return Err(format!("not a {} (kind id {})", kind.name(), le_u16(b, 10)));
-    }
-    let h = le_u32(b, 12) as usize;
-    if h % 64 != 0 || !(FIXED_HEADER..=MAX_HEADER).contains(&h) {
-        return Err(format!("bad header length {h}"));
-    }
-    let p = le_u64(b, 16);
-    if p % 64 != 0 {
-        return Err(format!("bad payload length {p}"));
-    }
+    let p = head.payload_len;
     let limit = config::max_bytes().saturating_add(64 * 64);
     if p > limit {
         return Err(format!(
@@ -80,18 +47,16 @@ pub fn check_header(b: &[u8], kind: Kind) -> Result<Head, String> {
         ));
     }
     Ok(Head {
-        header_len: h,
-        total: h as u64 + p + TRAILER,
+        header_len: head.header_len as usize,
+        total: head.file_len,
     })
 }
 
 /// Header length of well-formed bytes (falls back to the whole length).
 fn header_len(bytes: &[u8]) -> usize {
-    if bytes.len() >= 16 {
-        (le_u32(bytes, 12) as usize).min(bytes.len())
-    } else {
-        bytes.len()
-    }
+    bloomery::peek_header_bytes(bytes)
+        .map_or(bytes.len(), |h| h.header_len as usize)
+        .min(bytes.len())
 }
 
 /// The chunk starting at `it` (0: the header) and the iterator that follows it, or `None`

@@ -9,7 +9,7 @@ use bloomery::KeySet;
 
 use bloomery::AnyFilter;
 
-use super::open::{open_update, Sealer, Structure, Update};
+use super::open::{open_update_as, Sealer, Structure, Update};
 use crate::cli::DedupArgs;
 use crate::cmd::create::{build, Sizing};
 use crate::input::{self, KeySpec};
@@ -23,7 +23,7 @@ pub fn run(a: DedupArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
     let (mut f, sealer): (AnyFilter, Option<Sealer>) = match &a.state {
         Some(p) if p.exists() => {
-            let up = open_update(p, a.verify.verify())?;
+            let up = open_update_as(p, a.verify.verify(), true)?;
             match up.s {
                 Structure::Set(f) => (f, Some(up.sealer)),
                 Structure::Counter(c) => return Err(super::open::not_a_set(c.kind(), p)),

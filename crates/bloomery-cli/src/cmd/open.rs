@@ -90,8 +90,8 @@ impl Structure {
 enum Commit {
     /// In place of a copy ([`FileUpdate`]).
     Mapped(FileUpdate),
-    /// From memory: a compressed file, written back compressed.
-    Compressed,
+    /// From memory: a compressed file, written back compressed (or plain when `plain`).
+    Compressed { plain: bool },
 }
 
 /// A file opened for an update: its structure and how it is sealed.
@@ -141,8 +141,8 @@ impl Update {
                 }
                 .with_context(ctx)?;
             }
-            Commit::Compressed => {
-                let opts = || SaveOptions::new().compressed(true);
+            Commit::Compressed { plain } => {
+                let opts = || SaveOptions::new().compressed(!plain);
                 match &self.s {
                     Structure::Set(f) => f.save_with(&path, opts()),
                     Structure::Counter(c) => c.save_with(&path, opts()),
@@ -215,8 +215,14 @@ pub fn require(path: &Path, cap: Capability, what: &str) -> Result<Kind> {
     Ok(kind)
 }
 
-/// Open a filter file of any kind for an update (see the [module docs](self)).
+/// Open a filter file of any kind for an update (see the [module docs](self)); a compressed
+/// file is written back compressed.
 pub fn open_update(path: &Path, verify: bool) -> Result<Update> {
+    open_update_as(path, verify, false)
+}
+
+/// [`open_update`], writing a compressed file back plain when `plain` (`dedup --state`).
+pub fn open_update_as(path: &Path, verify: bool, plain: bool) -> Result<Update> {
     let head = bloomery::peek_file(path).with_context(|| load_ctx(path))?;
     let verify_mode = if verify {
         Verify::Checksum
@@ -229,7 +235,7 @@ pub fn open_update(path: &Path, verify: bool) -> Result<Update> {
         return Ok(Update {
             s,
             sealer: Sealer {
-                commit: Commit::Compressed,
+                commit: Commit::Compressed { plain },
                 path: path.to_path_buf(),
                 release: false,
             },
