@@ -146,7 +146,7 @@ fn rd<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
 }
 
 /// Decode and validate the common header and trailer of a plain file (flags 0). Compressed
-/// files are decompressed by the loaders ([`Persist::from_bytes`], [`crate::AnyFilter`]) before
+/// files are decompressed by the loaders ([`crate::Persist::from_bytes`], [`crate::AnyFilter`]) before
 /// they get here; see [`crate::io::compress::plain_file`].
 pub fn decode(bytes: &[u8], verify: Verify) -> Result<Decoded, FormatError> {
     let (d, flags) = decode_with_flags(bytes, verify)?;
