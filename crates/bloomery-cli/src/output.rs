@@ -13,6 +13,11 @@ pub fn set_quiet(q: bool) {
     QUIET.store(q, Ordering::Relaxed);
 }
 
+/// True with `--quiet` (summaries and warnings are not printed, so need not be computed).
+pub fn is_quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
 fn stderr_tty() -> bool {
     io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }

@@ -5,7 +5,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command as Std, Stdio};
-use std::time::Duration;
 
 use assert_cmd::Command;
 use rand::rngs::StdRng;
@@ -446,4 +445,43 @@ fn kinds_and_capabilities_come_from_the_library() {
         .to_string();
     assert!(err.contains(&want), "{err}");
     assert_eq!(std::fs::read(&p).unwrap(), before);
+}
+
+/// `add` to a big blocked file (above the size where updates sweep the file in block order and
+/// drop the pages behind them) writes the same file as the parallel insert (`--threads 2`,
+/// which does not sweep) and as the library inserting in input order; keys repeat, so the
+/// item count must not count a key twice.
+#[test]
+fn a_sweeping_add_writes_what_an_add_in_input_order_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    // 80 MB: above the 64 MiB where updates sweep
+    let a = create(
+        dir.path(),
+        "a.bloom",
+        &["--kind", "blocked", "--bits", "640M", "--hashes", "7"],
+    );
+    add(&a, 0..1000);
+    assert!(std::fs::metadata(&a).unwrap().len() > 64 << 20);
+    let b = dir.path().join("b.bloom");
+    std::fs::copy(&a, &b).unwrap();
+    let old = std::fs::read(&a).unwrap();
+    let input = dir.path().join("keys.txt");
+    let text: String = lines(500..30_000) + &lines(0..2000);
+    std::fs::write(&input, &text).unwrap();
+    bloomery().arg("add").arg(&a).arg(&input).assert().success();
+    bloomery()
+        .args(["add", "--threads", "2"])
+        .arg(&b)
+        .arg(&input)
+        .assert()
+        .success();
+    let swept = std::fs::read(&a).unwrap();
+    assert_eq!(swept, std::fs::read(&b).unwrap());
+    use bloomery::KeySet;
+    let mut want = bloomery::AnyFilter::from_bytes(&old).unwrap();
+    for line in text.lines() {
+        want.try_insert_key(line.as_bytes()).unwrap();
+    }
+    assert_eq!(want.len(), 30_000);
+    assert_eq!(swept, want.to_bytes());
 }

@@ -116,7 +116,7 @@ pub use io::header::{
 pub use io::mapped::{FileUpdate, MappedFile};
 // Sets.
 pub use sets::blocked::lines::{
-    LineCounts, LineError, LineKeys, LineSource, WholeLines, LINE_CHUNK,
+    LineCounts, LineError, LineKeys, LineSource, WholeLines, LINE_CHUNK, SWEEP_STEP,
 };
 pub use sets::blocked::{
     AtomicBlockedBloomFilter, BlockLayout, BlockedBloomFilter, InsertRegions, RegionWriter,

@@ -333,3 +333,36 @@ fn exercise(path: &Path, kind: Kind) {
     let _ = f.fold();
     let _ = f.to_bytes();
 }
+
+/// `peek_header_bytes` reads the header from a file's first bytes alone (the header, no
+/// payload): it agrees with the full decoder, names a missing piece as truncation, and tells
+/// the compressed form; `peek_file` reads as much from a path.
+#[test]
+fn peek_reads_the_header_from_the_first_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in [filter(Kind::Blocked, 5000), filter(Kind::Mlbf, 500)] {
+        let bytes = f.to_bytes();
+        let full = bloomery::decode_header(&bytes, Verify::Checksum).unwrap();
+        let h = full.payload_offset;
+        let head = bloomery::peek_header_bytes(&bytes[..h]).unwrap();
+        assert_eq!(head.header, full.header);
+        assert_eq!(head.header_len, h as u64);
+        assert_eq!(head.payload_len, full.payload_len as u64);
+        assert_eq!(head.file_len, bytes.len() as u64);
+        assert!(!head.compressed && !head.delta);
+        assert_eq!(bloomery::peek_header_bytes(&bytes).unwrap(), head);
+        let short = bloomery::peek_header_bytes(&bytes[..h - 1]).unwrap_err();
+        assert!(short.to_string().contains("truncated"), "{short}");
+        let mut bad = bytes[..h].to_vec();
+        bad[0] = b'X';
+        assert!(bloomery::peek_header_bytes(&bad).is_err());
+        let path = dir.path().join("f.bloom");
+        f.save_with(&path, SaveOptions::new().compressed(true))
+            .unwrap();
+        let packed = bloomery::peek_file(&path).unwrap();
+        assert!(packed.compressed);
+        assert_eq!(packed.header, full.header);
+        assert_eq!(packed.file_len, std::fs::metadata(&path).unwrap().len());
+        assert_eq!(bloomery::peek_header(&path).unwrap(), full.header);
+    }
+}

@@ -1,12 +1,13 @@
 //! `bloomery add`, for every kind: a set kind inserts each line's key, a counting kind adds one
 //! occurrence. The file is updated in place of a copy and renamed over the original when every
 //! line is in (see `open::open_update`): a failed add leaves the file as it was, and the
-//! resident memory is the pages the keys touch (dropped every batch on a big file).
+//! resident memory is the pages the keys touch (on a big blocked file, swept in file order
+//! and dropped behind the sweep).
 
 use anyhow::{bail, Result};
 use bloomery::{AnyCounter, AnyFilter, KeySet, LineError, LineSource, LINE_CHUNK};
 
-use super::open::{open_update, Structure};
+use super::open::{open_update, Sealer, Structure};
 use crate::cli::AddArgs;
 use crate::input::{self, Counts, KeySpec};
 use crate::num::{group, rate};
@@ -25,7 +26,7 @@ pub fn run(a: AddArgs) -> Result<u8> {
                 warn("--threads applies to blocked filters; inserting with one thread");
             }
             let before = c.len();
-            let counts = add_counts(c, &a.inputs, &spec, &|| up.sealer.release_memory())?;
+            let counts = add_counts(c, &a.inputs, &spec)?;
             let (after, total) = (c.len(), c.len());
             up.commit()?;
             note(&format!(
@@ -52,13 +53,17 @@ pub fn run(a: AddArgs) -> Result<u8> {
                         invalid = a.skip_invalid.then_some(bad);
                         counts
                     } else {
-                        add_hashed(other, &a.inputs, &spec, &|| up.sealer.release_memory())?
+                        add_hashed(other, &a.inputs, &spec, &up.sealer)?
                     }
                 }
             };
             let new = f.len().saturating_sub(before);
-            let i = f.info();
+            // the summary's fill is one more pass over the filter's pages: skipped with -q
+            let i = (!crate::output::is_quiet()).then(|| f.info());
             up.commit()?;
+            let Some(i) = i else {
+                return Ok(0);
+            };
             let mut skipped = if counts.skipped > 0 {
                 format!(" ({} without field, skipped)", group(counts.skipped))
             } else {
@@ -82,32 +87,45 @@ pub fn run(a: AddArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// Keys a blocked filter's sweep collects before it inserts them (64 MiB of hashes).
+const SWEEP_KEYS: usize = 4 << 20;
+
 /// Every set kind with the pre-hashed path, a batch of keys at a time through the library's
-/// prefetching batch insert.
+/// prefetching batch insert. A blocked filter in a big file is swept instead: its keys are
+/// collected, sorted by block and inserted front to back, the pages behind the sweep dropped
+/// ([`bloomery::BlockedBloomFilter::insert_sorted`]; same bits and count as input order).
 fn add_hashed(
     f: &mut AnyFilter,
     inputs: &[String],
     spec: &KeySpec,
-    release: &dyn Fn(),
+    sealer: &Sealer,
 ) -> Result<Counts> {
     let hasher = *f.hasher();
+    if let (AnyFilter::Blocked(b), true) = (&mut *f, sealer.sweeps()) {
+        let mut hashes = Vec::new();
+        let behind = |r: std::ops::Range<u64>| sealer.release_payload(r);
+        let counts = input::for_each_batch(inputs, spec, &hasher, |batch| {
+            hashes.extend_from_slice(&batch.hashes);
+            if hashes.len() >= SWEEP_KEYS {
+                b.insert_sorted(&mut hashes, behind);
+                hashes.clear();
+            }
+            Ok(())
+        })?;
+        b.insert_sorted(&mut hashes, behind);
+        return Ok(counts);
+    }
     input::for_each_batch(inputs, spec, &hasher, |batch| {
         if let Err((i, e)) = f.insert_hashed_batch(&batch.hashes) {
             let (n, _) = batch.keyed_lines().nth(i).unwrap_or((batch.first, &[]));
             bail!("line {n}: {e}");
         }
-        release();
         Ok(())
     })
 }
 
 /// A counting kind: one occurrence per key, a batch at a time.
-fn add_counts(
-    c: &mut AnyCounter,
-    inputs: &[String],
-    spec: &KeySpec,
-    release: &dyn Fn(),
-) -> Result<Counts> {
+fn add_counts(c: &mut AnyCounter, inputs: &[String], spec: &KeySpec) -> Result<Counts> {
     let hasher = *c.hasher();
     input::for_each_batch(inputs, spec, &hasher, |batch| {
         if let Err((i, e)) = c.insert_hashed_batch(&batch.hashes) {
@@ -120,7 +138,6 @@ fn add_counts(
             }
             return Err(e.into());
         }
-        release();
         Ok(())
     })
 }

@@ -72,11 +72,6 @@ pub fn run(a: DedupArgs) -> Result<u8> {
                 out.write_all(b"\n")?;
             }
         }
-        if n % crate::input::BATCH as u64 == 0 {
-            if let Some(sealer) = &sealer {
-                sealer.release_memory();
-            }
-        }
         Ok(())
     })?;
     out.flush()?;

@@ -105,19 +105,26 @@ pub struct Update {
 pub struct Sealer {
     commit: Commit,
     path: std::path::PathBuf,
-    /// Drop touched pages every batch (files large enough for it to matter).
+    /// Sweep in file order and drop pages behind (files large enough for it to matter).
     release: bool,
 }
 
-/// Files at least this large drop the pages an update touched after every batch of keys, so
-/// the update's resident memory stays bounded.
+/// Files at least this large are updated by sweeps in file order that drop the pages behind
+/// them (blocked filters), so the update's resident memory stays bounded.
 const RELEASE_ABOVE: u64 = 64 << 20;
 
 impl Sealer {
-    /// Bound resident memory: drop the pages touched so far (they stay in the page cache).
-    pub fn release_memory(&self) {
+    /// Whether inserts should sweep the file in order, dropping its pages behind them (a
+    /// mapped update of a file large enough for it to matter).
+    pub fn sweeps(&self) -> bool {
+        self.release && matches!(self.commit, Commit::Mapped(_))
+    }
+
+    /// Drop the pages of a byte range of the structure's words (payload offsets) from
+    /// memory: what a sweep in file order leaves behind it. They stay in the page cache.
+    pub fn release_payload(&self, range: std::ops::Range<u64>) {
         if let (true, Commit::Mapped(up)) = (self.release, &self.commit) {
-            up.release_memory();
+            up.release_range(up.payload_offset() + range.start, range.end - range.start);
         }
     }
 }

@@ -25,7 +25,6 @@ pub fn run(a: &CountArgs) -> Result<u8> {
     let hasher = *c.hasher();
     let (mut removed, mut absent) = (0u64, 0u64);
     let mut results = Vec::new();
-    let sealer = &up.sealer;
     let counts = input::for_each_batch(&a.inputs, &spec, &hasher, |batch| {
         c.remove_hashed_batch(&batch.hashes, &mut results);
         for ((number, line), r) in batch.keyed_lines().zip(&results) {
@@ -41,7 +40,6 @@ pub fn run(a: &CountArgs) -> Result<u8> {
                 Err(e) => bail!("line {number}: {e}"),
             }
         }
-        sealer.release_memory();
         Ok(())
     })?;
     up.commit()?;

@@ -21,8 +21,11 @@
 //!    when it is (a corrupt source is refused, not re-sealed with a fresh checksum);
 //! 2. the copy is mapped writable (a shared map): a structure decoded from it
 //!    ([`AnyFilter::from_update`](crate::AnyFilter::from_update), ...) writes straight into
-//!    the copy's pages; [`FileUpdate::release_memory`] drops touched pages from the process
-//!    (they stay in the page cache), so a long update keeps its resident memory bounded;
+//!    the copy's pages; [`FileUpdate::release_memory`] and [`FileUpdate::release_range`]
+//!    drop touched pages from the process (they stay in the page cache), so a long update
+//!    keeps its resident memory bounded (a blocked filter's sweep in block order,
+//!    [`BlockedBloomFilter::insert_sorted`](crate::BlockedBloomFilter::insert_sorted), drops
+//!    the range behind it);
 //! 3. [`FileUpdate::commit`] writes the new header and any part that does not live in the
 //!    map, computes the checksum in one streaming pass, writes the trailer, flushes the map,
 //!    fsyncs the copy, renames it over the original and fsyncs the directory.
@@ -46,8 +49,16 @@ use crate::io::header::{stream_checksum, Decoded, Header, Verify, PASS_CHUNK};
 use crate::store::SharedMap;
 
 /// A filter file opened through a read-only memory map: its header decoded and validated, its
-/// payload untouched until a structure is decoded from it and queried (see the
-/// [module docs](self) for the guarantee of each way to open a file).
+/// payload untouched until a structure is decoded from it and queried.
+///
+/// What each way of opening guarantees:
+/// - [`open`](Self::open) alone validates the header and every parameter against the payload
+///   length (magic, version, kind, lengths, hash): a damaged payload gives wrong answers (false
+///   positives or negatives), never a crash or an out-of-bounds read; queries read only the
+///   pages they touch;
+/// - [`open`](Self::open) then [`verify`](Self::verify) also checks the xxh3-64 checksum in
+///   one streaming pass over the map ([`PASS_CHUNK`] bytes at a time, each dropped from the
+///   process behind the pass): the payload is the one that was saved, or a typed error.
 ///
 /// ```
 /// use bloomery::{AnyFilter, BlockedBloomFilter, Filter, MappedFile, Persist};
@@ -196,8 +207,11 @@ impl MappedFile {
 
 /// An update of a big file in bounded memory: a copy of the file beside it, mapped writable,
 /// into which a structure writes in place; [`commit`](Self::commit) seals the copy and
-/// renames it over the original (see the [module docs](self) for the steps and the
-/// guarantee). Dropping it without a commit removes the copy and leaves the file as it was.
+/// renames it over the original. Until that rename the original is never written: after a
+/// crash or an I/O error at any point the file is the old one or the new one (a crash may
+/// leave a stale `.bloomery-*.tmp` copy beside it). Dropping it without a commit removes the
+/// copy and leaves the file as it was. The cost is one copy of the file (by the kernel where
+/// it can, `copy_file_range`) and one streaming checksum pass at the commit.
 ///
 /// ```
 /// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Persist, Verify};
@@ -338,6 +352,22 @@ impl FileUpdate {
     /// a long update.
     pub fn release_memory(&self) {
         self.map.release(0, self.map.len());
+    }
+
+    /// [`release_memory`](Self::release_memory) for `len` bytes of the file at `offset`
+    /// (clipped to the file): what a sweep in file order drops behind it.
+    pub fn release_range(&self, offset: u64, len: u64) {
+        let (Ok(offset), Ok(len)) = (usize::try_from(offset), usize::try_from(len)) else {
+            return;
+        };
+        if offset < self.map.len() {
+            self.map.release(offset, len);
+        }
+    }
+
+    /// Where the payload (the structure's words) starts in the file.
+    pub fn payload_offset(&self) -> u64 {
+        self.decoded.payload_offset as u64
     }
 
     pub(crate) fn decoded(&self) -> &Decoded {

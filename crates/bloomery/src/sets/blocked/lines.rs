@@ -120,8 +120,8 @@ impl std::error::Error for LineError {
 }
 
 impl BlockedBloomFilter {
-    /// Insert the key of every line of `source` with `threads` threads (see the
-    /// [module docs](self)): the result, bits and item count, is that of inserting the keys
+    /// Insert the key of every line of `source` with `threads` threads, each owning one region
+    /// of the filter's blocks (no locks): the result, bits and item count, is that of inserting the keys
     /// one by one in input order. `keys` turns a line into its key; `progress` is told the
     /// lines of each chunk as they are hashed (from any thread). On an error the keys of the
     /// chunks before the failing one are inserted, the rest are not.
@@ -158,6 +158,59 @@ impl BlockedBloomFilter {
             LineSource::File { file, len } => ranged(&sh, writers, file, len),
             LineSource::Blocks(blocks) => streamed(&sh, writers, blocks),
         })
+    }
+}
+
+/// Bytes of the filter's words one step of [`BlockedBloomFilter::insert_sorted`] covers
+/// before it reports them done.
+pub const SWEEP_STEP: u64 = 8 << 20;
+
+impl BlockedBloomFilter {
+    /// Insert pre-hashed keys in the order of their blocks: `hashes` is sorted by block (a
+    /// stable sort, so keys sharing a block keep their order — the result, bits and item count,
+    /// equals inserting them in input order, as a key touches its block only), then inserted
+    /// front to back through the prefetching pipeline. After each [`SWEEP_STEP`] bytes of
+    /// words, `behind` is told the byte range of the words the sweep is done with, which a
+    /// caller updating a mapped file drops from memory
+    /// ([`FileUpdate::release_range`](crate::FileUpdate::release_range)): a batch touches the
+    /// filter's pages once, in order, and resident memory stays at one step. Returns the keys
+    /// that were new.
+    ///
+    /// ```
+    /// use bloomery::{BlockedBloomFilter, Filter};
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let mut a = BlockedBloomFilter::try_new(10_000, 0.01)?;
+    /// let mut b = a.clone();
+    /// let mut hashes: Vec<_> = (0..5000u32).map(|i| a.hasher().hash(&(i % 3000))).collect();
+    /// for &h in &hashes {
+    ///     b.insert_hashed(h);
+    /// }
+    /// let new = a.insert_sorted(&mut hashes, |_| {});
+    /// assert_eq!(a, b);
+    /// assert_eq!(new, b.len());
+    /// # Ok(()) }
+    /// ```
+    pub fn insert_sorted(
+        &mut self,
+        hashes: &mut [Hashed],
+        mut behind: impl FnMut(std::ops::Range<u64>),
+    ) -> u64 {
+        let blocks = self.blocks();
+        let at = |h: Hashed| super::block_index(h, blocks) as u64 * super::BLOCK_WORDS as u64 * 8;
+        hashes.sort_by_key(|&h| at(h));
+        let before = self.len();
+        let total = blocks * super::BLOCK_WORDS as u64 * 8;
+        let (mut start, mut done) = (0, 0u64);
+        while start < hashes.len() {
+            let step_end = ((at(hashes[start]) / SWEEP_STEP + 1) * SWEEP_STEP).min(total);
+            let end = start + hashes[start..].partition_point(|&h| at(h) < step_end);
+            self.insert_pipelined(hashes[start..end].iter().copied());
+            behind(done..step_end);
+            done = step_end;
+            start = end;
+        }
+        self.len() - before
     }
 }
 
