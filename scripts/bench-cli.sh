@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# CLI benchmarks of issue 3, all measured in one run on this machine:
+# CLI benchmarks, all measured in one run on this machine:
 #   1. `bloomery dedup` of the 2.76M repository URLs of npm `all-the-package-repos`
 #      (`scripts/fetch-data.sh npm` -> target/data/npm-urls.txt, not committed) against
 #      `awk '!seen[$0]++'`: wall time and peak memory (/usr/bin/time -v), best of RUNS runs;

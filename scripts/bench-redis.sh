@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Redis module benchmarks of issue 7, all measured in one run on one server:
+# Redis module benchmarks, all measured in one run on one server:
 #   1. throughput (requests/s) of BF.ADD, BF.EXISTS, CF.ADD, CMS.INCRBY and plain SET/GET with
 #      `redis-benchmark -P 16 -c 50 -n N` on random keys (`key:__rand_int__`, -r 1000000);
 #      the commands run in ROUNDS round-robin rounds (so background load hits them alike) and

@@ -2,12 +2,16 @@
 # Real data sets for bloomery's experiments, tests and benchmarks. Nothing is committed:
 # everything lands in ${BLOOMERY_DATA:-target/data} (inside the ignored target/ folder).
 #
-#   scripts/fetch-data.sh [words] [cldr] [pcap] [npm] [all]     (default: words cldr pcap)
+#   scripts/fetch-data.sh [words] [cldr] [pcap] [npm] [urls] [all]   (default: words cldr pcap)
 #
 #   words  Debian wamerican-insane  -> $D/words            (one English word per line, ~650k)
 #   cldr   Debian unicode-cldr-core -> $D/cldr/            (2,039 XML files of the CLDR)
 #   pcap   Debian pathspider        -> $D/real.pcap        (its tests/data/real.pcap)
 #   npm    npm all-the-package-repos -> $D/npm-urls.txt    (~1.68M repository URLs, needs npm)
+#   urls   Debian rust-doc, python3.11-doc -> $D/doc-urls.txt (~150k hierarchical URLs: every
+#          page of the two documentation sets at its published address, and every http(s)
+#          link in them, relative ones resolved against the page; fragments dropped; needs
+#          python3)
 #
 # The Debian packages are downloaded with `apt-get download` and unpacked with `dpkg-deb -x`,
 # so nothing is installed system-wide and no root is needed (beyond a readable apt cache; if
@@ -20,7 +24,7 @@ mkdir -p "$D"
 D="$(cd "$D" && pwd)"
 want=("$@")
 [ "${#want[@]}" -eq 0 ] && want=(words cldr pcap)
-[ "${want[0]}" = all ] && want=(words cldr pcap npm)
+[ "${want[0]}" = all ] && want=(words cldr pcap npm urls)
 
 deb() { # deb PACKAGE -> prints the folder the package was unpacked into
   local pkg="$1" dir="$D/deb/$1"
@@ -60,6 +64,39 @@ for w in "${want[@]}"; do
         mv "$D/npm-urls.txt.part" "$D/npm-urls.txt"
       fi
       echo "npm: $D/npm-urls.txt ($(wc -l < "$D/npm-urls.txt") lines)" ;;
+    urls)
+      if [ ! -s "$D/doc-urls.txt" ]; then
+        rust="$(deb rust-doc)/usr/share/doc/rust-doc/html"
+        py="$(deb python3.11-doc)/usr/share/doc/python3.11/html"
+        python3 - "$rust" "https://doc.rust-lang.org/1.63.0/" "$py" "https://docs.python.org/3.11/" \
+          > "$D/doc-urls.txt.part" <<'PY'
+import os, re, sys
+from urllib.parse import urljoin, urldefrag
+href = re.compile(rb'href="([^"]+)"')
+seen = set()
+def emit(u):
+    u = urldefrag(u)[0]
+    if u.startswith(("http://", "https://")) and u not in seen and "\n" not in u:
+        seen.add(u)
+        sys.stdout.write(u + "\n")
+args = sys.argv[1:]
+for root, base in zip(args[0::2], args[1::2]):
+    for d, subdirs, files in sorted(os.walk(root)):
+        subdirs.sort()
+        for f in sorted(files):
+            if not f.endswith(".html"):
+                continue
+            path = os.path.join(d, f)
+            page = base + os.path.relpath(path, root).replace(os.sep, "/")
+            emit(page)
+            with open(path, "rb") as fh:
+                for m in href.finditer(fh.read()):
+                    link = m.group(1).decode("utf-8", "replace").replace("&amp;", "&")
+                    emit(urljoin(page, link))
+PY
+        mv "$D/doc-urls.txt.part" "$D/doc-urls.txt"
+      fi
+      echo "urls: $D/doc-urls.txt ($(wc -l < "$D/doc-urls.txt") lines)" ;;
     *) echo "fetch-data: unknown data set '$w'" >&2; exit 2 ;;
   esac
 done

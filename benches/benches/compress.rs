@@ -1,4 +1,4 @@
-//! Criterion benchmark of the compressed-filter coder (`bloomery::compress`, issue 6; 002 §2.6,
+//! Criterion benchmark of the compressed-filter coder (`bloomery::compress`; Broder & Mitzenmacher §2.6,
 //! Mitzenmacher) against zstd at its default level (3), on real classic filters of 2^23 bits
 //! (1 MiB) at several fill ratios. Throughput is MB/s **of filter** (plain array bytes), for
 //! compression and decompression. Before the timings it prints, for every fill, both coders'

@@ -1,7 +1,7 @@
-//! Criterion benchmarks of the structured-key filters (issue 5). Method and results:
+//! Criterion benchmarks of the structured-key filters. Method and results:
 //! docs/BENCHMARKS.md ("## Structured keys").
 //!
-//! * `mlbf_urls`: the multi-layer filter (seed 001) against the classic filter on the same
+//! * `mlbf_urls`: the multi-layer filter (Cen, Xu & Sun) against the classic filter on the same
 //!   URLs, in the paper's shape (k = 3, m = 16,829,152 bits per filter, L = 4): insert, query of
 //!   inserted URLs (`query_pos`) and of the paper's queries, each URL with its index appended
 //!   (`query_neg`). URLs: the first `BLOOMERY_BENCH_URLS` (default 200k) distinct lines of

@@ -1,8 +1,8 @@
-//! A **prototype**, for measurement only, of the fastest multi-layer URL filter (seed 001) that
+//! A **prototype**, for measurement only, of the fastest multi-layer URL filter (Cen, Xu & Sun) that
 //! keeps the paper's structure: the protocol dropped, split on `/`, layer i holding segment
 //! `a_i`, layer L+1 holding the XOR of the per-layer positions (Fig. 3 and 4). It is not a file
-//! format and not part of the library; docs/BENCHMARKS.md ("Structured keys", session 4) uses
-//! it to show what issue 5's "within 1.5× of the classic filter" target would take.
+//! format and not part of the library; docs/BENCHMARKS.md ("Structured keys") uses
+//! it to show what a "within 1.5× of the classic filter" target would take.
 //!
 //! Differences from `bloomery::MultiLayerBloomFilter` (kind `mlbf`):
 //! - each layer is **blocked**: a segment's k bits lie in one 512-bit block (one cache line)

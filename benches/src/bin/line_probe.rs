@@ -15,7 +15,7 @@
 //!   library's hash and line choice; the lines are refilled by the same insert before each
 //!   remove.
 //! * `ops N`: the scalar insert / count / remove with k read at run time (`Loop`, the
-//!   library's code before session 6) and with k a compile-time constant (`Unrolled`, the
+//!   library's earlier code) and with k a compile-time constant (`Unrolled`, the
 //!   library's scalar path now), interleaved. Each phase is its own function, so
 //!   `valgrind --tool=cachegrind` counts the instructions of each.
 //! * `lib N [ROUNDS] [P]`: the library's own calls, the classic filter's insert / contains

@@ -1,5 +1,5 @@
 //! Interleaved min-of-N timing of the multi-layer URL filters against the classic filter on the
-//! same real URLs (issue 5's "within 1.5×" target; docs/BENCHMARKS.md, "Structured keys"):
+//! same real URLs (the "within 1.5×" target; docs/BENCHMARKS.md, "Structured keys"):
 //!
 //! * `classic`: one classic filter, k = 3, m = 16,829,152 bits (the paper's per-layer shape),
 //!   hashing the raw URL once;
@@ -9,7 +9,7 @@
 //!   layers, no file format; the same bits per layer rounded up to whole blocks).
 //!
 //! Operations: insert into a fresh filter whose pages are already mapped, query of the
-//! inserted URLs, and the paper's queries (each URL with its index appended, 001 §V). Each
+//! inserted URLs, and the paper's queries (each URL with its index appended, Cen, Xu & Sun §V). Each
 //! pass times every structure once, in turn; the minimum over passes is printed (thread CPU
 //! time, ns per operation). With `small` as the fourth argument every filter is cache-resident
 //! (m = 2¹⁵ bits per array), which measures compute alone. A second table times the same

@@ -1,4 +1,4 @@
-//! Interleaved min-of-N timing of the structured-key filters (issue 5): a criterion-free
+//! Interleaved min-of-N timing of the structured-key filters: a criterion-free
 //! cross-check of docs/BENCHMARKS.md ("## Structured keys") that is robust to a busy machine
 //! (each pass times every structure once, in turn; the minimum over passes is kept).
 //!

@@ -86,7 +86,7 @@ crawl | bloomery dedup --state seen.bloom | fetch"
     /// Write the intersection of filters of the same kind, shape and seed to OUT.
     #[command(after_help = "Example:\n  bloomery intersect both.bloom a.bloom b.bloom")]
     Intersect(MergeArgs),
-    /// Halve a filter T times (classic and blocked filters with a power-of-two size).
+    /// Halve a filter T times (classic and blocked filters with an even size).
     #[command(after_help = "Example:\n  bloomery fold big.bloom small.bloom --times 2")]
     Fold(FoldArgs),
     /// Estimate the items in a filter; with OTHER also |A∩B|, |A∪B| and Jaccard.
@@ -125,7 +125,7 @@ cut -f1 log.tsv | bloomery count counts.bloom | sort -rn | head")]
     /// Write the plain Bloom filter of a counting file: a bit set where a counter is non-zero.
     #[command(
         visible_alias = "summary",
-        after_help = "The summary-cache protocol (seed 002 §4): each node keeps a counting filter, \
+        after_help = "The summary-cache protocol (Broder & Mitzenmacher §4): each node keeps a counting filter, \
 which follows insertions and removals, and sends its peers the plain filter, which answers \
 `check` exactly as the counting file does and is a quarter of its size (4-bit counters); \
 `diff`/`patch` then carry the changes between versions. Only the classic-layout counting \
@@ -149,6 +149,213 @@ Example:\n  bloomery flatten proxy.counts proxy.bloom"
     /// Path filters over XML documents: Breadth (bbf) and Depth (dbf) Bloom filters.
     #[command(subcommand)]
     Xml(XmlCommand),
+    /// Parquet files: check keys against their split-block Bloom filters, prune file lists,
+    /// list filters, build filters where there are none.
+    #[command(subcommand)]
+    Parquet(ParquetCommand),
+    /// Write a filter in another system's format (sbbf: the raw Parquet split-block bitset).
+    #[command(
+        after_help = "--format sbbf writes the bitset of a split-block file (created with `--kind split-block`, Parquet's hashing): exactly the bytes a Parquet writer stores after the filter header (--header: with that header, as at the column chunk's bloom_filter_offset). OUT is written atomically; without OUT (or with -) the bytes go to stdout, never to a terminal.
+
+Examples:
+  bloomery export ids.bloom ids.sbbf --format sbbf
+  bloomery export ids.bloom --format sbbf | xxd | head"
+    )]
+    Export(ExportArgs),
+    /// Make a bloomery file from another system's filter (sbbf: a raw Parquet bitset).
+    #[command(
+        after_help = "--format sbbf reads a Parquet split-block bitset (a positive multiple of 32 bytes), or a filter header followed by its bitset (as stored in a Parquet file; recognised by its length), and writes a checksummed split-block file hashing as Parquet does. A bitset does not record how many keys went in: the file's item count is estimated from its fill (-n/-p record the sizing it was made for, if known).
+
+Example:
+  bloomery import --format sbbf ids.sbbf ids.bloom"
+    )]
+    Import(ImportArgs),
+}
+
+/// `bloomery parquet ...`
+#[derive(Debug, Subcommand)]
+pub enum ParquetCommand {
+    /// Print which keys may be in which file and row group (FILE<TAB>ROW_GROUP<TAB>KEY).
+    #[command(
+        after_help = "PATHS are Parquet files, or directories read recursively (hidden and _-prefixed entries, *.crc and *.bloomery left out; files without Parquet magic skipped). Only footers and filter bytes are read, files in parallel. Keys are typed by the column's physical type (INT32/INT64 decimal, FLOAT/DOUBLE, BYTE_ARRAY bytes, FIXED_LEN_BYTE_ARRAY bytes or a UUID, DATE also YYYY-MM-DD; --hex: the plain encoding in hex), as the Parquet specification hashes them. A row group without a filter (in the file or a sidecar from `parquet index`) may hold any key: it is reported on stderr, never guessed; with -v no key is then certainly absent.
+
+Exit status like grep: 0 if a line was printed (or a count is above 0), 1 if none, 2 if a file could not be read (the others are still answered).
+
+Examples:
+  bloomery parquet check lake/ --column user_id -k 42 -k 4711
+  bloomery parquet check lake/ --column email --keys suspects.txt
+  bloomery parquet check -c lake/ --column user_id --keys ids.txt
+  bloomery parquet check -v lake/ --column user_id --keys ids.txt > certainly-new.txt"
+    )]
+    Check(ParquetCheckArgs),
+    /// Print the files (--row-groups: FILE<TAB>ROW_GROUP) that may hold at least one key.
+    #[command(
+        after_help = "The list a query engine must scan: files and row groups whose filter admits a key, and every row group without a filter. Paths, keys and exit status as for `parquet check`.
+
+Examples:
+  bloomery parquet prune lake/ --column user_id --keys ids.txt
+  bloomery parquet prune lake/ --column user_id -k 42 --row-groups --json"
+    )]
+    Prune(ParquetPruneArgs),
+    /// List a file's row groups and columns: which have a filter, its size, fill, estimated
+    /// distinct values and rate.
+    #[command(after_help = "Examples:
+  bloomery parquet info part-0.parquet
+  bloomery parquet info part-0.parquet --column user_id --json")]
+    Info(ParquetInfoArgs),
+    /// Build filters for the row groups of COLUMN that have none: sidecar files beside the
+    /// Parquet files, or (--rewrite OUT) a copy of one file with the filters embedded.
+    #[command(
+        after_help = "Reads the column's values (the only command that reads data pages). Sidecars (FILE.COLUMN.bloomery, bloomery's format, the least size for the rate) are used by `parquet check` and `prune` automatically, and ignored once the Parquet file changes. --rewrite writes a new Parquet file: column chunks, statistics, page index, key-value metadata and created_by copied unchanged, the existing filters kept, the new ones sized as arrow-rs and parquet-mr size theirs (a power of two of bytes); it is read back and checked before it replaces OUT.
+
+Examples:
+  bloomery parquet index lake/ --column user_id -p 0.01
+  bloomery parquet index part-0.parquet --column user_id --rewrite part-0.bf.parquet"
+    )]
+    Index(ParquetIndexArgs),
+}
+
+/// The keys and column of a lake query.
+#[derive(Debug, Args)]
+pub struct ParquetKeys {
+    /// The column: its dotted path (`a.b.c`) or a leaf name only one column has.
+    #[arg(long, value_name = "COL")]
+    pub column: String,
+    /// A key (repeatable; may start with `-`, e.g. `-k -42`).
+    #[arg(
+        short = 'k',
+        long = "key",
+        value_name = "KEY",
+        allow_hyphen_values = true
+    )]
+    pub keys: Vec<String>,
+    /// Files of keys, one per line (gzip and zstd detected; "-" for stdin). Default: stdin,
+    /// unless --key is given.
+    #[arg(long = "keys", value_name = "FILE")]
+    pub key_files: Vec<String>,
+    #[command(flatten)]
+    pub spec: KeyArgs,
+    /// Do not use sidecar files for row groups without a filter.
+    #[arg(long)]
+    pub no_sidecars: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ParquetCheckArgs {
+    /// Parquet files and directories.
+    #[arg(required = true, num_args = 1.., value_name = "PATHS")]
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub q: ParquetKeys,
+    /// Print the keys certainly in no row group.
+    #[arg(short = 'v', long)]
+    pub invert: bool,
+    /// Print FILE<TAB>ROW_GROUP<TAB>COUNT: how many keys may be in each row group (`-` for a
+    /// row group without a filter).
+    #[arg(short, long, conflicts_with = "invert")]
+    pub count: bool,
+    /// Machine-readable output (fields documented in docs/CLI.md).
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ParquetPruneArgs {
+    /// Parquet files and directories.
+    #[arg(required = true, num_args = 1.., value_name = "PATHS")]
+    pub paths: Vec<PathBuf>,
+    #[command(flatten)]
+    pub q: ParquetKeys,
+    /// List row groups (FILE<TAB>ROW_GROUP) instead of files.
+    #[arg(long)]
+    pub row_groups: bool,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ParquetInfoArgs {
+    /// Parquet file.
+    pub file: PathBuf,
+    /// Only this column.
+    #[arg(long, value_name = "COL")]
+    pub column: Option<String>,
+    /// Machine-readable output.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ParquetIndexArgs {
+    /// Parquet files and directories.
+    #[arg(required = true, num_args = 1.., value_name = "PATHS")]
+    pub paths: Vec<PathBuf>,
+    /// The column to build filters for.
+    #[arg(long, value_name = "COL")]
+    pub column: String,
+    /// False-positive rate of each row group's filter, in (0, 1).
+    #[arg(short = 'p', long, value_name = "P", default_value_t = 0.01)]
+    pub fpr: f64,
+    /// Write a copy of the (one) input file with the filters embedded to OUT.
+    #[arg(long, value_name = "OUT")]
+    pub rewrite: Option<PathBuf>,
+    /// Overwrite OUT if it exists and is not the input.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Formats `export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ExportFormat {
+    /// Parquet's split-block Bloom filter bitset.
+    Sbbf,
+}
+
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// Filter file.
+    pub file: PathBuf,
+    /// Output file; stdout when absent or "-".
+    pub out: Option<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum)]
+    pub format: ExportFormat,
+    /// Sbbf: put the Parquet filter header (Thrift) before the bitset.
+    #[arg(long)]
+    pub header: bool,
+    /// Overwrite OUT if it exists.
+    #[arg(long)]
+    pub force: bool,
+}
+
+/// Formats `import` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImportFormat {
+    /// A Parquet split-block Bloom filter bitset (optionally after its filter header).
+    Sbbf,
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// The input's format (also spelled `--from`).
+    #[arg(long, value_enum, alias = "from")]
+    pub format: ImportFormat,
+    /// Input files (sbbf: one bitset).
+    #[arg(required = true, num_args = 1.., value_name = "INPUTS")]
+    pub inputs: Vec<PathBuf>,
+    /// Output filter file (written atomically).
+    #[arg(value_name = "OUT")]
+    pub out: PathBuf,
+    /// Distinct values the bitset was sized for, if known (recorded in the file).
+    #[arg(short = 'n', long, value_name = "N", value_parser = parse_count)]
+    pub capacity: Option<u64>,
+    /// False-positive rate it was sized for, if known (recorded in the file).
+    #[arg(short = 'p', long, value_name = "P")]
+    pub fpr: Option<f64>,
+    /// Overwrite OUT if it exists.
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// `bloomery xml ...`
@@ -209,6 +416,10 @@ pub struct XmlIndexArgs {
     /// Hash seed.
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,
+    /// Skip documents that are not well-formed XML (each is named in a warning and the
+    /// summary counts them) instead of stopping at the first.
+    #[arg(long)]
+    pub skip_invalid: bool,
     /// Overwrite an existing file.
     #[arg(long)]
     pub force: bool,
@@ -326,12 +537,17 @@ pub struct KeyArgs {
 pub struct CreateArgs {
     /// Filter file to create.
     pub file: PathBuf,
-    /// Expected number of distinct items (accepts 10M, 1e6, 250_000).
+    /// Expected number of distinct keys (accepts 10M, 1e6, 250_000); mlbf: distinct URLs.
     #[arg(short = 'n', long, value_name = "N", value_parser = parse_count)]
     pub capacity: Option<u64>,
-    /// Target false-positive rate at capacity, in (0, 1).
+    /// Target membership false-positive rate at capacity, in (0, 1): the rate at which a
+    /// key never added is reported present (mlbf: see docs/CLI.md for which URLs).
     #[arg(short = 'p', long, value_name = "P", allow_negative_numbers = true)]
     pub fpr: Option<f64>,
+    /// Ibf, scbf: expected adds, repeats included (default: -n, every key once); their fill
+    /// grows with repeats as well as with distinct keys.
+    #[arg(long, value_name = "N", value_parser = parse_count)]
+    pub occurrences: Option<u64>,
     /// Structure kind.
     #[arg(long, value_enum, default_value_t = KindArg::BLOCKED)]
     pub kind: KindArg,
@@ -388,6 +604,10 @@ pub struct CreateArgs {
     /// Mlbf: URL layers L in 1..=32 (default 4, the paper's); --bits/--hashes are per layer.
     #[arg(long, value_name = "L")]
     pub layers: Option<u32>,
+    /// Split-block: size as Parquet writers (arrow-rs, parquet-mr) do for -n distinct values
+    /// at rate -p: a power of two of bytes, so the bitset matches theirs.
+    #[arg(long, conflicts_with = "bits")]
+    pub parquet_sizing: bool,
     /// Overwrite an existing file.
     #[arg(long)]
     pub force: bool,
@@ -626,7 +846,7 @@ pub struct LabArgs {
     #[arg(long, default_value = "lab-out", value_name = "DIR")]
     pub out: PathBuf,
     /// Base seed.
-    #[arg(long, default_value_t = 42, value_name = "S")]
+    #[arg(long, default_value_t = 1, value_name = "S")]
     pub seed: u64,
 }
 

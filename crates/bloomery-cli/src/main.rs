@@ -8,12 +8,14 @@ mod num;
 mod output;
 
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use clap::Parser;
 
 fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     output::set_quiet(cli.quiet);
+    LIMIT_FROM_FLAG.store(cli.max_memory.is_some(), Ordering::Relaxed);
     bloomery::set_max_bytes(cli.max_memory.unwrap_or_else(machine_memory));
     match cmd::run(cli.command) {
         Ok(code) => ExitCode::from(code),
@@ -38,12 +40,20 @@ fn machine_memory() -> u64 {
         .unwrap_or(bloomery::DEFAULT_MAX_BYTES)
 }
 
+/// True when the memory limit came from `--max-memory` (else it is the machine's RAM).
+static LIMIT_FROM_FLAG: AtomicBool = AtomicBool::new(false);
+
 /// The error and its causes on one line, skipping causes the message already includes (the
 /// library's errors repeat their source in their own text).
 fn message(e: &anyhow::Error) -> String {
     let mut msg = String::new();
     for c in e.chain() {
-        let s = c.to_string();
+        let s = match c.downcast_ref::<bloomery::Error>() {
+            Some(&bloomery::Error::TooLarge { requested, limit }) => {
+                too_large(requested, limit, !msg.is_empty())
+            }
+            _ => c.to_string(),
+        };
         if msg.contains(&s) {
             continue;
         }
@@ -51,11 +61,45 @@ fn message(e: &anyhow::Error) -> String {
             msg.push_str(": ");
         }
         msg.push_str(&s);
-        if let Some(bloomery::Error::TooLarge { .. }) = c.downcast_ref::<bloomery::Error>() {
-            msg.push_str(" [the limit is the machine's RAM; override it with --max-memory]");
-        }
     }
     msg
+}
+
+/// A size over the memory limit, in the command line's terms: where the limit came from and
+/// what to change (the library's own message names its `max_bytes` setting). `in_context`:
+/// the error comes with a context (loading or writing a named file), not from sizing a new
+/// filter, so smaller sizing options are no remedy.
+fn too_large(requested: u64, limit: u64, in_context: bool) -> String {
+    use num::{bytes, group};
+    let process = bloomery::max_bytes();
+    let source = if LIMIT_FROM_FLAG.load(Ordering::Relaxed) {
+        format!("the memory limit of {} set by --max-memory", bytes(process))
+    } else {
+        format!(
+            "the memory limit of {} (this machine's RAM; --max-memory sets another)",
+            bytes(process)
+        )
+    };
+    // the file reader allows header room above the limit: still the process limit
+    let over = if limit >= process {
+        format!("over {source}")
+    } else {
+        format!("over a limit of {} ({source})", bytes(limit))
+    };
+    let flag = LIMIT_FROM_FLAG.load(Ordering::Relaxed);
+    let remedy = match (in_context, flag) {
+        (false, false) => "; ask for a smaller capacity or a larger error rate",
+        (false, true) => {
+            "; ask for a smaller capacity or a larger error rate, or raise --max-memory"
+        }
+        (true, false) => "",
+        (true, true) => "; raise --max-memory",
+    };
+    format!(
+        "this needs {} ({} bytes), {over}{remedy}",
+        bytes(requested),
+        group(requested)
+    )
 }
 
 /// A write to a closed pipe (`bloomery check ... | head`) ends quietly with status 0.

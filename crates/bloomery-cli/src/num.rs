@@ -66,6 +66,20 @@ pub fn group(n: u64) -> String {
     out
 }
 
+/// A grouped count with its noun in the right number: `1 line`, `0 lines`, `1,000 lines`.
+pub fn count(n: u64, one: &str, many: &str) -> String {
+    format!("{} {}", group(n), if n == 1 { one } else { many })
+}
+
+/// A target rate as `info` shows it: the rate, or `none` for a filter made without one.
+pub fn target(p: f64) -> String {
+    if p > 0.0 {
+        rate(p)
+    } else {
+        "none".into()
+    }
+}
+
 /// A rate in a readable form: `0.01`, `1.23e-5`.
 pub fn rate(p: f64) -> String {
     if p == 0.0 {

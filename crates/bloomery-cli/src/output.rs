@@ -62,9 +62,35 @@ pub fn table(out: &mut impl Write, rows: &[(&str, String)]) -> io::Result<()> {
     Ok(())
 }
 
+/// Standard output, locked, whose write errors say it was standard output (a full disk
+/// behind `> file` or `/dev/full` would otherwise read as a failure of the filter file). The
+/// error kind is kept, so a closed pipe still ends quietly.
+pub fn stdout() -> Stdout {
+    Stdout(io::stdout().lock())
+}
+
+/// See [`stdout`].
+pub struct Stdout(io::StdoutLock<'static>);
+
+fn on_stdout(e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("cannot write to standard output: {e}"))
+}
+
+impl Write for Stdout {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf).map_err(on_stdout)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.0.write_all(buf).map_err(on_stdout)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush().map_err(on_stdout)
+    }
+}
+
 /// Pretty JSON on stdout.
 pub fn json(v: &serde_json::Value) -> anyhow::Result<()> {
-    let mut out = io::stdout().lock();
+    let mut out = stdout();
     serde_json::to_writer_pretty(&mut out, v)?;
     writeln!(out)?;
     out.flush()?;

@@ -1,5 +1,5 @@
 //! Integration tests of `compress`, `decompress`, `diff`, `patch` and of compressed files in
-//! the other commands (issue 6), on the real binary and temp files.
+//! the other commands, on the real binary and temp files.
 
 use std::path::{Path, PathBuf};
 

@@ -1,4 +1,4 @@
-//! The multi-layer URL filter (seed 001) through the real binary: create (sized and the
+//! The multi-layer URL filter (Cen, Xu & Sun) through the real binary: create (sized and the
 //! paper's shape), add, check, count, dedup, info, union, and the errors.
 
 use std::path::{Path, PathBuf};
@@ -60,7 +60,7 @@ fn stdout_lines(out: &std::process::Output) -> Vec<String> {
 }
 
 #[test]
-fn create_sizes_by_eq4_and_takes_the_papers_shape() {
+fn create_sizes_for_near_misses_and_takes_the_papers_shape() {
     let dir = TempDir::new().unwrap();
     let p = create(
         dir.path(),
@@ -72,14 +72,19 @@ fn create_sizes_by_eq4_and_takes_the_papers_shape() {
     assert_eq!(i["layers"], 3);
     assert_eq!(i["capacity"], 10_000);
     assert_eq!(i["target_fpr"], 1e-6);
-    // each layer at p^(1/L) = 1e-2: about 9.6 bits per item per layer, 4 arrays
+    // a near miss meets one layer and the XOR layer: the near-miss shape, about 15 bits per
+    // URL per array (a classic filter at 1e-6: 28.8), 4 arrays
     let bits = i["bits"].as_u64().unwrap();
     assert_eq!(bits % 4, 0);
     let per_layer = bits / 4;
-    assert!((95_000..=97_000).contains(&per_layer), "{per_layer}");
-    assert_eq!(i["hashes"], 7);
+    let s = bloomery::params::mlbf_near_miss_shape(10_000, 1e-6, 64).unwrap();
+    assert_eq!(
+        (per_layer, i["hashes"].as_u64()),
+        (s.m, Some(u64::from(s.k)))
+    );
+    assert!((145_000..=160_000).contains(&per_layer), "{per_layer}");
 
-    // 001 §V: k = 3, m = 16,829,152 bits per layer, L = 4 (default layers)
+    // Cen, Xu & Sun §V: k = 3, m = 16,829,152 bits per layer, L = 4 (default layers)
     let p = create(
         dir.path(),
         "paper.bloom",
@@ -184,7 +189,7 @@ fn add_then_check_has_no_false_negatives_and_few_false_positives() {
 
 #[test]
 fn the_xor_layer_rejects_recombined_segments() {
-    // 001 §IV.B: every segment of a.com/y/1 is in its layer, only the XOR layer rejects it.
+    // Cen, Xu & Sun §IV.B: every segment of a.com/y/1 is in its layer, only the XOR layer rejects it.
     let dir = TempDir::new().unwrap();
     let p = create(
         dir.path(),
@@ -229,7 +234,11 @@ fn dedup_kind_mlbf_is_a_url_seen_test() {
     assert!(out.status.success());
     // n·p = 0.002 expected wrongly dropped lines: with this fixed input, none
     assert_eq!(stdout_lines(&out), base);
-    assert!(String::from_utf8_lossy(&out.stderr).contains("500 dropped as seen"));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("500 dropped (repeats"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // --state: a second run over the same URLs drops them all and keeps new ones
     let state = dir.path().join("seen.bloom");
@@ -404,7 +413,7 @@ fn skip_invalid_counts_and_skips_keys_that_are_not_urls() {
     assert_eq!(stdout_lines(&out), valid);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
-        err.contains("6 lines read, 3 printed, 1 dropped as seen, 2 skipped as invalid URLs"),
+        err.contains("6 lines read, 3 printed, 1 dropped, 2 skipped as invalid URLs (repeats"),
         "{err}"
     );
 
@@ -448,7 +457,7 @@ fn skip_invalid_counts_and_skips_keys_that_are_not_urls() {
         .assert()
         .success()
         .stdout("https://new.org/z\n")
-        .stderr(predicate::str::contains("1 lines skipped as invalid URLs"));
+        .stderr(predicate::str::contains("1 line skipped as invalid URLs"));
     bloomery()
         .arg("check")
         .arg(&p)

@@ -1,5 +1,5 @@
 //! `bloomery xml index|query` through the real binary: Breadth and Depth Bloom filters over
-//! small XML documents written here (seed 000 §6-7).
+//! small XML documents written here (Salman §6-7).
 
 use std::path::{Path, PathBuf};
 
@@ -22,7 +22,7 @@ fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
-/// 000 §7's tree (paths /A/B/D and /A/C/E) and a second document with a/b/c/d and a/x/m/n.
+/// Salman §7's tree (paths /A/B/D and /A/C/E) and a second document with a/b/c/d and a/x/m/n.
 fn corpus(dir: &Path) -> PathBuf {
     let docs = dir.join("docs");
     write(
@@ -86,7 +86,7 @@ fn bbf_matches_every_true_path_and_shows_the_level_false_positive() {
         (code, lines),
         (Some(0), TRUE.iter().map(|s| s.to_string()).collect())
     );
-    // 000 §7: C is at level 2 and D at level 3, so the BBF accepts /A/C/D (and a/b//m/n)
+    // Salman §7: C is at level 2 and D at level 3, so the BBF accepts /A/C/D (and a/b//m/n)
     let (_, lines) = query(&f, &["/A/C/D", "a/b//m/n"]);
     assert_eq!(lines, ["/A/C/D", "a/b//m/n"]);
     // what it rejects for certain: exit 1, nothing printed
@@ -124,7 +124,7 @@ fn dbf_matches_every_true_path_and_shows_the_split_false_positive() {
         (code, lines),
         (Some(0), TRUE.iter().map(|s| s.to_string()).collect())
     );
-    // 000 §7: a/b//m/n is split into a/b and m/n, both present: a false match
+    // Salman §7: a/b//m/n is split into a/b and m/n, both present: a false match
     assert_eq!(query(&f, &["a/b//m/n"]), (Some(0), vec!["a/b//m/n".into()]));
     // the DBF does not mix levels: /A/C/D is rejected (the BBF's false positive)
     assert_eq!(

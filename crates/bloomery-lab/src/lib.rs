@@ -1,4 +1,4 @@
-//! bloomery lab: reproductions of the seed papers' tables and figures.
+//! bloomery lab: reproductions of the source papers' tables and figures.
 //!
 //! Each experiment is one module with its parameters as a struct, fixed seeds, and a `quick`
 //! size that runs in seconds (used by the tests and CI). Running one writes a markdown table
@@ -49,7 +49,7 @@ pub struct Experiment {
     pub name: &'static str,
     /// One line for `bloomery lab --list`.
     pub summary: &'static str,
-    /// The seed paper and section it reproduces.
+    /// The paper and section it reproduces.
     pub source: &'static str,
     /// Run it.
     pub run: fn(&RunOptions) -> anyhow::Result<Report>,
@@ -63,6 +63,17 @@ pub fn registry() -> &'static [Experiment] {
 /// Find an experiment by name.
 pub fn find(name: &str) -> Option<&'static Experiment> {
     registry().iter().find(|e| e.name == name)
+}
+
+/// Say on stderr that an experiment runs on generated data because a data set is missing.
+/// Its report says so too, but someone reading only the terminal must not take the numbers
+/// for the real data's.
+pub fn note_generated(experiment: &str, missing: &Path, instead: &str, fetch: &str) {
+    eprintln!(
+        "bloomery lab: {experiment}: `{}` was not found, so this run uses {instead}, not the \
+         real data (run `bash scripts/fetch-data.sh {fetch}`, or set BLOOMERY_DATA)",
+        missing.display()
+    );
 }
 
 /// Make sure the output folder exists.

@@ -1,4 +1,4 @@
-//! Packet flows of a capture file, for the flow-measurement experiments (002 §8.1, §9).
+//! Packet flows of a capture file, for the flow-measurement experiments (Broder & Mitzenmacher §8.1, §9).
 //!
 //! [`read_flows`] parses a classic pcap file (`pcap-parser`) and each Ethernet frame's IPv4 /
 //! IPv6 and TCP / UDP headers (`etherparse`), and sums packets and bytes per flow. A flow is
@@ -259,9 +259,10 @@ pub fn synthetic_flows(flows: u32, packets: u64, s: f64, seed: u64) -> FlowTrace
     FlowTrace::from_packets(keys, packets, 0)
 }
 
-/// The real capture when present; otherwise, when `allow_synthetic`, the synthetic trace
-/// (else an error naming the missing file).
+/// The real capture when present; otherwise, when `allow_synthetic`, the synthetic trace, said
+/// on stderr for `experiment` (else an error naming the missing file).
 pub fn load_or_synthetic(
+    experiment: &str,
     allow_synthetic: bool,
     seed: u64,
 ) -> anyhow::Result<(FlowTrace, FlowSource)> {
@@ -275,6 +276,7 @@ pub fn load_or_synthetic(
             path.display()
         );
     }
+    crate::note_generated(experiment, &path, "a synthetic Zipf flow trace", "pcap");
     Ok((
         synthetic_flows(2_000, 20_000, 1.1, seed),
         FlowSource::Synthetic { missing: path },

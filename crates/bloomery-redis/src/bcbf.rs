@@ -1,5 +1,5 @@
-//! `BCBF.*`: bloomery's blocked counting Bloom filter ([`BlockedCountingBloomFilter`]) with the `BF.*` conventions — the counting filter of
-//! seed 002 §2.5 (w-bit saturating counters, so items can be deleted) in the blocked layout: an
+//! `BCBF.*`: bloomery's blocked counting Bloom filter ([`BlockedCountingBloomFilter`], library) with the `BF.*` conventions — the counting filter of
+//! Broder & Mitzenmacher §2.5 (w-bit saturating counters, so items can be deleted) in the blocked layout: an
 //! item's k counters sit in one 64-byte line.
 //!
 //! The commands mirror `CBF.*` ([`crate::cbf`]) — arguments, replies, errors, flags and
@@ -19,35 +19,42 @@ use redis_module::{Context, RedisError, RedisResult, RedisString};
 
 use crate::config;
 use crate::dump;
+use crate::errors::lib_error;
+use crate::limits::{COUNTER_BITS, OWN_DEFAULT_CAPACITY, OWN_DEFAULT_ERROR_RATE};
 use crate::own::{
-    add_generic, count_generic, counting_sizing, del_generic, exists_generic, info_generic, int,
-    lib_error, reserve_generic, size, DEFAULT_CAPACITY, DEFAULT_ERROR,
+    add_generic, count_generic, counting_sizing, del_generic, exists_generic, info_generic,
+    reserve_generic, size,
 };
+use crate::reply::int;
 use crate::types::BCBF_TYPE;
 
 fn build(capacity: u64, error: f64, bits: u32) -> Result<BlockedCountingBloomFilter, RedisError> {
-    BlockedCountingBloomFilter::builder()
-        .capacity(capacity)
-        .fpr(error)
-        .counter_width(bits)
-        .max_bytes(config::max_bytes())
-        .try_build()
-        .map_err(lib_error)
+    let key = format!(
+        "bcbf {} {} {} {}",
+        capacity,
+        error.to_bits(),
+        bits,
+        config::max_bytes()
+    );
+    crate::templates::get_or_make(&key, || {
+        BlockedCountingBloomFilter::builder()
+            .capacity(capacity)
+            .fpr(error)
+            .counter_width(bits)
+            .max_bytes(config::max_bytes())
+            .try_build()
+            .map_err(lib_error)
+    })
 }
 
 fn default() -> Result<BlockedCountingBloomFilter, RedisError> {
-    build(
-        DEFAULT_CAPACITY,
-        DEFAULT_ERROR,
-        BlockedCountingBloomFilter::DEFAULT_COUNTER_WIDTH,
-    )
+    build(OWN_DEFAULT_CAPACITY, OWN_DEFAULT_ERROR_RATE, COUNTER_BITS.0)
 }
 
 /// `BCBF.RESERVE key capacity error [COUNTERBITS w]` (w in 1..=32, default 4; a line holds
 /// `⌊512 / w⌋` counters).
 pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    let (capacity, error, bits) =
-        counting_sizing(&args, BlockedCountingBloomFilter::DEFAULT_COUNTER_WIDTH)?;
+    let (capacity, error, bits) = counting_sizing(&args, COUNTER_BITS.0)?;
     let filter = build(capacity, error, bits)?;
     reserve_generic(ctx, &BCBF_TYPE, &args[1], filter)
 }
@@ -108,17 +115,18 @@ mod tests {
         let f = default().unwrap();
         assert_eq!(f.counter_width(), 4);
         assert_eq!(f.cells_per_line(), 128);
-        assert_eq!(Stats::capacity(&f), DEFAULT_CAPACITY);
+        assert_eq!(Stats::capacity(&f), OWN_DEFAULT_CAPACITY);
         assert_eq!(
             f,
-            BlockedCountingBloomFilter::try_new(DEFAULT_CAPACITY, DEFAULT_ERROR).unwrap()
+            BlockedCountingBloomFilter::try_new(OWN_DEFAULT_CAPACITY, OWN_DEFAULT_ERROR_RATE)
+                .unwrap()
         );
     }
 
     /// Every accepted width builds a small filter, and refuses absurd sizes with an error.
     #[test]
     fn every_width_builds_or_errs() {
-        for bits in 1..=bloomery::MAX_COUNTER_WIDTH {
+        for bits in 1..=COUNTER_BITS.1 {
             let f = build(100, 0.01, bits).unwrap();
             assert_eq!(f.counter_width(), bits);
             assert_eq!(f.cells_per_line(), u64::from(512 / bits));
@@ -132,6 +140,7 @@ mod tests {
     /// answers saturated loads without building the mixture).
     #[test]
     fn rates_near_one_build_small_filters() {
+        let _limit = crate::config::default_limit_for_test();
         for bits in [1, 4, 32] {
             let f = build(100_000_000, 0.999_999, bits).unwrap();
             assert!(f.byte_len() < 64 << 20, "{bits}: {}", f.byte_len());

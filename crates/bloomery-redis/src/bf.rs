@@ -1,22 +1,20 @@
-//! `BF.*`: RedisBloom's Bloom-filter commands on bloomery's [`ScalableBloomFilter`].
+//! `BF.*`: RedisBloom's Bloom-filter commands on bloomery's [`ScalableBloomFilter`], with
+//! RedisBloom's replies (booleans in RESP3), partial-failure shapes and error texts.
 
 use bloomery::{Error, Filter, ScalableBloomFilter};
-use redis_module::{raw, Context, RedisError, RedisResult, RedisString, RedisValue};
+use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
-use crate::args::{self, ArgError};
+use crate::args;
 use crate::config;
 use crate::dump;
-use crate::own;
-use crate::types::{Slot, BF_TYPE};
-
-/// Capacity of auto-created filters (RedisBloom's default).
-pub const DEFAULT_CAPACITY: u64 = 100;
-/// Error rate of auto-created filters.
-pub const DEFAULT_ERROR_RATE: f64 = 0.01;
-/// Expansion of auto-created filters.
-pub const DEFAULT_EXPANSION: u32 = 2;
-/// Largest EXPANSION accepted (RedisBloom's bound).
-pub const MAX_EXPANSION: i64 = 32768;
+use crate::errors::{lib_error, BF_FULL, ITEM_EXISTS, NOT_FOUND};
+use crate::keys;
+use crate::limits::{
+    BF_DEFAULT_CAPACITY, BF_DEFAULT_ERROR_RATE, BF_DEFAULT_EXPANSION, BF_MAX_EXPANSION,
+    BF_TIGHTENING_GROWN, BF_TIGHTENING_NONSCALING, BF_TIGHTENING_RESERVED,
+};
+use crate::reply;
+use crate::types::BF_TYPE;
 
 /// Creation parameters.
 #[derive(Debug, Clone, Copy)]
@@ -25,44 +23,62 @@ struct Params {
     error_rate: f64,
     expansion: u32,
     scaling: bool,
+    /// Whether the capacity was given (`BF.RESERVE`, `BF.INSERT CAPACITY`).
+    reserved: bool,
 }
 
 impl Default for Params {
     fn default() -> Self {
         Self {
-            capacity: DEFAULT_CAPACITY,
-            error_rate: DEFAULT_ERROR_RATE,
-            expansion: DEFAULT_EXPANSION,
+            capacity: BF_DEFAULT_CAPACITY,
+            error_rate: BF_DEFAULT_ERROR_RATE,
+            expansion: BF_DEFAULT_EXPANSION,
             scaling: true,
+            reserved: false,
         }
     }
 }
 
-/// Library errors as error replies.
-pub fn lib_error(e: Error) -> RedisError {
-    match e {
-        Error::Full { .. } => RedisError::Str("ERR non scaling filter is full"),
-        Error::TooLarge { requested, limit } => RedisError::String(format!(
-            "ERR filter would need {requested} bytes, over the module's MAX-BYTES limit of {limit}"
-        )),
-        other => RedisError::String(format!("ERR {other}")),
+impl Params {
+    /// The tightening ratio: how the error budget is split between the sub-filters (see
+    /// [`BF_TIGHTENING_GROWN`] and the other two).
+    fn tightening(&self) -> f64 {
+        if !self.scaling {
+            BF_TIGHTENING_NONSCALING
+        } else if self.reserved {
+            BF_TIGHTENING_RESERVED
+        } else {
+            BF_TIGHTENING_GROWN
+        }
     }
 }
 
 fn create(p: Params) -> Result<ScalableBloomFilter, RedisError> {
-    ScalableBloomFilter::builder()
-        .capacity(p.capacity)
-        .fpr(p.error_rate)
-        .growth(p.expansion.max(1))
-        .scaling(p.scaling)
-        .max_bytes(config::max_bytes())
-        .try_build()
-        .map_err(lib_error)
+    let key = format!(
+        "bf {} {} {} {} {} {}",
+        p.capacity,
+        p.error_rate.to_bits(),
+        p.expansion,
+        p.scaling,
+        p.reserved,
+        config::max_bytes()
+    );
+    crate::templates::get_or_make(&key, || {
+        ScalableBloomFilter::builder()
+            .capacity(p.capacity)
+            .fpr(p.error_rate)
+            .growth(p.expansion)
+            .tightening(p.tightening())
+            .scaling(p.scaling)
+            .max_bytes(config::max_bytes())
+            .try_build()
+            .map_err(lib_error)
+    })
 }
 
-/// Run `f` on the filter under `key`, creating it with `create_with` if absent (None: reply
-/// "ERR not found" instead).
-fn with_filter<R>(
+/// Run `f` on the filter under `key`, creating it with `create_with` if absent (`None`: reply
+/// `ERR not found` instead).
+fn write<R>(
     ctx: &Context,
     key: &RedisString,
     create_with: Option<Params>,
@@ -72,143 +88,175 @@ fn with_filter<R>(
     let make = make
         .as_ref()
         .map(|m| m as &dyn Fn() -> Result<ScalableBloomFilter, RedisError>);
-    own::with_filter(ctx, &BF_TYPE, key, make, f)
+    keys::write(ctx, &BF_TYPE, key, make, NOT_FOUND, f)
 }
 
-/// Run `f` on the filter under `key` (None when the key is missing).
-fn read<R>(
-    ctx: &Context,
-    key: &RedisString,
-    f: impl FnOnce(Option<&ScalableBloomFilter>) -> R,
-) -> Result<R, RedisError> {
-    own::read(ctx, &BF_TYPE, key, f)
-}
-
-/// Add each item; a per-item error (full, or cannot grow) becomes an error element, like
-/// RedisBloom. Once the filter has refused to grow, later items of the same command are not
-/// retried (sizing a sub-filter that cannot be allocated is not free): they answer 0 if
-/// present, the same error if not.
-fn add_all(filter: &mut ScalableBloomFilter, items: &[RedisString]) -> Vec<RedisValue> {
-    let mut refused: Option<&'static str> = None;
-    items
-        .iter()
-        .map(|it| {
-            if let Some(e) = refused {
-                return if filter.contains(it.as_slice()) {
-                    RedisValue::Integer(0)
-                } else {
-                    RedisValue::StaticError(e)
-                };
-            }
-            match filter.try_insert(it.as_slice()) {
-                Ok(new) => RedisValue::Integer(i64::from(new)),
-                Err(e) => {
-                    let msg = match lib_error(e) {
-                        RedisError::Str(s) => s,
-                        _ => CANNOT_GROW,
-                    };
-                    refused = Some(msg);
-                    RedisValue::StaticError(msg)
-                }
-            }
-        })
-        .collect()
-}
-
+/// The growth refusal of a filter that needed a new sub-filter and could not have it.
 const CANNOT_GROW: &str = "ERR the filter cannot grow (MAX-BYTES limit or growth limit reached)";
+
+/// Add each item, answering per item as RedisBloom does: `true`/`1` new, `false`/`0` present;
+/// a full non-scaling filter answers its error and ends the array there; a filter that cannot
+/// grow answers an error for the item and goes on with the next. Once growth has been refused,
+/// later items of the same command are not retried (sizing a sub-filter that cannot be
+/// allocated is not free): they answer `false` if present, the same error if not.
+fn add_all(filter: &mut ScalableBloomFilter, items: &[RedisString]) -> Vec<RedisValue> {
+    let mut out = Vec::with_capacity(items.len());
+    let mut refused = false;
+    for it in items {
+        if refused {
+            out.push(if filter.contains(it.as_slice()) {
+                reply::bool(false)
+            } else {
+                RedisValue::StaticError(CANNOT_GROW)
+            });
+            continue;
+        }
+        match filter.try_insert(it.as_slice()) {
+            Ok(new) => out.push(reply::bool(new)),
+            Err(Error::Full { .. }) => {
+                out.push(RedisValue::StaticError(BF_FULL));
+                break;
+            }
+            Err(_) => {
+                refused = true;
+                out.push(RedisValue::StaticError(CANNOT_GROW));
+            }
+        }
+    }
+    out
+}
+
+/// An error rate as `BF.RESERVE` reads it.
+fn reserve_error_rate(arg: &RedisString) -> Result<f64, RedisError> {
+    let v = args::float(arg).ok_or(RedisError::Str("ERR bad error rate"))?;
+    if v > 0.0 && v < 1.0 {
+        Ok(v)
+    } else {
+        Err(RedisError::Str("ERR (0 < error rate range < 1) "))
+    }
+}
+
+/// A capacity as `BF.RESERVE` reads it.
+fn reserve_capacity(arg: &RedisString) -> Result<u64, RedisError> {
+    let v = args::int(arg).ok_or(RedisError::Str("ERR bad capacity"))?;
+    if v > 0 {
+        Ok(v as u64)
+    } else {
+        Err(RedisError::Str("ERR (capacity should be larger than 0)"))
+    }
+}
+
+const BAD_EXPANSION_RANGE: &str = "ERR expansion should be greater or equal to 1";
+const EXPANSION_TOO_LARGE: &str = "ERR expansion must be in the range [1, 32768]";
+const NONSCALING_EXPANSION: &str = "Nonscaling filters cannot expand";
 
 /// `BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]`.
 pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if args.len() < 4 {
+    if !(4..=7).contains(&args.len()) {
         return Err(RedisError::WrongArity);
     }
     let mut p = Params {
-        error_rate: args::error_rate(&args[2])?,
-        capacity: args::capacity(&args[3])?,
+        error_rate: reserve_error_rate(&args[2])?,
+        capacity: reserve_capacity(&args[3])?,
+        reserved: true,
         ..Params::default()
     };
-    let mut expansion_given = false;
-    let mut i = 4;
-    while i < args.len() {
-        if args::is(&args[i], "NONSCALING") {
-            p.scaling = false;
+    let rest = &args[4..];
+    p.scaling = !rest.iter().any(|a| args::is(a, "NONSCALING"));
+    let mut i = 0;
+    while i < rest.len() {
+        if args::is(&rest[i], "NONSCALING") {
             i += 1;
-        } else if args::is(&args[i], "EXPANSION") {
-            let v = args.get(i + 1).ok_or(RedisError::WrongArity)?;
-            p.expansion = args::bounded(v, 1, MAX_EXPANSION, ArgError::BadExpansion)?;
-            expansion_given = true;
+        } else if args::is(&rest[i], "EXPANSION") {
+            let v = rest.get(i + 1).ok_or(RedisError::Str("ERR no expansion"))?;
+            if !p.scaling {
+                return Err(RedisError::Str(NONSCALING_EXPANSION));
+            }
+            let e = args::int(v).ok_or(RedisError::Str("ERR bad expansion"))?;
+            if e < 1 {
+                return Err(RedisError::Str(BAD_EXPANSION_RANGE));
+            }
+            p.expansion = u32::try_from(e)
+                .ok()
+                .filter(|&e| e <= BF_MAX_EXPANSION)
+                .ok_or(RedisError::Str(EXPANSION_TOO_LARGE))?;
             i += 2;
         } else {
-            return Err(ArgError::UnknownOption(args[i].to_string_lossy()).into());
+            return Err(RedisError::String(format!(
+                "ERR unknown argument '{}'",
+                rest[i].to_string_lossy()
+            )));
         }
     }
-    if expansion_given && !p.scaling {
-        return Err(ArgError::NonScalingExpansion.into());
-    }
-    let k = ctx.open_key_writable(&args[1]);
-    if !k.is_empty() {
-        return Err(RedisError::Str("ERR item exists"));
-    }
+    keys::must_be_missing(ctx, &args[1], ITEM_EXISTS)?;
     let filter = create(p)?;
-    k.set_value(&BF_TYPE, Slot::Ready(filter))?;
-    ctx.replicate_verbatim();
-    Ok(RedisValue::SimpleStringStatic("OK"))
+    keys::create(ctx, &BF_TYPE, &args[1], ITEM_EXISTS, filter)
 }
 
-/// `BF.ADD key item`.
+/// `BF.ADD key item`: `true`/`1` if the item was new, `false`/`0` if it may have been added
+/// before; creates the filter with the defaults if the key is missing.
 pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
-    let r = with_filter(ctx, &args[1], Some(Params::default()), |f| {
+    let r = write(ctx, &args[1], Some(Params::default()), |f| {
         f.try_insert(args[2].as_slice())
     })?;
-    let new = r.map_err(lib_error)?;
+    let new = r.map_err(|e| match e {
+        Error::Full { .. } => RedisError::Str(BF_FULL),
+        Error::TooLarge { .. } => RedisError::Str(CANNOT_GROW),
+        other => lib_error(other),
+    })?;
     ctx.replicate_verbatim();
-    Ok(RedisValue::Integer(i64::from(new)))
+    Ok(reply::bool(new))
 }
 
-/// `BF.MADD key item [item ...]`.
+/// `BF.MADD key item [item ...]`: per item as `BF.ADD`; a full non-scaling filter ends the
+/// array with its error.
 pub fn madd(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
-    let out = with_filter(ctx, &args[1], Some(Params::default()), |f| {
+    let out = write(ctx, &args[1], Some(Params::default()), |f| {
         add_all(f, &args[2..])
     })?;
     ctx.replicate_verbatim();
     Ok(RedisValue::Array(out))
 }
 
-/// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...`.
+/// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...`:
+/// as `BF.MADD`, creating the filter with the given parameters (unless `NOCREATE`).
 pub fn insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 4 {
         return Err(RedisError::WrongArity);
     }
     let mut p = Params::default();
     let (mut nocreate, mut sized, mut expansion_given) = (false, false, false);
+    let (mut capacity, mut error_rate, mut expansion) =
+        (p.capacity as i64, p.error_rate, i64::from(p.expansion));
     let mut i = 2;
     let items = loop {
         let Some(a) = args.get(i) else {
-            return Err(ArgError::NoItems.into());
+            return Err(RedisError::WrongArity);
         };
         let value = || args.get(i + 1).ok_or(RedisError::WrongArity);
         if args::is(a, "ITEMS") {
             let items = &args[i + 1..];
             if items.is_empty() {
-                return Err(ArgError::NoItems.into());
+                return Err(RedisError::WrongArity);
             }
             break items;
         } else if args::is(a, "CAPACITY") {
-            p.capacity = args::capacity(value()?)?;
+            capacity = args::int(value()?).ok_or(RedisError::Str("Bad capacity"))?;
             sized = true;
+            p.reserved = true;
             i += 2;
         } else if args::is(a, "ERROR") {
-            p.error_rate = args::error_rate(value()?)?;
+            error_rate = args::float(value()?).ok_or(RedisError::Str("Bad error rate"))?;
             sized = true;
             i += 2;
         } else if args::is(a, "EXPANSION") {
-            p.expansion = args::bounded(value()?, 1, MAX_EXPANSION, ArgError::BadExpansion)?;
+            expansion = args::int(value()?).ok_or(RedisError::Str("Bad expansion"))?;
             expansion_given = true;
             i += 2;
         } else if args::is(a, "NOCREATE") {
@@ -218,47 +266,67 @@ pub fn insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             p.scaling = false;
             i += 1;
         } else {
-            return Err(ArgError::UnknownOption(a.to_string_lossy()).into());
+            return Err(RedisError::Str("Unknown argument received"));
         }
     };
+    if !(error_rate > 0.0 && error_rate < 1.0) || capacity < 1 || expansion < 1 {
+        return Err(RedisError::Str("Bad argument received"));
+    }
+    if expansion > i64::from(BF_MAX_EXPANSION) {
+        return Err(RedisError::Str(EXPANSION_TOO_LARGE));
+    }
     if nocreate && sized {
-        return Err(ArgError::NoCreateWithOptions.into());
+        return Err(RedisError::Str(
+            "ERR NOCREATE cannot be used together with CAPACITY or ERROR",
+        ));
     }
     if expansion_given && !p.scaling {
-        return Err(ArgError::NonScalingExpansion.into());
+        return Err(RedisError::Str(NONSCALING_EXPANSION));
     }
-    let out = with_filter(ctx, &args[1], (!nocreate).then_some(p), |f| {
+    p.capacity = capacity as u64;
+    p.error_rate = error_rate;
+    p.expansion = expansion as u32;
+    let out = write(ctx, &args[1], (!nocreate).then_some(p), |f| {
         add_all(f, items)
     })?;
     ctx.replicate_verbatim();
     Ok(RedisValue::Array(out))
 }
 
-/// `BF.EXISTS key item`.
+/// `BF.EXISTS key item`: `true`/`1` if the item may have been added, `false`/`0` if certainly
+/// not (also for a missing key).
 pub fn exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
-    read(ctx, &args[1], |f| {
-        RedisValue::Integer(i64::from(f.is_some_and(|f| f.contains(args[2].as_slice()))))
-    })
+    keys::read(
+        ctx,
+        &BF_TYPE,
+        &args[1],
+        |f: Option<&ScalableBloomFilter>| {
+            reply::bool(f.is_some_and(|f| f.contains(args[2].as_slice())))
+        },
+    )
 }
 
-/// `BF.MEXISTS key item [item ...]`.
+/// `BF.MEXISTS key item [item ...]`: per item as `BF.EXISTS`.
 pub fn mexists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
-    read(ctx, &args[1], |f| {
-        RedisValue::Array(
-            args[2..]
-                .iter()
-                .map(|it| {
-                    RedisValue::Integer(i64::from(f.is_some_and(|f| f.contains(it.as_slice()))))
-                })
-                .collect(),
-        )
-    })
+    keys::read(
+        ctx,
+        &BF_TYPE,
+        &args[1],
+        |f: Option<&ScalableBloomFilter>| {
+            RedisValue::Array(
+                args[2..]
+                    .iter()
+                    .map(|it| reply::bool(f.is_some_and(|f| f.contains(it.as_slice()))))
+                    .collect(),
+            )
+        },
+    )
 }
 
 /// `BF.CARD key`: items added (0 for a missing key).
@@ -266,69 +334,58 @@ pub fn card(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
     }
-    read(ctx, &args[1], |f| {
-        RedisValue::Integer(f.map_or(0, |f| f.len()) as i64)
-    })
-}
-
-fn int(v: u64) -> RedisValue {
-    RedisValue::Integer(i64::try_from(v).unwrap_or(i64::MAX))
+    keys::read(
+        ctx,
+        &BF_TYPE,
+        &args[1],
+        |f: Option<&ScalableBloomFilter>| reply::int(f.map_or(0, |f| f.len())),
+    )
 }
 
 /// `BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]`.
 ///
-/// All fields: a map in RESP3, the flat name/value array in RESP2 (Redis flattens maps).
-/// One field: a one-element array, as RedisBloom answers.
+/// All fields: a map in RESP3, the flat name/value array in RESP2. One field: `{name: value}`
+/// in RESP3, `[value]` in RESP2, as RedisBloom answers. `Size` is the value's `MEMORY USAGE`
+/// (without the key).
 pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if !(2..=3).contains(&args.len()) {
         return Err(RedisError::WrongArity);
     }
-    let fields = read(ctx, &args[1], |f| {
-        f.map(|f| {
+    let fields = keys::read_existing(
+        ctx,
+        &BF_TYPE,
+        &args[1],
+        NOT_FOUND,
+        |f: &ScalableBloomFilter| {
             let expansion = if f.is_scaling() {
-                int(u64::from(f.growth()))
+                reply::int(u64::from(f.growth()))
             } else {
                 RedisValue::Null
             };
             [
-                ("Capacity", "CAPACITY", int(f.capacity())),
-                (
-                    "Size",
-                    "SIZE",
-                    int(f.allocated_bytes() + std::mem::size_of_val(f) as u64),
-                ),
+                ("Capacity", "CAPACITY", reply::int(f.capacity())),
+                ("Size", "SIZE", reply::int(crate::types::value_size(f))),
                 (
                     "Number of filters",
                     "FILTERS",
-                    int(f.filters().len() as u64),
+                    reply::int(f.filters().len() as u64),
                 ),
-                ("Number of items inserted", "ITEMS", int(f.len())),
+                ("Number of items inserted", "ITEMS", reply::int(f.len())),
                 ("Expansion rate", "EXPANSION", expansion),
             ]
-        })
-    })?
-    .ok_or(RedisError::Str("ERR not found"))?;
+        },
+    )?;
     if let Some(which) = args.get(2) {
-        let (_, _, v) = fields
+        let (name, _, v) = fields
             .into_iter()
             .find(|(_, kw, _)| args::is(which, kw))
-            .ok_or(RedisError::Str("ERR Invalid information value"))?;
-        return Ok(RedisValue::Array(vec![v]));
+            .ok_or(RedisError::Str("Invalid information value"))?;
+        return reply::field(ctx, name, v);
     }
-    reply_map(
+    reply::map(
         ctx,
         fields.into_iter().map(|(name, _, v)| (name, v)).collect(),
     )
-}
-
-/// Reply with an ordered map: RESP3 map, flattened to name/value pairs by Redis for RESP2.
-pub fn reply_map(ctx: &Context, pairs: Vec<(&'static str, RedisValue)>) -> RedisResult {
-    raw::reply_with_map(ctx.ctx, pairs.len() as std::os::raw::c_long);
-    for (name, v) in pairs {
-        ctx.reply(Ok(RedisValue::SimpleStringStatic(name)));
-        ctx.reply(Ok(v));
-    }
-    Ok(RedisValue::NoReply)
 }
 
 /// `BF.SCANDUMP key iterator`.

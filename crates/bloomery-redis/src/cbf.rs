@@ -7,34 +7,41 @@ use redis_module::{Context, RedisError, RedisResult, RedisString};
 
 use crate::config;
 use crate::dump;
+use crate::errors::lib_error;
+use crate::limits::{COUNTER_BITS, OWN_DEFAULT_CAPACITY, OWN_DEFAULT_ERROR_RATE};
 use crate::own::{
-    add_generic, count_generic, counting_sizing, del_generic, exists_generic, info_generic, int,
-    lib_error, reserve_generic, size, DEFAULT_CAPACITY, DEFAULT_ERROR,
+    add_generic, count_generic, counting_sizing, del_generic, exists_generic, info_generic,
+    reserve_generic, size,
 };
+use crate::reply::int;
 use crate::types::CBF_TYPE;
 
 fn build(capacity: u64, error: f64, bits: u32) -> Result<CountingBloomFilter, RedisError> {
-    CountingBloomFilter::builder()
-        .capacity(capacity)
-        .fpr(error)
-        .counter_width(bits)
-        .max_bytes(config::max_bytes())
-        .try_build()
-        .map_err(lib_error)
+    let key = format!(
+        "cbf {} {} {} {}",
+        capacity,
+        error.to_bits(),
+        bits,
+        config::max_bytes()
+    );
+    crate::templates::get_or_make(&key, || {
+        CountingBloomFilter::builder()
+            .capacity(capacity)
+            .fpr(error)
+            .counter_width(bits)
+            .max_bytes(config::max_bytes())
+            .try_build()
+            .map_err(lib_error)
+    })
 }
 
 fn default() -> Result<CountingBloomFilter, RedisError> {
-    build(
-        DEFAULT_CAPACITY,
-        DEFAULT_ERROR,
-        bloomery::CountingBloomFilter::DEFAULT_COUNTER_WIDTH,
-    )
+    build(OWN_DEFAULT_CAPACITY, OWN_DEFAULT_ERROR_RATE, COUNTER_BITS.0)
 }
 
 /// `CBF.RESERVE key capacity error [COUNTERBITS w]` (w in 1..=32, default 4).
 pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    let (capacity, error, bits) =
-        counting_sizing(&args, bloomery::CountingBloomFilter::DEFAULT_COUNTER_WIDTH)?;
+    let (capacity, error, bits) = counting_sizing(&args, COUNTER_BITS.0)?;
     let filter = build(capacity, error, bits)?;
     reserve_generic(ctx, &CBF_TYPE, &args[1], filter)
 }

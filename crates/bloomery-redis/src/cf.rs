@@ -1,33 +1,30 @@
-//! `CF.*`: RedisBloom's cuckoo-filter commands on bloomery's [`CuckooFilter`].
+//! `CF.*`: RedisBloom's cuckoo-filter commands on bloomery's [`CuckooFilter`], with
+//! RedisBloom's replies (booleans in RESP3 where RedisBloom sends them), partial-failure shapes
+//! and error texts.
 
-use bloomery::CuckooOptions;
-use bloomery::{CuckooFilter, Error};
+use bloomery::{CuckooFilter, CuckooOptions, Error};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
-use crate::args::{self, ArgError};
-use crate::bf::reply_map;
+use crate::args;
 use crate::config;
 use crate::dump;
-use crate::own;
-use crate::types::{Slot, CF_TYPE};
+use crate::errors::{lib_error, CF_FULL, ITEM_EXISTS, NOT_FOUND};
+use crate::keys;
+use crate::limits::{
+    CF_DEFAULT_BUCKET_SIZE, CF_DEFAULT_CAPACITY, CF_DEFAULT_EXPANSION, CF_DEFAULT_MAX_ITERATIONS,
+    CF_MAX_BUCKET_SIZE, CF_MAX_EXPANSION, CF_MAX_FILTERS, CF_MAX_ITERATIONS,
+};
+use crate::reply;
+use crate::types::CF_TYPE;
 
-/// Capacity of auto-created filters (RedisBloom's default).
-pub const DEFAULT_CAPACITY: u64 = 1024;
-/// Largest EXPANSION accepted.
-pub const MAX_EXPANSION: i64 = 32768;
-
-fn lib_error(e: Error) -> RedisError {
-    match e {
-        Error::Full { .. } => RedisError::Str("ERR Filter is full"),
-        Error::TooLarge { requested, limit } => RedisError::String(format!(
-            "ERR filter would need {requested} bytes, over the module's MAX-BYTES limit of {limit}"
-        )),
-        other => RedisError::String(format!("ERR {other}")),
-    }
-}
+const CAPACITY_TOO_SMALL: &str = "Capacity must be at least (BucketSize * 2)";
+const MAX_EXPANSIONS: &str = "Maximum expansions reached";
 
 fn options(capacity: u64) -> CuckooOptions {
     CuckooOptions {
+        bucket_size: CF_DEFAULT_BUCKET_SIZE,
+        max_iterations: CF_DEFAULT_MAX_ITERATIONS,
+        expansion: CF_DEFAULT_EXPANSION,
         max_bytes: config::max_bytes(),
         ..CuckooOptions::new(capacity)
     }
@@ -37,7 +34,9 @@ fn create(o: CuckooOptions) -> Result<CuckooFilter, RedisError> {
     CuckooFilter::try_with(o).map_err(lib_error)
 }
 
-fn with_filter<R>(
+/// Run `f` on the filter under `key`, creating it with `create_with` if absent; a filter that
+/// has grown to [`CF_MAX_FILTERS`] sub-filters takes no more items.
+fn write<R>(
     ctx: &Context,
     key: &RedisString,
     create_with: Option<CuckooOptions>,
@@ -47,121 +46,148 @@ fn with_filter<R>(
     let make = make
         .as_ref()
         .map(|m| m as &dyn Fn() -> Result<CuckooFilter, RedisError>);
-    own::with_filter(ctx, &CF_TYPE, key, make, f)
-}
-
-/// Run `f` on the filter under `key` (None when the key is missing).
-fn read<R>(
-    ctx: &Context,
-    key: &RedisString,
-    f: impl FnOnce(Option<&CuckooFilter>) -> R,
-) -> Result<R, RedisError> {
-    own::read(ctx, &CF_TYPE, key, f)
+    keys::write(ctx, &CF_TYPE, key, make, NOT_FOUND, |cf| {
+        if cf.tables().len() >= CF_MAX_FILTERS {
+            Err(RedisError::Str(MAX_EXPANSIONS))
+        } else {
+            Ok(f(cf))
+        }
+    })?
 }
 
 /// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`.
 pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if args.len() < 3 || args.len() % 2 == 0 {
+    if args.len() < 3 || args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
-    let mut o = options(args::capacity(&args[2]).map_err(|_| RedisError::Str("ERR Bad capacity"))?);
+    let capacity = args::int(&args[2]).ok_or(RedisError::Str("Bad capacity"))?;
+    let mut given: [Option<&RedisString>; 3] = [None; 3];
     for pair in args[3..].chunks(2) {
-        let (name, v) = (&pair[0], &pair[1]);
-        if args::is(name, "BUCKETSIZE") {
-            o.bucket_size = args::bounded(v, 1, 255, ArgError::BadBucketSize)?;
-        } else if args::is(name, "MAXITERATIONS") {
-            o.max_iterations = args::bounded(v, 1, 65535, ArgError::BadMaxIterations)?;
-        } else if args::is(name, "EXPANSION") {
-            o.expansion = args::bounded(v, 0, MAX_EXPANSION, ArgError::BadExpansion)?;
-        } else {
-            return Err(ArgError::UnknownOption(name.to_string_lossy()).into());
-        }
+        let slot = ["MAXITERATIONS", "BUCKETSIZE", "EXPANSION"]
+            .iter()
+            .position(|kw| args::is(&pair[0], kw))
+            .ok_or(RedisError::Str("Unknown argument received"))?;
+        given[slot] = Some(&pair[1]);
     }
-    if o.capacity < 2 * u64::from(o.bucket_size) {
-        return Err(RedisError::Str(
-            "ERR Capacity must be at least (BucketSize * 2)",
-        ));
+    let mut o = options(1);
+    if let Some(v) = given[0] {
+        args::int(v).ok_or(RedisError::Str("Couldn't parse MAXITERATIONS"))?;
+        o.max_iterations =
+            args::int_in(v, 1, i64::from(CF_MAX_ITERATIONS)).ok_or(RedisError::Str(
+                "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
+            ))?;
     }
-    let k = ctx.open_key_writable(&args[1]);
-    if !k.is_empty() {
-        return Err(RedisError::Str("ERR item exists"));
+    if let Some(v) = given[1] {
+        args::int(v).ok_or(RedisError::Str("Couldn't parse BUCKETSIZE"))?;
+        o.bucket_size = args::int_in(v, 1, i64::from(CF_MAX_BUCKET_SIZE)).ok_or(
+            RedisError::Str("BUCKETSIZE: value must be an integer between 1 and 255, inclusive."),
+        )?;
     }
+    if let Some(v) = given[2] {
+        args::int(v).ok_or(RedisError::Str("Couldn't parse EXPANSION"))?;
+        o.expansion = args::int_in(v, 0, i64::from(CF_MAX_EXPANSION)).ok_or(RedisError::Str(
+            "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
+        ))?;
+    }
+    if capacity < 2 * i64::from(o.bucket_size) {
+        return Err(RedisError::Str(CAPACITY_TOO_SMALL));
+    }
+    o.capacity = capacity as u64;
+    keys::must_be_missing(ctx, &args[1], ITEM_EXISTS)?;
     let filter = create(o)?;
-    k.set_value(&CF_TYPE, Slot::Ready(filter))?;
-    ctx.replicate_verbatim();
-    Ok(RedisValue::SimpleStringStatic("OK"))
+    keys::create(ctx, &CF_TYPE, &args[1], ITEM_EXISTS, filter)
 }
 
-/// `CF.ADD key item`: 1, or "ERR Filter is full".
+/// A failed insert of one item as an error reply (`Filter is full` when no slot was found and
+/// the filter cannot grow).
+fn insert_error(e: Error) -> RedisError {
+    match e {
+        Error::Full { .. } => RedisError::Str(CF_FULL),
+        other => lib_error(other),
+    }
+}
+
+/// `CF.ADD key item`: `true`/`1`, or `Filter is full`; creates the filter with capacity 1024 if
+/// the key is missing.
 pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
-    let r = with_filter(ctx, &args[1], Some(options(DEFAULT_CAPACITY)), |f| {
+    let r = write(ctx, &args[1], Some(options(CF_DEFAULT_CAPACITY)), |f| {
         f.insert(args[2].as_slice())
     })?;
-    r.map_err(lib_error)?;
+    r.map_err(insert_error)?;
     ctx.replicate_verbatim();
-    Ok(RedisValue::Integer(1))
+    Ok(reply::bool(true))
 }
 
-/// `CF.ADDNX key item`: 1 if added, 0 if it may already be there.
+/// `CF.ADDNX key item`: `true`/`1` if added, `false`/`0` if it may already be there.
 pub fn addnx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
-    let r = with_filter(ctx, &args[1], Some(options(DEFAULT_CAPACITY)), |f| {
+    let r = write(ctx, &args[1], Some(options(CF_DEFAULT_CAPACITY)), |f| {
         f.insert_unique(args[2].as_slice())
     })?;
-    let added = r.map_err(lib_error)?;
+    let added = r.map_err(insert_error)?;
     ctx.replicate_verbatim();
-    Ok(RedisValue::Integer(i64::from(added)))
+    Ok(reply::bool(added))
 }
 
 fn insert_generic(ctx: &Context, args: Vec<RedisString>, nx: bool) -> RedisResult {
     if args.len() < 4 {
         return Err(RedisError::WrongArity);
     }
-    let mut capacity = DEFAULT_CAPACITY;
+    let mut capacity = CF_DEFAULT_CAPACITY;
     let mut nocreate = false;
-    let mut sized = false;
     let mut i = 2;
     let items = loop {
         let Some(a) = args.get(i) else {
-            return Err(ArgError::NoItems.into());
+            return Err(RedisError::WrongArity);
         };
         if args::is(a, "ITEMS") {
             let items = &args[i + 1..];
             if items.is_empty() {
-                return Err(ArgError::NoItems.into());
+                return Err(RedisError::WrongArity);
             }
             break items;
         } else if args::is(a, "CAPACITY") {
             let v = args.get(i + 1).ok_or(RedisError::WrongArity)?;
-            capacity = args::capacity(v).map_err(|_| RedisError::Str("ERR Bad capacity"))?;
-            sized = true;
+            let c = args::int(v).ok_or(RedisError::Str("Bad capacity"))?;
+            if c < 2 * i64::from(CF_DEFAULT_BUCKET_SIZE) {
+                return Err(RedisError::Str(CAPACITY_TOO_SMALL));
+            }
+            capacity = c as u64;
             i += 2;
         } else if args::is(a, "NOCREATE") {
             nocreate = true;
             i += 1;
         } else {
-            return Err(ArgError::UnknownOption(a.to_string_lossy()).into());
+            return Err(RedisError::Str("Unknown argument received"));
         }
     };
-    if nocreate && sized {
-        return Err(ArgError::NoCreateWithOptions.into());
-    }
-    let create_with = (!nocreate).then(|| options(capacity.max(4)));
-    let out = with_filter(ctx, &args[1], create_with, |f| {
+    // Full: `false` in RESP3 for CF.INSERT, -1 otherwise (RedisBloom's shapes).
+    let full = if !nx && reply::is_resp3(ctx) {
+        reply::bool(false)
+    } else {
+        RedisValue::Integer(-1)
+    };
+    let create_with = (!nocreate).then(|| options(capacity));
+    let out = write(ctx, &args[1], create_with, |f| {
         items
             .iter()
             .map(|it| {
-                let r = if nx {
-                    f.insert_unique(it.as_slice()).map(i64::from)
+                if nx {
+                    match f.insert_unique(it.as_slice()) {
+                        Ok(added) => RedisValue::Integer(i64::from(added)),
+                        Err(_) => full.clone(),
+                    }
                 } else {
-                    f.insert(it.as_slice()).map(|()| 1)
-                };
-                RedisValue::Integer(r.unwrap_or(-1))
+                    match f.insert(it.as_slice()) {
+                        Ok(()) => reply::bool(true),
+                        Err(_) => full.clone(),
+                    }
+                }
             })
             .collect::<Vec<_>>()
     })?;
@@ -169,58 +195,62 @@ fn insert_generic(ctx: &Context, args: Vec<RedisString>, nx: bool) -> RedisResul
     Ok(RedisValue::Array(out))
 }
 
-/// `CF.INSERT key [CAPACITY c] [NOCREATE] ITEMS item...`: per item 1, or -1 when full.
+/// `CF.INSERT key [CAPACITY c] [NOCREATE] ITEMS item...`: per item `true`/`1`; when full
+/// `false` (RESP3) or -1 (RESP2).
 pub fn insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     insert_generic(ctx, args, false)
 }
 
-/// `CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS item...`: per item 1, 0 (present) or -1.
+/// `CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS item...`: per item 1 (added), 0 (may be
+/// present) or -1 (full), integers in both protocols.
 pub fn insertnx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     insert_generic(ctx, args, true)
 }
 
-/// `CF.EXISTS key item`.
+/// `CF.EXISTS key item`: `true`/`1` if the item may be present (`false`/`0` for a missing
+/// key).
 pub fn exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
-    read(ctx, &args[1], |f| {
-        RedisValue::Integer(i64::from(f.is_some_and(|f| f.contains(args[2].as_slice()))))
+    keys::read(ctx, &CF_TYPE, &args[1], |f: Option<&CuckooFilter>| {
+        reply::bool(f.is_some_and(|f| f.contains(args[2].as_slice())))
     })
 }
 
-/// `CF.MEXISTS key item [item ...]`.
+/// `CF.MEXISTS key item [item ...]`: per item as `CF.EXISTS`.
 pub fn mexists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
     }
-    read(ctx, &args[1], |f| {
+    keys::read(ctx, &CF_TYPE, &args[1], |f: Option<&CuckooFilter>| {
         RedisValue::Array(
             args[2..]
                 .iter()
-                .map(|it| {
-                    RedisValue::Integer(i64::from(f.is_some_and(|f| f.contains(it.as_slice()))))
-                })
+                .map(|it| reply::bool(f.is_some_and(|f| f.contains(it.as_slice()))))
                 .collect(),
         )
     })
 }
 
-/// `CF.DEL key item`: 1 if a copy was removed, 0 if none was found.
+/// `CF.DEL key item`: `true`/`1` if a copy was removed, `false`/`0` if none was found;
+/// `Not found` for a missing key.
 pub fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
-    let removed = with_filter(ctx, &args[1], None, |f| f.remove(args[2].as_slice())).map_err(
-        |e| match e {
-            RedisError::Str("ERR not found") => RedisError::Str("ERR Not found"),
-            e => e,
-        },
+    let removed = keys::write(
+        ctx,
+        &CF_TYPE,
+        &args[1],
+        None,
+        "Not found",
+        |f: &mut CuckooFilter| f.remove(args[2].as_slice()),
     )?;
     if removed {
         ctx.replicate_verbatim();
     }
-    Ok(RedisValue::Integer(i64::from(removed)))
+    Ok(reply::bool(removed))
 }
 
 /// `CF.COUNT key item`: copies of the item's fingerprint (0 for a missing key).
@@ -228,39 +258,30 @@ pub fn count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
-    read(ctx, &args[1], |f| {
-        RedisValue::Integer(f.map_or(0, |f| f.count(args[2].as_slice())) as i64)
+    keys::read(ctx, &CF_TYPE, &args[1], |f: Option<&CuckooFilter>| {
+        reply::int(f.map_or(0, |f| f.count(args[2].as_slice())))
     })
 }
 
-fn int(v: u64) -> RedisValue {
-    RedisValue::Integer(i64::try_from(v).unwrap_or(i64::MAX))
-}
-
-/// `CF.INFO key`: a map in RESP3, the flat name/value array in RESP2.
+/// `CF.INFO key`: a map in RESP3, the flat name/value array in RESP2. `Size` is the value's
+/// `MEMORY USAGE` (without the key).
 pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
     }
-    let pairs = read(ctx, &args[1], |f| {
-        f.map(|f| {
-            vec![
-                (
-                    "Size",
-                    int(f.allocated_bytes() + std::mem::size_of_val(f) as u64),
-                ),
-                ("Number of buckets", int(f.buckets())),
-                ("Number of filters", int(f.tables().len() as u64)),
-                ("Number of items inserted", int(f.len())),
-                ("Number of items deleted", int(f.deletes())),
-                ("Bucket size", int(u64::from(f.bucket_size()))),
-                ("Expansion rate", int(u64::from(f.expansion()))),
-                ("Max iterations", int(u64::from(f.max_iterations()))),
-            ]
-        })
-    })?
-    .ok_or(RedisError::Str("ERR not found"))?;
-    reply_map(ctx, pairs)
+    let pairs = keys::read_existing(ctx, &CF_TYPE, &args[1], NOT_FOUND, |f: &CuckooFilter| {
+        vec![
+            ("Size", reply::int(crate::types::value_size(f))),
+            ("Number of buckets", reply::int(f.buckets())),
+            ("Number of filters", reply::int(f.tables().len() as u64)),
+            ("Number of items inserted", reply::int(f.len())),
+            ("Number of items deleted", reply::int(f.deletes())),
+            ("Bucket size", reply::int(u64::from(f.bucket_size()))),
+            ("Expansion rate", reply::int(u64::from(f.expansion()))),
+            ("Max iterations", reply::int(u64::from(f.max_iterations()))),
+        ]
+    })?;
+    reply::map(ctx, pairs)
 }
 
 /// `CF.SCANDUMP key iterator`.

@@ -8,85 +8,69 @@
 use bloomery::{Count, CountMinSketch, Error};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
-use crate::bf::reply_map;
+use crate::args::{self, int};
 use crate::config;
 use crate::dump;
-use crate::types::{Slot, CMS_TYPE};
+use crate::errors::lib_error;
+use crate::keys;
+use crate::limits::{CMS_MAX_DEPTH, CMS_MAX_TOTAL};
+use crate::reply::{self, int as count};
+use crate::types::CMS_TYPE;
 
-const LOADING: &str = "ERR filter is being loaded (LOADCHUNK in progress)";
 const NO_KEY: &str = "CMS: key does not exist";
-/// Largest total count (RESP integers are signed 64-bit).
-pub const MAX_TOTAL: u64 = i64::MAX as u64;
-
-fn lib_error(e: Error) -> RedisError {
-    match e {
-        Error::TooLarge { requested, limit } => RedisError::String(format!(
-            "ERR sketch would need {requested} bytes, over the module's MAX-BYTES limit of {limit}"
-        )),
-        other => RedisError::String(format!("ERR {other}")),
-    }
-}
-
-fn int(arg: &RedisString) -> Option<i64> {
-    std::str::from_utf8(arg.as_slice())
-        .ok()?
-        .trim()
-        .parse::<i64>()
-        .ok()
-}
+const EXISTS: &str = "CMS: key already exists";
 
 fn prob(arg: &RedisString) -> Option<f64> {
-    let v: f64 = std::str::from_utf8(arg.as_slice())
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    (v.is_finite() && v > 0.0 && v < 1.0).then_some(v)
+    args::float(arg).filter(|&v| v > 0.0 && v < 1.0)
 }
 
-fn create(ctx: &Context, key: &RedisString, sketch: CountMinSketch) -> RedisResult {
-    let k = ctx.open_key_writable(key);
-    if !k.is_empty() {
-        return Err(RedisError::Str("CMS: key already exists"));
-    }
-    k.set_value(&CMS_TYPE, Slot::Ready(sketch))?;
-    ctx.replicate_verbatim();
-    Ok(RedisValue::SimpleStringStatic("OK"))
+/// The dimensions `CMS.INITBYPROB ε δ` gives, RedisBloom's: `width = ⌈2/ε⌉`,
+/// `depth = ⌈log₁₀ δ / log₁₀ 0.5⌉` evaluated in single precision as RedisBloom does (so the
+/// same arguments give the same `CMS.INFO` and sketches that merge with RedisBloom-sized
+/// ones made by `INITBYDIM`). `None` when they are out of range (width beyond 2^63, or more
+/// than 64 rows: δ below about 5·10⁻²⁰).
+pub fn dims_from_prob(epsilon: f64, delta: f64) -> Option<(u64, u32)> {
+    let width = (2.0 / epsilon).ceil();
+    let depth = ((delta as f32).log10() / 0.5f32.log10()).ceil();
+    let ok = (1.0..9.2e18).contains(&width) && (1.0..=CMS_MAX_DEPTH as f32).contains(&depth);
+    ok.then_some((width as u64, depth as u32))
 }
 
-/// `CMS.INITBYDIM key width depth` (depth at most 64, the library's limit).
+fn create(ctx: &Context, key: &RedisString, width: u64, depth: u32) -> RedisResult {
+    let sketch = CountMinSketch::builder()
+        .dimensions(width, depth)
+        .max_bytes(config::max_bytes())
+        .try_build()
+        .map_err(lib_error)?;
+    keys::create(ctx, &CMS_TYPE, key, EXISTS, sketch)
+}
+
+/// `CMS.INITBYDIM key width depth` (depth at most 64).
 pub fn initbydim(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 4 {
         return Err(RedisError::WrongArity);
     }
+    keys::must_be_missing(ctx, &args[1], EXISTS)?;
     let width = int(&args[2])
         .filter(|&w| w >= 1)
         .ok_or(RedisError::Str("CMS: invalid width"))?;
     let depth = int(&args[3])
-        .filter(|&d| (1..=i64::from(bloomery::CountMinSketch::MAX_DEPTH)).contains(&d))
+        .filter(|&d| (1..=i64::from(CMS_MAX_DEPTH)).contains(&d))
         .ok_or(RedisError::Str("CMS: invalid depth"))?;
-    let sketch = CountMinSketch::builder()
-        .dimensions(width as u64, depth as u32)
-        .max_bytes(config::max_bytes())
-        .try_build()
-        .map_err(lib_error)?;
-    create(ctx, &args[1], sketch)
+    create(ctx, &args[1], width as u64, depth as u32)
 }
 
-/// `CMS.INITBYPROB key error probability`: sized by the library's (ε, δ) rule,
-/// `width = ⌈e/ε⌉`, `depth = ⌈ln 1/δ⌉`.
+/// `CMS.INITBYPROB key error probability`: sized as RedisBloom sizes it ([`dims_from_prob`]).
 pub fn initbyprob(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 4 {
         return Err(RedisError::WrongArity);
     }
+    keys::must_be_missing(ctx, &args[1], EXISTS)?;
     let epsilon = prob(&args[2]).ok_or(RedisError::Str("CMS: invalid overestimation value"))?;
     let delta = prob(&args[3]).ok_or(RedisError::Str("CMS: invalid prob value"))?;
-    let sketch = CountMinSketch::builder()
-        .error(epsilon, delta)
-        .max_bytes(config::max_bytes())
-        .try_build()
-        .map_err(lib_error)?;
-    create(ctx, &args[1], sketch)
+    let (width, depth) =
+        dims_from_prob(epsilon, delta).ok_or(RedisError::Str("CMS: invalid init arguments"))?;
+    create(ctx, &args[1], width, depth)
 }
 
 fn with_sketch<R>(
@@ -94,15 +78,7 @@ fn with_sketch<R>(
     key: &RedisString,
     f: impl FnOnce(&mut CountMinSketch) -> Result<R, RedisError>,
 ) -> Result<R, RedisError> {
-    let k = ctx.open_key_writable(key);
-    match k
-        .get_value::<Slot<CountMinSketch>>(&CMS_TYPE)
-        .map_err(|_| RedisError::WrongType)?
-    {
-        Some(Slot::Ready(s)) => f(s),
-        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
-        None => Err(RedisError::Str(NO_KEY)),
-    }
+    keys::write(ctx, &CMS_TYPE, key, None, NO_KEY, f)?
 }
 
 fn read<R>(
@@ -110,43 +86,32 @@ fn read<R>(
     key: &RedisString,
     f: impl FnOnce(&CountMinSketch) -> R,
 ) -> Result<R, RedisError> {
-    let k = ctx.open_key(key);
-    match k
-        .get_value::<Slot<CountMinSketch>>(&CMS_TYPE)
-        .map_err(|_| RedisError::WrongType)?
-    {
-        Some(Slot::Ready(s)) => Ok(f(s)),
-        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
-        None => Err(RedisError::Str(NO_KEY)),
-    }
-}
-
-fn count(v: u64) -> RedisValue {
-    RedisValue::Integer(i64::try_from(v).unwrap_or(i64::MAX))
+    keys::read_existing(ctx, &CMS_TYPE, key, NO_KEY, f)
 }
 
 /// `CMS.INCRBY key item increment [item increment ...]`: each item's count right after its
 /// increment.
 /// Increments are integers ≥ 0; an update taking the total past `i64::MAX` is refused whole.
 pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if args.len() < 4 || args.len() % 2 != 0 {
+    if args.len() < 4 || !args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
-    let mut pairs = Vec::with_capacity(args.len() / 2 - 1);
-    let mut sum: u64 = 0;
-    for p in args[2..].chunks(2) {
-        let inc = int(&p[1])
-            .filter(|&n| n >= 0)
-            .ok_or(RedisError::Str("CMS: Cannot parse number"))? as u64;
-        sum = sum
-            .checked_add(inc)
-            .ok_or(RedisError::Str("CMS: INCRBY overflow"))?;
-        pairs.push((p[0].as_slice(), inc));
-    }
+    // The key is checked first, then every increment, then the total, before any change.
     let out = with_sketch(ctx, &args[1], |s| {
+        let mut pairs = Vec::with_capacity(args.len() / 2 - 1);
+        let mut sum: u64 = 0;
+        for p in args[2..].chunks(2) {
+            let inc = int(&p[1]).ok_or(RedisError::Str("CMS: Cannot parse number"))?;
+            let inc = u64::try_from(inc)
+                .map_err(|_| RedisError::Str("CMS: Number cannot be negative"))?;
+            sum = sum
+                .checked_add(inc)
+                .ok_or(RedisError::Str("CMS: INCRBY overflow"))?;
+            pairs.push((p[0].as_slice(), inc));
+        }
         if s.total()
             .checked_add(sum)
-            .filter(|&t| t <= MAX_TOTAL)
+            .filter(|&t| t <= CMS_MAX_TOTAL)
             .is_none()
         {
             return Err(RedisError::Str("CMS: INCRBY overflow"));
@@ -227,9 +192,13 @@ pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 4 {
         return Err(RedisError::WrongArity);
     }
-    let n = int(&args[2])
+    // RedisBloom's order: the destination, the key count, the keys and weights.
+    let (width, depth) = read(ctx, &args[1], |d| (d.width(), d.depth()))?;
+    let n = int(&args[2]).ok_or(RedisError::Str("CMS: invalid numkeys"))?;
+    let n = usize::try_from(n)
+        .ok()
         .filter(|&n| n >= 1)
-        .ok_or(RedisError::Str("CMS: wrong number of keys"))? as usize;
+        .ok_or(RedisError::Str("CMS: Number of keys must be positive"))?;
     if args.len() < 3 + n {
         return Err(RedisError::Str("CMS: wrong number of keys"));
     }
@@ -238,7 +207,10 @@ pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let weights: Vec<u64> = if rest.is_empty() {
         vec![1; n]
     } else {
-        if !crate::args::is(&rest[0], "WEIGHTS") || rest.len() != n + 1 {
+        if !args::is(&rest[0], "WEIGHTS") {
+            return Err(RedisError::Str("CMS: wrong number of keys"));
+        }
+        if rest.len() != n + 1 {
             return Err(RedisError::Str("CMS: wrong number of keys/weights"));
         }
         rest[1..]
@@ -251,7 +223,6 @@ pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             })
             .collect::<Result<_, _>>()?
     };
-    let (width, depth) = read(ctx, &args[1], |d| (d.width(), d.depth()))?;
     // First pass: shapes and the overflow check, before anything is allocated or changed.
     let mut total: u64 = 0;
     for (key, &w) in sources.iter().zip(&weights) {
@@ -262,7 +233,7 @@ pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         total = st
             .checked_mul(w)
             .and_then(|t| t.checked_add(total))
-            .filter(|&t| t <= MAX_TOTAL)
+            .filter(|&t| t <= CMS_MAX_TOTAL)
             .ok_or(RedisError::Str("CMS: MERGE overflow"))?;
     }
     // Second pass: accumulate without copying every source (memory stays a few sketches).
@@ -312,7 +283,7 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             ("count", count(s.total())),
         ]
     })?;
-    reply_map(ctx, pairs)
+    reply::map(ctx, pairs)
 }
 
 /// `CMS.SCANDUMP key iterator` (bloomery extension; the AOF rewrite uses `CMS.LOADCHUNK`).

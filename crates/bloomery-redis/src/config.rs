@@ -11,6 +11,17 @@ pub const DEFAULT_MAX_BYTES: u64 = 256 << 20;
 
 static MAX_BYTES: AtomicU64 = AtomicU64::new(DEFAULT_MAX_BYTES);
 
+/// Unit tests that change `MAX-BYTES` hold this for writing (and restore the default before
+/// letting go); tests that build structures larger than those tests' limit hold it for reading.
+#[cfg(test)]
+pub(crate) static TEST_LIMIT: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+/// Read access to the default limit for a unit test (see [`TEST_LIMIT`]).
+#[cfg(test)]
+pub(crate) fn default_limit_for_test() -> std::sync::RwLockReadGuard<'static, ()> {
+    TEST_LIMIT.read().unwrap_or_else(|e| e.into_inner())
+}
+
 /// The limit in force.
 pub fn max_bytes() -> u64 {
     MAX_BYTES.load(Ordering::Relaxed)

@@ -4,26 +4,35 @@
 use bloomery::{IterativeBloomFilter, Stats};
 use redis_module::{Context, RedisError, RedisResult, RedisString};
 
-use crate::bf::reply_map;
 use crate::config;
 use crate::dump;
+use crate::errors::lib_error;
+use crate::limits::{OWN_DEFAULT_CAPACITY, OWN_DEFAULT_ERROR_RATE};
 use crate::own::{
-    add_generic, count_generic, exists_generic, int, lib_error, read, reserve_generic, sizing,
-    DEFAULT_CAPACITY, DEFAULT_ERROR,
+    add_generic, count_generic, exists_generic, info_generic, reserve_generic, size, sizing,
 };
-use crate::types::{Structure, IBF_TYPE};
+use crate::reply::int;
+use crate::types::IBF_TYPE;
 
 fn build(capacity: u64, error: f64) -> Result<IterativeBloomFilter, RedisError> {
-    IterativeBloomFilter::builder()
-        .capacity(capacity)
-        .fpr(error)
-        .max_bytes(config::max_bytes())
-        .try_build()
-        .map_err(lib_error)
+    let key = format!(
+        "ibf {} {} {}",
+        capacity,
+        error.to_bits(),
+        config::max_bytes()
+    );
+    crate::templates::get_or_make(&key, || {
+        IterativeBloomFilter::builder()
+            .capacity(capacity)
+            .fpr(error)
+            .max_bytes(config::max_bytes())
+            .try_build()
+            .map_err(lib_error)
+    })
 }
 
 fn default() -> Result<IterativeBloomFilter, RedisError> {
-    build(DEFAULT_CAPACITY, DEFAULT_ERROR)
+    build(OWN_DEFAULT_CAPACITY, OWN_DEFAULT_ERROR_RATE)
 }
 
 /// `IBF.RESERVE key capacity error`.
@@ -53,33 +62,18 @@ pub fn count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 /// `IBF.INFO key`.
 pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if args.len() != 2 {
-        return Err(RedisError::WrongArity);
-    }
-    let pairs = read(
-        ctx,
-        &IBF_TYPE,
-        &args[1],
-        |f: Option<&IterativeBloomFilter>| {
-            f.map(|f| {
-                vec![
-                    ("Capacity", int(Stats::capacity(f))),
-                    (
-                        "Size",
-                        int(f.storage_bytes() + std::mem::size_of_val(f) as u64),
-                    ),
-                    ("Number of bits", int(f.bits())),
-                    ("Number of hash functions", int(u64::from(f.hashes()))),
-                    ("Number of items inserted", int(f.total_inserts())),
-                    ("Distinct items", int(f.distinct_inserts())),
-                    ("Repeats counted", int(f.repeats_counted())),
-                    ("Counting stopped", int(u64::from(f.counting_stopped()))),
-                ]
-            })
-        },
-    )?
-    .ok_or(RedisError::Str("ERR not found"))?;
-    reply_map(ctx, pairs)
+    info_generic(ctx, &IBF_TYPE, &args, |f: &IterativeBloomFilter| {
+        vec![
+            ("Capacity", int(Stats::capacity(f))),
+            ("Size", size(f)),
+            ("Number of bits", int(f.bits())),
+            ("Number of hash functions", int(u64::from(f.hashes()))),
+            ("Number of items inserted", int(f.total_inserts())),
+            ("Distinct items", int(f.distinct_inserts())),
+            ("Repeats counted", int(f.repeats_counted())),
+            ("Counting stopped", int(u64::from(f.counting_stopped()))),
+        ]
+    })
 }
 
 /// `IBF.SCANDUMP key iterator`.

@@ -12,10 +12,14 @@
 //! by the library's one hash path, so `BLOOMERY.DUMP key` returns bytes that the `bloomery` CLI
 //! loads and answers identically. See `README.md` for loading, configuration and clusters.
 //!
-//! This file only wires commands to their handlers: [`bf`], [`cf`], [`cms`], [`topk`], [`cbf`],
-//! [`bcbf`], [`ibf`], [`mlbf`] (the last four share helpers in [`own`]) and [`dump`]; arguments
-//! are parsed in [`args`], data types and persistence live in [`types`], module arguments in
-//! [`config`]. Every command names its one key at position 1 (first = last = 1, step 1), so a
+//! This file only wires commands to their handlers, one documented function per command:
+//! [`bf`], [`cf`], [`cms`], [`topk`], [`cbf`], [`bcbf`], [`ibf`], [`mlbf`] (the last four share
+//! helpers in [`own`]) and [`dump`] (SCANDUMP/LOADCHUNK, `BLOOMERY.DUMP`); small empty
+//! structures are copied from [`templates`]. Beneath them, with
+//! no module importing one above it: [`keys`] (the value under a key), [`types`] (the data
+//! types, RDB, AOF, `MEMORY USAGE`), [`chunk`] (the byte string a value travels as), and the
+//! leaves [`args`], [`reply`], [`errors`], [`limits`], [`memory`] and [`config`] (module
+//! arguments). Every command names its one key at position 1 (first = last = 1, step 1), so a
 //! cluster routes it and answers MOVED/CROSSSLOT as for built-in commands; `CMS.MERGE`, whose
 //! keys depend on `numKeys`, is registered with `getkeys-api` and reports the destination and
 //! every source when Redis asks (cluster routing, CROSSSLOT, `COMMAND GETKEYS`, ACL key checks).
@@ -25,25 +29,38 @@ pub mod bcbf;
 pub mod bf;
 pub mod cbf;
 pub mod cf;
+pub mod chunk;
 pub mod cms;
 pub mod config;
 pub mod dump;
+pub mod errors;
 pub mod ibf;
+pub mod keys;
+pub mod limits;
+#[cfg(test)]
+mod loader_fuzz;
+pub mod memory;
 pub mod mlbf;
 pub mod own;
+pub mod reply;
+pub mod templates;
 pub mod topk;
 pub mod types;
 
 #[cfg(not(test))]
 mod module {
-    use redis_module::{redis_module, Context, RedisString, Status};
+    use redis_module::{redis_module, Context, RedisResult, RedisString, Status};
 
     use crate::types::{
         BCBF_TYPE, BF_TYPE, CBF_TYPE, CF_TYPE, CMS_TYPE, IBF_TYPE, MLBF_TYPE, TOPK_TYPE,
     };
-    use crate::{bcbf, bf, cbf, cf, cms, config, dump, ibf, mlbf, topk};
+    use crate::{bcbf, bf, cbf, cf, cms, config, dump, ibf, memory, mlbf, reply, topk};
 
     fn init(ctx: &Context, args: &[RedisString]) -> Status {
+        if !reply::server_supported() {
+            ctx.log_warning("bloomery: needs Redis 7.0 or later (RESP3 replies from modules)");
+            return Status::Err;
+        }
         // We check every RDB read ourselves (raw::load_* report IO errors), so a truncated or
         // corrupt RESTORE payload fails the load instead of Redis panicking on a short read.
         // SAFETY: reading a function pointer Redis filled in at module load; `ctx.ctx` is the
@@ -57,6 +74,9 @@ mod module {
                 )
             };
         }
+        // Every byte a value holds goes through Redis's allocator (see `memory`).
+        bloomery::set_global_allocator_only(true);
+        memory::calibrate();
         let raw: Vec<Vec<u8>> = args.iter().map(|a| a.as_slice().to_vec()).collect();
         match config::apply(&raw) {
             Ok(()) => Status::Ok,
@@ -65,6 +85,300 @@ mod module {
                 Status::Err
             }
         }
+    }
+
+    // Bloom filters (RedisBloom-compatible).
+    /// `BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]`: create an empty scalable Bloom filter.
+    fn bf_reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bf::reserve(ctx, args)
+    }
+    /// `BF.ADD key item`: add an item (creating the filter with the defaults); `true` if it was new.
+    fn bf_add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bf::add(ctx, args)
+    }
+    /// `BF.MADD key item [item ...]`: add items; per item as `BF.ADD`.
+    fn bf_madd(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bf::madd(ctx, args)
+    }
+    /// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...`: add items, creating the filter with these parameters.
+    fn bf_insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bf::insert(ctx, args)
+    }
+    /// `BF.EXISTS key item`: whether the item may have been added.
+    fn bf_exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bf::exists(ctx, args)
+    }
+    /// `BF.MEXISTS key item [item ...]`: per item as `BF.EXISTS`.
+    fn bf_mexists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bf::mexists(ctx, args)
+    }
+    /// `BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]`: the filter's parameters.
+    fn bf_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bf::info(ctx, args)
+    }
+    /// `BF.CARD key`: items added.
+    fn bf_card(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bf::card(ctx, args)
+    }
+    /// `BF.SCANDUMP key iterator`: the filter's bytes, chunk by chunk.
+    fn bf_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bf::scandump(ctx, args)
+    }
+    /// `BF.LOADCHUNK key iterator data`: rebuild a filter from `BF.SCANDUMP`'s chunks.
+    fn bf_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bf::loadchunk(ctx, args)
+    }
+
+    // Cuckoo filters (RedisBloom-compatible).
+    /// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`: create an empty cuckoo filter.
+    fn cf_reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cf::reserve(ctx, args)
+    }
+    /// `CF.ADD key item`: add an item (creating the filter with capacity 1024).
+    fn cf_add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cf::add(ctx, args)
+    }
+    /// `CF.ADDNX key item`: add an item unless it may be present.
+    fn cf_addnx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cf::addnx(ctx, args)
+    }
+    /// `CF.INSERT key [CAPACITY c] [NOCREATE] ITEMS item...`: add items.
+    fn cf_insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cf::insert(ctx, args)
+    }
+    /// `CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS item...`: add the items that are not (as far as the filter can tell) present.
+    fn cf_insertnx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cf::insertnx(ctx, args)
+    }
+    /// `CF.EXISTS key item`: whether the item may be present.
+    fn cf_exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cf::exists(ctx, args)
+    }
+    /// `CF.MEXISTS key item [item ...]`: per item as `CF.EXISTS`.
+    fn cf_mexists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cf::mexists(ctx, args)
+    }
+    /// `CF.DEL key item`: remove one copy of the item.
+    fn cf_del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cf::del(ctx, args)
+    }
+    /// `CF.COUNT key item`: copies of the item's fingerprint.
+    fn cf_count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cf::count(ctx, args)
+    }
+    /// `CF.INFO key`: the filter's parameters.
+    fn cf_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cf::info(ctx, args)
+    }
+    /// `CF.SCANDUMP key iterator`: the filter's bytes, chunk by chunk.
+    fn cf_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cf::scandump(ctx, args)
+    }
+    /// `CF.LOADCHUNK key iterator data`: rebuild a filter from `CF.SCANDUMP`'s chunks.
+    fn cf_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cf::loadchunk(ctx, args)
+    }
+
+    // Count-min sketches (RedisBloom-compatible; SCANDUMP/LOADCHUNK are extensions).
+    /// `CMS.INITBYDIM key width depth`: create a count-min sketch of these dimensions.
+    fn cms_initbydim(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cms::initbydim(ctx, args)
+    }
+    /// `CMS.INITBYPROB key error probability`: create a count-min sketch sized as RedisBloom sizes it.
+    fn cms_initbyprob(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cms::initbyprob(ctx, args)
+    }
+    /// `CMS.INCRBY key item increment [item increment ...]`: count items.
+    fn cms_incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cms::incrby(ctx, args)
+    }
+    /// `CMS.QUERY key item [item ...]`: the items' counts (never below the true counts).
+    fn cms_query(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cms::query(ctx, args)
+    }
+    /// `CMS.MERGE destination numKeys source [source ...] [WEIGHTS weight ...]`: the destination becomes the weighted sum of the sources (keys reported by the getkeys callback).
+    fn cms_merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cms::merge(ctx, args)
+    }
+    /// `CMS.INFO key`: width, depth and total count.
+    fn cms_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cms::info(ctx, args)
+    }
+    /// `CMS.SCANDUMP key iterator`: the sketch's bytes, chunk by chunk (bloomery extension).
+    fn cms_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cms::scandump(ctx, args)
+    }
+    /// `CMS.LOADCHUNK key iterator data`: rebuild a sketch from `CMS.SCANDUMP`'s chunks (bloomery extension).
+    fn cms_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cms::loadchunk(ctx, args)
+    }
+
+    // Top-k (RedisBloom-compatible; SCANDUMP/LOADCHUNK are extensions).
+    /// `TOPK.RESERVE key topk [width depth decay]`: create an empty top-k structure.
+    fn topk_reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        topk::reserve(ctx, args)
+    }
+    /// `TOPK.ADD key item [item ...]`: count items; per item the item expelled from the list, or nil.
+    fn topk_add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        topk::add(ctx, args)
+    }
+    /// `TOPK.INCRBY key item increment [item increment ...]`: as `TOPK.ADD` with counts.
+    fn topk_incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        topk::incrby(ctx, args)
+    }
+    /// `TOPK.QUERY key item [item ...]`: whether each item is in the list.
+    fn topk_query(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        topk::query(ctx, args)
+    }
+    /// `TOPK.COUNT key item [item ...]`: estimated counts.
+    fn topk_count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        topk::count_cmd(ctx, args)
+    }
+    /// `TOPK.LIST key [WITHCOUNT]`: the list, largest count first.
+    fn topk_list(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        topk::list(ctx, args)
+    }
+    /// `TOPK.INFO key`: k, width, depth and decay.
+    fn topk_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        topk::info(ctx, args)
+    }
+    /// `TOPK.SCANDUMP key iterator`: the structure's bytes, chunk by chunk (bloomery extension).
+    fn topk_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        topk::scandump(ctx, args)
+    }
+    /// `TOPK.LOADCHUNK key iterator data`: rebuild a structure from `TOPK.SCANDUMP`'s chunks (bloomery extension).
+    fn topk_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        topk::loadchunk(ctx, args)
+    }
+
+    // bloomery's own: multi-layer Bloom filter for URLs.
+    /// `MLBF.RESERVE key capacity error_rate [LAYERS L]`: create an empty multi-layer URL filter.
+    fn mlbf_reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        mlbf::reserve(ctx, args)
+    }
+    /// `MLBF.ADD key url`: add a URL.
+    fn mlbf_add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        mlbf::add(ctx, args)
+    }
+    /// `MLBF.EXISTS key url`: whether the URL may have been added.
+    fn mlbf_exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        mlbf::exists(ctx, args)
+    }
+    /// `MLBF.INFO key`: the filter's parameters.
+    fn mlbf_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        mlbf::info(ctx, args)
+    }
+    /// `MLBF.SCANDUMP key iterator`: the filter's bytes, chunk by chunk.
+    fn mlbf_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        mlbf::scandump(ctx, args)
+    }
+    /// `MLBF.LOADCHUNK key iterator data`: rebuild a filter from `MLBF.SCANDUMP`'s chunks.
+    fn mlbf_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        mlbf::loadchunk(ctx, args)
+    }
+
+    // bloomery's own: counting Bloom filter.
+    /// `CBF.RESERVE key capacity error [COUNTERBITS w]`: create an empty counting Bloom filter.
+    fn cbf_reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cbf::reserve(ctx, args)
+    }
+    /// `CBF.ADD key item`: add an item.
+    fn cbf_add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cbf::add(ctx, args)
+    }
+    /// `CBF.DEL key item`: remove an item (refused if it is certainly absent).
+    fn cbf_del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cbf::del(ctx, args)
+    }
+    /// `CBF.EXISTS key item`: whether the item may be present.
+    fn cbf_exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cbf::exists(ctx, args)
+    }
+    /// `CBF.COUNT key item`: the minimum of the item's counters.
+    fn cbf_count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cbf::count(ctx, args)
+    }
+    /// `CBF.INFO key`: the filter's parameters.
+    fn cbf_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cbf::info(ctx, args)
+    }
+    /// `CBF.SCANDUMP key iterator`: the filter's bytes, chunk by chunk.
+    fn cbf_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cbf::scandump(ctx, args)
+    }
+    /// `CBF.LOADCHUNK key iterator data`: rebuild a filter from `CBF.SCANDUMP`'s chunks.
+    fn cbf_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        cbf::loadchunk(ctx, args)
+    }
+
+    // bloomery's own: blocked counting Bloom filter (a key's counters in one line).
+    /// `BCBF.RESERVE key capacity error [COUNTERBITS w]`: create an empty blocked counting Bloom filter.
+    fn bcbf_reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bcbf::reserve(ctx, args)
+    }
+    /// `BCBF.ADD key item`: add an item.
+    fn bcbf_add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bcbf::add(ctx, args)
+    }
+    /// `BCBF.DEL key item`: remove an item (refused if it is certainly absent).
+    fn bcbf_del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bcbf::del(ctx, args)
+    }
+    /// `BCBF.EXISTS key item`: whether the item may be present.
+    fn bcbf_exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bcbf::exists(ctx, args)
+    }
+    /// `BCBF.COUNT key item`: the minimum of the item's counters.
+    fn bcbf_count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bcbf::count(ctx, args)
+    }
+    /// `BCBF.INFO key`: the filter's parameters.
+    fn bcbf_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bcbf::info(ctx, args)
+    }
+    /// `BCBF.SCANDUMP key iterator`: the filter's bytes, chunk by chunk.
+    fn bcbf_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bcbf::scandump(ctx, args)
+    }
+    /// `BCBF.LOADCHUNK key iterator data`: rebuild a filter from `BCBF.SCANDUMP`'s chunks.
+    fn bcbf_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bcbf::loadchunk(ctx, args)
+    }
+
+    // bloomery's own: Iterative Bloom Filter.
+    /// `IBF.RESERVE key capacity error`: create an empty Iterative Bloom Filter.
+    fn ibf_reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        ibf::reserve(ctx, args)
+    }
+    /// `IBF.ADD key item`: add an item (a repeat is counted).
+    fn ibf_add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        ibf::add(ctx, args)
+    }
+    /// `IBF.EXISTS key item`: whether the item may have been added.
+    fn ibf_exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        ibf::exists(ctx, args)
+    }
+    /// `IBF.COUNT key item`: the observed count.
+    fn ibf_count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        ibf::count(ctx, args)
+    }
+    /// `IBF.INFO key`: the filter's parameters.
+    fn ibf_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        ibf::info(ctx, args)
+    }
+    /// `IBF.SCANDUMP key iterator`: the filter's bytes, chunk by chunk.
+    fn ibf_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        ibf::scandump(ctx, args)
+    }
+    /// `IBF.LOADCHUNK key iterator data`: rebuild a filter from `IBF.SCANDUMP`'s chunks.
+    fn ibf_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        ibf::loadchunk(ctx, args)
+    }
+
+    // bloomery's own.
+    /// `BLOOMERY.DUMP key`: the structure's bytes in the library's file format (any type).
+    fn bloomery_dump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        dump::bloomery_dump(ctx, args)
     }
 
     redis_module! {
@@ -77,84 +391,83 @@ mod module {
         init: init,
         commands: [
             // Bloom filters (RedisBloom-compatible).
-            ["BF.RESERVE", bf::reserve, "write deny-oom", 1, 1, 1, ""],
-            ["BF.ADD", bf::add, "write deny-oom", 1, 1, 1, ""],
-            ["BF.MADD", bf::madd, "write deny-oom", 1, 1, 1, ""],
-            ["BF.INSERT", bf::insert, "write deny-oom", 1, 1, 1, ""],
-            ["BF.EXISTS", bf::exists, "readonly fast", 1, 1, 1, ""],
-            ["BF.MEXISTS", bf::mexists, "readonly fast", 1, 1, 1, ""],
-            ["BF.INFO", bf::info, "readonly fast", 1, 1, 1, ""],
-            ["BF.CARD", bf::card, "readonly fast", 1, 1, 1, ""],
-            ["BF.SCANDUMP", bf::scandump, "readonly", 1, 1, 1, ""],
-            ["BF.LOADCHUNK", bf::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["BF.RESERVE", bf_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["BF.ADD", bf_add, "write deny-oom", 1, 1, 1, ""],
+            ["BF.MADD", bf_madd, "write deny-oom", 1, 1, 1, ""],
+            ["BF.INSERT", bf_insert, "write deny-oom", 1, 1, 1, ""],
+            ["BF.EXISTS", bf_exists, "readonly fast", 1, 1, 1, ""],
+            ["BF.MEXISTS", bf_mexists, "readonly fast", 1, 1, 1, ""],
+            ["BF.INFO", bf_info, "readonly fast", 1, 1, 1, ""],
+            ["BF.CARD", bf_card, "readonly fast", 1, 1, 1, ""],
+            ["BF.SCANDUMP", bf_scandump, "readonly", 1, 1, 1, ""],
+            ["BF.LOADCHUNK", bf_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // Cuckoo filters (RedisBloom-compatible).
-            ["CF.RESERVE", cf::reserve, "write deny-oom", 1, 1, 1, ""],
-            ["CF.ADD", cf::add, "write deny-oom", 1, 1, 1, ""],
-            ["CF.ADDNX", cf::addnx, "write deny-oom", 1, 1, 1, ""],
-            ["CF.INSERT", cf::insert, "write deny-oom", 1, 1, 1, ""],
-            ["CF.INSERTNX", cf::insertnx, "write deny-oom", 1, 1, 1, ""],
-            ["CF.EXISTS", cf::exists, "readonly fast", 1, 1, 1, ""],
-            ["CF.MEXISTS", cf::mexists, "readonly fast", 1, 1, 1, ""],
-            ["CF.DEL", cf::del, "write", 1, 1, 1, ""],
-            ["CF.COUNT", cf::count, "readonly fast", 1, 1, 1, ""],
-            ["CF.INFO", cf::info, "readonly fast", 1, 1, 1, ""],
-            ["CF.SCANDUMP", cf::scandump, "readonly", 1, 1, 1, ""],
-            ["CF.LOADCHUNK", cf::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["CF.RESERVE", cf_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["CF.ADD", cf_add, "write deny-oom", 1, 1, 1, ""],
+            ["CF.ADDNX", cf_addnx, "write deny-oom", 1, 1, 1, ""],
+            ["CF.INSERT", cf_insert, "write deny-oom", 1, 1, 1, ""],
+            ["CF.INSERTNX", cf_insertnx, "write deny-oom", 1, 1, 1, ""],
+            ["CF.EXISTS", cf_exists, "readonly fast", 1, 1, 1, ""],
+            ["CF.MEXISTS", cf_mexists, "readonly fast", 1, 1, 1, ""],
+            ["CF.DEL", cf_del, "write fast", 1, 1, 1, ""],
+            ["CF.COUNT", cf_count, "readonly fast", 1, 1, 1, ""],
+            ["CF.INFO", cf_info, "readonly fast", 1, 1, 1, ""],
+            ["CF.SCANDUMP", cf_scandump, "readonly", 1, 1, 1, ""],
+            ["CF.LOADCHUNK", cf_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // Count-min sketches (RedisBloom-compatible; SCANDUMP/LOADCHUNK are extensions).
-            ["CMS.INITBYDIM", cms::initbydim, "write deny-oom", 1, 1, 1, ""],
-            ["CMS.INITBYPROB", cms::initbyprob, "write deny-oom", 1, 1, 1, ""],
-            ["CMS.INCRBY", cms::incrby, "write deny-oom", 1, 1, 1, ""],
-            ["CMS.QUERY", cms::query, "readonly fast", 1, 1, 1, ""],
-            // Keys: destination and numKeys sources, reported by the getkeys callback.
-            ["CMS.MERGE", cms::merge, "write deny-oom getkeys-api", 1, 1, 1, ""],
-            ["CMS.INFO", cms::info, "readonly fast", 1, 1, 1, ""],
-            ["CMS.SCANDUMP", cms::scandump, "readonly", 1, 1, 1, ""],
-            ["CMS.LOADCHUNK", cms::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["CMS.INITBYDIM", cms_initbydim, "write deny-oom", 1, 1, 1, ""],
+            ["CMS.INITBYPROB", cms_initbyprob, "write deny-oom", 1, 1, 1, ""],
+            ["CMS.INCRBY", cms_incrby, "write deny-oom", 1, 1, 1, ""],
+            ["CMS.QUERY", cms_query, "readonly fast", 1, 1, 1, ""],
+            ["CMS.MERGE", cms_merge, "write deny-oom getkeys-api", 1, 1, 1, ""],
+            ["CMS.INFO", cms_info, "readonly fast", 1, 1, 1, ""],
+            ["CMS.SCANDUMP", cms_scandump, "readonly", 1, 1, 1, ""],
+            ["CMS.LOADCHUNK", cms_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // Top-k (RedisBloom-compatible; SCANDUMP/LOADCHUNK are extensions).
-            ["TOPK.RESERVE", topk::reserve, "write deny-oom", 1, 1, 1, ""],
-            ["TOPK.ADD", topk::add, "write deny-oom", 1, 1, 1, ""],
-            ["TOPK.INCRBY", topk::incrby, "write deny-oom", 1, 1, 1, ""],
-            ["TOPK.QUERY", topk::query, "readonly", 1, 1, 1, ""],
-            ["TOPK.COUNT", topk::count_cmd, "readonly", 1, 1, 1, ""],
-            ["TOPK.LIST", topk::list, "readonly", 1, 1, 1, ""],
-            ["TOPK.INFO", topk::info, "readonly fast", 1, 1, 1, ""],
-            ["TOPK.SCANDUMP", topk::scandump, "readonly", 1, 1, 1, ""],
-            ["TOPK.LOADCHUNK", topk::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["TOPK.RESERVE", topk_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["TOPK.ADD", topk_add, "write deny-oom", 1, 1, 1, ""],
+            ["TOPK.INCRBY", topk_incrby, "write deny-oom", 1, 1, 1, ""],
+            ["TOPK.QUERY", topk_query, "readonly", 1, 1, 1, ""],
+            ["TOPK.COUNT", topk_count, "readonly", 1, 1, 1, ""],
+            ["TOPK.LIST", topk_list, "readonly", 1, 1, 1, ""],
+            ["TOPK.INFO", topk_info, "readonly fast", 1, 1, 1, ""],
+            ["TOPK.SCANDUMP", topk_scandump, "readonly", 1, 1, 1, ""],
+            ["TOPK.LOADCHUNK", topk_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own: multi-layer Bloom filter for URLs.
-            ["MLBF.RESERVE", mlbf::reserve, "write deny-oom", 1, 1, 1, ""],
-            ["MLBF.ADD", mlbf::add, "write deny-oom", 1, 1, 1, ""],
-            ["MLBF.EXISTS", mlbf::exists, "readonly fast", 1, 1, 1, ""],
-            ["MLBF.INFO", mlbf::info, "readonly fast", 1, 1, 1, ""],
-            ["MLBF.SCANDUMP", mlbf::scandump, "readonly", 1, 1, 1, ""],
-            ["MLBF.LOADCHUNK", mlbf::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["MLBF.RESERVE", mlbf_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["MLBF.ADD", mlbf_add, "write deny-oom", 1, 1, 1, ""],
+            ["MLBF.EXISTS", mlbf_exists, "readonly fast", 1, 1, 1, ""],
+            ["MLBF.INFO", mlbf_info, "readonly fast", 1, 1, 1, ""],
+            ["MLBF.SCANDUMP", mlbf_scandump, "readonly", 1, 1, 1, ""],
+            ["MLBF.LOADCHUNK", mlbf_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own: counting Bloom filter.
-            ["CBF.RESERVE", cbf::reserve, "write deny-oom", 1, 1, 1, ""],
-            ["CBF.ADD", cbf::add, "write deny-oom", 1, 1, 1, ""],
-            ["CBF.DEL", cbf::del, "write", 1, 1, 1, ""],
-            ["CBF.EXISTS", cbf::exists, "readonly fast", 1, 1, 1, ""],
-            ["CBF.COUNT", cbf::count, "readonly fast", 1, 1, 1, ""],
-            ["CBF.INFO", cbf::info, "readonly fast", 1, 1, 1, ""],
-            ["CBF.SCANDUMP", cbf::scandump, "readonly", 1, 1, 1, ""],
-            ["CBF.LOADCHUNK", cbf::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["CBF.RESERVE", cbf_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["CBF.ADD", cbf_add, "write deny-oom", 1, 1, 1, ""],
+            ["CBF.DEL", cbf_del, "write", 1, 1, 1, ""],
+            ["CBF.EXISTS", cbf_exists, "readonly fast", 1, 1, 1, ""],
+            ["CBF.COUNT", cbf_count, "readonly fast", 1, 1, 1, ""],
+            ["CBF.INFO", cbf_info, "readonly fast", 1, 1, 1, ""],
+            ["CBF.SCANDUMP", cbf_scandump, "readonly", 1, 1, 1, ""],
+            ["CBF.LOADCHUNK", cbf_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own: blocked counting Bloom filter (a key's counters in one line).
-            ["BCBF.RESERVE", bcbf::reserve, "write deny-oom", 1, 1, 1, ""],
-            ["BCBF.ADD", bcbf::add, "write deny-oom", 1, 1, 1, ""],
-            ["BCBF.DEL", bcbf::del, "write", 1, 1, 1, ""],
-            ["BCBF.EXISTS", bcbf::exists, "readonly fast", 1, 1, 1, ""],
-            ["BCBF.COUNT", bcbf::count, "readonly fast", 1, 1, 1, ""],
-            ["BCBF.INFO", bcbf::info, "readonly fast", 1, 1, 1, ""],
-            ["BCBF.SCANDUMP", bcbf::scandump, "readonly", 1, 1, 1, ""],
-            ["BCBF.LOADCHUNK", bcbf::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["BCBF.RESERVE", bcbf_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["BCBF.ADD", bcbf_add, "write deny-oom", 1, 1, 1, ""],
+            ["BCBF.DEL", bcbf_del, "write", 1, 1, 1, ""],
+            ["BCBF.EXISTS", bcbf_exists, "readonly fast", 1, 1, 1, ""],
+            ["BCBF.COUNT", bcbf_count, "readonly fast", 1, 1, 1, ""],
+            ["BCBF.INFO", bcbf_info, "readonly fast", 1, 1, 1, ""],
+            ["BCBF.SCANDUMP", bcbf_scandump, "readonly", 1, 1, 1, ""],
+            ["BCBF.LOADCHUNK", bcbf_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own: Iterative Bloom Filter.
-            ["IBF.RESERVE", ibf::reserve, "write deny-oom", 1, 1, 1, ""],
-            ["IBF.ADD", ibf::add, "write deny-oom", 1, 1, 1, ""],
-            ["IBF.EXISTS", ibf::exists, "readonly fast", 1, 1, 1, ""],
-            ["IBF.COUNT", ibf::count, "readonly fast", 1, 1, 1, ""],
-            ["IBF.INFO", ibf::info, "readonly fast", 1, 1, 1, ""],
-            ["IBF.SCANDUMP", ibf::scandump, "readonly", 1, 1, 1, ""],
-            ["IBF.LOADCHUNK", ibf::loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["IBF.RESERVE", ibf_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["IBF.ADD", ibf_add, "write deny-oom", 1, 1, 1, ""],
+            ["IBF.EXISTS", ibf_exists, "readonly fast", 1, 1, 1, ""],
+            ["IBF.COUNT", ibf_count, "readonly fast", 1, 1, 1, ""],
+            ["IBF.INFO", ibf_info, "readonly fast", 1, 1, 1, ""],
+            ["IBF.SCANDUMP", ibf_scandump, "readonly", 1, 1, 1, ""],
+            ["IBF.LOADCHUNK", ibf_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own.
-            ["BLOOMERY.DUMP", dump::bloomery_dump, "readonly", 1, 1, 1, ""],
+            ["BLOOMERY.DUMP", bloomery_dump, "readonly", 1, 1, 1, ""],
         ],
     }
 }

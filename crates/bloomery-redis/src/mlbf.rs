@@ -1,42 +1,51 @@
-//! `MLBF.*`: bloomery's multi-layer Bloom filter for URLs ([`MultiLayerBloomFilter`], seed 001)
+//! `MLBF.*`: bloomery's multi-layer Bloom filter for URLs ([`MultiLayerBloomFilter`], Cen, Xu & Sun)
 //! with the `BF.*` conventions.
 //!
 //! `MLBF.RESERVE key capacity error_rate [LAYERS L]` sizes L layers (default 4, the paper's) for
-//! `capacity` URLs at whole-filter rate `error_rate` by the paper's eq. 4 (each layer
-//! `error_rate^(1/L)`); `ADD` auto-creates with `BF.ADD`'s defaults (capacity 100, error 0.01)
+//! `capacity` URLs so that a near miss (a known URL with a new last segment) is passed at
+//! `error_rate` at most (the library's `MlbfBuilder::fpr`); `ADD` auto-creates with `BF.ADD`'s defaults (capacity 100, error 0.01)
 //! and 4 layers. Items are URLs, normalised by the library (protocol and fragment dropped, host
 //! lower-cased, default port and trailing slashes removed, one layer per path segment): `ADD`
 //! and `EXISTS` answer `ERR invalid URL: …` for a URL that is not UTF-8, is empty, or has no
 //! host, and create nothing.
 
-use bloomery::normalize_url;
-use bloomery::{MultiLayerBloomFilter, Stats};
+use bloomery::{normalize_url, MultiLayerBloomFilter, Stats};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
-use crate::args::{self, ArgError};
-use crate::bf::reply_map;
+use crate::args;
 use crate::config;
 use crate::dump;
-use crate::own::{
-    int, lib_error, read, reserve_generic, sizing, with_filter, DEFAULT_CAPACITY, DEFAULT_ERROR,
-};
-use crate::types::{Structure, MLBF_TYPE};
+use crate::errors::lib_error;
+use crate::keys;
+use crate::limits::{MLBF_LAYERS, OWN_DEFAULT_CAPACITY, OWN_DEFAULT_ERROR_RATE};
+use crate::own::{info_generic, reserve_generic, size, sizing, unknown, with_filter};
+use crate::reply::{self, int};
+use crate::types::MLBF_TYPE;
 
 /// Layers of auto-created filters (the paper's L).
-pub const DEFAULT_LAYERS: u32 = bloomery::MultiLayerBloomFilter::PAPER_LAYERS;
+pub const DEFAULT_LAYERS: u32 = MLBF_LAYERS.0;
 
 fn build(capacity: u64, error: f64, layers: u32) -> Result<MultiLayerBloomFilter, RedisError> {
-    MultiLayerBloomFilter::builder()
-        .layers(layers)
-        .capacity(capacity)
-        .fpr(error)
-        .max_bytes(config::max_bytes())
-        .try_build()
-        .map_err(lib_error)
+    let key = format!(
+        "mlbf {} {} {} {}",
+        capacity,
+        error.to_bits(),
+        layers,
+        config::max_bytes()
+    );
+    crate::templates::get_or_make(&key, || {
+        MultiLayerBloomFilter::builder()
+            .layers(layers)
+            .capacity(capacity)
+            .fpr(error)
+            .max_bytes(config::max_bytes())
+            .try_build()
+            .map_err(lib_error)
+    })
 }
 
 fn default() -> Result<MultiLayerBloomFilter, RedisError> {
-    build(DEFAULT_CAPACITY, DEFAULT_ERROR, DEFAULT_LAYERS)
+    build(OWN_DEFAULT_CAPACITY, OWN_DEFAULT_ERROR_RATE, DEFAULT_LAYERS)
 }
 
 /// The URL argument, checked before any key is touched (normalisation errors do not depend on
@@ -57,14 +66,10 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let mut layers = DEFAULT_LAYERS;
     if args.len() == 6 {
         if !args::is(&args[4], "LAYERS") {
-            return Err(ArgError::UnknownOption(args[4].to_string_lossy()).into());
+            return Err(unknown(&args[4]));
         }
-        layers = args::bounded(
-            &args[5],
-            1,
-            i64::from(MultiLayerBloomFilter::MAX_LAYERS),
-            ArgError::Other("ERR bad layers (1..=32)"),
-        )?;
+        layers = args::int_in(&args[5], 1, i64::from(MLBF_LAYERS.1))
+            .ok_or(RedisError::Str("ERR bad layers (1..=32)"))?;
     }
     let filter = build(capacity, error, layers)?;
     reserve_generic(ctx, &MLBF_TYPE, &args[1], filter)
@@ -85,7 +90,7 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     )?
     .map_err(lib_error)?;
     ctx.replicate_verbatim();
-    Ok(RedisValue::Integer(i64::from(new)))
+    Ok(reply::bool(new))
 }
 
 /// `MLBF.EXISTS key url`: 1 if the URL may have been added, 0 if certainly not (0 for a
@@ -95,44 +100,29 @@ pub fn exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let u = url(&args[2])?;
-    let found = read(
+    let found = keys::read(
         ctx,
         &MLBF_TYPE,
         &args[1],
         |f: Option<&MultiLayerBloomFilter>| f.map(|f| f.contains(u)).transpose(),
     )?
     .map_err(lib_error)?;
-    Ok(RedisValue::Integer(i64::from(found.unwrap_or(false))))
+    Ok(reply::bool(found.unwrap_or(false)))
 }
 
 /// `MLBF.INFO key`.
 pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if args.len() != 2 {
-        return Err(RedisError::WrongArity);
-    }
-    let pairs = read(
-        ctx,
-        &MLBF_TYPE,
-        &args[1],
-        |f: Option<&MultiLayerBloomFilter>| {
-            f.map(|f| {
-                vec![
-                    ("Capacity", int(Stats::capacity(f))),
-                    (
-                        "Size",
-                        int(f.storage_bytes() + std::mem::size_of_val(f) as u64),
-                    ),
-                    ("Number of layers", int(u64::from(f.layers()))),
-                    ("Bits per layer", int(f.bits_per_layer())),
-                    ("Number of hash functions", int(u64::from(f.hashes()))),
-                    ("Number of items inserted", int(f.len())),
-                    ("Error rate", RedisValue::Float(Stats::target_fpr(f))),
-                ]
-            })
-        },
-    )?
-    .ok_or(RedisError::Str("ERR not found"))?;
-    reply_map(ctx, pairs)
+    info_generic(ctx, &MLBF_TYPE, &args, |f: &MultiLayerBloomFilter| {
+        vec![
+            ("Capacity", int(Stats::capacity(f))),
+            ("Size", size(f)),
+            ("Number of layers", int(u64::from(f.layers()))),
+            ("Bits per layer", int(f.bits_per_layer())),
+            ("Number of hash functions", int(u64::from(f.hashes()))),
+            ("Number of items inserted", int(f.len())),
+            ("Error rate", RedisValue::Float(Stats::target_fpr(f))),
+        ]
+    })
 }
 
 /// `MLBF.SCANDUMP key iterator`.

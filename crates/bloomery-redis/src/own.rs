@@ -6,37 +6,32 @@
 //! per-item counts without counters) and the multi-layer URL filter.
 //!
 //! `RESERVE key capacity error [...]` creates; `ADD` auto-creates with `BF.ADD`'s defaults
-//! (capacity 100, error 0.01); `EXISTS`/`COUNT` answer 0 for a missing key; `INFO` and `DEL`
-//! answer `ERR not found` for one. Sizes are bounded by `MAX-BYTES` like every other type.
+//! (capacity 100, error 0.01); `ADD`, `EXISTS` and `DEL` answer booleans (`true`/`false` in
+//! RESP3, `1`/`0` in RESP2) like `BF.*`; `EXISTS`/`COUNT` answer `false`/0 for a missing key;
+//! `INFO` and `DEL` answer `ERR not found` for one. Sizes are bounded by `MAX-BYTES` like every other type.
 
-use bloomery::{Count, Error, Filter, Remove, RemoveError};
+use bloomery::{Count, Filter, Remove, RemoveError};
 use redis_module::native_types::RedisType;
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
-use crate::args::{self, ArgError};
-use crate::bf::reply_map;
-use crate::types::{Slot, Structure};
+use crate::args;
+use crate::errors::{ITEM_EXISTS, NOT_FOUND};
+use crate::keys;
+use crate::limits::COUNTER_BITS;
+use crate::reply;
+use crate::types::{value_size, Structure};
 
-/// Capacity of auto-created filters (`BF.ADD`'s default).
-pub const DEFAULT_CAPACITY: u64 = 100;
-/// Error rate of auto-created filters.
-pub const DEFAULT_ERROR: f64 = 0.01;
-
-pub(crate) const LOADING: &str = "ERR filter is being loaded (LOADCHUNK in progress)";
-
-pub(crate) fn lib_error(e: Error) -> RedisError {
-    match e {
-        Error::TooLarge { requested, limit } => RedisError::String(format!(
-            "ERR filter would need {requested} bytes, over the module's MAX-BYTES limit of {limit}"
-        )),
-        other => RedisError::String(format!("ERR {other}")),
-    }
+/// `RESERVE`: store `filter` under a key that must not exist.
+pub(crate) fn reserve_generic<T: Structure>(
+    ctx: &Context,
+    ty: &RedisType,
+    key: &RedisString,
+    filter: T,
+) -> RedisResult {
+    keys::create(ctx, ty, key, ITEM_EXISTS, filter)
 }
 
-pub(crate) fn int(v: u64) -> RedisValue {
-    RedisValue::Integer(i64::try_from(v).unwrap_or(i64::MAX))
-}
-
+/// Run `f` on the structure under `key`, created with `create` if missing.
 pub(crate) fn with_filter<T: Structure, R>(
     ctx: &Context,
     ty: &RedisType,
@@ -44,53 +39,7 @@ pub(crate) fn with_filter<T: Structure, R>(
     create: Option<&dyn Fn() -> Result<T, RedisError>>,
     f: impl FnOnce(&mut T) -> R,
 ) -> Result<R, RedisError> {
-    let k = ctx.open_key_writable(key);
-    match k
-        .get_value::<Slot<T>>(ty)
-        .map_err(|_| RedisError::WrongType)?
-    {
-        Some(Slot::Ready(filter)) => Ok(f(filter)),
-        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
-        None => {
-            let make = create.ok_or(RedisError::Str("ERR not found"))?;
-            let mut filter = make()?;
-            let r = f(&mut filter);
-            k.set_value(ty, Slot::Ready(filter))?;
-            Ok(r)
-        }
-    }
-}
-
-pub(crate) fn read<T: Structure, R>(
-    ctx: &Context,
-    ty: &RedisType,
-    key: &RedisString,
-    f: impl FnOnce(Option<&T>) -> R,
-) -> Result<R, RedisError> {
-    let k = ctx.open_key(key);
-    match k
-        .get_value::<Slot<T>>(ty)
-        .map_err(|_| RedisError::WrongType)?
-    {
-        Some(Slot::Ready(filter)) => Ok(f(Some(filter))),
-        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
-        None => Ok(f(None)),
-    }
-}
-
-pub(crate) fn reserve_generic<T: Structure>(
-    ctx: &Context,
-    ty: &RedisType,
-    key: &RedisString,
-    filter: T,
-) -> RedisResult {
-    let k = ctx.open_key_writable(key);
-    if !k.is_empty() {
-        return Err(RedisError::Str("ERR item exists"));
-    }
-    k.set_value(ty, Slot::Ready(filter))?;
-    ctx.replicate_verbatim();
-    Ok(RedisValue::SimpleStringStatic("OK"))
+    keys::write(ctx, ty, key, create, NOT_FOUND, f)
 }
 
 pub(crate) fn add_generic<T: Structure + Filter>(
@@ -106,7 +55,7 @@ pub(crate) fn add_generic<T: Structure + Filter>(
         f.insert(args[2].as_slice())
     })?;
     ctx.replicate_verbatim();
-    Ok(RedisValue::Integer(i64::from(new)))
+    Ok(reply::bool(new))
 }
 
 pub(crate) fn exists_generic<T: Structure + Filter>(
@@ -117,8 +66,8 @@ pub(crate) fn exists_generic<T: Structure + Filter>(
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
-    read(ctx, ty, &args[1], |f: Option<&T>| {
-        RedisValue::Integer(i64::from(f.is_some_and(|f| f.contains(args[2].as_slice()))))
+    keys::read(ctx, ty, &args[1], |f: Option<&T>| {
+        reply::bool(f.is_some_and(|f| f.contains(args[2].as_slice())))
     })
 }
 
@@ -130,16 +79,23 @@ pub(crate) fn count_generic<T: Structure + Count>(
     if args.len() != 3 {
         return Err(RedisError::WrongArity);
     }
-    read(ctx, ty, &args[1], |f: Option<&T>| {
-        int(f.map_or(0, |f| f.count(args[2].as_slice())))
+    keys::read(ctx, ty, &args[1], |f: Option<&T>| {
+        reply::int(f.map_or(0, |f| f.count(args[2].as_slice())))
     })
 }
 
-/// `capacity error` at `args[2..4]`, with BF.RESERVE's error strings.
+/// `capacity error` at `args[2..4]`, with BF.RESERVE's error strings (the error rate is
+/// checked first, as BF.RESERVE does).
 pub(crate) fn sizing(args: &[RedisString]) -> Result<(u64, f64), RedisError> {
-    let error = args::error_rate(&args[3])?;
-    let capacity = args::capacity(&args[2])?;
-    Ok((capacity, error))
+    let error = args::float(&args[3]).ok_or(RedisError::Str("ERR bad error rate"))?;
+    if !(error > 0.0 && error < 1.0) {
+        return Err(RedisError::Str("ERR (0 < error rate range < 1) "));
+    }
+    let capacity = args::int(&args[2]).ok_or(RedisError::Str("ERR bad capacity"))?;
+    if capacity < 1 {
+        return Err(RedisError::Str("ERR (capacity should be larger than 0)"));
+    }
+    Ok((capacity as u64, error))
 }
 
 /// `RESERVE key capacity error [COUNTERBITS w]` of the counting filters (`CBF.*`, `BCBF.*`):
@@ -156,14 +112,10 @@ pub(crate) fn counting_sizing(
     let mut bits = default_bits;
     if args.len() == 6 {
         if !args::is(&args[4], "COUNTERBITS") {
-            return Err(ArgError::UnknownOption(args[4].to_string_lossy()).into());
+            return Err(unknown(&args[4]));
         }
-        bits = args::bounded(
-            &args[5],
-            1,
-            i64::from(bloomery::MAX_COUNTER_WIDTH),
-            ArgError::Other("ERR bad counter bits (1..=32)"),
-        )?;
+        bits = args::int_in(&args[5], 1, i64::from(COUNTER_BITS.1))
+            .ok_or(RedisError::Str("ERR bad counter bits (1..=32)"))?;
     }
     Ok((capacity, error, bits))
 }
@@ -187,7 +139,7 @@ pub(crate) fn del_generic<T: Structure + Remove>(
         other => RedisError::String(format!("ERR {other}")),
     })?;
     ctx.replicate_verbatim();
-    Ok(RedisValue::Integer(1))
+    Ok(reply::bool(true))
 }
 
 /// `INFO key`: the name-value pairs `fields` gives for the structure (a RESP3 map, a RESP2
@@ -201,12 +153,16 @@ pub(crate) fn info_generic<T: Structure>(
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
     }
-    let pairs = read(ctx, ty, &args[1], |f: Option<&T>| f.map(fields))?
-        .ok_or(RedisError::Str("ERR not found"))?;
-    reply_map(ctx, pairs)
+    let pairs = keys::read_existing(ctx, ty, &args[1], NOT_FOUND, fields)?;
+    reply::map(ctx, pairs)
 }
 
-/// The `Size` field of `INFO`: bytes of storage plus the structure itself.
+/// The `Size` field of `INFO`: the value's `MEMORY USAGE` without the key.
 pub(crate) fn size<T: Structure>(f: &T) -> RedisValue {
-    int(f.storage_bytes() + std::mem::size_of_val(f) as u64)
+    reply::int(value_size(f))
+}
+
+/// An option the command does not know.
+pub(crate) fn unknown(arg: &RedisString) -> RedisError {
+    RedisError::String(format!("ERR unknown argument '{}'", arg.to_string_lossy()))
 }

@@ -10,74 +10,54 @@
 //! with the structure, so replaying the same commands gives the same structure: replicas (writes
 //! are replicated verbatim) and AOF replays stay identical to the primary.
 
-use bloomery::{Count, Error, TopK};
+use bloomery::{Count, TopK};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
-use crate::args;
-use crate::bf::reply_map;
+use crate::args::{self, int};
 use crate::config;
 use crate::dump;
-use crate::types::{Slot, TOPK_TYPE};
+use crate::errors::lib_error;
+use crate::keys;
+use crate::limits::{TOPK_DEFAULTS, TOPK_MAX_DEPTH, TOPK_MAX_INCREMENT, TOPK_MAX_K};
+use crate::reply::{self, int as count};
+use crate::types::TOPK_TYPE;
 
-const LOADING: &str = "ERR filter is being loaded (LOADCHUNK in progress)";
 const NO_KEY: &str = "TopK: key does not exist";
-/// Largest increment `TOPK.INCRBY` accepts per item (RedisBloom's limit).
-pub const MAX_INCREMENT: i64 = 100_000;
-
-fn lib_error(e: Error) -> RedisError {
-    match e {
-        Error::TooLarge { requested, limit } => RedisError::String(format!(
-            "ERR top-k would need {requested} bytes, over the module's MAX-BYTES limit of {limit}"
-        )),
-        other => RedisError::String(format!("ERR {other}")),
-    }
-}
-
-fn int(arg: &RedisString) -> Option<i64> {
-    std::str::from_utf8(arg.as_slice())
-        .ok()?
-        .trim()
-        .parse::<i64>()
-        .ok()
-}
-
-fn count(v: u64) -> RedisValue {
-    RedisValue::Integer(i64::try_from(v).unwrap_or(i64::MAX))
-}
+const EXISTS: &str = "TopK: key already exists";
+/// RedisBloom's text, spaces included.
+const BAD_INCREMENT: &str = "TopK: increment must be an integer greater or equal to 0                            and smaller or equal to 100,000";
 
 /// `TOPK.RESERVE key topk [width depth decay]`.
 pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 3 && args.len() != 6 {
         return Err(RedisError::WrongArity);
     }
+    keys::must_be_missing(ctx, &args[1], EXISTS)?;
     let k = int(&args[2])
-        .filter(|&k| (1..=i64::from(bloomery::TopK::MAX_K)).contains(&k))
+        .filter(|&k| (1..=i64::from(TOPK_MAX_K)).contains(&k))
         .ok_or(RedisError::Str("TopK: invalid k"))? as u32;
-    let mut b = TopK::builder(k).max_bytes(config::max_bytes());
+    let (mut width, mut depth, mut decay) = TOPK_DEFAULTS;
     if args.len() == 6 {
-        let width = int(&args[3])
+        width = int(&args[3])
             .filter(|&w| w >= 1)
-            .ok_or(RedisError::Str("TopK: invalid width"))?;
-        let depth = int(&args[4])
-            .filter(|&d| (1..=i64::from(bloomery::TopK::MAX_DEPTH)).contains(&d))
-            .ok_or(RedisError::Str("TopK: invalid depth"))?;
-        let decay = std::str::from_utf8(args[5].as_slice())
-            .ok()
-            .and_then(|s| s.trim().parse::<f64>().ok())
+            .ok_or(RedisError::Str("TopK: invalid width"))? as u64;
+        depth = int(&args[4])
+            .filter(|&d| (1..=i64::from(TOPK_MAX_DEPTH)).contains(&d))
+            .ok_or(RedisError::Str("TopK: invalid depth"))? as u32;
+        decay = args::float(&args[5])
             .filter(|&d| d > 0.0 && d <= 1.0)
             .ok_or(RedisError::Str(
                 "TopK: invalid decay value. must be '<= 1' & '> 0'",
             ))?;
-        b = b.width(width as u64).depth(depth as u32).decay(decay);
     }
-    let topk = b.try_build().map_err(lib_error)?;
-    let key = ctx.open_key_writable(&args[1]);
-    if !key.is_empty() {
-        return Err(RedisError::Str("TopK: key already exists"));
-    }
-    key.set_value(&TOPK_TYPE, Slot::Ready(topk))?;
-    ctx.replicate_verbatim();
-    Ok(RedisValue::SimpleStringStatic("OK"))
+    let topk = TopK::builder(k)
+        .width(width)
+        .depth(depth)
+        .decay(decay)
+        .max_bytes(config::max_bytes())
+        .try_build()
+        .map_err(lib_error)?;
+    keys::create(ctx, &TOPK_TYPE, &args[1], EXISTS, topk)
 }
 
 fn with_topk<R>(
@@ -85,27 +65,11 @@ fn with_topk<R>(
     key: &RedisString,
     f: impl FnOnce(&mut TopK) -> R,
 ) -> Result<R, RedisError> {
-    let k = ctx.open_key_writable(key);
-    match k
-        .get_value::<Slot<TopK>>(&TOPK_TYPE)
-        .map_err(|_| RedisError::WrongType)?
-    {
-        Some(Slot::Ready(t)) => Ok(f(t)),
-        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
-        None => Err(RedisError::Str(NO_KEY)),
-    }
+    keys::write(ctx, &TOPK_TYPE, key, None, NO_KEY, f)
 }
 
 fn read<R>(ctx: &Context, key: &RedisString, f: impl FnOnce(&TopK) -> R) -> Result<R, RedisError> {
-    let k = ctx.open_key(key);
-    match k
-        .get_value::<Slot<TopK>>(&TOPK_TYPE)
-        .map_err(|_| RedisError::WrongType)?
-    {
-        Some(Slot::Ready(t)) => Ok(f(t)),
-        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
-        None => Err(RedisError::Str(NO_KEY)),
-    }
+    keys::read_existing(ctx, &TOPK_TYPE, key, NO_KEY, f)
 }
 
 fn expelled(v: Option<Vec<u8>>) -> RedisValue {
@@ -128,20 +92,20 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 }
 
 /// `TOPK.INCRBY key item increment [item increment ...]`: increments are integers in
-/// `1..=100000`; all are checked before any is applied.
+/// `0..=100000` (0 changes nothing); all are checked before any is applied.
 pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if args.len() < 4 || args.len() % 2 != 0 {
+    if args.len() < 4 || !args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
+    // The key first (as RedisBloom), then every increment before any is applied.
+    read(ctx, &args[1], |_| ())?;
     let pairs = args[2..]
         .chunks(2)
         .map(|p| {
             int(&p[1])
-                .filter(|&n| (1..=MAX_INCREMENT).contains(&n))
+                .filter(|&n| (0..=TOPK_MAX_INCREMENT).contains(&n))
                 .map(|n| (p[0].as_slice(), n as u32))
-                .ok_or(RedisError::Str(
-                    "TopK: increment must be an integer between 1 and 100000",
-                ))
+                .ok_or(RedisError::Str(BAD_INCREMENT))
         })
         .collect::<Result<Vec<_>, _>>()?;
     let out = with_topk(ctx, &args[1], |t| {
@@ -154,7 +118,8 @@ pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     Ok(RedisValue::Array(out))
 }
 
-/// `TOPK.QUERY key item [item ...]`: 1 for items in the top-k list, else 0.
+/// `TOPK.QUERY key item [item ...]`: `true`/`1` for items in the top-k list, else
+/// `false`/`0`.
 pub fn query(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 3 {
         return Err(RedisError::WrongArity);
@@ -163,7 +128,7 @@ pub fn query(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         RedisValue::Array(
             args[2..]
                 .iter()
-                .map(|it| RedisValue::Integer(i64::from(t.query(it.as_slice()))))
+                .map(|it| reply::bool(t.query(it.as_slice())))
                 .collect(),
         )
     })
@@ -192,7 +157,7 @@ pub fn list(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     }
     let with_count = args.len() == 3;
     if with_count && !args::is(&args[2], "WITHCOUNT") {
-        return Err(RedisError::Str("TopK: WITHCOUNT keyword expected"));
+        return Err(RedisError::Str("WITHCOUNT keyword expected"));
     }
     read(ctx, &args[1], |t| {
         let mut out = Vec::new();
@@ -220,7 +185,7 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             ("decay", RedisValue::Float(t.decay())),
         ]
     })?;
-    reply_map(ctx, pairs)
+    reply::map(ctx, pairs)
 }
 
 /// `TOPK.SCANDUMP key iterator` (bloomery extension; the AOF rewrite uses `TOPK.LOADCHUNK`).

@@ -21,13 +21,15 @@ use std::ffi::CStr;
 use std::os::raw::{c_int, c_void};
 
 use bloomery::{
-    BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, CuckooFilter,
+    BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, CuckooFilter, Filter,
     IterativeBloomFilter, Kind, MultiLayerBloomFilter, Persist, ScalableBloomFilter, TopK,
 };
 use redis_module::native_types::RedisType;
 use redis_module::raw;
 
-use crate::dump;
+use crate::chunk;
+use crate::limits;
+use crate::memory::{charged, words_bytes};
 
 /// Encoding version written by this build.
 pub const ENCODING_VERSION: i32 = 1;
@@ -38,10 +40,12 @@ pub trait Structure: Persist + Clone + 'static {
     const FILE_KIND: Kind;
     /// The command that rebuilds it from chunks (AOF rewrite).
     const LOADCHUNK: &'static CStr;
-    /// Bytes of filter storage.
-    fn storage_bytes(&self) -> u64;
-    /// Checks beyond the library's decoding that the module's commands rely on, applied to
-    /// every structure loaded from RDB, RESTORE or LOADCHUNK bytes.
+    /// Bytes the structure holds on Redis's heap (its arrays and their bookkeeping, as Redis's
+    /// allocator counts them), not counting the structure itself.
+    fn held(&self) -> u64;
+    /// Checks beyond the library's decoding, applied to every structure loaded from RDB,
+    /// RESTORE or LOADCHUNK bytes: every parameter within the limits of the command that
+    /// creates the type ([`crate::limits`]), and what the module's commands rely on.
     fn validate(&self) -> Result<(), String> {
         Ok(())
     }
@@ -53,34 +57,102 @@ pub trait Structure: Persist + Clone + 'static {
     }
 }
 
+/// `Err(what)` unless `ok`.
+fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(what())
+    }
+}
+
+/// Counts a command reports or increments stay at most `i64::MAX` (what a RESP integer
+/// carries): a loaded count beyond it could only have been forged, and would overflow.
+fn check_count(what: &str, v: u64) -> Result<(), String> {
+    check(v <= i64::MAX as u64, || {
+        format!("{what} {v} exceeds i64::MAX")
+    })
+}
+
+/// Bytes of the buffer behind a slice of `len` elements of `T` (a `Vec`'s, when full).
+fn vec_bytes<T>(items: &[T]) -> u64 {
+    charged(std::mem::size_of_val(items) as u64)
+}
+
 impl Structure for ScalableBloomFilter {
     const FILE_KIND: Kind = Kind::Scalable;
     const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
-    fn storage_bytes(&self) -> u64 {
-        self.allocated_bytes()
+    fn held(&self) -> u64 {
+        let arrays: u64 = self
+            .filters()
+            .iter()
+            .map(|f| charged(words_bytes(f.as_words().len() as u64)))
+            .sum();
+        arrays + vec_bytes(self.filters())
+    }
+    /// `EXPANSION` as `BF.RESERVE` accepts it; item counts.
+    fn validate(&self) -> Result<(), String> {
+        check_count("items", self.len())?;
+        for f in self.filters() {
+            check_count("sub-filter items", f.len())?;
+        }
+        let g = self.growth();
+        check((1..=limits::BF_MAX_EXPANSION).contains(&g), || {
+            format!("expansion {g} outside 1..={}", limits::BF_MAX_EXPANSION)
+        })
     }
 }
 
 impl Structure for CuckooFilter {
     const FILE_KIND: Kind = Kind::Cuckoo;
     const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
-    fn storage_bytes(&self) -> u64 {
-        self.allocated_bytes()
+    fn held(&self) -> u64 {
+        let arrays: u64 = self
+            .tables()
+            .iter()
+            .map(|t| charged(words_bytes(t.slots().div_ceil(8))))
+            .sum();
+        arrays + vec_bytes(self.tables())
+    }
+    /// `BUCKETSIZE`, `MAXITERATIONS`, `EXPANSION` and the capacity as `CF.RESERVE` accepts them.
+    fn validate(&self) -> Result<(), String> {
+        check_count("deletes", self.deletes())?;
+        let (b, m, e) = (self.bucket_size(), self.max_iterations(), self.expansion());
+        check((1..=limits::CF_MAX_BUCKET_SIZE).contains(&b), || {
+            format!("bucket size {b} outside 1..={}", limits::CF_MAX_BUCKET_SIZE)
+        })?;
+        check((1..=limits::CF_MAX_ITERATIONS).contains(&m), || {
+            format!(
+                "max iterations {m} outside 1..={}",
+                limits::CF_MAX_ITERATIONS
+            )
+        })?;
+        check(e <= limits::CF_MAX_EXPANSION, || {
+            format!("expansion {e} outside 0..={}", limits::CF_MAX_EXPANSION)
+        })?;
+        check(self.capacity() >= 2 * u64::from(b), || {
+            format!("capacity {} below twice the bucket size", self.capacity())
+        })
     }
 }
 
 impl Structure for CountMinSketch {
     const FILE_KIND: Kind = Kind::CountMin;
     const LOADCHUNK: &'static CStr = c"CMS.LOADCHUNK";
-    fn storage_bytes(&self) -> u64 {
-        self.as_words().len() as u64 * 8
+    fn held(&self) -> u64 {
+        charged(words_bytes(self.as_words().len() as u64))
     }
-    /// `CMS.*` keeps every count within `i64::MAX` by bounding the total, which holds only if
-    /// no counter exceeds the total: each row of a plain sketch sums to exactly the total (every
-    /// update adds it once per row), and no counter of a conservative one exceeds it.
+    /// The depth as `CMS.INITBYDIM` accepts it; and since `CMS.*` keeps every count within
+    /// `i64::MAX` by bounding the total, which holds only if no counter exceeds the total: each
+    /// row of a plain sketch sums to exactly the total (every update adds it once per row), and
+    /// no counter of a conservative one exceeds it.
     fn validate(&self) -> Result<(), String> {
+        let depth = self.depth();
+        check((1..=limits::CMS_MAX_DEPTH).contains(&depth), || {
+            format!("depth {depth} outside 1..={}", limits::CMS_MAX_DEPTH)
+        })?;
         let total = self.total();
-        if total > crate::cms::MAX_TOTAL {
+        if total > limits::CMS_MAX_TOTAL {
             return Err(format!("total count {total} exceeds i64::MAX"));
         }
         let width = usize::try_from(self.width()).map_err(|_| "width too large".to_string())?;
@@ -100,47 +172,94 @@ impl Structure for CountMinSketch {
     }
 }
 
+/// The counter width as `CBF.RESERVE`/`BCBF.RESERVE` accept it.
+fn check_counter_bits(bits: u32) -> Result<(), String> {
+    check((1..=limits::COUNTER_BITS.1).contains(&bits), || {
+        format!("counter bits {bits} outside 1..={}", limits::COUNTER_BITS.1)
+    })
+}
+
 impl Structure for CountingBloomFilter {
     const FILE_KIND: Kind = Kind::Counting;
     const LOADCHUNK: &'static CStr = c"CBF.LOADCHUNK";
-    fn storage_bytes(&self) -> u64 {
-        self.counters().byte_len()
+    fn held(&self) -> u64 {
+        charged(words_bytes(self.counters().words().len() as u64))
+    }
+    fn validate(&self) -> Result<(), String> {
+        check_count("items", self.len())?;
+        check_counter_bits(self.counter_width())
     }
 }
 
 impl Structure for BlockedCountingBloomFilter {
     const FILE_KIND: Kind = Kind::BlockedCounting;
     const LOADCHUNK: &'static CStr = c"BCBF.LOADCHUNK";
-    fn storage_bytes(&self) -> u64 {
-        self.byte_len()
+    fn held(&self) -> u64 {
+        charged(words_bytes(self.as_words().len() as u64))
+    }
+    fn validate(&self) -> Result<(), String> {
+        check_count("items", self.len())?;
+        check_counter_bits(self.counter_width())
     }
 }
 
 impl Structure for IterativeBloomFilter {
     const FILE_KIND: Kind = Kind::Iterative;
     const LOADCHUNK: &'static CStr = c"IBF.LOADCHUNK";
-    fn storage_bytes(&self) -> u64 {
-        self.as_words().len() as u64 * 8
+    fn held(&self) -> u64 {
+        charged(words_bytes(self.as_words().len() as u64))
+    }
+    fn validate(&self) -> Result<(), String> {
+        check_count("items", self.total_inserts())?;
+        check_count("distinct items", self.distinct_inserts())?;
+        check_count("repeats", self.repeats_counted())
     }
 }
 
 impl Structure for TopK {
     const FILE_KIND: Kind = Kind::TopK;
     const LOADCHUNK: &'static CStr = c"TOPK.LOADCHUNK";
-    fn storage_bytes(&self) -> u64 {
-        self.bucket_bytes() + self.heap_bytes()
+    /// The buckets exactly; the list's items at their lengths plus a fixed cost per entry
+    /// (the library's count).
+    fn held(&self) -> u64 {
+        charged(words_bytes(self.bucket_bytes() / 8)) + self.heap_bytes()
+    }
+    /// k and the depth as `TOPK.RESERVE` accepts them.
+    fn validate(&self) -> Result<(), String> {
+        let (k, depth) = (self.k(), self.depth());
+        check((1..=limits::TOPK_MAX_K).contains(&k), || {
+            format!("k {k} outside 1..={}", limits::TOPK_MAX_K)
+        })?;
+        check((1..=limits::TOPK_MAX_DEPTH).contains(&depth), || {
+            format!("depth {depth} outside 1..={}", limits::TOPK_MAX_DEPTH)
+        })
     }
 }
 
 impl Structure for MultiLayerBloomFilter {
     const FILE_KIND: Kind = Kind::Mlbf;
     const LOADCHUNK: &'static CStr = c"MLBF.LOADCHUNK";
-    fn storage_bytes(&self) -> u64 {
+    /// The arrays of every layer (the list of them, a few dozen bytes per layer, aside).
+    fn held(&self) -> u64 {
         (0..=self.layers() as usize)
             .filter_map(|i| self.layer_words(i))
-            .map(|w| w.len() as u64 * 8)
+            .map(|w| charged(words_bytes(w.len() as u64)))
             .sum()
     }
+    /// `LAYERS` as `MLBF.RESERVE` accepts it; the item count.
+    fn validate(&self) -> Result<(), String> {
+        check_count("items", self.len())?;
+        let l = self.layers();
+        check((1..=limits::MLBF_LAYERS.1).contains(&l), || {
+            format!("{l} layers outside 1..={}", limits::MLBF_LAYERS.1)
+        })
+    }
+}
+
+/// What a ready value holds, as Redis counts it: its [`MEMORY USAGE`](Slot::mem_usage)
+/// without the key (the `Size` field of the `INFO` commands).
+pub fn value_size<T: Structure>(f: &T) -> u64 {
+    charged(std::mem::size_of::<Slot<T>>() as u64).saturating_add(f.held())
 }
 
 /// Bytes of a LOADCHUNK sequence received so far.
@@ -165,10 +284,11 @@ impl<T: Structure> Slot<T> {
     /// Memory used, for MEMORY USAGE.
     pub fn mem_usage(&self) -> usize {
         let body = match self {
-            Slot::Ready(f) => f.storage_bytes() as usize,
-            Slot::Loading(p) => p.bytes.capacity(),
+            Slot::Ready(f) => f.held(),
+            Slot::Loading(p) => charged(p.bytes.capacity() as u64),
         };
-        std::mem::size_of::<Self>() + body
+        let total = charged(std::mem::size_of::<Self>() as u64).saturating_add(body);
+        usize::try_from(total).unwrap_or(usize::MAX)
     }
 
     /// The bytes that represent it: the file format (ready) or the prefix received (loading).
@@ -258,7 +378,7 @@ pub fn decode_v1<T: Structure>(state: u64, total: u64, bytes: &[u8]) -> Result<S
     match state {
         STATE_READY => T::decode(bytes).map(Slot::Ready),
         STATE_LOADING => {
-            let head = dump::check_header(bytes, T::FILE_KIND)?;
+            let head = chunk::check_header(bytes, T::FILE_KIND)?;
             if head.total != total || (bytes.len() as u64) > total || bytes.len() < head.header_len
             {
                 return Err("inconsistent partial load".into());
@@ -352,7 +472,7 @@ unsafe extern "C" fn aof_rewrite<T: Structure>(
     ) else {
         return;
     };
-    for (end, chunk) in dump::chunks(&bytes) {
+    for (end, chunk) in chunk::chunks(&bytes) {
         // SAFETY: `aof` and `key` are live for the callback; the format "slb" takes a
         // RedisModuleString*, a long long and a (pointer, length) buffer, which is what follows.
         unsafe {

@@ -40,6 +40,7 @@ fn assert_errors(c: &mut redis::Connection, cases: &[(&[&str], &str)]) {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn cms_commands_and_errors() {
     if !have_redis() {
         return;
@@ -71,10 +72,10 @@ fn cms_commands_and_errors() {
             Value::Int(53),
         ])
     );
-    // (ε, δ) sizing: width ⌈e/ε⌉, depth ⌈ln 1/δ⌉.
+    // RedisBloom's (ε, δ) sizing: width ⌈2/ε⌉, depth ⌈log₁₀ δ / log₁₀ ½⌉.
     let info: Vec<Value> = q(c, &["CMS.INFO", "p"]);
-    assert_eq!(info[1], Value::Int(2719));
-    assert_eq!(info[3], Value::Int(5));
+    assert_eq!(info[1], Value::Int(2000));
+    assert_eq!(info[3], Value::Int(7));
     // RESP3: INFO is a map.
     let c3 = &mut s.con3();
     let Value::Map(m) = q::<Value>(c3, &["CMS.INFO", "a"]) else {
@@ -225,7 +226,7 @@ fn cms_commands_and_errors() {
             ),
             (
                 &["CMS.INCRBY", "a", "foo", "-1"],
-                "CMS: Cannot parse number",
+                "CMS: Number cannot be negative",
             ),
             (
                 &["CMS.INCRBY", "a", "foo", "1.5"],
@@ -245,15 +246,18 @@ fn cms_commands_and_errors() {
             (&["CMS.INFO"], "wrong number of arguments"),
             (&["CMS.INFO", "a", "b"], "wrong number of arguments"),
             (&["CMS.MERGE", "dst", "1"], "wrong number of arguments"),
-            (&["CMS.MERGE", "dst", "0", "a"], "CMS: wrong number of keys"),
-            (&["CMS.MERGE", "dst", "x", "a"], "CMS: wrong number of keys"),
+            (
+                &["CMS.MERGE", "dst", "0", "a"],
+                "CMS: Number of keys must be positive",
+            ),
+            (&["CMS.MERGE", "dst", "x", "a"], "CMS: invalid numkeys"),
             (
                 &["CMS.MERGE", "dst", "3", "a", "b"],
                 "CMS: wrong number of keys",
             ),
             (
                 &["CMS.MERGE", "dst", "1", "a", "b"],
-                "CMS: wrong number of keys/weights",
+                "CMS: wrong number of keys",
             ),
             (
                 &["CMS.MERGE", "dst", "2", "a", "b", "WEIGHTS", "1"],
@@ -307,6 +311,7 @@ fn cms_commands_and_errors() {
 /// A single-node cluster owning every slot answers CROSSSLOT when CMS.MERGE's keys span slots,
 /// which it can only do if every key is declared.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn cms_merge_declares_every_key_in_a_cluster() {
     if !have_redis() {
         return;
@@ -371,6 +376,7 @@ fn cms_merge_declares_every_key_in_a_cluster() {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn cbf_and_ibf_commands_and_errors() {
     if !have_redis() {
         return;
@@ -465,10 +471,7 @@ fn cbf_and_ibf_commands_and_errors() {
                 &["CBF.RESERVE", "n", "-5", "0.01"],
                 "ERR (capacity should be larger than 0)",
             ),
-            (
-                &["CBF.RESERVE", "n", "nan", "0.01"],
-                "ERR (capacity should be larger than 0)",
-            ),
+            (&["CBF.RESERVE", "n", "nan", "0.01"], "ERR bad capacity"),
             (
                 &["CBF.RESERVE", "n", "100", "0"],
                 "ERR (0 < error rate range < 1)",
@@ -477,10 +480,7 @@ fn cbf_and_ibf_commands_and_errors() {
                 &["CBF.RESERVE", "n", "100", "1.5"],
                 "ERR (0 < error rate range < 1)",
             ),
-            (
-                &["CBF.RESERVE", "n", "100", "nan"],
-                "ERR (0 < error rate range < 1)",
-            ),
+            (&["CBF.RESERVE", "n", "100", "nan"], "ERR bad error rate"),
             (&["CBF.RESERVE", "n", "100", "x"], "ERR bad error rate"),
             (&["CBF.RESERVE", "n", huge, "0.01"], "MAX-BYTES"),
             (
@@ -508,10 +508,7 @@ fn cbf_and_ibf_commands_and_errors() {
                 &["IBF.RESERVE", "n", "100", "-0.1"],
                 "ERR (0 < error rate range < 1)",
             ),
-            (
-                &["IBF.RESERVE", "n", "100", "NaN"],
-                "ERR (0 < error rate range < 1)",
-            ),
+            (&["IBF.RESERVE", "n", "100", "NaN"], "ERR bad error rate"),
             (&["IBF.RESERVE", "n", huge, "0.01"], "MAX-BYTES"),
             (
                 &["IBF.RESERVE", "n", "100", "0.01", "x"],
@@ -582,6 +579,7 @@ fn fill(c: &mut redis::Connection) {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn persistence_rdb_aof_copy_restore_and_dump() {
     if !have_redis() {
         return;
@@ -752,6 +750,7 @@ fn state(c: &mut redis::Connection, key: &str) -> (Vec<u8>, Vec<String>) {
 }
 
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn bcbf_commands_and_errors() {
     if !have_redis() {
         return;
@@ -915,14 +914,8 @@ fn bcbf_commands_and_errors() {
                 &["BCBF.RESERVE", "n", "-5", "0.01"],
                 "ERR (capacity should be larger than 0)",
             ),
-            (
-                &["BCBF.RESERVE", "n", "nan", "0.01"],
-                "ERR (capacity should be larger than 0)",
-            ),
-            (
-                &["BCBF.RESERVE", "n", "1.5", "0.01"],
-                "ERR (capacity should be larger than 0)",
-            ),
+            (&["BCBF.RESERVE", "n", "nan", "0.01"], "ERR bad capacity"),
+            (&["BCBF.RESERVE", "n", "1.5", "0.01"], "ERR bad capacity"),
             (
                 &["BCBF.RESERVE", "n", "100", "0"],
                 "ERR (0 < error rate range < 1)",
@@ -935,10 +928,7 @@ fn bcbf_commands_and_errors() {
                 &["BCBF.RESERVE", "n", "100", "1.5"],
                 "ERR (0 < error rate range < 1)",
             ),
-            (
-                &["BCBF.RESERVE", "n", "100", "nan"],
-                "ERR (0 < error rate range < 1)",
-            ),
+            (&["BCBF.RESERVE", "n", "100", "nan"], "ERR bad error rate"),
             (
                 &["BCBF.RESERVE", "n", "100", "inf"],
                 "ERR (0 < error rate range < 1)",
@@ -990,12 +980,18 @@ fn bcbf_commands_and_errors() {
             (&["BCBF.INFO"], "wrong number of arguments"),
             (&["BCBF.INFO", "b", "Capacity"], "wrong number of arguments"),
             (&["BCBF.SCANDUMP", "b"], "wrong number of arguments"),
-            (&["BCBF.SCANDUMP", "b", "-1"], "ERR invalid iterator"),
-            (&["BCBF.SCANDUMP", "b", "x"], "ERR invalid iterator"),
+            (
+                &["BCBF.SCANDUMP", "b", "-1"],
+                "ERR Second argument must be numeric",
+            ),
+            (
+                &["BCBF.SCANDUMP", "b", "x"],
+                "ERR Second argument must be numeric",
+            ),
             (&["BCBF.LOADCHUNK", "n", "1"], "wrong number of arguments"),
             (
                 &["BCBF.LOADCHUNK", "n", "x", "data"],
-                "ERR invalid iterator",
+                "ERR Second argument must be numeric",
             ),
             (&["BCBF.LOADCHUNK", "n", "2", "data"], "ERR invalid chunk"),
             (
@@ -1178,6 +1174,7 @@ fn bcbf_answers(c: &mut redis::Connection) -> Vec<Value> {
 /// The AOF rewrite without an RDB preamble emits `BCBF.LOADCHUNK` sequences, and a restart
 /// from them (and from the RDB) gives back identical filters, the half-loaded key included.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn bcbf_aof_rewrite_emits_loadchunk() {
     if !have_redis() {
         return;
@@ -1257,6 +1254,7 @@ fn bcbf_aof_rewrite_emits_loadchunk() {
 /// final LOADCHUNK, which deletes the half-loaded key; SCANDUMP → LOADCHUNK into a new key gives
 /// identical answers.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn bcbf_loadchunk_validates_and_round_trips() {
     if !have_redis() {
         return;
@@ -1370,6 +1368,7 @@ fn reseal_dump(mut payload: Vec<u8>) -> Vec<u8> {
 /// Writes (ADD, auto-creating ADD, DEL, a refused DEL, RESERVE, LOADCHUNK) reach a replica,
 /// which then answers like its primary and refuses writes.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn bcbf_replica_answers_like_its_primary() {
     if !have_redis() {
         return;

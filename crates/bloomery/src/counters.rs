@@ -76,7 +76,7 @@ impl Counters {
             )));
         }
         let used = len * u64::from(width);
-        if used % 64 != 0 && words.as_slice()[need - 1] >> (used % 64) != 0 {
+        if !used.is_multiple_of(64) && words.as_slice()[need - 1] >> (used % 64) != 0 {
             return Err(inconsistent("bits set beyond the last counter"));
         }
         Ok(Self { words, len, width })

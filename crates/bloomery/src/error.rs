@@ -46,6 +46,11 @@ pub enum Error {
     /// The operation is not supported by this structure or its current shape.
     #[error("unsupported operation: {0}")]
     Unsupported(String),
+    /// A removal was refused because the key is certainly not present (removing it would
+    /// create false negatives for other keys); nothing was changed. What
+    /// [`RemoveError::NotPresent`](crate::RemoveError::NotPresent) becomes through `?`.
+    #[error("key is not present; removing it would create false negatives for other keys")]
+    NotPresent,
     /// A file or byte buffer could not be decoded.
     #[error("invalid filter data: {0}")]
     Format(#[from] FormatError),

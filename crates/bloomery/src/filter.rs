@@ -116,6 +116,28 @@ impl<F: Filter> KeySet for F {
 }
 
 /// Union and intersection with another structure of the same kind, shape and hasher.
+///
+/// **Item counts after a merge.** A filter cannot tell how many keys two filters share, so
+/// after `union_with` [`Filter::len`] is the larger of the two counts (a lower bound on the
+/// union) and after `intersect_with` the smaller (an upper bound on the intersection). For an
+/// estimate of the true figure use [`Stats::estimated_len`] on the result, or, before merging,
+/// the inner-product estimates (`estimate_union`, `estimate_intersection`: Broder &
+/// Mitzenmacher §2.4).
+///
+/// ```
+/// use bloomery::prelude::*;
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let mut a = BloomFilter::try_new(10_000, 0.01)?;
+/// let mut b = BloomFilter::try_new(10_000, 0.01)?;
+/// a.extend(0u32..3000);
+/// b.extend(2000u32..5000);
+/// let u = (&a | &b)?;
+/// assert_eq!(u.len(), 3000); // the larger count: a lower bound
+/// let est = u.estimated_len(); // about 5000
+/// assert!((est - 5000.0).abs() < 250.0, "{est}");
+/// # Ok(()) }
+/// ```
 pub trait Merge {
     /// In place `self ∪ other` (bitwise OR): contains every key of both.
     fn union_with(&mut self, other: &Self) -> Result<()>;
@@ -125,7 +147,7 @@ pub trait Merge {
 }
 
 /// Introspection shared by the bit-array filters: size, fill, live false-positive rate and
-/// the estimates of 002 §2.4.
+/// the estimates of Broder & Mitzenmacher §2.4.
 pub trait Stats {
     /// Bits in the array (m).
     fn bit_len(&self) -> u64;
@@ -150,14 +172,28 @@ pub trait Stats {
         }
     }
 
-    /// Estimated number of distinct items, from the number of zero bits (002 §2.1).
+    /// Estimated number of distinct items, from the number of zero bits (Broder & Mitzenmacher §2.1).
     fn estimated_len(&self) -> f64 {
         crate::params::estimate_items(self.bit_len(), self.hash_count(), self.count_ones())
     }
 }
 
 /// Sizing and hashing options shared by every structure's builder. Obtain one from the
-/// structure, e.g. `BloomFilter::builder()`, and finish with `try_build()`.
+/// structure, e.g. `BloomFilter::builder()`, and finish with `try_build()`. A setting that
+/// does not apply to the structure being built is an error, never silently ignored.
+///
+/// ```
+/// use bloomery::prelude::*;
+/// use bloomery::Error;
+///
+/// let f = BlockedBloomFilter::builder().capacity(1000).fpr(0.01).try_build();
+/// assert!(f.is_ok());
+/// // growth and tightening belong to scalable filters
+/// let e = BlockedBloomFilter::builder().capacity(1000).fpr(0.01).growth(0).tightening(7.0).try_build();
+/// assert!(matches!(e, Err(Error::InvalidParameter { name: "growth", .. })));
+/// let s = ScalableBloomFilter::builder().capacity(1000).fpr(0.01).growth(4).try_build();
+/// assert!(s.is_ok());
+/// ```
 #[derive(Debug, Clone)]
 pub struct Builder<T> {
     pub(crate) capacity: Option<u64>,
@@ -165,10 +201,17 @@ pub struct Builder<T> {
     pub(crate) bits: Option<u64>,
     pub(crate) hashes: Option<u32>,
     pub(crate) hasher: KeyHasher,
+    /// True once [`Builder::hasher`] (or `seed`, `keyed`) was called: a structure whose
+    /// default hash is not [`KeyHasher::new`] (the split-block filter's Parquet hash) uses
+    /// its own default only when no hasher was given.
+    pub(crate) hasher_given: bool,
     pub(crate) max_bytes: u64,
-    pub(crate) growth: u32,
-    pub(crate) tightening: f64,
-    pub(crate) scaling: bool,
+    /// True once [`Builder::max_bytes`] was called: a scalable filter stores only a limit
+    /// given here in its file, never the process-wide default it was built under.
+    pub(crate) max_bytes_given: bool,
+    pub(crate) growth: Option<u32>,
+    pub(crate) tightening: Option<f64>,
+    pub(crate) scaling: Option<bool>,
     pub(crate) kind: Option<crate::io::format::Kind>,
     pub(crate) layout: Option<crate::sets::blocked::BlockLayout>,
     _t: PhantomData<fn() -> T>,
@@ -189,10 +232,12 @@ impl<T: Build> Builder<T> {
             bits: None,
             hashes: None,
             hasher: KeyHasher::new(),
+            hasher_given: false,
             max_bytes: store::max_bytes(),
-            growth: 2,
-            tightening: 0.5,
-            scaling: true,
+            max_bytes_given: false,
+            growth: None,
+            tightening: None,
+            scaling: None,
             kind: None,
             layout: None,
             _t: PhantomData,
@@ -207,7 +252,9 @@ impl<T: Build> Builder<T> {
             bits: self.bits,
             hashes: self.hashes,
             hasher: self.hasher,
+            hasher_given: self.hasher_given,
             max_bytes: self.max_bytes,
+            max_bytes_given: self.max_bytes_given,
             growth: self.growth,
             tightening: self.tightening,
             scaling: self.scaling,
@@ -251,9 +298,13 @@ impl<T: Build> Builder<T> {
         self.hashes = Some(k);
         self
     }
-    /// Hash with this hasher (seeded or keyed).
+    /// Hash with this hasher (seeded or keyed). Without this call a structure hashes with
+    /// its own default: [`KeyHasher::new`] for all but the split-block filter, which uses
+    /// Parquet's [`KeyHasher::parquet`]; any hasher given here is used as given (so
+    /// `hasher(KeyHasher::new())` makes a split-block filter that Parquet readers cannot use).
     pub fn hasher(mut self, h: KeyHasher) -> Self {
         self.hasher = h;
+        self.hasher_given = true;
         self
     }
     /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
@@ -264,29 +315,49 @@ impl<T: Build> Builder<T> {
     pub fn keyed(self) -> Result<Self> {
         Ok(self.hasher(KeyHasher::keyed()?))
     }
-    /// Refuse to allocate more than this many bytes.
+    /// Refuse to allocate more than this many bytes (default: the process-wide
+    /// [`max_bytes`](crate::max_bytes) when the builder was made). A scalable filter keeps a
+    /// limit given here in its file, as a bound on its growth wherever it is loaded.
     pub fn max_bytes(mut self, limit: u64) -> Self {
         self.max_bytes = limit;
+        self.max_bytes_given = true;
         self
     }
-    /// Scalable filters: capacity multiplier per new sub-filter (≥ 1; default 2).
+    /// Scalable filters: capacity multiplier per new sub-filter (1 to
+    /// [`ScalableBloomFilter::MAX_GROWTH`](crate::ScalableBloomFilter::MAX_GROWTH); default 2).
     pub fn growth(mut self, s: u32) -> Self {
-        self.growth = s;
+        self.growth = Some(s);
         self
     }
     /// Scalable filters: error tightening ratio r in (0, 1) (default 0.5).
     pub fn tightening(mut self, r: f64) -> Self {
-        self.tightening = r;
+        self.tightening = Some(r);
         self
     }
     /// Scalable filters: `false` refuses inserts past capacity instead of growing.
     pub fn scaling(mut self, on: bool) -> Self {
-        self.scaling = on;
+        self.scaling = Some(on);
         self
     }
     /// Build, validating every parameter.
     pub fn try_build(self) -> Result<T> {
         T::build(&self)
+    }
+
+    /// Refuse the structure-specific settings that were given but do not apply to the type
+    /// being built (`applies` names those that do): a typed error instead of an ignored
+    /// setting.
+    pub(crate) fn refuse_others(&self, type_name: &str, applies: &[&str]) -> Result<()> {
+        let given = [
+            ("growth", self.growth.is_some()),
+            ("tightening", self.tightening.is_some()),
+            ("scaling", self.scaling.is_some()),
+            ("layout", self.layout.is_some()),
+        ];
+        match given.iter().find(|(n, set)| *set && !applies.contains(n)) {
+            Some((name, _)) => Err(invalid(name, format!("does not apply to {type_name}"))),
+            None => Ok(()),
+        }
     }
 
     /// Capacity and fpr, both required unless an explicit shape was given.
@@ -366,14 +437,31 @@ impl Core {
         Ok(())
     }
 
-    pub fn intersect(&mut self, other: &Core) -> Result<()> {
+    /// AND `other` into this core. The items become the inner-product estimate of
+    /// `|A ∩ B|` (Broder & Mitzenmacher §2.4) for a filter of `m` bits and `k` bits per key,
+    /// taken before the AND: the smaller side's count would only bound it. When an input is
+    /// full the estimate is undefined and the smaller count, an upper bound, is kept.
+    pub fn intersect(&mut self, other: &Core, m: u64, k: u32) -> Result<()> {
         self.check_hasher(other)?;
+        let (a, b) = (self.words.as_slice(), other.words.as_slice());
+        let est = crate::params::estimate_intersection(
+            m,
+            k,
+            m.saturating_sub(store::count_ones(a)),
+            m.saturating_sub(store::count_ones(b)),
+            m.saturating_sub(store::count_and(a, b)),
+        );
         store::and_assign(self.words.as_mut_slice(), other.words.as_slice());
-        self.items = self.items.min(other.items);
+        let bound = self.items.min(other.items);
+        self.items = if est.is_finite() {
+            (est.round() as u64).min(bound)
+        } else {
+            bound
+        };
         Ok(())
     }
 
-    /// Set every bit of the byte range `range` of the payload to one (000 §3): a damaged
+    /// Set every bit of the byte range `range` of the payload to one (Salman §3): a damaged
     /// region then answers "maybe" for every key that maps there, so no inserted key is lost.
     pub fn mark_damaged(&mut self, range: Range<u64>) -> Result<()> {
         let bytes = self.words.len() as u64 * 8;
@@ -396,8 +484,8 @@ pub(crate) fn shape_mismatch(left: String, right: String) -> Error {
     Error::Incompatible(Incompatibility::Shape { left, right })
 }
 
-/// Multiset counting: how many times a key was inserted, as an estimate (the counting family,
-/// issue 4). Where the structure guarantees it (counting filters without saturation, count-min
+/// Multiset counting: how many times a key was inserted, as an estimate (the counting family).
+/// Where the structure guarantees it (counting filters without saturation, count-min
 /// sketches, spectral filters with Minimum Selection) the estimate is never below the truth.
 pub trait Count {
     /// The hasher keys go through (the same one as [`Filter::hasher`] for structures that are
@@ -429,6 +517,28 @@ pub trait Remove: Count {
 }
 
 /// Why a removal was refused. Nothing is changed when a removal is refused.
+///
+/// Through `?` into [`Error`](crate::Error) the reason survives: an absent key becomes
+/// [`Error::NotPresent`](crate::Error::NotPresent).
+///
+/// ```
+/// use bloomery::prelude::*;
+/// use bloomery::{CountingBloomFilter, Error};
+///
+/// fn remove_all(f: &mut CountingBloomFilter, keys: &[&str]) -> bloomery::Result<()> {
+///     for k in keys {
+///         f.remove(k)?;
+///     }
+///     Ok(())
+/// }
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let mut f = CountingBloomFilter::try_new(1000, 0.001)?;
+/// f.insert("kept");
+/// assert!(matches!(remove_all(&mut f, &["never-added"]), Err(Error::NotPresent)));
+/// assert!(f.contains("kept"));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RemoveError {
@@ -442,9 +552,14 @@ pub enum RemoveError {
     Unsupported(&'static str),
 }
 
+/// Through `?`, [`RemoveError::NotPresent`] stays distinguishable ([`Error::NotPresent`]);
+/// [`RemoveError::Unsupported`] becomes [`Error::Unsupported`].
 impl From<RemoveError> for Error {
     fn from(e: RemoveError) -> Self {
-        Error::Unsupported(e.to_string())
+        match e {
+            RemoveError::NotPresent => Error::NotPresent,
+            RemoveError::Unsupported(why) => Error::Unsupported(format!("removal: {why}")),
+        }
     }
 }
 

@@ -214,10 +214,53 @@ pub fn mix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Something that can be hashed: exposes its bytes.
+/// Something that can be hashed: exposes its bytes. The bytes are part of the file format's
+/// promise: a key maps to the same bits in every version, on every platform.
 ///
-/// Integers hash as their little-endian bytes on every platform, so `42u64` and
-/// `42u64.to_le_bytes()` are the same key.
+/// | key type | bytes hashed |
+/// |---|---|
+/// | `[u8]`, `[u8; N]`, `Vec<u8>` | the bytes themselves |
+/// | `str`, `String` | the UTF-8 bytes (what the CLI and the Redis module hash for the same text) |
+/// | `char` | its UTF-8 bytes, so `'é'` and `"é"` are the same key |
+/// | `u8` … `u128`, `i8` … `i128` | little-endian bytes, so `42u64` and `42u64.to_le_bytes()` are the same key |
+/// | `usize`, `isize` | as `u64` / `i64` (8 little-endian bytes on every platform) |
+/// | `bool` | one byte, 0 or 1 |
+/// | `[T; N]` of an integer type | the elements' little-endian bytes, concatenated |
+/// | `(A, B)`, `(A, B, C)`, `(A, B, C, D)` | each element's bytes preceded by their length (u32, little-endian), so `("ab", "c")` and `("a", "bc")` differ |
+/// | `&K` | the bytes of `K` |
+/// | your type | implement [`Key`] (the stable choice), or wrap it in [`StableHash`] to use its [`Hash`](std::hash::Hash) |
+///
+/// Floats have no `Key`: `0.0 == -0.0` and `NaN != NaN`, so equal values could map to
+/// different bits; pick a canonical form and hash its bits (`x.to_bits()`) explicitly.
+///
+/// **Integer literals.** A literal without a suffix is an `i32`: after `insert(&42u64)`,
+/// `contains(&42)` looks up the four bytes of `42i32` and answers false. Write the suffix, or
+/// use one integer type for a filter's keys.
+///
+/// ```
+/// use bloomery::prelude::*;
+/// use bloomery::StableHash;
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let mut f = BloomFilter::try_new(1000, 0.01)?;
+/// f.insert(&7usize);
+/// f.insert(&'c');
+/// f.insert(&(1u32, 2u32));
+/// f.insert(&[10u16, 20, 30]);
+/// assert!(f.contains(&7usize) && f.contains("c") && f.contains(&(1u32, 2u32)));
+/// assert!(!f.contains(&(2u32, 1u32)));
+///
+/// // the literal pitfall: 42 is an i32, a different key from 42u64
+/// f.insert(&42u64);
+/// assert!(f.contains(&42u64));
+///
+/// // a user type through its derived Hash
+/// #[derive(Hash)]
+/// struct Flow { src: u32, dst: u32, port: u16 }
+/// f.insert(&StableHash(&Flow { src: 1, dst: 2, port: 80 }));
+/// assert!(f.contains(&StableHash(&Flow { src: 1, dst: 2, port: 80 })));
+/// # Ok(()) }
+/// ```
 pub trait Key {
     /// Call `f` with the key's bytes.
     fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R;
@@ -258,6 +301,34 @@ impl Key for String {
     }
 }
 
+impl Key for char {
+    #[inline]
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(self.encode_utf8(&mut [0u8; 4]).as_bytes())
+    }
+}
+
+impl Key for bool {
+    #[inline]
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(&[u8::from(*self)])
+    }
+}
+
+impl Key for usize {
+    #[inline(always)]
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(&(*self as u64).to_le_bytes())
+    }
+}
+
+impl Key for isize {
+    #[inline(always)]
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(&(*self as i64).to_le_bytes())
+    }
+}
+
 impl<T: Key + ?Sized> Key for &T {
     #[inline]
     fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
@@ -273,9 +344,180 @@ macro_rules! int_key {
                 f(&self.to_le_bytes())
             }
         }
+
+        impl<const N: usize> Key for [$t; N] {
+            fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+                let mut buf = KeyBuf::default();
+                for x in self {
+                    buf.push(&x.to_le_bytes());
+                }
+                f(buf.as_slice())
+            }
+        }
     )*};
 }
-int_key!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128);
+int_key!(u16, u32, u64, u128, i8, i16, i32, i64, i128);
+
+impl Key for u8 {
+    #[inline(always)]
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        f(&[*self])
+    }
+}
+
+/// The bytes of a composite key, on the stack when they fit.
+struct KeyBuf {
+    small: [u8; 64],
+    len: usize,
+    large: Vec<u8>,
+}
+
+impl Default for KeyBuf {
+    fn default() -> Self {
+        Self {
+            small: [0; 64],
+            len: 0,
+            large: Vec::new(),
+        }
+    }
+}
+
+impl KeyBuf {
+    fn push(&mut self, b: &[u8]) {
+        if self.large.is_empty() && self.len + b.len() <= self.small.len() {
+            self.small[self.len..self.len + b.len()].copy_from_slice(b);
+            self.len += b.len();
+        } else {
+            if self.large.is_empty() {
+                self.large.extend_from_slice(&self.small[..self.len]);
+            }
+            self.large.extend_from_slice(b);
+        }
+    }
+
+    /// An element of a tuple: its length (u32, little-endian), then its bytes.
+    fn push_element<K: Key + ?Sized>(&mut self, k: &K) {
+        k.with_bytes(|b| {
+            // Keys longer than 4 GiB cannot be elements of a composite key in memory anyway;
+            // saturating keeps the encoding total.
+            self.push(&u32::try_from(b.len()).unwrap_or(u32::MAX).to_le_bytes());
+            self.push(b);
+        });
+    }
+
+    fn as_slice(&self) -> &[u8] {
+        if self.large.is_empty() {
+            &self.small[..self.len]
+        } else {
+            &self.large
+        }
+    }
+}
+
+macro_rules! tuple_key {
+    ($($name:ident)+) => {
+        impl<$($name: Key),+> Key for ($($name,)+) {
+            fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+                #[allow(non_snake_case)]
+                let ($($name,)+) = self;
+                let mut buf = KeyBuf::default();
+                $(buf.push_element($name);)+
+                f(buf.as_slice())
+            }
+        }
+    };
+}
+tuple_key!(A B);
+tuple_key!(A B C);
+tuple_key!(A B C D);
+
+/// A key made from a value's [`Hash`](std::hash::Hash) implementation: the values it feeds to
+/// the hasher, written as little-endian bytes (integers as in [`Key`], `usize` as 8 bytes), are
+/// the key's bytes. Use it for your own types with `#[derive(Hash)]`.
+///
+/// The bytes are stable for as long as the type's `Hash` implementation feeds the same values:
+/// `#[derive(Hash)]` feeds the fields in order, and the standard library's implementations for
+/// integers, strings and slices have always fed the same values, but Rust does not promise them
+/// across releases. For filters saved to files that must outlive toolchain upgrades, implement
+/// [`Key`] for the type yourself.
+///
+/// ```
+/// use bloomery::prelude::*;
+/// use bloomery::StableHash;
+///
+/// #[derive(Hash)]
+/// struct Flow {
+///     src: [u8; 4],
+///     dst: [u8; 4],
+///     port: u16,
+/// }
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let mut seen = BlockedBloomFilter::try_new(10_000, 0.001)?;
+/// let f = Flow { src: [10, 0, 0, 1], dst: [10, 0, 0, 2], port: 443 };
+/// assert!(seen.insert(&StableHash(&f)));
+/// assert!(seen.contains(&StableHash(&f)));
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct StableHash<T>(pub T);
+
+impl<T: std::hash::Hash> Key for StableHash<T> {
+    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
+        let mut w = ByteHasher(KeyBuf::default());
+        self.0.hash(&mut w);
+        f(w.0.as_slice())
+    }
+}
+
+/// Collects what a [`Hash`](std::hash::Hash) implementation feeds, as little-endian bytes.
+struct ByteHasher(KeyBuf);
+
+impl std::hash::Hasher for ByteHasher {
+    fn finish(&self) -> u64 {
+        // Never used for a key's bytes; a plain digest keeps the trait's contract.
+        xxhash_rust::xxh3::xxh3_64(self.0.as_slice())
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        self.0.push(bytes);
+    }
+    fn write_u8(&mut self, i: u8) {
+        self.0.push(&[i]);
+    }
+    fn write_u16(&mut self, i: u16) {
+        self.0.push(&i.to_le_bytes());
+    }
+    fn write_u32(&mut self, i: u32) {
+        self.0.push(&i.to_le_bytes());
+    }
+    fn write_u64(&mut self, i: u64) {
+        self.0.push(&i.to_le_bytes());
+    }
+    fn write_u128(&mut self, i: u128) {
+        self.0.push(&i.to_le_bytes());
+    }
+    fn write_usize(&mut self, i: usize) {
+        self.0.push(&(i as u64).to_le_bytes());
+    }
+    fn write_i8(&mut self, i: i8) {
+        self.0.push(&i.to_le_bytes());
+    }
+    fn write_i16(&mut self, i: i16) {
+        self.0.push(&i.to_le_bytes());
+    }
+    fn write_i32(&mut self, i: i32) {
+        self.0.push(&i.to_le_bytes());
+    }
+    fn write_i64(&mut self, i: i64) {
+        self.0.push(&i.to_le_bytes());
+    }
+    fn write_i128(&mut self, i: i128) {
+        self.0.push(&i.to_le_bytes());
+    }
+    fn write_isize(&mut self, i: isize) {
+        self.0.push(&(i as i64).to_le_bytes());
+    }
+}
 
 /// The one hash path: how a key becomes bits.
 ///
@@ -321,7 +563,11 @@ int_key!(u8, u16, u32, u64, u128, i8, i16, i32, i64, i128);
 /// Chooses the hash algorithm and seed; every structure holds one.
 ///
 /// Two structures can be merged only if their hashers are equal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+///
+/// `Debug` never shows a secret: a keyed hasher prints `seed: <redacted>` (so `{:?}` of any
+/// structure, builder or header holding one is safe to log); [`KeyHasher::public_seed`] is
+/// the seed to display, `None` for a secret.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct KeyHasher {
     algorithm: HashAlgorithm,
     seed_kind: SeedKind,
@@ -331,6 +577,19 @@ pub struct KeyHasher {
 impl Default for KeyHasher {
     fn default() -> Self {
         Self::new()
+    }
+}
+
+impl std::fmt::Debug for KeyHasher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut d = f.debug_struct("KeyHasher");
+        d.field("algorithm", &self.algorithm)
+            .field("seed_kind", &self.seed_kind);
+        match self.public_seed() {
+            Some(seed) => d.field("seed", &seed),
+            None => d.field("seed", &format_args!("<redacted>")),
+        };
+        d.finish()
     }
 }
 
@@ -412,6 +671,17 @@ impl KeyHasher {
         self.seed
     }
 
+    /// True when the seed is a secret: keyed mode (SipHash, whatever seed kind a file
+    /// claims). A secret must not be printed, logged or put in an error message.
+    pub fn is_secret(&self) -> bool {
+        self.algorithm == HashAlgorithm::SipHash13_128 || self.seed_kind == SeedKind::Keyed
+    }
+
+    /// The seed to show users: `None` when it is a secret ([`Self::is_secret`]).
+    pub fn public_seed(&self) -> Option<u128> {
+        (!self.is_secret()).then_some(self.seed)
+    }
+
     /// Hash a key.
     #[inline(always)]
     pub fn hash<K: Key + ?Sized>(&self, key: &K) -> Hashed {
@@ -462,6 +732,20 @@ impl KeyHasher {
     }
 }
 
+/// A value derived from a hasher's seed, for `Debug` output: shown as is, or as `<redacted>`
+/// when the seed is a secret (a value computed from the secret tells something about it).
+pub(crate) struct MaybeSecret<T>(pub bool, pub T);
+
+impl<T: std::fmt::Debug> std::fmt::Debug for MaybeSecret<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.0 {
+            f.write_str("<redacted>")
+        } else {
+            self.1.fmt(f)
+        }
+    }
+}
+
 /// Keyed mode's hash: SipHash-1-3-128 under `secret` (little-endian key bytes).
 /// Seeded xxh3-128 of `bytes` as a [`Hashed`] (low half, high half): the default hash.
 #[inline(always)]
@@ -483,6 +767,49 @@ fn sip13_128(secret: u128, bytes: &[u8]) -> Hashed {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn bytes_of<K: Key + ?Sized>(k: &K) -> Vec<u8> {
+        k.with_bytes(|b| b.to_vec())
+    }
+
+    /// The byte encodings of the std key types are part of the format: pinned here.
+    #[test]
+    fn key_bytes_are_pinned() {
+        assert_eq!(bytes_of(&7usize), 7u64.to_le_bytes());
+        assert_eq!(bytes_of(&-7isize), (-7i64).to_le_bytes());
+        assert_eq!(bytes_of(&'é'), "é".as_bytes());
+        assert_eq!(bytes_of(&true), [1]);
+        assert_eq!(bytes_of(&false), [0]);
+        assert_eq!(bytes_of(&[1u16, 2]), [1, 0, 2, 0]);
+        assert_eq!(bytes_of(&[7u8, 8]), [7, 8]);
+        assert_eq!(
+            bytes_of(&(1u32, "ab")),
+            [4, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, b'a', b'b']
+        );
+        // tuple elements are delimited: no two splits of the same bytes collide
+        assert_ne!(bytes_of(&("ab", "c")), bytes_of(&("a", "bc")));
+        assert_eq!(
+            bytes_of(&(1u8, 2u8, 3u8)),
+            [1, 0, 0, 0, 1, 1, 0, 0, 0, 2, 1, 0, 0, 0, 3]
+        );
+        // a long composite key spills to the heap with the same bytes
+        let long = ("x".repeat(100), 5u64);
+        let mut want = 100u32.to_le_bytes().to_vec();
+        want.extend_from_slice("x".repeat(100).as_bytes());
+        want.extend_from_slice(&8u32.to_le_bytes());
+        want.extend_from_slice(&5u64.to_le_bytes());
+        assert_eq!(bytes_of(&long), want);
+        // StableHash: the values Hash feeds, little-endian (u32 fields in order here)
+        #[derive(Hash)]
+        struct P {
+            a: u32,
+            b: u32,
+        }
+        assert_eq!(
+            bytes_of(&StableHash(&P { a: 1, b: 2 })),
+            [1, 0, 0, 0, 2, 0, 0, 0]
+        );
+    }
 
     #[test]
     fn integers_hash_as_le_bytes() {

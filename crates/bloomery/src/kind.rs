@@ -8,6 +8,10 @@
 //! [`AnyCounter`](crate::AnyCounter) (the `counters` group) with their dispatch, decoding and
 //! capabilities. Adding a structure is its module plus one line here (see `ARCHITECTURE.md`).
 //!
+//! An entry whose type exists only with a cargo feature carries that `#[cfg]`: the kind is
+//! known in every build (its files are recognised and named), and only the code that needs the
+//! type is compiled with the feature.
+//!
 //! Groups: `sets` are held by [`AnyFilter`](crate::AnyFilter), `counters` by
 //! [`AnyCounter`](crate::AnyCounter); `others` load through their own types only (structured
 //! keys, static structures, sketches with their own commands); `layouts` are further file kinds
@@ -62,6 +66,9 @@ macro_rules! for_each_kind {
                     "Cuckoo filter: buckets of fingerprints; deletes.";
                 TopK = 19, "topk", TopK,
                     "HeavyKeeper top-k: the heaviest items of a stream.";
+                #[cfg(feature = "parquet")]
+                ParquetSidecar = 24, "parquet-sidecar", ParquetSidecar,
+                    "Split-block filters for the row groups of one column of a Parquet file.";
             }
             layouts {
                 BlockedSectors = 20, "blocked-sectors", Blocked,
@@ -77,7 +84,7 @@ macro_rules! define_kind {
     (
         sets { $($sv:ident = $sid:literal, $sname:literal, $sty:ident, $sdoc:literal;)* }
         counters { $($cv:ident = $cid:literal, $cname:literal, $cty:ident, $cdoc:literal;)* }
-        others { $($ov:ident = $oid:literal, $oname:literal, $oty:ident, $odoc:literal;)* }
+        others { $($(#[$om:meta])* $ov:ident = $oid:literal, $oname:literal, $oty:ident, $odoc:literal;)* }
         layouts { $($lv:ident = $lid:literal, $lname:literal, $lof:ident, $ldoc:literal;)* }
     ) => {
         /// Structure kinds. The numeric ids are part of the file format and never change.
@@ -87,7 +94,7 @@ macro_rules! define_kind {
         pub enum Kind {
             $(#[doc = concat!("[`crate::", stringify!($sty), "`]: ", $sdoc)] $sv = $sid,)*
             $(#[doc = concat!("[`crate::", stringify!($cty), "`]: ", $cdoc)] $cv = $cid,)*
-            $(#[doc = concat!("[`crate::", stringify!($oty), "`]: ", $odoc)] $ov = $oid,)*
+            $(#[doc = concat!("`", stringify!($oty), "`: ", $odoc)] $ov = $oid,)*
             $(#[doc = $ldoc] $lv = $lid,)*
         }
 

@@ -57,6 +57,16 @@
 //! delta forms), with [`params`] (all the math) beside them. See `ARCHITECTURE.md` for the
 //! data flow and where to add a structure.
 //!
+//! ## Cargo features
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `serde` | on | `Serialize`/`Deserialize` for every structure (as the file format's bytes) |
+//! | `xml` | off | the `xml` module: XML documents to element paths for the Breadth/Depth filters |
+//! | `parquet` | off | the `parquet` module: the split-block filters inside Parquet files, sidecar filters, pruning |
+//!
+//! Always present: `memmap2` (files opened in place), `tempfile` (atomic saves: temp file,
+//! fsync, rename), `rayon` (parallel bulk inserts), `xxhash-rust` and `siphasher` (the hashers).
+//!
 //! ## Guarantees
 //! - No false negatives, ever: every structure is property-tested for it.
 //! - No panics on user input: parameters, files and merges return typed [`Error`]s; sizes
@@ -76,8 +86,12 @@ mod io;
 mod kind;
 mod multisets;
 pub mod params;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 #[cfg(feature = "serde")]
 mod serde_impl;
+#[cfg(feature = "parquet")]
+pub use parquet::ParquetSidecar;
 mod sets;
 mod simd;
 mod store;
@@ -93,11 +107,14 @@ pub use kind::{Capabilities, Capability, Kind};
 // Core traits, errors and the one hash path.
 pub use error::{Error, FormatError, Incompatibility, Result};
 pub use filter::{Build, Builder, Count, Filter, KeySet, Merge, Remove, RemoveError, Stats};
-pub use hash::{mix64, reduce, HashAlgorithm, Hashed, Key, KeyHasher, SeedKind};
+pub use hash::{mix64, reduce, HashAlgorithm, Hashed, Key, KeyHasher, SeedKind, StableHash};
 // Storage: the memory limit and the prefetch pipeline of batched inserts.
 pub use counters::MAX_WIDTH as MAX_COUNTER_WIDTH;
 pub use simd::paths as simd_paths;
-pub use store::{max_bytes, set_max_bytes, Pipeline, DEFAULT_MAX_BYTES};
+pub use store::{
+    global_allocator_only, max_bytes, set_global_allocator_only, set_max_bytes, Pipeline,
+    DEFAULT_MAX_BYTES,
+};
 // The file format.
 /// Compressed Bloom filters and delta updates: the compressed and delta forms of the file
 /// format (see the module docs of its items), and saves in the compressed form.
@@ -125,7 +142,7 @@ pub use sets::classic::BloomFilter;
 pub use sets::cuckoo::{CuckooFilter, CuckooOptions};
 pub use sets::partitioned::PartitionedBloomFilter;
 pub use sets::scalable::ScalableBloomFilter;
-pub use sets::split_block::SplitBlockBloomFilter;
+pub use sets::split_block::{parquet_num_bytes, SplitBlockBits, SplitBlockBloomFilter};
 pub use sets::xor::{XorBuilder, XorFilter};
 // Multisets.
 pub use multisets::blocked_counting::{BlockedCountingBloomFilter, BlockedCountingBuilder};

@@ -2,7 +2,7 @@
 //! partitioned, blocked, split-block), optimal k, sizing for (n, ε), the lower bound, size and
 //! similarity estimates, the counting-filter overflow bound and the entropy of a filter.
 //!
-//! References: seed 000 §2 (the standard filter and its rates), seed 002 §2.1 (exact
+//! References: Salman §2 (the standard filter and its rates), Broder & Mitzenmacher §2.1 (exact
 //! `f' = (1-(1-1/m)^{kn})^k`, asymptotic `f = (1-e^{-kn/m})^k`, the partitioned variant),
 //! §2.2 (the lower bound `n·log2(1/ε)`), §2.4 (union, intersection by the inner product),
 //! §2.5 (counter overflow), §2.6 (compressed filters, `m·H(p)`). The blocked model is the
@@ -27,16 +27,29 @@ pub fn check_fpr(fpr: f64) -> Result<()> {
     if !fpr.is_finite() || fpr <= 0.0 || fpr >= 1.0 {
         return Err(invalid(
             "fpr",
-            format!("must be strictly between 0 and 1, got {fpr}"),
+            format!("must be strictly between 0 and 1, got {}", show(fpr)),
         ));
     }
     if fpr < 1e-15 {
         return Err(invalid(
             "fpr",
-            format!("{fpr} is below 1e-15, beyond what 64-bit hashes can deliver"),
+            format!(
+                "{} is below 1e-15, beyond what 64-bit hashes can deliver",
+                show(fpr)
+            ),
         ));
     }
     Ok(())
+}
+
+/// A number for messages: plain when it reads well, in scientific notation when it is tiny or
+/// huge (`1e-300`, not three hundred digits).
+pub(crate) fn show(x: f64) -> String {
+    if x != 0.0 && x.is_finite() && (x.abs() < 1e-4 || x.abs() >= 1e9) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
 }
 
 /// Validate a hash count.
@@ -53,7 +66,7 @@ fn pow_one_minus_inv(m: f64, e: f64) -> f64 {
     (e * (-1.0 / m).ln_1p()).exp()
 }
 
-/// Exact expected false-positive rate of the classic filter: `(1 - (1-1/m)^{kn})^k` (002 §2.1).
+/// Exact expected false-positive rate of the classic filter: `(1 - (1-1/m)^{kn})^k` (Broder & Mitzenmacher §2.1).
 pub fn fpr_exact(n: u64, m: u64, k: u32) -> f64 {
     if m == 0 || k == 0 {
         return 1.0;
@@ -62,7 +75,7 @@ pub fn fpr_exact(n: u64, m: u64, k: u32) -> f64 {
     (1.0 - p_zero).powi(k as i32)
 }
 
-/// Asymptotic false-positive rate: `(1 - e^{-kn/m})^k` (002 §2.1).
+/// Asymptotic false-positive rate: `(1 - e^{-kn/m})^k` (Broder & Mitzenmacher §2.1).
 pub fn fpr_asymptotic(n: u64, m: u64, k: u32) -> f64 {
     if m == 0 || k == 0 {
         return 1.0;
@@ -70,7 +83,7 @@ pub fn fpr_asymptotic(n: u64, m: u64, k: u32) -> f64 {
     (1.0 - (-(k as f64) * n as f64 / m as f64).exp()).powi(k as i32)
 }
 
-/// False-positive rate of the partitioned filter: k slices of `m/k` bits each (002 §2.1):
+/// False-positive rate of the partitioned filter: k slices of `m/k` bits each (Broder & Mitzenmacher §2.1):
 /// `(1 - (1 - 1/s)^n)^k` with `s = ⌊m/k⌋`.
 pub fn fpr_partitioned(n: u64, m: u64, k: u32) -> f64 {
     if k == 0 {
@@ -91,7 +104,7 @@ pub fn fpr_from_fill(ones: u64, m: u64, k: u32) -> f64 {
     (ones as f64 / m as f64).powi(k as i32)
 }
 
-/// The k that minimises the exact rate for n items in m bits (near `(m/n)·ln 2`, 000 §2).
+/// The k that minimises the exact rate for n items in m bits (near `(m/n)·ln 2`, Salman §2).
 pub fn optimal_k(n: u64, m: u64) -> u32 {
     optimal_k_by(n, m, 64, fpr_exact)
 }
@@ -127,7 +140,7 @@ pub struct Shape {
     pub k: u32,
 }
 
-/// The optimal asymptotic size for (n, ε): `m = -n·ln ε / (ln 2)²` (000 §2).
+/// The optimal asymptotic size for (n, ε): `m = -n·ln ε / (ln 2)²` (Salman §2).
 pub fn bits_asymptotic(n: u64, fpr: f64) -> f64 {
     -(n as f64) * fpr.ln() / (std::f64::consts::LN_2 * std::f64::consts::LN_2)
 }
@@ -137,6 +150,25 @@ pub fn classic_shape(n: u64, fpr: f64) -> Result<Shape> {
     check_capacity(n)?;
     check_fpr(fpr)?;
     Ok(smallest_shape(n, fpr, 64, fpr_exact))
+}
+
+/// A classic filter's m rounded up to whole 64-bit words (at most 63 more bits, no more
+/// memory: the words are allocated anyway). The rate only falls, and an m with factors of
+/// two can be halved by folding (Broder & Mitzenmacher §2.4): 64 | m allows six halvings.
+pub fn foldable_bits(m: u64) -> u64 {
+    m.checked_next_multiple_of(64).unwrap_or(m)
+}
+
+/// A blocked filter's block count rounded up so that it can be halved by folding adjacent
+/// block pairs: to a multiple of 2^t, the largest power of two at most `max(2, blocks/256)`.
+/// That adds less than one block or 0.4 % of the memory (and the rate only falls); a
+/// filter of 19,726 blocks becomes 19,776 = 64·309 (six halvings).
+pub fn foldable_blocks(blocks: u64) -> u64 {
+    if blocks < 2 {
+        return blocks;
+    }
+    let unit = 1u64 << (63 - (blocks / 256).max(2).leading_zeros());
+    blocks.checked_next_multiple_of(unit).unwrap_or(blocks)
 }
 
 /// The smallest partitioned shape (m a multiple of k) whose rate is at most `fpr`.
@@ -179,12 +211,12 @@ fn smallest_shape(n: u64, fpr: f64, max_k: u32, f: impl Fn(u64, u64, u32) -> f64
     Shape { m, k: ok(m).1 }
 }
 
-/// The information-theoretic lower bound on bits for n items at rate ε: `n·log2(1/ε)` (002 §2.2).
+/// The information-theoretic lower bound on bits for n items at rate ε: `n·log2(1/ε)` (Broder & Mitzenmacher §2.2).
 pub fn lower_bound_bits(n: u64, fpr: f64) -> f64 {
     n as f64 * (1.0 / fpr).log2()
 }
 
-/// Bits used relative to the lower bound (1.44 for an optimal classic filter, 002 §2.2).
+/// Bits used relative to the lower bound (1.44 for an optimal classic filter, Broder & Mitzenmacher §2.2).
 pub fn ratio_to_lower_bound(bits: u64, n: u64, fpr: f64) -> f64 {
     bits as f64 / lower_bound_bits(n, fpr)
 }
@@ -582,7 +614,7 @@ pub fn split_block_blocks(n: u64, fpr: f64) -> Result<u64> {
 }
 
 /// Estimated number of distinct items from the count of set bits (Swamidass & Baldi 2007,
-/// inverting the expected zero count `m(1-1/m)^{kn}` of 002 §2.1):
+/// inverting the expected zero count `m(1-1/m)^{kn}` of Broder & Mitzenmacher §2.1):
 /// `n̂ = ln(1 - X/m) / (k·ln(1 - 1/m))`. Returns infinity for a full filter.
 pub fn estimate_items(m: u64, k: u32, ones: u64) -> f64 {
     if m == 0 || k == 0 {
@@ -595,7 +627,7 @@ pub fn estimate_items(m: u64, k: u32, ones: u64) -> f64 {
     zeros_frac.ln() / (k as f64 * (-1.0 / m as f64).ln_1p())
 }
 
-/// Estimated `|S1 ∩ S2|` from two filters of the same shape (002 §2.4):
+/// Estimated `|S1 ∩ S2|` from two filters of the same shape (Broder & Mitzenmacher §2.4):
 /// `(1/m)(1-1/m)^{-k|S1∩S2|} ≈ (Z1 + Z2 - Z12)/(Z1·Z2)`, where Z1, Z2 are the zero counts of the
 /// two filters and Z12 the zero count of their bitwise AND (the inner product).
 pub fn estimate_intersection(m: u64, k: u32, zeros1: u64, zeros2: u64, zeros_and: u64) -> f64 {
@@ -614,7 +646,7 @@ pub fn estimate_intersection(m: u64, k: u32, zeros1: u64, zeros2: u64, zeros_and
 }
 
 /// Upper bound on the probability that any counter of a counting filter reaches `j`
-/// (002 §2.5): `m · (e·n·k / (j·m))^j`. With `k = (m/n) ln 2` and `j = 16` this is
+/// (Broder & Mitzenmacher §2.5): `m · (e·n·k / (j·m))^j`. With `k = (m/n) ln 2` and `j = 16` this is
 /// `1.37e-15 · m`.
 pub fn counter_overflow_bound(n: u64, m: u64, k: u32, j: u32) -> f64 {
     let x = std::f64::consts::E * n as f64 * k as f64 / (j as f64 * m as f64);
@@ -622,19 +654,51 @@ pub fn counter_overflow_bound(n: u64, m: u64, k: u32, j: u32) -> f64 {
 }
 
 /// Exact probability that one counter is at least `j`: the binomial tail
-/// `P(c ≥ j)`, `c ~ Binomial(nk, 1/m)` (002 §2.5).
+/// `P(c ≥ j)`, `c ~ Binomial(nk, 1/m)` (Broder & Mitzenmacher §2.5).
+///
+/// Below the median the tail is `1 - P(c < j)`; above it the terms `P(c = i)`, `i ≥ j`, are
+/// summed from j upward (relative to `P(c = j)`, in log space), so tails far below the
+/// rounding error of 1 (1e-17, 1e-30, 1e-60) keep their full relative precision.
 pub fn counter_tail(n: u64, m: u64, k: u32, j: u32) -> f64 {
     let trials = n as f64 * k as f64;
+    if j == 0 {
+        return 1.0;
+    }
+    if m == 0 || f64::from(j) > trials {
+        return 0.0;
+    }
+    if m == 1 {
+        // every trial lands on the one counter, and there are at least j of them
+        return 1.0;
+    }
     let q = 1.0 / m as f64;
-    // Sum P(c = i) for i < j and subtract from 1, computed in log space.
-    let mut log_p = trials * (-q).ln_1p();
+    let (ln_q, ln_1q) = (q.ln(), (-q).ln_1p());
+    // ln P(c = i+1) - ln P(c = i)
+    let step = |i: f64| ((trials - i) / (i + 1.0)).ln() + ln_q - ln_1q;
+    // ln P(c = i) for i = 0, 1, …, j, and the mass below j
+    let mut log_p = trials * ln_1q;
     let mut below = 0.0;
     for i in 0..j {
         below += log_p.exp();
-        let i = i as f64;
-        log_p += ((trials - i) / (i + 1.0)).ln() + q.ln() - (-q).ln_1p();
+        log_p += step(f64::from(i));
     }
-    (1.0 - below).max(0.0)
+    if below < 0.5 {
+        // the tail is above one half: no cancellation in the complement
+        return (1.0 - below).clamp(0.0, 1.0);
+    }
+    // Σ_{i ≥ j} P(c = i) / P(c = j): past the median the ratios fall, so stop once a term
+    // no longer changes the sum
+    let (mut sum, mut rel, mut i) = (0.0f64, 0.0f64, f64::from(j));
+    loop {
+        let t = rel.exp();
+        sum += t;
+        if t <= sum * 1e-18 || i >= trials {
+            break;
+        }
+        rel += step(i);
+        i += 1.0;
+    }
+    (log_p + sum.ln()).exp().min(1.0)
 }
 
 /// Binary entropy in bits: `H(p) = -p log2 p - (1-p) log2 (1-p)`.
@@ -646,20 +710,20 @@ pub fn entropy(p: f64) -> f64 {
 }
 
 /// Expected bits of an ideally compressed filter: `m · H(p)`, p the expected fraction of zero
-/// bits `e^{-kn/m}` (002 §2.6).
+/// bits `e^{-kn/m}` (Broder & Mitzenmacher §2.6).
 pub fn compressed_bits(n: u64, m: u64, k: u32) -> f64 {
     let p = (-(k as f64) * n as f64 / m as f64).exp();
     m as f64 * entropy(p)
 }
 
 // ---------------------------------------------------------------------------------------------
-// The counting family (issue 4): count-min sizing, the Iterative Bloom Filter's estimator and
-// rate (004 eq. 9, 10), the d-left counting filter's rate, counter sizing for a maximum count
-// (004 Table 5) and the Space-Code filter's maximum-likelihood count.
+// The counting family: count-min sizing, the Iterative Bloom Filter's estimator and
+// rate (Matsumoto, Hazeyama & Kadobayashi eq. 9, 10), the d-left counting filter's rate, counter sizing for a maximum count
+// (Matsumoto, Hazeyama & Kadobayashi Table 5) and the Space-Code filter's maximum-likelihood count.
 // ---------------------------------------------------------------------------------------------
 
 /// Count-min dimensions for an additive error `ε·N` (N the total count) with probability at
-/// least `1 - δ` (Cormode & Muthukrishnan, cited in 002 §9): `width = ⌈e/ε⌉`,
+/// least `1 - δ` (Cormode & Muthukrishnan, cited in Broder & Mitzenmacher §9): `width = ⌈e/ε⌉`,
 /// `depth = ⌈ln(1/δ)⌉` (at least 1). Returns `(width, depth)`.
 pub fn count_min_dimensions(epsilon: f64, delta: f64) -> Result<(u64, u32)> {
     if !epsilon.is_finite() || epsilon <= 0.0 || epsilon >= 1.0 {
@@ -697,13 +761,13 @@ pub fn count_min_bounds(width: u64, depth: u32) -> (f64, f64) {
 }
 
 /// Bits an Iterative Bloom Filter sets after `n` inputs with distinctness rate `alpha`
-/// (004 §4.3.1): `α·n·k + (1-α)·n` — k per distinct input, one per repeat.
+/// (Matsumoto, Hazeyama & Kadobayashi §4.3.1): `α·n·k + (1-α)·n` — k per distinct input, one per repeat.
 pub fn ibf_bits_set(n: u64, k: u32, alpha: f64) -> f64 {
     let (n, a) = (n as f64, alpha.clamp(0.0, 1.0));
     a * n * k as f64 + (1.0 - a) * n
 }
 
-/// Probability that a position of an IBF is already one by collision (004 §4):
+/// Probability that a position of an IBF is already one by collision (Matsumoto, Hazeyama & Kadobayashi §4):
 /// `p = 1 - exp(-(α·k·n + (1-α)·n)/m)`.
 pub fn ibf_collision_probability(n: u64, m: u64, k: u32, alpha: f64) -> f64 {
     if m == 0 {
@@ -712,19 +776,37 @@ pub fn ibf_collision_probability(n: u64, m: u64, k: u32, alpha: f64) -> f64 {
     -(-ibf_bits_set(n, k, alpha) / m as f64).exp_m1()
 }
 
-/// The IBF's estimate of a key's true count from the observed count `j'` (004 eq. 9):
+/// The IBF's estimate of a key's true count from the observed count `j'` (Matsumoto, Hazeyama & Kadobayashi eq. 9):
 /// `E(i) = (1 - p/2)·j' = ½·(1 + exp(-(α·k·n + (1-α)·n)/m))·j'`. The paper notes it is less
 /// accurate when repeats arrive unevenly.
 pub fn ibf_count_estimate(observed: u64, n: u64, m: u64, k: u32, alpha: f64) -> f64 {
     (1.0 - ibf_collision_probability(n, m, k, alpha) / 2.0) * observed as f64
 }
 
-/// The IBF's false-positive rate (004 eq. 10): `(1 - exp(-(α·n·k + (1-α)·n)/m))^k`.
+/// The IBF's false-positive rate (Matsumoto, Hazeyama & Kadobayashi eq. 10): `(1 - exp(-(α·n·k + (1-α)·n)/m))^k`.
 pub fn ibf_fpr(n: u64, m: u64, k: u32, alpha: f64) -> f64 {
     ibf_collision_probability(n, m, k, alpha).powi(k as i32)
 }
 
-/// How repeats are spread over the distinct inputs (004 Table 4).
+/// The most an IBF's false-positive rate can be after `distinct` distinct inputs and
+/// `repeats` counted repeats, whatever their order. A distinct input sets k random bits; a
+/// repeat always sets exactly one bit that was zero. Eq. 10 ([`ibf_fpr`]) treats repeats as
+/// random throws too, which holds only when they come early: a repeat after the distinct
+/// inputs cannot collide, so in expectation the zeros are at least
+/// `m·(1-1/m)^{k·distinct} - repeats` and the rate at most
+/// `(1 - (1-1/m)^{k·distinct} + repeats/m)^k` (repeats last: the worst order, and the
+/// common one in a skewed stream whose popular keys keep recurring).
+pub fn ibf_fpr_bound(distinct: u64, repeats: u64, m: u64, k: u32) -> f64 {
+    if m == 0 {
+        return 1.0;
+    }
+    let mf = m as f64;
+    let zeros = (distinct as f64 * k as f64 * (-1.0 / mf).ln_1p()).exp();
+    let fill = (1.0 - zeros + repeats as f64 / mf).min(1.0);
+    fill.powi(k as i32)
+}
+
+/// How repeats are spread over the distinct inputs (Matsumoto, Hazeyama & Kadobayashi Table 4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Skew {
     /// Case 1: repeats spread evenly over the distinct inputs.
@@ -752,13 +834,13 @@ pub fn max_count_for_skew(n: u64, alpha: f64, skew: Skew) -> u64 {
 }
 
 /// Bits a counter needs to hold `max_count` without saturating: `⌈log2(max_count + 1)⌉`
-/// (at least 1). 004 Table 5 sizes a counting filter's counters this way for the largest count.
+/// (at least 1). Matsumoto, Hazeyama & Kadobayashi Table 5 sizes a counting filter's counters this way for the largest count.
 pub fn counter_bits_for(max_count: u64) -> u32 {
     (64 - max_count.leading_zeros()).max(1)
 }
 
 /// False-positive rate of a counting filter given `memory_bits` of memory in counters of
-/// `counter_bits`, holding `distinct` distinct keys with k hashes (004 §4.3.2): only
+/// `counter_bits`, holding `distinct` distinct keys with k hashes (Matsumoto, Hazeyama & Kadobayashi §4.3.2): only
 /// `m/c` counters fit, so the rate is `(1 - e^{-k·distinct/(m/c)})^k`.
 pub fn cbf_fpr_for_memory(distinct: u64, memory_bits: u64, k: u32, counter_bits: u32) -> f64 {
     let counters = memory_bits / u64::from(counter_bits.max(1));
@@ -840,7 +922,8 @@ pub fn dleft_shape(
             return Err(invalid(
                 "fpr",
                 format!(
-                    "{fpr} needs remainders wider than {} bits",
+                    "{} needs remainders wider than {} bits",
+                    show(fpr),
                     32 - counter_bits
                 ),
             ));
@@ -862,6 +945,26 @@ pub fn dleft_shape(
 pub fn scbf_expected_matched(n: f64, groups: u32, group_fpr: f64) -> f64 {
     let l = f64::from(groups.max(1));
     l * (1.0 - (1.0 - 1.0 / l).powf(n) * (1.0 - group_fpr.clamp(0.0, 1.0)))
+}
+
+/// The most distinct (key, group) pairs an SCBF of l groups can hold after `occurrences`
+/// inserts of `distinct` keys, whatever their counts: a key inserted c times sets
+/// `l·(1 - (1-1/l)^c)` groups on average, which is concave in c, so spreading the inserts
+/// evenly gives the most, `n·l·(1 - (1-1/l)^{N/n})` (equal to n when every key comes once).
+pub fn scbf_pairs(distinct: u64, occurrences: u64, groups: u32) -> f64 {
+    if distinct == 0 {
+        return 0.0;
+    }
+    let (n, l) = (distinct as f64, f64::from(groups.max(1)));
+    let per_key = occurrences.max(distinct) as f64 / n;
+    // -expm1(c·ln(1-1/l)) = 1 - (1-1/l)^c, without cancellation for large l
+    n * l * -(per_key * (-1.0 / l).ln_1p()).exp_m1()
+}
+
+/// The rate one group of k bits may have so that an absent key, tested against all `l`
+/// groups, matches none with probability `1 - p`: `1 - (1-p)^{1/l}` (≈ p/l).
+pub fn scbf_group_fpr(p: f64, groups: u32) -> f64 {
+    -((-p).ln_1p() / f64::from(groups.max(1))).exp_m1()
 }
 
 /// Largest group count [`scbf_mle`] accepts (its cost grows as `l² log l`).
@@ -1022,6 +1125,16 @@ mod counting_tests {
 mod tests {
     use super::*;
 
+    /// Tiny and huge numbers read as scientific notation in messages.
+    #[test]
+    fn tiny_rates_print_short() {
+        let e = check_fpr(1e-300).unwrap_err().to_string();
+        assert!(e.contains("1e-300") && e.len() < 120, "{e}");
+        assert_eq!(show(0.01), "0.01");
+        assert_eq!(show(2.5e-7), "2.5e-7");
+        assert_eq!(show(0.0), "0");
+    }
+
     /// Rates near 1 and loads far beyond a block's cells are answered at once: the sizing of
     /// 10⁸ keys at p = 0.999999 used to build mixtures over 5·10⁷ keys per block (minutes and
     /// gigabytes); a given tiny shape with a huge capacity likewise.
@@ -1134,7 +1247,7 @@ mod tests {
 
     #[test]
     fn seed_002_table_1() {
-        // m/n, k, f (Table 1 of 002 §2.6)
+        // m/n, k, f (Table 1 of Broder & Mitzenmacher §2.6)
         for (ratio, k, f) in [(16, 11, 0.000459), (28, 4, 0.000314), (48, 3, 0.000222)] {
             let n = 1_000_000;
             let got = fpr_asymptotic(n, ratio * n, k);
@@ -1164,6 +1277,70 @@ mod tests {
         assert!((per_m - 1.37e-15).abs() < 0.01e-15, "{per_m}");
         // the exact tail is below the loose bound
         assert!(counter_tail(n, m, 7, 16) * m as f64 <= counter_overflow_bound(n, m, 7, 16));
+    }
+
+    /// The near-miss shape meets its bound at capacity with the least memory over k, costs
+    /// between the independent model's √p per array and a classic filter at p, and the bound
+    /// lies between the independent and the fully correlated extremes.
+    #[test]
+    fn mlbf_near_miss_shape_and_bound() {
+        for p in [0.1, 0.01, 1e-4] {
+            let n = 100_000;
+            let s = mlbf_near_miss_shape(n, p, 64).unwrap();
+            let fill =
+                |m: u64, k: u32| -((n as f64) * f64::from(k) * (-1.0 / m as f64).ln_1p()).exp_m1();
+            let f = fill(s.m, s.k);
+            assert!(mlbf_near_miss_fpr(f, f, s.k) <= p);
+            assert!(mlbf_near_miss_fpr(fill(s.m - 1, s.k), fill(s.m - 1, s.k), s.k) > p);
+            let independent = classic_shape(n, p.sqrt()).unwrap().m;
+            assert!(
+                s.m > independent && (s.m as f64) < 1.4 * independent as f64,
+                "{p}"
+            );
+            assert!((s.m as f64) < bits_asymptotic(n, p), "{p}");
+            // between independent tests and one test (the XOR layer adding nothing)
+            assert!(mlbf_near_miss_fpr(f, f, s.k) > (f * f).powi(s.k as i32));
+            assert!(mlbf_near_miss_fpr(f, f, s.k) < f.powi(s.k as i32));
+        }
+        assert_eq!(mlbf_near_miss_fpr(0.0, 0.7, 3), 0.0);
+        assert_eq!(mlbf_near_miss_fpr(1.0, 1.0, 3), 1.0);
+    }
+
+    /// The binomial tail against exact values: `Σ_{i ≥ j} C(T,i) q^i (1-q)^{T-i}` summed in
+    /// 60-digit arithmetic (mpmath, `mp.dps = 60`), down to 1e-60, where `1 - P(c < j)`
+    /// cancels to 0 below about 1e-16.
+    #[test]
+    fn counter_tail_matches_exact_values() {
+        // (n, m, k, j, exact P(c ≥ j) with c ~ Binomial(nk, 1/m))
+        let cases: [(u64, u64, u32, u32, f64); 7] = [
+            (1000, 1000, 1, 2, 0.264_241_086_969_812_7),
+            (103_831, 1 << 20, 7, 11, 2.358_189_075_157_738e-10),
+            (103_831, 1 << 20, 7, 16, 7.071_689_474_906_08e-17),
+            (103_831, 1 << 20, 7, 24, 1.253_460_600_537_53e-28),
+            (100, 1000, 7, 30, 2.365_342_560_361_766e-38),
+            (10, 1 << 20, 7, 12, 6.021_093_212_269_831e-60),
+            // j = nk: the last term only, (1/64)^6
+            (2, 64, 3, 6, 1.455_191_522_836_685e-11),
+        ];
+        for (n, m, k, j, exact) in cases {
+            let got = counter_tail(n, m, k, j);
+            assert!(
+                close(got, exact, 1e-9),
+                "n={n} m={m} k={k} j={j}: {got:e} vs {exact:e}"
+            );
+        }
+        // the edges: j = 0 always, j past nk never, one counter takes every trial
+        assert_eq!(counter_tail(10, 100, 3, 0), 1.0);
+        assert_eq!(counter_tail(2, 64, 3, 7), 0.0);
+        assert_eq!(counter_tail(5, 1, 2, 10), 1.0);
+        // the tail falls with j all the way down
+        let tails: Vec<f64> = (1..=40)
+            .map(|j| counter_tail(103_831, 1 << 20, 7, j))
+            .collect();
+        assert!(
+            tails.windows(2).all(|w| w[1] < w[0] && w[1] > 0.0),
+            "{tails:?}"
+        );
     }
 
     #[test]
@@ -1252,20 +1429,82 @@ mod tests {
     }
 }
 
-/// Multi-layer Bloom filter rate, eq. 4 of seed 001: `f_MLBF = f(k, m, n)^L`, with f the exact
+/// Multi-layer Bloom filter rate, eq. 4 of Cen, Xu & Sun: `f_MLBF = f(k, m, n)^L`, with f the exact
 /// classic rate of one layer of m bits holding n segments. (The XOR layer is left out of eq. 4;
 /// it only lowers the rate further.)
 pub fn fpr_mlbf(n: u64, m: u64, k: u32, layers: u32) -> f64 {
     fpr_exact(n, m, k).powi(layers as i32)
 }
 
-/// The per-layer rate that makes eq. 4 of seed 001 meet a whole-filter target: `ε^{1/L}`.
+/// The per-layer rate that makes eq. 4 of Cen, Xu & Sun meet a whole-filter target: `ε^{1/L}`.
+/// Eq. 4 holds only for URLs whose every segment is new; see [`mlbf_near_miss_shape`].
 pub fn mlbf_layer_fpr(fpr: f64, layers: u32) -> f64 {
     fpr.powf(1.0 / f64::from(layers.max(1)))
 }
 
+/// The rate at which an MLBF passes a **near miss** — a URL with one layer value that no
+/// inserted URL has at that layer (the paper's own queries: a known page with a unique id
+/// appended) — at most, from the fill of that layer and of the XOR layer (fractions of ones)
+/// and k.
+///
+/// Every other layer passes such a URL for certain; its layer and the XOR layer must both
+/// pass. They are not independent tests: the XOR layer's j-th position is the reduction of
+/// `c_j ⊕ x_j`, `x_j` the new value's j-th hash and `c_j` the XOR of the other layers' (the
+/// paper's XOR of addresses), so among inserted URLs that share all the other values (the
+/// same `c`) the XOR bit at index j follows from the layer bit at index j. If every inserted
+/// URL shares them (the worst case), the layer's bit at index j was set at index j with
+/// probability `a = 1 - (1 - fill)^{1/k}`, and then the XOR bit is set too; otherwise the
+/// XOR bit can only have been set at the other k-1 indexes, whose share of the XOR layer's
+/// fill is `1 - (1 - xor_fill)^{(k-1)/k}`. So at most
+/// `(a + (fill - a)·(1 - (1 - xor_fill)^{(k-1)/k}))^k`, exact when m is a power of two
+/// (the XOR layer's positions are then the layer's XOR-ed with a constant), below it
+/// otherwise. URLs that share none give `(fill·xor_fill)^k`; real ones lie in between.
+pub fn mlbf_near_miss_fpr(layer_fill: f64, xor_fill: f64, k: u32) -> f64 {
+    let (f, x) = (layer_fill.clamp(0.0, 1.0), xor_fill.clamp(0.0, 1.0));
+    let k1 = f64::from(k.max(1));
+    let a = -((-f).ln_1p() / k1).exp_m1();
+    let others = -((-x).ln_1p() * (k1 - 1.0) / k1).exp_m1();
+    (a + (f - a).max(0.0) * others).powi(k as i32)
+}
+
+/// The shape (bits per array m, k) of an MLBF sized for `n` distinct URLs so that a near
+/// miss is passed at rate at most `fpr` ([`mlbf_near_miss_fpr`] at the fill n URLs give an
+/// array, whatever URLs they are: a layer holds at most n values): the smallest m over k.
+/// In all, for the L+1 arrays, (L+1)/1.46 (at 0.1) to (L+1)/1.84 (at 1e-6) times the memory of
+/// a classic filter at `fpr` ((L+1)/1.65 at 1%). Eq. 4's `fpr^{1/L}` per layer
+/// ([`mlbf_layer_fpr`]) gives near misses about `fpr^{2/L}` or more.
+pub fn mlbf_near_miss_shape(n: u64, fpr: f64, max_k: u32) -> Result<Shape> {
+    check_capacity(n)?;
+    check_fpr(fpr)?;
+    let rate = |m: u64, k: u32| {
+        let fill = -((n as f64) * f64::from(k) * (-1.0 / m as f64).ln_1p()).exp_m1();
+        mlbf_near_miss_fpr(fill, fill, k)
+    };
+    let mut best: Option<Shape> = None;
+    for k in 1..=max_k.max(1) {
+        // the classic shape at fpr bounds m from above (one array alone at fpr suffices)
+        let mut hi = (bits_asymptotic(n, fpr).ceil() as u64).max(64) * 2;
+        if rate(hi, k) > fpr {
+            continue;
+        }
+        let mut lo = 1u64;
+        while hi - lo > 1 {
+            let mid = lo + (hi - lo) / 2;
+            if rate(mid, k) <= fpr {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        if !matches!(best, Some(b) if b.m <= hi) {
+            best = Some(Shape { m: hi, k });
+        }
+    }
+    best.ok_or_else(|| invalid("fpr", format!("no shape reaches {fpr}")))
+}
+
 // ---------------------------------------------------------------------------------------------
-// Compressed Bloom filters (issue 6, 002 §2.6): the shape that minimises the false-positive rate
+// Compressed Bloom filters (Broder & Mitzenmacher §2.6): the shape that minimises the false-positive rate
 // for a budget of transmitted bits.
 // ---------------------------------------------------------------------------------------------
 
@@ -1283,7 +1522,7 @@ pub struct CompressedShape {
 }
 
 /// The m and k minimising the false-positive rate of n items when at most `z_per_item` bits per
-/// item may be transmitted after compression (Mitzenmacher, 002 §2.6 and its Table 1), with
+/// item may be transmitted after compression (Mitzenmacher, Broder & Mitzenmacher §2.6 and its Table 1), with
 /// the array limited to `max_m_per_item` bits per item (memory at the endpoints).
 ///
 /// For each k in 1..=32 the rate falls as m grows while `m · H(e^{-kn/m})` grows (it is
@@ -1354,7 +1593,7 @@ mod compressed_shape_tests {
         let s = compressed_shape(n, 15.83, 48.0).unwrap();
         assert_eq!(s.k, 3);
         assert!((s.fpr - 0.000222).abs() < 0.000001, "{s:?}");
-        // Unbounded memory: fewer hashes and a much sparser array win (002 §2.6).
+        // Unbounded memory: fewer hashes and a much sparser array win (Broder & Mitzenmacher §2.6).
         let s = compressed_shape(n, 16.0, 1e6).unwrap();
         assert!(s.k <= 2 && s.fpr < 0.0001, "{s:?}");
     }

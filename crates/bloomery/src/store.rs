@@ -5,7 +5,8 @@
 //!   straddles two cache lines);
 //! - large arrays (≥ 1 MiB) are anonymous memory maps, page-aligned, zeroed lazily by the kernel,
 //!   and advised to use transparent huge pages on Linux, which removes most TLB misses of random
-//!   probes into filters far larger than the caches;
+//!   probes into filters far larger than the caches ([`set_global_allocator_only`] keeps them on
+//!   the heap instead, for programs whose allocator must see every byte);
 //! - arrays opened from a file through a read-only map are views into the file; the first
 //!   mutation copies them (copy-on-write), so a mapped filter is never written behind the
 //!   caller's back;
@@ -52,8 +53,35 @@ pub fn check_size(bytes: u64, limit: u64) -> Result<()> {
 #[repr(C, align(64))]
 struct Line([u64; 8]);
 
-/// Arrays at least this large are anonymous maps with huge pages advised.
+/// Arrays at least this large are anonymous maps with huge pages advised (unless
+/// [`set_global_allocator_only`] turned maps off).
 pub(crate) const ANON_THRESHOLD_BYTES: usize = 1 << 20;
+
+static GLOBAL_ALLOCATOR_ONLY: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Put every array the library allocates on the global allocator (`true`), or let large ones
+/// (≥ 1 MiB: bit and counter arrays, file buffers) be anonymous memory maps with huge pages
+/// advised (`false`, the default).
+///
+/// An embedding program whose global allocator accounts for memory turns this on, so that
+/// every byte a structure holds is seen by that allocator. The Redis module does: Redis counts
+/// what the module allocates through it (`INFO memory`, `maxmemory`, eviction), but not
+/// private maps. Applies to arrays allocated after the call; memory-mapped files
+/// ([`Persist::open_mmap`](crate::Persist::open_mmap)) are views of the file either way.
+pub fn set_global_allocator_only(on: bool) {
+    GLOBAL_ALLOCATOR_ONLY.store(on, Ordering::Relaxed);
+}
+
+/// Whether every array goes to the global allocator (see [`set_global_allocator_only`]).
+pub fn global_allocator_only() -> bool {
+    GLOBAL_ALLOCATOR_ONLY.load(Ordering::Relaxed)
+}
+
+/// Whether an array of `bytes` bytes is an anonymous map rather than a heap allocation.
+pub(crate) fn use_anon_map(bytes: usize) -> bool {
+    bytes >= ANON_THRESHOLD_BYTES && !global_allocator_only()
+}
 
 /// `len` zero bytes in an anonymous map with transparent huge pages advised (fewer page faults
 /// and TLB misses than 4 KiB pages).
@@ -170,7 +198,7 @@ impl Words {
         check_size(bytes, limit)?;
         let lines = len.div_ceil(8);
         let byte_len = lines * 64;
-        let buf = if byte_len >= ANON_THRESHOLD_BYTES {
+        let buf = if use_anon_map(byte_len) {
             let map = anon_map(byte_len).map_err(|_| Error::AllocationFailed { bytes })?;
             Buf::Anon(map)
         } else {
@@ -223,7 +251,7 @@ impl Words {
             .checked_add(len.saturating_mul(8))
             .filter(|&e| e <= map.len())
             .ok_or_else(|| crate::error::inconsistent("mapped range beyond end of file"))?;
-        if cfg!(target_endian = "big") || offset % 8 != 0 {
+        if cfg!(target_endian = "big") || !offset.is_multiple_of(8) {
             return Self::from_le_bytes(&map[offset..end], limit);
         }
         Ok(Self::from_buf(Buf::Mapped { map, offset }, len))
@@ -242,7 +270,7 @@ impl Words {
             .checked_add(len.saturating_mul(8))
             .filter(|&e| e <= map.len())
             .ok_or_else(|| crate::error::inconsistent("mapped range beyond end of file"))?;
-        if cfg!(target_endian = "big") || offset % 8 != 0 {
+        if cfg!(target_endian = "big") || !offset.is_multiple_of(8) {
             // SAFETY: `[offset, end)` is within the map (checked above) and nothing writes to
             // it while this copy is made (the update is decoding).
             let bytes = unsafe { std::slice::from_raw_parts(map.ptr().add(offset), end - offset) };
@@ -439,7 +467,7 @@ pub fn and_assign(dst: &mut [u64], src: &[u64]) {
     }
 }
 
-/// Number of bits set in both arrays (the inner product of 002 §2.4).
+/// Number of bits set in both arrays (the inner product of Broder & Mitzenmacher §2.4).
 pub fn count_and(a: &[u64], b: &[u64]) -> u64 {
     a.iter()
         .zip(b)

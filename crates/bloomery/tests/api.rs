@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use bloomery::prelude::*;
-use bloomery::{Error, Incompatibility, Kind, SeedKind};
+use bloomery::{CountMinSketch, CuckooFilter, Error, Incompatibility, Kind, SeedKind, XorFilter};
 
 // ---------------------------------------------------------------------------------------------
 // Keyed mode
@@ -314,7 +314,7 @@ fn every_builder_refuses_bad_parameters() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Corruption tolerance (000 §3)
+// Corruption tolerance (Salman §3)
 // ---------------------------------------------------------------------------------------------
 
 #[test]
@@ -369,7 +369,7 @@ fn partitioned_mark_damaged_keeps_bits_past_m_clear() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Estimates (002 §2.1, §2.4)
+// Estimates (Broder & Mitzenmacher §2.1, §2.4)
 // ---------------------------------------------------------------------------------------------
 
 /// σ of the zero-count estimator n̂ = −(m/k)·ln(Z/m) by the delta method, with
@@ -558,4 +558,72 @@ fn classic_mark_damaged_keeps_bits_past_m_clear() {
     assert_eq!(f.count_ones(), 1000);
     assert_eq!(f.fill_ratio(), 1.0);
     assert_eq!(BloomFilter::from_bytes(&f.to_bytes()).unwrap(), f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One trait surface: the same operation is the same call
+// ---------------------------------------------------------------------------------------------
+
+/// Any structure that holds a set of byte keys, through the one trait.
+fn insert_all(set: &mut impl KeySet, keys: &[String]) -> usize {
+    keys.iter()
+        .filter(|k| set.try_insert_key(k.as_bytes()).unwrap())
+        .count()
+}
+
+/// The cuckoo, d-left and xor filters answer [`KeySet`] like their own typed calls, and a
+/// static xor filter refuses inserts with an error instead of dropping them.
+#[test]
+fn cuckoo_dleft_and_xor_are_key_sets() {
+    let keys: Vec<String> = (0..2000).map(|i| format!("key-{i}")).collect();
+    let mut cuckoo = CuckooFilter::try_new(4000).unwrap();
+    for k in &keys {
+        // new exactly when the filter did not already report it (a false positive is not new)
+        let before = cuckoo.contains_key(k.as_bytes());
+        assert_eq!(cuckoo.try_insert_key(k.as_bytes()).unwrap(), !before, "{k}");
+    }
+    // a set: the same keys again are not new, and take no room
+    assert_eq!(insert_all(&mut cuckoo, &keys), 0);
+    let mut dleft = bloomery::DLeftCountingBloomFilter::try_new(4000, 0.01).unwrap();
+    insert_all(&mut dleft, &keys);
+    let xor = XorFilter::try_from_keys(&keys).unwrap();
+    for k in &keys {
+        assert!(cuckoo.contains_key(k.as_bytes()) && cuckoo.contains(k));
+        assert!(dleft.contains_key(k.as_bytes()) && dleft.contains(k));
+        assert!(xor.contains_key(k.as_bytes()) && xor.contains(k));
+    }
+    let absent = (0..2000)
+        .map(|i| format!("absent-{i}"))
+        .filter(|k| cuckoo.contains_key(k.as_bytes()) != cuckoo.contains(k))
+        .count();
+    assert_eq!(absent, 0, "the byte and typed paths hash alike");
+    let mut xor = xor;
+    assert!(matches!(
+        xor.try_insert_key(b"new"),
+        Err(Error::Unsupported(_))
+    ));
+}
+
+/// Count-min sketches merge through [`Merge`] like the filters: union adds the streams,
+/// intersection keeps for each key at least the smaller of its two counts.
+#[test]
+fn count_min_sketches_merge_through_the_trait() {
+    let mut a = CountMinSketch::try_new(2048, 4).unwrap();
+    let mut b = CountMinSketch::try_new(2048, 4).unwrap();
+    for i in 0..500u32 {
+        a.update(&i, 3);
+        b.update(&(i + 250), 5);
+    }
+    let mut u = a.clone();
+    u.union_with(&b).unwrap();
+    let mut n = a.clone();
+    n.intersect_with(&b).unwrap();
+    for i in 0..750u32 {
+        let (ca, cb) = (u64::from(i < 500) * 3, u64::from(i >= 250) * 5);
+        assert!(u.count(&i) >= ca + cb, "{i}");
+        assert!(n.count(&i) >= ca.min(cb), "{i}");
+        assert!(n.count(&i) <= a.count(&i).min(b.count(&i)), "{i}");
+    }
+    let other = CountMinSketch::try_new(1024, 4).unwrap();
+    assert!(u.union_with(&other).is_err() && n.intersect_with(&other).is_err());
 }

@@ -1,5 +1,5 @@
-//! Compressed and delta files of the common format (issue 6; 002 §2.6, Mitzenmacher; delta
-//! updates 000 §8.1): every kind round-trips bit for bit, compressed files load wherever plain
+//! Compressed and delta files of the common format (Broder & Mitzenmacher §2.6, Mitzenmacher; delta
+//! updates Salman §8.1): every kind round-trips bit for bit, compressed files load wherever plain
 //! ones do, deltas refuse the wrong base, and damage is a typed error.
 
 use bloomery::compress::{

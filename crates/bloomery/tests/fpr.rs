@@ -90,7 +90,7 @@ fn check(name: &str, measured: f64, p: f64, queries: u64, sigma_f: f64) {
 
 #[test]
 fn classic_matches_fpr_exact() {
-    // m/n = 10 at k = 4, 5 and the optimal 7: the seed's 1.18%, 0.94%, 0.82%.
+    // m/n = 10 at k = 4, 5 and the optimal 7: Salman's 1.18%, 0.94%, 0.82%.
     let (n, m, q) = (10_000u64, 100_000u64, 200_000u64);
     for (k, seed) in [(4u32, 1u64), (5, 2), (7, 3)] {
         let mut f = BloomFilter::builder()

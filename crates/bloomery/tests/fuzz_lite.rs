@@ -156,7 +156,7 @@ fn regression_scalable_capacity_overflow() {
     assert!(exercise(&m));
 }
 
-/// The miniature of the `fuzz/` target `decompress` (issue 6): seeded mutations of compressed
+/// The miniature of the `fuzz/` target `decompress`: seeded mutations of compressed
 /// files and deltas go to `decompress_file`, the loaders and `patch_file`. Nothing may panic,
 /// and because a compressed file carries its plain file's checksum and a delta its result's,
 /// whatever still decodes must decode to exactly the original.
@@ -256,4 +256,60 @@ fn range_decoder_mutations_never_panic() {
     }
     eprintln!("{ok} of 3000 mutated streams decoded");
     assert!(ok < 1500);
+}
+
+/// The miniature of the `fuzz/` target `parquet_filter_header`: seeded mutations of valid
+/// Parquet filter headers (with and without unknown fields) and random bytes go to the header
+/// reader, which must never panic, and whatever it accepts must be a valid size inside the
+/// input whose bitset, when present, loads.
+#[test]
+fn parquet_filter_header_mutations_never_panic() {
+    use bloomery::parquet::{read_filter_header, write_filter_header};
+    let mut rng = StdRng::seed_from_u64(0x5BBF);
+    let mut seeds = vec![
+        write_filter_header(32),
+        write_filter_header(1 << 20),
+        // numBytes 64, an unknown binary field 9, then the three unions
+        vec![
+            0x15, 128, 1, 0x88, 2, b'x', b'y', 0x1C, 0x1C, 0, 0, 0x1C, 0x1C, 0, 0, 0x1C, 0x1C, 0,
+            0, 0,
+        ],
+    ];
+    for s in &mut seeds {
+        s.extend(std::iter::repeat_n(0xA5u8, 64));
+    }
+    let mut accepted = 0;
+    for i in 0..20_000 {
+        let seed = &seeds[i % seeds.len()];
+        let bytes: Vec<u8> = if i % 10 == 0 {
+            (0..rng.gen_range(0..40)).map(|_| rng.gen()).collect()
+        } else {
+            let mut b = seed.clone();
+            for _ in 0..rng.gen_range(1..4) {
+                let at = rng.gen_range(0..b.len());
+                match rng.gen_range(0..3) {
+                    0 => b[at] = rng.gen(),
+                    1 => b.truncate(at),
+                    _ => b.insert(at, rng.gen()),
+                }
+                if b.is_empty() {
+                    break;
+                }
+            }
+            b
+        };
+        let r = catch_unwind(AssertUnwindSafe(|| read_filter_header(&bytes)));
+        let Ok(r) = r else {
+            panic!("the header reader panicked on {}", hex(&bytes));
+        };
+        if let Ok(h) = r {
+            accepted += 1;
+            assert!(h.num_bytes > 0 && h.num_bytes % 32 == 0);
+            assert!(h.header_len <= bytes.len());
+            if let Some(bits) = bytes[h.header_len..].get(..h.num_bytes as usize) {
+                assert!(SplitBlockBloomFilter::from_parquet_bitset(bits).is_ok());
+            }
+        }
+    }
+    assert!(accepted > 100, "the mutants reach past the first field");
 }

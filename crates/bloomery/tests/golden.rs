@@ -1,6 +1,6 @@
 //! Golden tests: the key → bits mapping and the version-1 file format, pinned.
 //!
-//! The hash of an existing format version never changes (issue 2, "Hashing"), so the expected
+//! The hash of an existing format version never changes ("Hashing"), so the expected
 //! values below are literals, not recomputed: a change to `hash.rs`, to the blocked layout
 //! (block index and in-block mask) or to the split-block spec path fails here.
 //!
@@ -687,6 +687,9 @@ fn goldens() -> Vec<Golden> {
                         .capacity(8)
                         .fpr(0.02)
                         .seed(3)
+                        // written when every scalable file stored its creator's limit
+                        // (then the default, 16 GiB); today only a limit given explicitly is
+                        .max_bytes(bloomery::DEFAULT_MAX_BYTES)
                         .try_build()
                         .unwrap(),
                 )
@@ -915,7 +918,7 @@ fn typed_goldens() -> Vec<TypedGolden> {
         SpectralBloomFilter, SpectralMethod, TopK, XorFilter,
     };
     vec![
-        // Issue 6: the compressed form of a classic filter (flag 1, range-coded payload) and a
+        // The compressed form of a classic filter (flag 1, range-coded payload) and a
         // delta (flag 2) from `classic.bloom` to the same filter with ten more keys.
         TypedGolden {
             file: "classic-compressed.bloom",
@@ -1521,6 +1524,81 @@ fn typed_goldens() -> Vec<TypedGolden> {
                 pin("topk: decay draws", f.draws(), 2787);
                 let c = |k: &String| f.count(k);
                 pin("topk: count sum", golden_keys().iter().map(c).sum(), 489);
+            },
+        },
+        TypedGolden {
+            // kind 24: a Parquet file's row-group filters kept beside it (feature `parquet`;
+            // the crate's own tests always enable it)
+            file: "parquet-sidecar.bloom",
+            kind: Kind::ParquetSidecar,
+            build: || {
+                use bloomery::parquet::{ColumnType, ParquetSidecar, PhysicalType, SidecarFilter};
+                let mut a = SplitBlockBloomFilter::try_with_bytes(4 * 32).unwrap();
+                for k in golden_keys() {
+                    a.insert(&k);
+                }
+                let mut b = SplitBlockBloomFilter::try_with_bytes(3 * 32).unwrap();
+                for i in 0..50i64 {
+                    b.insert(&i);
+                }
+                ParquetSidecar::new(
+                    123_456,
+                    0x0123_4567_89AB_CDEF,
+                    "user.name",
+                    ColumnType::new(PhysicalType::ByteArray, 0),
+                    vec![
+                        Some(SidecarFilter {
+                            filter: a,
+                            distinct: 50,
+                            fpr: 0.01,
+                        }),
+                        None,
+                        Some(SidecarFilter {
+                            filter: b,
+                            distinct: 50,
+                            fpr: 0.02,
+                        }),
+                    ],
+                )
+                .unwrap()
+                .to_bytes()
+            },
+            deterministic: true,
+            check: |bytes| {
+                use bloomery::parquet::{ParquetSidecar, PhysicalType};
+                let s = ParquetSidecar::from_bytes(bytes).unwrap();
+                assert_eq!(
+                    (s.source_len, s.source_footer_hash),
+                    (123_456, 0x0123_4567_89AB_CDEF)
+                );
+                assert_eq!(s.column, "user.name");
+                assert_eq!(s.column_type.physical, PhysicalType::ByteArray);
+                assert_eq!(s.row_groups.len(), 3);
+                assert!(s.row_groups[1].is_none());
+                let a = s.row_groups[0].as_ref().unwrap();
+                let b = s.row_groups[2].as_ref().unwrap();
+                assert_eq!((a.filter.blocks(), a.distinct, a.fpr), (4, 50, 0.01));
+                assert_eq!((b.filter.blocks(), b.distinct, b.fpr), (3, 50, 0.02));
+                assert_eq!(a.filter.hasher(), &KeyHasher::parquet());
+                for k in golden_keys() {
+                    assert!(a.filter.contains(&k), "sidecar: {k} missing");
+                }
+                for i in 0..50i64 {
+                    assert!(b.filter.contains(&i), "sidecar: {i} missing");
+                }
+                pin(
+                    "sidecar: absent keys admitted",
+                    absent_keys()
+                        .iter()
+                        .filter(|k| a.filter.contains(*k))
+                        .count() as u64,
+                    0,
+                );
+                assert_eq!(
+                    s.to_bytes(),
+                    bytes,
+                    "sidecar: re-encoding changed the bytes"
+                );
             },
         },
     ]

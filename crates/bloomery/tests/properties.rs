@@ -175,27 +175,42 @@ where
     no_false_negatives(&u, a, "union (left keys)")?;
     no_false_negatives(&u, b, "union (right keys)")?;
     let mut i = fa.clone();
-    i.intersect_with(&fb).unwrap();
-    let both: Vec<u64> = a.iter().copied().filter(|k| b.contains(k)).collect();
-    no_false_negatives(&i, &both, "intersection (common keys)")?;
+    let intersects = match i.intersect_with(&fb) {
+        Ok(()) => true,
+        Err(e) => {
+            // only a grown scalable filter refuses, rather than lose keys
+            prop_assert!(matches!(e, Error::Unsupported(_)), "{e}");
+            false
+        }
+    };
+    if intersects {
+        let both: Vec<u64> = a.iter().copied().filter(|k| b.contains(k)).collect();
+        no_false_negatives(&i, &both, "intersection (common keys)")?;
+    }
 
-    // laws on the bit level
+    // laws on the bit level (an intersection's item count is an estimate, Broder & Mitzenmacher §2.4)
     let mut u2 = fb.clone();
     u2.union_with(&fa).unwrap();
     prop_assert_eq!(&u, &u2, "union is commutative");
-    let mut i2 = fb.clone();
-    i2.intersect_with(&fa).unwrap();
-    prop_assert_eq!(&i, &i2, "intersection is commutative");
+    if intersects {
+        let mut i2 = fb.clone();
+        i2.intersect_with(&fa).unwrap();
+        prop_assert_eq!(i.bits(), i2.bits(), "intersection is commutative");
+        prop_assert_eq!(i.len(), i2.len(), "the estimate is symmetric");
+        let mut same = fa.clone();
+        same.intersect_with(&fa).unwrap();
+        prop_assert_eq!(same.bits(), fa.bits(), "intersection is idempotent");
+        prop_assert!(same.len() <= fa.len(), "at most the items of either side");
+    }
     let mut same = fa.clone();
     same.union_with(&fa).unwrap();
     prop_assert_eq!(&same, &fa, "union is idempotent");
-    let mut same = fa.clone();
-    same.intersect_with(&fa).unwrap();
-    prop_assert_eq!(&same, &fa, "intersection is idempotent");
     for (side, s) in [("left", &fa), ("right", &fb)] {
         for ((uw, iw), sw) in u.bits().iter().zip(i.bits()).zip(s.bits()) {
             prop_assert_eq!(uw & sw, sw, "union ⊇ {}", side);
-            prop_assert_eq!(iw & sw, iw, "intersection ⊆ {}", side);
+            if intersects {
+                prop_assert_eq!(iw & sw, iw, "intersection ⊆ {}", side);
+            }
         }
     }
     // the union's bits are exactly the OR of the two sides
@@ -231,7 +246,7 @@ fn check_associative<F>(
     c: &[u64],
 ) -> Result<(), TestCaseError>
 where
-    F: Filter + Merge + Clone + PartialEq + Debug,
+    F: Filter + Merge + Bits + Clone + PartialEq + Debug,
 {
     let (fa, fb, fc) = (filled(make(3), a), filled(make(3), b), filled(make(3), c));
     let mut left = fa.clone();
@@ -243,13 +258,16 @@ where
     right.union_with(&bc).unwrap();
     prop_assert_eq!(&left, &right, "union is associative");
     let mut left = fa.clone();
-    left.intersect_with(&fb).unwrap();
+    if left.intersect_with(&fb).is_err() {
+        // a grown scalable filter refuses intersections (see check_structure)
+        return Ok(());
+    }
     left.intersect_with(&fc).unwrap();
     let mut bc = fb.clone();
     bc.intersect_with(&fc).unwrap();
     let mut right = fa;
     right.intersect_with(&bc).unwrap();
-    prop_assert_eq!(&left, &right, "intersection is associative");
+    prop_assert_eq!(left.bits(), right.bits(), "intersection is associative");
     Ok(())
 }
 

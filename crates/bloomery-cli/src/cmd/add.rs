@@ -10,7 +10,7 @@ use bloomery::{AnyCounter, AnyFilter, KeySet, LineError, LineSource, LINE_CHUNK}
 use super::open::{open_update, Sealer, Structure};
 use crate::cli::AddArgs;
 use crate::input::{self, Counts, KeySpec};
-use crate::num::{group, rate};
+use crate::num::{count, group, rate, target};
 use crate::output::{note, warn, Progress};
 
 pub fn run(a: AddArgs) -> Result<u8> {
@@ -27,14 +27,39 @@ pub fn run(a: AddArgs) -> Result<u8> {
             }
             let before = c.len();
             let counts = add_counts(c, &a.inputs, &spec)?;
-            let (after, total) = (c.len(), c.len());
+            let after = c.len();
+            let (capacity, target_fpr, current_fpr) = c.rates();
+            let kind = c.kind();
             up.commit()?;
+            let rates = match (current_fpr, target_fpr) {
+                (Some(now), Some(t)) => format!("; fpr now {} (target {})", rate(now), rate(t)),
+                (Some(now), None) => format!("; fpr now {} (target none)", rate(now)),
+                _ => String::new(),
+            };
             note(&format!(
-                "{} lines read, {} increments, {} in total",
-                group(counts.lines),
-                group(after.saturating_sub(before)),
-                group(total)
+                "{} read, {}, {} in total{rates}",
+                count(counts.lines, "line", "lines"),
+                count(after.saturating_sub(before), "increment", "increments"),
+                group(after)
             ));
+            if let (Some(now), Some(t)) = (current_fpr, target_fpr) {
+                if super::past_target(after, capacity, now, t) {
+                    warn(&format!(
+                        "the {} structure is past its target false-positive rate: {} now \
+                         (target {}); it was sized for {} {}; create a larger one",
+                        kind.name(),
+                        rate(now),
+                        rate(t),
+                        group(capacity),
+                        match kind {
+                            bloomery::Kind::Iterative | bloomery::Kind::SpaceCode => {
+                                "adds (--occurrences, repeats included)"
+                            }
+                            _ => "distinct keys (-n)",
+                        }
+                    ));
+                }
+            }
         }
         Structure::Set(f) => {
             let before = f.len();
@@ -73,13 +98,13 @@ pub fn run(a: AddArgs) -> Result<u8> {
                 skipped.push_str(&format!(" ({} invalid URLs, skipped)", group(bad)));
             }
             note(&format!(
-                "{} lines read{skipped}, {} new items, {} in total; fill {:.3}; fpr now {} (target {})",
-                group(counts.lines),
-                group(new),
+                "{} read{skipped}, {}, {} in total; fill {:.3}; fpr now {} (target {})",
+                count(counts.lines, "line", "lines"),
+                count(new, "new item", "new items"),
                 group(i.items),
                 i.fill_ratio,
                 rate(i.current_fpr),
-                rate(i.target_fpr)
+                target(i.target_fpr)
             ));
             super::warn_if_over_info(&i);
         }
@@ -118,7 +143,8 @@ fn add_hashed(
     input::for_each_batch(inputs, spec, &hasher, |batch| {
         if let Err((i, e)) = f.insert_hashed_batch(&batch.hashes) {
             let (n, _) = batch.keyed_lines().nth(i).unwrap_or((batch.first, &[]));
-            bail!("line {n}: {e}");
+            // the library's error stays in the chain (a size over the limit names the flag)
+            return Err(anyhow::Error::new(e).context(format!("line {n}")));
         }
         Ok(())
     })

@@ -1,6 +1,6 @@
 //! `bloomery calc`: sizing for every kind, from the library's `params` (no filter is built).
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use anyhow::{bail, Result};
 use bloomery::params::{self, BLOCKED_MAX_K};
@@ -68,7 +68,7 @@ pub fn run(a: CalcArgs) -> Result<u8> {
         }))?;
         return Ok(0);
     }
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     match target {
         Some(p) => writeln!(out, "n = {}, target fpr = {}", group(n), rate(p))?,
         None => writeln!(

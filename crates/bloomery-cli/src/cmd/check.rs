@@ -2,12 +2,12 @@
 //! line), for every kind: a set kind answers membership, a counting kind its count.
 //!
 //! With `--edit-distance 1` a line also matches when a string within edit distance 1 of its
-//! key may be in the set (Manber & Wu's password check, seed 002 §3.1): the variants are those
+//! key may be in the set (Manber & Wu's password check, Broder & Mitzenmacher §3.1): the variants are those
 //! of [`edit1_variants`] (the key, its deletions, adjacent transpositions, substitutions and
 //! insertions over the alphabet, in that order), tested until the first hit, which is printed
 //! after the line and a tab (hex when `--hex`).
 
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 
 use anyhow::{bail, Result};
 use bloomery::{edit1_variants, KeySet, PRINTABLE_ASCII};
@@ -15,7 +15,6 @@ use bloomery::{edit1_variants, KeySet, PRINTABLE_ASCII};
 use super::open::{open_read, Structure};
 use crate::cli::{CheckArgs, CountArgs};
 use crate::input::{self, KeySpec};
-use crate::num::group;
 use crate::output::note;
 
 pub fn run(a: CheckArgs) -> Result<u8> {
@@ -23,7 +22,7 @@ pub fn run(a: CheckArgs) -> Result<u8> {
     let f = open_read(&a.file, a.verify.verify())?;
     let hasher = *f.hasher();
     let structured = !f.hashed();
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     let alphabet = alphabet(&a)?;
     let contains = |k: &[u8]| {
         if structured {
@@ -83,7 +82,10 @@ pub fn run(a: CheckArgs) -> Result<u8> {
     }
     out.flush()?;
     if skip {
-        note(&format!("{} lines skipped as invalid URLs", group(invalid)));
+        note(&format!(
+            "{} skipped as invalid URLs",
+            crate::num::count(invalid, "line", "lines")
+        ));
     }
     Ok(if matched > 0 { 0 } else { 1 })
 }
@@ -94,7 +96,7 @@ pub fn run(a: CheckArgs) -> Result<u8> {
 pub fn count(a: &CountArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
     let f = open_read(&a.file, a.verify.verify())?;
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     let mut print = |est: u64, line: &[u8]| -> Result<()> {
         write!(out, "{est}\t")?;
         out.write_all(line)?;

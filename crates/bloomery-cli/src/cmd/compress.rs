@@ -1,6 +1,6 @@
 //! `bloomery compress`, `decompress`, `diff` and `patch`: compressed filter files and delta
-//! updates (issue 6; compressed Bloom filters, 002 §2.6, Mitzenmacher; delta updates of a
-//! shared filter, 000 §8.1). All the work is `bloomery::compress`; this is file glue.
+//! updates (compressed Bloom filters, Broder & Mitzenmacher §2.6, Mitzenmacher; delta updates of a
+//! shared filter, Salman §8.1). All the work is `bloomery::compress`; this is file glue.
 //!
 //! Every other command reads a compressed file wherever a plain one is expected (the library's
 //! loaders decompress transparently). `add` writes a compressed file back compressed, so a file

@@ -37,6 +37,15 @@ pub fn build(kind: Kind, s: &Sizing) -> Result<AnyFilter> {
     if s.bits.is_none() && (s.capacity.is_none() || s.fpr.is_none()) {
         bail!("give -n/--capacity and -p/--fpr (or an exact shape with --bits and --hashes)");
     }
+    if kind == Kind::SplitBlock && (s.seed.is_some() || s.keyed) {
+        // A seeded or keyed split-block filter has Parquet's layout but not its bits: Parquet
+        // readers would answer "absent" for values it holds. Refused rather than made quietly.
+        bail!(
+            "--seed and --keyed do not apply to --kind split-block: its bits must be Parquet's \
+             (xxHash64, seed 0) for Parquet readers to use it; for a seeded or keyed filter \
+             with the same speed use --kind blocked"
+        );
+    }
     if kind == Kind::Mlbf {
         return build_mlbf(s);
     }
@@ -74,8 +83,24 @@ pub fn build(kind: Kind, s: &Sizing) -> Result<AnyFilter> {
     Ok(b.try_build()?)
 }
 
-/// The multi-layer URL filter: -n/-p size the whole filter by eq. 4 (each layer at p^(1/L)),
-/// --bits/--hashes are the shape of each layer (001 §V: --bits 16829152 --hashes 3).
+/// `--kind split-block --parquet-sizing`: the bytes Parquet writers give -n values at -p.
+fn parquet_sized(s: &Sizing) -> Result<AnyFilter> {
+    let (Some(n), Some(p)) = (s.capacity, s.fpr) else {
+        bail!("--parquet-sizing needs -n/--capacity and -p/--fpr");
+    };
+    if s.seed.is_some() || s.keyed || s.hashes.is_some() {
+        bail!("--parquet-sizing keeps Parquet's hashing: no --seed, --keyed or --hashes");
+    }
+    bloomery::params::check_capacity(n)?;
+    bloomery::params::check_fpr(p)?;
+    Ok(AnyFilter::SplitBlock(
+        bloomery::SplitBlockBloomFilter::try_with_parquet_sizing(n, p)?,
+    ))
+}
+
+/// The multi-layer URL filter: -n/-p size every array for n values at √p, so a near miss (a
+/// URL with one value never seen at its layer) is reported present at rate p at most;
+/// --bits/--hashes are the shape of each layer (Cen, Xu & Sun §V: --bits 16829152 --hashes 3).
 fn build_mlbf(s: &Sizing) -> Result<AnyFilter> {
     use bloomery::{KeyHasher, MultiLayerBloomFilter};
     let mut b = MultiLayerBloomFilter::builder()
@@ -145,6 +170,12 @@ pub fn run(a: CreateArgs) -> Result<u8> {
              --repeat-cap and --groups apply to the counting kinds only"
         );
     }
+    if a.occurrences.is_some() {
+        bail!(
+            "--occurrences applies to --kind ibf and scbf only (a set kind's fill depends on \
+             the distinct keys, -n, alone)"
+        );
+    }
     let sizing = Sizing {
         capacity: a.capacity,
         fpr: a.fpr,
@@ -157,7 +188,11 @@ pub fn run(a: CreateArgs) -> Result<u8> {
         no_scaling: a.no_scaling,
         layers: a.layers,
     };
-    let f = build(kind, &sizing)?;
+    let f = if a.parquet_sizing {
+        parquet_sized(&sizing)?
+    } else {
+        build(kind, &sizing)?
+    };
     // a big filter: written with a progress bar, at about the speed of writing the file
     let mut bar = Progress::bytes("writing", bloomery::Encode::encoded_len(&f));
     f.save_with(&a.file, SaveOptions::new().progress(&mut |n| bar.set(n)))
@@ -169,15 +204,28 @@ pub fn run(a: CreateArgs) -> Result<u8> {
     } else {
         String::new()
     };
+    let target = if f.kind() == Kind::Mlbf && i.target_fpr > 0.0 {
+        format!(
+            "{} for a near miss (a URL with one segment never seen at its layer); about {} for \
+             one recombining segments seen at their layers",
+            rate(i.target_fpr),
+            rate(i.target_fpr.sqrt())
+        )
+    } else {
+        crate::num::target(i.target_fpr)
+    };
     note(&format!(
-        "created {}: {} filter{layers}, {} bits ({}), k={}, capacity {}, target fpr {}",
+        "created {}: {} filter{layers}, {} bits ({}), k={}, capacity {}, target fpr {target}",
         a.file.display(),
         i.kind,
         group(i.bits),
         bytes(i.bytes),
         i.hashes,
-        group(i.capacity),
-        rate(i.target_fpr)
+        if i.capacity > 0 {
+            group(i.capacity)
+        } else {
+            "none".into()
+        },
     ));
     Ok(0)
 }
@@ -199,6 +247,7 @@ fn create_counter(a: &CreateArgs, kind: Kind) -> Result<u8> {
     };
     let o = CounterOptions {
         capacity: a.capacity,
+        occurrences: a.occurrences,
         fpr: a.fpr,
         bits: a.bits,
         hashes: a.hashes,
@@ -245,6 +294,7 @@ fn flag_names(e: bloomery::Error) -> anyhow::Error {
             "conservative" => "--conservative",
             "method" => "--method",
             "repeat_cap" => "--repeat-cap",
+            "occurrences" => "--occurrences",
             "groups" => "--groups",
             "dimensions" => "--width/--depth or --epsilon/--delta",
             _ => return e.into(),

@@ -2,7 +2,7 @@
 //! `--state FILE` an existing seen-set is updated in place of a copy and renamed over FILE at
 //! the end (see `open::open_update`).
 
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 
 use anyhow::Result;
 use bloomery::KeySet;
@@ -13,7 +13,7 @@ use super::open::{open_update_as, Sealer, Structure, Update};
 use crate::cli::DedupArgs;
 use crate::cmd::create::{build, Sizing};
 use crate::input::{self, KeySpec};
-use crate::num::{bytes, group, rate};
+use crate::num::{bytes, count, group, rate};
 use crate::output::note;
 
 pub fn run(a: DedupArgs) -> Result<u8> {
@@ -45,7 +45,7 @@ pub fn run(a: DedupArgs) -> Result<u8> {
     };
     let hasher = *f.hasher();
     let before = f.len();
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     let mut printed = 0u64;
     let structured = f.is_structured();
     let mut n = 0u64;
@@ -92,16 +92,48 @@ pub fn run(a: DedupArgs) -> Result<u8> {
     } else {
         String::new()
     };
+    let dropped = counts.lines - printed - counts.skipped - invalid;
     note(&format!(
-        "{} lines read, {} printed, {} dropped as seen{invalid_note}; {} new items ({} in the filter, {}); fpr now {}",
-        group(counts.lines),
+        "{} read, {} printed, {} dropped{invalid_note} ({}); {} ({} in the filter, {}); fpr now {}",
+        count(counts.lines, "line", "lines"),
         group(printed),
-        group(counts.lines - printed - counts.skipped - invalid),
-        group(new_items),
+        group(dropped),
+        wrongly_dropped(printed, i.current_fpr),
+        count(new_items, "new item", "new items"),
         group(i.items),
         bytes(i.bytes),
         rate(i.current_fpr)
     ));
     super::warn_if_over_info(&i);
     Ok(0)
+}
+
+/// How many of the dropped lines are expected to be distinct lines taken for seen (false
+/// positives), as a sentence. Each new line is dropped with the filter's false-positive rate
+/// at that moment, at most `r`, the rate now (fill only grows): of the `printed + x` distinct
+/// lines, `x` are expected to be dropped with `x ≤ r·(printed + x)`, so `x ≤ printed·r/(1-r)`.
+fn wrongly_dropped(printed: u64, r: f64) -> String {
+    if r >= 1.0 || r.is_nan() {
+        return "repeats, or distinct lines wrongly dropped: the filter is full".into();
+    }
+    let x = printed as f64 * r / (1.0 - r);
+    format!(
+        "repeats, and an expected {} distinct lines at most wrongly dropped as false \
+         positives, at a rate of at most {} per new line",
+        expected(x),
+        rate(r)
+    )
+}
+
+/// An expected count: whole numbers when large, two significant digits when small.
+fn expected(x: f64) -> String {
+    if x >= 100.0 {
+        group(x.round() as u64)
+    } else if x >= 0.01 {
+        format!("{x:.2}")
+    } else if x > 0.0 {
+        format!("{x:.1e}")
+    } else {
+        "0".into()
+    }
 }

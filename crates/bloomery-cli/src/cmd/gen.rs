@@ -39,7 +39,7 @@ pub fn run(a: GenArgs) -> Result<u8> {
     if distinct == 0 {
         bail!("--distinct must be at least 1");
     }
-    let mut out = BufWriter::with_capacity(1 << 16, io::stdout().lock());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     for j in 0..a.count {
         let id = if a.sequential {
             a.offset + j

@@ -1,9 +1,9 @@
 //! `bloomery info` and `bloomery estimate`.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use anyhow::{Context, Result};
-use bloomery::{AnyCounter, AnyFilter, MappedFile, SeedKind};
+use bloomery::{AnyCounter, AnyFilter, MappedFile};
 use serde_json::json;
 
 use super::open::{self as open, Structure};
@@ -66,10 +66,8 @@ enum Summary {
 fn fast_info(a: &InfoArgs, file: &MappedFile) -> Result<u8> {
     let h = file.header();
     let hasher = h.hasher;
-    let seed = match hasher.seed_kind() {
-        SeedKind::Keyed => None,
-        _ => Some(hasher.seed() as u64),
-    };
+    // the seed is shown unless it is a secret (keyed mode, whatever the file's seed kind says)
+    let seed = hasher.public_seed().map(|s| s as u64);
     if a.json {
         output::json(&json!({
             "file": a.file.display().to_string(),
@@ -137,7 +135,7 @@ fn fast_info(a: &InfoArgs, file: &MappedFile) -> Result<u8> {
             "fill, rates now and estimates need a pass over the file: drop --fast".into(),
         ),
     ];
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)
@@ -161,11 +159,17 @@ fn set_info(
         let ones = (i.fill_ratio * i.bits as f64).round() as u64;
         bloomery::compress::predicted_sizes(file.header_len(), file.payload_len(), ones)
     };
-    // the seed is shown unless it is a keyed filter's secret
-    let seed = match hasher.seed_kind() {
-        SeedKind::Keyed => None,
-        _ => Some(hasher.seed() as u64),
+    let (kind, parquet) = (f.kind(), parquet_compatible(f));
+    let sbbf_bytes = match f {
+        AnyFilter::SplitBlock(s) => Some(s.num_bytes() as u64),
+        _ => None,
     };
+    let mlbf = mlbf_rates(f);
+    // where the payload lies (plain files: a split-block filter's payload starts with its
+    // Parquet bitset); a compressed file's payload is its container
+    let payload = Some((file.header_len(), file.payload_len()));
+    // the seed is shown unless it is a secret (keyed mode, whatever the file's seed kind says)
+    let seed = hasher.public_seed().map(|s| s as u64);
     let ratio = if i.lower_bound_bits > 0.0 {
         i.bits as f64 / i.lower_bound_bits
     } else {
@@ -206,6 +210,16 @@ fn set_info(
             "entropy_bits": packed.entropy_bits,
             "compressed_ratio_to_entropy": packed.ratio_to_entropy(),
             "layers": if i.layers > 0 { json!(i.layers) } else { serde_json::Value::Null },
+            "parquet_compatible": parquet,
+            "payload_offset": payload.map(|p| p.0),
+            "payload_bytes": payload.map(|p| p.1),
+            "sbbf_bytes": sbbf_bytes,
+            "mlbf_rates": mlbf.as_ref().map(|r| json!({
+                "near_miss_by_layer": r.near_miss,
+                "near_miss_unshared_by_layer": r.unshared,
+                "recombined": r.recombined,
+                "novel": r.novel,
+            })),
         }))?;
         return Ok(0);
     }
@@ -283,8 +297,37 @@ fn set_info(
             },
         ),
     ];
-    if f.kind() == bloomery::Kind::Scalable {
+    if kind == bloomery::Kind::Scalable {
         rows.push(("sub-filters", i.sub_filters.to_string()));
+    }
+    match parquet {
+        Some(true) => rows.push(("parquet", "compatible (xxHash64, seed 0)".into())),
+        Some(false) => rows.push((
+            "parquet",
+            format!(
+                "NOT compatible: hashed with {} instead of Parquet's xxHash64 (seed 0), so \
+                 Parquet readers would miss its values",
+                i.hash
+            ),
+        )),
+        None => {}
+    }
+    if let Some(r) = &mlbf {
+        let list = |v: &[f64]| v.iter().map(|&x| rate(x)).collect::<Vec<_>>().join(", ");
+        rows.push((
+            "rate by query",
+            format!(
+                "near miss (one value never seen at its layer, e.g. a known page with a new \
+                 last segment), by layer of that value: at most {} (every URL sharing its \
+                 other segments, e.g. pages of one directory), about {} when none does; \
+                 recombined (every value seen at its layer, in a new combination): {}; novel \
+                 (every segment new): {}",
+                list(&r.near_miss),
+                list(&r.unshared),
+                rate(r.recombined),
+                rate(r.novel)
+            ),
+        ));
     }
     if i.layers > 0 {
         rows.push((
@@ -324,7 +367,20 @@ fn set_info(
             packed.ratio_to_entropy()
         ),
     ));
-    let mut out = io::stdout().lock();
+    if let Some((off, len)) = payload {
+        rows.push((
+            "payload",
+            match sbbf_bytes {
+                Some(sbbf) => format!(
+                    "{} bytes at offset {off}; its first {} are the Parquet bitset",
+                    group(len),
+                    group(sbbf)
+                ),
+                None => format!("{} bytes at offset {off}", group(len)),
+            },
+        ));
+    }
+    let mut out = crate::output::stdout();
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)
@@ -338,10 +394,7 @@ fn counter_info(
     i: bloomery::CounterInfo,
 ) -> Result<u8> {
     let h = f.hasher();
-    let seed = match h.seed_kind() {
-        bloomery::SeedKind::Keyed => None,
-        _ => Some(h.seed() as u64),
-    };
+    let seed = h.public_seed().map(|s| s as u64);
     if a.json {
         output::json(&json!({
             "file": a.file.display().to_string(),
@@ -451,10 +504,41 @@ fn counter_info(
             None => format!("{} (seed: keyed, secret)", h.algorithm().name()),
         },
     ));
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)
+}
+
+/// For a split-block filter: whether Parquet readers can use its bitset (its hash is
+/// Parquet's); `None` for the other kinds.
+fn parquet_compatible(f: &AnyFilter) -> Option<bool> {
+    match f {
+        AnyFilter::SplitBlock(s) => Some(s.is_parquet_compatible()),
+        _ => None,
+    }
+}
+
+/// A multi-layer URL filter's rates by kind of query (its "fpr now" is the worst near miss).
+struct MlbfRates {
+    near_miss: Vec<f64>,
+    unshared: Vec<f64>,
+    recombined: f64,
+    novel: f64,
+}
+
+fn mlbf_rates(f: &AnyFilter) -> Option<MlbfRates> {
+    let AnyFilter::Mlbf(m) = f else { return None };
+    Some(MlbfRates {
+        near_miss: (0..m.layers() as usize)
+            .filter_map(|i| m.near_miss_fpr(i))
+            .collect(),
+        unshared: (0..m.layers() as usize)
+            .filter_map(|i| m.near_miss_fpr_unshared(i))
+            .collect(),
+        recombined: m.recombined_fpr(),
+        novel: m.novel_fpr(),
+    })
 }
 
 fn finite(x: f64) -> serde_json::Value {
@@ -514,7 +598,7 @@ pub fn estimate(a: EstimateArgs) -> Result<u8> {
         let jac = if *union > 0.0 { inter / union } else { 0.0 };
         rows.push(("jaccard", format!("{jac:.4}")));
     }
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)

@@ -1,6 +1,6 @@
 //! `bloomery lab`: glue over the `bloomery-lab` registry.
 
-use std::io::{self, Write};
+use std::io::Write;
 
 use anyhow::{bail, Context, Result};
 use bloomery_lab::{find, registry, RunOptions};
@@ -9,7 +9,7 @@ use crate::cli::LabArgs;
 use crate::output::note;
 
 pub fn run(a: LabArgs) -> Result<u8> {
-    let mut out = io::stdout().lock();
+    let mut out = crate::output::stdout();
     if a.list || a.experiment.is_none() {
         if registry().is_empty() {
             writeln!(out, "no experiments registered yet")?;

@@ -10,7 +10,7 @@ use bloomery::{AnyFilter, Capability, FileUpdate, Verify};
 
 use super::open::{open_read, open_set, Structure};
 use crate::cli::{FoldArgs, MergeArgs, PackArgs};
-use crate::num::{bytes, group, rate};
+use crate::num::{bytes, count, group, rate};
 use crate::output::{note, Progress};
 
 pub fn union(a: MergeArgs, intersect: bool) -> Result<u8> {
@@ -65,18 +65,37 @@ pub fn union(a: MergeArgs, intersect: bool) -> Result<u8> {
         }
         None => super::save(&acc, &a.out)?,
     }
+    let items = if intersect {
+        // the AND of two filters has more bits than the filter of A ∩ B, so its fill
+        // overstates the items; the library set them from the inner-product estimate
+        format!(
+            "about {} items in common ({}), fpr now {}",
+            group(i.items),
+            if a.inputs.len() == 2 {
+                "the inner-product estimate of Broder & Mitzenmacher §2.4"
+            } else {
+                "estimated pair by pair, Broder & Mitzenmacher §2.4: an overestimate for more \
+                 than two filters"
+            },
+            rate(i.current_fpr)
+        )
+    } else {
+        format!(
+            "about {} items, fpr now {}",
+            if i.estimated_items.is_finite() {
+                group(i.estimated_items.round() as u64)
+            } else {
+                "?".into()
+            },
+            rate(i.current_fpr)
+        )
+    };
     note(&format!(
-        "wrote {}: {} of {} filters, fill {:.4}, about {} items, fpr now {}",
+        "wrote {}: {} of {}, fill {:.4}, {items}",
         a.out.display(),
         if intersect { "intersection" } else { "union" },
-        a.inputs.len(),
+        count(a.inputs.len() as u64, "filter", "filters"),
         i.fill_ratio,
-        if i.estimated_items.is_finite() {
-            group(i.estimated_items.round() as u64)
-        } else {
-            "?".into()
-        },
-        rate(i.current_fpr)
     ));
     Ok(0)
 }
@@ -92,13 +111,24 @@ pub fn fold(a: FoldArgs) -> Result<u8> {
     }
     super::save(&f, &a.out)?;
     let i = f.info();
+    let target = if i.target_fpr > 0.0 && i.capacity > 0 {
+        format!(
+            " (target {} up to {} items, half the capacity before folding; it holds {})",
+            rate(i.target_fpr),
+            group(i.capacity),
+            group(i.items)
+        )
+    } else {
+        String::new()
+    };
     note(&format!(
-        "wrote {}: {} bits, fill {:.4}, fpr now {}",
+        "wrote {}: {} bits, fill {:.4}, fpr now {}{target}",
         a.out.display(),
         group(i.bits),
         i.fill_ratio,
-        rate(i.current_fpr)
+        rate(i.current_fpr),
     ));
+    super::warn_if_over_info(&i);
     Ok(0)
 }
 

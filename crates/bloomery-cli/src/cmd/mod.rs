@@ -6,11 +6,13 @@ mod check;
 mod compress;
 mod create;
 mod dedup;
+mod export;
 mod gen;
 mod info;
 mod lab;
 mod merge;
 pub mod open;
+mod parquet;
 mod remove;
 mod xml;
 
@@ -23,6 +25,9 @@ use crate::cli::Command;
 
 pub fn run(cmd: Command) -> Result<u8> {
     match cmd {
+        Command::Create(a) if a.parquet_sizing && a.kind.kind() != bloomery::Kind::SplitBlock => {
+            bail!("--parquet-sizing applies to --kind split-block only")
+        }
         Command::Create(a) => create::run(a),
         Command::Add(a) => add::run(a),
         Command::Check(a) => check::run(a),
@@ -43,6 +48,9 @@ pub fn run(cmd: Command) -> Result<u8> {
         Command::Diff(a) => compress::diff(a),
         Command::Patch(a) => compress::patch(a),
         Command::Xml(c) => xml::run(c),
+        Command::Parquet(c) => parquet::run(c),
+        Command::Export(a) => export::export(a),
+        Command::Import(a) => export::import(a),
     }
 }
 
@@ -70,13 +78,19 @@ pub fn check_out(out: &Path, inputs: &[&Path], force: bool) -> Result<()> {
     )
 }
 
+/// True when a structure's rate is past its target: above it once past capacity, or more
+/// than 10% above it before (the fill's noise at capacity stays well inside that on any
+/// filter of more than a few thousand bits).
+pub fn past_target(items: u64, capacity: u64, now: f64, target: f64) -> bool {
+    target > 0.0 && now > target && ((capacity > 0 && items > capacity) || now > 1.1 * target)
+}
+
 /// Warn when a filter went past its capacity and its rate past its target.
 pub fn warn_if_over_info(i: &bloomery::FilterInfo) {
-    if i.capacity > 0 && i.items > i.capacity && i.target_fpr > 0.0 && i.current_fpr > i.target_fpr
-    {
+    if past_target(i.items, i.capacity, i.current_fpr, i.target_fpr) {
         crate::output::warn(&format!(
-            "the filter holds {} items, past its capacity of {}: its false-positive rate is now \
-             {} (target {}); create a larger filter",
+            "the filter holds {} items (capacity {}): its false-positive rate is now {}, past \
+             its target {}; create a larger filter",
             crate::num::group(i.items),
             crate::num::group(i.capacity),
             crate::num::rate(i.current_fpr),

@@ -44,8 +44,8 @@ pub fn run(a: &CountArgs) -> Result<u8> {
     })?;
     up.commit()?;
     note(&format!(
-        "{} lines read, {} removed, {} not present",
-        group(counts.lines),
+        "{} read, {} removed, {} not present",
+        crate::num::count(counts.lines, "line", "lines"),
         group(removed),
         group(absent)
     ));

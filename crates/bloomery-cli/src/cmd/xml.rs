@@ -1,8 +1,8 @@
-//! `bloomery xml index|query`: Breadth and Depth Bloom filters over XML documents (seed 000
+//! `bloomery xml index|query`: Breadth and Depth Bloom filters over XML documents (Salman
 //! §6, Koloniari & Pitoura). Parsing is the library's `xml` module (roxmltree); the filters
 //! are saved in the common file format (kinds `bbf` and `dbf`).
 
-use std::io::{self, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
@@ -70,10 +70,26 @@ fn index(a: XmlIndexArgs) -> Result<u8> {
     let mut paths: Vec<Vec<String>> = Vec::new();
     let mut seen = std::collections::HashSet::new();
     let (mut elements, mut depth) = (0u64, 0usize);
+    let mut invalid = 0u64;
     for d in &docs {
         let bytes = std::fs::read(d).with_context(|| format!("cannot read `{}`", d.display()))?;
-        let dp = bloomery::xml::document_paths(&bytes)
-            .with_context(|| format!("`{}` is not well-formed XML", d.display()))?;
+        let dp = match bloomery::xml::document_paths(&bytes) {
+            Ok(dp) => dp,
+            Err(e) if a.skip_invalid => {
+                invalid += 1;
+                crate::output::warn(&format!(
+                    "skipped `{}`: not well-formed XML: {e}",
+                    d.display()
+                ));
+                continue;
+            }
+            Err(e) => {
+                return Err(anyhow::Error::new(e).context(format!(
+                    "`{}` is not well-formed XML (--skip-invalid skips such documents)",
+                    d.display()
+                )))
+            }
+        };
         elements += dp.elements;
         depth = depth.max(dp.depth);
         for p in dp.paths {
@@ -81,6 +97,12 @@ fn index(a: XmlIndexArgs) -> Result<u8> {
                 paths.push(p);
             }
         }
+    }
+    if invalid == docs.len() as u64 {
+        bail!(
+            "no well-formed XML among the {} given: nothing to index",
+            crate::num::count(invalid, "document", "documents")
+        );
     }
     let hasher = a.seed.map_or_else(KeyHasher::new, KeyHasher::with_seed);
     let max = bloomery::max_bytes();
@@ -109,12 +131,24 @@ fn index(a: XmlIndexArgs) -> Result<u8> {
             (f.bit_len(), f.filters().len(), "dbf")
         }
     };
+    let skipped = if invalid > 0 {
+        format!(
+            " ({} skipped as not well-formed XML)",
+            crate::num::count(invalid, "document", "documents")
+        )
+    } else {
+        String::new()
+    };
     note(&format!(
-        "indexed {} documents: {} elements, {} distinct root-to-leaf paths, depth {}; \
+        "indexed {}{skipped}: {} elements, {}, depth {}; \
          wrote {}: {kind}, {} sub-filters, {} bits ({}), rate {} per sub-filter",
-        group(docs.len() as u64),
+        crate::num::count(docs.len() as u64 - invalid, "document", "documents"),
         group(elements),
-        group(paths.len() as u64),
+        crate::num::count(
+            paths.len() as u64,
+            "distinct root-to-leaf path",
+            "distinct root-to-leaf paths"
+        ),
         depth,
         a.out.display(),
         filters,
@@ -163,7 +197,7 @@ fn query(a: XmlQueryArgs) -> Result<u8> {
         .iter()
         .map(|p| PathQuery::parse(p).with_context(|| format!("bad path query {p:?}")))
         .collect::<Result<Vec<_>>>()?;
-    let mut out = BufWriter::new(io::stdout().lock());
+    let mut out = BufWriter::new(crate::output::stdout());
     let mut printed = 0u64;
     for (text, q) in a.paths.iter().zip(&queries) {
         if f.matches(q) != a.invert {

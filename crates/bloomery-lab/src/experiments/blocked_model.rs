@@ -4,13 +4,13 @@
 //! filter ([`SplitBlockBloomFilter`]) and the blocked counting filter
 //! ([`BlockedCountingBloomFilter`], 128 four-bit counters per 64-byte line, a nonzero counter
 //! standing for a set bit) keep each key in one block, so at equal memory they are
-//! worse than the classic filter of seed 002 (`002_4e1d45bcdc08c1b0.txt`) §2.1; the library
+//! worse than the classic filter of Broder & Mitzenmacher §2.1; the library
 //! sizes them with an exact model of blocked filters (Putze, Sanders & Singler 2007:
 //! [`params::fpr_blocked`], [`params::fpr_split_block`]). This experiment asks for
 //! p = 1e-1 … 1e-6 at several n, fills each filter with n keys, queries enough never-inserted
 //! keys to expect thousands of false positives, and compares the measured rate with the
 //! request (it should land within ±15%). It also puts the bits spent per item next to the
-//! lower bound `log2(1/ε)` of 002 §2.2 ([`params::lower_bound_bits`]) and the optimal classic
+//! lower bound `log2(1/ε)` of Broder & Mitzenmacher §2.2 ([`params::lower_bound_bits`]) and the optimal classic
 //! filter's size ([`params::classic_shape`]).
 
 use anyhow::Context;
@@ -337,7 +337,7 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
          filter's own rate computed exactly from its bits, so measured − contents is query noise \
          and contents − model is the filter-to-filter spread, which shrinks as n grows; ±1σ is \
          the relative binomial deviation of the measurement. The lower bound is `log2(1/p)` bits \
-         per item (002 §2.2).\n\n\
+         per item (Broder & Mitzenmacher §2.2).\n\n\
          ![{NAME}]({NAME}.svg)\n\n\
          {inside} of {total} points land within ±{tol:.0}% of the requested rate \
          (measured/requested from {lo:.3} to {hi:.3}). The blocked filter spends \

@@ -1,7 +1,7 @@
 //! `counting-overflow`: the largest counter of a counting Bloom filter over many trials, against
-//! the overflow bound of 002 §2.5.
+//! the overflow bound of Broder & Mitzenmacher §2.5.
 //!
-//! Reproduces seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §2.5, "Counting
+//! Reproduces Broder & Mitzenmacher §2.5, "Counting
 //! Bloom filters": a counter is `Binomial(nk, 1/m)`, so `P(c ≥ j) ≤ C(nk, j)/m^j ≤
 //! (e·nk/(j·m))^j`, and by the union bound `P(max ≥ j) ≤ m·(e·nk/(j·m))^j`
 //! ([`params::counter_overflow_bound`]); at the optimal `k = (m/n) ln 2` and `j = 16` this is
@@ -13,7 +13,7 @@
 //! fraction of trials whose maximum counter is at least j is compared with three curves: the
 //! independent-counter estimate `1 - (1 - P(c ≥ j))^m` (balls in bins are negatively
 //! associated, so this is also an upper bound), the exact union bound `m·P(c ≥ j)`
-//! ([`params::counter_tail`]) and 002's bound.
+//! ([`params::counter_tail`]) and Broder & Mitzenmacher's bound.
 
 use bloomery::{params, CountingBloomFilter, Filter};
 use rayon::prelude::*;
@@ -87,7 +87,7 @@ pub struct Row {
     pub independent: f64,
     /// `m·P(c ≥ j)`.
     pub union: f64,
-    /// 002's bound `m·(e·nk/(j·m))^j`.
+    /// Broder & Mitzenmacher's bound `m·(e·nk/(j·m))^j`.
     pub bound: f64,
 }
 
@@ -182,9 +182,9 @@ pub fn render(p: &Params, o: &Outcome) -> (String, Plot) {
     let bound16 = params::counter_overflow_bound(p.n(), p.m, p.k, 16);
     let mut md = format!(
         "# {NAME}: the largest counter of a counting Bloom filter\n\n\
-         Seed 002 §2.5. {tr} trials, each a `CountingBloomFilter` of m = {m} counters (8-bit, so \
+         Broder & Mitzenmacher §2.5. {tr} trials, each a `CountingBloomFilter` of m = {m} counters (8-bit, so \
          the true maximum is seen), k = {k}, n = {n} keys (nk/m = {load:.4} ≈ ln 2, the optimal \
-         k's load), hasher seed and keys new per trial (base seed {seed}). 002's bound at j = 16: \
+         k's load), hasher seed and keys new per trial (base seed {seed}). Broder & Mitzenmacher's bound at j = 16: \
          m·(e ln2/16)^16 = {b16} (= {per:.3e}·m). Largest counter seen in any trial: {hist_max}; \
          counters at 15 or more (where a 4-bit counter saturates) over all trials: {f15}.\n\n\
          ![{NAME}]({NAME}.svg)\n\n",
@@ -267,7 +267,7 @@ mod tests {
         assert_eq!(o.rows.len(), MAX_J as usize);
         for r in &o.rows {
             let measured = r.trials_at_least as f64 / tr;
-            // the bounds are ordered: estimate ≤ exact union bound ≤ 002's bound
+            // the bounds are ordered: estimate ≤ exact union bound ≤ Broder & Mitzenmacher's bound
             assert!(r.independent <= r.union * (1.0 + 1e-9), "j={}", r.j);
             assert!(r.union <= r.bound * (1.0 + 1e-9), "j={}", r.j);
             // the measured fraction sits on the negatively-associated estimate: 4σ of the
@@ -288,10 +288,23 @@ mod tests {
                 );
             }
         }
+        // the union bound falls with j all the way to 16, where 1 - P(c < j) would cancel to
+        // 0: past the mean (nk/m = ln 2) each step multiplies it by about ln 2 / j, below 0.1
+        // from j = 8 on
+        for w in o.rows.windows(2) {
+            let step = if w[1].j >= 8 { 0.1 } else { 1.0 };
+            assert!(
+                w[1].union > 0.0 && w[1].union < w[0].union * step,
+                "j={}: {} after {}",
+                w[1].j,
+                w[1].union,
+                w[0].union
+            );
+        }
         // every filter holds n·k ≥ 1 increments, so max ≥ 1 always; nobody reaches 16
         assert_eq!(o.rows[0].trials_at_least, p.trials);
         assert_eq!(o.rows[15].trials_at_least, 0);
-        // 002's headline number: (e ln 2 / 16)^16 = 1.37e-15
+        // Broder & Mitzenmacher's headline number: (e ln 2 / 16)^16 = 1.37e-15
         let per_counter = o.rows[15].bound / p.m as f64;
         assert!((per_counter / 1.37e-15 - 1.0).abs() < 0.02, "{per_counter}");
         let (md, plot) = render(&p, &o);

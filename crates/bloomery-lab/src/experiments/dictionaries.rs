@@ -1,8 +1,8 @@
 //! `dictionaries`: a spell checker and a weak-password blocklist over a real word list, with
 //! Manber & Wu's edit-distance-1 extension, against an exact set.
 //!
-//! Reproduces seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §3.1,
-//! "Dictionaries" (and seed 000 §8's applications): "a Bloom filter representation of the
+//! Reproduces Broder & Mitzenmacher §3.1,
+//! "Dictionaries" (and Salman §8's applications): "a Bloom filter representation of the
 //! dictionary was stored. A false positive could allow a misspelled word to be ignored";
 //! Spafford's filter of unsuitable passwords, which "Manber and Wu ... extend ... so that
 //! passwords that are within edit distance 1 of the dictionary word are also not allowed. In
@@ -137,6 +137,7 @@ pub fn dictionary(p: &Params) -> anyhow::Result<Dictionary> {
             )
         }
         Err(e) if p.quick => {
+            crate::note_generated(NAME, &path, "a generated word list", "words");
             // a stand-in: pronounceable lower-case strings of 3..=12 letters
             let mut rng = Rng::new(p.seed ^ 0xD1C);
             let (cons, vow) = (b"bcdfghjklmnprstvwz", b"aeiou");
@@ -457,7 +458,7 @@ pub fn render(p: &Params, r: &Results) -> (String, Plot) {
     }
     let mut md = format!(
         "# {NAME}: spell checking and a password blocklist with edit distance 1\n\n\
-         Seed 002 §3.1. Dictionary: {src}; {n} words. A classic `BloomFilter` of the words, m = \
+         Broder & Mitzenmacher §3.1. Dictionary: {src}; {n} words. A classic `BloomFilter` of the words, m = \
          bits per word × {n}, k optimal, `seed({seed})`.\n\n\
          ![{NAME}]({NAME}.svg)\n\n\
          ## Spell checking\n\n\

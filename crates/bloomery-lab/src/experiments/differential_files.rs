@@ -1,7 +1,7 @@
 //! `differential-files`: a Bloom filter of changed record keys in front of a differential file,
 //! and delta updates of a shared filter.
 //!
-//! Simulates seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §3.2, differential
+//! Simulates Broder & Mitzenmacher §3.2, differential
 //! files (Gremillion; Mullin): "A differential file then keeps track of changes that occur
 //! during the day. If one wants to read a record, one has to know if the record has been
 //! changed ... Instead of keeping a list of all records that have changed, one can keep a Bloom
@@ -10,8 +10,8 @@
 //! filter every read first searches the differential file; with it only reads of changed
 //! records and false positives do.
 //!
-//! The second table measures the delta updates of seed 000 (`000_dfb6a97fa928156c.txt`) §8.1
-//! and 002 §4/§2.6 ("using delta compression and compressed Bloom filters ... can yield a
+//! The second table measures the delta updates of Salman §8.1
+//! and Broder & Mitzenmacher §4/§2.6 ("using delta compression and compressed Bloom filters ... can yield a
 //! further reduction in the number of bits transmitted"): a peer holding version t of a filter
 //! receives [`bloomery::compress::diff`] of versions t and t+1 — the XOR of the arrays,
 //! range-coded, with fingerprints of both versions — instead of the whole (compressed) filter
@@ -266,7 +266,7 @@ pub fn render(p: &Params, r: &Results) -> (String, Plot) {
     }
     let mut md = format!(
         "# {NAME}: a filter of changed records, and delta updates\n\n\
-         ## Differential file (002 §3.2)\n\n\
+         ## Differential file (Broder & Mitzenmacher §3.2)\n\n\
          {rec} records, {ch} changed during the day (listed in the differential file); {reads} \
          reads uniformly over the records. Without a filter every read searches the \
          differential file before the database (2 accesses per read); with a classic \
@@ -280,7 +280,7 @@ pub fn render(p: &Params, r: &Results) -> (String, Plot) {
     );
     md.push_str(&t.to_markdown());
     md.push_str(&format!(
-        "\n## Delta updates (000 §8.1, 002 §4 and §2.6)\n\n\
+        "\n## Delta updates (Salman §8.1, Broder & Mitzenmacher §4 and §2.6)\n\n\
          A shared classic filter of {n} items, m = {m} bits ({bpi} per item), k = {k}. Version \
          t+1 adds c new keys; the peer holding version t receives `compress::diff` (XOR of the \
          arrays, range-coded, 39 bytes of headers and fingerprints) and `compress::patch` \

@@ -1,10 +1,9 @@
 //! `fpr-vs-bits`: the false-positive rate of the classic Bloom filter against the bits per item
 //! m/n, for k = 4, 5, 7 and the optimal k.
 //!
-//! Reproduces seed 000 (`000_dfb6a97fa928156c.txt`, Salman) §2, Figure 2 — "the false positive
+//! Reproduces Salman §2, Figure 2 — "the false positive
 //! rate f as a function of the number of bits allocated for each element, that is the ratio
-//! m/n, for four values of k" — and checks it against seed 002 (`002_4e1d45bcdc08c1b0.txt`,
-//! Broder & Mitzenmacher) §2.1: the exact rate `f' = (1-(1-1/m)^{kn})^k`
+//! m/n, for four values of k" — and checks it against Broder & Mitzenmacher (//! Broder & Mitzenmacher) §2.1: the exact rate `f' = (1-(1-1/m)^{kn})^k`
 //! ([`params::fpr_exact`]) and the asymptotic `f = (1-e^{-kn/m})^k`
 //! ([`params::fpr_asymptotic`]). The measured rate comes from the library's real
 //! [`BloomFilter`] built with `bits(m).hashes(k).seed(s)`: n keys are inserted, then `queries`
@@ -222,7 +221,7 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
         .collect();
     let mut md = format!(
         "# {NAME}: false-positive rate against bits per item\n\n\
-         Seed 000 §2 (Figure 2) and seed 002 §2.1. The classic `BloomFilter` built with \
+         Salman §2 (Figure 2) and Broder & Mitzenmacher §2.1. The classic `BloomFilter` built with \
          `bits(m).hashes(k).seed({seed})`, n = {n} keys inserted, {q} keys never inserted \
          queried per point. Exact `f' = (1-(1-1/m)^(kn))^k`, asymptotic `f = (1-e^(-kn/m))^k`; \
          z is (measured − exact)/σ with σ the binomial deviation of the count combined with the \
@@ -235,7 +234,7 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
         rows = rows.len(),
     );
     if !at10.is_empty() {
-        md.push_str("\nAt m/n = 10 (000 §2 quotes 1.2% for k = 4 and 0.9% for k = 5):\n\n");
+        md.push_str("\nAt m/n = 10 (Salman §2 quotes 1.2% for k = 4 and 0.9% for k = 5):\n\n");
         for s in at10 {
             md.push_str(&format!("- {s}\n"));
         }

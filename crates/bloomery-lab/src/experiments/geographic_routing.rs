@@ -1,7 +1,7 @@
 //! `geographic-routing`: Hsiao's geographic routing over a recursive quad-tree of regions with
 //! a Bloom filter of the reachable hosts per region and level.
 //!
-//! Simulates seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §6.3, "Geographic
+//! Simulates Broder & Mitzenmacher §6.3, "Geographic
 //! Routing": the square space of side `2^L` is recursively cut into four squares down to unit
 //! cells, giving `L + 1` levels; "each node contains a Bloom filter representing the list of
 //! mobile hosts reachable through itself or through its three siblings at each level. Using
@@ -483,7 +483,7 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
     let sent: u64 = rows.iter().map(|r| r.messages).sum();
     let mut md = format!(
         "# {NAME}: geographic routing over a quad-tree of region filters\n\n\
-         Seed 002 §6.3 (Hsiao). A {s} × {s} square of unit cells ({lv} levels of regions below \
+         Broder & Mitzenmacher §6.3 (Hsiao). A {s} × {s} square of unit cells ({lv} levels of regions below \
          the whole square), {h} hosts placed uniformly ({hc} per cell on average). Every region \
          of level l has a classic `BloomFilter` of its hosts with b × {hc} × 4^l bits and k \
          optimal for b bits per host (`seed({seed})`), held by the nodes of its parent region; \

@@ -1,7 +1,7 @@
 //! `heavy-flows`: Estan & Varghese's heavy-flow detection with a multistage filter of byte
 //! counters, with and without conservative update, on a real packet capture.
 //!
-//! Simulates seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §8.1, "Recording
+//! Simulates Broder & Mitzenmacher §8.1, "Recording
 //! heavy flows": every packet is hashed into counters that add its bytes; a flow whose
 //! minimum counter reaches a threshold T is reported heavy. A light flow is reported by
 //! mistake when its counters are shared with heavy flows or with several light ones.
@@ -189,7 +189,7 @@ pub struct Outcome {
 
 /// Load the trace and measure.
 pub fn measure(p: &Params) -> anyhow::Result<Outcome> {
-    let (trace, source) = pcap::load_or_synthetic(p.allow_synthetic, p.seed)?;
+    let (trace, source) = pcap::load_or_synthetic(NAME, p.allow_synthetic, p.seed)?;
     let rows = measure_trace(p, &trace)?;
     Ok(Outcome {
         trace,
@@ -235,7 +235,7 @@ pub fn render(p: &Params, o: &Outcome) -> (String, Plot) {
     }
     let mut md = format!(
         "# {NAME}: heavy flows with a multistage filter, with and without conservative update\n\n\
-         Seed 002 §8.1 (Estan & Varghese). Trace: {src}: {pk} IP packets, {fl} flows \
+         Broder & Mitzenmacher §8.1 (Estan & Varghese). Trace: {src}: {pk} IP packets, {fl} flows \
          (5-tuples), {by} bytes on the wire ({nonip} frames without IP left out). A flow is \
          heavy when its exact byte count reaches T = {frac}·N = {thr} bytes; {light} flows are \
          light. Counters: `CountMinSketch` of depth {d} (stages) × width, plain and conservative \

@@ -1,20 +1,20 @@
 //! `ibf-vs-cbf`: the Iterative Bloom Filter against the counting and the plain Bloom filter at
-//! equal memory (004 Fig. 5 and 6), and the IBF's count estimate (004 eq. 9).
+//! equal memory (Matsumoto, Hazeyama & Kadobayashi Fig. 5 and 6), and the IBF's count estimate (Matsumoto, Hazeyama & Kadobayashi eq. 9).
 //!
-//! Reproduces seed 004 (`004_d809e860710fd3b4.txt`, Matsumoto, Hazeyama & Kadobayashi; in
-//! Japanese, translated in the seeds' README) §4.2–4.3. Every structure gets the same memory
+//! Reproduces Matsumoto, Hazeyama & Kadobayashi (in
+//! Japanese; see docs/PAPERS.md) §4.2–4.3. Every structure gets the same memory
 //! of M bits and k hashes:
 //!
 //! - [`BloomFilter`]: M bits, holds the αn distinct inputs (it cannot count);
 //!   rate `(1-(1-1/M)^(k·αn))^k`.
-//! - [`IterativeBloomFilter`]: M bits; each repeat sets one more bit, rate by 004 eq. 10,
+//! - [`IterativeBloomFilter`]: M bits; each repeat sets one more bit, rate by Matsumoto, Hazeyama & Kadobayashi eq. 10,
 //!   `(1 - exp(-(αnk + (1-α)n)/M))^k` ([`params::ibf_fpr`]), whatever the skew.
 //! - [`CountingBloomFilter`]: counters of c bits sized for the largest count of the skew
-//!   case (004 Table 5, [`params::max_count_for_skew`], [`params::counter_bits_for`]), so only
-//!   M/c counters fit (004 §4.3.2): rate `(1-(1-c/M)^(k·αn))^k`.
+//!   case (Matsumoto, Hazeyama & Kadobayashi Table 5, [`params::max_count_for_skew`], [`params::counter_bits_for`]), so only
+//!   M/c counters fit (Matsumoto, Hazeyama & Kadobayashi §4.3.2): rate `(1-(1-c/M)^(k·αn))^k`.
 //!
 //! Inputs: n values with distinctness rate α (αn distinct values, `(1-α)n` repeats) in a
-//! random order, the repeats spread per 004 Table 4: case 1 (small skew) evenly over the
+//! random order, the repeats spread per Matsumoto, Hazeyama & Kadobayashi Table 4: case 1 (small skew) evenly over the
 //! distinct values, case 2 (medium) half of them on one value and the rest evenly, case 3
 //! (large) all on one value. Fig. 5: rate against α at fixed n; Fig. 6: rate against n at
 //! α = 0.5. The false-positive rate is measured with keys never inserted.
@@ -29,7 +29,7 @@
 //! (cases 2, 3) the IBF measures above the rate of its own ones, because that value's repeat
 //! bits are one long enhanced-double-hashing run, a structured set that queries' own
 //! double-hashing positions hit more often than a random one. An IBF repeat walks its key's
-//! run, so one value repeated r times costs r²/2 probes (004 Table 3: insert O(k + C_x)).
+//! run, so one value repeated r times costs r²/2 probes (Matsumoto, Hazeyama & Kadobayashi Table 3: insert O(k + C_x)).
 
 use anyhow::Context;
 use bloomery::params::{self, Skew};
@@ -47,7 +47,7 @@ use crate::{write_report, Plot, Report, RunOptions, Series, Style};
 /// Name on the command line.
 pub const NAME: &str = "ibf-vs-cbf";
 
-/// The three skew cases of 004 Table 4.
+/// The three skew cases of Matsumoto, Hazeyama & Kadobayashi Table 4.
 pub const SKEWS: [Skew; 3] = [Skew::Small, Skew::Medium, Skew::Large];
 
 /// The experiment's parameters.
@@ -191,7 +191,7 @@ pub struct Point {
     pub ibf: [Measured; 3],
     /// The CBF, per skew case.
     pub cbf: [Measured; 3],
-    /// The CBF's counter bits per case (004 Table 5).
+    /// The CBF's counter bits per case (Matsumoto, Hazeyama & Kadobayashi Table 5).
     pub cbf_bits: [u32; 3],
     /// Saturated CBF counters per skew case. Table 5 sizes a counter for the largest count of
     /// one value, but a counter holds the sum of every value hashed to it, so the small-skew
@@ -235,7 +235,7 @@ pub fn point(p: &Params, n: u64, alpha: f64) -> anyhow::Result<Point> {
             counts[v as usize] += 1;
         }
         let max_count = counts.iter().copied().max().unwrap_or(1);
-        // 004 Table 5: the counters must hold the largest count of the case
+        // Matsumoto, Hazeyama & Kadobayashi Table 5: the counters must hold the largest count of the case
         let c = params::counter_bits_for(params::max_count_for_skew(n, alpha, skew).max(max_count));
         anyhow::ensure!(c <= 32, "counter of {c} bits");
         cbf_bits[s_i] = c;
@@ -504,6 +504,10 @@ fn point_table(p: &Params, pts: &[Point]) -> Table {
     t
 }
 
+/// Palette colours of the three IBF cases: distinct from each other and from the CBF cases
+/// (2, 3, 4) and the plain filter (0); case 1 shares the red of the IBF formula.
+const IBF_CASE_COLORS: [usize; 3] = [1, 5, 6];
+
 fn fpr_plot(
     title: String,
     x_label: &str,
@@ -531,12 +535,13 @@ fn fpr_plot(
         Style::Line,
         1,
     ));
+    // one colour per IBF case (the CBF cases take 2, 3 and 4)
     for (i, s) in SKEWS.iter().enumerate() {
         plot.push(Series::new(
             format!("IBF, {}", case_name(*s)),
             of(&|p| p.ibf[i].rate(q)),
             Style::Points,
-            1,
+            IBF_CASE_COLORS[i],
         ));
     }
     for (i, s) in SKEWS.iter().enumerate() {
@@ -561,7 +566,7 @@ pub fn render(p: &Params, o: &Outcome) -> (String, [Plot; 3]) {
     let q = p.queries;
     let fig5 = fpr_plot(
         format!(
-            "004 Fig. 5: false positives against α (M = {} bits, k = {}, n = {})",
+            "Matsumoto, Hazeyama & Kadobayashi Fig. 5: false positives against α (M = {} bits, k = {}, n = {})",
             int(p.memory_bits),
             p.k,
             int(p.n)
@@ -573,7 +578,7 @@ pub fn render(p: &Params, o: &Outcome) -> (String, [Plot; 3]) {
     );
     let fig6 = fpr_plot(
         format!(
-            "004 Fig. 6: false positives against inputs n (α = 0.5, M = {} bits, k = {})",
+            "Matsumoto, Hazeyama & Kadobayashi Fig. 6: false positives against inputs n (α = 0.5, M = {} bits, k = {})",
             int(p.memory_bits),
             p.k
         ),
@@ -617,7 +622,7 @@ pub fn render(p: &Params, o: &Outcome) -> (String, [Plot; 3]) {
         .sum();
     let mut md = format!(
         "# {NAME}: Iterative Bloom Filter against counting and plain filters\n\n\
-         Seed 004 §4 (Fig. 5, 6, Tables 4, 5; translated in the seeds' README). Every structure \
+         Matsumoto, Hazeyama & Kadobayashi §4 (Fig. 5, 6, Tables 4, 5). Every structure \
          has M = {m} bits and k = {k}: `BloomFilter` (M bits, the distinct inputs), \
          `IterativeBloomFilter` (M bits) and `CountingBloomFilter` with c-bit counters sized for \
          the largest count of the skew case (Table 5), so M/c counters. Inputs: n values with \
@@ -786,7 +791,7 @@ mod tests {
             assert!(x.bf.model <= x.ibf[0].model * (1.0 + 1e-3));
         }
         // Fig. 5: the IBF beats the large-skew CBF at every α < 1, and loses to the small-skew
-        // CBF at the smallest α (004 §5.3)
+        // CBF at the smallest α (Matsumoto, Hazeyama & Kadobayashi §5.3)
         let first = &o.by_alpha[0];
         assert!(first.ibf[0].model > first.cbf[0].model);
         assert!(o

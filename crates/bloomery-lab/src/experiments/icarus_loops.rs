@@ -1,6 +1,6 @@
 //! `icarus-loops`: forwarding-loop detection with a small Bloom filter in every packet header.
 //!
-//! Simulates seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §7.1, "Detecting Loops
+//! Simulates Broder & Mitzenmacher §7.1, "Detecting Loops
 //! in Icarus" (Whitaker & Wetherall, OPENARCH 2002): each packet carries a small Bloom filter of
 //! the nodes it visited; every node ORs its mask (its pre-hashed key, k bits) into the header, and
 //! a node whose mask is already entirely set — the filter "does not change" — declares a loop.
@@ -259,7 +259,7 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
     let caught: u64 = rows.iter().map(|r| r.caught).sum();
     let mut md = format!(
         "# {NAME}: loop detection with a Bloom filter in the packet header\n\n\
-         Seed 002 §7.1 (Icarus, Whitaker & Wetherall). Every packet carries a classic \
+         Broder & Mitzenmacher §7.1 (Icarus, Whitaker & Wetherall). Every packet carries a classic \
          `BloomFilter` of m bits (`bits(m).hashes(k).seed({seed})`, k optimal for L = {hops} \
          nodes); each node ORs in its mask (its pre-hashed key) and declares a loop when the \
          filter does not change. {paths} packets per size on self-avoiding random walks of L = \

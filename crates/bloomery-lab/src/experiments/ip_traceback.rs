@@ -1,13 +1,13 @@
 //! `ip-traceback`: hash-based IP traceback (SPIE) with per-window packet digests in every
 //! router, kept as Iterative Bloom Filters so a trace also shows how often a packet passed.
 //!
-//! Simulates seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §8.2, "IP
+//! Simulates Broder & Mitzenmacher §8.2, "IP
 //! Traceback" (Snoeren et al.'s Source Path Isolation Engine): every router records a digest
 //! of the packets it forwards; a victim traces a packet back by asking its router's neighbours
 //! whether they forwarded it, and so on; "a false positive would lead to a branch, giving
 //! multiple possible paths", and the scheme must decide "how much information to store and
-//! when to discard stale information". Seed 004 (`004_d809e860710fd3b4.txt`, Matsumoto,
-//! Hazeyama & Kadobayashi; translated in the seeds' README) proposes its Iterative Bloom Filter
+//! when to discard stale information". Matsumoto, Hazeyama &
+//! Kadobayashi (in Japanese; see docs/PAPERS.md) propose its Iterative Bloom Filter
 //! for exactly these digests — rotated per time window and dropped whole, so its lack of
 //! deletion does not matter — so that repeats of a packet are counted as well.
 //!
@@ -26,7 +26,7 @@
 //! neighbours. Packets of dropped windows cannot be traced. Filters have no false negatives, so
 //! every traceable trace contains the whole true path; false positives add routers. Each
 //! router on the path also reports the IBF's count of the packet (004: the run of ones after
-//! the first k positions), never below the true number of copies, and 004 eq. 9's estimate.
+//! the first k positions), never below the true number of copies, and Matsumoto, Hazeyama & Kadobayashi eq. 9's estimate.
 
 use anyhow::Context;
 use bloomery::Hashed;
@@ -131,7 +131,7 @@ pub struct Row {
     pub false_yes: u64,
     /// Expected false positives of those queries: the sum of the queried digests' `(ones/m)^k`.
     pub expected_yes: f64,
-    /// Mean over the kept digests of 004 eq. 10 at their n and α.
+    /// Mean over the kept digests of Matsumoto, Hazeyama & Kadobayashi eq. 10 at their n and α.
     pub model_fpr: f64,
     /// Path routers whose count was below the packet's true copies (must be 0).
     pub undercounts: u64,
@@ -415,7 +415,7 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
         "traces with a false branch",
         "false \"seen\" rate (measured)",
         "expected from the digests' fill",
-        "004 eq. 10",
+        "Matsumoto, Hazeyama & Kadobayashi eq. 10",
         "counts below truth",
         "counts exact",
         "mean count / copies",
@@ -444,7 +444,7 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
     }
     let mut md = format!(
         "# {NAME}: hash-based IP traceback with per-window Iterative Bloom Filter digests\n\n\
-         Seed 002 §8.2 (Snoeren et al., SPIE) with seed 004's Iterative Bloom Filter as the \
+         Broder & Mitzenmacher §8.2 (Snoeren et al., SPIE) with Matsumoto, Hazeyama & Kadobayashi's Iterative Bloom Filter as the \
          digest. A preferential-attachment tree of {r} routers; {w} windows, each with {pk} \
          background packets between random routers and {a} attack packets from {att} attacker \
          routers to the victim (a leaf), every attack packet sent 1..={rep} times unchanged. \
@@ -453,7 +453,7 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
          digests older than {keep} windows. At the end the victim traces every attack packet \
          breadth first through the routers that answer \"seen\"; packets of dropped windows \
          expire. Each path router also reports the packet's IBF count (never below the true \
-         copies) and 004 eq. 9's estimate (seed {seed}).\n\n\
+         copies) and Matsumoto, Hazeyama & Kadobayashi eq. 9's estimate (seed {seed}).\n\n\
          ![{NAME}]({NAME}.svg)\n\n",
         r = int(p.routers),
         w = p.windows,

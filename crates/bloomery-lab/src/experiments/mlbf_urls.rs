@@ -1,6 +1,6 @@
 //! `mlbf-urls`: the multi-layer Bloom filter against the classic filter on real URLs —
-//! false positives (Fig. 5), insert time (Fig. 6) and query time (Fig. 7) of seed 001
-//! (`001_66ba1c20a7dd9052.txt`, Cen, Xu & Sun, §V), plus the comparison at equal memory.
+//! false positives (Fig. 5), insert time (Fig. 6) and query time (Fig. 7) of Cen, Xu & Sun
+//! (Cen, Xu & Sun, §V), plus the comparison at equal memory.
 //!
 //! The paper's setup: k = 3, m = 16,829,152 bits per filter (eq. 2 for n = 3.5M at 0.1), L = 4;
 //! the same URLs go into a classic filter of m bits and into the MLBF (L layers + the XOR
@@ -132,7 +132,10 @@ pub fn load_urls(p: &Params) -> anyhow::Result<(Vec<String>, UrlSource)> {
             ))
         }
         Err(_) if p.allow_generated => Ok((
-            generated_urls(want as u64, p.seed),
+            {
+                crate::note_generated(NAME, &p.data, "generated repository-like URLs", "npm");
+                generated_urls(want as u64, p.seed)
+            },
             UrlSource::Generated {
                 missing: p.data.clone(),
             },
@@ -395,8 +398,7 @@ pub fn measure(p: &Params) -> anyhow::Result<Outcome> {
 pub fn render(p: &Params, o: &Outcome) -> (String, [Plot; 3]) {
     let src = match &o.source {
         UrlSource::File { path, lines } => format!(
-            "npm `all-the-package-repos` repository URLs (`{}`: {} non-empty lines, more \
-             lines than the issue's 1.68M because the package has grown and repeats URLs; the \
+            "npm `all-the-package-repos` repository URLs (`{}`: {} non-empty lines; the \
              first {} distinct URLs that have a host are used)",
             path.display(),
             int(*lines),
@@ -412,7 +414,7 @@ pub fn render(p: &Params, o: &Outcome) -> (String, [Plot; 3]) {
     let l = p.layers;
     let mut md = format!(
         "# {NAME}: multi-layer against classic Bloom filter on real URLs\n\n\
-         Seed 001 §V (Fig. 5-7). URLs: {src}. Shape: k = {k}, m = {m} bits per filter, L = {l} \
+         Cen, Xu & Sun §V (Fig. 5-7). URLs: {src}. Shape: k = {k}, m = {m} bits per filter, L = {l} \
          (the MLBF holds {l} layers + the XOR layer = {mb} bits; the classic filter {m} bits). \
          Each inserted URL is queried with its index appended (`URL` + `i`), never an inserted \
          URL (queries equal to an inserted URL are excluded, column \"excl.\"), so every positive \

@@ -1,7 +1,7 @@
 //! `multicast`: Grönvall's multicast forwarding with one Bloom filter of group addresses per
 //! interface, and group leaves handled by counting filters.
 //!
-//! Simulates seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §7.3, "Multicast":
+//! Simulates Broder & Mitzenmacher §7.3, "Multicast":
 //! instead of an interface list per multicast address, a router keeps a Bloom filter of
 //! addresses per interface, and a packet arriving on one interface is forwarded on every other
 //! interface whose filter matches its group. False positives forward packets onto links with no
@@ -347,7 +347,7 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
         .sum();
     let mut md = format!(
         "# {NAME}: multicast forwarding with a Bloom filter per interface\n\n\
-         Seed 002 §7.3 (Grönvall). A router with {i} interfaces; each of {g} groups is \
+         Broder & Mitzenmacher §7.3 (Grönvall). A router with {i} interfaces; each of {g} groups is \
          subscribed behind each interface with probability {s}, so about {n0} groups per \
          interface. Every interface keeps a classic `BloomFilter` (`bits(m).hashes(k).seed({seed})`, \
          m = bits per group × {n0}, k optimal); {pk} packets per phase arrive with a random group \

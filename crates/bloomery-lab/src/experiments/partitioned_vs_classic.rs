@@ -1,7 +1,7 @@
 //! `partitioned-vs-classic`: the partitioned Bloom filter against the classic one at equal
 //! bits m and hash count k.
 //!
-//! Seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §2.1: splitting the m bits
+//! Broder & Mitzenmacher §2.1: splitting the m bits
 //! into k disjoint slices of m/k bits, hash i setting one bit in slice i, gives the rate
 //! `(1-(1-k/m)^n)^k` ([`params::fpr_partitioned`]); "asymptotically, the performance is the
 //! same", and since `(1-1/m)^k ≥ 1-k/m` the partitioned rate is never lower than the classic
@@ -238,14 +238,14 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
     });
     let md = format!(
         "# {NAME}: partitioned against classic at equal m and k\n\n\
-         Seed 002 §2.1. `BloomFilter` and `PartitionedBloomFilter` built with \
+         Broder & Mitzenmacher §2.1. `BloomFilter` and `PartitionedBloomFilter` built with \
          `bits(m).hashes(k).seed({seed})`, n = {n} keys inserted, {q} never-inserted keys \
          queried per point. Classic `f' = (1-(1-1/m)^(kn))^k`, partitioned \
          `f = (1-(1-1/⌊m/k⌋)^n)^k`; z is (measured − formula)/σ.\n\n\
          ![{NAME}]({NAME}.svg)\n\n\
          At this n the formulas differ by at most a factor {worst:.6} (partitioned/classic), \
          and the measured rates by a mean factor {measured_ratio:.3} — the two are \
-         indistinguishable for large filters, as 002 §2.1 says. The difference only shows for \
+         indistinguishable for large filters, as Broder & Mitzenmacher §2.1 says. The difference only shows for \
          tiny filters (formula, m/n = 8, optimal k):\n\n{small}\n{table}",
         seed = p.seed,
         n = int(p.n),

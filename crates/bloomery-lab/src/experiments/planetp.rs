@@ -1,7 +1,7 @@
 //! `planetp`: PlanetP-style content summaries — every peer publishes a Bloom filter of its
 //! keywords, and a query contacts the peers whose filter matches.
 //!
-//! Simulates seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §5.1, "Moderate-sized
+//! Simulates Broder & Mitzenmacher §5.1, "Moderate-sized
 //! P2P networks": for systems "of hundreds of nodes ... keeping a Bloom filter for every other
 //! node may be tractable", "a Bloom filter could use 8 or 16 bits per object", and "false
 //! positives in this situation yield extraneous requests for objects to nodes that do not have
@@ -267,7 +267,7 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
     }
     let mut md = format!(
         "# {NAME}: peers contacted by keyword queries over Bloom-filter summaries\n\n\
-         Seed 002 §5.1 (PlanetP). {peers} peers, each with {kw} distinct keywords drawn from \
+         Broder & Mitzenmacher §5.1 (PlanetP). {peers} peers, each with {kw} distinct keywords drawn from \
          {v} words with Zipf({z}) popularity; every peer's classic `BloomFilter` \
          (`bits(m).hashes(k).seed({seed})`, m = bits per keyword × {kw}, k optimal) is known to \
          all. {q} one-word queries from the same popularity contact every peer whose filter \

@@ -1,7 +1,7 @@
 //! `resource-routing`: requests routed on a tree by unified and per-child Bloom filters, with
 //! backtracking after false positives.
 //!
-//! Simulates seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §6.1, "A Basic Routing
+//! Simulates Broder & Mitzenmacher §6.1, "A Basic Routing
 //! Protocol" (the framework of Czerwinski et al.'s resource discovery service): nodes of a rooted
 //! tree hold resources; each node keeps a filter of its own resources and a unified filter of
 //! everything in its subtree — the OR of its own and its children's unified filters, built with
@@ -330,7 +330,7 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
     let asked: u64 = rows.iter().map(|r| r.requests).sum();
     let mut md = format!(
         "# {NAME}: resource routing on a tree with unified filters\n\n\
-         Seed 002 §6.1 (Czerwinski et al.). A complete tree of {nodes} nodes (fanout {f}, {d} \
+         Broder & Mitzenmacher §6.1 (Czerwinski et al.). A complete tree of {nodes} nodes (fanout {f}, {d} \
          levels), {r} resources per node ({total} in all). Every node has a classic \
          `BloomFilter` of its own resources and a unified one (its own OR its children's, by \
          `union_with`), all with m = bits per resource × {total} bits and k optimal for the \

@@ -1,7 +1,7 @@
 //! `set-intersection`: set intersection for keyword search (Reynolds & Vahdat), the Bloom
 //! semi-join of distributed databases, and join-size estimation from two filters.
 //!
-//! Simulates seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher):
+//! Simulates Broder & Mitzenmacher:
 //! - §5.3, "Set Intersection for Keyword Searches": "Peer B can send a Bloom filter
 //!   representing S_B to A; peer A then sends the elements of S_A that appear to be in S_B
 //!   according to the filter. False positives yield elements of S_A that are in fact not in
@@ -331,7 +331,7 @@ pub fn render(p: &Params, r: &Results) -> (String, Plot) {
     }
     let mut md = format!(
         "# {NAME}: keyword-search intersection, Bloom semi-join, join-size estimates\n\n\
-         Seed 002 §5.3 (Reynolds & Vahdat) and §3.2 (semi-joins, join-size estimates via \
+         Broder & Mitzenmacher §5.3 (Reynolds & Vahdat) and §3.2 (semi-joins, join-size estimates via \
          §2.4). Classic `BloomFilter`s with the optimal k and seed {seed}, sent compressed \
          (`compress::compress_bits`).\n\n\
          ## Keyword search: S_A ∩ S_B\n\n\
@@ -362,7 +362,7 @@ pub fn render(p: &Params, r: &Results) -> (String, Plot) {
     md.push_str(&format!(
         "\n## Join size from two filters\n\n\
          Two sets of {b} elements with the given overlap, each in a filter of {m} bits \
-         (8 per element): `BloomFilter::estimate_intersection` (002 §2.4) before any element \
+         (8 per element): `BloomFilter::estimate_intersection` (Broder & Mitzenmacher §2.4) before any element \
          is sent.\n\n",
         b = int(p.docs_b),
         m = int(8 * p.docs_b),

@@ -1,7 +1,7 @@
 //! `set-reconciliation`: approximate set reconciliation (Byers, Considine, Mitzenmacher & Rost)
 //! — peer B sends a Bloom filter of its set, peer A sends back what the filter does not hold.
 //!
-//! Simulates seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §5.2, "Approximate
+//! Simulates Broder & Mitzenmacher §5.2, "Approximate
 //! Set Reconciliation for Content Delivery": "Peer B would like to send peer A a succinct data
 //! structure so that A can start sending B items that B does not have, that is, items in
 //! S_A − S_B ... B send A a Bloom filter; A then runs through its elements, checking each one
@@ -16,7 +16,7 @@
 //! plain and compressed ([`bloomery::compress::compress_bits`]); the alternative is sending S_B
 //! whole (8 bytes per identifier). The fraction of S_A − S_B recovered is `1 − f`, f the
 //! filter's false-positive rate ([`params::fpr_exact`]). The last rows use the sparser shapes
-//! [`params::compressed_shape`] picks for the same number of *transmitted* bits (002 §2.6).
+//! [`params::compressed_shape`] picks for the same number of *transmitted* bits (Broder & Mitzenmacher §2.6).
 
 use bloomery::compress::compress_bits;
 use bloomery::{params, BloomFilter, Filter, KeyHasher};
@@ -198,13 +198,13 @@ pub fn render(p: &Params, rows: &[Row]) -> (String, Plot) {
     }
     let mut md = format!(
         "# {NAME}: approximate set reconciliation with a Bloom filter\n\n\
-         Seed 002 §5.2 (Byers, Considine, Mitzenmacher & Rost). Peers A and B hold {n} 64-bit \
+         Broder & Mitzenmacher §5.2 (Byers, Considine, Mitzenmacher & Rost). Peers A and B hold {n} 64-bit \
          identifiers each; {d:.0} % of A's are not in S_B (|S_A − S_B| = {diff}). B sends a \
          classic `BloomFilter` of S_B (seed {seed}); A sends every element the filter does not \
          hold. Recovered: the fraction of S_A − S_B that A sends, `1 − f` with f the exact \
          false-positive rate. Sending S_B whole costs 8 bytes per element. The last rows use \
          the larger, sparser filters `params::compressed_shape` picks for a budget of z \
-         transmitted bits per element, m/n at most 64 (002 §2.6): for the same bytes on the \
+         transmitted bits per element, m/n at most 64 (Broder & Mitzenmacher §2.6): for the same bytes on the \
          wire they recover more.\n\n\
          ![{NAME}]({NAME}.svg)\n\n",
         n = int(p.set),

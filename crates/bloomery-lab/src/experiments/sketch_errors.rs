@@ -2,7 +2,7 @@
 //! count-min sketch with and without conservative update, on a Zipf stream and on the packet
 //! flows of a real capture.
 //!
-//! Reproduces seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §9 (Cohen &
+//! Reproduces Broder & Mitzenmacher §9 (Cohen &
 //! Matias' spectral Bloom filters: Minimum Selection, Minimal Increase, Recurring Minimum;
 //! Cormode & Muthukrishnan's count-min sketch) and §8.1 (Estan & Varghese's conservative
 //! update). Every structure gets the same number of counters C:
@@ -156,7 +156,7 @@ pub fn zipf_stream(p: &Params, hasher: &KeyHasher) -> Multiset {
 
 /// The packets per flow of the capture (or the synthetic trace).
 pub fn flow_stream(p: &Params, hasher: &KeyHasher) -> anyhow::Result<(Multiset, FlowSource)> {
-    let (trace, source) = pcap::load_or_synthetic(p.allow_synthetic, p.seed)?;
+    let (trace, source) = pcap::load_or_synthetic(NAME, p.allow_synthetic, p.seed)?;
     let keys = trace
         .flows
         .iter()
@@ -329,7 +329,7 @@ pub fn measure(p: &Params) -> anyhow::Result<Outcome> {
 pub fn render(p: &Params, o: &Outcome) -> (String, Plot) {
     let mut md = format!(
         "# {NAME}: spectral Bloom filters and count-min sketches, estimate errors\n\n\
-         Seed 002 §9 (Cohen & Matias; Cormode & Muthukrishnan) and §8.1 (conservative update). \
+         Broder & Mitzenmacher §9 (Cohen & Matias; Cormode & Muthukrishnan) and §8.1 (conservative update). \
          Every structure has the same number of counters C: spectral MS and MI C counters \
          (32-bit), RM a primary of C - ⌊C/3⌋ and a secondary of ⌊C/3⌋, k = {K}; count-min depth \
          {K} × width C/{K} (64-bit counters), plain and conservative (CU). Errors are over the \

@@ -1,7 +1,7 @@
 //! `stochastic-fair-blue`: Stochastic Fair Blue queue management with a counting Bloom filter
 //! of the queued packets' flows, with and without moving hash functions.
 //!
-//! Simulates seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §7.2, "Queue
+//! Simulates Broder & Mitzenmacher §7.2, "Queue
 //! Management: Stochastic Fair Blue" (Feng, Shin, Kandlur & Saha): "each packet arrival
 //! increments k counters of a counting Bloom filter based on ... hashes of the
 //! source-destination pair ... When a packet is processed the corresponding counters are
@@ -443,7 +443,7 @@ pub fn render(p: &Params, base: &Outcome, rows: &[Row]) -> (String, Plot) {
     }
     let mut md = format!(
         "# {NAME}: Stochastic Fair Blue with a counting Bloom filter of queued flows\n\n\
-         Seed 002 §7.2 (Feng et al.). One link serving one packet per tick, a {buf}-packet \
+         Broder & Mitzenmacher §7.2 (Feng et al.). One link serving one packet per tick, a {buf}-packet \
          FIFO; {r} responsive AIMD flows and {u} unresponsive flows at {ur} packets per tick \
          each ({load:.1}× the link). The queue's flows are counted in a `CountingBloomFilter` \
          (m counters, k = {k}, 16-bit counters); each counter has a Blue marking probability \

@@ -1,14 +1,14 @@
 //! `summary-cache`: Summary Cache (Fan, Cao, Almeida & Broder) — cooperating web proxies that
 //! periodically send each other a compressed Bloom-filter digest of their caches.
 //!
-//! Simulates seed 002 (`002_4e1d45bcdc08c1b0.txt`, Broder & Mitzenmacher) §4, "A Sample Network
-//! Application: Distributed Caching" (also seed 000 §8.1): "proxies do not transfer URL lists
+//! Simulates Broder & Mitzenmacher §4, "A Sample Network
+//! Application: Distributed Caching" (also Salman §8.1): "proxies do not transfer URL lists
 //! corresponding to the exact contents of their caches, but instead periodically broadcast Bloom
 //! filters"; "false positives and false negatives may occur even without a Bloom filter, since
 //! the cache contents may change between periodic updates"; caches "use a counting Bloom filter
 //! to track their own cache contents, and broadcast the corresponding standard 0-1 Bloom
 //! filter"; "delta compression and compressed Bloom filters ... can yield a further reduction in
-//! the number of bits transmitted" (002 §2.6, Mitzenmacher).
+//! the number of bits transmitted" (Broder & Mitzenmacher §2.6, Mitzenmacher).
 //!
 //! `proxies` proxies each run an LRU cache of `cache` URLs and track it with the library's
 //! [`CountingBloomFilter`] (4-bit counters, `bits_per_entry × cache` counters, k hashes):
@@ -221,7 +221,10 @@ pub fn load_urls(p: &Params) -> anyhow::Result<(Vec<String>, UrlSource)> {
             Ok((out, UrlSource::File(p.data.clone())))
         }
         Err(_) if p.allow_generated => Ok((
-            crate::experiments::mlbf_urls::generated_urls(p.urls as u64, p.seed),
+            {
+                crate::note_generated(NAME, &p.data, "generated URL-like keys", "npm");
+                crate::experiments::mlbf_urls::generated_urls(p.urls as u64, p.seed)
+            },
             UrlSource::Generated(p.data.clone()),
         )),
         Err(e) => anyhow::bail!(
@@ -472,7 +475,7 @@ pub fn render(p: &Params, rows: &[Row], source: &UrlSource) -> (String, Plot) {
     }
     let mut md = format!(
         "# {NAME}: Summary Cache, proxies sharing compressed Bloom-filter digests\n\n\
-         Seed 002 §4 (Fan, Cao, Almeida & Broder; also 000 §8.1) with 002 §2.6 (compressed \
+         Broder & Mitzenmacher §4 (Fan, Cao, Almeida & Broder; also Salman §8.1) with Broder & Mitzenmacher §2.6 (compressed \
          filters, delta compression). {proxies} proxies, each an LRU cache of {cache} URLs \
          tracked by a `CountingBloomFilter` ({m} 4-bit counters, k = {k}, seed {seed}); every \
          *period* requests each sends its standard filter (`to_bloom_filter`, {bpe} bits per \

@@ -1,4 +1,4 @@
-//! `xml-cldr`: Breadth and Depth Bloom filters (seed 000, `000_dfb6a97fa928156c.txt`, §6-7,
+//! `xml-cldr`: Breadth and Depth Bloom filters (Salman, §6-7,
 //! Koloniari & Pitoura) over the real XML of the Unicode CLDR: false-positive rate of path
 //! queries against filter size, by query type, and the paper's claims about both structures.
 //!
@@ -10,7 +10,7 @@
 //! whose filter matches), built at per-sub-filter rates p = 10⁻¹ … 10⁻⁴.
 //!
 //! Queries are built per document from its own element names, so that the cheap test of
-//! 000 §6 (every name in BBF₀/DBF₀) passes and the structure is what decides:
+//! Salman §6 (every name in BBF₀/DBF₀) passes and the structure is what decides:
 //! - **root** `/a₁/…/a_p`: a real root path with one step (not the root) replaced by another
 //!   name of the same document;
 //! - **partial** `a/b/c`: a real sub-path of 2-3 names with one step replaced;
@@ -23,7 +23,7 @@
 //! An exact evaluation against the document's root-to-leaf paths keeps only the queries that
 //! do not match; the false-positive rate is the fraction of those that a filter accepts.
 //!
-//! The paper's claims checked (000 §6-7): BBF_i grow with the level (more distinct names
+//! The paper's claims checked (Salman §6-7): BBF_i grow with the level (more distinct names
 //! deeper) while the DBF_i are "of the same order"; the BBF has an extra false positive on root
 //! and partial paths (it mixes levels: /A/C/D), the DBF on `//` queries (a/b//m/n: the parts
 //! are checked independently), so at equal p the DBF is better on root and partial paths and
@@ -135,6 +135,7 @@ pub fn load_corpus(p: &Params) -> anyhow::Result<(Vec<Doc>, CorpusSource)> {
             "{} not found (run `bash scripts/fetch-data.sh cldr`, or set BLOOMERY_DATA)",
             p.data.display()
         );
+        crate::note_generated(NAME, &p.data, "a generated corpus of random trees", "cldr");
         return Ok((
             generated_corpus(p.max_docs, p.seed),
             CorpusSource::Generated(p.data.clone()),
@@ -469,7 +470,7 @@ pub fn render(p: &Params, o: &Outcome) -> (String, Plot) {
     let lens: Vec<String> = s.paths_per_length.iter().map(|&x| int(x)).collect();
     let mut md = format!(
         "# {NAME}: Breadth and Depth Bloom filters on real XML\n\n\
-         Seed 000 §6-7. Corpus: {src}: {el} elements, {lp} distinct root-to-leaf paths, depth \
+         Salman §6-7. Corpus: {src}: {el} elements, {lp} distinct root-to-leaf paths, depth \
          up to {depth}. One BBF and one DBF per document (blocked sub-filters, each sized for \
          its keys at rate p). Queries per document and type: {q} candidates built from the \
          document's own names (root: a real root path with one step replaced; partial: a real \
@@ -596,7 +597,7 @@ mod tests {
             assert!(r.negatives.iter().all(|&n| n >= 300), "{:?}", r.negatives);
         }
         let last = o.rows.last().unwrap();
-        // at p = 1e-3 the structure decides: the BBF mixes levels on root paths (000 §7,
+        // at p = 1e-3 the structure decides: the BBF mixes levels on root paths (Salman §7,
         // /A/C/D), the DBF does not; the DBF's a//b check is only DBF₀, the BBF's orders them
         assert!(last.rate(0, 0) > 0.05 && last.rate(1, 0) < 0.01, "{last:?}");
         assert!(last.rate(1, 2) > last.rate(0, 2), "{last:?}");

@@ -34,7 +34,11 @@ pub fn module_path() -> PathBuf {
         .expect("module built by cargo build -p bloomery-redis")
 }
 
-/// Whether redis-server is installed; outside CI the tests skip (with a note) when it is not.
+/// Whether redis-server is installed. The tests that need it are also
+/// `#[cfg_attr(not(have_redis), ignore = ...)]`: `build.rs` sets `cfg(have_redis)` when it
+/// finds redis-server on `PATH` (or when `CI` is set), so without it they show as ignored in
+/// the test summary; this check catches a server removed since the build (a skip with a note,
+/// a failure when `CI` is set).
 pub fn have_redis() -> bool {
     let ok = Command::new("redis-server")
         .arg("--version")
@@ -183,7 +187,8 @@ impl Drop for Server {
     }
 }
 
-/// Run a command, expecting an error; returns its text.
+/// Run a command, expecting an error; returns its text as the server sent it (`CODE detail`,
+/// e.g. `ERR bad error rate` or `Filter is full`).
 pub fn err(con: &mut redis::Connection, args: &[&str]) -> String {
     let mut c = redis::cmd(args[0]);
     for a in &args[1..] {
@@ -191,7 +196,11 @@ pub fn err(con: &mut redis::Connection, args: &[&str]) -> String {
     }
     match c.query::<redis::Value>(con) {
         Ok(v) => panic!("{args:?} should fail, got {v:?}"),
-        Err(e) => e.to_string(),
+        Err(e) => match (e.code(), e.detail()) {
+            (Some(code), Some(detail)) => format!("{code} {detail}"),
+            (Some(code), None) => code.to_string(),
+            _ => e.to_string(),
+        },
     }
 }
 

@@ -162,9 +162,12 @@ for_each_kind!(define_any_counter);
 /// Options that do not apply to the chosen kind are refused with a typed error.
 #[derive(Debug, Clone, Default)]
 pub struct CounterOptions {
-    /// Expected number of distinct items (n).
+    /// Expected number of distinct keys (n).
     pub capacity: Option<u64>,
-    /// Target false-positive rate at capacity.
+    /// Iterative and space-code filters: expected inserts, repeats included (default: n,
+    /// every key once). Their fill depends on both counts; the other kinds' on n alone.
+    pub occurrences: Option<u64>,
+    /// Target membership false-positive rate at capacity.
     pub fpr: Option<f64>,
     /// Exact number of counters (counting, spectral) or bits (ibf, scbf).
     pub bits: Option<u64>,
@@ -209,7 +212,8 @@ impl AnyCounter {
     pub fn build(kind: Kind, o: &CounterOptions) -> Result<Self> {
         let limit = o.max_bytes.unwrap_or_else(crate::store::max_bytes);
         let only = |ok: &[&'static str]| -> Result<()> {
-            let given: [(&'static str, bool); 11] = [
+            let given: [(&'static str, bool); 12] = [
+                ("occurrences", o.occurrences.is_some()),
                 ("bits", o.bits.is_some()),
                 ("hashes", o.hashes.is_some()),
                 ("counter_bits", o.counter_bits.is_some()),
@@ -341,12 +345,33 @@ impl AnyCounter {
                 AnyCounter::CountMin(b.try_build()?)
             }
             Kind::Iterative => {
-                only(&["bits", "hashes", "repeat_cap"])?;
+                only(&["bits", "hashes", "repeat_cap", "occurrences"])?;
                 let mut b = IterativeBloomFilter::builder()
                     .hasher(o.hasher)
                     .max_bytes(limit);
-                if let Some(n) = o.capacity {
-                    b = b.capacity(n);
+                match (o.capacity, o.occurrences) {
+                    (Some(n), Some(total)) => {
+                        if o.distinctness.is_some() {
+                            return Err(invalid(
+                                "occurrences",
+                                "give the inserts or the distinctness rate, not both",
+                            ));
+                        }
+                        crate::params::check_capacity(n)?;
+                        if total < n {
+                            return Err(invalid(
+                                "occurrences",
+                                format!("{total} inserts cannot hold {n} distinct keys"),
+                            ));
+                        }
+                        // the library's capacity counts every input; α the distinct share
+                        b = b.capacity(total).distinctness(n as f64 / total as f64);
+                    }
+                    (Some(n), None) => b = b.capacity(n),
+                    (None, Some(_)) => {
+                        return Err(invalid("occurrences", "give the distinct keys too"))
+                    }
+                    (None, None) => {}
                 }
                 if let Some(p) = o.fpr {
                     b = b.fpr(p);
@@ -366,12 +391,15 @@ impl AnyCounter {
                 AnyCounter::Iterative(b.try_build()?)
             }
             Kind::SpaceCode => {
-                only(&["bits", "hashes", "groups"])?;
+                only(&["bits", "hashes", "groups", "occurrences"])?;
                 let mut b = SpaceCodeBloomFilter::builder()
                     .hasher(o.hasher)
                     .max_bytes(limit);
                 if let Some(n) = o.capacity {
                     b = b.capacity(n);
+                }
+                if let Some(total) = o.occurrences {
+                    b = b.occurrences(total);
                 }
                 if let Some(p) = o.fpr {
                     b = b.fpr(p);
@@ -419,9 +447,9 @@ impl AnyCounter {
     /// Decode any counting-family kind from bytes, verifying the checksum. A compressed file
     /// is decompressed first (and the plain file's checksum verified).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let bytes = crate::io::compress::plain_file(bytes)?;
-        let d = format::decode(&bytes, Verify::Checksum)?;
-        Self::decode(&d, Source::Bytes(&bytes))
+        let plain = crate::io::compress::plain_bytes(bytes)?;
+        let d = format::decode(plain.bytes(), Verify::Checksum)?;
+        Self::decode(&d, plain.source())
     }
 
     /// Load any counting-family kind from a file, verifying the checksum.
@@ -545,6 +573,16 @@ impl AnyCounter {
     /// True when nothing was inserted.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// The capacity it was sized for (0: none), the membership rate asked for at capacity
+    /// and the rate of its contents now (`None` where they do not apply: cms, an explicit
+    /// shape's target), without the rest of [`info`](Self::info) (which serialises the
+    /// structure to measure it).
+    pub fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
+        let mut i = CounterInfo::default();
+        self.as_dyn().describe(&mut i);
+        (i.capacity, i.target_fpr, i.current_fpr)
     }
 
     /// Kind-specific state.

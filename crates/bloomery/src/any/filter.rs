@@ -270,6 +270,7 @@ impl Build for AnyFilter {
             Kind::SplitBlock => AnyFilter::SplitBlock(b.retarget().try_build()?),
             Kind::Scalable => AnyFilter::Scalable(b.retarget().try_build()?),
             Kind::Mlbf => {
+                b.refuse_others("a multi-layer filter", &[])?;
                 // the paper's L = 4; other L through MultiLayerBloomFilter::builder()
                 let mut m = MultiLayerBloomFilter::builder()
                     .hasher(b.hasher)
@@ -322,9 +323,9 @@ impl AnyFilter {
     /// Decode any kind from bytes, verifying the checksum. A compressed file is decompressed
     /// first (and the plain file's checksum verified).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let bytes = crate::io::compress::plain_file(bytes)?;
-        let d = format::decode(&bytes, Verify::Checksum)?;
-        Self::decode(&d, Source::Bytes(&bytes))
+        let plain = crate::io::compress::plain_bytes(bytes)?;
+        let d = format::decode(plain.bytes(), Verify::Checksum)?;
+        Self::decode(&d, plain.source())
     }
 
     /// Load any kind from a file, verifying the checksum.

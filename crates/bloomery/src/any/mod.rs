@@ -10,6 +10,8 @@ pub(crate) mod filter;
 
 use crate::dispatch::OtherKind;
 use crate::kind::{for_each_kind, Capabilities, Kind};
+#[cfg(feature = "parquet")]
+use crate::parquet::ParquetSidecar;
 use crate::{
     AttenuatedBloomFilter, BloomierFilter, BreadthBloomFilter, CuckooFilter, DepthBloomFilter,
     TopK, XorFilter,
@@ -21,12 +23,12 @@ macro_rules! define_other_capabilities {
     (
         sets { $($sets:tt)* }
         counters { $($counters:tt)* }
-        others { $($v:ident = $id:literal, $name:literal, $ty:ident, $doc:literal;)* }
+        others { $($(#[$m:meta])* $v:ident = $id:literal, $name:literal, $ty:ident, $doc:literal;)* }
         layouts { $($layouts:tt)* }
     ) => {
         fn other_capabilities(kind: Kind) -> Capabilities {
             match kind.rust_type() {
-                $(Kind::$v => <$ty as OtherKind>::CAPABILITIES,)*
+                $($(#[$m])* Kind::$v => <$ty as OtherKind>::CAPABILITIES,)*
                 _ => Capabilities::NONE,
             }
         }

@@ -179,6 +179,7 @@ pub(crate) fn write_with_progress<E: Encode + ?Sized>(
 /// long it should be.
 pub fn peek_file(path: impl AsRef<Path>) -> Result<FileHead> {
     let file = std::fs::File::open(path.as_ref())?;
+    not_a_directory(&file)?;
     let mut head = Vec::with_capacity(FIXED_HEADER);
     (&file).take(FIXED_HEADER as u64).read_to_end(&mut head)?;
     if head.len() == FIXED_HEADER {
@@ -192,9 +193,22 @@ pub fn peek_file(path: impl AsRef<Path>) -> Result<FileHead> {
     Ok(peek(&head)?)
 }
 
+/// Refuse a directory given where a filter file belongs (mapping one fails with "No such
+/// device", reading one with "Is a directory": neither says what was wrong).
+fn not_a_directory(file: &std::fs::File) -> Result<()> {
+    if file.metadata()?.is_dir() {
+        return Err(Error::Io(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "this is a directory, not a filter file",
+        )));
+    }
+    Ok(())
+}
+
 /// Memory-map a file read-only.
 pub fn map_file(path: &Path) -> Result<Arc<memmap2::Mmap>> {
     let file = std::fs::File::open(path)?;
+    not_a_directory(&file)?;
     // SAFETY: the map is read-only. If another process truncates or rewrites the file while it
     // is mapped, reads may see changed bytes or fault (SIGBUS); bloomery itself never writes a
     // file in place (saves go through a rename), so files it manages are not modified under a
@@ -281,10 +295,10 @@ pub trait Persist: Sized {
     /// Decode from bytes (copying), verifying the checksum. A compressed file is
     /// decompressed first (and the plain file's checksum verified).
     fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let bytes = crate::io::compress::plain_file(bytes)?;
-        let d = decode(&bytes, Verify::Checksum)?;
+        let plain = crate::io::compress::plain_bytes(bytes)?;
+        let d = decode(plain.bytes(), Verify::Checksum)?;
         check_kind(&d, Self::KIND)?;
-        Self::decode_from(&d, Source::Bytes(&bytes), crate::store::max_bytes())
+        Self::decode_from(&d, plain.source(), crate::store::max_bytes())
     }
 
     /// Save atomically (temp file, fsync, rename).
@@ -408,7 +422,7 @@ impl FileBuf {
             requested: len,
             limit: crate::store::max_bytes(),
         })?;
-        if len < crate::store::ANON_THRESHOLD_BYTES {
+        if !crate::store::use_anon_map(len) {
             return Ok(Self(FileBufInner::Heap(vec![0; len])));
         }
         Ok(Self(FileBufInner::Anon(crate::store::anon_map(len)?)))
@@ -438,6 +452,7 @@ impl std::ops::Deref for FileBuf {
 /// into a plain buffer.
 pub fn read_file(path: &Path) -> Result<FileBuf> {
     let mut file = std::fs::File::open(path)?;
+    not_a_directory(&file)?;
     let len = file.metadata()?.len();
     let mut buf = FileBuf::zeroed(len)?;
     let complete = file.read_exact(buf.as_mut_slice()).is_ok() && {

@@ -14,7 +14,7 @@
 //! 24      1     hash algorithm ([`crate::hash::HashAlgorithm`] id)
 //! 25      1     seed kind (default / user / keyed)
 //! 26      2     flags: 0 for a plain file; [`FLAG_COMPRESSED`] or [`FLAG_DELTA`] for the
-//!               compressed and delta forms of [`crate::io::compress`] (issue 6)
+//!               compressed and delta forms of [`crate::io::compress`]
 //! 28      4     length of the kind-specific parameters
 //! 32      16    seed (xxh3: low 8 bytes; keyed: the 128-bit secret)
 //! 48      8     item count
@@ -51,7 +51,7 @@ pub(crate) const MAX_HEADER: usize = 1 << 20;
 /// Bytes of the checksum trailer.
 pub(crate) const TRAILER: usize = 8;
 /// Header flag: the payload is a compressed container holding the plain payload
-/// ([`crate::io::compress`], issue 6). Every loader decompresses such a file transparently.
+/// ([`crate::io::compress`]). Every loader decompresses such a file transparently.
 pub const FLAG_COMPRESSED: u16 = 0x0001;
 /// Header flag: the file is a delta from a base file to the file this header describes
 /// ([`crate::io::compress::patch_file`]); it is not a filter and does not load as one.
@@ -220,7 +220,7 @@ pub fn decode_with_flags(bytes: &[u8], verify: Verify) -> Result<(Decoded, u16),
 
 /// The header-length, payload-length and parameter-length rules.
 fn check_lengths(h: usize, p: u64, params_len: usize) -> Result<(), FormatError> {
-    if h % 64 != 0 || !(FIXED_HEADER..=MAX_HEADER).contains(&h) {
+    if !h.is_multiple_of(64) || !(FIXED_HEADER..=MAX_HEADER).contains(&h) {
         return Err(FormatError::Inconsistent(format!("header length {h}")));
     }
     if FIXED_HEADER + params_len > h {
@@ -228,7 +228,7 @@ fn check_lengths(h: usize, p: u64, params_len: usize) -> Result<(), FormatError>
             "parameter length {params_len} exceeds header length {h}"
         )));
     }
-    if p % 64 != 0 {
+    if !p.is_multiple_of(64) {
         return Err(FormatError::Inconsistent(format!(
             "payload length {p} is not a multiple of 64"
         )));
@@ -471,7 +471,7 @@ pub fn peek(bytes: &[u8]) -> Result<FileHead, FormatError> {
     }
     let h = u32::from_le_bytes(rd(bytes, 12)) as usize;
     let p = u64::from_le_bytes(rd(bytes, 16));
-    if h % 64 == 0 && (FIXED_HEADER..=MAX_HEADER).contains(&h) && bytes.len() < h {
+    if h.is_multiple_of(64) && (FIXED_HEADER..=MAX_HEADER).contains(&h) && bytes.len() < h {
         return Err(FormatError::Truncated {
             needed: h as u64,
             have,

@@ -15,8 +15,8 @@ pub const MAX_DEPTH: u32 = 64;
 /// How many keys ahead the pipelined updates hash and prefetch.
 pub const UPDATE_AHEAD: usize = 8;
 
-/// The count-min sketch (Cormode & Muthukrishnan, LATIN 2004; seed 002 §9), with the
-/// conservative update of Estan & Varghese (seed 002 §8.1).
+/// The count-min sketch (Cormode & Muthukrishnan, LATIN 2004; Broder & Mitzenmacher §9), with the
+/// conservative update of Estan & Varghese (Broder & Mitzenmacher §8.1).
 ///
 /// `depth` rows of `width` 64-bit counters. An update of key x by c adds c to one counter per
 /// row, `row r, column h_r(x)`; a point query returns the minimum of those counters. The
@@ -29,7 +29,7 @@ pub const UPDATE_AHEAD: usize = 8;
 /// **Conservative update** ([`CountMinBuilder::conservative`]): the key's true count is at
 /// most the current minimum M, so after adding c it is at most `M + c`; each counter is raised
 /// to `max(counter, M + c)` instead of being incremented. Estimates stay never below the truth
-/// and are much closer for light keys sharing counters with heavy ones (002 §8.1, Figure 2).
+/// and are much closer for light keys sharing counters with heavy ones (Broder & Mitzenmacher §8.1, Figure 2).
 ///
 /// **Overflow policy: saturation.** Counters are u64 and every addition saturates at
 /// `u64::MAX` (a saturated counter only over-estimates, it never wraps to a small value);
@@ -76,7 +76,7 @@ impl CountMinBuilder {
         self.error = Some((epsilon, delta));
         self
     }
-    /// Use the conservative update (Estan & Varghese, 002 §8.1).
+    /// Use the conservative update (Estan & Varghese, Broder & Mitzenmacher §8.1).
     pub fn conservative(mut self, on: bool) -> Self {
         self.conservative = on;
         self
@@ -312,10 +312,8 @@ impl CountMinSketch {
         out
     }
 
-    /// Add another sketch's counters into this one (the sketch of both streams). Counters and
-    /// the total saturate at `u64::MAX`. Refused (nothing changed) when the shapes, update
-    /// rules or hashers differ.
-    pub fn merge(&mut self, other: &Self) -> Result<()> {
+    /// Refuses sketches of another shape, update rule or hasher.
+    fn check_mergeable(&self, other: &Self) -> Result<()> {
         if self.width != other.width
             || self.depth != other.depth
             || self.conservative != other.conservative
@@ -334,6 +332,14 @@ impl CountMinSketch {
         if self.hasher != other.hasher {
             return Err(crate::Error::Incompatible(Incompatibility::Hashing));
         }
+        Ok(())
+    }
+
+    /// Add another sketch's counters into this one (the sketch of both streams). Counters and
+    /// the total saturate at `u64::MAX`. Refused (nothing changed) when the shapes, update
+    /// rules or hashers differ.
+    pub fn merge(&mut self, other: &Self) -> Result<()> {
+        self.check_mergeable(other)?;
         for (a, b) in self
             .table
             .as_mut_slice()
@@ -452,6 +458,28 @@ impl crate::dispatch::CounterKind for CountMinSketch {
         i.width = Some(self.width());
         i.depth = Some(self.depth());
         i.conservative = Some(self.is_conservative());
+    }
+}
+
+/// The sketch of two streams ([`CountMinSketch::merge`]) and, for intersection, the
+/// counter-wise minimum: each key's count is then at least the smaller of its two counts
+/// (never below it), the count of the key in both streams as a multiset.
+impl crate::filter::Merge for CountMinSketch {
+    fn union_with(&mut self, other: &Self) -> Result<()> {
+        self.merge(other)
+    }
+    fn intersect_with(&mut self, other: &Self) -> Result<()> {
+        self.check_mergeable(other)?;
+        for (a, b) in self
+            .table
+            .as_mut_slice()
+            .iter_mut()
+            .zip(other.table.as_slice())
+        {
+            *a = (*a).min(*b);
+        }
+        self.total = self.total.min(other.total);
+        Ok(())
     }
 }
 

@@ -13,7 +13,7 @@ use crate::params;
 use crate::store::{self, Pipeline, Words};
 use crate::BloomFilter;
 
-/// The default counter width in bits (002 §2.5: four bits suffice for most applications).
+/// The default counter width in bits (Broder & Mitzenmacher §2.5: four bits suffice for most applications).
 pub const DEFAULT_COUNTER_WIDTH: u32 = 4;
 
 /// How many keys ahead the pipelined inserts hash and prefetch.
@@ -23,7 +23,7 @@ pub const INSERT_AHEAD: usize = 8;
 pub const MAX_HASHES: u32 = crate::sets::classic::MAX_HASHES;
 
 /// The counting Bloom filter: m small counters instead of m bits, so keys can be removed
-/// (seed 002 §2.5, after Fan et al.'s summary cache; seed 000 §5).
+/// (Broder & Mitzenmacher §2.5, after Fan et al.'s summary cache; Salman §5).
 ///
 /// A key increments the counters at its k positions (the same positions a
 /// [`BloomFilter`] of the same m, k and hasher sets); removing it decrements them; a query
@@ -48,7 +48,7 @@ pub const MAX_HASHES: u32 = crate::sets::classic::MAX_HASHES;
 ///
 /// **Broadcasting:** [`CountingBloomFilter::to_bloom_filter`] gives the plain filter of the
 /// same shape (a bit is set where a counter is non-zero), as the summary-cache protocol of
-/// 002 §4 keeps a counting filter locally and sends the plain one to its peers.
+/// Broder & Mitzenmacher §4 keeps a counting filter locally and sends the plain one to its peers.
 ///
 /// **When to pick it:** a set with deletions where w times the memory of a plain filter is
 /// affordable. For less memory per item at the same rate, see
@@ -113,7 +113,7 @@ impl CountingBuilder {
         self
     }
     /// Bits per counter, 1..=32 (default 4). Size it for the largest count you expect with
-    /// [`params::counter_bits_for`] and [`params::max_count_for_skew`] (004 Table 5).
+    /// [`params::counter_bits_for`] and [`params::max_count_for_skew`] (Matsumoto, Hazeyama & Kadobayashi Table 5).
     pub fn counter_width(mut self, w: u32) -> Self {
         self.width = w;
         self
@@ -289,7 +289,7 @@ impl CountingBloomFilter {
     }
 
     /// The plain Bloom filter of the same m, k and hasher: bit i is set where counter i is
-    /// non-zero, so it answers `contains` exactly as this filter does (002 §4, summary cache).
+    /// non-zero, so it answers `contains` exactly as this filter does (Broder & Mitzenmacher §4, summary cache).
     pub fn to_bloom_filter(&self) -> Result<BloomFilter> {
         use crate::io::format::Persist as _;
         let m = self.counters.len();
@@ -347,6 +347,7 @@ impl CountingBloomFilter {
 /// bits (as the number of counters), hashes, hasher and memory limit (everything else keeps its default).
 impl Build for CountingBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a counting filter", &[])?;
         let mut o = CountingBloomFilter::builder()
             .hasher(b.hasher)
             .max_bytes(b.max_bytes);
@@ -409,7 +410,7 @@ impl Remove for CountingBloomFilter {
     #[inline]
     fn remove_hashed(&mut self, h: Hashed) -> Result<(), RemoveError> {
         // All k lines are requested before the first read-modify-write: measured faster
-        // beyond the cache (docs/BENCHMARKS.md, session 4); the counters are unchanged.
+        // beyond the cache (docs/BENCHMARKS.md); the counters are unchanged.
         self.prefetch_hashed(h);
         let (k, m) = (self.k, self.counters.len());
         // One pass of read-modify-writes that undoes itself and refuses when one of the

@@ -17,7 +17,7 @@ pub const MAX_CELLS: u32 = 64;
 
 /// The d-left counting Bloom filter (dlCBF; Bonomi, Mitzenmacher, Panigrahy, Singh &
 /// Varghese, "An Improved Construction for Counting Bloom Filters", ESA 2006 — the deletable
-/// filter seed 004 compares against).
+/// filter Matsumoto, Hazeyama & Kadobayashi compares against).
 ///
 /// **Layout.** d subtables of B buckets (B a power of two), each bucket `c` cells, each cell a
 /// `(remainder, counter)` pair of `r + w` bits packed with `counters`; an empty cell
@@ -289,6 +289,16 @@ impl DLeftCountingBloomFilter {
         params::dleft_fpr(self.occupied, self.shape.buckets, self.shape.remainder_bits)
     }
 
+    /// The distinct keys it was sized for (0 for an explicit shape).
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The rate asked for at capacity (0 for an explicit shape).
+    pub fn target_fpr(&self) -> f64 {
+        self.target_fpr
+    }
+
     /// Cells whose counter is saturated.
     pub fn saturated_counters(&self) -> u64 {
         let max = self.counter_max();
@@ -405,6 +415,7 @@ impl DLeftCountingBloomFilter {
 /// hasher and memory limit (bits and hashes do not apply and are refused).
 impl Build for DLeftCountingBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a d-left counting filter", &[])?;
         if b.bits.is_some() || b.hashes.is_some() {
             return Err(invalid(
                 "bits",
@@ -553,10 +564,25 @@ impl crate::dispatch::CounterKind for DLeftCountingBloomFilter {
         Remove::remove_hashed(self, h)
     }
     fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+        i.capacity = self.capacity();
+        i.target_fpr = (self.target_fpr() > 0.0).then_some(self.target_fpr());
+        i.current_fpr = Some(self.current_fpr());
         i.saturated_counters = Some(self.saturated_counters());
         i.counter_bits = Some(self.shape().counter_bits);
         i.size = Some(self.bit_len());
         i.occupied_cells = Some(self.occupied_cells());
+    }
+}
+
+/// Keys as bytes, as a set: an insert counts one more occurrence and answers whether the key's
+/// fingerprint was new.
+impl crate::filter::KeySet for DLeftCountingBloomFilter {
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
+        let h = self.hasher().hash_bytes(key);
+        self.insert_hashed(h)
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.contains_hashed(self.hasher().hash_bytes(key)))
     }
 }
 

@@ -1,4 +1,4 @@
-//! Cross-structure tests of the counting family (issue 4): damaged or hostile files never
+//! Cross-structure tests of the counting family: damaged or hostile files never
 //! panic, and every kind refuses to load as another.
 
 use proptest::prelude::*;

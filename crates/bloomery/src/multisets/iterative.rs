@@ -24,8 +24,8 @@ fn tail(h: Hashed, k: u32, m: u64) -> impl Iterator<Item = u64> {
         .map(move |x| reduce(x, m))
 }
 
-/// The Iterative Bloom Filter (IBF; Matsumoto, Hazeyama & Kadobayashi, seed 004, translated in
-/// the seeds' README): a counting filter with no counters.
+/// The Iterative Bloom Filter (IBF; Matsumoto, Hazeyama & Kadobayashi, in Japanese, see
+/// docs/PAPERS.md): a counting filter with no counters.
 ///
 /// One array of m bits. Inserting x sets its k positions as in a plain filter. If all k were
 /// already one (a repeat, or a false positive the filter cannot tell from one), it keeps
@@ -37,13 +37,13 @@ fn tail(h: Hashed, k: u32, m: u64) -> impl Iterator<Item = u64> {
 /// repeat extended exactly that run.
 ///
 /// The run over-counts where positions were already one by collision; the paper's estimate
-/// of the true count (004 eq. 9, [`params::ibf_count_estimate`]) corrects the observed count
+/// of the true count (Matsumoto, Hazeyama & Kadobayashi eq. 9, [`params::ibf_count_estimate`]) corrects the observed count
 /// with the **distinctness rate** α = distinct inputs / all inputs, which the filter tracks
 /// (an insert is distinct when it set one of its first k bits). The false-positive rate with
-/// repeats is `(1 - exp(-(α·n·k + (1-α)·n)/m))^k` (004 eq. 10, [`params::ibf_fpr`]).
+/// repeats is `(1 - exp(-(α·n·k + (1-α)·n)/m))^k` (Matsumoto, Hazeyama & Kadobayashi eq. 10, [`params::ibf_fpr`]).
 ///
 /// Repeats keep adding bits, so the false-positive rate rises with them; as the paper advises
-/// (004 §5.1, §5.6.3), a **cap on the total counted repeats** can be set
+/// (Matsumoto, Hazeyama & Kadobayashi §5.1, §5.6.3), a **cap on the total counted repeats** can be set
 /// ([`IterativeBuilder::repeat_cap`]), after which repeats are still tallied in α but set no
 /// more bits: counting stops, membership stays exact.
 ///
@@ -55,7 +55,7 @@ fn tail(h: Hashed, k: u32, m: u64) -> impl Iterator<Item = u64> {
 ///
 /// **When to pick it:** approximate counts where most inputs are distinct and counts are
 /// small or very skewed, without sizing counters for the largest count in advance (a counting
-/// filter must, 004 Table 5, [`params::max_count_for_skew`]).
+/// filter must, Matsumoto, Hazeyama & Kadobayashi Table 5, [`params::max_count_for_skew`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct IterativeBloomFilter {
     words: Words,
@@ -84,12 +84,16 @@ pub struct IterativeBuilder {
 }
 
 impl IterativeBuilder {
-    /// Expected number of inputs n, repeats included.
+    /// Expected number of inputs n, repeats included (with
+    /// [`distinctness`](Self::distinctness), the share of them that are distinct: the fill
+    /// depends on both, each distinct input setting k bits and each counted repeat one).
     pub fn capacity(mut self, n: u64) -> Self {
         self.capacity = Some(n);
         self
     }
-    /// Target false-positive rate after `capacity` inputs (by eq. 10).
+    /// Target false-positive rate after `capacity` inputs, in whatever order they come
+    /// ([`params::ibf_fpr_bound`]; eq. 10, [`params::ibf_fpr`], holds only when repeats come
+    /// early).
     pub fn fpr(mut self, p: f64) -> Self {
         self.fpr = Some(p);
         self
@@ -110,7 +114,7 @@ impl IterativeBuilder {
         self.hashes = Some(k);
         self
     }
-    /// Stop counting after this many repeats in total (004 §5.6.3; default: never stop).
+    /// Stop counting after this many repeats in total (Matsumoto, Hazeyama & Kadobayashi §5.6.3; default: never stop).
     pub fn repeat_cap(mut self, cap: u64) -> Self {
         self.repeat_cap = cap;
         self
@@ -165,7 +169,10 @@ impl IterativeBuilder {
                     (params::bits_asymptotic(bits_set as u64, p) / 8.0) as u64,
                     self.max_bytes,
                 )?;
-                let (m, k) = ibf_shape(n, p, self.alpha, k)?;
+                // repeats past the cap set no bit: size for the ones that can
+                let distinct = ((n as f64 * self.alpha).ceil() as u64).clamp(1, n);
+                let repeats = (n - distinct).min(self.repeat_cap);
+                let (m, k) = ibf_shape(distinct, repeats, p, k)?;
                 (m, k, n, p)
             }
         };
@@ -190,8 +197,10 @@ impl IterativeBuilder {
     }
 }
 
-/// The smallest m (over k = 1..=32, or the given k) whose eq. 10 rate is at most `p`.
-fn ibf_shape(n: u64, p: f64, alpha: f64, fixed_k: Option<u32>) -> Result<(u64, u32)> {
+/// The smallest m (over k = 1..=32, or the given k) whose rate after `distinct` distinct
+/// inputs and `repeats` counted repeats is at most `p` in any order
+/// ([`params::ibf_fpr_bound`]).
+fn ibf_shape(distinct: u64, repeats: u64, p: f64, fixed_k: Option<u32>) -> Result<(u64, u32)> {
     let ks: Vec<u32> = match fixed_k {
         Some(k) => {
             params::check_hashes(k, MAX_HASHES)?;
@@ -202,12 +211,12 @@ fn ibf_shape(n: u64, p: f64, alpha: f64, fixed_k: Option<u32>) -> Result<(u64, u
     let mut best: Option<(u64, u32)> = None;
     for k in ks {
         let (mut lo, mut hi) = (1u64, 1u64 << 60);
-        if params::ibf_fpr(n, hi, k, alpha) > p {
+        if params::ibf_fpr_bound(distinct, repeats, hi, k) > p {
             continue;
         }
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            if params::ibf_fpr(n, mid, k, alpha) <= p {
+            if params::ibf_fpr_bound(distinct, repeats, mid, k) <= p {
                 hi = mid;
             } else {
                 lo = mid + 1;
@@ -217,7 +226,7 @@ fn ibf_shape(n: u64, p: f64, alpha: f64, fixed_k: Option<u32>) -> Result<(u64, u
             best = Some((lo, k));
         }
     }
-    best.ok_or_else(|| invalid("fpr", format!("no shape reaches {p}")))
+    best.ok_or_else(|| invalid("fpr", format!("no shape reaches {}", params::show(p))))
 }
 
 impl IterativeBloomFilter {
@@ -294,7 +303,7 @@ impl IterativeBloomFilter {
         self.words.as_slice()
     }
 
-    /// The paper's estimate of a key's true count (004 eq. 9) from its observed count, with the
+    /// The paper's estimate of a key's true count (Matsumoto, Hazeyama & Kadobayashi eq. 9) from its observed count, with the
     /// tracked distinctness rate.
     pub fn estimate_hashed(&self, h: Hashed) -> f64 {
         params::ibf_count_estimate(
@@ -321,6 +330,7 @@ impl IterativeBloomFilter {
 /// bits, hashes, hasher and memory limit (everything else keeps its default).
 impl Build for IterativeBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("an iterative filter", &[])?;
         let mut o = IterativeBloomFilter::builder()
             .hasher(b.hasher)
             .max_bytes(b.max_bytes);
@@ -357,7 +367,7 @@ impl Filter for IterativeBloomFilter {
         }
         self.inserts = self.inserts.saturating_add(1);
         if new {
-            self.distinct += 1;
+            self.distinct = self.distinct.saturating_add(1);
         } else if self.repeats_counted < self.repeat_cap {
             let w = self.words.as_mut_slice();
             if let Some(i) = tail(h, self.k, self.m).find(|&i| !store::get_bit(w, i)) {
@@ -529,6 +539,76 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::collections::HashMap;
+
+    /// Sized for its inputs and their distinctness, the filter meets its rate on a skewed
+    /// stream with repeats (10,000 keys, 40,000 inputs, Zipf counts) in any order: at the
+    /// rate when the repeats come last (each sets a new bit), below it when they come first;
+    /// sized as if every input were distinct it overfills, and says so.
+    #[test]
+    fn sized_for_repeats_meets_the_rate() {
+        let (distinct, total, p) = (10_000u64, 40_000u64, 0.02);
+        let h: f64 = (1..=distinct).map(|i| 1.0 / i as f64).sum();
+        let counts: Vec<u64> = (0..distinct)
+            .map(|i| ((total as f64 / h / (i + 1) as f64).round() as u64).max(1))
+            .collect();
+        let n: u64 = counts.iter().sum();
+        // every key once, then the repeats (the worst order)
+        let repeats_last = |f: &mut IterativeBloomFilter| {
+            for i in 0..distinct {
+                f.insert(&i);
+            }
+            for (i, &c) in counts.iter().enumerate() {
+                for _ in 1..c {
+                    f.insert(&(i as u64));
+                }
+            }
+        };
+        // each key's inserts together, the most frequent first
+        let repeats_first = |f: &mut IterativeBloomFilter| {
+            for (i, &c) in counts.iter().enumerate() {
+                for _ in 0..c {
+                    f.insert(&(i as u64));
+                }
+            }
+        };
+        let trials = 50_000u64;
+        let measured = |f: &IterativeBloomFilter| {
+            (0..trials).filter(|i| f.contains(&(u64::MAX - i))).count() as f64 / trials as f64
+        };
+        let tol = 5.0 * (p * (1.0 - p) / trials as f64).sqrt();
+        let sized = |cap: u64| {
+            IterativeBloomFilter::builder()
+                .capacity(n)
+                .distinctness(distinct as f64 / n as f64)
+                .repeat_cap(cap)
+                .fpr(p)
+                .try_build()
+                .unwrap()
+        };
+        let mut f = sized(u64::MAX);
+        repeats_last(&mut f);
+        let got = measured(&f);
+        assert!(
+            (got - p).abs() <= tol,
+            "repeats last: measured {got} vs {p}"
+        );
+        assert!((f.current_fpr() - p).abs() < 0.1 * p, "{}", f.current_fpr());
+        let mut f = sized(u64::MAX);
+        repeats_first(&mut f);
+        let got = measured(&f);
+        assert!(got <= p + tol, "repeats first: measured {got} vs {p}");
+        // sized for distinct inputs only, the same stream goes far past the rate
+        let mut g = IterativeBloomFilter::try_new(distinct, p).unwrap();
+        repeats_last(&mut g);
+        assert!(measured(&g) > 5.0 * p && g.current_fpr() > 5.0 * p);
+        // a repeat cap bounds the bits repeats can set, and the sizing counts on it
+        let cap = (n - distinct) / 10;
+        let mut c = sized(cap);
+        assert!(c.bits() < sized(u64::MAX).bits());
+        repeats_last(&mut c);
+        let got = measured(&c);
+        assert!((got - p).abs() <= tol, "capped: measured {got} vs {p}");
+    }
 
     #[test]
     fn counts_runs_and_tracks_distinctness() {

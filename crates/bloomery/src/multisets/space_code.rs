@@ -21,7 +21,7 @@ pub const DEFAULT_GROUPS: u32 = 32;
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 
 /// The Space-Code Bloom filter (SCBF; Kumar, Xu, Li & Wang, IMC 2003 / INFOCOM 2004; named
-/// in the "recent work" of seed 003, see the seeds' README): approximate multiplicities from
+/// in the "recent work" of Broder & Mitzenmacher's survey, see docs/PAPERS.md): approximate multiplicities from
 /// one bit array and maximum-likelihood estimation.
 ///
 /// There are `l` **groups** of k hash functions each (group g uses values `g·k … g·k + k - 1`
@@ -45,13 +45,20 @@ const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 /// The random group choice comes from a SplitMix64 stream stored with the filter (seeded from
 /// the hasher), so runs are reproducible and a saved filter continues the same stream.
 ///
+/// **Sizing.** [`capacity`](SpaceCodeBuilder::capacity) is the number of distinct keys n,
+/// [`occurrences`](SpaceCodeBuilder::occurrences) the inserts N (repeats included), and
+/// [`fpr`](SpaceCodeBuilder::fpr) the membership false-positive rate p of the whole
+/// structure: the bits are sized for the most (key, group) pairs N inserts of n keys can set
+/// ([`params::scbf_pairs`]), each group at `1 - (1-p)^{1/l}`. (Files written before this
+/// sizing recorded the rate of one group as their target.)
+///
 /// Membership: θ ≥ 1 (no false negatives). **No deletion:** an insert's group is random and
 /// not recorded, and bits are shared, so a removal cannot know which bits to clear.
 ///
 /// **When to pick it:** per-flow packet counts of large flows at line rate, where a count
 /// within a relative error suffices and one bit array must serve every flow; for exact
 /// never-below bounds use [`crate::CountMinSketch`] or [`crate::CountingBloomFilter`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct SpaceCodeBloomFilter {
     words: Words,
     m: u64,
@@ -66,10 +73,32 @@ pub struct SpaceCodeBloomFilter {
     target_fpr: f64,
 }
 
+/// `Debug` without the group generator's state of a keyed filter (it starts from the secret).
+impl std::fmt::Debug for SpaceCodeBloomFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SpaceCodeBloomFilter")
+            .field("words", &self.words)
+            .field("m", &self.m)
+            .field("k", &self.k)
+            .field("groups", &self.groups)
+            .field("hasher", &self.hasher)
+            .field("inserts", &self.inserts)
+            .field(
+                "rng",
+                &crate::hash::MaybeSecret(self.hasher.is_secret(), self.rng),
+            )
+            .field("ones", &self.ones)
+            .field("capacity", &self.capacity)
+            .field("target_fpr", &self.target_fpr)
+            .finish()
+    }
+}
+
 /// Builder for [`SpaceCodeBloomFilter`].
 #[derive(Debug, Clone)]
 pub struct SpaceCodeBuilder {
     capacity: Option<u64>,
+    occurrences: Option<u64>,
     fpr: Option<f64>,
     bits: Option<u64>,
     hashes: Option<u32>,
@@ -79,13 +108,21 @@ pub struct SpaceCodeBuilder {
 }
 
 impl SpaceCodeBuilder {
-    /// Expected number of distinct (key, group) pairs set — at most the number of inserts,
-    /// and at most `l` per key.
+    /// Expected number of distinct keys n.
     pub fn capacity(mut self, n: u64) -> Self {
         self.capacity = Some(n);
         self
     }
-    /// Target false-match rate of one group at capacity (f in the module docs).
+    /// Expected number of inserts N, repeats included (default: n, every key once). The
+    /// fill depends on both: the n keys' N inserts set at most
+    /// [`params::scbf_pairs`]`(n, N, l)` distinct (key, group) pairs, k bits each.
+    pub fn occurrences(mut self, total: u64) -> Self {
+        self.occurrences = Some(total);
+        self
+    }
+    /// Target membership false-positive rate of the whole structure at capacity: an absent
+    /// key matches at least one of the l groups with probability p. Each group gets
+    /// [`params::scbf_group_fpr`]`(p, l)` ≈ p/l.
     pub fn fpr(mut self, p: f64) -> Self {
         self.fpr = Some(p);
         self
@@ -144,9 +181,43 @@ impl SpaceCodeBuilder {
                 let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
                 params::check_capacity(n)?;
                 params::check_fpr(p)?;
-                store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, self.max_bytes)?;
-                let s = params::classic_shape(n, p)?;
-                (s.m, k.unwrap_or(s.k), n, p)
+                let total = self.occurrences.unwrap_or(n);
+                if total < n {
+                    return Err(invalid(
+                        "occurrences",
+                        format!("{total} inserts cannot hold {n} distinct keys"),
+                    ));
+                }
+                let pairs = params::scbf_pairs(n, total, self.groups).ceil().max(1.0) as u64;
+                let f = params::scbf_group_fpr(p, self.groups);
+                if f <= 0.0 || f.is_nan() {
+                    return Err(invalid(
+                        "fpr",
+                        format!("{p} is too small for {} groups", self.groups),
+                    ));
+                }
+                store::check_size(
+                    (params::bits_asymptotic(pairs, f) / 8.0) as u64,
+                    self.max_bytes,
+                )?;
+                let s = params::classic_shape(pairs, f)?;
+                let (m, k) = match k {
+                    None => (s.m, s.k),
+                    Some(k) => {
+                        // the smallest m at which this k reaches the group rate
+                        params::check_hashes(k, MAX_HASHES)?;
+                        let mut m = s.m;
+                        while params::fpr_exact(pairs, m, k) > f {
+                            m = m.checked_add(m / 64 + 1).ok_or_else(|| {
+                                invalid("hashes", "no size reaches the rate with this k")
+                            })?;
+                            store::check_size(m / 8, self.max_bytes)?;
+                        }
+                        (m, k)
+                    }
+                };
+                // the capacity recorded is the inserts it was sized for (what `len` counts)
+                (m, k, total, p)
             }
         };
         if m == 0 {
@@ -175,6 +246,7 @@ impl SpaceCodeBloomFilter {
     pub fn builder() -> SpaceCodeBuilder {
         SpaceCodeBuilder {
             capacity: None,
+            occurrences: None,
             fpr: None,
             bits: None,
             hashes: None,
@@ -248,6 +320,7 @@ impl SpaceCodeBloomFilter {
 /// bits, hashes, hasher and memory limit (everything else keeps its default).
 impl Build for SpaceCodeBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a space-code filter", &[])?;
         let mut o = SpaceCodeBloomFilter::builder()
             .hasher(b.hasher)
             .max_bytes(b.max_bytes);
@@ -474,6 +547,86 @@ mod tests {
             .try_build()
             .unwrap();
         assert_eq!(f.groups(), DEFAULT_GROUPS);
+    }
+
+    /// Absent keys that match at least one group, out of `trials`.
+    fn measured_fpr(f: &SpaceCodeBloomFilter, trials: u64) -> f64 {
+        let hits = (0..trials).filter(|i| f.contains(&(u64::MAX - i))).count();
+        hits as f64 / trials as f64
+    }
+
+    /// `-p` is the membership rate of the whole structure: at capacity an absent key matches
+    /// some group at rate p (not l·p), and the structure's own estimate says so.
+    #[test]
+    fn fpr_is_the_membership_rate_at_capacity() {
+        let (n, p, trials) = (5_000u64, 0.02, 50_000u64);
+        let mut f = SpaceCodeBloomFilter::builder()
+            .capacity(n)
+            .fpr(p)
+            .seed(3)
+            .try_build()
+            .unwrap();
+        for i in 0..n {
+            f.insert(&i);
+        }
+        let measured = measured_fpr(&f, trials);
+        // binomial: 5 standard deviations of the measured rate around p
+        let tol = 5.0 * (p * (1.0 - p) / trials as f64).sqrt();
+        assert!((measured - p).abs() <= tol, "measured {measured} vs {p}");
+        let now = f.current_fpr();
+        assert!((now - p).abs() <= 0.1 * p, "current_fpr {now} vs {p}");
+        assert!((measured / now - 1.0).abs() < 0.25, "{measured} vs {now}");
+    }
+
+    /// With repeats, the inserts N size the structure too: 2,000 keys inserted 16,000
+    /// times (a skewed stream) still stay under p, and the recorded capacity is N.
+    #[test]
+    fn occurrences_size_for_repeats() {
+        let (n, total, p, trials) = (2_000u64, 16_000u64, 0.02, 50_000u64);
+        let mut f = SpaceCodeBloomFilter::builder()
+            .capacity(n)
+            .occurrences(total)
+            .fpr(p)
+            .seed(5)
+            .try_build()
+            .unwrap();
+        assert_eq!(f.capacity(), total);
+        // key i gets about total/(i+1)/H_n inserts (Zipf), at least one each
+        let h: f64 = (1..=n).map(|i| 1.0 / i as f64).sum();
+        let mut inserted = 0u64;
+        for i in 0..n {
+            let c = ((total as f64 / h / (i + 1) as f64).round() as u64).max(1);
+            for _ in 0..c {
+                f.insert(&i);
+            }
+            inserted += c;
+        }
+        assert!(inserted.abs_diff(total) < total / 10, "{inserted}");
+        let measured = measured_fpr(&f, trials);
+        let tol = 5.0 * (p * (1.0 - p) / trials as f64).sqrt();
+        assert!(measured <= p + tol, "measured {measured} vs {p}");
+        // evenly spread repeats are the worst case the sizing covers
+        let mut g = SpaceCodeBloomFilter::builder()
+            .capacity(n)
+            .occurrences(total)
+            .fpr(p)
+            .seed(5)
+            .try_build()
+            .unwrap();
+        for r in 0..total {
+            g.insert(&(r % n));
+        }
+        let measured = measured_fpr(&g, trials);
+        assert!(
+            (measured - p).abs() <= tol + 0.1 * p,
+            "measured {measured} vs {p}"
+        );
+        assert!(SpaceCodeBloomFilter::builder()
+            .capacity(10)
+            .occurrences(5)
+            .fpr(0.01)
+            .try_build()
+            .is_err());
     }
 
     proptest! {

@@ -48,7 +48,7 @@ impl SpectralMethod {
     }
 }
 
-/// The spectral Bloom filter (Cohen & Matias, SIGMOD 2003; seed 002 §9): a counting filter
+/// The spectral Bloom filter (Cohen & Matias, SIGMOD 2003; Broder & Mitzenmacher §9): a counting filter
 /// whose counters estimate each key's multiplicity, with three update and query methods
 /// chosen at construction ([`SpectralMethod`]):
 ///
@@ -301,6 +301,22 @@ impl SpectralBloomFilter {
         self.secondary.as_ref()
     }
 
+    /// The membership false-positive rate of the current contents: an absent key finds its
+    /// k primary counters all non-zero with probability `(non-zero / m)^k`.
+    pub fn current_fpr(&self) -> f64 {
+        params::fpr_from_fill(self.primary.count_nonzero(), self.primary.len(), self.k)
+    }
+
+    /// The distinct keys it was sized for (0 for an explicit shape).
+    pub fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// The membership rate asked for at capacity (0 for an explicit shape).
+    pub fn target_fpr(&self) -> f64 {
+        self.target_fpr
+    }
+
     /// Saturated counters in the primary and secondary arrays.
     pub fn saturated_counters(&self) -> u64 {
         self.primary.count_saturated()
@@ -366,6 +382,7 @@ impl SpectralBloomFilter {
 /// bits (as the number of counters), hashes, hasher and memory limit (everything else keeps its default).
 impl Build for SpectralBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a spectral filter", &[])?;
         let mut o = SpectralBloomFilter::builder()
             .hasher(b.hasher)
             .max_bytes(b.max_bytes);
@@ -584,6 +601,9 @@ impl crate::dispatch::CounterKind for SpectralBloomFilter {
         Remove::remove_hashed(self, h)
     }
     fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+        i.capacity = self.capacity();
+        i.target_fpr = (self.target_fpr() > 0.0).then_some(self.target_fpr());
+        i.current_fpr = Some(self.current_fpr());
         i.saturated_counters = Some(self.saturated_counters());
         i.counter_bits = Some(self.counters().width());
         i.hashes = Some(self.hashes());

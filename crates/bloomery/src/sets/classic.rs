@@ -15,7 +15,7 @@ use crate::store::{self, Words};
 /// Largest k accepted.
 pub const MAX_HASHES: u32 = 64;
 
-/// The classic Bloom filter: one array of m bits and k hash functions (seed 000 §2, seed 002
+/// The classic Bloom filter: one array of m bits and k hash functions (Salman §2, Broder & Mitzenmacher
 /// §2.1 — Bloom's original definition).
 ///
 /// A key sets the k bits at `h_i(x)`, `i = 1..k`, anywhere in the array; a query answers "maybe"
@@ -24,7 +24,7 @@ pub const MAX_HASHES: u32 = 64;
 /// ([`crate::params`]).
 ///
 /// **When to pick it:** when you need the textbook structure — exact formulas, halving
-/// ([`BloomFilter::fold`]), the intersection estimate of 002 §2.4, interoperability with the
+/// ([`BloomFilter::fold`]), the intersection estimate of Broder & Mitzenmacher §2.4, interoperability with the
 /// papers' experiments. For raw speed on large sets prefer [`crate::BlockedBloomFilter`]
 /// (one cache miss per operation instead of k, at a few percent more memory).
 #[derive(Debug, Clone, PartialEq)]
@@ -36,6 +36,7 @@ pub struct BloomFilter {
 
 impl Build for BloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a classic filter", &[])?;
         let (m, k, n, p) = match (b.bits, b.hashes) {
             (Some(m), k) => {
                 // explicit shape; capacity/fpr optional
@@ -52,9 +53,9 @@ impl Build for BloomFilter {
                 params::check_hashes(k, MAX_HASHES)?;
                 let (n, p) = b.sized()?;
                 store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.max_bytes)?;
-                // smallest m for this fixed k
+                // smallest m for this fixed k (in whole words, so it can be folded)
                 let s = params::classic_shape(n, p)?;
-                let mut m = s.m;
+                let mut m = params::foldable_bits(s.m);
                 while params::fpr_exact(n, m, k) > p {
                     m = m
                         .checked_add(m / 64 + 1)
@@ -67,7 +68,8 @@ impl Build for BloomFilter {
                 let (n, p) = b.sized()?;
                 store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.max_bytes)?;
                 let s = params::classic_shape(n, p)?;
-                (s.m, s.k, n, p)
+                // whole words: no more memory, and foldable
+                (params::foldable_bits(s.m), s.k, n, p)
             }
         };
         let mut f = Self::try_with_shape_hasher(m, k, b.hasher, b.max_bytes)?;
@@ -133,36 +135,43 @@ impl BloomFilter {
         self.core.items = 0;
     }
 
-    /// Halve the filter (002 §2.4): OR the two halves together, so the result is exactly the
-    /// filter of size m/2 built from the same keys. Requires m to be a power of two ≥ 2.
+    /// Halve the filter (Broder & Mitzenmacher §2.4): OR bit pairs together, so the result is exactly the
+    /// filter of size m/2 built from the same keys. Requires an even m ≥ 2 (a filter sized by
+    /// capacity and rate has whole 64-bit words, so it can be halved at least six times).
     ///
-    /// Indices are mapped by multiply-shift (`(x·m) >> 64`, the top bits of x), not by
-    /// `x mod m`; in that layout the paper's "OR the halves, mask the highest bit" becomes
-    /// "OR bits 2i and 2i+1, drop the lowest index bit" — the same operation on the other end
-    /// of the index, with the same guarantee: no false negatives, and lookups in the halved
-    /// filter need no special case.
+    /// Indices are mapped by multiply-shift (`⌊x·m / 2⁶⁴⌋`), not by `x mod m`. For m = 2h,
+    /// `⌊⌊x·2h / 2⁶⁴⌋ / 2⌋ = ⌊x·h / 2⁶⁴⌋`: bits 2i and 2i+1 of the filter of m bits are
+    /// exactly bit i of the filter of h bits. So the paper's "OR the halves, mask the highest
+    /// bit" (which needs a power of two) becomes "OR bits 2i and 2i+1" for any even m, with
+    /// the same guarantee: no false negatives, and lookups in the halved filter need no
+    /// special case. The halved filter keeps the items and the target rate; its capacity at
+    /// that rate is half the original's.
     pub fn fold(&self) -> Result<Self> {
-        if !self.m.is_power_of_two() || self.m < 2 {
+        if self.m < 2 || !self.m.is_multiple_of(2) {
             return Err(invalid(
                 "bits",
-                format!("folding needs a power of two ≥ 2, m = {}", self.m),
+                format!(
+                    "cannot halve a filter of m = {} bits: folding ORs bit pairs (2i, 2i+1), \
+                     which needs an even m ≥ 2",
+                    self.m
+                ),
             ));
         }
         let half = self.m / 2;
         let mut out = Self::try_with_shape_hasher(half, self.k, self.core.hasher, u64::MAX)?;
-        fold_bits(self.as_words(), out.core.words.as_mut_slice(), half);
+        fold_bits(self.as_words(), out.core.words.as_mut_slice());
         out.core.items = self.core.items;
-        out.core.capacity = self.core.capacity;
+        out.core.capacity = self.core.capacity / 2;
         out.core.target_fpr = self.core.target_fpr;
         Ok(out)
     }
 
-    /// Mark a damaged byte range of the bit array as all ones (000 §3): the filter keeps zero
+    /// Mark a damaged byte range of the bit array as all ones (Salman §3): the filter keeps zero
     /// false negatives at the cost of more false positives in that region.
     pub fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
         self.core.mark_damaged(bytes)?;
         // keep the bits past m zero (a file with them set does not load)
-        if self.m % 64 != 0 {
+        if !self.m.is_multiple_of(64) {
             let words = self.core.words.as_mut_slice();
             let last = words.len() - 1;
             words[last] &= !0u64 >> (64 - self.m % 64);
@@ -170,7 +179,7 @@ impl BloomFilter {
         Ok(())
     }
 
-    /// Estimated `|A ∩ B|` from the inner product of two compatible filters (002 §2.4).
+    /// Estimated `|A ∩ B|` from the inner product of two compatible filters (Broder & Mitzenmacher §2.4).
     pub fn estimate_intersection(&self, other: &Self) -> Result<f64> {
         self.check_compatible(other)?;
         let (a, b) = (self.as_words(), other.as_words());
@@ -209,18 +218,13 @@ impl BloomFilter {
     }
 }
 
-/// `dst` (m/2 bits) gets bit i = src bit 2i | src bit 2i+1.
-pub(crate) fn fold_bits(src: &[u64], dst: &mut [u64], half_bits: u64) {
-    if half_bits >= 64 {
-        for (d, pair) in dst.iter_mut().zip(src.chunks_exact(2)) {
-            *d = compress_pairs(pair[0]) | (compress_pairs(pair[1]) << 32);
-        }
-    } else {
-        for i in 0..half_bits {
-            if store::get_bit(src, 2 * i) || store::get_bit(src, 2 * i + 1) {
-                store::set_bit(dst, i);
-            }
-        }
+/// `dst` (m/2 bits) gets bit i = src bit 2i | src bit 2i+1 (bits past m are zero in `src`,
+/// so a missing last source word reads as zero).
+pub(crate) fn fold_bits(src: &[u64], dst: &mut [u64]) {
+    for (d, out) in dst.iter_mut().enumerate() {
+        let lo = src.get(2 * d).copied().unwrap_or(0);
+        let hi = src.get(2 * d + 1).copied().unwrap_or(0);
+        *out = compress_pairs(lo) | (compress_pairs(hi) << 32);
     }
 }
 
@@ -267,7 +271,7 @@ impl Filter for BloomFilter {
         // SAFETY: see `set_bits`: every index is below m ≤ 64 · words.len() (the invariant of
         // every constructor), and `&mut self` borrows the words exclusively.
         let new = with_k::<16, _>(self.k, |k| unsafe { set_bits(base, h.indices(k, m)) });
-        self.core.items += u64::from(new);
+        self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
 
@@ -298,7 +302,7 @@ impl Merge for BloomFilter {
 
     fn intersect_with(&mut self, other: &Self) -> Result<()> {
         self.check_compatible(other)?;
-        self.core.intersect(&other.core)
+        self.core.intersect(&other.core, self.m, self.k)
     }
 }
 
@@ -447,10 +451,46 @@ mod tests {
         assert_eq!(folded.as_words(), half.as_words());
         let tiny = BloomFilter::try_with_shape(32, 2).unwrap().fold().unwrap();
         assert_eq!(tiny.bits(), 16);
-        assert!(BloomFilter::try_with_shape(1000, 3)
-            .unwrap()
-            .fold()
-            .is_err());
+        let odd = BloomFilter::try_with_shape(1001, 3).unwrap().fold();
+        assert!(odd.unwrap_err().to_string().contains("even m"));
+        assert!(BloomFilter::try_with_shape(1, 3).unwrap().fold().is_err());
+    }
+
+    /// Any even m halves into exactly the fresh filter of m/2 bits (multiply-shift maps
+    /// bits 2i and 2i+1 to bit i), including sizes that end inside a word and an odd half.
+    #[test]
+    fn fold_any_even_m_equals_fresh_half_filter() {
+        for m in [2u64, 66, 130, 1000, 6000, 19_726, 100_002] {
+            let mut big = BloomFilter::try_with_shape(m, 4).unwrap();
+            let mut half = BloomFilter::try_with_shape(m / 2, 4).unwrap();
+            for i in 0..(m / 10).max(3) {
+                big.insert(&i);
+                half.insert(&i);
+            }
+            let folded = big.fold().unwrap();
+            assert_eq!(folded.bits(), m / 2, "m = {m}");
+            assert_eq!(folded.as_words(), half.as_words(), "m = {m}");
+            assert_eq!(folded.len(), big.len());
+        }
+    }
+
+    /// Sized by capacity and rate, m fills whole words (no more memory than the shape
+    /// needed), so the filter folds six times; the rate is still the target.
+    #[test]
+    fn sized_filters_fold() {
+        for (n, p) in [(1000u64, 0.01), (12_345, 0.001), (1_000_000, 0.02)] {
+            let f = BloomFilter::try_new(n, p).unwrap();
+            let shape = params::classic_shape(n, p).unwrap();
+            assert_eq!(f.bits() % 64, 0);
+            assert_eq!(f.bits().div_ceil(64), shape.m.div_ceil(64), "no more words");
+            assert!(params::fpr_exact(n, f.bits(), f.hashes()) <= p);
+            let mut g = f.clone();
+            for _ in 0..6 {
+                g = g.fold().unwrap();
+            }
+            assert_eq!(g.bits(), f.bits() / 64);
+            assert_eq!(g.capacity(), n / 64);
+        }
     }
 
     #[test]

@@ -11,6 +11,9 @@ use crate::store::{self, Words};
 pub const MAX_TABLES: usize = 64;
 /// Largest bucket size accepted (RedisBloom's limit).
 pub const MAX_BUCKET_SIZE: u32 = 255;
+/// Most evictions an insert may try (RedisBloom's `MAXITERATIONS` limit): bounds the work of
+/// one insert, and the undo log it keeps, for created and loaded filters alike.
+pub const MAX_ITERATIONS: u32 = 65535;
 
 /// One cuckoo table: `buckets` (a power of two) × `bucket_size` one-byte slots.
 #[derive(Debug, Clone, PartialEq)]
@@ -119,7 +122,7 @@ impl CuckooTable {
     fn insert(&mut self, i1: u64, fp: u8, max_iterations: u32, mut rng: u64) -> bool {
         let i2 = self.alt(i1, fp);
         if self.try_put(i1, fp) || self.try_put(i2, fp) {
-            self.items += 1;
+            self.items = self.items.saturating_add(1);
             return true;
         }
         let b = self.bucket_size as usize;
@@ -136,7 +139,7 @@ impl CuckooTable {
             carry = victim;
             i = self.alt(i, carry);
             if self.try_put(i, carry) {
-                self.items += 1;
+                self.items = self.items.saturating_add(1);
                 return true;
             }
         }
@@ -216,6 +219,9 @@ pub struct CuckooOptions {
 }
 
 impl CuckooOptions {
+    /// Largest `max_iterations` (evictions tried before an insert fails).
+    pub const MAX_ITERATIONS: u32 = MAX_ITERATIONS;
+
     /// RedisBloom's defaults for a capacity.
     pub fn new(capacity: u64) -> Self {
         Self {
@@ -244,8 +250,11 @@ impl CuckooFilter {
                 format!("must be in 1..={MAX_BUCKET_SIZE}"),
             ));
         }
-        if o.max_iterations == 0 {
-            return Err(invalid("max_iterations", "must be at least 1"));
+        if o.max_iterations == 0 || o.max_iterations > MAX_ITERATIONS {
+            return Err(invalid(
+                "max_iterations",
+                format!("must be in 1..={MAX_ITERATIONS}"),
+            ));
         }
         store::check_size(o.capacity, o.max_bytes)?;
         let mut f = Self {
@@ -293,6 +302,8 @@ impl CuckooFilter {
             self.bucket_size,
             self.max_bytes.saturating_sub(used),
         )?;
+        // one table at a time: the list holds exactly what it needs (memory reports count it)
+        self.tables.reserve_exact(1);
         self.tables.push(t);
         Ok(())
     }
@@ -488,6 +499,7 @@ impl Persist for CuckooFilter {
             || bucket_size == 0
             || bucket_size > MAX_BUCKET_SIZE
             || max_iterations == 0
+            || max_iterations > MAX_ITERATIONS
             || count == 0
             || count > MAX_TABLES
         {
@@ -541,7 +553,8 @@ impl Persist for CuckooFilter {
             max_iterations,
             expansion,
             deletes,
-            max_bytes,
+            // growth obeys the loading process's limit, whatever the file says
+            max_bytes: max_bytes.min(limit),
         })
     }
 }
@@ -563,6 +576,25 @@ impl crate::dispatch::OtherKind for CuckooFilter {
         remove: true,
         ..crate::kind::Capabilities::NONE
     };
+}
+
+/// Keys as bytes, as a set: an insert adds the key only when the filter does not already
+/// report it (a cuckoo filter stores a second copy on a plain [`CuckooFilter::insert`]).
+///
+/// A filter you delete from should take its keys through [`CuckooFilter::insert`]: a key
+/// skipped here because another key's fingerprint answered for it would be lost when that
+/// other key is removed.
+impl crate::filter::KeySet for CuckooFilter {
+    fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
+        let h = self.hasher.hash_bytes(key);
+        if self.contains_hashed(h) {
+            return Ok(false);
+        }
+        self.insert_hashed(h).map(|()| true)
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.contains_hashed(self.hasher.hash_bytes(key)))
+    }
 }
 
 #[cfg(test)]

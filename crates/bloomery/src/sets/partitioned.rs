@@ -16,7 +16,7 @@ use crate::store;
 pub const MAX_HASHES: u32 = 64;
 
 /// The partitioned Bloom filter: k disjoint slices of m/k bits, hash i sets one bit in slice i
-/// (seed 002 §2.1).
+/// (Broder & Mitzenmacher §2.1).
 ///
 /// Each key sets exactly k distinct bits, one per slice. The rate is `(1 - (1-k/m)^n)^k`,
 /// asymptotically the same as the classic filter's and a little higher for finite m
@@ -24,7 +24,7 @@ pub const MAX_HASHES: u32 = 64;
 /// concentrates sharply, which is why Almeida et al. build scalable filters from them.
 ///
 /// **When to pick it:** when you want the partitioned analysis or per-slice statistics; or to
-/// reproduce 002 §2.1's comparison. For speed use [`crate::BlockedBloomFilter`].
+/// reproduce Broder & Mitzenmacher §2.1's comparison. For speed use [`crate::BlockedBloomFilter`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionedBloomFilter {
     core: Core,
@@ -34,6 +34,7 @@ pub struct PartitionedBloomFilter {
 
 impl Build for PartitionedBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a partitioned filter", &[])?;
         let (m, k, n, p) = match b.bits {
             Some(m) => {
                 let k = match (b.hashes, b.capacity) {
@@ -134,13 +135,13 @@ impl PartitionedBloomFilter {
         self.core.items = 0;
     }
 
-    /// Mark a damaged byte range as all ones (000 §3).
+    /// Mark a damaged byte range as all ones (Salman §3).
     pub fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
         self.core.mark_damaged(bytes)?;
         // keep the bits past k·s zero
         let m = self.bit_len();
         let words = self.core.words.as_mut_slice();
-        if m % 64 != 0 {
+        if !m.is_multiple_of(64) {
             let last = words.len() - 1;
             words[last] &= !0u64 >> (64 - m % 64);
         }
@@ -164,7 +165,7 @@ impl PartitionedBloomFilter {
         Ok(params::estimate_items(self.bit_len(), self.k, ones))
     }
 
-    /// Estimated `|A ∩ B|` (002 §2.4, inner product over the whole array).
+    /// Estimated `|A ∩ B|` (Broder & Mitzenmacher §2.4, inner product over the whole array).
     pub fn estimate_intersection(&self, other: &Self) -> Result<f64> {
         self.check_compatible(other)?;
         let m = self.bit_len();
@@ -193,7 +194,7 @@ impl Filter for PartitionedBloomFilter {
         for (i, x) in h.sequence(self.k).enumerate() {
             new |= store::set_bit(words, i as u64 * s + reduce(x, s));
         }
-        self.core.items += u64::from(new);
+        self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
 
@@ -219,7 +220,7 @@ impl Merge for PartitionedBloomFilter {
 
     fn intersect_with(&mut self, other: &Self) -> Result<()> {
         self.check_compatible(other)?;
-        self.core.intersect(&other.core)
+        self.core.intersect(&other.core, self.bit_len(), self.k)
     }
 }
 

@@ -31,6 +31,15 @@ pub const MAX_FILTERS: usize = 64;
 /// suggest `r` between 0.8 and 0.9 when many growths are expected: the first sub-filter then
 /// costs more bits per item, later ones less.
 ///
+/// **Memory.** A growth that would take the filter past its memory limit is refused
+/// ([`Error::TooLarge`] from [`try_insert`](Self::try_insert); [`insert`](Filter::insert) keeps
+/// filling the newest sub-filter). The limit is the builder's
+/// ([`Builder::max_bytes`], by default the process-wide [`max_bytes`](crate::max_bytes)); a
+/// loaded filter obeys the loading process's limit, lowered by a limit its creator gave the
+/// builder explicitly (the only limit a file stores; otherwise it stores `u64::MAX`, none).
+/// The growth factor is 1 to [`MAX_GROWTH`](Self::MAX_GROWTH), checked on creation and on
+/// load.
+///
 /// **When to pick it:** when you cannot bound the set size up front (a crawler's seen-set,
 /// a blocklist that keeps growing). If you can bound it, a single blocked filter is smaller and
 /// faster.
@@ -44,19 +53,33 @@ pub struct ScalableBloomFilter {
     tightening: f64,
     scaling: bool,
     items: u64,
+    /// The limit growth obeys here: the builder's, or on load the smaller of the file's own
+    /// limit and the loading process's.
     max_bytes: u64,
+    /// The limit stored in the file: one given to the builder explicitly, else `u64::MAX`
+    /// (none of its own: the process that loads the file decides).
+    own_limit: u64,
 }
 
 impl Build for ScalableBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a scalable filter", &["growth", "tightening", "scaling"])?;
         let (n, p) = b.sized()?;
-        if b.growth == 0 {
-            return Err(invalid("growth", "must be at least 1"));
+        let growth = b.growth.unwrap_or(2);
+        let tightening = b.tightening.unwrap_or(0.5);
+        if !(1..=Self::MAX_GROWTH).contains(&growth) {
+            return Err(invalid(
+                "growth",
+                format!("must be 1 to {}, got {growth}", Self::MAX_GROWTH),
+            ));
         }
-        if !(b.tightening > 0.0 && b.tightening < 1.0) {
+        if !(tightening > 0.0 && tightening < 1.0) {
             return Err(invalid(
                 "tightening",
-                format!("must be strictly between 0 and 1, got {}", b.tightening),
+                format!(
+                    "must be strictly between 0 and 1, got {}",
+                    crate::params::show(tightening)
+                ),
             ));
         }
         let mut f = Self {
@@ -64,11 +87,16 @@ impl Build for ScalableBloomFilter {
             hasher: b.hasher,
             initial_capacity: n,
             fpr: p,
-            growth: b.growth,
-            tightening: b.tightening,
-            scaling: b.scaling,
+            growth,
+            tightening,
+            scaling: b.scaling.unwrap_or(true),
             items: 0,
             max_bytes: b.max_bytes,
+            own_limit: if b.max_bytes_given {
+                b.max_bytes
+            } else {
+                u64::MAX
+            },
         };
         f.grow()?;
         Ok(f)
@@ -76,6 +104,11 @@ impl Build for ScalableBloomFilter {
 }
 
 impl ScalableBloomFilter {
+    /// Largest growth factor `s` accepted, on creation and on load (RedisBloom's bound on
+    /// `EXPANSION`). Growth is bounded by the memory limit in any case; this bound keeps one
+    /// growth step from asking for an absurd sub-filter.
+    pub const MAX_GROWTH: u32 = 32_768;
+
     /// A builder: capacity and fpr are required; growth, tightening and scaling optional.
     pub fn builder() -> Builder<Self> {
         Builder::new()
@@ -122,6 +155,8 @@ impl ScalableBloomFilter {
             .hasher(self.hasher)
             .max_bytes(self.max_bytes.saturating_sub(used))
             .try_build()?;
+        // one sub-filter at a time: the list holds exactly what it needs (memory reports count it)
+        self.filters.reserve_exact(1);
         self.filters.push(f);
         Ok(())
     }
@@ -154,7 +189,7 @@ impl ScalableBloomFilter {
         if let Some(f) = self.filters.last_mut() {
             f.insert_hashed(h);
         }
-        self.items += 1;
+        self.items = self.items.saturating_add(1);
     }
 
     /// Sub-filters, oldest first.
@@ -272,12 +307,24 @@ impl Merge for ScalableBloomFilter {
         Ok(())
     }
 
+    /// Sub-filter-wise AND, for filters that have not grown (one sub-filter each). Once a
+    /// filter has grown, a key can sit in sub-filter 0 of one and sub-filter 2 of the other,
+    /// and the sub-filter-wise AND would lose it (a false negative): refused.
     fn intersect_with(&mut self, other: &Self) -> Result<()> {
         self.check_compatible(other)?;
+        if self.filters.len() > 1 {
+            return Err(Error::Unsupported(format!(
+                "intersecting scalable filters that have grown ({} sub-filters): a key in \
+                 different sub-filters of the two would be lost",
+                self.filters.len()
+            )));
+        }
         for (a, b) in self.filters.iter_mut().zip(&other.filters) {
             a.intersect_with(b)?;
         }
-        self.items = self.items.min(other.items);
+        // each sub-filter's items are now its inner-product estimate (Broder & Mitzenmacher §2.4)
+        let est: u64 = self.filters.iter().map(|f| f.len()).sum();
+        self.items = est.min(self.items.min(other.items));
         Ok(())
     }
 }
@@ -313,7 +360,7 @@ impl Persist for ScalableBloomFilter {
             .u32(self.growth)
             .f64(self.tightening)
             .u8(u8::from(self.scaling))
-            .u64(self.max_bytes)
+            .u64(self.own_limit)
             .u32(self.filters.len() as u32);
         for f in &self.filters {
             w = w
@@ -341,11 +388,16 @@ impl Persist for ScalableBloomFilter {
         let growth = r.u32()?;
         let tightening = r.f64()?;
         let scaling = r.u8()?;
-        let max_bytes = r.u64()?;
+        let own_limit = r.u64()?;
         let count = r.u32()? as usize;
+        if !(1..=Self::MAX_GROWTH).contains(&growth) {
+            return Err(inconsistent(format!(
+                "scalable growth {growth} is out of range (1 to {})",
+                Self::MAX_GROWTH
+            )));
+        }
         if initial_capacity == 0
             || !(fpr > 0.0 && fpr < 1.0)
-            || growth == 0
             || !(tightening > 0.0 && tightening < 1.0)
             || scaling > 1
             || count == 0
@@ -396,7 +448,10 @@ impl Persist for ScalableBloomFilter {
             tightening,
             scaling: scaling == 1,
             items: d.header.items,
-            max_bytes,
+            // growth obeys the loading process's limit, whatever the file says; a limit the
+            // creator gave explicitly (stored in the file) can only lower it
+            max_bytes: own_limit.min(limit),
+            own_limit,
         })
     }
 }
@@ -435,6 +490,32 @@ impl crate::dispatch::SetKind for ScalableBloomFilter {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Grown filters would lose a key that sits in different sub-filters of the two sides,
+    /// so their intersection is refused; filters that have not grown intersect.
+    #[test]
+    fn intersection_of_grown_filters_is_refused() {
+        let mut a = ScalableBloomFilter::try_new(100, 0.01).unwrap();
+        let mut b = ScalableBloomFilter::try_new(100, 0.01).unwrap();
+        // key 0 is among the first of a (sub-filter 0) and the last of b (a later one)
+        for i in 0..400u64 {
+            a.insert(&i);
+            b.insert(&(1000 + i));
+        }
+        b.insert(&0u64);
+        assert!(a.filters().len() > 1 && a.filters().len() == b.filters().len());
+        let e = a.clone().intersect_with(&b).unwrap_err();
+        assert!(e.to_string().contains("grown"), "{e}");
+        let mut x = ScalableBloomFilter::try_new(1000, 0.01).unwrap();
+        let mut y = ScalableBloomFilter::try_new(1000, 0.01).unwrap();
+        for i in 0..300u64 {
+            x.insert(&i);
+            y.insert(&(i + 150));
+        }
+        x.intersect_with(&y).unwrap();
+        assert!((150..300u64).all(|i| x.contains(&i)));
+        assert!(x.len().abs_diff(150) < 30, "{}", x.len());
+    }
 
     #[test]
     fn grows_and_keeps_everything() {

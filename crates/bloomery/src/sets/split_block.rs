@@ -33,6 +33,75 @@ pub const BLOCK_BYTES: usize = 32;
 /// not be accepted by every Parquet reader.
 pub const PARQUET_MAX_BYTES: usize = 128 << 20;
 
+/// Bitset bytes the Parquet writers of arrow-rs and parquet-mr give a column chunk of `ndv`
+/// distinct values at rate `fpp`: the bits per value of the specification's formula
+/// `−8 / ln(1 − fpp^(1/8))` times `ndv`, in bytes, clamped to 32 B..=128 MiB and rounded up
+/// to a power of two.
+pub fn parquet_num_bytes(ndv: u64, fpp: f64) -> Result<usize> {
+    if !(fpp > 0.0 && fpp < 1.0) {
+        return Err(invalid("fpr", format!("must be in (0, 1), got {fpp}")));
+    }
+    let bits = -8.0 * ndv as f64 / (1.0 - fpp.powf(1.0 / 8.0)).ln();
+    // `as` saturates: a huge ndv ends at the 128 MiB cap like theirs
+    let bytes = (bits as usize / 8).clamp(BLOCK_BYTES, PARQUET_MAX_BYTES);
+    Ok(bytes.next_power_of_two())
+}
+
+/// A Parquet bitset probed where it lies (e.g. in a buffer just read from a file), without
+/// copying it into a filter: the spec's `filter_check` over the little-endian bytes.
+#[derive(Debug, Clone, Copy)]
+pub struct SplitBlockBits<'a> {
+    bytes: &'a [u8],
+    blocks: u64,
+}
+
+impl<'a> SplitBlockBits<'a> {
+    /// A view of `bitset` (a positive multiple of 32 bytes, at most 2³² blocks).
+    pub fn try_new(bitset: &'a [u8]) -> Result<Self> {
+        let blocks = (bitset.len() / BLOCK_BYTES) as u64;
+        if bitset.is_empty() || !bitset.len().is_multiple_of(BLOCK_BYTES) || blocks > MAX_BLOCKS {
+            return Err(invalid(
+                "bytes",
+                format!(
+                    "a bitset is a positive multiple of 32 bytes, got {}",
+                    bitset.len()
+                ),
+            ));
+        }
+        Ok(Self {
+            bytes: bitset,
+            blocks,
+        })
+    }
+
+    /// The spec's `filter_check` of a 64-bit hash.
+    #[inline]
+    pub fn contains_hash(&self, h: u64) -> bool {
+        let b = (((h >> 32) * self.blocks) >> 32) as usize * BLOCK_BYTES;
+        let block: &[u8; BLOCK_BYTES] = match self.bytes[b..b + BLOCK_BYTES].try_into() {
+            Ok(a) => a,
+            Err(_) => return true, // unreachable: b + 32 <= len by construction
+        };
+        let m = mask(h as u32);
+        let mut miss = 0u32;
+        for i in 0..8 {
+            let w = u32::from_le_bytes([
+                block[4 * i],
+                block[4 * i + 1],
+                block[4 * i + 2],
+                block[4 * i + 3],
+            ]);
+            miss |= m[i] & !w;
+        }
+        miss == 0
+    }
+
+    /// Number of 256-bit blocks.
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+}
+
 /// The spec's `mask(x)`: one bit per 32-bit word.
 #[inline(always)]
 pub fn mask(x: u32) -> [u32; 8] {
@@ -69,6 +138,7 @@ pub struct SplitBlockBloomFilter {
 
 impl Build for SplitBlockBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a split-block filter", &[])?;
         if let Some(k) = b.hashes {
             if k != 8 {
                 return Err(invalid(
@@ -90,10 +160,12 @@ impl Build for SplitBlockBloomFilter {
                 (params::split_block_blocks(n, p)?, n, p)
             }
         };
-        let hasher = if b.hasher == KeyHasher::new() {
-            KeyHasher::parquet()
-        } else {
+        // Parquet's hash unless the caller chose one (then used as given, even the default
+        // xxh3: see `Builder::hasher`).
+        let hasher = if b.hasher_given {
             b.hasher
+        } else {
+            KeyHasher::parquet()
         };
         let mut f = Self::with_blocks(blocks, hasher, b.max_bytes)?;
         f.core.capacity = n;
@@ -107,7 +179,9 @@ impl SplitBlockBloomFilter {
     /// will not be accepted by every Parquet reader.
     pub const PARQUET_MAX_BYTES: usize = PARQUET_MAX_BYTES;
 
-    /// A builder. Unless another hasher is given, keys are hashed with Parquet's xxHash64.
+    /// A builder. Unless a hasher is given ([`Builder::hasher`], `seed`, `keyed`), keys are
+    /// hashed with Parquet's xxHash64; a given hasher is used as given, and the filter is
+    /// then not readable by Parquet ([`Self::is_parquet_compatible`]).
     pub fn builder() -> Builder<Self> {
         Builder::new()
     }
@@ -119,7 +193,7 @@ impl SplitBlockBloomFilter {
 
     /// A filter of `num_bytes` bytes (a positive multiple of 32), as Parquet sizes them.
     pub fn try_with_bytes(num_bytes: usize) -> Result<Self> {
-        if num_bytes == 0 || num_bytes % BLOCK_BYTES != 0 {
+        if num_bytes == 0 || !num_bytes.is_multiple_of(BLOCK_BYTES) {
             return Err(invalid(
                 "bytes",
                 format!("must be a positive multiple of 32, got {num_bytes}"),
@@ -169,6 +243,77 @@ impl SplitBlockBloomFilter {
             .collect()
     }
 
+    /// True when the filter hashes as the Parquet specification requires (xxHash64, seed 0),
+    /// so its bitset means the same to Parquet readers. A filter built with another hasher
+    /// (a seed, keyed mode) has Parquet's layout but not its bits.
+    pub fn is_parquet_compatible(&self) -> bool {
+        self.core.hasher == KeyHasher::parquet()
+    }
+
+    /// Sized as the Parquet writers of arrow-rs and parquet-mr size a column chunk's filter
+    /// for `ndv` distinct values at rate `fpp`: [`parquet_num_bytes`] bytes, a power of two, so
+    /// the same values give the same bytes as theirs.
+    pub fn try_with_parquet_sizing(ndv: u64, fpp: f64) -> Result<Self> {
+        let mut f = Self::try_with_bytes(parquet_num_bytes(ndv, fpp)?)?;
+        f.core.capacity = ndv;
+        f.core.target_fpr = fpp;
+        Ok(f)
+    }
+
+    /// Record the sizing a bitset made elsewhere was meant for (0: unknown) and set the item
+    /// count to its estimate from the fill: a Parquet bitset records neither.
+    pub fn set_imported_sizing(&mut self, capacity: u64, target_fpr: f64) -> Result<()> {
+        if !(target_fpr == 0.0 || (target_fpr > 0.0 && target_fpr < 1.0)) {
+            return Err(invalid(
+                "fpr",
+                format!("must be in (0, 1), got {target_fpr}"),
+            ));
+        }
+        self.core.capacity = capacity;
+        self.core.target_fpr = target_fpr;
+        let est = self.estimated_len();
+        self.core.items = if est.is_finite() {
+            est.round() as u64
+        } else {
+            self.blocks.saturating_mul(256)
+        };
+        Ok(())
+    }
+
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+    /// Set the item count, capacity and target rate (for structures that store split-block
+    /// filters in their own files and record these themselves).
+    pub(crate) fn set_counts(&mut self, items: u64, capacity: u64, target_fpr: f64) {
+        self.core.items = items;
+        self.core.capacity = capacity;
+        self.core.target_fpr = target_fpr;
+    }
+
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+    /// The words (for structures that store split-block filters in their own files).
+    pub(crate) fn words(&self) -> &store::Words {
+        &self.core.words
+    }
+
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+    /// A filter over `words` (exactly `4 · blocks` of them), as decoded from a file.
+    pub(crate) fn from_words(
+        words: store::Words,
+        blocks: u64,
+        hasher: KeyHasher,
+        items: u64,
+    ) -> Result<Self> {
+        if blocks == 0 || blocks > MAX_BLOCKS || words.len() as u64 != blocks * 4 {
+            return Err(inconsistent(format!(
+                "split-block filter of {blocks} blocks over {} words",
+                words.len()
+            )));
+        }
+        let mut core = Core::from_header(&format::Header::new(Kind::SplitBlock, hasher), words);
+        core.items = items;
+        Ok(Self { core, blocks })
+    }
+
     /// Number of 256-bit blocks.
     pub fn blocks(&self) -> u64 {
         self.blocks
@@ -198,7 +343,7 @@ impl SplitBlockBloomFilter {
             block[i] |= mw;
         }
         let new = miss != 0;
-        self.core.items += u64::from(new);
+        self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
 
@@ -227,7 +372,7 @@ impl SplitBlockBloomFilter {
         self.core.items = 0;
     }
 
-    /// Mark a damaged byte range as all ones (000 §3).
+    /// Mark a damaged byte range as all ones (Salman §3).
     pub fn mark_damaged(&mut self, bytes: std::ops::Range<u64>) -> Result<()> {
         let valid = self.num_bytes() as u64;
         if bytes.end > valid {
@@ -280,7 +425,7 @@ impl Merge for SplitBlockBloomFilter {
 
     fn intersect_with(&mut self, other: &Self) -> Result<()> {
         self.check_compatible(other)?;
-        self.core.intersect(&other.core)
+        self.core.intersect(&other.core, self.bit_len(), 8)
     }
 }
 
@@ -381,6 +526,34 @@ mod tests {
     fn spec_mask_sets_one_bit_per_word() {
         for x in [0u32, 1, 0xdead_beef, u32::MAX] {
             assert!(mask(x).iter().all(|w| w.count_ones() == 1));
+        }
+    }
+
+    #[test]
+    fn bits_view_answers_as_the_filter() {
+        let mut f = SplitBlockBloomFilter::try_with_bytes(7 * 32).unwrap();
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        for _ in 0..150 {
+            f.insert_hash(next());
+        }
+        let bits = f.to_parquet_bitset();
+        let view = SplitBlockBits::try_new(&bits).unwrap();
+        assert_eq!(view.blocks(), 7);
+        let mut yes = 0;
+        for _ in 0..20_000 {
+            let h = next();
+            assert_eq!(view.contains_hash(h), f.contains_hash(h));
+            yes += u32::from(f.contains_hash(h));
+        }
+        assert!(yes > 0 && yes < 20_000);
+        for len in [0usize, 31, 33] {
+            assert!(SplitBlockBits::try_new(&vec![0; len]).is_err());
         }
     }
 

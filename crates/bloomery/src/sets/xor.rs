@@ -258,7 +258,7 @@ enum Order {
 
 /// A static set filter on the peeling construction: xor filters in the binary-fuse segment
 /// layout (Graf & Lemire, "Binary Fuse Filters: Fast and Smaller Than Xor Filters", 2022;
-/// the Bloomier construction of seed 002 §9 with a fingerprint as the stored value).
+/// the Bloomier construction of Broder & Mitzenmacher §9 with a fingerprint as the stored value).
 ///
 /// Each key gets three cells in three consecutive segments of a table of w-bit cells (w = 8 or
 /// 16) and a w-bit fingerprint; peeling fills the table so that the XOR of a
@@ -266,14 +266,14 @@ enum Order {
 /// always matches, another key matches with probability 2^-w. With the segmented layout the
 /// table needs about 1.125 n cells for large n (the size factor
 /// `max(1.125, 0.875 + 0.25·ln 10⁶ / ln n)` of Graf & Lemire), so 8-bit fingerprints cost
-/// ≈ 9 bits per key against the lower bound n·log2(1/ε) = 8 (002 §2.2): ≈ 1.13×, where a
+/// ≈ 9 bits per key against the lower bound n·log2(1/ε) = 8 (Broder & Mitzenmacher §2.2): ≈ 1.13×, where a
 /// Bloom filter needs 1.44×.
 ///
 /// **When to pick it:** the set is known up front and never changes (a release's list of
 /// package names, a day's blocklist) and you want the least memory and three memory reads per
 /// query. It cannot insert, delete or merge; rebuild instead. For sets that grow use
 /// [`crate::BlockedBloomFilter`] or [`crate::ScalableBloomFilter`].
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct XorFilter {
     hasher: KeyHasher,
     w: u32,
@@ -282,6 +282,24 @@ pub struct XorFilter {
     seg_len: u32,
     seg_count: u32,
     table: Words,
+}
+
+/// `Debug` without the construction seed of a keyed filter (it is derived from the secret).
+impl std::fmt::Debug for XorFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("XorFilter")
+            .field("hasher", &self.hasher)
+            .field("w", &self.w)
+            .field("items", &self.items)
+            .field(
+                "seed",
+                &crate::hash::MaybeSecret(self.hasher.is_secret(), self.seed),
+            )
+            .field("seg_len", &self.seg_len)
+            .field("seg_count", &self.seg_count)
+            .field("table", &self.table)
+            .finish()
+    }
 }
 
 impl XorFilter {
@@ -667,6 +685,18 @@ impl crate::dispatch::OtherKind for XorFilter {
         hashed: true,
         ..crate::kind::Capabilities::NONE
     };
+}
+
+/// Keys as bytes. An xor filter is built from all its keys at once, so inserting is an error.
+impl crate::filter::KeySet for XorFilter {
+    fn try_insert_key(&mut self, _key: &[u8]) -> Result<bool> {
+        Err(crate::Error::Unsupported(
+            "an xor filter is static: build it from all its keys (XorFilter::builder)".into(),
+        ))
+    }
+    fn try_contains_key(&self, key: &[u8]) -> Result<bool> {
+        Ok(self.contains_hashed(self.hasher().hash_bytes(key)))
+    }
 }
 
 #[cfg(test)]

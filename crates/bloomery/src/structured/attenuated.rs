@@ -86,7 +86,7 @@ impl AttenuatedBuilder {
     }
 }
 
-/// The attenuated Bloom filter for probabilistic resource location (seed 002 §6.2, Rhea &
+/// The attenuated Bloom filter for probabilistic resource location (Broder & Mitzenmacher §6.2, Rhea &
 /// Kubiatowicz, "Probabilistic Location and Routing", INFOCOM 2002).
 ///
 /// A node keeps, for each outgoing edge, an array of d filters: filter 0 summarises the

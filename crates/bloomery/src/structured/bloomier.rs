@@ -114,7 +114,7 @@ impl BloomierBuilder {
     }
 }
 
-/// The Bloomier filter: a static map from keys to b-bit values (seed 002 §9; Chazelle, Kilian,
+/// The Bloomier filter: a static map from keys to b-bit values (Broder & Mitzenmacher §9; Chazelle, Kilian,
 /// Rubinfeld & Tal, "The Bloomier filter", SODA 2004).
 ///
 /// Each key is an edge of a random 3-uniform hypergraph on a table of about 1.23 n cells (three
@@ -122,7 +122,7 @@ impl BloomierBuilder {
 /// cell nobody later in the order touches, and the cells are filled so that for every key
 /// `T[h₀] ⊕ T[h₁] ⊕ T[h₂] ⊕ M(x) = value(x)`, where M(x) is a pseudo-random mask. A lookup is
 /// three reads and two XORs. For a key in the set it returns its value, always; for a key
-/// outside it returns an arbitrary value — "with small probability a wrong value", as 002 §9
+/// outside it returns an arbitrary value — "with small probability a wrong value", as Broder & Mitzenmacher §9
 /// puts it, becomes "almost always a meaningless value" unless you add a **fingerprint**: with
 /// `fingerprint_bits = f` each cell also stores f check bits and an outsider is detected
 /// (`None`) except with probability 2^-f. Cells are `b + f ≤ 64` bits, bit-packed.
@@ -135,7 +135,7 @@ impl BloomierBuilder {
 /// labels) that must be tiny and fast and may answer garbage for unknown keys (or, with a
 /// fingerprint, answer "unknown" for nearly all of them). It is static: rebuild to change it.
 /// For a plain static set use [`crate::XorFilter`]; for counts use the counting family.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct BloomierFilter {
     hasher: KeyHasher,
     b: u32,
@@ -144,6 +144,24 @@ pub struct BloomierFilter {
     seed: u64,
     block: u64,
     table: Words,
+}
+
+/// `Debug` without the construction seed of a keyed filter (it is derived from the secret).
+impl std::fmt::Debug for BloomierFilter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BloomierFilter")
+            .field("hasher", &self.hasher)
+            .field("b", &self.b)
+            .field("f", &self.f)
+            .field("items", &self.items)
+            .field(
+                "seed",
+                &crate::hash::MaybeSecret(self.hasher.is_secret(), self.seed),
+            )
+            .field("block", &self.block)
+            .field("table", &self.table)
+            .finish()
+    }
 }
 
 impl BloomierFilter {

@@ -62,11 +62,11 @@ impl BreadthBuilder {
     }
 }
 
-/// The Breadth Bloom filter (BBF) for path queries over trees (seed 000 §6.1, Koloniari &
+/// The Breadth Bloom filter (BBF) for path queries over trees (Salman §6.1, Koloniari &
 /// Pitoura): one filter BBF_i per tree level i (root = level 1) holding the element names at
 /// that level, plus BBF₀ holding every name.
 ///
-/// Queries (000 §6.1, implemented as written):
+/// Queries (Salman §6.1, implemented as written):
 /// - every name of the query must be in BBF₀ (one hash per name, reused for every level);
 /// - **root path** `/a₁/…/a_p`: `a_i ∈ BBF_i` for i = 1..p;
 /// - **partial path** `a₁/…/a_p`: try start levels i = 1, 2, …; at each, check `a_j` in
@@ -76,7 +76,7 @@ impl BreadthBuilder {
 ///   the earliest-ending match is enough to decide whether a consistent choice exists.
 ///
 /// The structure forgets which node is under which, so it has the paper's extra false positive
-/// (000 §7): in the tree with paths /A/B/D and /A/C/E, the query /A/C/D matches (C is at level
+/// (Salman §7): in the tree with paths /A/B/D and /A/C/E, the query /A/C/D matches (C is at level
 /// 2, D at level 3) although no C has a child D. Its rate grows with the tree's fan-out.
 ///
 /// **When to pick it:** summaries of many small documents for routing root and partial path
@@ -146,7 +146,7 @@ impl BreadthBloomFilter {
 
     /// Does the (parsed) query possibly match? `false` is certain.
     pub fn matches_query(&self, q: &PathQuery) -> bool {
-        // Step 1 (000 §6.1): every element in BBF₀; hash each name once.
+        // Step 1 (Salman §6.1): every element in BBF₀; hash each name once.
         let mut hashes: HashMap<&str, Hashed> = HashMap::new();
         for n in q.names() {
             let h = *hashes.entry(n).or_insert_with(|| self.hasher.hash(n));
@@ -228,7 +228,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn paper_tree() -> BreadthBloomFilter {
-        // 000 §7's example: /A/B/D and /A/C/E exist, /A/C/D does not.
+        // Salman §7's example: /A/B/D and /A/C/E exist, /A/C/D does not.
         BreadthBloomFilter::builder()
             .fpr(1e-6)
             .try_build(&[vec!["A", "B", "D"], vec!["A", "C", "E"]])
@@ -241,7 +241,7 @@ mod tests {
         assert_eq!(f.levels(), 3);
         assert!(f.matches("/A/B/D").unwrap());
         assert!(f.matches("/A/C/E").unwrap());
-        // the BBF's extra false positive (000 §7): C at level 2, D at level 3
+        // the BBF's extra false positive (Salman §7): C at level 2, D at level 3
         assert!(f.matches("/A/C/D").unwrap());
         assert!(f.matches("C/D").unwrap());
         // what it still rejects

@@ -95,20 +95,20 @@ fn for_each_key<S: AsRef<str>>(path: &[S], filters: usize, mut f: impl FnMut(usi
     }
 }
 
-/// The Depth Bloom filter (DBF) for path queries over trees (seed 000 §6.2, Koloniari &
+/// The Depth Bloom filter (DBF) for path queries over trees (Salman §6.2, Koloniari &
 /// Pitoura): filter DBF_i holds every path of length i (i + 1 nodes) of the tree, inserted as a
 /// whole — the hash of the names joined by `/` — and the paths that start at the root are also
 /// inserted in a marked form (a leading `/`), so root queries are checked against root paths.
 /// DBF₀ holds the single elements (and the marked root element).
 ///
-/// Queries (000 §6.2, as written): every element of the query must be in DBF₀; then root and
+/// Queries (Salman §6.2, as written): every element of the query must be in DBF₀; then root and
 /// partial paths are treated alike: for a (part of a) query of p names, every contiguous
 /// sub-path of 2..p names is checked in the filter of its length (sub-paths longer than the
 /// deepest filter are checked through their shorter sub-paths only). A root query also checks
 /// its marked prefixes. With `//` the query is split at each `//` and every part is checked
 /// this way; the query matches when all parts do.
 ///
-/// Nothing relates the parts of a `//` query, which is the paper's DBF false positive (000 §7):
+/// Nothing relates the parts of a `//` query, which is the paper's DBF false positive (Salman §7):
 /// with paths a/b/c/d and m/n in the tree (here /a/b/c/d and /a/x/m/n), the query a/b//m/n is
 /// split into a/b and m/n, both present, and matches although m is not below b. In exchange a
 /// DBF does not mix levels: in the tree /A/B/D, /A/C/E it rejects /A/C/D, which a
@@ -265,7 +265,7 @@ mod tests {
 
     #[test]
     fn paper_false_positive_a_b_m_n() {
-        // 000 §7: paths a/b/c/d and m/n; a/b//m/n is split into a/b and m/n, both present.
+        // Salman §7: paths a/b/c/d and m/n; a/b//m/n is split into a/b and m/n, both present.
         let f = DepthBloomFilter::try_from_paths(
             &[vec!["a", "b", "c", "d"], vec!["a", "x", "m", "n"]],
             1e-6,

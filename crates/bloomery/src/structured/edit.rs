@@ -1,7 +1,7 @@
 //! Strings within edit distance 1 of a key, for approximate membership queries: a key is
 //! "near" the set when it or one of its variants may be in the filter.
 //!
-//! Seed 002 §3.1 (Broder & Mitzenmacher, "Dictionaries"): Manber and Wu extend Spafford's
+//! Broder & Mitzenmacher §3.1 (Broder & Mitzenmacher, "Dictionaries"): Manber and Wu extend Spafford's
 //! filter of unsuitable passwords "so that passwords that are within edit distance 1 of the
 //! dictionary word are also not allowed". The filter stays an ordinary set filter; the query
 //! tries every variant ([`edit1_variants`]), so its false-positive rate is about `V·f` for `V`

@@ -1,4 +1,4 @@
-//! Hypergraph peeling, shared by the static structures: the [`crate::BloomierFilter`] (seed 002
+//! Hypergraph peeling, shared by the static structures: the [`crate::BloomierFilter`] (Broder & Mitzenmacher
 //! §9, Chazelle, Kilian, Rubinfeld & Tal 2004) and the [`crate::XorFilter`].
 //!
 //! Each key is an edge of a 3-uniform hypergraph on the table's cells. Peeling repeatedly
@@ -213,7 +213,7 @@ pub(crate) fn words_for(cells: u64, w: u32) -> Option<usize> {
 pub(crate) fn tail_clean(words: &[u64], cells: u64, w: u32) -> bool {
     let bits = cells * u64::from(w);
     match words.last() {
-        Some(&last) if bits % 64 != 0 => last >> (bits % 64) == 0,
+        Some(&last) if !bits.is_multiple_of(64) => last >> (bits % 64) == 0,
         _ => true,
     }
 }

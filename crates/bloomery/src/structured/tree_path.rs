@@ -1,5 +1,5 @@
 //! What the tree-path filters share ([`crate::BreadthBloomFilter`], [`crate::DepthBloomFilter`],
-//! seed 000 §6): the in-crate tree representation, path-query parsing, and the persistence of a
+//! Salman §6): the in-crate tree representation, path-query parsing, and the persistence of a
 //! list of sub-filters.
 //!
 //! **Trees** are given as root-to-node paths of element names (`["a", "b", "c"]` is the node

@@ -1,5 +1,5 @@
 //! XML documents as root-to-node element paths, the input of the tree-path filters
-//! ([`crate::BreadthBloomFilter`], [`crate::DepthBloomFilter`]; seed 000 §6, Koloniari &
+//! ([`crate::BreadthBloomFilter`], [`crate::DepthBloomFilter`]; Salman §6, Koloniari &
 //! Pitoura, who summarise XML documents by their element trees).
 //!
 //! Enabled by the `xml` feature (the library's only XML dependency, the well-kept `roxmltree`
@@ -152,7 +152,7 @@ mod tests {
 
     #[test]
     fn paper_tree_through_the_parser() {
-        // 000 §7: the BBF accepts /A/C/D, the DBF rejects it.
+        // Salman §7: the BBF accepts /A/C/D, the DBF rejects it.
         let p = paths("<A><B><D/></B><C><E/></C></A>");
         let b = BreadthBloomFilter::try_from_paths(&p, 1e-6).unwrap();
         let d = DepthBloomFilter::try_from_paths(&p, 1e-6).unwrap();

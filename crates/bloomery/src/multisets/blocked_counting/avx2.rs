@@ -369,27 +369,43 @@ mod tests {
     }
 
     /// The vector path for either k.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
     unsafe fn min_words(line: &[u64; 8], words: [u64; 2], k: u32) -> u32 {
-        if k <= 8 {
-            min(line, words[0], k)
-        } else {
-            min2(line, words, k)
+        // SAFETY: the caller guarantees AVX2.
+        unsafe {
+            if k <= 8 {
+                min(line, words[0], k)
+            } else {
+                min2(line, words, k)
+            }
         }
     }
 
+    /// # Safety
+    /// The CPU must support AVX2.
     unsafe fn insert_words(line: &mut [u64; 8], words: [u64; 2], k: u32) -> bool {
-        if k <= 8 {
-            insert(line, words[0], k)
-        } else {
-            insert2(line, words, k)
+        // SAFETY: the caller guarantees AVX2.
+        unsafe {
+            if k <= 8 {
+                insert(line, words[0], k)
+            } else {
+                insert2(line, words, k)
+            }
         }
     }
 
+    /// # Safety
+    /// The CPU must support AVX2.
     unsafe fn remove_words(line: &mut [u64; 8], words: [u64; 2], k: u32) -> bool {
-        if k <= 8 {
-            remove(line, words[0], k)
-        } else {
-            remove2(line, words, k)
+        // SAFETY: the caller guarantees AVX2.
+        unsafe {
+            if k <= 8 {
+                remove(line, words[0], k)
+            } else {
+                remove2(line, words, k)
+            }
         }
     }
 

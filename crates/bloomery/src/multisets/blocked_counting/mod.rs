@@ -16,7 +16,7 @@ use crate::store::{self, Pipeline, Words};
 pub const LINE_BITS: u32 = 512;
 const LINE_WORDS: usize = 8;
 
-/// The default counter width in bits (002 §2.5).
+/// The default counter width in bits (Broder & Mitzenmacher §2.5).
 pub const DEFAULT_COUNTER_WIDTH: u32 = 4;
 
 /// Largest k accepted (that of the blocked filter).
@@ -106,7 +106,7 @@ mod nibbles;
 /// The blocked counting Bloom filter: a counting filter whose k counters for a key all lie in
 /// one 64-byte cache line, so an insert, a count or a remove costs one cache miss instead of k.
 ///
-/// It combines the counting filter of seed 002 §2.5 (small saturating counters instead of
+/// It combines the counting filter of Broder & Mitzenmacher §2.5 (small saturating counters instead of
 /// bits, so keys can be removed; see [`counting`](crate::CountingBloomFilter)) with the blocked layout of Putze,
 /// Sanders & Singler, "Cache-, Hash- and Space-Efficient Bloom Filters" (2007; see
 /// [`blocked`](crate::BlockedBloomFilter)).
@@ -150,15 +150,11 @@ mod nibbles;
 /// lane (`avx2`: a count is about 80 instructions per key with the hash, fewer than the
 /// classic filter's 97 at k = 7), elsewhere an unrolled scalar pass (`nibbles`); the path is
 /// chosen once per filter. Other widths and larger k go through the counters' generic views.
-/// At p = 1% and the classic filter's k, insert / count / remove cost 0.65 / 0.78 / 0.69 of the
-/// classic filter's insert / contains / insert at 10M keys, and 1.02 / 0.86 / 1.21 in cache
-/// (`docs/BENCHMARKS.md`, "Counting family", session 6), against 1.5–2.7× for the
-/// classic-layout counting filter; [`BlockedCountingBloomFilter::insert_batch`] overlaps the
-/// misses of 16 keys and is 4× faster still. A single-key operation on a filter that is not
-/// cached waits for its line, so where the classic filter still fits a cache this one (4×
-/// the memory or more) does not, it is slower: at 1M keys (5.5 MB against 1.2 MB) it measured
-/// 0.97–1.33× the classic filter while the host kept the counters in its L3 and 1.6–4.9×
-/// while it did not.
+/// On a filter larger than the caches an operation costs about what the classic filter's costs
+/// (one line instead of k), far less than the classic-layout counting filter's; the batched
+/// [`BlockedCountingBloomFilter::insert_batch`] overlaps the misses of 16 keys. Where the
+/// classic filter still fits a cache and this one (4× the memory or more) does not, a
+/// single-key operation is slower. Measured ratios: `docs/BENCHMARKS.md`, "Counting family".
 ///
 /// # When to pick it
 /// A set with deletions (or small counts) where speed matters: on a filter larger than the
@@ -167,7 +163,7 @@ mod nibbles;
 /// counters than the classic-layout [`crate::CountingBloomFilter`]: at p = 1%, 10.9 counters
 /// per item (k = 6 by its own sizing; 11.0 at the classic k = 7) against 9.6, **13–14% more
 /// memory**; at p = 0.1% (k = 10) 19.4 against 14.4, 35% more — the gap grows as p falls
-/// (`docs/BENCHMARKS.md`, "Counting family", session 4). Below p = 0.1% it grows fast: at
+/// (`docs/BENCHMARKS.md`, "Counting family"). Below p = 0.1% it grows fast: at
 /// p = 10⁻⁴ … 10⁻⁶ the sizing needs 31–77 counters per item (k = 10–13) against the classic
 /// layout's 19–29, 1.6–2.7× the memory; small filters at such rates also spread from one
 /// instance to the next (the sizing meets p on average over filters; at n = 10⁴ the lab
@@ -644,6 +640,7 @@ impl BlockedCountingBloomFilter {
 /// bits (as the number of counters), hashes, hasher and memory limit (4-bit counters).
 impl Build for BlockedCountingBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
+        b.refuse_others("a blocked counting filter", &[])?;
         let mut o = Self::builder().hasher(b.hasher).max_bytes(b.max_bytes);
         if let Some(n) = b.capacity {
             o = o.capacity(n);
@@ -872,16 +869,33 @@ impl<K: Key> Extend<K> for BlockedCountingBloomFilter {
     }
 }
 
+impl BlockedCountingBloomFilter {
+    /// A filter holding `keys`, sized for that many keys (duplicates included, at least 1) at
+    /// rate `fpr` with 4-bit counters and the default hasher: the fallible form of
+    /// `collect()`. Collects the keys' hashes first (16 bytes per key), then sizes; an error
+    /// (invalid `fpr`, a size over the memory limit) is returned instead of a panic.
+    pub fn try_from_keys<K: Key>(keys: impl IntoIterator<Item = K>, fpr: f64) -> Result<Self> {
+        crate::params::check_fpr(fpr)?;
+        let hasher = KeyHasher::new();
+        let hashes: Vec<Hashed> = keys.into_iter().map(|k| hasher.hash(&k)).collect();
+        let mut f = Self::try_new((hashes.len() as u64).max(1), fpr)?;
+        f.insert_hashed_pipelined(hashes);
+        Ok(f)
+    }
+}
+
 impl<K: Key> FromIterator<K> for BlockedCountingBloomFilter {
     /// Collects the keys' hashes, then sizes the filter for that many keys (duplicates
     /// included) at a 1% false-positive rate with 4-bit counters.
+    ///
+    /// # Panics
+    /// When the filter cannot be made: a size over the memory limit
+    /// ([`crate::max_bytes`]) or an allocation failure. Use
+    /// [`BlockedCountingBloomFilter::try_from_keys`] to get an error instead.
     fn from_iter<I: IntoIterator<Item = K>>(iter: I) -> Self {
-        let hasher = KeyHasher::new();
-        let hashes: Vec<Hashed> = iter.into_iter().map(|k| hasher.hash(&k)).collect();
-        let mut f = Self::try_new((hashes.len() as u64).max(1), 0.01)
-            .unwrap_or_else(|e| panic!("cannot size a filter for {} keys: {e}", hashes.len()));
-        f.insert_hashed_pipelined(hashes);
-        f
+        Self::try_from_keys(iter, 0.01).unwrap_or_else(|e| {
+            panic!("cannot size a filter for the collected keys: {e} (use try_from_keys)")
+        })
     }
 }
 

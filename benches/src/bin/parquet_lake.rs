@@ -1,0 +1,169 @@
+//! The Parquet lake of the `parquet prune` benchmark (benches/scripts/parquet_bench.sh).
+//!
+//! `parquet_lake gen DIR FILES ROW_GROUPS ROWS` writes FILES Parquet files of ROW_GROUPS row
+//! groups of ROWS rows (INT64 `id`, distinct across the lake: file f, row group g, row i has id
+//! `(f·ROW_GROUPS + g)·ROWS + i`; a `payload` string column), with the `parquet` crate's
+//! writer and a split-block filter on `id` sized for ROWS values at 1%.
+//!
+//! `parquet_lake floor DIR [REPEATS]` measures the I/O floor of a lake query: per file, open it
+//! and read the bytes of its footer and of every row group's `id` filter (one positioned
+//! read each, offsets found beforehand), files in parallel on the rayon pool, best of
+//! REPEATS. It prints the seconds, the bytes read, and the time to decode the footers too.
+
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use parquet::basic::Compression;
+use parquet::data_type::{ByteArray, ByteArrayType, Int64Type};
+use parquet::file::metadata::ParquetMetaDataReader;
+use parquet::file::properties::WriterProperties;
+use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::parser::parse_message_type;
+use parquet::schema::types::ColumnPath;
+use rayon::prelude::*;
+
+fn gen(dir: &Path, files: u64, rgs: u64, rows: u64) {
+    std::fs::create_dir_all(dir).unwrap();
+    let schema = Arc::new(
+        parse_message_type("message m { required int64 id; required binary payload (UTF8); }")
+            .unwrap(),
+    );
+    (0..files).into_par_iter().for_each(|f| {
+        let props = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+            .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), rows)
+            .build();
+        let path = dir.join(format!("part-{f:05}.parquet"));
+        let mut w = SerializedFileWriter::new(
+            File::create(&path).unwrap(),
+            schema.clone(),
+            Arc::new(props),
+        )
+        .unwrap();
+        for g in 0..rgs {
+            let base = (f * rgs + g) * rows;
+            let ids: Vec<i64> = (0..rows).map(|i| (base + i) as i64).collect();
+            let mut rg = w.next_row_group().unwrap();
+            let mut col = rg.next_column().unwrap().unwrap();
+            col.typed::<Int64Type>()
+                .write_batch(&ids, None, None)
+                .unwrap();
+            col.close().unwrap();
+            let mut col = rg.next_column().unwrap().unwrap();
+            let v: Vec<ByteArray> = ids
+                .iter()
+                .map(|i| format!("row {i}").as_str().into())
+                .collect();
+            col.typed::<ByteArrayType>()
+                .write_batch(&v, None, None)
+                .unwrap();
+            col.close().unwrap();
+            rg.close().unwrap();
+        }
+        w.close().unwrap();
+    });
+}
+
+/// Per file: (footer range, filter ranges).
+type Ranges = (PathBuf, (u64, u64), Vec<(u64, u64)>);
+
+fn ranges(dir: &Path) -> Vec<Ranges> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "parquet"))
+        .collect();
+    paths.sort();
+    paths
+        .into_par_iter()
+        .map(|p| {
+            let f = File::open(&p).unwrap();
+            let len = f.metadata().unwrap().len();
+            let meta = ParquetMetaDataReader::new().parse_and_finish(&f).unwrap();
+            let mut tail = [0u8; 8];
+            f.read_exact_at(&mut tail, len - 8).unwrap();
+            let mlen = u64::from(u32::from_le_bytes(tail[..4].try_into().unwrap()));
+            let filters = meta
+                .row_groups()
+                .iter()
+                .map(|rg| {
+                    let c = rg.column(0);
+                    (
+                        c.bloom_filter_offset().unwrap() as u64,
+                        c.bloom_filter_length().unwrap() as u64,
+                    )
+                })
+                .collect();
+            (p, (len - 8 - mlen, mlen + 8), filters)
+        })
+        .collect()
+}
+
+fn floor(dir: &Path, repeats: usize) {
+    let r = ranges(dir);
+    let bytes: u64 = r
+        .iter()
+        .map(|(_, f, fs)| f.1 + fs.iter().map(|x| x.1).sum::<u64>())
+        .sum();
+    let mut best = f64::MAX;
+    let mut best_decode = f64::MAX;
+    for _ in 0..repeats {
+        let t = Instant::now();
+        r.par_iter().for_each(|(p, (fo, fl), fs)| {
+            let f = File::open(p).unwrap();
+            let mut buf = vec![0u8; *fl as usize];
+            f.read_exact_at(&mut buf, *fo).unwrap();
+            for &(o, l) in fs {
+                let mut b = vec![0u8; l as usize];
+                f.read_exact_at(&mut b, o).unwrap();
+                std::hint::black_box(&b);
+            }
+            std::hint::black_box(&buf);
+        });
+        best = best.min(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        r.par_iter().for_each(|(p, (fo, fl), fs)| {
+            let f = File::open(p).unwrap();
+            let mut buf = vec![0u8; *fl as usize];
+            f.read_exact_at(&mut buf, *fo).unwrap();
+            let m = ParquetMetaDataReader::decode_metadata(&buf[..buf.len() - 8]).unwrap();
+            std::hint::black_box(&m);
+            for &(o, l) in fs {
+                let mut b = vec![0u8; l as usize];
+                f.read_exact_at(&mut b, o).unwrap();
+                std::hint::black_box(&b);
+            }
+        });
+        best_decode = best_decode.min(t.elapsed().as_secs_f64());
+    }
+    println!(
+        "files {} row_groups {} bytes {} threads {} floor_read_s {best:.4} floor_read_decode_s {best_decode:.4}",
+        r.len(),
+        r.iter().map(|x| x.2.len()).sum::<usize>(),
+        bytes,
+        rayon::current_num_threads()
+    );
+}
+
+fn main() {
+    let a: Vec<String> = std::env::args().collect();
+    match a.get(1).map(String::as_str) {
+        Some("gen") if a.len() == 6 => gen(
+            Path::new(&a[2]),
+            a[3].parse().unwrap(),
+            a[4].parse().unwrap(),
+            a[5].parse().unwrap(),
+        ),
+        Some("floor") if a.len() >= 3 => {
+            floor(Path::new(&a[2]), a.get(3).map_or(5, |r| r.parse().unwrap()))
+        }
+        _ => {
+            eprintln!("usage: parquet_lake gen DIR FILES ROW_GROUPS ROWS | floor DIR [REPEATS]");
+            std::process::exit(2);
+        }
+    }
+}

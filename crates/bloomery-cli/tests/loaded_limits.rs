@@ -1,0 +1,147 @@
+//! A file's own limits do not bind the process that loads it: a scalable filter whose file
+//! says "grow by 32,768, up to 2^63 bytes" (forged, with a valid checksum) grows only as far
+//! as `--max-memory` allows, a growth out of range is refused on load as on creation, and a
+//! file does not carry its creator's memory limit.
+
+use assert_cmd::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_bloomery");
+
+/// Offsets of the scalable filter's `growth` (u32) and `max_bytes` (u64) in its file.
+const GROWTH: usize = 88;
+const MAX_BYTES: usize = 101;
+
+fn reseal(b: &mut [u8]) {
+    let n = b.len() - 8;
+    let sum = xxhash_rust::xxh3::xxh3_64(&b[..n]);
+    b[n..].copy_from_slice(&sum.to_le_bytes());
+}
+
+fn keys(n: u32) -> String {
+    (0..n).map(|i| format!("key-{i}\n")).collect()
+}
+
+fn create(path: &std::path::Path, extra: &[&str]) {
+    Command::new(BIN)
+        .args(extra)
+        .arg("create")
+        .arg(path)
+        .args(["--kind", "scalable", "-n", "1000", "-p", "0.01"])
+        .assert()
+        .success();
+}
+
+/// The file with its growth and limit fields forged (and its checksum made valid again).
+fn forge(path: &std::path::Path, growth: u32) {
+    let mut b = std::fs::read(path).unwrap();
+    assert_eq!(
+        &b[GROWTH..GROWTH + 4],
+        &2u32.to_le_bytes(),
+        "growth field moved"
+    );
+    b[GROWTH..GROWTH + 4].copy_from_slice(&growth.to_le_bytes());
+    b[MAX_BYTES..MAX_BYTES + 8].copy_from_slice(&(1u64 << 63).to_le_bytes());
+    reseal(&mut b);
+    std::fs::write(path, &b).unwrap();
+}
+
+#[test]
+fn forged_growth_is_bounded_by_max_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("grow.bloom");
+    create(&path, &[]);
+    // the largest growth a file may carry: the second sub-filter would hold 32.8M keys
+    // (about 50 MB)
+    forge(&path, 32_768);
+    let before = std::fs::metadata(&path).unwrap().len();
+
+    // The 1001st key needs that sub-filter: refused under 20M, the file unchanged.
+    let out = Command::new(BIN)
+        .args(["--max-memory", "20M", "add"])
+        .arg(&path)
+        .write_stdin(keys(1100))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "grew past --max-memory: {stderr}");
+    assert!(stderr.contains("--max-memory"), "{stderr}");
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), before);
+
+    // Keys within the first sub-filter's capacity still go in.
+    Command::new(BIN)
+        .args(["--max-memory", "20M", "add"])
+        .arg(&path)
+        .write_stdin(keys(500))
+        .assert()
+        .success();
+    assert_eq!(std::fs::metadata(&path).unwrap().len(), before);
+}
+
+#[test]
+fn forged_growth_out_of_range_is_refused_on_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("grow.bloom");
+    create(&path, &[]);
+    // 6,000,000 turned a 392-byte file into 991 MB under --max-memory 100M
+    forge(&path, 6_000_000);
+    for cmd in ["add", "info"] {
+        let out = Command::new(BIN)
+            .args(["--max-memory", "100M", cmd])
+            .arg(&path)
+            .write_stdin(keys(8))
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{cmd}: {stderr}");
+        assert!(stderr.contains("growth 6000000"), "{cmd}: {stderr}");
+    }
+    // and on creation
+    let out = Command::new(BIN)
+        .arg("create")
+        .arg(dir.path().join("new.bloom"))
+        .args([
+            "--kind", "scalable", "-n", "100", "-p", "0.01", "--growth", "32769",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("growth"), "{stderr}");
+}
+
+#[test]
+fn create_does_not_bind_the_file_to_the_creators_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("grow.bloom");
+    // made under a 1 MB limit, with growth 1000: the second sub-filter (1M keys, about
+    // 1.5 MB) does not fit that limit ...
+    Command::new(BIN)
+        .args(["--max-memory", "1M", "create"])
+        .arg(&path)
+        .args([
+            "--kind", "scalable", "-n", "1000", "-p", "0.01", "--growth", "1000",
+        ])
+        .assert()
+        .success();
+    let b = std::fs::read(&path).unwrap();
+    assert_eq!(
+        u64::from_le_bytes(b[MAX_BYTES..MAX_BYTES + 8].try_into().unwrap()),
+        u64::MAX,
+        "the creator's limit is not stored"
+    );
+    let out = Command::new(BIN)
+        .args(["--max-memory", "1M", "add"])
+        .arg(&path)
+        .write_stdin(keys(1100))
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    // ... but a process allowed more grows it
+    Command::new(BIN)
+        .args(["--max-memory", "100M", "add"])
+        .arg(&path)
+        .write_stdin(keys(1100))
+        .assert()
+        .success();
+    assert!(std::fs::metadata(&path).unwrap().len() > 1_000_000);
+}

@@ -1,0 +1,468 @@
+//! Keys from Arrow arrays, read in place through the Arrow C data interface (the PyCapsule
+//! protocol: `__arrow_c_array__` for arrays, `__arrow_c_stream__` for chunked arrays and other
+//! streams; PyArrow 14 and later, Polars, nanoarrow, ...).
+//!
+//! String and binary arrays (`string`, `large_string`, `binary`, `large_binary`,
+//! `string_view`, `binary_view`, `fixed_size_binary`) are hashed straight from Arrow's buffers,
+//! without a copy. Integer arrays (8 to 64 bits, signed or not) are keys by their decimal text,
+//! as Python ints are ([`crate::keys`]). Nulls are refused (`ValueError`): drop them first, e.g.
+//! with `pyarrow.compute.drop_null`. Dictionary-encoded arrays are refused with a hint
+//! (`.dictionary_decode()`), other types with a `TypeError`.
+
+use std::ffi::{c_char, c_int, c_void, CStr};
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+use crate::keys::{arena_keys, push_i64, push_u64, RawKey, CHUNK};
+
+/// `struct ArrowSchema` of the Arrow C data interface.
+#[repr(C)]
+struct FfiSchema {
+    format: *const c_char,
+    name: *const c_char,
+    metadata: *const c_char,
+    flags: i64,
+    n_children: i64,
+    children: *mut *mut FfiSchema,
+    dictionary: *mut FfiSchema,
+    release: Option<unsafe extern "C" fn(*mut FfiSchema)>,
+    private_data: *mut c_void,
+}
+
+/// `struct ArrowArray` of the Arrow C data interface.
+#[repr(C)]
+struct FfiArray {
+    length: i64,
+    null_count: i64,
+    offset: i64,
+    n_buffers: i64,
+    n_children: i64,
+    buffers: *mut *const c_void,
+    children: *mut *mut FfiArray,
+    dictionary: *mut FfiArray,
+    release: Option<unsafe extern "C" fn(*mut FfiArray)>,
+    private_data: *mut c_void,
+}
+
+/// `struct ArrowArrayStream` of the Arrow C stream interface.
+#[repr(C)]
+struct FfiStream {
+    get_schema: Option<unsafe extern "C" fn(*mut FfiStream, *mut FfiSchema) -> c_int>,
+    get_next: Option<unsafe extern "C" fn(*mut FfiStream, *mut FfiArray) -> c_int>,
+    get_last_error: Option<unsafe extern "C" fn(*mut FfiStream) -> *const c_char>,
+    release: Option<unsafe extern "C" fn(*mut FfiStream)>,
+    private_data: *mut c_void,
+}
+
+impl FfiSchema {
+    fn empty() -> Self {
+        Self {
+            format: std::ptr::null(),
+            name: std::ptr::null(),
+            metadata: std::ptr::null(),
+            flags: 0,
+            n_children: 0,
+            children: std::ptr::null_mut(),
+            dictionary: std::ptr::null_mut(),
+            release: None,
+            private_data: std::ptr::null_mut(),
+        }
+    }
+}
+
+impl FfiArray {
+    fn empty() -> Self {
+        Self {
+            length: 0,
+            null_count: 0,
+            offset: 0,
+            n_buffers: 0,
+            n_children: 0,
+            buffers: std::ptr::null_mut(),
+            children: std::ptr::null_mut(),
+            dictionary: std::ptr::null_mut(),
+            release: None,
+            private_data: std::ptr::null_mut(),
+        }
+    }
+}
+
+/// How an array's values are laid out.
+#[derive(Clone, Copy, Debug)]
+enum Layout {
+    /// 32-bit offsets + data (`string`, `binary`).
+    Offsets32,
+    /// 64-bit offsets + data (`large_string`, `large_binary`).
+    Offsets64,
+    /// 16-byte views + variadic data buffers (`string_view`, `binary_view`).
+    View,
+    /// Fixed-size binary of this width.
+    Fixed(usize),
+    /// Integers of this many bytes.
+    Int { width: usize, signed: bool },
+}
+
+/// One array (a chunk of the input) and its layout.
+struct Chunk {
+    array: *const FfiArray,
+    layout: Layout,
+}
+
+/// The keys of an Arrow array or stream (see the module docs).
+pub struct ArrowKeys {
+    chunks: Vec<Chunk>,
+    len: usize,
+    /// Capsules owning the structs that `chunks` point into (released by their destructors).
+    _capsules: Vec<Py<PyAny>>,
+    /// Structs taken from a stream: ours to release. Boxed: `chunks` points into them, so
+    /// they must not move when the vector grows.
+    #[allow(clippy::vec_box)]
+    owned_arrays: Vec<Box<FfiArray>>,
+    owned_schema: Option<Box<FfiSchema>>,
+}
+
+impl Drop for ArrowKeys {
+    fn drop(&mut self) {
+        for a in &mut self.owned_arrays {
+            if let Some(release) = a.release {
+                // SAFETY: the stream moved this array to us; releasing it once is our duty
+                // (the callback marks it released by clearing `release`).
+                unsafe { release(&mut **a) };
+            }
+        }
+        if let Some(s) = &mut self.owned_schema {
+            if let Some(release) = s.release {
+                // SAFETY: as above, for the schema the stream gave us.
+                unsafe { release(&mut **s) };
+            }
+        }
+    }
+}
+
+fn format_of(schema: &FfiSchema) -> PyResult<Layout> {
+    if schema.format.is_null() {
+        return Err(PyValueError::new_err("Arrow schema without a format"));
+    }
+    // SAFETY: the C data interface requires `format` to be a NUL-terminated string, valid
+    // while the schema is not released (we hold it).
+    let f = unsafe { CStr::from_ptr(schema.format) }.to_bytes();
+    if !schema.dictionary.is_null() {
+        return Err(PyTypeError::new_err(
+            "dictionary-encoded Arrow arrays are not keys: decode them first \
+             (arr.dictionary_decode())",
+        ));
+    }
+    Ok(match f {
+        b"u" | b"z" => Layout::Offsets32,
+        b"U" | b"Z" => Layout::Offsets64,
+        b"vu" | b"vz" => Layout::View,
+        b"c" => Layout::Int {
+            width: 1,
+            signed: true,
+        },
+        b"C" => Layout::Int {
+            width: 1,
+            signed: false,
+        },
+        b"s" => Layout::Int {
+            width: 2,
+            signed: true,
+        },
+        b"S" => Layout::Int {
+            width: 2,
+            signed: false,
+        },
+        b"i" => Layout::Int {
+            width: 4,
+            signed: true,
+        },
+        b"I" => Layout::Int {
+            width: 4,
+            signed: false,
+        },
+        b"l" => Layout::Int {
+            width: 8,
+            signed: true,
+        },
+        b"L" => Layout::Int {
+            width: 8,
+            signed: false,
+        },
+        _ if f.starts_with(b"w:") => {
+            let w = std::str::from_utf8(&f[2..])
+                .ok()
+                .and_then(|s| s.parse::<usize>().ok())
+                .ok_or_else(|| PyValueError::new_err("bad fixed-size binary format"))?;
+            Layout::Fixed(w)
+        }
+        _ => {
+            return Err(PyTypeError::new_err(format!(
+                "Arrow arrays of type '{}' are not keys: bloomery takes string, binary \
+                 (plain, large, view, fixed-size) and integer arrays; pass one column of a \
+                 table, and cast other types explicitly (e.g. arr.cast(pyarrow.string()))",
+                String::from_utf8_lossy(f)
+            )))
+        }
+    })
+}
+
+fn check_array(a: &FfiArray, layout: Layout) -> PyResult<()> {
+    let want = match layout {
+        Layout::Offsets32 | Layout::Offsets64 => 3,
+        Layout::View => 3, // at least: validity, views, variadic sizes
+        Layout::Fixed(_) | Layout::Int { .. } => 2,
+    };
+    let ok = match layout {
+        Layout::View => a.n_buffers >= want,
+        _ => a.n_buffers == want,
+    };
+    if !ok || a.length < 0 || a.offset < 0 || a.buffers.is_null() {
+        return Err(PyValueError::new_err(format!(
+            "malformed Arrow array: {} buffers, length {}, offset {}",
+            a.n_buffers, a.length, a.offset
+        )));
+    }
+    Ok(())
+}
+
+fn capsule_ptr(c: &Bound<'_, PyAny>, name: &CStr) -> PyResult<*mut c_void> {
+    // SAFETY: a valid object and the GIL; NULL with an exception set if `c` is not a capsule
+    // of that name.
+    let p = unsafe { ffi::PyCapsule_GetPointer(c.as_ptr(), name.as_ptr()) };
+    if p.is_null() {
+        return Err(PyErr::fetch(c.py()));
+    }
+    Ok(p)
+}
+
+impl ArrowKeys {
+    /// The keys of `obj` if it exports Arrow data, `None` otherwise.
+    pub fn new(obj: &Bound<'_, PyAny>) -> PyResult<Option<Self>> {
+        let py = obj.py();
+        if obj.hasattr(pyo3::intern!(py, "__arrow_c_array__"))? {
+            let pair = obj.call_method0(pyo3::intern!(py, "__arrow_c_array__"))?;
+            let (schema_cap, array_cap): (Bound<'_, PyAny>, Bound<'_, PyAny>) = pair.extract()?;
+            let schema = capsule_ptr(&schema_cap, c"arrow_schema")?.cast::<FfiSchema>();
+            let array = capsule_ptr(&array_cap, c"arrow_array")?.cast::<FfiArray>();
+            // SAFETY: the capsules hold valid, unreleased structs of these types (the
+            // protocol's contract), kept alive by the capsules we keep.
+            let (s, a) = unsafe { (&*schema, &*array) };
+            let layout = format_of(s)?;
+            check_array(a, layout)?;
+            let len = a.length as usize;
+            return Ok(Some(ArrowKeys {
+                chunks: vec![Chunk { array, layout }],
+                len,
+                _capsules: vec![schema_cap.unbind(), array_cap.unbind()],
+                owned_arrays: Vec::new(),
+                owned_schema: None,
+            }));
+        }
+        if obj.hasattr(pyo3::intern!(py, "__arrow_c_stream__"))? {
+            let cap = obj.call_method0(pyo3::intern!(py, "__arrow_c_stream__"))?;
+            let stream = capsule_ptr(&cap, c"arrow_array_stream")?.cast::<FfiStream>();
+            let mut keys = ArrowKeys {
+                chunks: Vec::new(),
+                len: 0,
+                _capsules: vec![cap.clone().unbind()],
+                owned_arrays: Vec::new(),
+                owned_schema: None,
+            };
+            // SAFETY: the capsule holds a valid stream (the protocol's contract). Its
+            // callbacks are called as the interface specifies: get_schema once, get_next until
+            // it returns a released (end-of-stream) array; what they return is ours.
+            unsafe {
+                let st = &mut *stream;
+                let (Some(get_schema), Some(get_next)) = (st.get_schema, st.get_next) else {
+                    return Err(PyValueError::new_err("released Arrow stream"));
+                };
+                let mut schema = Box::new(FfiSchema::empty());
+                if get_schema(stream, &mut *schema) != 0 {
+                    return Err(stream_error(stream, "get_schema"));
+                }
+                keys.owned_schema = Some(schema);
+                let layout = format_of(keys.owned_schema.as_ref().expect("set above"))?;
+                loop {
+                    let mut a = Box::new(FfiArray::empty());
+                    if get_next(stream, &mut *a) != 0 {
+                        return Err(stream_error(stream, "get_next"));
+                    }
+                    if a.release.is_none() {
+                        break; // end of stream
+                    }
+                    let checked = check_array(&a, layout);
+                    let ptr: *const FfiArray = &*a;
+                    let n = a.length.max(0) as usize;
+                    keys.owned_arrays.push(a); // released on drop, even on error
+                    checked?;
+                    keys.len += n;
+                    keys.chunks.push(Chunk { array: ptr, layout });
+                }
+            }
+            return Ok(Some(keys));
+        }
+        Ok(None)
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Hand the keys to `f` in chunks of at most [`CHUNK`] (see `Batch::chunks`).
+    pub fn chunks(&self, mut f: impl FnMut(usize, &[RawKey]) -> PyResult<()>) -> PyResult<()> {
+        let mut keys: Vec<RawKey> = Vec::with_capacity(CHUNK.min(self.len));
+        let mut arena: Vec<u8> = Vec::new();
+        let mut ends: Vec<usize> = Vec::new();
+        let mut base = 0usize;
+        for c in &self.chunks {
+            // SAFETY: `c.array` points to an unreleased array we keep alive (capsule or owned
+            // box), checked by `check_array` for its buffer count.
+            let a = unsafe { &*c.array };
+            let n = a.length as usize;
+            let off = a.offset as usize;
+            // SAFETY: `buffers` has `n_buffers` entries (checked); the C data interface makes
+            // each a pointer to an immutable buffer long enough for `offset + length` values.
+            let bufs = unsafe { std::slice::from_raw_parts(a.buffers, a.n_buffers as usize) };
+            let validity = bufs[0].cast::<u8>();
+            let mut start = 0;
+            while start < n {
+                let end = (start + CHUNK).min(n);
+                keys.clear();
+                if a.null_count != 0 && !validity.is_null() {
+                    for i in start..end {
+                        let j = off + i;
+                        // SAFETY: the validity bitmap holds `offset + length` bits.
+                        if unsafe { *validity.add(j / 8) } & (1 << (j % 8)) == 0 {
+                            return Err(PyValueError::new_err(format!(
+                                "element {} of the Arrow array is null: drop nulls first \
+                                 (e.g. pyarrow.compute.drop_null(arr))",
+                                base + i
+                            )));
+                        }
+                    }
+                }
+                // SAFETY (each arm): buffer pointers and lengths as the C data interface
+                // defines them for the layout, valid for values `offset .. offset + length`.
+                match c.layout {
+                    Layout::Offsets32 => unsafe {
+                        let o = bufs[1].cast::<i32>();
+                        let d = bufs[2].cast::<u8>();
+                        for i in off + start..off + end {
+                            let (s, e) = (*o.add(i), *o.add(i + 1));
+                            keys.push(span(d, s as i64, e as i64)?);
+                        }
+                    },
+                    Layout::Offsets64 => unsafe {
+                        let o = bufs[1].cast::<i64>();
+                        let d = bufs[2].cast::<u8>();
+                        for i in off + start..off + end {
+                            keys.push(span(d, *o.add(i), *o.add(i + 1))?);
+                        }
+                    },
+                    Layout::View => unsafe {
+                        let views = bufs[1].cast::<u8>();
+                        let data = &bufs[2..bufs.len() - 1];
+                        for i in off + start..off + end {
+                            let v = views.add(16 * i);
+                            let len = (v as *const i32).read_unaligned();
+                            if len < 0 {
+                                return Err(PyValueError::new_err("malformed Arrow view"));
+                            }
+                            if len <= 12 {
+                                keys.push(RawKey::new(std::slice::from_raw_parts(
+                                    v.add(4),
+                                    len as usize,
+                                )));
+                            } else {
+                                let b = (v.add(8) as *const i32).read_unaligned();
+                                let o = (v.add(12) as *const i32).read_unaligned();
+                                let d = usize::try_from(b)
+                                    .ok()
+                                    .and_then(|b| data.get(b))
+                                    .ok_or_else(|| PyValueError::new_err("malformed Arrow view"))?;
+                                keys.push(span(d.cast::<u8>(), o as i64, o as i64 + len as i64)?);
+                            }
+                        }
+                    },
+                    Layout::Fixed(w) => unsafe {
+                        let d = bufs[1].cast::<u8>();
+                        for i in off + start..off + end {
+                            keys.push(RawKey::new(std::slice::from_raw_parts(d.add(i * w), w)));
+                        }
+                    },
+                    Layout::Int { width, signed } => {
+                        arena.clear();
+                        ends.clear();
+                        let d = bufs[1].cast::<u8>();
+                        for i in off + start..off + end {
+                            let mut b = [0u8; 8];
+                            // SAFETY: `width` bytes of value i (see above); Arrow data is
+                            // little-endian on the hosts this builds for.
+                            unsafe {
+                                std::ptr::copy_nonoverlapping(
+                                    d.add(i * width),
+                                    b.as_mut_ptr(),
+                                    width,
+                                )
+                            };
+                            let u = u64::from_le_bytes(b);
+                            if signed {
+                                let shift = 64 - 8 * width as u32;
+                                push_i64(((u << shift) as i64) >> shift, &mut arena);
+                            } else {
+                                push_u64(u, &mut arena);
+                            }
+                            ends.push(arena.len());
+                        }
+                        arena_keys(&arena, &ends, &mut keys);
+                    }
+                }
+                f(base + start, &keys)?;
+                start = end;
+            }
+            base += n;
+        }
+        Ok(())
+    }
+}
+
+/// The bytes `data[s..e]` of an offsets layout, refusing decreasing offsets.
+///
+/// # Safety
+/// `data` must hold at least `e` bytes when `0 <= s <= e`.
+unsafe fn span(data: *const u8, s: i64, e: i64) -> PyResult<RawKey> {
+    if s < 0 || e < s {
+        return Err(PyValueError::new_err(format!(
+            "malformed Arrow offsets ({s}, {e})"
+        )));
+    }
+    if e == s {
+        return Ok(RawKey::new(&[]));
+    }
+    // SAFETY: the caller's contract.
+    Ok(RawKey::new(unsafe {
+        std::slice::from_raw_parts(data.add(s as usize), (e - s) as usize)
+    }))
+}
+
+/// The stream's own message for a failed call.
+///
+/// # Safety
+/// `stream` must be a valid, unreleased stream.
+unsafe fn stream_error(stream: *mut FfiStream, what: &str) -> PyErr {
+    // SAFETY: the caller's contract; the message is valid until the next call on the stream.
+    let msg = unsafe {
+        (*stream)
+            .get_last_error
+            .map(|f| f(stream))
+            .filter(|p| !p.is_null())
+            .map(|p| CStr::from_ptr(p).to_string_lossy().into_owned())
+    };
+    PyValueError::new_err(format!(
+        "Arrow stream {what} failed: {}",
+        msg.unwrap_or_else(|| "no message".into())
+    ))
+}

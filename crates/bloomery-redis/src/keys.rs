@@ -1,0 +1,93 @@
+//! Access to the value under a key, shared by every command: open it for reading or writing,
+//! refuse the wrong type (`WRONGTYPE`) and values a LOADCHUNK sequence is still filling,
+//! create it on demand.
+
+use redis_module::native_types::RedisType;
+use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
+
+use crate::errors::LOADING;
+use crate::types::{Slot, Structure};
+
+/// Run `f` on the structure under `key`, creating it with `create` if the key is missing
+/// (`None`: reply `missing` instead).
+pub fn write<T: Structure, R>(
+    ctx: &Context,
+    ty: &RedisType,
+    key: &RedisString,
+    create: Option<&dyn Fn() -> Result<T, RedisError>>,
+    missing: &'static str,
+    f: impl FnOnce(&mut T) -> R,
+) -> Result<R, RedisError> {
+    let k = ctx.open_key_writable(key);
+    match k
+        .get_value::<Slot<T>>(ty)
+        .map_err(|_| RedisError::WrongType)?
+    {
+        Some(Slot::Ready(value)) => Ok(f(value)),
+        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
+        None => {
+            let make = create.ok_or(RedisError::Str(missing))?;
+            let mut value = make()?;
+            let r = f(&mut value);
+            k.set_value(ty, Slot::Ready(value))?;
+            Ok(r)
+        }
+    }
+}
+
+/// Run `f` on the structure under `key` (`None` when the key is missing).
+pub fn read<T: Structure, R>(
+    ctx: &Context,
+    ty: &RedisType,
+    key: &RedisString,
+    f: impl FnOnce(Option<&T>) -> R,
+) -> Result<R, RedisError> {
+    let k = ctx.open_key(key);
+    match k
+        .get_value::<Slot<T>>(ty)
+        .map_err(|_| RedisError::WrongType)?
+    {
+        Some(Slot::Ready(value)) => Ok(f(Some(value))),
+        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
+        None => Ok(f(None)),
+    }
+}
+
+/// Run `f` on the structure under `key`; a missing key is the error `missing`.
+pub fn read_existing<T: Structure, R>(
+    ctx: &Context,
+    ty: &RedisType,
+    key: &RedisString,
+    missing: &'static str,
+    f: impl FnOnce(&T) -> R,
+) -> Result<R, RedisError> {
+    read(ctx, ty, key, |v: Option<&T>| v.map(f))?.ok_or(RedisError::Str(missing))
+}
+
+/// Store a new structure under `key`, which must not exist (`exists`: the error if it does),
+/// replicate the command and answer `OK`.
+pub fn create<T: Structure>(
+    ctx: &Context,
+    ty: &RedisType,
+    key: &RedisString,
+    exists: &'static str,
+    value: T,
+) -> RedisResult {
+    let k = ctx.open_key_writable(key);
+    if !k.is_empty() {
+        return Err(RedisError::Str(exists));
+    }
+    k.set_value(ty, Slot::Ready(value))?;
+    ctx.replicate_verbatim();
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// Refuse when `key` exists (RESERVE-style commands check this before their arguments, as
+/// RedisBloom does for `CMS.*` and `TOPK.*`).
+pub fn must_be_missing(ctx: &Context, key: &RedisString, exists: &'static str) -> RedisResult<()> {
+    if ctx.open_key(key).is_null() {
+        Ok(())
+    } else {
+        Err(RedisError::Str(exists))
+    }
+}

@@ -1,0 +1,712 @@
+//! Structured fuzzing of every type's loader: valid values of each type, with fields of their
+//! header and parameters forged to interesting values (and payload bytes flipped), resealed
+//! with a valid checksum so that only validation stands in the way, go through
+//! [`Structure::decode`] — what RDB loads, `RESTORE` and the last `LOADCHUNK` call. Whatever
+//! loads is then used the way the type's commands use it. Required, for every case: no panic;
+//! no single-item operation (or batch of a few hundred reads) using more CPU than the budget (100
+//! ms in release builds; debug builds run about ten times slower and sizing code far more, so they
+//! get 2 s); no value holding more than `MAX-BYTES`, and no operation allocating more than the
+//! value, its encoding, a few copies of the input and a work area bounded by the create limits
+//! (the test binary counts every byte through its global allocator, with the library's arrays
+//! on it as in the module); and every parameter of a loaded value within the limits of its
+//! create command.
+//!
+//! `cargo test -p bloomery-redis` runs a few hundred cases per type (part of CI);
+//! `BLOOMERY_FUZZ_CASES=200000 cargo test --release -p bloomery-redis --lib loader_fuzz` runs
+//! as many as asked for (`BLOOMERY_FUZZ_SEED` picks another sequence).
+//!
+//! A unit test module (not an integration test) because the test binary needs its own
+//! counting global allocator, and the crate's module build installs Redis's. Bytes are
+//! counted per thread, so the cases of the types run in parallel without seeing each other.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Once;
+use std::time::{Duration, Instant};
+
+use bloomery::{
+    BlockedCountingBloomFilter, Count, CountMinSketch, CountingBloomFilter, CuckooFilter,
+    CuckooOptions, Filter, IterativeBloomFilter, MultiLayerBloomFilter, Remove,
+    ScalableBloomFilter, TopK,
+};
+
+use crate::limits;
+use crate::types::Structure;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+/// The module's `MAX-BYTES` in this test: small, so that growth reaches it quickly.
+const MAX_BYTES: u64 = 256 << 10;
+
+struct Counting;
+
+thread_local! {
+    /// Bytes this thread holds, and the most it held since the last reset.
+    static LIVE: Cell<u64> = const { Cell::new(0) };
+    static PEAK: Cell<u64> = const { Cell::new(0) };
+}
+
+fn live() -> u64 {
+    LIVE.with(Cell::get)
+}
+
+fn reset_peak() -> u64 {
+    let now = live();
+    PEAK.with(|p| p.set(now));
+    now
+}
+
+fn peak() -> u64 {
+    PEAK.with(Cell::get)
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts bytes (in
+// const-initialised thread-locals, which never allocate).
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: same layout contract as the caller's.
+        let ptr = unsafe { System.alloc(layout) };
+        if !ptr.is_null() {
+            let size = layout.size() as u64;
+            let _ = LIVE.try_with(|l| {
+                let now = l.get().wrapping_add(size);
+                l.set(now);
+                let _ = PEAK.try_with(|p| p.set(p.get().max(now)));
+            });
+        }
+        ptr
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        let size = layout.size() as u64;
+        let _ = LIVE.try_with(|l| l.set(l.get().wrapping_sub(size)));
+        // SAFETY: `ptr` came from `System.alloc` with this layout.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// The module's limit set to [`MAX_BYTES`] while held; the default again when dropped.
+struct Limit(#[allow(dead_code)] std::sync::RwLockWriteGuard<'static, ()>);
+
+impl Drop for Limit {
+    fn drop(&mut self) {
+        let default = crate::config::DEFAULT_MAX_BYTES.to_string();
+        crate::config::apply(&[b"MAX-BYTES".to_vec(), default.into()]).unwrap();
+    }
+}
+
+fn setup() -> Limit {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| bloomery::set_global_allocator_only(true));
+    let guard = crate::config::TEST_LIMIT
+        .write()
+        .unwrap_or_else(|e| e.into_inner());
+    crate::config::apply(&[b"MAX-BYTES".to_vec(), MAX_BYTES.to_string().into()]).unwrap();
+    Limit(guard)
+}
+
+fn budget() -> Duration {
+    if cfg!(debug_assertions) {
+        Duration::from_secs(2)
+    } else {
+        Duration::from_millis(100)
+    }
+}
+
+fn cases() -> usize {
+    std::env::var("BLOOMERY_FUZZ_CASES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(150)
+}
+
+fn seed() -> u64 {
+    std::env::var("BLOOMERY_FUZZ_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5EED_2026)
+}
+
+fn reseal(b: &mut [u8]) {
+    if b.len() >= 8 {
+        let n = b.len() - 8;
+        let sum = xxhash_rust::xxh3::xxh3_64(&b[..n]);
+        b[n..].copy_from_slice(&sum.to_le_bytes());
+    }
+}
+
+const INTS: [u64; 24] = [
+    0,
+    1,
+    2,
+    3,
+    7,
+    8,
+    63,
+    64,
+    255,
+    256,
+    32_768,
+    32_769,
+    65_535,
+    65_536,
+    4_000_000,
+    6_000_000,
+    1 << 24,
+    1 << 31,
+    (1 << 31) + 20,
+    u32::MAX as u64,
+    1 << 32,
+    1 << 53,
+    1 << 63,
+    u64::MAX,
+];
+
+const FLOATS: [f64; 12] = [
+    0.0,
+    -0.0,
+    1.0,
+    0.5,
+    0.999_999,
+    1e-15,
+    1e-300,
+    f64::MIN_POSITIVE,
+    1e300,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    f64::NAN,
+];
+
+/// Forge one to four fields of `valid`: one of the type's known parameter fields (`fields`:
+/// offset and width in the file), or any field of the header, set to an interesting integer
+/// or float, or payload bytes changed; then reseal.
+fn forge(rng: &mut StdRng, valid: &[u8], fields: &[(usize, usize)]) -> Vec<u8> {
+    let mut b = valid.to_vec();
+    let header = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+    for _ in 0..rng.gen_range(1..=4) {
+        if !fields.is_empty() && rng.gen_bool(0.7) {
+            let (at, width) = fields[rng.gen_range(0..fields.len())];
+            let v = if width == 8 && rng.gen_bool(0.3) {
+                FLOATS[rng.gen_range(0..FLOATS.len())].to_bits()
+            } else {
+                INTS[rng.gen_range(0..INTS.len())]
+            };
+            b[at..at + width].copy_from_slice(&v.to_le_bytes()[..width]);
+            continue;
+        }
+        match rng.gen_range(0..10) {
+            0..=5 => {
+                // a header field (after the magic), at any byte offset
+                let at = rng.gen_range(8..header);
+                let width = [1usize, 2, 4, 8][rng.gen_range(0..4)];
+                let v = if width == 8 && rng.gen_bool(0.3) {
+                    FLOATS[rng.gen_range(0..FLOATS.len())].to_bits()
+                } else {
+                    INTS[rng.gen_range(0..INTS.len())]
+                };
+                let end = (at + width).min(header);
+                b[at..end].copy_from_slice(&v.to_le_bytes()[..end - at]);
+            }
+            6..=8 => {
+                // payload bytes
+                if b.len() > header + 8 {
+                    let at = rng.gen_range(header..b.len() - 8);
+                    b[at] = if rng.gen_bool(0.5) { rng.gen() } else { 0xff };
+                }
+            }
+            _ => {
+                // a field of the parameters region, at a 4-byte-aligned offset
+                let at = 72 + 4 * rng.gen_range(0..((header - 72) / 4).max(1));
+                let v = INTS[rng.gen_range(0..INTS.len())].to_le_bytes();
+                let end = (at + 4).min(header);
+                b[at..end].copy_from_slice(&v[..end - at]);
+            }
+        }
+    }
+    reseal(&mut b);
+    b
+}
+
+/// CPU time this thread has used, so that the budget holds however many other processes share
+/// the machine's cores.
+fn thread_cpu() -> Option<Duration> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; CLOCK_THREAD_CPUTIME_ID needs no other
+    // argument and only writes `ts`.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    (rc == 0).then(|| Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32))
+}
+
+/// Time one operation against the budget: its CPU time where the system reports it, and its
+/// wall-clock time within 20 budgets (a shared machine's scheduling).
+fn timed<R>(what: &str, f: impl FnOnce() -> R) -> R {
+    let (t, cpu) = (Instant::now(), thread_cpu());
+    let r = f();
+    let took = t.elapsed();
+    match (cpu, thread_cpu()) {
+        (Some(a), Some(b)) => {
+            let used = b.saturating_sub(a);
+            assert!(used <= budget(), "{what} used {used:?} of CPU");
+            assert!(took <= budget() * 20, "{what} took {took:?}");
+        }
+        _ => assert!(took <= budget(), "{what} took {took:?}"),
+    }
+    r
+}
+
+fn keys(n: usize, salt: u64) -> Vec<Vec<u8>> {
+    (0..n as u64)
+        .map(|i| format!("k{salt}-{i}").into_bytes())
+        .collect()
+}
+
+/// A type, its seeds and how its commands use it.
+trait Case: Structure {
+    const NAME: &'static str;
+    /// The parameter fields of its file (offset, width): the header's items (48), capacity
+    /// (56) and target rate (64), then the kind's own parameters from byte 72. Fields that
+    /// bound memory or work are listed three times, so they are forged more often.
+    const FIELDS: &'static [(usize, usize)];
+    fn seeds() -> Vec<Self>;
+    /// What the type's commands do with a loaded value (each call under the budget).
+    fn exercise(&mut self);
+    /// Every parameter that bounds work or memory is within its create command's limits.
+    fn within_create_limits(&self);
+}
+
+impl Case for ScalableBloomFilter {
+    const NAME: &'static str = "bf";
+    const FIELDS: &'static [(usize, usize)] = &[
+        (48, 8),
+        (56, 8),
+        (64, 8),
+        (72, 8),
+        (80, 8),
+        (88, 4),
+        (92, 8),
+        (100, 1),
+        (101, 8),
+        (109, 4),
+    ];
+    fn seeds() -> Vec<Self> {
+        let mut a = ScalableBloomFilter::builder()
+            .capacity(50)
+            .fpr(0.01)
+            .try_build()
+            .unwrap();
+        let mut b = ScalableBloomFilter::builder()
+            .capacity(500)
+            .fpr(0.001)
+            .growth(4)
+            .max_bytes(MAX_BYTES)
+            .try_build()
+            .unwrap();
+        for k in keys(300, 1) {
+            a.insert(k.as_slice());
+            b.insert(k.as_slice());
+        }
+        let c = ScalableBloomFilter::builder()
+            .capacity(100)
+            .fpr(0.01)
+            .scaling(false)
+            .try_build()
+            .unwrap();
+        // made where memory was plentiful: its file says it may grow without bound
+        let mut d = ScalableBloomFilter::builder()
+            .capacity(500)
+            .fpr(0.01)
+            .max_bytes(u64::MAX)
+            .try_build()
+            .unwrap();
+        for k in keys(300, 1) {
+            d.insert(k.as_slice());
+        }
+        vec![a, b, c, d]
+    }
+    fn exercise(&mut self) {
+        // BF.ADD of 1000 items, each timed (a growth sizes a new sub-filter)
+        for k in keys(1000, 2) {
+            if timed("BF.ADD", || self.try_insert(k.as_slice())).is_err() {
+                break;
+            }
+        }
+        timed("BF.MEXISTS", || {
+            for k in keys(250, 3) {
+                std::hint::black_box(self.contains(k.as_slice()));
+            }
+        });
+    }
+    fn within_create_limits(&self) {
+        assert!((1..=limits::BF_MAX_EXPANSION).contains(&self.growth()));
+        assert!(self.filters().len() <= 64);
+    }
+}
+
+impl Case for CuckooFilter {
+    const NAME: &'static str = "cf";
+    const FIELDS: &'static [(usize, usize)] = &[
+        (48, 8),
+        (56, 8),
+        (72, 8),
+        (80, 4),
+        (84, 4),
+        (88, 4),
+        (92, 8),
+        (100, 8),
+        (108, 4),
+    ];
+    fn seeds() -> Vec<Self> {
+        let mut a = CuckooFilter::try_new(64).unwrap();
+        let mut b = CuckooFilter::try_with(CuckooOptions {
+            bucket_size: 4,
+            max_iterations: 500,
+            expansion: 2,
+            ..CuckooOptions::new(256)
+        })
+        .unwrap();
+        // made where memory was plentiful: its file says it may grow without bound
+        let mut c = CuckooFilter::try_with(CuckooOptions {
+            expansion: 4,
+            max_bytes: u64::MAX,
+            ..CuckooOptions::new(128)
+        })
+        .unwrap();
+        for k in keys(200, 4) {
+            let _ = a.insert(k.as_slice());
+            let _ = b.insert(k.as_slice());
+            let _ = c.insert(k.as_slice());
+        }
+        vec![a, b, c]
+    }
+    fn exercise(&mut self) {
+        // CF.ADD of 1000 items, each timed (a full table tries up to MAXITERATIONS evictions)
+        for k in keys(1000, 5) {
+            if self.tables().len() >= limits::CF_MAX_FILTERS {
+                break;
+            }
+            let _ = timed("CF.ADD", || self.insert(k.as_slice()));
+        }
+        for k in keys(100, 6) {
+            let _ = timed("CF.ADDNX", || self.insert_unique(k.as_slice()));
+            std::hint::black_box(timed("CF.COUNT", || self.count(k.as_slice())));
+            timed("CF.DEL", || self.remove(k.as_slice()));
+        }
+    }
+    fn within_create_limits(&self) {
+        assert!((1..=limits::CF_MAX_BUCKET_SIZE).contains(&self.bucket_size()));
+        assert!((1..=limits::CF_MAX_ITERATIONS).contains(&self.max_iterations()));
+        assert!(self.expansion() <= limits::CF_MAX_EXPANSION);
+        assert!(self.capacity() >= 2 * u64::from(self.bucket_size()));
+    }
+}
+
+impl Case for CountMinSketch {
+    const NAME: &'static str = "cms";
+    const FIELDS: &'static [(usize, usize)] = &[(48, 8), (72, 8), (80, 4), (84, 1)];
+    fn seeds() -> Vec<Self> {
+        let mut a = CountMinSketch::try_new(200, 5).unwrap();
+        for (i, k) in keys(300, 7).iter().enumerate() {
+            a.update(k.as_slice(), i as u64 % 7 + 1);
+        }
+        vec![a]
+    }
+    fn exercise(&mut self) {
+        timed("CMS.INCRBY", || {
+            for k in keys(500, 8) {
+                if self.total() < limits::CMS_MAX_TOTAL - 10 {
+                    self.update(k.as_slice(), 3);
+                }
+                std::hint::black_box(self.count(k.as_slice()));
+            }
+        });
+    }
+    fn within_create_limits(&self) {
+        assert!((1..=limits::CMS_MAX_DEPTH).contains(&self.depth()));
+        assert!(self.width() >= 1);
+        assert!(self.total() <= limits::CMS_MAX_TOTAL);
+    }
+}
+
+impl Case for TopK {
+    const NAME: &'static str = "topk";
+    const FIELDS: &'static [(usize, usize)] = &[
+        (72, 4),
+        (76, 8),
+        (84, 4),
+        (88, 8),
+        (96, 8),
+        (104, 4),
+        (108, 8),
+    ];
+    fn seeds() -> Vec<Self> {
+        let mut a = TopK::builder(10).width(50).depth(4).try_build().unwrap();
+        for (i, k) in keys(400, 9).iter().enumerate() {
+            a.incr_by(k.as_slice(), (i % 13 + 1) as u32);
+        }
+        vec![a]
+    }
+    fn exercise(&mut self) {
+        timed("TOPK.INCRBY", || {
+            for k in keys(500, 10) {
+                std::hint::black_box(self.incr_by(k.as_slice(), 5));
+            }
+        });
+        timed("TOPK.LIST/QUERY", || {
+            std::hint::black_box(self.list());
+            for k in keys(100, 10) {
+                std::hint::black_box(self.query(k.as_slice()));
+            }
+        });
+    }
+    fn within_create_limits(&self) {
+        assert!((1..=limits::TOPK_MAX_K).contains(&self.k()));
+        assert!((1..=limits::TOPK_MAX_DEPTH).contains(&self.depth()));
+        assert!(self.decay() > 0.0 && self.decay() <= 1.0);
+        assert!(self.len() <= self.k() as usize);
+    }
+}
+
+impl Case for CountingBloomFilter {
+    const NAME: &'static str = "cbf";
+    const FIELDS: &'static [(usize, usize)] =
+        &[(48, 8), (56, 8), (64, 8), (72, 8), (80, 4), (84, 1)];
+    fn seeds() -> Vec<Self> {
+        let mut a = CountingBloomFilter::builder()
+            .capacity(300)
+            .fpr(0.01)
+            .counter_width(4)
+            .try_build()
+            .unwrap();
+        for k in keys(200, 11) {
+            a.insert(k.as_slice());
+        }
+        vec![a]
+    }
+    fn exercise(&mut self) {
+        timed("CBF.ADD/DEL/COUNT", || {
+            for k in keys(500, 12) {
+                self.insert(k.as_slice());
+                std::hint::black_box(self.count(k.as_slice()));
+                let _ = self.remove(k.as_slice());
+            }
+        });
+    }
+    fn within_create_limits(&self) {
+        assert!((1..=limits::COUNTER_BITS.1).contains(&self.counter_width()));
+    }
+}
+
+impl Case for BlockedCountingBloomFilter {
+    const NAME: &'static str = "bcbf";
+    const FIELDS: &'static [(usize, usize)] =
+        &[(48, 8), (56, 8), (64, 8), (72, 8), (80, 4), (84, 1)];
+    fn seeds() -> Vec<Self> {
+        let mut a = BlockedCountingBloomFilter::builder()
+            .capacity(300)
+            .fpr(0.01)
+            .counter_width(4)
+            .try_build()
+            .unwrap();
+        for k in keys(200, 13) {
+            a.insert(k.as_slice());
+        }
+        vec![a]
+    }
+    fn exercise(&mut self) {
+        timed("BCBF.ADD/DEL/COUNT", || {
+            for k in keys(500, 14) {
+                self.insert(k.as_slice());
+                std::hint::black_box(self.count(k.as_slice()));
+                let _ = self.remove(k.as_slice());
+            }
+        });
+    }
+    fn within_create_limits(&self) {
+        assert!((1..=limits::COUNTER_BITS.1).contains(&self.counter_width()));
+    }
+}
+
+impl Case for IterativeBloomFilter {
+    const NAME: &'static str = "ibf";
+    const FIELDS: &'static [(usize, usize)] = &[
+        (48, 8),
+        (56, 8),
+        (64, 8),
+        (72, 8),
+        (80, 4),
+        (84, 8),
+        (92, 8),
+        (100, 8),
+    ];
+    fn seeds() -> Vec<Self> {
+        let mut a = IterativeBloomFilter::builder()
+            .capacity(300)
+            .fpr(0.01)
+            .try_build()
+            .unwrap();
+        for k in keys(200, 15).iter().chain(keys(50, 15).iter()) {
+            a.insert(k.as_slice());
+        }
+        vec![a]
+    }
+    fn exercise(&mut self) {
+        timed("IBF.ADD/COUNT", || {
+            for k in keys(500, 16) {
+                self.insert(k.as_slice());
+                self.insert(k.as_slice());
+                std::hint::black_box(self.count(k.as_slice()));
+            }
+        });
+    }
+    fn within_create_limits(&self) {
+        assert!((1..=64).contains(&self.hashes()));
+    }
+}
+
+impl Case for MultiLayerBloomFilter {
+    const NAME: &'static str = "mlbf";
+    const FIELDS: &'static [(usize, usize)] =
+        &[(48, 8), (56, 8), (64, 8), (72, 4), (76, 8), (84, 4)];
+    fn seeds() -> Vec<Self> {
+        let mut a = MultiLayerBloomFilter::builder()
+            .layers(4)
+            .capacity(300)
+            .fpr(0.01)
+            .try_build()
+            .unwrap();
+        for i in 0..200 {
+            let _ = a.insert(&format!("https://example.org/a{}/b{i}/c", i % 7));
+        }
+        vec![a]
+    }
+    fn exercise(&mut self) {
+        timed("MLBF.ADD/EXISTS", || {
+            for i in 0..500 {
+                let u = format!("https://example.net/x{}/y{i}", i % 11);
+                let _ = self.insert(&u);
+                let _ = std::hint::black_box(self.contains(&u));
+            }
+        });
+    }
+    fn within_create_limits(&self) {
+        assert!((1..=limits::MLBF_LAYERS.1).contains(&self.layers()));
+    }
+}
+
+fn run<T: Case>() {
+    let _limit = setup();
+    let seeds: Vec<Vec<u8>> = T::seeds().iter().map(|s| s.to_bytes()).collect();
+    for s in &seeds {
+        assert!(
+            T::decode(s).is_ok(),
+            "{}: a valid seed must load: {:?}",
+            T::NAME,
+            T::decode(s).err()
+        );
+    }
+    let mut rng = StdRng::seed_from_u64(seed() ^ u64::from(T::FILE_KIND.id()));
+    let (mut loaded, total) = (0usize, cases());
+    for case in 0..total {
+        let seed = &seeds[case % seeds.len()];
+        let forged = forge(&mut rng, seed, T::FIELDS);
+        let base = reset_peak();
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            let Ok(mut v) = timed("decode", || T::decode(&forged)) else {
+                return false;
+            };
+            v.within_create_limits();
+            v.exercise();
+            let held = live().saturating_sub(base);
+            assert!(
+                held <= MAX_BYTES + (64 << 10),
+                "{}: holds {held} bytes, MAX-BYTES is {MAX_BYTES}",
+                T::NAME
+            );
+            // what the module's RDB save and SCANDUMP do, and its MEMORY USAGE
+            let again = timed("encode", || v.to_bytes());
+            assert!(
+                T::decode(&again).is_ok(),
+                "{}: re-encoded value refused",
+                T::NAME
+            );
+            std::hint::black_box(crate::types::value_size(&v));
+            true
+        }));
+        let peak = peak().saturating_sub(base);
+        match outcome {
+            Ok(ok) => loaded += usize::from(ok),
+            Err(_) => panic!(
+                "{}: case {case} failed; forged bytes: {}",
+                T::NAME,
+                hex(&forged)
+            ),
+        }
+        // Beside a value within MAX-BYTES and its encoding: decoding copies the input a few
+        // times at most, and an operation's work area is bounded by the create limits (a
+        // cuckoo insert's undo log: 16 bytes per eviction, at most 65535 evictions).
+        let work_area = 16 * u64::from(limits::CF_MAX_ITERATIONS) * 2;
+        let allowed = 2 * MAX_BYTES + 3 * forged.len() as u64 + work_area + (256 << 10);
+        assert!(
+            peak <= allowed,
+            "{}: case {case} peaked at {peak} bytes (allowed {allowed}); forged bytes: {}",
+            T::NAME,
+            hex(&forged)
+        );
+    }
+    eprintln!("{}: {loaded} of {total} forged values loaded", T::NAME);
+    // Some forged values must load (payload bits, counts), or the cases never get past
+    // validation to the operations (a count-min sketch's rows must still sum to its total, so
+    // few of its forgeries load); most must be refused.
+    assert!(loaded > 0, "{}: none loaded", T::NAME);
+    assert!(loaded < total, "{}: every forged value loaded", T::NAME);
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[test]
+fn bf_loader() {
+    run::<ScalableBloomFilter>();
+}
+
+#[test]
+fn cf_loader() {
+    run::<CuckooFilter>();
+}
+
+#[test]
+fn cms_loader() {
+    run::<CountMinSketch>();
+}
+
+#[test]
+fn topk_loader() {
+    run::<TopK>();
+}
+
+#[test]
+fn cbf_loader() {
+    run::<CountingBloomFilter>();
+}
+
+#[test]
+fn bcbf_loader() {
+    run::<BlockedCountingBloomFilter>();
+}
+
+#[test]
+fn ibf_loader() {
+    run::<IterativeBloomFilter>();
+}
+
+#[test]
+fn mlbf_loader() {
+    run::<MultiLayerBloomFilter>();
+}

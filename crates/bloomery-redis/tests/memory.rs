@@ -1,0 +1,221 @@
+//! Memory Redis can see: every byte a value of the module holds is allocated through Redis's
+//! allocator, so `INFO memory`, `maxmemory` and eviction see it, and `MEMORY USAGE` equals
+//! what the value holds — for every type.
+
+mod common;
+
+use common::{have_redis, q, Server};
+use redis::Value;
+
+/// Server arguments for measuring: no slow log (debug builds log many commands as slow, and
+/// the log keeps their arguments in memory) and no latency tracking (Redis 7 allocates a
+/// latency histogram of a few dozen KiB on a command's first call).
+const QUIET: [&str; 4] = [
+    "--slowlog-log-slower-than",
+    "-1",
+    "--latency-tracking",
+    "no",
+];
+
+fn info_memory(c: &mut redis::Connection, field: &str) -> i64 {
+    let info: String = q(c, &["INFO", "memory"]);
+    let prefix = format!("{field}:");
+    info.lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{field} in INFO memory"))
+}
+
+/// `used_memory`: what Redis counts against `maxmemory`.
+fn used_memory(c: &mut redis::Connection) -> i64 {
+    info_memory(c, "used_memory")
+}
+
+/// `used_memory` without the clients' query and reply buffers (which grow and shrink with the
+/// commands' sizes on the server's own schedule).
+fn used_by_data(c: &mut redis::Connection) -> i64 {
+    used_memory(c) - info_memory(c, "mem_clients_normal")
+}
+
+/// A command creating a structure of a few MiB under `key`, per type.
+fn create(kind: &str, key: &str) -> Vec<String> {
+    let args: &[&str] = match kind {
+        "bf" => &["BF.RESERVE", key, "0.001", "1000000"],
+        "cf" => &["CF.RESERVE", key, "2000000"],
+        "cms" => &["CMS.INITBYDIM", key, "65536", "4"],
+        "topk" => &["TOPK.RESERVE", key, "10", "65536", "4", "0.9"],
+        "cbf" => &["CBF.RESERVE", key, "400000", "0.01"],
+        "bcbf" => &["BCBF.RESERVE", key, "400000", "0.01"],
+        "ibf" => &["IBF.RESERVE", key, "1000000", "0.01"],
+        "mlbf" => &["MLBF.RESERVE", key, "3000000", "0.01"],
+        _ => unreachable!("{kind}"),
+    };
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+const KINDS: [&str; 8] = ["bf", "cf", "cms", "topk", "cbf", "bcbf", "ibf", "mlbf"];
+
+fn run(c: &mut redis::Connection, args: &[String]) -> redis::RedisResult<Value> {
+    let mut cmd = redis::cmd(&args[0]);
+    for a in &args[1..] {
+        cmd.arg(a);
+    }
+    cmd.query(c)
+}
+
+/// `MEMORY USAGE` of one value is what creating it added to `used_memory` (the key's name and
+/// dictionary entry, which both include, aside), within 1%.
+fn assert_usage_is_held(c: &mut redis::Connection, what: &str, before: i64, key: &str) -> i64 {
+    let after = used_memory(c);
+    let usage: i64 = q(c, &["MEMORY", "USAGE", key]);
+    let added = after - before;
+    let tolerance = usage / 100 + 1024;
+    assert!(
+        (added - usage).abs() <= tolerance,
+        "{what}: used_memory grew by {added} bytes, MEMORY USAGE says {usage}"
+    );
+    usage
+}
+
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn maxmemory_refuses_new_values_of_every_type() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(
+        d.path(),
+        &[],
+        &[
+            "--maxmemory-policy",
+            "noeviction",
+            QUIET[0],
+            QUIET[1],
+            QUIET[2],
+            QUIET[3],
+        ],
+    );
+    let c = &mut s.con();
+    for kind in KINDS {
+        let _: () = q(c, &["CONFIG", "SET", "maxmemory", "0"]);
+        // A first value of the type, deleted: what the server sets up once (client buffers,
+        // lazily built tables) is not part of any value.
+        run(c, &create(kind, "warm-up")).unwrap();
+        let _: () = q(c, &["FLUSHALL"]);
+        let before = used_memory(c);
+        let first = format!("{kind}:0");
+        run(c, &create(kind, &first)).unwrap();
+        let usage = assert_usage_is_held(c, kind, before, &first);
+        assert!(
+            usage > 1 << 20,
+            "{kind}: only {usage} bytes: not a large array"
+        );
+        // Room for 8 more: the 9th or 10th creation is refused, however many are asked for.
+        let budget = 8 * usage;
+        let limit = used_memory(c) + budget;
+        let _: () = q(c, &["CONFIG", "SET", "maxmemory", &limit.to_string()]);
+        let mut accepted = 0;
+        let mut refusal = None;
+        for i in 1..=40 {
+            match run(c, &create(kind, &format!("{kind}:{i}"))) {
+                Ok(_) => accepted += 1,
+                Err(e) => {
+                    refusal = Some(e.to_string());
+                    break;
+                }
+            }
+        }
+        let refusal = refusal.unwrap_or_else(|| panic!("{kind}: all 40 accepted"));
+        assert!(refusal.contains("OOM"), "{kind}: {refusal}");
+        assert!((7..=9).contains(&accepted), "{kind}: {accepted} accepted");
+        assert!(used_memory(c) <= limit + usage, "{kind}");
+        let _: () = q(c, &["CONFIG", "SET", "maxmemory", "0"]);
+    }
+}
+
+/// A scalable filter and a cuckoo filter grown from small to many sub-filters.
+fn grow(c: &mut redis::Connection, bf: &str, cf: &str) {
+    let _: () = q(c, &["BF.RESERVE", bf, "0.01", "1000"]);
+    let _: () = q(c, &["CF.RESERVE", cf, "1000", "EXPANSION", "2"]);
+    for batch in 0..40 {
+        let items: Vec<String> = (0..1000).map(|i| format!("{batch}:{i}")).collect();
+        let mut madd = redis::cmd("BF.MADD");
+        madd.arg(bf).arg(&items);
+        let _: Value = madd.query(c).unwrap();
+        let mut ins = redis::cmd("CF.INSERT");
+        ins.arg(cf).arg("ITEMS").arg(&items);
+        let _: Value = ins.query(c).unwrap();
+    }
+}
+
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn memory_usage_is_what_the_value_holds_after_growth_and_deletion() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(d.path(), &[], &QUIET);
+    let c = &mut s.con();
+    // The same commands once before, deleted: what the server sets up once (client buffers
+    // for commands of this size) is not part of any value.
+    grow(c, "bf", "cf");
+    let _: i64 = q(c, &["DEL", "bf", "cf"]);
+    let before = used_by_data(c);
+    grow(c, "bf", "cf");
+    let after = used_by_data(c);
+    let bf: i64 = q(c, &["MEMORY", "USAGE", "bf"]);
+    let cf: i64 = q(c, &["MEMORY", "USAGE", "cf"]);
+    assert!(bf > 150_000 && cf > 60_000, "{bf} {cf}");
+    let filters: Vec<i64> = q(c, &["BF.INFO", "bf", "FILTERS"]);
+    assert!(filters[0] > 3, "{} sub-filters", filters[0]);
+    // Deleting gives back exactly what MEMORY USAGE says the values hold.
+    let _: i64 = q(c, &["DEL", "bf", "cf"]);
+    let freed = after - used_by_data(c);
+    assert!(
+        (freed - bf - cf).abs() <= (bf + cf) / 100 + 2048,
+        "freed {freed}, MEMORY USAGE said {bf} + {cf}"
+    );
+    // And making them took as much.
+    let added = after - before;
+    assert!(
+        (added - bf - cf).abs() <= (bf + cf) / 100 + 2048,
+        "grew by {added}, MEMORY USAGE says {bf} + {cf}"
+    );
+}
+
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn eviction_removes_values_of_the_module() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(
+        d.path(),
+        &[],
+        &[
+            "--maxmemory-policy",
+            "allkeys-lru",
+            QUIET[0],
+            QUIET[1],
+            QUIET[2],
+            QUIET[3],
+        ],
+    );
+    let c = &mut s.con();
+    let _: () = q(c, &["BF.RESERVE", "bf:0", "0.001", "1000000"]);
+    let usage: i64 = q(c, &["MEMORY", "USAGE", "bf:0"]);
+    let limit = used_memory(c) + 4 * usage;
+    let _: () = q(c, &["CONFIG", "SET", "maxmemory", &limit.to_string()]);
+    for i in 1..=20 {
+        let _: () = q(c, &["BF.RESERVE", &format!("bf:{i}"), "0.001", "1000000"]);
+    }
+    let keys: i64 = q(c, &["DBSIZE"]);
+    assert!((3..=6).contains(&keys), "{keys} keys kept");
+    assert!(used_memory(c) <= limit + usage);
+    // The newest survives and answers.
+    let _: i64 = q(c, &["BF.ADD", "bf:20", "x"]);
+    assert_eq!(q::<i64>(c, &["BF.EXISTS", "bf:20", "x"]), 1);
+}

@@ -1,0 +1,381 @@
+//! Filters where there are none: read a column chunk's values (the `parquet` crate's column
+//! reader), hash each non-null value as the specification does, and fill a split-block filter
+//! sized for the distinct values; then keep the filters in a sidecar, or write a copy of the
+//! file with them embedded.
+
+use std::fs::File;
+use std::path::Path;
+use std::sync::Arc;
+
+use parquet::bloom_filter::Sbbf;
+use parquet::column::reader::{get_column_reader, ColumnReader};
+use parquet::column::writer::ColumnCloseResult;
+use parquet::data_type::AsBytes;
+use parquet::file::metadata::{PageIndexPolicy, ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::properties::{WriterProperties, WriterVersion};
+use parquet::file::serialized_reader::SerializedPageReader;
+use parquet::file::writer::SerializedFileWriter;
+
+use super::file::ParquetFile;
+use super::ParquetError;
+use crate::hash::KeyHasher;
+use crate::SplitBlockBloomFilter;
+
+/// How a built filter is sized.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sizing {
+    /// As arrow-rs and parquet-mr size theirs: a power of two of bytes
+    /// ([`crate::sets::split_block::parquet_num_bytes`]); what goes into Parquet files.
+    Parquet,
+    /// The least number of blocks meeting the rate by the exact split-block model (smaller;
+    /// what sidecars use).
+    Tight,
+}
+
+/// A filter built from a column chunk's values.
+#[derive(Debug, Clone)]
+pub struct BuiltFilter {
+    /// Row group index.
+    pub row_group: usize,
+    /// The filter.
+    pub filter: SplitBlockBloomFilter,
+    /// Distinct values (distinct 64-bit hashes) inserted.
+    pub distinct: u64,
+    /// Non-null values read.
+    pub values: u64,
+}
+
+/// Rows asked for per read of the column reader.
+const BATCH: usize = 8192;
+
+/// The 64-bit hashes of every non-null value of row group `rg`, column `col`.
+fn column_hashes(
+    pf: &ParquetFile,
+    file: &Arc<File>,
+    rg: usize,
+    col: usize,
+) -> Result<Vec<u64>, ParquetError> {
+    let path = pf.path();
+    let meta = pf.metadata();
+    let rgm = meta.row_group(rg);
+    let err = |e: parquet::errors::ParquetError| {
+        ParquetError::data(
+            path,
+            format!(
+                "row group {rg}, column `{}`: reading values: {e}",
+                pf.column_path(col)
+            ),
+        )
+    };
+    let rows = usize::try_from(rgm.num_rows()).map_err(|_| {
+        ParquetError::data(path, format!("row group {rg} has {} rows", rgm.num_rows()))
+    })?;
+    let pages =
+        SerializedPageReader::new(Arc::clone(file), rgm.column(col), rows, None).map_err(err)?;
+    let descr = meta.file_metadata().schema_descr().column(col);
+    let reader = get_column_reader(descr, Box::new(pages));
+    let hasher = KeyHasher::parquet();
+    let mut hashes = Vec::with_capacity(rows);
+    let (mut def, mut rep) = (Vec::new(), Vec::new());
+    macro_rules! read_all {
+        ($r:expr) => {{
+            let mut r = $r;
+            let mut vals = Vec::with_capacity(BATCH);
+            loop {
+                vals.clear();
+                def.clear();
+                rep.clear();
+                let (records, _, levels) = r
+                    .read_records(BATCH, Some(&mut def), Some(&mut rep), &mut vals)
+                    .map_err(err)?;
+                for v in &vals {
+                    hashes.push(hasher.hash_bytes(v.as_bytes()).lo);
+                }
+                if records == 0 && levels == 0 && vals.is_empty() {
+                    break;
+                }
+            }
+        }};
+    }
+    match reader {
+        ColumnReader::BoolColumnReader(r) => read_all!(r),
+        ColumnReader::Int32ColumnReader(r) => read_all!(r),
+        ColumnReader::Int64ColumnReader(r) => read_all!(r),
+        ColumnReader::Int96ColumnReader(r) => read_all!(r),
+        ColumnReader::FloatColumnReader(r) => read_all!(r),
+        ColumnReader::DoubleColumnReader(r) => read_all!(r),
+        ColumnReader::ByteArrayColumnReader(r) => read_all!(r),
+        ColumnReader::FixedLenByteArrayColumnReader(r) => read_all!(r),
+    }
+    Ok(hashes)
+}
+
+/// Build filters for row groups `row_groups` of column `col` at rate `fpp`, reading the
+/// column's values.
+pub fn build_filters(
+    pf: &ParquetFile,
+    col: usize,
+    row_groups: &[usize],
+    fpp: f64,
+    sizing: Sizing,
+) -> Result<Vec<BuiltFilter>, ParquetError> {
+    let path = pf.path();
+    let file = File::open(path).map_err(|e| ParquetError::io(path, e))?;
+    let file = Arc::new(file);
+    let mut out = Vec::with_capacity(row_groups.len());
+    for &rg in row_groups {
+        let mut hashes = column_hashes(pf, &file, rg, col)?;
+        let values = hashes.len() as u64;
+        hashes.sort_unstable();
+        hashes.dedup();
+        let distinct = hashes.len() as u64;
+        let bloomery = |e: crate::Error| ParquetError::Bloomery {
+            path: path.to_path_buf(),
+            source: e,
+        };
+        let mut filter = match sizing {
+            Sizing::Parquet => SplitBlockBloomFilter::try_with_parquet_sizing(distinct, fpp),
+            Sizing::Tight => SplitBlockBloomFilter::builder()
+                .capacity(distinct.max(1))
+                .fpr(fpp)
+                .try_build(),
+        }
+        .map_err(bloomery)?;
+        for h in hashes {
+            filter.insert_hash(h);
+        }
+        out.push(BuiltFilter {
+            row_group: rg,
+            filter,
+            distinct,
+            values,
+        });
+    }
+    Ok(out)
+}
+
+/// What [`rewrite_with_filters`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RewriteReport {
+    /// Row groups of the file.
+    pub row_groups: usize,
+    /// Filters built for the column (row groups that had none).
+    pub built: usize,
+    /// Filters the file already had (of any column), copied.
+    pub kept: usize,
+    /// Bytes of the new file.
+    pub bytes: u64,
+}
+
+fn footer_with_page_index(path: &Path, file: &File) -> Result<ParquetMetaData, ParquetError> {
+    ParquetMetaDataReader::new()
+        .with_page_index_policy(PageIndexPolicy::Optional)
+        .parse_and_finish(file)
+        .map_err(|e| ParquetError::Footer {
+            path: path.to_path_buf(),
+            reason: e.to_string(),
+        })
+}
+
+/// Write a copy of `input` to `output` (atomically: a temporary file in the same directory,
+/// renamed) with split-block filters embedded for the row groups whose column `column` has
+/// none, sized as Parquet writers size them at rate `fpp`. Every column chunk is copied byte
+/// for byte, with its statistics and page index; the file's key-value metadata (an Arrow
+/// schema among them) and its `created_by` are kept, so readers apply the same
+/// writer-specific rules as to the original. Filters the file had are copied.
+pub fn rewrite_with_filters(
+    input: &Path,
+    output: &Path,
+    column: &str,
+    fpp: f64,
+) -> Result<RewriteReport, ParquetError> {
+    let pf = ParquetFile::open(input)?;
+    let col = pf.find_column(column)?;
+    let missing: Vec<usize> = (0..pf.row_groups())
+        .filter(|&rg| pf.filter_location(rg, col).is_none())
+        .collect();
+    let mut built = build_filters(&pf, col, &missing, fpp, Sizing::Parquet)?;
+    let file = File::open(input).map_err(|e| ParquetError::io(input, e))?;
+    let meta = footer_with_page_index(input, &file)?;
+    let fm = meta.file_metadata();
+    let write_err = |e: parquet::errors::ParquetError| {
+        ParquetError::data(output, format!("writing the Parquet file: {e}"))
+    };
+
+    let mut props = WriterProperties::builder()
+        .set_key_value_metadata(fm.key_value_metadata().cloned())
+        .set_writer_version(if fm.version() >= 2 {
+            WriterVersion::PARQUET_2_0
+        } else {
+            WriterVersion::PARQUET_1_0
+        })
+        // no new page index where the input had none
+        .set_offset_index_disabled(meta.page_index().is_none());
+    if let Some(cb) = fm.created_by() {
+        props = props.set_created_by(cb.to_string());
+    }
+    let sorting = meta.row_groups().first().and_then(|r| r.sorting_columns());
+    if meta
+        .row_groups()
+        .iter()
+        .all(|r| r.sorting_columns() == sorting)
+    {
+        props = props.set_sorting_columns(sorting.cloned());
+    }
+    let props = Arc::new(props.build());
+
+    let dir = match output.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    };
+    let tmp = tempfile::Builder::new()
+        .prefix(".bloomery-")
+        .suffix(".parquet.tmp")
+        .tempfile_in(&dir)
+        .map_err(|e| ParquetError::io(output, e))?;
+    let out_file = tmp.reopen().map_err(|e| ParquetError::io(output, e))?;
+    let mut writer = SerializedFileWriter::new(
+        std::io::BufWriter::with_capacity(1 << 20, out_file),
+        fm.schema_descr().root_schema_ptr(),
+        props,
+    )
+    .map_err(write_err)?;
+    let mut kept = 0;
+    let n_built = built.len();
+    built.reverse(); // taken from the back in row-group order
+    for rg in 0..meta.num_row_groups() {
+        let rgm = meta.row_group(rg);
+        let page_index = meta.page_index_for_row_group(rg);
+        let mut rgw = writer.next_row_group().map_err(write_err)?;
+        for c in 0..rgm.num_columns() {
+            let cc = rgm.column(c);
+            let bloom_filter = match pf.read_filter(rg, c)? {
+                Some(f) => {
+                    kept += 1;
+                    Some(Sbbf::new(&f.to_parquet_bitset()))
+                }
+                None if c == col => {
+                    let b = built.pop().filter(|b| b.row_group == rg).ok_or_else(|| {
+                        ParquetError::data(input, "row group filters out of step")
+                    })?;
+                    Some(Sbbf::new(&b.filter.to_parquet_bitset()))
+                }
+                None => None,
+            };
+            let close = ColumnCloseResult {
+                bytes_written: cc.compressed_size() as u64,
+                rows_written: rgm.num_rows() as u64,
+                metadata: cc.clone(),
+                bloom_filter,
+                column_index: page_index.column_index(c).cloned(),
+                offset_index: page_index.offset_index(c).cloned(),
+            };
+            rgw.append_column(&file, close).map_err(write_err)?;
+        }
+        rgw.close().map_err(write_err)?;
+    }
+    let inner = writer.into_inner().map_err(write_err)?;
+    let out_file = inner
+        .into_inner()
+        .map_err(|e| ParquetError::io(output, e.into_error()))?;
+    out_file
+        .sync_all()
+        .map_err(|e| ParquetError::io(output, e))?;
+    let bytes = out_file
+        .metadata()
+        .map_err(|e| ParquetError::io(output, e))?
+        .len();
+    drop(out_file);
+    tmp.persist(output)
+        .map_err(|e| ParquetError::io(output, e.error))?;
+    #[cfg(unix)]
+    if let Ok(d) = File::open(&dir) {
+        let _ = d.sync_all();
+    }
+    Ok(RewriteReport {
+        row_groups: meta.num_row_groups(),
+        built: n_built,
+        kept,
+        bytes,
+    })
+}
+
+/// Check a rewritten file against its input: the same schema, row groups, rows and column
+/// chunks (sizes, value counts, statistics); every filter of the input still there with the
+/// same bitset; and, for column `column`, a filter in every row group, read back by the
+/// `parquet` crate's own reader (`Sbbf::read_from_column_chunk`), that admits every value the
+/// output file's column chunk holds.
+pub fn verify_rewrite(input: &Path, output: &Path, column: &str) -> Result<(), ParquetError> {
+    let a = ParquetFile::open(input)?;
+    let b = ParquetFile::open(output)?;
+    let fail = |what: String| ParquetError::data(output, format!("verification failed: {what}"));
+    if a.metadata().file_metadata().schema_descr().root_schema()
+        != b.metadata().file_metadata().schema_descr().root_schema()
+    {
+        return Err(fail("the schema differs".into()));
+    }
+    if a.row_groups() != b.row_groups() {
+        return Err(fail("the number of row groups differs".into()));
+    }
+    let col = b.find_column(column)?;
+    let out_file = File::open(output).map_err(|e| ParquetError::io(output, e))?;
+    let out_arc = Arc::new(
+        out_file
+            .try_clone()
+            .map_err(|e| ParquetError::io(output, e))?,
+    );
+    for rg in 0..a.row_groups() {
+        let (ra, rb) = (a.metadata().row_group(rg), b.metadata().row_group(rg));
+        if ra.num_rows() != rb.num_rows() || ra.num_columns() != rb.num_columns() {
+            return Err(fail(format!("row group {rg}: rows or columns differ")));
+        }
+        for c in 0..ra.num_columns() {
+            let (ca, cb) = (ra.column(c), rb.column(c));
+            if ca.compressed_size() != cb.compressed_size()
+                || ca.num_values() != cb.num_values()
+                || ca.statistics() != cb.statistics()
+                || ca.compression() != cb.compression()
+            {
+                return Err(fail(format!(
+                    "row group {rg}, column {c}: the chunk differs"
+                )));
+            }
+            if let Some(fa) = a.read_filter(rg, c)? {
+                let fb = b.read_filter(rg, c)?;
+                if fb.map(|f| f.to_parquet_bitset()) != Some(fa.to_parquet_bitset()) {
+                    return Err(fail(format!(
+                        "row group {rg}, column {c}: a filter changed"
+                    )));
+                }
+            }
+        }
+        let theirs = Sbbf::read_from_column_chunk(rb.column(col), &out_file)
+            .map_err(|e| {
+                fail(format!(
+                    "row group {rg}: the parquet crate cannot read the filter: {e}"
+                ))
+            })?
+            .ok_or_else(|| fail(format!("row group {rg}: no filter for `{column}`")))?;
+        // the values come from the output file: the copied data pages decode there
+        let hashes = column_hashes(&b, &out_arc, rg, col)?;
+        let ours = b
+            .read_filter(rg, col)?
+            .ok_or_else(|| fail(format!("row group {rg}: no filter for `{column}`")))?;
+        if let Some(h) = hashes.iter().find(|&&h| !ours.contains_hash(h)) {
+            return Err(fail(format!(
+                "row group {rg}: a value (hash {h:#x}) is missing from the filter"
+            )));
+        }
+        // the parquet crate's filter is the same bitset, so it answers the same
+        let mut bits = Vec::new();
+        theirs
+            .write_bitset(&mut bits)
+            .map_err(|e| fail(e.to_string()))?;
+        if bits != ours.to_parquet_bitset() {
+            return Err(fail(format!(
+                "row group {rg}: the parquet crate reads another bitset"
+            )));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,358 @@
+//! One Parquet file: its footer (decoded by the `parquet` crate) and its column chunks' Bloom
+//! filters (header and bitset read by this crate, from the offsets the footer gives). Nothing
+//! else of the file is read.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use parquet::basic::{ConvertedType, LogicalType, Type};
+use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+
+use super::header::{read_filter_header, TYPICAL_MAX_LEN};
+use super::keys::{ColumnType, PhysicalType, TextForm};
+use super::ParquetError;
+use crate::SplitBlockBloomFilter;
+
+/// Bytes read from the end of a file in one go: the 8-byte tail and, usually, the whole footer.
+const TAIL_READ: u64 = 8 << 10;
+
+/// Positioned read of exactly `buf.len()` bytes (no shared cursor on Unix).
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut f = file;
+        f.seek(SeekFrom::Start(offset))?;
+        f.read_exact(buf)
+    }
+}
+
+/// A Parquet file opened for its footer and filters.
+pub struct ParquetFile {
+    path: PathBuf,
+    file: File,
+    len: u64,
+    meta: ParquetMetaData,
+    footer_hash: u64,
+}
+
+/// Where a column chunk's filter lies in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FilterLocation {
+    /// Offset of the filter header.
+    pub offset: u64,
+    /// Header and bitset length, when the footer records it (newer writers do).
+    pub length: Option<u64>,
+}
+
+impl std::fmt::Debug for ParquetFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParquetFile")
+            .field("path", &self.path)
+            .field("len", &self.len)
+            .field("row_groups", &self.meta.num_row_groups())
+            .finish()
+    }
+}
+
+impl ParquetFile {
+    /// Open `path` and decode its footer.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, ParquetError> {
+        let path = path.as_ref().to_path_buf();
+        let io = |e: std::io::Error| ParquetError::io(&path, e);
+        let file = File::open(&path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let not = |reason: String| ParquetError::NotParquet {
+            path: path.clone(),
+            reason,
+        };
+        if len < 12 {
+            let mut head = vec![0u8; len as usize];
+            read_exact_at(&file, &mut head, 0).map_err(io)?;
+            if head.starts_with(b"PAR1") {
+                return Err(ParquetError::Footer {
+                    path: path.clone(),
+                    reason: format!("{len} bytes: truncated"),
+                });
+            }
+            return Err(not(format!("{len} bytes is too short for a Parquet file")));
+        }
+        let mut head = [0u8; 4];
+        read_exact_at(&file, &mut head, 0).map_err(io)?;
+        if &head != b"PAR1" {
+            return Err(not("no PAR1 magic at the start".into()));
+        }
+        let tail_len = len.min(TAIL_READ);
+        let mut tail = vec![0u8; tail_len as usize];
+        read_exact_at(&file, &mut tail, len - tail_len).map_err(io)?;
+        let magic = &tail[tail.len() - 4..];
+        if magic == b"PARE" {
+            return Err(ParquetError::Unsupported {
+                path: path.clone(),
+                reason: "the footer is encrypted (Parquet modular encryption)".into(),
+            });
+        }
+        if magic != b"PAR1" {
+            // it starts as a Parquet file: damaged, not something else
+            return Err(ParquetError::Footer {
+                path: path.clone(),
+                reason: "no PAR1 magic at the end: the file is truncated or damaged".into(),
+            });
+        }
+        let n = tail.len();
+        let meta_len = u64::from(u32::from_le_bytes([
+            tail[n - 8],
+            tail[n - 7],
+            tail[n - 6],
+            tail[n - 5],
+        ]));
+        let footer_err = |reason: String| ParquetError::Footer {
+            path: path.clone(),
+            reason,
+        };
+        if meta_len + 12 > len {
+            return Err(footer_err(format!(
+                "the footer claims {meta_len} bytes but the file has {len}: truncated or damaged"
+            )));
+        }
+        // the footer and its 8-byte tail, from the bytes at hand or one more read
+        let footer: Vec<u8> = if meta_len + 8 <= tail_len {
+            tail.split_off((tail_len - meta_len - 8) as usize)
+        } else {
+            let mut v = vec![0u8; (meta_len + 8) as usize];
+            read_exact_at(&file, &mut v, len - meta_len - 8).map_err(io)?;
+            v
+        };
+        let footer_hash = xxhash_rust::xxh3::xxh3_64(&footer);
+        let meta = ParquetMetaDataReader::decode_metadata(&footer[..meta_len as usize])
+            .map_err(|e| footer_err(e.to_string()))?;
+        Ok(Self {
+            path,
+            file,
+            len,
+            meta,
+            footer_hash,
+        })
+    }
+
+    /// The path it was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// File length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Always false (a Parquet file has at least its magic bytes).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// xxh3-64 of the footer (the metadata and the 8-byte tail): with the length, what a
+    /// sidecar records to notice that the file changed.
+    pub fn footer_hash(&self) -> u64 {
+        self.footer_hash
+    }
+
+    /// The decoded footer.
+    pub fn metadata(&self) -> &ParquetMetaData {
+        &self.meta
+    }
+
+    /// Number of row groups.
+    pub fn row_groups(&self) -> usize {
+        self.meta.num_row_groups()
+    }
+
+    /// Rows of row group `rg`.
+    pub fn rows(&self, rg: usize) -> i64 {
+        self.meta.row_group(rg).num_rows()
+    }
+
+    /// The leaf columns' dotted paths, in schema order.
+    pub fn column_paths(&self) -> Vec<String> {
+        let schema = self.meta.file_metadata().schema_descr();
+        schema.columns().iter().map(|c| c.path().string()).collect()
+    }
+
+    /// The leaf column named `name`: its dotted path (`a.b.c`), or its last name when only
+    /// one column has it.
+    pub fn find_column(&self, name: &str) -> Result<usize, ParquetError> {
+        let schema = self.meta.file_metadata().schema_descr();
+        let cols = schema.columns();
+        if let Some(i) = cols.iter().position(|c| c.path().string() == name) {
+            return Ok(i);
+        }
+        let by_name: Vec<usize> = (0..cols.len())
+            .filter(|&i| cols[i].name() == name)
+            .collect();
+        match by_name.as_slice() {
+            [i] => Ok(*i),
+            [] => Err(ParquetError::NoColumn {
+                path: self.path.clone(),
+                column: name.to_string(),
+                available: self.column_paths(),
+            }),
+            many => Err(ParquetError::NoColumn {
+                path: self.path.clone(),
+                column: name.to_string(),
+                available: many.iter().map(|&i| cols[i].path().string()).collect(),
+            }),
+        }
+    }
+
+    /// The dotted path of leaf column `col`.
+    pub fn column_path(&self, col: usize) -> String {
+        self.meta
+            .file_metadata()
+            .schema_descr()
+            .column(col)
+            .path()
+            .string()
+    }
+
+    /// How column `col`'s values are hashed.
+    pub fn column_type(&self, col: usize) -> ColumnType {
+        let c = self.meta.file_metadata().schema_descr().column(col);
+        let physical = match c.physical_type() {
+            Type::BOOLEAN => PhysicalType::Boolean,
+            Type::INT32 => PhysicalType::Int32,
+            Type::INT64 => PhysicalType::Int64,
+            Type::INT96 => PhysicalType::Int96,
+            Type::FLOAT => PhysicalType::Float,
+            Type::DOUBLE => PhysicalType::Double,
+            Type::BYTE_ARRAY => PhysicalType::ByteArray,
+            Type::FIXED_LEN_BYTE_ARRAY => PhysicalType::FixedLenByteArray,
+        };
+        let type_length = if physical == PhysicalType::FixedLenByteArray {
+            c.type_length().max(0) as u32
+        } else {
+            0
+        };
+        let text = match (c.logical_type_ref(), c.converted_type()) {
+            (Some(LogicalType::Date), _) | (None, ConvertedType::DATE) => TextForm::Date,
+            (Some(LogicalType::Uuid), _) if type_length == 16 => TextForm::Uuid,
+            _ => TextForm::Plain,
+        };
+        ColumnType {
+            physical,
+            type_length,
+            text,
+        }
+    }
+
+    /// Where the filter of row group `rg`, column `col` lies (None: it has none).
+    pub fn filter_location(&self, rg: usize, col: usize) -> Option<FilterLocation> {
+        let cc = self.meta.row_group(rg).column(col);
+        Some(FilterLocation {
+            offset: cc.bloom_filter_offset()? as u64,
+            length: cc.bloom_filter_length().map(|l| l as u64),
+        })
+    }
+
+    /// The filter of row group `rg`, column `col` (None: the chunk has none). Reads its header
+    /// and bitset only; a filter the footer points at but that cannot be read is an error.
+    pub fn read_filter(
+        &self,
+        rg: usize,
+        col: usize,
+    ) -> Result<Option<SplitBlockBloomFilter>, ParquetError> {
+        let mut buf = Vec::new();
+        let Some(bits) = self.read_filter_bytes(rg, col, &mut buf)? else {
+            return Ok(None);
+        };
+        SplitBlockBloomFilter::from_parquet_bitset(&buf[bits])
+            .map(Some)
+            .map_err(|e| self.filter_err(rg, col, e.to_string()))
+    }
+
+    fn filter_err(&self, rg: usize, col: usize, reason: String) -> ParquetError {
+        ParquetError::Filter {
+            path: self.path.clone(),
+            row_group: rg,
+            column: self.column_path(col),
+            reason,
+        }
+    }
+
+    /// Read the filter of row group `rg`, column `col` into `buf` (reused between calls) and
+    /// return where its validated bitset lies in `buf` (None: the chunk has no filter). For
+    /// probing in place with [`crate::SplitBlockBits`].
+    pub fn read_filter_bytes(
+        &self,
+        rg: usize,
+        col: usize,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<std::ops::Range<usize>>, ParquetError> {
+        let cc = self.meta.row_group(rg).column(col);
+        let Some(offset) = cc.bloom_filter_offset() else {
+            return Ok(None);
+        };
+        let err = |reason: String| ParquetError::Filter {
+            path: self.path.clone(),
+            row_group: rg,
+            column: self.column_path(col),
+            reason,
+        };
+        let io = |e: std::io::Error| err(format!("reading it: {e}"));
+        let end = self.len - 8;
+        if offset < 4 || offset as u64 >= end {
+            return Err(err(format!(
+                "its offset {offset} is outside the data of the {}-byte file",
+                self.len
+            )));
+        }
+        let offset = offset as u64;
+        // the bitset must fit the memory limit before anything is allocated for it
+        let fits = |n: u64| {
+            crate::store::check_size(n, crate::store::max_bytes()).map_err(|e| err(e.to_string()))
+        };
+        match cc.bloom_filter_length() {
+            Some(l) => {
+                if l <= 0 || offset + l as u64 > end {
+                    return Err(err(format!(
+                        "its length {l} at offset {offset} runs past the data of the {}-byte file",
+                        self.len
+                    )));
+                }
+                fits(l as u64)?;
+                buf.resize(l as usize, 0);
+                read_exact_at(&self.file, buf, offset).map_err(io)?;
+                let h = read_filter_header(buf).map_err(|e| err(e.to_string()))?;
+                if h.header_len as u64 + u64::from(h.num_bytes) != l as u64 {
+                    return Err(err(format!(
+                        "the header declares a {}-byte bitset, the footer a {l}-byte filter \
+                         with a {}-byte header",
+                        h.num_bytes, h.header_len
+                    )));
+                }
+                Ok(Some(h.header_len..l as usize))
+            }
+            None => {
+                // a header is small: read a generous prefix, then the bitset after it
+                let want = (end - offset).min(256.max(TYPICAL_MAX_LEN as u64)) as usize;
+                buf.resize(want, 0);
+                read_exact_at(&self.file, buf, offset).map_err(io)?;
+                let h = read_filter_header(buf).map_err(|e| err(e.to_string()))?;
+                let start = offset + h.header_len as u64;
+                if start + u64::from(h.num_bytes) > end {
+                    return Err(err(format!(
+                        "its {}-byte bitset at offset {start} runs past the data of the \
+                         {}-byte file",
+                        h.num_bytes, self.len
+                    )));
+                }
+                fits(u64::from(h.num_bytes))?;
+                buf.resize(h.num_bytes as usize, 0);
+                read_exact_at(&self.file, buf, start).map_err(io)?;
+                Ok(Some(0..h.num_bytes as usize))
+            }
+        }
+    }
+}

@@ -1,0 +1,399 @@
+//! The Bloom filter header that precedes every bitset in a Parquet file: a Thrift struct in
+//! the compact protocol (parquet-format `parquet.thrift`, `BloomFilterHeader`):
+//!
+//! ```text
+//! struct BloomFilterHeader {
+//!   1: required i32 numBytes;                      // bitset size in bytes
+//!   2: required BloomFilterAlgorithm algorithm;    // union { 1: SplitBlockAlgorithm BLOCK }
+//!   3: required BloomFilterHash hash;              // union { 1: XxHash XXHASH }
+//!   4: required BloomFilterCompression compression // union { 1: Uncompressed UNCOMPRESSED }
+//! }
+//! ```
+//!
+//! The reader is written for untrusted bytes: every length is bounds-checked, nesting is
+//! limited, unknown fields are skipped (newer writers may add some), and anything but the one
+//! algorithm, hash and compression the specification defines is a typed error, never a guess.
+
+use std::fmt;
+
+/// Why a filter header could not be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HeaderError {
+    /// The bytes end inside the header.
+    Truncated,
+    /// The bytes are not a valid Thrift compact struct of this shape.
+    Malformed(String),
+    /// A required field is missing.
+    Missing(&'static str),
+    /// A valid header describing a filter this reader does not know (another algorithm, hash
+    /// or compression than the split-block filter, xxHash64 and none).
+    Unsupported(String),
+    /// `numBytes` is not a positive multiple of 32.
+    BadSize(i64),
+}
+
+impl fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderError::Truncated => write!(f, "the bloom filter header is truncated"),
+            HeaderError::Malformed(m) => write!(f, "malformed bloom filter header: {m}"),
+            HeaderError::Missing(field) => {
+                write!(f, "bloom filter header without its `{field}` field")
+            }
+            HeaderError::Unsupported(m) => write!(f, "unsupported bloom filter: {m}"),
+            HeaderError::BadSize(n) => write!(
+                f,
+                "bloom filter header declares {n} bytes: not a positive multiple of 32"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for HeaderError {}
+
+/// A decoded, validated filter header.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FilterHeader {
+    /// Bitset size in bytes (a positive multiple of 32).
+    pub num_bytes: u32,
+    /// Bytes the header takes; the bitset follows at this offset.
+    pub header_len: usize,
+}
+
+/// Most bytes a header of this struct normally takes (field headers, a 5-byte varint, three
+/// nested empty unions): enough to read in one go when the footer gives no length.
+pub const TYPICAL_MAX_LEN: usize = 32;
+
+/// Deepest nesting of structs and containers the skipper follows.
+const MAX_DEPTH: usize = 16;
+
+// Thrift compact protocol type ids.
+const T_STOP: u8 = 0;
+const T_TRUE: u8 = 1;
+const T_FALSE: u8 = 2;
+const T_BYTE: u8 = 3;
+const T_I16: u8 = 4;
+const T_I32: u8 = 5;
+const T_I64: u8 = 6;
+const T_DOUBLE: u8 = 7;
+const T_BINARY: u8 = 8;
+const T_LIST: u8 = 9;
+const T_SET: u8 = 10;
+const T_MAP: u8 = 11;
+const T_STRUCT: u8 = 12;
+
+struct Cursor<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn byte(&mut self) -> Result<u8, HeaderError> {
+        let v = *self.b.get(self.at).ok_or(HeaderError::Truncated)?;
+        self.at += 1;
+        Ok(v)
+    }
+
+    fn skip(&mut self, n: u64) -> Result<(), HeaderError> {
+        let left = (self.b.len() - self.at) as u64;
+        if n > left {
+            return Err(HeaderError::Truncated);
+        }
+        self.at += n as usize;
+        Ok(())
+    }
+
+    /// An unsigned LEB128 varint of at most 10 bytes.
+    fn varint(&mut self) -> Result<u64, HeaderError> {
+        let mut v = 0u64;
+        for i in 0..10 {
+            let b = self.byte()?;
+            if i == 9 && b > 1 {
+                return Err(HeaderError::Malformed("varint overflows 64 bits".into()));
+            }
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(HeaderError::Malformed("varint longer than 10 bytes".into()))
+    }
+
+    fn zigzag(&mut self) -> Result<i64, HeaderError> {
+        let v = self.varint()?;
+        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+
+    /// The next field header: `None` at the struct's stop byte, else (field id, type).
+    fn field(&mut self, last_id: &mut i16) -> Result<Option<(i16, u8)>, HeaderError> {
+        let b = self.byte()?;
+        let ty = b & 0x0f;
+        if ty == T_STOP {
+            if b != 0 {
+                return Err(HeaderError::Malformed(format!("stop byte {b:#04x}")));
+            }
+            return Ok(None);
+        }
+        let delta = b >> 4;
+        let id = if delta == 0 {
+            let id = self.zigzag()?;
+            i16::try_from(id)
+                .map_err(|_| HeaderError::Malformed(format!("field id {id} out of range")))?
+        } else {
+            last_id
+                .checked_add(i16::from(delta))
+                .ok_or_else(|| HeaderError::Malformed("field id overflows".into()))?
+        };
+        *last_id = id;
+        Ok(Some((id, ty)))
+    }
+
+    /// Skip one value of type `ty`.
+    fn skip_value(&mut self, ty: u8, depth: usize) -> Result<(), HeaderError> {
+        if depth > MAX_DEPTH {
+            return Err(HeaderError::Malformed("nested too deeply".into()));
+        }
+        match ty {
+            T_TRUE | T_FALSE => Ok(()),
+            T_BYTE => self.skip(1),
+            T_I16 | T_I32 | T_I64 => self.varint().map(|_| ()),
+            T_DOUBLE => self.skip(8),
+            T_BINARY => {
+                let n = self.varint()?;
+                self.skip(n)
+            }
+            T_LIST | T_SET => {
+                let h = self.byte()?;
+                let elem = h & 0x0f;
+                let n = match h >> 4 {
+                    15 => self.varint()?,
+                    n => u64::from(n),
+                };
+                self.skip_elements(n, &[elem], depth)
+            }
+            T_MAP => {
+                let n = self.varint()?;
+                if n == 0 {
+                    return Ok(());
+                }
+                let kv = self.byte()?;
+                self.skip_elements(n, &[kv >> 4, kv & 0x0f], depth)
+            }
+            T_STRUCT => self.skip_struct(depth + 1),
+            other => Err(HeaderError::Malformed(format!("unknown type id {other}"))),
+        }
+    }
+
+    fn skip_elements(&mut self, n: u64, types: &[u8], depth: usize) -> Result<(), HeaderError> {
+        // every element takes at least one byte (booleans in containers are one byte each), so
+        // a count beyond the bytes left is malformed: refuse before looping over it
+        if n.saturating_mul(types.len() as u64) > (self.b.len() - self.at) as u64 {
+            return Err(HeaderError::Truncated);
+        }
+        for _ in 0..n {
+            for &t in types {
+                match t {
+                    T_TRUE | T_FALSE => self.skip(1)?,
+                    t => self.skip_value(t, depth + 1)?,
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn skip_struct(&mut self, depth: usize) -> Result<(), HeaderError> {
+        let mut last = 0i16;
+        while let Some((_, ty)) = self.field(&mut last)? {
+            self.skip_value(ty, depth)?;
+        }
+        Ok(())
+    }
+
+    /// A union with one known member: its member's field id (the member struct is skipped).
+    fn union_member(&mut self, what: &str) -> Result<i16, HeaderError> {
+        let mut last = 0i16;
+        let mut member = None;
+        while let Some((id, ty)) = self.field(&mut last)? {
+            if ty != T_STRUCT {
+                return Err(HeaderError::Malformed(format!(
+                    "{what}: member {id} is not a struct"
+                )));
+            }
+            if member.replace(id).is_some() {
+                return Err(HeaderError::Malformed(format!(
+                    "{what}: a union with two members"
+                )));
+            }
+            self.skip_struct(1)?;
+        }
+        member.ok_or_else(|| HeaderError::Malformed(format!("{what}: an empty union")))
+    }
+}
+
+/// Read and validate a filter header at the start of `bytes` (which may go on with the
+/// bitset).
+pub fn read_filter_header(bytes: &[u8]) -> Result<FilterHeader, HeaderError> {
+    let mut c = Cursor { b: bytes, at: 0 };
+    let mut last = 0i16;
+    let (mut num_bytes, mut algorithm, mut hash, mut compression) = (None, None, None, None);
+    while let Some((id, ty)) = c.field(&mut last)? {
+        match (id, ty) {
+            (1, T_I32) => num_bytes = Some(c.zigzag()?),
+            (2, T_STRUCT) => algorithm = Some(c.union_member("algorithm")?),
+            (3, T_STRUCT) => hash = Some(c.union_member("hash")?),
+            (4, T_STRUCT) => compression = Some(c.union_member("compression")?),
+            (1..=4, ty) => {
+                return Err(HeaderError::Malformed(format!(
+                    "field {id} has type id {ty}"
+                )))
+            }
+            // a field a newer writer added: skip it
+            (_, ty) => c.skip_value(ty, 1)?,
+        }
+    }
+    let num_bytes = num_bytes.ok_or(HeaderError::Missing("numBytes"))?;
+    match algorithm.ok_or(HeaderError::Missing("algorithm"))? {
+        1 => {}
+        other => {
+            return Err(HeaderError::Unsupported(format!(
+                "algorithm {other} (only the split-block algorithm, 1, is defined)"
+            )))
+        }
+    }
+    match hash.ok_or(HeaderError::Missing("hash"))? {
+        1 => {}
+        other => {
+            return Err(HeaderError::Unsupported(format!(
+                "hash {other} (only xxHash64, 1, is defined)"
+            )))
+        }
+    }
+    match compression.ok_or(HeaderError::Missing("compression"))? {
+        1 => {}
+        other => {
+            return Err(HeaderError::Unsupported(format!(
+                "compression {other} (only uncompressed, 1, is defined)"
+            )))
+        }
+    }
+    if num_bytes <= 0 || num_bytes % 32 != 0 || num_bytes > i64::from(i32::MAX) {
+        return Err(HeaderError::BadSize(num_bytes));
+    }
+    Ok(FilterHeader {
+        num_bytes: num_bytes as u32,
+        header_len: c.at,
+    })
+}
+
+/// The header a Parquet writer puts before a bitset of `num_bytes` bytes (the same bytes
+/// arrow-rs and parquet-mr write).
+pub fn write_filter_header(num_bytes: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(TYPICAL_MAX_LEN);
+    out.push(0x10 | T_I32); // field 1, i32
+    let mut z = ((i64::from(num_bytes) << 1) ^ (i64::from(num_bytes) >> 63)) as u64;
+    loop {
+        let b = (z & 0x7f) as u8;
+        z >>= 7;
+        if z == 0 {
+            out.push(b);
+            break;
+        }
+        out.push(b | 0x80);
+    }
+    for _ in 2..=4 {
+        // field n (delta 1), a union whose member 1 is an empty struct
+        out.extend_from_slice(&[0x10 | T_STRUCT, 0x10 | T_STRUCT, T_STOP, T_STOP]);
+    }
+    out.push(T_STOP);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn write_then_read() {
+        for n in [32u32, 64, 1024, 1 << 20, 128 << 20, 0x7fff_ffe0] {
+            let mut h = write_filter_header(n);
+            let len = h.len();
+            assert!(len <= TYPICAL_MAX_LEN);
+            h.extend_from_slice(&[0xAB; 40]); // the bitset follows
+            assert_eq!(
+                read_filter_header(&h),
+                Ok(FilterHeader {
+                    num_bytes: n,
+                    header_len: len
+                })
+            );
+        }
+    }
+
+    #[test]
+    fn every_truncation_is_an_error() {
+        let h = write_filter_header(4096);
+        for cut in 0..h.len() {
+            assert!(read_filter_header(&h[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn unknown_fields_are_skipped_and_unknown_members_refused() {
+        // numBytes = 64, then an unknown field 9 (binary "xy"), then the three unions
+        let mut h = vec![0x15, 128, 1, 0x08 | (8 << 4), 2, b'x', b'y'];
+        // field 2 by explicit id (delta 0 form): header 0x0C, zigzag(2) = 4
+        h.extend_from_slice(&[0x0C, 4, 0x1C, 0, 0]);
+        h.extend_from_slice(&[0x1C, 0x1C, 0, 0, 0x1C, 0x1C, 0, 0, 0]);
+        assert_eq!(read_filter_header(&h).unwrap().num_bytes, 64);
+
+        let mut bad_hash = write_filter_header(64);
+        // the hash union's member (field 3's first byte after its header) becomes member 2
+        let pos = 3 + 4 + 1; // field 1 (1 + 2-byte varint), field 2's union (4), field 3's header
+        assert_eq!(bad_hash[pos], 0x1C);
+        bad_hash[pos] = 0x2C;
+        assert!(matches!(
+            read_filter_header(&bad_hash),
+            Err(HeaderError::Unsupported(_))
+        ));
+    }
+
+    #[test]
+    fn sizes_are_validated() {
+        for n in [0i64, -32, 33, 100] {
+            let mut h = vec![0x15];
+            let mut z = ((n << 1) ^ (n >> 63)) as u64;
+            loop {
+                let b = (z & 0x7f) as u8;
+                z >>= 7;
+                if z == 0 {
+                    h.push(b);
+                    break;
+                }
+                h.push(b | 0x80);
+            }
+            h.extend_from_slice(&write_filter_header(32)[2..]);
+            assert_eq!(read_filter_header(&h), Err(HeaderError::BadSize(n)), "{n}");
+        }
+    }
+
+    #[test]
+    fn missing_fields_and_deep_nesting() {
+        assert_eq!(
+            read_filter_header(&[0]),
+            Err(HeaderError::Missing("numBytes"))
+        );
+        // 40 nested structs in an unknown field
+        let mut h = vec![0x15, 64];
+        h.push(0x9C); // field 10, struct
+        h.extend(std::iter::repeat_n(0x1C, 40));
+        h.extend(std::iter::repeat_n(0, 42));
+        assert!(matches!(
+            read_filter_header(&h),
+            Err(HeaderError::Malformed(_))
+        ));
+        // a list claiming more elements than there are bytes
+        let h = [0x15, 64, 0x99, 0xF5, 0xFF, 0xFF, 0xFF, 0x0F];
+        assert_eq!(read_filter_header(&h), Err(HeaderError::Truncated));
+    }
+}

@@ -1,0 +1,193 @@
+//! Parquet files and their split-block Bloom filters (feature `parquet`).
+//!
+//! Parquet writers (arrow-rs, pyarrow, parquet-mr/Spark, DuckDB) can store one split-block
+//! Bloom filter per row group and column, the very structure of
+//! [`SplitBlockBloomFilter`](crate::SplitBlockBloomFilter). This module reads them, answers key
+//! lists against whole directories of files, and builds filters where there are none:
+//!
+//! - [`ParquetFile`]: a file's footer (decoded by the `parquet` crate) and its filters (header
+//!   and bitset, read by [`read_filter_header`] from the offsets in the footer). Nothing else
+//!   of the file is read.
+//! - [`ColumnType`]: keys typed by the column's physical type, hashed as the specification
+//!   does (xxHash64, seed 0, over the plain encoding: integers and floats little-endian, byte
+//!   arrays as their bytes).
+//! - [`scan`]: which keys may be in which file and row group, over files and directories
+//!   walked and read in parallel ([`Query`], [`FileAnswer`]).
+//! - [`ParquetSidecar`]: filters for row groups without one, kept beside the file in
+//!   bloomery's format (kind 24) and used by [`scan`] as if the file had them; built by
+//!   [`build_filters`], which reads the column's values.
+//! - [`rewrite_with_filters`]: a copy of a Parquet file with filters embedded, the column
+//!   chunks copied byte for byte.
+//!
+//! A row group without a filter is reported as such, never guessed: it may hold any key.
+
+mod build;
+mod file;
+mod header;
+mod keys;
+mod lake;
+mod sidecar;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+pub use build::{
+    build_filters, rewrite_with_filters, verify_rewrite, BuiltFilter, RewriteReport, Sizing,
+};
+pub use file::{FilterLocation, ParquetFile};
+pub use header::{read_filter_header, write_filter_header, FilterHeader, HeaderError};
+pub use keys::{days_since_epoch, ColumnType, KeyError, PhysicalType, TextForm};
+pub use lake::{
+    is_sidecar_name, scan, walk, Candidate, FileAnswer, FilterSource, Hits, KeyList, Mode, Query,
+    RowGroupAnswer, SidecarState,
+};
+pub use sidecar::{ParquetSidecar, SidecarFilter, MAX_ROW_GROUPS};
+
+/// What went wrong with a Parquet file. Every variant names the file.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ParquetError {
+    /// The file could not be read.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// Not a Parquet file (no magic, too short).
+    NotParquet {
+        /// The file.
+        path: PathBuf,
+        /// Why not.
+        reason: String,
+    },
+    /// The footer is damaged or truncated.
+    Footer {
+        /// The file.
+        path: PathBuf,
+        /// The decoder's message.
+        reason: String,
+    },
+    /// A column chunk's filter is damaged or unsupported.
+    Filter {
+        /// The file.
+        path: PathBuf,
+        /// Row group index.
+        row_group: usize,
+        /// Column path.
+        column: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The file has no such column (or the name is ambiguous).
+    NoColumn {
+        /// The file.
+        path: PathBuf,
+        /// The name asked for.
+        column: String,
+        /// The columns it could be (all of them if none matched).
+        available: Vec<String>,
+    },
+    /// A feature of the file this reader does not handle (encryption, a codec).
+    Unsupported {
+        /// The file.
+        path: PathBuf,
+        /// What.
+        reason: String,
+    },
+    /// Reading column values or writing a file failed.
+    Data {
+        /// The file.
+        path: PathBuf,
+        /// What failed.
+        reason: String,
+    },
+    /// A bloomery error (a sidecar file, a filter too large for the memory limit).
+    Bloomery {
+        /// The file.
+        path: PathBuf,
+        /// The cause.
+        source: crate::Error,
+    },
+}
+
+impl ParquetError {
+    pub(crate) fn io(path: &Path, source: std::io::Error) -> Self {
+        ParquetError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+
+    pub(crate) fn data(path: &Path, reason: impl fmt::Display) -> Self {
+        ParquetError::Data {
+            path: path.to_path_buf(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// The file the error is about.
+    pub fn path(&self) -> &Path {
+        match self {
+            ParquetError::Io { path, .. }
+            | ParquetError::NotParquet { path, .. }
+            | ParquetError::Footer { path, .. }
+            | ParquetError::Filter { path, .. }
+            | ParquetError::NoColumn { path, .. }
+            | ParquetError::Unsupported { path, .. }
+            | ParquetError::Data { path, .. }
+            | ParquetError::Bloomery { path, .. } => path,
+        }
+    }
+}
+
+impl fmt::Display for ParquetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.path().display();
+        match self {
+            ParquetError::Io { source, .. } => write!(f, "`{p}`: {source}"),
+            ParquetError::NotParquet { reason, .. } => {
+                write!(f, "`{p}` is not a Parquet file: {reason}")
+            }
+            ParquetError::Footer { reason, .. } => {
+                write!(f, "`{p}`: cannot read the Parquet footer: {reason}")
+            }
+            ParquetError::Filter {
+                row_group,
+                column,
+                reason,
+                ..
+            } => write!(
+                f,
+                "`{p}`: row group {row_group}, column `{column}`: bad bloom filter: {reason}"
+            ),
+            ParquetError::NoColumn {
+                column, available, ..
+            } => {
+                let list = if available.len() > 12 {
+                    format!(
+                        "{}, … ({} columns)",
+                        available[..12].join(", "),
+                        available.len()
+                    )
+                } else {
+                    available.join(", ")
+                };
+                write!(f, "`{p}` has no single column `{column}` (columns: {list})")
+            }
+            ParquetError::Unsupported { reason, .. } => write!(f, "`{p}`: unsupported: {reason}"),
+            ParquetError::Data { reason, .. } => write!(f, "`{p}`: {reason}"),
+            ParquetError::Bloomery { source, .. } => write!(f, "`{p}`: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for ParquetError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ParquetError::Io { source, .. } => Some(source),
+            ParquetError::Bloomery { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! The fused AVX2 single-key paths of the sectors layout (hash, block choice and update in one
+//! function), chosen once per filter.
+
+use super::*;
+
+/// The fused single-key paths of the sectors layout (see [`sectors_simd`]): hashing, the
+/// block index and the two-vector update in one function compiled for AVX2, with the block
+/// addressed without a bounds check. Same bits and answers as the portable path (tested).
+#[cfg(target_arch = "x86_64")]
+impl BlockedBloomFilter {
+    /// The key's block, from a slice of exactly `blocks · BLOCK_WORDS` words.
+    #[inline(always)]
+    pub(super) fn block_ptr(&self, words: *const u64, h: Hashed) -> *const [u64; BLOCK_WORDS] {
+        let start = block_index(h, self.blocks) * BLOCK_WORDS;
+        debug_assert!(start + BLOCK_WORDS <= self.core.words.len());
+        // SAFETY: `block_index(h, blocks) < blocks` (multiply-shift reduction), and every
+        // constructor (`with_layout`, `decode_from`, `from_parts`) makes the words exactly
+        // `blocks · BLOCK_WORDS` long, so the block lies inside the allocation `words` points to.
+        unsafe { words.add(start).cast() }
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn insert_avx2<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        let h = self.core.hasher.hash_xxh3(key);
+        self.insert_hashed_avx2(h)
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn contains_avx2<K: Key + ?Sized>(&self, key: &K) -> bool {
+        let h = self.core.hasher.hash_xxh3(key);
+        let p = self.block_ptr(self.core.words.as_slice().as_ptr(), h);
+        // SAFETY: `p` is an in-bounds block of the words (`block_ptr`), borrowed shared.
+        sectors_avx2::test(unsafe { &*p }, h)
+    }
+
+    /// Insert a pre-hashed key on the fused path (requires `simd_write`); true if a bit was new.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    pub(super) fn insert_hashed_avx2(&mut self, h: Hashed) -> bool {
+        debug_assert!(!self.core.words.is_mapped());
+        let words = self.core.words.owned_mut_ptr();
+        let p = self.block_ptr(words, h).cast_mut();
+        // SAFETY: `p` is an in-bounds block of the words (`block_ptr`), which are owned and
+        // writable (`simd_write` is false while they are a read-only map: `decode_from`), and
+        // `&mut self` excludes every other reference to them.
+        let new = sectors_avx2::set(unsafe { &mut *p }, h);
+        self.core.items = self.core.items.saturating_add(u64::from(new));
+        new
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn insert_pipelined_avx2(&mut self, hashes: impl IntoIterator<Item = Hashed>) {
+        // the closure inherits this function's AVX2, which `insert_hashed_avx2` needs
+        self.insert_pipelined_with(hashes, |f, h| {
+            f.insert_hashed_avx2(h);
+        });
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn pipeline_hashed_avx2(&self, hashes: &[Hashed], answer: impl FnMut(usize, bool)) {
+        self.pipeline_with(
+            hashes,
+            answer,
+            |h| *h,
+            |words, h| {
+                let p = self.block_ptr(words.as_ptr(), h);
+                // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared; the
+                // CPU has AVX2 (this function's requirement).
+                unsafe { sectors_avx2::test(&*p, h) }
+            },
+        );
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub(super) fn pipeline_avx2<K: Key>(&self, keys: &[K], answer: impl FnMut(usize, bool)) {
+        let hasher = self.core.hasher;
+        self.pipeline_with(
+            keys,
+            answer,
+            |k| hasher.hash_xxh3(k),
+            |words, h| {
+                let p = self.block_ptr(words.as_ptr(), h);
+                // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared; the
+                // CPU has AVX2 (this function's requirement).
+                unsafe { sectors_avx2::test(&*p, h) }
+            },
+        );
+    }
+}

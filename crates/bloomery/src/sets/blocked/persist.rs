@@ -1,0 +1,58 @@
+//! The blocked filter in the file format (kinds `blocked` and `blocked-sectors`).
+
+use super::*;
+
+impl Persist for BlockedBloomFilter {
+    const KIND: Kind = Kind::Blocked;
+
+    fn encode_parts(&self) -> (Header, Payload<'_>) {
+        let params = ParamWriter::new()
+            .u64(self.blocks)
+            .u32(self.k)
+            .u32(BLOCK_BITS as u32)
+            .finish();
+        (
+            self.core.header(self.layout.kind(), params),
+            Payload::new(vec![&self.core.words]),
+        )
+    }
+
+    fn decode_from(d: &Decoded, src: Source<'_>, limit: u64) -> Result<Self> {
+        let mut r = ParamReader::new(&d.header.params);
+        let blocks = r.u64()?;
+        let k = r.u32()?;
+        let block_bits = r.u32()?;
+        r.finish()?;
+        let layout = match d.header.kind {
+            Kind::BlockedSectors => BlockLayout::Sectors,
+            _ => BlockLayout::Positions,
+        };
+        if blocks == 0
+            || k == 0
+            || k > BLOCKED_MAX_K
+            || u64::from(block_bits) != BLOCK_BITS
+            || (layout == BlockLayout::Sectors && k != SECTOR_K)
+        {
+            return Err(crate::error::inconsistent(format!(
+                "blocked shape blocks={blocks} k={k} block_bits={block_bits} layout={}",
+                layout.name()
+            )));
+        }
+        let words = blocks
+            .checked_mul(BLOCK_WORDS as u64)
+            .and_then(|w| usize::try_from(w).ok())
+            .ok_or_else(|| crate::error::inconsistent("too many blocks"))?;
+        format::check_payload(d, words)?;
+        let core = Core::from_header(&d.header, src.words(d.payload_offset, words, limit)?);
+        let simd = sectors_simd(layout, &core.hasher);
+        let simd_write = simd && !core.words.is_mapped();
+        Ok(Self {
+            core,
+            blocks,
+            k,
+            layout,
+            simd,
+            simd_write,
+        })
+    }
+}

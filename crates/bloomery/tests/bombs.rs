@@ -1,0 +1,183 @@
+//! Decompression bombs and forged compressed files: a small file declaring a huge plain
+//! payload must fail cleanly (never abort), allocate at most the declared size once (and
+//! nothing it does not touch), obey the memory limit, and cost work bounded by its input.
+//! The process-wide memory limit is left at its default here; limits are passed explicitly.
+
+use std::time::{Duration, Instant};
+
+use bloomery::compress::{compress_file, decompress_file, patch_file};
+use bloomery::*;
+
+fn reseal(b: &mut [u8]) {
+    let n = b.len() - 8;
+    let sum = xxhash_rust::xxh3::xxh3_64(&b[..n]);
+    b[n..].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// A compressed classic file whose container declares a plain payload of `plain_len` bytes
+/// coded by `stream` (a compressed-bits stream for `8 · plain_len` bits), with a correct
+/// outer checksum and the given plain-file checksum.
+fn forged(plain_len: u64, stream: &[u8], plain_sum: u64) -> Vec<u8> {
+    let mut f = BloomFilter::try_new(100, 0.01).unwrap();
+    f.insert("x");
+    let c = compress_file(&f.to_bytes()).unwrap();
+    let h = u32::from_le_bytes(c[12..16].try_into().unwrap()) as usize;
+    let mut container = Vec::new();
+    container.extend_from_slice(&plain_len.to_le_bytes());
+    container.extend_from_slice(&plain_sum.to_le_bytes());
+    container.extend_from_slice(&(stream.len() as u64).to_le_bytes());
+    container.extend_from_slice(stream);
+    container.resize(container.len().div_ceil(64) * 64, 0);
+    let mut out = c[..h].to_vec();
+    out[16..24].copy_from_slice(&(container.len() as u64).to_le_bytes());
+    out.extend_from_slice(&container);
+    out.extend_from_slice(&[0; 8]);
+    reseal(&mut out);
+    out
+}
+
+/// A compressed-bits stream header: tag, m, ones (then `rest`).
+fn stream(tag: u8, m: u64, ones: u64, rest: &[u8]) -> Vec<u8> {
+    let mut s = vec![tag];
+    s.extend_from_slice(&m.to_le_bytes());
+    s.extend_from_slice(&ones.to_le_bytes());
+    s.extend_from_slice(rest);
+    s
+}
+
+fn rss_bytes() -> u64 {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        .map_or(0, |kb| kb * 1024)
+}
+
+const GIB: u64 = 1 << 30;
+
+#[test]
+fn a_small_file_declaring_3_gib_is_refused_over_the_limit() {
+    // an all-zero payload of 3 GiB: the stream is just its 17-byte header
+    let bomb = forged(3 * GIB, &stream(0xB1, 24 * GIB, 0, &[]), 0x1234);
+    assert!(bomb.len() < 400, "{} bytes", bomb.len());
+    let t = Instant::now();
+    match decompress_file(&bomb, GIB) {
+        Err(Error::TooLarge { requested, limit }) => {
+            assert_eq!((requested, limit), (3 * GIB, GIB));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(t.elapsed() < Duration::from_millis(500));
+}
+
+#[test]
+fn a_forged_stream_in_a_mode_the_encoder_never_writes_is_refused_at_once() {
+    // one set bit in 8 GiB coded bit by bit: 6.9e10 decisions before the old decoder
+    // noticed; now refused from its header
+    let bomb = forged(GIB, &stream(0xB1, 8 * GIB, 1, &[0, 1, 2, 3, 4, 5]), 0);
+    let t = Instant::now();
+    let e = decompress_file(&bomb, 2 * GIB).unwrap_err();
+    assert!(e.to_string().contains("forged"), "{e}");
+    let e = AnyFilter::from_bytes(&bomb).unwrap_err();
+    assert!(e.to_string().contains("forged"), "{e}");
+    assert!(
+        t.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        t.elapsed()
+    );
+}
+
+/// Resident memory while loading compressed files: a bomb under the limit fails on its
+/// checksum without touching the pages it declared, and a large sparse filter loads holding
+/// its plain payload once (the words use the rebuilt file in place), touching only the pages
+/// that hold bits. One test, so that no other test of this file allocates while it measures.
+#[test]
+fn loading_touches_only_the_memory_it_needs() {
+    // 48 MiB declared, all zeros, wrong plain checksum
+    let declared = 48u64 << 20;
+    let bomb = forged(declared, &stream(0xB1, declared * 8, 0, &[]), 0xDEAD);
+    let before = rss_bytes();
+    let e = AnyFilter::from_bytes(&bomb).unwrap_err();
+    assert!(
+        matches!(e, Error::Format(FormatError::ChecksumMismatch { .. })),
+        "{e}"
+    );
+    let e = decompress_file(&bomb, declared).unwrap_err();
+    assert!(
+        matches!(e, Error::Format(FormatError::ChecksumMismatch { .. })),
+        "{e}"
+    );
+    let grew = rss_bytes().saturating_sub(before);
+    assert!(grew < declared / 8, "resident memory grew by {grew} bytes");
+
+    // a real 12 MiB filter holding 100 keys compresses to a few hundred bytes
+    let mut f = BloomFilter::builder()
+        .bits(96 << 20)
+        .hashes(3)
+        .try_build()
+        .unwrap();
+    for i in 0..100u32 {
+        f.insert(&i);
+    }
+    let plain = f.to_bytes();
+    let c = compress_file(&plain).unwrap();
+    assert!(c.len() < 4096, "{}", c.len());
+    drop(f);
+    let before = rss_bytes();
+    let g = AnyFilter::from_bytes(&c).unwrap();
+    let grew = rss_bytes().saturating_sub(before);
+    assert!((0..100u32).all(|i| g.contains(&i.to_le_bytes())));
+    assert!(grew < 4 << 20, "resident memory grew by {grew} bytes");
+    drop(g);
+    assert_eq!(decompress_file(&c, 12 << 20).unwrap(), plain);
+}
+
+/// A structure loaded from a large compressed file uses the rebuilt payload in place; it
+/// still takes inserts (its words are copied on the first write), for every set kind.
+#[test]
+fn a_filter_loaded_in_place_from_a_compressed_file_takes_inserts() {
+    for kind in [
+        Kind::Classic,
+        Kind::Blocked,
+        Kind::BlockedSectors,
+        Kind::SplitBlock,
+    ] {
+        let mut f = AnyFilter::builder(kind)
+            .capacity(2_000_000)
+            .fpr(0.01)
+            .try_build()
+            .unwrap();
+        for i in 0..50u32 {
+            f.try_insert_key(&i.to_le_bytes()).unwrap();
+        }
+        let c = compress_file(&f.to_bytes()).unwrap();
+        let mut g = AnyFilter::from_bytes(&c).unwrap();
+        assert_eq!(g, f, "{kind:?}");
+        for i in 50..100u32 {
+            g.try_insert_key(&i.to_le_bytes()).unwrap();
+        }
+        assert!(
+            (0..100u32).all(|i| g.contains_key(&i.to_le_bytes())),
+            "{kind:?}"
+        );
+        assert_eq!(g.len(), 100, "{kind:?}");
+    }
+}
+
+#[test]
+fn deltas_are_checked_before_they_are_applied() {
+    let mut a = BloomFilter::try_with_shape(4096, 3).unwrap();
+    for i in 0..10u32 {
+        a.insert(&i);
+    }
+    let mut b = a.clone();
+    b.insert("new");
+    let base = a.to_bytes();
+    let d = compress::diff_files(&base, &b.to_bytes()).unwrap();
+    assert_eq!(patch_file(&base, &d, 1 << 20).unwrap(), b.to_bytes());
+    // the payload limit applies to the result
+    assert!(matches!(
+        patch_file(&base, &d, 64),
+        Err(Error::TooLarge { .. })
+    ));
+}

@@ -1,0 +1,503 @@
+//! The `parquet` module against files written by the `parquet` crate (arrow-rs) with Bloom
+//! filters: our reader gives arrow-rs' bitsets and answers (`Sbbf::check`), keys typed by the
+//! column's physical type find every value (no false negatives), damaged footers and filter
+//! headers are errors, and filters built here round-trip through Parquet files.
+
+#[path = "common/parquet_gen.rs"]
+mod parquet_gen;
+
+use std::path::{Path, PathBuf};
+
+use bloomery::parquet::{
+    build_filters, read_filter_header, rewrite_with_filters, scan, verify_rewrite, ColumnType,
+    FilterSource, Hits, KeyList, Mode, ParquetError, ParquetFile, ParquetSidecar, Query,
+    SidecarFilter, SidecarState, Sizing,
+};
+use bloomery::{Persist, SplitBlockBloomFilter, Stats};
+use parquet::bloom_filter::Sbbf;
+use parquet::data_type::{ByteArray, FixedLenByteArray};
+use parquet_gen as gen;
+
+const ROWS: u64 = 1500;
+const RGS: u64 = 3;
+
+fn lake_file(dir: &Path, n: u64) -> PathBuf {
+    let p = dir.join(format!("part-{n}.parquet"));
+    gen::write(&p, n, RGS, ROWS, 0.01);
+    p
+}
+
+/// arrow-rs' own reader of a chunk's filter.
+fn theirs(path: &Path, rg: usize, col: usize) -> Option<Sbbf> {
+    let pf = ParquetFile::open(path).unwrap();
+    let file = std::fs::File::open(path).unwrap();
+    Sbbf::read_from_column_chunk(pf.metadata().row_group(rg).column(col), &file).unwrap()
+}
+
+/// Present keys of row group `rg` of file `file` for column `col`, as text, and each one's
+/// value as arrow-rs' `Sbbf::check` takes it.
+fn check_theirs(sbbf: &Sbbf, col: &str, id: i64) -> bool {
+    match col {
+        "id" => sbbf.check(&id),
+        "name" => sbbf.check(&ByteArray::from(gen::name(id).as_str())),
+        "small" => sbbf.check(&gen::small(id)),
+        "d" => sbbf.check(&gen::d(id)),
+        "f" => sbbf.check(&gen::f(id)),
+        "u" => sbbf.check(&FixedLenByteArray::from(gen::uuid(id).to_vec())),
+        "day" => sbbf.check(&gen::day(id)),
+        "opt" => sbbf.check(&ByteArray::from(gen::opt(id).as_str())),
+        "nofilter" => sbbf.check(&gen::nofilter(id)),
+        _ => unreachable!(),
+    }
+}
+
+fn key_text(col: &str, id: i64) -> String {
+    match col {
+        "id" => id.to_string(),
+        "name" => gen::name(id),
+        "small" => gen::small(id).to_string(),
+        "d" => gen::d(id).to_string(),
+        "f" => gen::f(id).to_string(),
+        "u" => gen::uuid_text(id),
+        "day" => {
+            // as a date, to exercise the DATE text form
+            let days = gen::day(id);
+            let mut lo = 0i32;
+            let mut y = 1970;
+            loop {
+                let len = if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 {
+                    366
+                } else {
+                    365
+                };
+                if lo + len > days {
+                    break;
+                }
+                lo += len;
+                y += 1;
+            }
+            let mut m = 1;
+            loop {
+                let dd = format!("{y}-{m:02}-01");
+                let next = if m == 12 {
+                    format!("{}-01-01", y + 1)
+                } else {
+                    format!("{y}-{:02}-01", m + 1)
+                };
+                let end = bloomery::parquet::days_since_epoch(&next).unwrap();
+                if days < end {
+                    let start = bloomery::parquet::days_since_epoch(&dd).unwrap();
+                    break format!("{y}-{m:02}-{:02}", days - start + 1);
+                }
+                m += 1;
+            }
+        }
+        "opt" => gen::opt(id),
+        "nofilter" => gen::nofilter(id).to_string(),
+        _ => unreachable!(),
+    }
+}
+
+#[test]
+fn filters_read_as_arrow_rs_reads_them_and_answer_the_same() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = lake_file(dir.path(), 0);
+    let pf = ParquetFile::open(&path).unwrap();
+    assert_eq!(pf.row_groups(), RGS as usize);
+    let mut buf = Vec::new();
+    for &col_name in gen::FILTERED.iter().chain(["nofilter"].iter()) {
+        let col = pf.find_column(col_name).unwrap();
+        let ct: ColumnType = pf.column_type(col);
+        for rg in 0..RGS {
+            let ours = pf.read_filter(rg as usize, col).unwrap();
+            let theirs = theirs(&path, rg as usize, col);
+            if col_name == "nofilter" {
+                assert!(ours.is_none() && theirs.is_none());
+                continue;
+            }
+            let (ours, theirs) = (ours.unwrap(), theirs.unwrap());
+            let mut bits = Vec::new();
+            theirs.write_bitset(&mut bits).unwrap();
+            assert_eq!(ours.to_parquet_bitset(), bits, "{col_name} rg {rg}");
+            // present values: both say yes (no false negatives), typed from the key text
+            for i in 0..ROWS {
+                let id = gen::id(0, rg, i, ROWS);
+                if col_name == "opt" && i % 3 == 2 {
+                    continue; // null
+                }
+                let h = ct.hash(key_text(col_name, id).as_bytes(), false, &mut buf);
+                let h = h.unwrap_or_else(|e| panic!("{col_name} {id}: {e}"));
+                assert!(ours.contains_hash(h), "{col_name} rg {rg} id {id}");
+                assert!(check_theirs(&theirs, col_name, id));
+            }
+            // values of other row groups and files: the same answers as arrow-rs
+            let mut fp = 0u32;
+            let trials = 4000;
+            for i in 0..trials {
+                let id = gen::id(7, rg, i, ROWS);
+                let h = ct
+                    .hash(key_text(col_name, id).as_bytes(), false, &mut buf)
+                    .unwrap();
+                let a = ours.contains_hash(h);
+                assert_eq!(a, check_theirs(&theirs, col_name, id), "{col_name} {id}");
+                fp += u32::from(a);
+            }
+            // the rate sized for is 1%; allow the contents' exact rate plus 5 sigma
+            let p = ours.current_fpr();
+            let sd = (p * (1.0 - p) * trials as f64).sqrt();
+            if !matches!(col_name, "small" | "day" | "f") {
+                // (small, day and f repeat values of the other files: not "absent")
+                assert!(
+                    (fp as f64) <= p * trials as f64 + 5.0 * sd + 1.0,
+                    "{col_name}: {fp} false positives, rate {p}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn scan_finds_every_present_key_and_reports_unfiltered_row_groups() {
+    let dir = tempfile::tempdir().unwrap();
+    let sub = dir.path().join("year=2024");
+    std::fs::create_dir(&sub).unwrap();
+    lake_file(dir.path(), 0);
+    lake_file(&sub, 1);
+    std::fs::write(dir.path().join("_SUCCESS"), b"").unwrap();
+    let (files, errors) = bloomery::parquet::walk(&[dir.path().to_path_buf()]);
+    assert!(errors.is_empty());
+    let names: Vec<_> = files
+        .iter()
+        .map(|c| {
+            c.path
+                .strip_prefix(dir.path())
+                .unwrap()
+                .display()
+                .to_string()
+        })
+        .collect();
+    assert_eq!(names, ["part-0.parquet", "year=2024/part-1.parquet"]);
+    let paths: Vec<PathBuf> = files.into_iter().map(|c| c.path).collect();
+
+    // keys: every 10th id of both files, plus absent ids, plus one that is no INT64
+    let mut keys = KeyList::new(false);
+    let mut expect = Vec::new();
+    for file in 0..2 {
+        for rg in 0..RGS {
+            for i in (0..ROWS).step_by(10) {
+                let id = gen::id(file, rg, i, ROWS);
+                expect.push((keys.len() as u32, file as usize, rg as usize));
+                keys.push(id.to_string().as_bytes());
+            }
+        }
+    }
+    for i in 0..500 {
+        keys.push(gen::id(9, 0, i, ROWS).to_string().as_bytes());
+    }
+    keys.push(b"not-a-number");
+    let q = Query {
+        column: "id",
+        keys: &keys,
+        mode: Mode::Keys,
+        use_sidecars: true,
+    };
+    let mut answers = Vec::new();
+    scan(&paths, &q, |_, a| {
+        answers.push(a.unwrap());
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+    assert_eq!(answers.len(), 2);
+    for &(k, file, rg) in &expect {
+        match &answers[file].row_groups[rg].hits {
+            Hits::Keys(v) => assert!(v.binary_search(&k).is_ok(), "key {k} file {file} rg {rg}"),
+            h => panic!("{h:?}"),
+        }
+    }
+    assert_eq!(answers[0].invalid_keys, 1);
+    assert_eq!(
+        answers[0].invalid_example.as_ref().unwrap().0,
+        keys.len() - 1
+    );
+
+    // the column without filters: unknown, never guessed
+    let q = Query {
+        column: "nofilter",
+        mode: Mode::Any,
+        ..q
+    };
+    scan(&paths, &q, |_, a| {
+        let a = a.unwrap();
+        assert!(a
+            .row_groups
+            .iter()
+            .all(|r| r.source == FilterSource::None && r.hits == Hits::Unknown));
+        assert_eq!(a.sidecar, SidecarState::Unused);
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+
+    // a missing column is an error naming the file and the columns
+    let q = Query {
+        column: "nope",
+        ..q
+    };
+    scan(&paths, &q, |p, a| {
+        let e = a.unwrap_err();
+        assert!(matches!(e, ParquetError::NoColumn { .. }));
+        assert!(e.to_string().contains(&p.display().to_string()));
+        assert!(e.to_string().contains("nofilter"), "{e}");
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn sidecars_serve_unfiltered_row_groups_until_the_file_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = lake_file(dir.path(), 3);
+    let pf = ParquetFile::open(&path).unwrap();
+    let col = pf.find_column("nofilter").unwrap();
+    let built = build_filters(&pf, col, &[0, 1, 2], 0.01, Sizing::Tight).unwrap();
+    for b in &built {
+        assert_eq!(b.values, ROWS);
+        assert_eq!(b.distinct, ROWS);
+        assert_eq!(b.filter.capacity(), ROWS);
+    }
+    let rgs = built
+        .into_iter()
+        .map(|b| {
+            Some(SidecarFilter {
+                filter: b.filter,
+                distinct: b.distinct,
+                fpr: 0.01,
+            })
+        })
+        .collect();
+    let side = ParquetSidecar::new(
+        pf.len(),
+        pf.footer_hash(),
+        "nofilter",
+        pf.column_type(col),
+        rgs,
+    )
+    .unwrap();
+    let sp = ParquetSidecar::path_for(&path, "nofilter");
+    assert_eq!(
+        sp.file_name().unwrap().to_str().unwrap(),
+        "part-3.parquet.nofilter.bloomery"
+    );
+    side.save(&sp).unwrap();
+    assert_eq!(ParquetSidecar::load(&sp).unwrap(), side);
+
+    let mut keys = KeyList::new(false);
+    for rg in 0..RGS {
+        for i in 0..ROWS {
+            keys.push(
+                gen::nofilter(gen::id(3, rg, i, ROWS))
+                    .to_string()
+                    .as_bytes(),
+            );
+        }
+    }
+    let q = Query {
+        column: "nofilter",
+        keys: &keys,
+        mode: Mode::Count,
+        use_sidecars: true,
+    };
+    let files = vec![path.clone()];
+    scan(&files, &q, |_, a| {
+        let a = a.unwrap();
+        assert_eq!(a.sidecar, SidecarState::Used(sp.clone()));
+        for r in &a.row_groups {
+            assert_eq!(r.source, FilterSource::Sidecar);
+            // its own ROWS keys, plus false positives from the other row groups' keys
+            match r.hits {
+                Hits::Count(n) => assert!((ROWS..ROWS + 200).contains(&n), "{n}"),
+                ref h => panic!("{h:?}"),
+            }
+        }
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+
+    // another version of the file: the sidecar is ignored, with the reason
+    gen::write(&path, 4, RGS, ROWS, 0.01);
+    scan(&files, &q, |_, a| {
+        let a = a.unwrap();
+        assert!(
+            matches!(&a.sidecar, SidecarState::Ignored(p, why) if *p == sp && why.contains("another version")),
+            "{:?}",
+            a.sidecar
+        );
+        assert!(a.row_groups.iter().all(|r| r.hits == Hits::Unknown));
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+}
+
+#[test]
+fn rewritten_files_carry_filters_arrow_rs_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = lake_file(dir.path(), 5);
+    let out = dir.path().join("out.parquet");
+    let r = rewrite_with_filters(&path, &out, "nofilter", 0.01).unwrap();
+    assert_eq!(r.row_groups, RGS as usize);
+    assert_eq!(r.built, RGS as usize);
+    assert_eq!(r.kept, RGS as usize * gen::FILTERED.len());
+    verify_rewrite(&path, &out, "nofilter").unwrap();
+
+    let a = ParquetFile::open(&path).unwrap();
+    let b = ParquetFile::open(&out).unwrap();
+    assert_eq!(
+        a.metadata().file_metadata().created_by(),
+        b.metadata().file_metadata().created_by()
+    );
+    let col = b.find_column("nofilter").unwrap();
+    for rg in 0..RGS as usize {
+        let sbbf = theirs(&out, rg, col).expect("a filter in the rewritten file");
+        let ours = b.read_filter(rg, col).unwrap().unwrap();
+        // sized as arrow-rs and parquet-mr size it
+        assert_eq!(
+            ours.num_bytes(),
+            bloomery::parquet_num_bytes(ROWS, 0.01).unwrap()
+        );
+        for i in 0..ROWS {
+            let id = gen::id(5, rg as u64, i, ROWS);
+            assert!(sbbf.check(&gen::nofilter(id)), "rg {rg} id {id}");
+        }
+        let mut buf = Vec::new();
+        let ct = b.column_type(col);
+        for i in 0..3000 {
+            let v = gen::nofilter(gen::id(8, 0, i, ROWS));
+            let h = ct.hash(v.to_string().as_bytes(), false, &mut buf).unwrap();
+            assert_eq!(ours.contains_hash(h), sbbf.check(&v));
+        }
+    }
+    // the data reads back the same: every column chunk's values
+    for c in 0..a.column_paths().len() {
+        for rg in 0..RGS as usize {
+            let fa = build_filters(&a, c, &[rg], 0.01, Sizing::Tight).unwrap();
+            let fb = build_filters(&b, c, &[rg], 0.01, Sizing::Tight).unwrap();
+            assert_eq!(fa[0].values, fb[0].values);
+            assert_eq!(
+                fa[0].filter.to_parquet_bitset(),
+                fb[0].filter.to_parquet_bitset()
+            );
+        }
+    }
+}
+
+#[test]
+fn damaged_footers_and_filter_headers_are_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = lake_file(dir.path(), 6);
+    let bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    let meta_len = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize;
+    let bad = dir.path().join("bad.parquet");
+
+    // truncations anywhere near the end, and a file of a few bytes
+    for cut in [1usize, 4, 8, 9, 100, meta_len / 2, meta_len + 8, n - 5] {
+        std::fs::write(&bad, &bytes[..n - cut]).unwrap();
+        let e = ParquetFile::open(&bad).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                ParquetError::NotParquet { .. } | ParquetError::Footer { .. }
+            ),
+            "cut {cut}: {e}"
+        );
+    }
+    // a footer length beyond the file
+    let mut b = bytes.clone();
+    b[n - 8..n - 4].copy_from_slice(&(n as u32).to_le_bytes());
+    std::fs::write(&bad, &b).unwrap();
+    let e = ParquetFile::open(&bad).unwrap_err().to_string();
+    assert!(e.contains("truncated or damaged"), "{e}");
+    // bytes of the footer overwritten: an error or a readable footer, never a panic; every
+    // filter it points at is then read or refused
+    let start = n - 8 - meta_len;
+    for (k, pos) in (start..n - 8).step_by(7).enumerate() {
+        let mut b = bytes.clone();
+        b[pos] ^= [0xFF, 0x80, 0x01, 0x55][k % 4];
+        std::fs::write(&bad, &b).unwrap();
+        if let Ok(pf) = ParquetFile::open(&bad) {
+            for rg in 0..pf.row_groups() {
+                for c in 0..pf.metadata().row_group(rg).num_columns() {
+                    let _ = pf.read_filter(rg, c);
+                }
+            }
+        }
+    }
+
+    // a damaged filter header: an error naming the row group and column
+    let pf = ParquetFile::open(&path).unwrap();
+    let col = pf.find_column("name").unwrap();
+    let loc = pf.filter_location(1, col).unwrap();
+    let mut b = bytes.clone();
+    b[loc.offset as usize] = 0x16; // field 1 as an i64: the wrong type
+    std::fs::write(&bad, &b).unwrap();
+    let e = ParquetFile::open(&bad)
+        .unwrap()
+        .read_filter(1, col)
+        .unwrap_err();
+    assert!(
+        matches!(e, ParquetError::Filter { row_group: 1, .. }),
+        "{e}"
+    );
+    assert!(e.to_string().contains("column `name`"), "{e}");
+    // a header declaring another size than the footer's length
+    let mut b = bytes.clone();
+    b[loc.offset as usize + 1] ^= 0x40;
+    std::fs::write(&bad, &b).unwrap();
+    assert!(ParquetFile::open(&bad)
+        .unwrap()
+        .read_filter(1, col)
+        .is_err());
+
+    // what the header reader accepts at that offset, arrow-rs reads as the same size
+    let h = read_filter_header(&bytes[loc.offset as usize..]).unwrap();
+    assert_eq!(
+        h.header_len as u64 + u64::from(h.num_bytes),
+        loc.length.unwrap()
+    );
+}
+
+#[test]
+fn parquet_sizing_matches_arrow_rs() {
+    for ndv in [
+        0u64, 1, 10, 100, 1000, 1500, 4096, 10_000, 123_456, 1_000_000, 50_000_000,
+    ] {
+        for fpp in [0.5, 0.1, 0.05, 0.01, 0.001, 1e-5] {
+            let want = Sbbf::new_with_ndv_fpp(ndv, fpp).unwrap();
+            let mut bits = Vec::new();
+            want.write_bitset(&mut bits).unwrap();
+            let ours = bloomery::parquet_num_bytes(ndv, fpp).unwrap();
+            assert_eq!(ours, bits.len(), "ndv {ndv} fpp {fpp}");
+            let f = SplitBlockBloomFilter::try_with_parquet_sizing(ndv, fpp).unwrap();
+            assert_eq!(f.num_bytes(), ours);
+        }
+    }
+    assert!(bloomery::parquet_num_bytes(10, 0.0).is_err());
+    assert!(bloomery::parquet_num_bytes(10, 1.0).is_err());
+}
+
+#[test]
+fn filter_headers_are_written_as_arrow_rs_writes_them() {
+    for bytes in [32usize, 1024, 1 << 20, 128 << 20] {
+        let sbbf = Sbbf::new_with_num_of_bytes(bytes);
+        let mut theirs = Vec::new();
+        sbbf.write(&mut theirs).unwrap();
+        let ours = bloomery::parquet::write_filter_header(bytes as u32);
+        assert_eq!(&theirs[..ours.len()], &ours[..], "{bytes}");
+        assert_eq!(theirs.len(), ours.len() + bytes);
+        let h = read_filter_header(&theirs).unwrap();
+        assert_eq!((h.num_bytes as usize, h.header_len), (bytes, ours.len()));
+        // and arrow-rs reads what we write
+        let mut v = ours.clone();
+        v.extend(std::iter::repeat_n(0u8, bytes));
+        assert!(Sbbf::from_bytes(&v).is_ok());
+    }
+}

@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Run every cargo-fuzz target in fuzz/ for a fixed time each, from seed corpora made here, so
+# that no target rots (a target that fails on its own seeds fails this script at once).
+#
+#   bash scripts/fuzz.sh                 # every target, 15 s each (the CI setting: 1 minute)
+#   bash scripts/fuzz.sh 300             # every target, 5 minutes each (a real fuzzing run)
+#   bash scripts/fuzz.sh 600 load_any    # one target
+#   FUZZ_SECONDS=60 bash scripts/fuzz.sh
+#
+# Needs the nightly toolchain (libFuzzer and the sanitizers need it); installs cargo-fuzz
+# when it is missing. Without nightly it prints a SKIP line and exits 0, or 1 when CI is set
+# (set FUZZ_ALLOW_SKIP=1 to accept the skip there). A crash, a hang (-timeout) or a leak is
+# written to fuzz/artifacts/<target>/ and fails the script; reproduce it with
+#   cd fuzz && cargo +nightly fuzz run <target> artifacts/<target>/<file>
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+
+seconds=${1:-${FUZZ_SECONDS:-15}}
+shift || true
+all_targets=$(sed -n 's/^name = "\(.*\)"$/\1/p' fuzz/Cargo.toml | grep -v '^bloomery-fuzz$')
+targets=${*:-$all_targets}
+
+skip() {
+  echo "SKIP fuzz: $1"
+  if [ -n "${CI:-}" ] && [ -z "${FUZZ_ALLOW_SKIP:-}" ]; then
+    echo "fuzz: CI is set, so a skip is a failure (FUZZ_ALLOW_SKIP=1 accepts it)" >&2
+    exit 1
+  fi
+  exit 0
+}
+
+if ! rustup run nightly rustc --version >/dev/null 2>&1; then
+  skip "no nightly toolchain (install it with: rustup toolchain install nightly)"
+fi
+if ! cargo +nightly fuzz --version >/dev/null 2>&1; then
+  echo "== installing cargo-fuzz"
+  cargo install cargo-fuzz --locked || skip "cargo-fuzz could not be installed"
+fi
+echo "== $(cargo +nightly fuzz --version), $(rustup run nightly rustc --version)"
+
+golden=crates/bloomery/tests/golden/v1
+corpus=fuzz/corpus
+
+echo "== seed corpora"
+# load_any: one valid file of every kind (and the compressed and delta forms)
+mkdir -p "$corpus/load_any" "$corpus/decompress" "$corpus/cli_input" "$corpus/parquet_filter_header"
+cp "$golden"/*.bloom "$golden"/*.delta "$corpus/load_any/"
+# decompress: the compressed and delta golden files, and every golden file compressed
+cp "$golden"/classic-compressed.bloom "$golden"/classic.delta "$corpus/decompress/"
+bin=""
+for b in target/release/bloomery target/debug/bloomery; do
+  if [ -x "$b" ]; then bin=$b; break; fi
+done
+if [ -z "$bin" ]; then
+  cargo build -q -p bloomery-cli
+  bin=target/debug/bloomery
+fi
+for f in "$golden"/*.bloom; do
+  name=$(basename "$f" .bloom)
+  "$bin" -q compress --force "$f" "$corpus/decompress/$name.z"
+done
+# cli_input: three control bytes (hex, field, delimiter; field number; wrapping), then lines
+printf '\x00\x00\x00a\nb\r\nc' >"$corpus/cli_input/lines"
+printf '\x06\x01\x00k1,v1\nk2,v2,x\nnofield\n' >"$corpus/cli_input/fields"
+printf '\x01\x00\x00616263\n0a0b\n\n' >"$corpus/cli_input/hex"
+printf '\x00\x00\x01one\ntwo\n' >"$corpus/cli_input/gzip-wrapped"
+printf '\x00\x00\x02one\ntwo\n' >"$corpus/cli_input/zstd-wrapped"
+printf '10M' >"$corpus/cli_input/count"
+printf '512MiB' >"$corpus/cli_input/bytes"
+# parquet_filter_header: a Thrift header of a 128-byte bitset (then a few bitset bytes), and
+# the same header with an unknown field
+printf '\x15\x80\x02\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x00\x01\x02\x03' \
+  >"$corpus/parquet_filter_header/h128"
+printf '\x15\x80\x01\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x15\x02\x00' \
+  >"$corpus/parquet_filter_header/h64-unknown"
+if command -v gzip >/dev/null; then
+  { printf '\x00\x00\x00'; printf 'x\ny\n' | gzip -c; } >"$corpus/cli_input/gzip-raw"
+fi
+if command -v zstd >/dev/null; then
+  { printf '\x00\x00\x00'; printf 'x\ny\n' | zstd -q -c; } >"$corpus/cli_input/zstd-raw"
+fi
+
+cd fuzz
+echo "== build (release, debug assertions, address sanitizer)"
+cargo +nightly fuzz build
+
+status=0
+for t in $targets; do
+  echo "== $t: ${seconds}s"
+  log=$(mktemp)
+  if cargo +nightly fuzz run "$t" "corpus/$t" -- \
+      -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+      -print_final_stats=1 >"$log" 2>&1; then
+    execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+    echo "ok   $t: ${execs:-?} executions, ${cov:-?} edges covered, no crash"
+  else
+    status=1
+    tail -40 "$log"
+    echo "FAIL $t: see the log above and fuzz/artifacts/$t/"
+  fi
+  rm -f "$log"
+done
+cd "$root"
+exit $status

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# Every test of the project, on a fresh machine: installs what the tests need, then runs
+#   1. cargo test --workspace (library, CLI, Redis module with its own redis-server, lab);
+#   2. the Python package's tests (a fresh virtual environment; scripts/test-python.sh);
+#   3. a short run of every fuzz target (scripts/fuzz.sh; visibly skipped without a nightly
+#      toolchain).
+# Needs: a Rust toolchain (rustup; Rust 1.88 or newer), Python 3.9+, and Debian/Ubuntu's apt for
+# the system packages (run as root, or with sudo). The first run builds everything from
+# scratch: about 10-15 minutes on 2 cores; later runs take a few minutes.
+# Usage: bash scripts/test.sh [--no-python] [--no-fuzz]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python=1
+fuzz=1
+for arg in "$@"; do
+  case "$arg" in
+    --no-python) python=0 ;;
+    --no-fuzz) fuzz=0 ;;
+    *) echo "usage: bash scripts/test.sh [--no-python] [--no-fuzz]" >&2; exit 2 ;;
+  esac
+done
+
+echo "== toolchain"
+if ! command -v cargo >/dev/null; then
+  echo "cargo not found: install Rust 1.88 or newer (https://rustup.rs), then run this again" >&2
+  exit 1
+fi
+cargo --version
+need_rust="1.88"
+have_rust="$(rustc --version | awk '{print $2}')"
+if [ "$(printf '%s\n%s\n' "$need_rust" "$have_rust" | sort -V | head -n1)" != "$need_rust" ]; then
+  echo "rustc $have_rust is older than $need_rust: run 'rustup update stable'" >&2
+  exit 1
+fi
+
+echo "== system packages"
+# gzip and zstd make compressed inputs for the CLI's tests; redis-server and redis-cli run
+# the Redis module's integration tests; the redis-module crate's bindgen needs libclang.
+need=()
+command -v gzip >/dev/null || need+=(gzip)
+command -v zstd >/dev/null || need+=(zstd)
+command -v redis-server >/dev/null || need+=(redis-server)
+command -v redis-cli >/dev/null || need+=(redis-tools)
+command -v clang >/dev/null || need+=(clang)
+ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
+if [ "$python" = 1 ]; then
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)
+fi
+if [ "${#need[@]}" -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && apt-get install -y -qq "${need[@]}"
+  elif command -v sudo >/dev/null; then
+    sudo apt-get update -qq && sudo apt-get install -y -qq "${need[@]}"
+  else
+    echo "missing system packages; run as root: apt-get install -y ${need[*]}" >&2
+    exit 1
+  fi
+fi
+
+echo "== cargo test --workspace"
+cargo test --workspace
+
+if [ "$python" = 1 ]; then
+  if [ -f scripts/test-python.sh ]; then
+    echo "== Python package"
+    bash scripts/test-python.sh
+  fi
+fi
+
+if [ "$fuzz" = 1 ]; then
+  if [ -f scripts/fuzz.sh ]; then
+    echo "== fuzz targets (short runs)"
+    bash scripts/fuzz.sh
+  fi
+fi
+
+echo "== all tests passed"
