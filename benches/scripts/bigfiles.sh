@@ -26,7 +26,8 @@ trap 'rm -f "$F" "$DIR/copy.bloom" "$KEYS" "$DIR"/.bloomery-*.tmp' EXIT
 # (`check` exits 1 when it prints nothing: the status is not the point here)
 measure() {
     /usr/bin/time -f '%e %M' -o "$DIR/time.txt" "$@" > /dev/null 2> /dev/null || true
-    awk '{ printf "%s %.0f\n", $1, $2 / 1024 }' "$DIR/time.txt"
+    # the last line: GNU time puts "Command exited with non-zero status N" before it
+    tail -n 1 "$DIR/time.txt" | awk '{ printf "%s %.0f\n", $1, $2 / 1024 }'
 }
 
 median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
@@ -38,7 +39,7 @@ row() { # label, then the command
         read -r t r < <(measure "$@")
         ts+=("$t"); rs+=("$r")
     done
-    printf '| %s | %s s | %s MiB |\n' "$label" \
+    printf '| %s | %s s | %s MiB |\n' "${label//|/\\|}" \
         "$(printf '%s\n' "${ts[@]}" | median)" "$(printf '%s\n' "${rs[@]}" | sort -n | tail -1)"
 }
 
