@@ -1,4 +1,4 @@
-//! Probes behind docs/BENCHMARKS.md "Counting family → sessions 5 and 6": why the blocked
+//! Probes behind docs/BENCHMARKS.md "Counting family": why the blocked
 //! counting filter's single-key operations follow the host's cache at 1M keys, and what
 //! shortens them.
 //!

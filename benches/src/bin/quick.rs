@@ -1,5 +1,5 @@
-//! A quick, criterion-free timing of the main operations (for profiling and iterating on
-//! optimisations; the reported numbers come from the criterion bench). Every structure is
+//! A quick, criterion-free timing of the main operations (the source of docs/BENCHMARKS.md
+//! "Library", and a tool for profiling and iterating on optimisations). Every structure is
 //! built and filled first; then each operation is timed over the whole key array, round-robin
 //! across structures, `reps` times, and the minimum (thread CPU time) is printed in ns/op.
 //!

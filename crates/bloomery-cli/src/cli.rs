@@ -446,39 +446,47 @@ pub struct XmlQueryArgs {
     /// Print only the number of printed paths.
     #[arg(short, long)]
     pub count: bool,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
 }
 
-/// Structure kinds the CLI can create.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum KindArg {
-    /// One cache line per key: the fast default.
-    Blocked,
-    /// The textbook filter.
-    Classic,
-    /// k independent slices.
-    Partitioned,
-    /// Parquet's split-block filter.
-    SplitBlock,
-    /// Grows as items arrive, keeping the compound rate under target.
-    Scalable,
-    /// Counting filter: w-bit saturating counters (--counter-bits, default 4); deletes.
-    Counting,
-    /// Blocked counting filter: a key's counters in one 64-byte line, one cache miss per
-    /// operation (--counter-bits, default 4); deletes, a little more memory than counting.
-    BlockedCounting,
-    /// d-left counting filter: fingerprints and small counters; deletes, less memory.
-    Dlcbf,
-    /// Spectral filter (--method ms|mi|rm); deletes except with mi.
-    Spectral,
-    /// Count-min sketch (--width/--depth or --epsilon/--delta); no deletion.
-    Cms,
-    /// Iterative filter: repeats set one more bit (--repeat-cap); no deletion.
-    Ibf,
-    /// Space-code filter: groups of hashes, maximum-likelihood counts (--groups); no deletion.
-    Scbf,
-    /// Multi-layer filter for URLs (--layers, default 4): one filter per path segment plus an
-    /// XOR layer; --bits/--hashes give the shape of each layer.
-    Mlbf,
+/// A structure kind for `--kind`: the values and their help come from the library's kinds
+/// table (the set kinds, then the counting kinds), so a new kind needs no edit here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KindArg(bloomery::Kind);
+
+impl KindArg {
+    /// The blocked filter: the fast default.
+    pub const BLOCKED: KindArg = KindArg(bloomery::Kind::Blocked);
+    /// The scalable filter: `dedup`'s default.
+    pub const SCALABLE: KindArg = KindArg(bloomery::Kind::Scalable);
+
+    pub fn kind(self) -> bloomery::Kind {
+        self.0
+    }
+}
+
+impl std::fmt::Display for KindArg {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name())
+    }
+}
+
+impl ValueEnum for KindArg {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: std::sync::OnceLock<Vec<KindArg>> = std::sync::OnceLock::new();
+        ALL.get_or_init(|| {
+            bloomery::Kind::SETS
+                .iter()
+                .chain(bloomery::Kind::COUNTERS)
+                .map(|&k| KindArg(k))
+                .collect()
+        })
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.name()).help(self.0.summary()))
+    }
 }
 
 /// Spectral filter methods.
@@ -502,24 +510,20 @@ impl MethodArg {
     }
 }
 
-impl KindArg {
-    pub fn kind(self) -> bloomery::Kind {
-        use bloomery::Kind;
-        match self {
-            KindArg::Blocked => Kind::Blocked,
-            KindArg::Classic => Kind::Classic,
-            KindArg::Partitioned => Kind::Partitioned,
-            KindArg::SplitBlock => Kind::SplitBlock,
-            KindArg::Scalable => Kind::Scalable,
-            KindArg::Counting => Kind::Counting,
-            KindArg::BlockedCounting => Kind::BlockedCounting,
-            KindArg::Dlcbf => Kind::DLeftCounting,
-            KindArg::Spectral => Kind::Spectral,
-            KindArg::Cms => Kind::CountMin,
-            KindArg::Ibf => Kind::Iterative,
-            KindArg::Scbf => Kind::SpaceCode,
-            KindArg::Mlbf => Kind::Mlbf,
-        }
+/// Checksum verification of the filter files a command reads.
+#[derive(Debug, Clone, Copy, Args)]
+pub struct VerifyArgs {
+    /// Skip the checksum pass over the filter file (instant on a file of any size). The header
+    /// and every parameter are still validated; a damaged payload then gives wrong answers
+    /// (false positives or negatives), never a crash. Without it every byte is checked once,
+    /// streamed through a memory map (see docs/CLI.md, "Big filters").
+    #[arg(long)]
+    pub no_verify: bool,
+}
+
+impl VerifyArgs {
+    pub fn verify(self) -> bool {
+        !self.no_verify
     }
 }
 
@@ -553,7 +557,7 @@ pub struct CreateArgs {
     #[arg(long, value_name = "N", value_parser = parse_count)]
     pub occurrences: Option<u64>,
     /// Structure kind.
-    #[arg(long, value_enum, default_value_t = KindArg::Blocked)]
+    #[arg(long, value_enum, default_value_t = KindArg::BLOCKED)]
     pub kind: KindArg,
     /// Hash seed (files with different seeds cannot be merged).
     #[arg(long, value_name = "S", conflicts_with = "keyed")]
@@ -633,6 +637,8 @@ pub struct AddArgs {
     /// kinds have no invalid keys.
     #[arg(long)]
     pub skip_invalid: bool,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
 }
 
 #[derive(Debug, Args)]
@@ -663,6 +669,8 @@ pub struct CheckArgs {
     /// taking them as certainly absent. Other kinds have no invalid keys.
     #[arg(long)]
     pub skip_invalid: bool,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
 }
 
 #[derive(Debug, Args)]
@@ -686,7 +694,7 @@ pub struct DedupArgs {
     )]
     pub fpr: f64,
     /// Structure kind (scalable: grows with the input; blocked: fixed size, fastest).
-    #[arg(long, value_enum, default_value_t = KindArg::Scalable)]
+    #[arg(long, value_enum, default_value_t = KindArg::SCALABLE)]
     pub kind: KindArg,
     /// Hash seed.
     #[arg(long, value_name = "S")]
@@ -703,6 +711,8 @@ pub struct DedupArgs {
     /// first. Other kinds have no invalid keys.
     #[arg(long)]
     pub skip_invalid: bool,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
 }
 
 #[derive(Debug, Args)]
@@ -712,6 +722,12 @@ pub struct InfoArgs {
     /// Machine-readable output (fields documented in docs/CLI.md).
     #[arg(long)]
     pub json: bool,
+    /// From the header alone: no pass over the payload (no fill, rates now or estimates),
+    /// instant on a file of any size.
+    #[arg(long)]
+    pub fast: bool,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
 }
 
 #[derive(Debug, Args)]
@@ -723,6 +739,8 @@ pub struct PackArgs {
     /// Overwrite OUT if it exists and is not the input.
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
 }
 
 #[derive(Debug, Args)]
@@ -764,6 +782,8 @@ pub struct MergeArgs {
     /// Overwrite OUT if it exists and is not one of the inputs.
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
 }
 
 #[derive(Debug, Args)]
@@ -778,6 +798,8 @@ pub struct FoldArgs {
     /// Overwrite OUT if it exists and is not the input.
     #[arg(long)]
     pub force: bool,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
 }
 
 #[derive(Debug, Args)]
@@ -789,6 +811,8 @@ pub struct EstimateArgs {
     /// Machine-readable output.
     #[arg(long)]
     pub json: bool,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
 }
 
 #[derive(Debug, Args)]
@@ -842,6 +866,8 @@ pub struct CountArgs {
     pub inputs: Vec<String>,
     #[command(flatten)]
     pub keys: KeyArgs,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ use crate::cli::KeyArgs;
 use crate::output::Progress;
 
 const BUF: usize = 1 << 20;
+const PAGE: usize = 4096;
 
 /// How a line becomes its key.
 #[derive(Debug, Clone)]
@@ -39,6 +40,18 @@ impl KeySpec {
             field: a.field,
             hex: a.hex,
         })
+    }
+}
+
+/// The library's parallel insert takes keys by these rules.
+impl bloomery::LineKeys for KeySpec {
+    #[inline]
+    fn key<'a>(
+        &self,
+        line: &'a [u8],
+        scratch: &'a mut Vec<u8>,
+    ) -> Result<Option<&'a [u8]>, String> {
+        key_of(line, self, scratch)
     }
 }
 
@@ -164,6 +177,89 @@ pub fn names(inputs: &[String]) -> Vec<String> {
     }
 }
 
+/// Lines read a batch at a time by [`for_each_batch`]: their text, whether each has a key,
+/// and the hashes of the keys (in line order, one per line that has a key).
+#[derive(Default)]
+pub struct Batch {
+    /// The hashes of the keyed lines, in order.
+    pub hashes: Vec<bloomery::Hashed>,
+    /// 1-based number, in the whole input, of the batch's first line.
+    pub first: u64,
+    text: Vec<u8>,
+    ends: Vec<usize>,
+    keyed: Vec<bool>,
+}
+
+impl Batch {
+    /// Lines in the batch.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Line `i` of the batch, without its terminator.
+    pub fn line(&self, i: usize) -> &[u8] {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] };
+        &self.text[start..self.ends[i]]
+    }
+
+    /// Whether line `i` has a key (and so a hash in [`hashes`](Self::hashes)).
+    pub fn has_key(&self, i: usize) -> bool {
+        self.keyed[i]
+    }
+
+    /// The lines with a key, as (1-based number in the whole input, line), in the order of
+    /// [`hashes`](Self::hashes).
+    pub fn keyed_lines(&self) -> impl Iterator<Item = (u64, &[u8])> {
+        (0..self.len())
+            .filter(|&i| self.keyed[i])
+            .map(|i| (self.first + i as u64, self.line(i)))
+    }
+
+    fn clear(&mut self) {
+        self.hashes.clear();
+        self.text.clear();
+        self.ends.clear();
+        self.keyed.clear();
+    }
+}
+
+/// Lines per batch of [`for_each_batch`].
+pub const BATCH: usize = 1024;
+
+/// [`for_each_line`] a batch of [`BATCH`] lines at a time, their keys hashed with `hasher`:
+/// for the library's batched calls, which prefetch each key's memory ahead of its use.
+pub fn for_each_batch(
+    inputs: &[String],
+    spec: &KeySpec,
+    hasher: &bloomery::KeyHasher,
+    mut f: impl FnMut(&Batch) -> Result<()>,
+) -> Result<Counts> {
+    let mut batch = Batch {
+        first: 1,
+        ..Batch::default()
+    };
+    let mut read = 0u64;
+    let counts = for_each_line(inputs, spec, |line, key| {
+        read += 1;
+        batch.text.extend_from_slice(line);
+        batch.ends.push(batch.text.len());
+        batch.keyed.push(key.is_some());
+        if let Some(k) = key {
+            batch.hashes.push(hasher.hash_bytes(k));
+        }
+        if batch.len() == BATCH {
+            f(&batch)?;
+            batch.clear();
+            batch.first = read + 1;
+        }
+        Ok(())
+    })?;
+    if batch.len() > 0 {
+        f(&batch)?;
+    }
+    Ok(counts)
+}
+
 /// Call `f(line, key)` for every line of every input, in order. `line` excludes the line
 /// terminator (`\n` or `\r\n`); `key` is `None` when the line lacks the requested field.
 /// Fails on an empty input (no lines at all), an unreadable input or an invalid hex key.
@@ -241,54 +337,75 @@ pub fn for_each_line(
     Ok(counts)
 }
 
-/// Call `f` with blocks of whole lines of one input (each block ends with a line terminator;
-/// the input's unterminated last line gets one), about `block` bytes each, read straight from
-/// the input with no per-line work: the caller splits lines, which lets several threads share
-/// that work. Returns the bytes read (0 for an empty input); fails on an unreadable input.
-pub fn for_each_block(
-    name: &str,
+/// The blocks of whole lines of one input (each ends with a line terminator; the input's
+/// unterminated last line gets one), about `block` bytes each, read straight from the input
+/// with no per-line work: the library's parallel insert splits the lines on its threads
+/// ([`bloomery::LineSource::Blocks`]).
+pub struct Blocks {
+    r: Box<dyn BufRead + Send>,
+    name: String,
     block: usize,
-    mut f: impl FnMut(Vec<u8>) -> Result<()>,
-) -> Result<u64> {
-    let mut total = 0u64;
-    let mut buf: Vec<u8> = Vec::with_capacity(block + BUF);
-    {
-        let mut r = open(name)?;
-        loop {
+    buf: Vec<u8>,
+    done: bool,
+}
+
+/// The blocks of whole lines of input `name` (see [`Blocks`]).
+pub fn blocks(name: &str, block: usize) -> Result<Blocks> {
+    Ok(Blocks {
+        r: open(name)?,
+        name: name.to_string(),
+        block,
+        buf: Vec::with_capacity(block + BUF),
+        done: false,
+    })
+}
+
+impl Iterator for Blocks {
+    type Item = io::Result<Vec<u8>>;
+
+    fn next(&mut self) -> Option<io::Result<Vec<u8>>> {
+        while !self.done {
             // read straight into the block (no intermediate buffer copy)
-            let want = block.saturating_sub(buf.len()).max(BUF) as u64;
-            let n = (&mut r)
-                .take(want)
-                .read_to_end(&mut buf)
-                .with_context(|| format!("cannot read `{name}`"))?;
+            let want = self.block.saturating_sub(self.buf.len()).max(BUF) as u64;
+            let n = match (&mut self.r).take(want).read_to_end(&mut self.buf) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(io::Error::new(
+                        e.kind(),
+                        format!("`{}`: {e}", self.name),
+                    )));
+                }
+            };
             if n == 0 {
+                self.done = true;
                 break;
             }
-            total += n as u64;
-            if buf.len() >= block {
+            if self.buf.len() >= self.block {
                 // hand over everything up to the last line terminator; keep the partial line
-                if let Some(i) = memchr::memrchr(b'\n', &buf) {
-                    let rest = buf.split_off(i + 1);
-                    f(std::mem::replace(&mut buf, rest))?;
-                    buf.reserve(block + BUF);
+                if let Some(i) = memchr::memrchr(b'\n', &self.buf) {
+                    let rest = self.buf.split_off(i + 1);
+                    let out = std::mem::replace(&mut self.buf, rest);
+                    self.buf.reserve(self.block + BUF);
+                    return Some(Ok(out));
                 }
             }
         }
         // an input's last line ends at the end of that input, terminated or not
-        if !buf.is_empty() {
-            if buf.last() != Some(&b'\n') {
-                buf.push(b'\n');
-            }
-            f(std::mem::take(&mut buf))?;
+        if self.buf.is_empty() {
+            return None;
         }
+        if self.buf.last() != Some(&b'\n') {
+            self.buf.push(b'\n');
+        }
+        Some(Ok(std::mem::take(&mut self.buf)))
     }
-    Ok(total)
 }
 
-/// Open `name` for reading by byte ranges ([`for_each_line_at`]): returns the file and its
-/// length when it is a regular, non-empty, uncompressed file. Returns `Ok(None)` when `name` is
-/// stdin, not a regular file, empty by its metadata (`/proc` files) or compressed: the caller
-/// then reads it as a stream ([`for_each_block`]).
+/// Open `name` for reading by byte ranges ([`bloomery::LineSource::File`]): returns the file
+/// and its length when it is a regular, non-empty, uncompressed file. Returns `Ok(None)` when
+/// `name` is stdin, not a regular file, empty by its metadata (`/proc` files) or compressed:
+/// the caller then reads it as a stream ([`blocks`]).
 pub fn open_plain(name: &str) -> Result<Option<(File, u64)>> {
     if name == "-" {
         return Ok(None);
@@ -304,159 +421,19 @@ pub fn open_plain(name: &str) -> Result<Option<(File, u64)>> {
     if !meta.is_file() || len == 0 {
         return Ok(None);
     }
-    let mut head = [0u8; 4];
-    let n = read_at(&file, &mut head, 0).with_context(|| format!("cannot read `{name}`"))?;
-    if is_compressed(&head[..n]) {
+    let mut head = Vec::with_capacity(4);
+    (&file)
+        .take(4)
+        .read_to_end(&mut head)
+        .with_context(|| format!("cannot read `{name}`"))?;
+    if is_compressed(&head) {
         return Ok(None);
     }
     Ok(Some((file, len)))
 }
 
-/// Read at `off` until `buf` is full or the file ends; returns the bytes read.
-pub fn read_at(file: &File, buf: &mut [u8], off: u64) -> io::Result<usize> {
-    use std::os::unix::fs::FileExt;
-    let mut got = 0;
-    while got < buf.len() {
-        match file.read_at(&mut buf[got..], off + got as u64) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(got)
-}
-
-/// Bytes read at a time by [`for_each_line_at`] (small enough to stay in a core's L2 cache
-/// between the copy from the page cache and the line splitting).
-pub const RANGE_CHUNK: usize = 128 << 10;
-
-const PAGE: usize = 4096;
-
-/// The reusable read buffer of [`for_each_line_at`]: whole pages, starting on a page boundary.
-#[derive(Default)]
-pub struct RangeBuf(Vec<Page>);
-
-impl RangeBuf {
-    fn bytes(&mut self) -> &mut [u8] {
-        bytemuck::cast_slice_mut(&mut self.0)
-    }
-
-    /// Grow to at least `bytes` (keeping the contents).
-    fn grow_to(&mut self, bytes: usize) {
-        if self.0.len() * PAGE < bytes {
-            self.0.resize(bytes.div_ceil(PAGE), Page([0; PAGE]));
-        }
-    }
-}
-
-/// Call `f` with each line of `file` (of length `len`; bytes past it are ignored) that *begins*
-/// in the byte range `start..end`, in order, the line terminator included (the file's last line
-/// may lack one). Lines are read with positional reads into `buf` (reused; grown only for a line
-/// longer than it), so several threads can read disjoint ranges of one file at once, and
-/// consecutive ranges together yield every line exactly once. Stops early when `f` returns
-/// false.
-///
-/// Every read lands at the same offset within a page of `buf` as its file offset has within a
-/// page of the file (see [`AlignedReader`] for why): the buffer's first byte stays at a
-/// page-aligned file offset.
-pub fn for_each_line_at(
-    file: &File,
-    len: u64,
-    start: u64,
-    end: u64,
-    rb: &mut RangeBuf,
-    mut f: impl FnMut(&[u8]) -> bool,
-) -> io::Result<()> {
-    let end = end.min(len);
-    if start >= end {
-        return Ok(());
-    }
-    rb.grow_to(RANGE_CHUNK);
-    let mut buf = rb.bytes();
-    // A line begins at 0 or after a '\n': from `start - 1` on, skip to the first line start.
-    let mut owned = start == 0;
-    let first = start.saturating_sub(1);
-    let mut base = first - first % PAGE as u64; // file offset of buf[0], page-aligned
-    let mut pos = base; // file offset of the next read: always base + hi
-                        // unprocessed bytes: buf[lo..hi] (lo may start past hi, inside the first read)
-    let (mut lo, mut hi) = ((first - base) as usize, 0usize);
-    while pos < len {
-        if lo >= PAGE && lo <= hi {
-            // drop the processed pages, keeping the page offset of what is left
-            let drop = lo - lo % PAGE;
-            buf.copy_within(drop..hi, 0);
-            base += drop as u64;
-            lo -= drop;
-            hi -= drop;
-        }
-        if hi == buf.len() {
-            // a line longer than the buffer
-            let grown = buf.len() * 2;
-            rb.grow_to(grown);
-            buf = rb.bytes();
-        }
-        let want = (buf.len() - hi).min(usize::try_from(len - pos).unwrap_or(usize::MAX));
-        let n = read_at(file, &mut buf[hi..hi + want], pos)?;
-        if n == 0 {
-            break; // the file shrank
-        }
-        pos += n as u64;
-        hi += n;
-        if lo >= hi {
-            continue;
-        }
-        if !owned {
-            match memchr::memchr(b'\n', &buf[lo..hi]) {
-                Some(i) => {
-                    lo += i + 1;
-                    owned = true;
-                    if base + lo as u64 >= end {
-                        return Ok(());
-                    }
-                }
-                None => {
-                    lo = hi;
-                    continue;
-                }
-            }
-        }
-        let from = lo;
-        for i in memchr::memchr_iter(b'\n', &buf[from..hi]) {
-            let stop = from + i + 1;
-            if !f(&buf[lo..stop]) {
-                return Ok(());
-            }
-            lo = stop;
-            if base + lo as u64 >= end {
-                return Ok(());
-            }
-        }
-    }
-    // the file's last line, without a terminator
-    if owned && lo < hi {
-        f(&buf[lo..hi]);
-    }
-    Ok(())
-}
-
 fn is_compressed(head: &[u8]) -> bool {
     head.starts_with(&[0x1f, 0x8b]) || head.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
-}
-
-/// Call `f` with each line of `block` in order, the terminator included (the last line may
-/// lack one); stops early when `f` returns false.
-pub fn for_each_line_in(block: &[u8], mut f: impl FnMut(&[u8]) -> bool) {
-    let mut start = 0;
-    for end in memchr::memchr_iter(b'\n', block) {
-        if !f(&block[start..=end]) {
-            return;
-        }
-        start = end + 1;
-    }
-    if start < block.len() {
-        f(&block[start..]);
-    }
 }
 
 #[inline]
@@ -536,59 +513,6 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// Every split of a file into consecutive ranges yields each line once, in order.
-    #[test]
-    fn ranges_yield_every_line_once() {
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |m: u64| {
-            rng ^= rng << 13;
-            rng ^= rng >> 7;
-            rng ^= rng << 17;
-            rng % m
-        };
-        for case in 0..200 {
-            // lines of 0..40 bytes, some far longer than the read buffer; with or without a
-            // final terminator
-            let mut data = Vec::new();
-            // some files of thousands of lines: many buffer refills, lines across them
-            let lines = if case % 5 == 0 {
-                2_000 + next(20_000)
-            } else {
-                next(60)
-            };
-            for i in 0..lines {
-                let n = if next(20) == 0 && lines < 100 {
-                    RANGE_CHUNK as u64 + next(3000)
-                } else {
-                    next(40)
-                };
-                data.extend((0..n).map(|j| b'a' + ((i + j) % 26) as u8));
-                data.push(b'\n');
-            }
-            if case % 3 == 0 {
-                data.extend_from_slice(b"tail");
-            }
-            let mut tmp = tempfile::NamedTempFile::new().unwrap();
-            std::io::Write::write_all(&mut tmp, &data).unwrap();
-            let len = data.len() as u64;
-            let mut cuts: Vec<u64> = (0..next(6)).map(|_| next(len + 1)).collect();
-            cuts.extend([0, len]);
-            cuts.sort_unstable();
-            let mut got = Vec::new();
-            let mut buf = RangeBuf::default();
-            for w in cuts.windows(2) {
-                for_each_line_at(tmp.as_file(), len, w[0], w[1], &mut buf, |l| {
-                    // one line per call
-                    assert!(!l.is_empty() && !l[..l.len() - 1].contains(&b'\n'));
-                    got.extend_from_slice(l);
-                    true
-                })
-                .unwrap();
-            }
-            assert_eq!(got, data, "case {case}, cuts {cuts:?}");
-        }
-    }
 
     #[test]
     fn fields() {

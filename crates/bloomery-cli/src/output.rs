@@ -13,6 +13,11 @@ pub fn set_quiet(q: bool) {
     QUIET.store(q, Ordering::Relaxed);
 }
 
+/// True with `--quiet` (summaries and warnings are not printed, so need not be computed).
+pub fn is_quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
 fn stderr_tty() -> bool {
     io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none()
 }
@@ -92,7 +97,10 @@ pub fn json(v: &serde_json::Value) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// A spinner counting lines, shown only on a terminal.
+/// Passes over at least this many bytes show a progress bar (on a terminal).
+pub const BIG_PASS: u64 = 64 << 20;
+
+/// A spinner counting lines, or a bar of bytes, shown only on a terminal.
 pub struct Progress(Option<ProgressBar>);
 
 impl Progress {
@@ -106,6 +114,27 @@ impl Progress {
                 .unwrap_or_else(|_| ProgressStyle::default_spinner()),
         );
         pb.set_message(what);
+        pb.enable_steady_tick(Duration::from_millis(200));
+        Self(Some(pb))
+    }
+
+    /// A bar with percent and time left for a pass over `total` bytes, shown only on a
+    /// terminal and for passes of at least [`BIG_PASS`] bytes (a small file's pass is over
+    /// before a bar would help).
+    pub fn bytes(what: &str, total: u64) -> Self {
+        if total < BIG_PASS || !io::stderr().is_terminal() || QUIET.load(Ordering::Relaxed) {
+            return Self(None);
+        }
+        let pb = ProgressBar::new(total);
+        pb.set_style(
+            ProgressStyle::with_template(
+                "{msg:>12} [{bar:30}] {percent:>3}% {binary_bytes}/{binary_total_bytes} \
+                 ({binary_bytes_per_sec}, {eta} left)",
+            )
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        pb.set_message(what.to_string());
         pb.enable_steady_tick(Duration::from_millis(200));
         Self(Some(pb))
     }

@@ -487,7 +487,9 @@ fn flatten_writes_the_plain_filter_that_answers_alike() {
         .arg(&none)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("not a counting structure"));
+        .stderr(predicate::str::contains(
+            "classic structures have no plain Bloom filter counterpart (flatten) (kinds that do: counting)",
+        ));
     assert!(!none.exists());
 }
 

@@ -223,15 +223,28 @@ fn memory_limit_errors_name_the_flag_or_the_ram() {
         .code(2)
         .stderr(predicate::str::contains("this machine's RAM"))
         .stderr(predicate::str::contains("max_bytes").not());
-    // loading a file over the limit: no sizing advice, the flag named
+    // loading a file over the limit: no sizing advice, the flag named (a compressed file:
+    // it is decompressed into memory; a plain one is mapped, which the limit does not bound)
     bloomery()
         .args(["create", "-n", "1M", "-p", "0.01"])
         .arg(&p)
         .assert()
         .success();
+    let packed = p.with_extension("bloomz");
+    bloomery()
+        .arg("compress")
+        .arg(&p)
+        .arg(&packed)
+        .assert()
+        .success();
     bloomery()
         .args(["--max-memory", "100K", "info"])
         .arg(&p)
+        .assert()
+        .success();
+    bloomery()
+        .args(["--max-memory", "100K", "info"])
+        .arg(&packed)
         .assert()
         .code(2)
         .stderr(predicate::str::contains("cannot load"))

@@ -120,7 +120,7 @@ pub enum FormatError {
     #[error("bad magic: not a bloomery filter file")]
     BadMagic,
     /// A format version this build does not know (written by a newer bloomery).
-    #[error("unknown format version {0} (this build reads versions 1..={max})", max = crate::io::format::FORMAT_VERSION)]
+    #[error("unknown format version {0} (this build reads versions 1..={max})", max = crate::version::FORMAT_VERSION)]
     UnknownVersion(u16),
     /// A structure kind this build does not know.
     #[error("unknown structure kind {0}")]

@@ -304,12 +304,13 @@ impl Kind {
             return Ok(());
         }
         let others: Vec<&str> = Self::offering(cap).iter().map(|k| k.name()).collect();
+        // a layout of a type (the blocked filter's sectors) is named as its type
+        let name = self.rust_type().name();
         Err(crate::Error::Unsupported(if others.is_empty() {
-            format!("{} structures have no {}", self.name(), cap.describe())
+            format!("{name} structures have no {}", cap.describe())
         } else {
             format!(
-                "{} structures have no {} (kinds that do: {})",
-                self.name(),
+                "{name} structures have no {} (kinds that do: {})",
                 cap.describe(),
                 others.join(", ")
             )

@@ -90,6 +90,8 @@ mod murmur;
 pub mod params;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+#[cfg(feature = "serde")]
+mod serde_impl;
 #[cfg(feature = "parquet")]
 pub use parquet::ParquetSidecar;
 mod redisbloom;
@@ -97,8 +99,10 @@ mod sets;
 mod simd;
 mod store;
 mod structured;
+mod version;
 
 // Run-time kinds.
+pub use any::batch::PREFETCH_AHEAD;
 pub use any::counter::{AnyCounter, CounterOptions};
 pub use any::filter::{AnyFilter, FilterInfo};
 pub use dispatch::CounterInfo;
@@ -115,12 +119,25 @@ pub use store::{
     DEFAULT_MAX_BYTES,
 };
 // The file format.
-pub use io::compress;
+/// Compressed Bloom filters and delta updates: the compressed and delta forms of the file
+/// format (see the module docs of its items), and saves in the compressed form.
+pub mod compress {
+    pub use crate::io::compress::*;
+    pub use crate::io::format::{save_bytes, save_compressed};
+}
 pub use io::format::{
-    decode as decode_header, read_file, read_header as peek_header, Decoded, FileBuf, Header,
-    Persist, Verify, FORMAT_VERSION,
+    peek_file, read_file, read_header as peek_header, Encode, FileBuf, Persist, Progress,
+    SaveOptions,
 };
+pub use io::header::{
+    decode as decode_header, peek as peek_header_bytes, Decoded, FileHead, Header, Verify,
+    FORMAT_VERSION, PASS_CHUNK,
+};
+pub use io::mapped::{FileUpdate, MappedFile};
 // Sets.
+pub use sets::blocked::lines::{
+    LineCounts, LineError, LineKeys, LineSource, WholeLines, LINE_CHUNK, SWEEP_STEP,
+};
 pub use sets::blocked::{
     AtomicBlockedBloomFilter, BlockLayout, BlockedBloomFilter, InsertRegions, RegionWriter,
 };

@@ -7,9 +7,11 @@
 //!   and advised to use transparent huge pages on Linux, which removes most TLB misses of random
 //!   probes into filters far larger than the caches ([`set_global_allocator_only`] keeps them on
 //!   the heap instead, for programs whose allocator must see every byte);
-//! - arrays opened from a file with [`crate::io::format`]'s mmap path are read-only views into the
-//!   file; the first mutation copies them (copy-on-write), so a mapped filter is never written
-//!   behind the caller's back.
+//! - arrays opened from a file through a read-only map are views into the file; the first
+//!   mutation copies them (copy-on-write), so a mapped filter is never written behind the
+//!   caller's back;
+//! - arrays of a file opened for an update ([`SharedMap`]) are writable views: writes go to the
+//!   file's pages (a private copy of the file that the update renames over the original).
 //!
 //! The size of every allocation is checked against a limit first ([`max_bytes`], settable per
 //! process with [`set_max_bytes`] and per builder), so a huge request is refused with
@@ -93,11 +95,77 @@ pub(crate) fn anon_map(len: usize) -> std::io::Result<memmap2::MmapMut> {
     Ok(map)
 }
 
+/// A writable shared map of a whole file, for updates in place (see `FileUpdate`): the words
+/// of a structure decoded from it write straight into the file's pages. The map is only ever
+/// reached through raw pointers (never a `&[u8]` of the whole map), so structures holding
+/// disjoint ranges of it can write while the update reads or writes other ranges.
+pub struct SharedMap {
+    /// Owns the mapping; never dereferenced after `ptr` was taken.
+    map: memmap2::MmapMut,
+    ptr: std::ptr::NonNull<u8>,
+    len: usize,
+}
+
+// SAFETY: the map is plain memory shared with the file; `SharedMap` hands out raw pointers
+// only, and every user (`Words` over a disjoint range, the update's header and checksum
+// passes) follows the borrow rules of the structure that owns the range.
+unsafe impl Send for SharedMap {}
+// SAFETY: see `Send` above.
+unsafe impl Sync for SharedMap {}
+
+impl SharedMap {
+    /// Take over a writable map.
+    pub(crate) fn new(mut map: memmap2::MmapMut) -> Self {
+        let len = map.len();
+        let ptr = std::ptr::NonNull::new(map.as_mut_ptr()).unwrap_or(std::ptr::NonNull::dangling());
+        Self { map, ptr, len }
+    }
+
+    /// Bytes mapped.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The first byte.
+    pub(crate) fn ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Drop the pages of `[offset, offset + len)` from this process's memory. The data stays
+    /// in the file's pages (a shared file map writes through), so nothing is lost: the next
+    /// access faults the page back in. Bounds the resident memory of a long update.
+    pub(crate) fn release(&self, offset: usize, len: usize) {
+        let len = len.min(self.len.saturating_sub(offset));
+        if len == 0 {
+            return;
+        }
+        #[cfg(unix)]
+        // SAFETY: MADV_DONTNEED on a shared file mapping only unmaps the pages from this
+        // process; their contents, written ones included, stay in the page cache and come back
+        // on the next access, so no value any reference could observe changes.
+        unsafe {
+            let _ =
+                self.map
+                    .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len);
+        }
+    }
+
+    /// Write the map's dirty pages back to the file and wait for the disk.
+    pub(crate) fn flush(&self) -> std::io::Result<()> {
+        self.map.flush()
+    }
+}
+
 enum Buf {
     Heap(Vec<Line>),
     Anon(memmap2::MmapMut),
     Mapped {
         map: Arc<memmap2::Mmap>,
+        offset: usize,
+    },
+    /// A writable view into a file opened for an update.
+    Shared {
+        map: Arc<SharedMap>,
         offset: usize,
     },
 }
@@ -111,8 +179,9 @@ pub struct Words {
     ptr: std::ptr::NonNull<u64>,
 }
 
-// SAFETY: `ptr` points into memory owned by `buf` (a Vec, an anonymous map, or an Arc'd
-// read-only file map), all of which are Send and Sync; `Words` hands out `&[u64]` only through
+// SAFETY: `ptr` points into memory owned by `buf` (a Vec, an anonymous map, an Arc'd
+// read-only file map, or a disjoint range of an Arc'd writable file map), all of which are
+// Send and Sync; `Words` hands out `&[u64]` only through
 // `&self` and `&mut [u64]` only through `&mut self`, exactly like a `Vec<u64>`, so sharing or
 // sending it is as safe as sharing or sending `buf` itself.
 unsafe impl Send for Words {}
@@ -150,6 +219,8 @@ impl Words {
             Buf::Heap(v) => v.as_mut_ptr().cast::<u64>(),
             Buf::Anon(m) => m.as_mut_ptr().cast::<u64>(),
             Buf::Mapped { map, offset } => map[*offset..].as_ptr().cast::<u64>().cast_mut(),
+            // SAFETY: `offset` is within the map (checked by `Words::shared`).
+            Buf::Shared { map, offset } => unsafe { map.ptr().add(*offset).cast::<u64>() },
         };
         let ptr = std::ptr::NonNull::new(ptr).unwrap_or(std::ptr::NonNull::dangling());
         Self { buf, len, ptr }
@@ -186,6 +257,42 @@ impl Words {
         Ok(Self::from_buf(Buf::Mapped { map, offset }, len))
     }
 
+    /// A writable view of `len` words at `offset` in a file opened for an update. Writes go to
+    /// the file's pages. On big-endian hosts, or at an unaligned offset, the words are copied
+    /// instead (the update then writes them back when it commits).
+    pub(crate) fn shared(
+        map: &Arc<SharedMap>,
+        offset: usize,
+        len: usize,
+        limit: u64,
+    ) -> Result<Self> {
+        let end = offset
+            .checked_add(len.saturating_mul(8))
+            .filter(|&e| e <= map.len())
+            .ok_or_else(|| crate::error::inconsistent("mapped range beyond end of file"))?;
+        if cfg!(target_endian = "big") || !offset.is_multiple_of(8) {
+            // SAFETY: `[offset, end)` is within the map (checked above) and nothing writes to
+            // it while this copy is made (the update is decoding).
+            let bytes = unsafe { std::slice::from_raw_parts(map.ptr().add(offset), end - offset) };
+            return Self::from_le_bytes(bytes, limit);
+        }
+        Ok(Self::from_buf(
+            Buf::Shared {
+                map: Arc::clone(map),
+                offset,
+            },
+            len,
+        ))
+    }
+
+    /// The map and byte offset of a writable view into a file opened for an update.
+    pub(crate) fn shared_view(&self) -> Option<(&Arc<SharedMap>, usize)> {
+        match &self.buf {
+            Buf::Shared { map, offset } => Some((map, *offset)),
+            _ => None,
+        }
+    }
+
     /// Number of words.
     #[inline]
     pub fn len(&self) -> usize {
@@ -218,8 +325,9 @@ impl Words {
         if self.is_mapped() {
             self.make_owned();
         }
-        // SAFETY: as in `as_slice`, and the buffer is owned and writable (a mapped view was
-        // just replaced by an owned copy); the exclusive borrow of `self` makes this the only
+        // SAFETY: as in `as_slice`, and the buffer is writable: owned, or a writable view of a
+        // file opened for an update, whose range no other `Words` shares (a read-only mapped
+        // view was just replaced by an owned copy); the exclusive borrow of `self` makes this the only
         // reference to the words while it lives.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
     }
@@ -278,7 +386,7 @@ impl Words {
         match &self.buf {
             Buf::Heap(v) => v.capacity() * 64,
             Buf::Anon(m) => m.len(),
-            Buf::Mapped { .. } => 0,
+            Buf::Mapped { .. } | Buf::Shared { .. } => 0,
         }
     }
 
@@ -293,6 +401,7 @@ impl Words {
                 self.len,
             ));
         }
+        // an owned or a writable view's words are copied: a clone never writes to the file
         let mut w = Self::zeroed(self.len, u64::MAX)?;
         w.as_mut_slice().copy_from_slice(self.as_slice());
         Ok(w)

@@ -567,3 +567,53 @@ proptest! {
         prop_assert_eq!(&x, &fa);
     }
 }
+
+proptest! {
+    #![proptest_config(cfg(16))]
+
+    /// A sweep in block order (`insert_sorted`, what updates of big files use) sets the same
+    /// bits and counts the same items as inserting the keys in input order, in one call or in
+    /// several; the ranges it reports done are consecutive from the first word, end at a step
+    /// boundary or the end of the filter, and cover every word the keys changed.
+    #[test]
+    fn sorted_insert_equals_input_order(
+        keys in prop::collection::vec(any::<u64>(), 0..3000),
+        blocks in prop_oneof![1u64..64, 100_000u64..400_000],
+        k in 1u32..12,
+        split in 0usize..3000,
+    ) {
+        let empty = BlockedBloomFilter::try_with_shape(blocks, k).unwrap();
+        let mut want = empty.clone();
+        for key in &keys {
+            want.insert(key);
+        }
+        let total = blocks * 64;
+        let mut got = empty.clone();
+        let mut hashes: Vec<_> = keys.iter().map(|key| got.hasher().hash(key)).collect();
+        let split = split.min(hashes.len());
+        let (first, second) = hashes.split_at_mut(split);
+        let mut new = 0;
+        let mut max_end = 0;
+        for part in [first, second] {
+            let mut done = 0u64;
+            new += got.insert_sorted(part, |r| {
+                assert_eq!(r.start, done, "ranges are consecutive from the start");
+                assert!(r.end > r.start && r.end <= total, "{r:?} of {total}");
+                assert!(r.end == total || r.end % bloomery::SWEEP_STEP == 0, "{r:?}");
+                done = r.end;
+            });
+            max_end = max_end.max(done);
+        }
+        prop_assert_eq!(&got, &want);
+        prop_assert_eq!(new, want.len());
+        let changed = got
+            .as_words()
+            .iter()
+            .zip(empty.as_words())
+            .rposition(|(a, b)| a != b);
+        if let Some(w) = changed {
+            prop_assert!((w as u64 + 1) * 8 <= max_end, "word {} beyond {}", w, max_end);
+        }
+        no_false_negatives(&got, &keys, "sorted insert")?;
+    }
+}

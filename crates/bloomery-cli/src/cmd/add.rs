@@ -1,16 +1,17 @@
-//! `bloomery add`: load, insert in memory, save atomically (a failed add leaves the file as
-//! it was).
+//! `bloomery add`, for every kind: a set kind inserts each line's key, a counting kind adds one
+//! occurrence. The file is updated in place of a copy and renamed over the original when every
+//! line is in (see `open::open_update`): a failed add leaves the file as it was, and the
+//! resident memory is the pages the keys touch (on a big blocked file, swept in file order
+//! and dropped behind the sweep).
 
-use std::path::Path;
+use anyhow::{bail, Result};
+use bloomery::{AnyCounter, AnyFilter, KeySet, LineError, LineSource, LINE_CHUNK};
 
-use anyhow::{bail, Context, Result};
-use bloomery::Pipeline;
-use bloomery::{AnyFilter, BlockedBloomFilter, Filter, KeySet};
-
+use super::open::{open_update, Sealer, Structure};
 use crate::cli::AddArgs;
 use crate::input::{self, Counts, KeySpec};
 use crate::num::{count, group, rate, target};
-use crate::output::{note, warn};
+use crate::output::{note, warn, Progress};
 
 pub fn run(a: AddArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
@@ -18,117 +19,150 @@ pub fn run(a: AddArgs) -> Result<u8> {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let mut f = if threads > 1 {
-        load_parallel(&a.file, threads)?
-    } else {
-        super::load(&a.file)?
-    };
-    let before = f.len();
-    let mut invalid = None;
-    let counts = match &mut f {
-        AnyFilter::Blocked(b) if threads > 1 => {
-            super::add_threads::run(b, &a.inputs, &spec, threads)?
-        }
-        other => {
+    let mut up = open_update(&a.file, a.verify.verify())?;
+    match &mut up.s {
+        Structure::Counter(c) => {
             if threads > 1 {
-                warn(&format!(
-                    "--threads applies to blocked filters; inserting into this {} filter with one thread",
-                    other.kind().name()
-                ));
+                warn("--threads applies to blocked filters; inserting with one thread");
             }
-            if other.is_structured() {
-                let (counts, bad) = sequential_urls(other, &a.inputs, &spec, a.skip_invalid)?;
-                invalid = a.skip_invalid.then_some(bad);
-                counts
-            } else {
-                sequential(other, &a.inputs, &spec)?
+            let before = c.len();
+            let counts = add_counts(c, &a.inputs, &spec)?;
+            let after = c.len();
+            let (capacity, target_fpr, current_fpr) = c.rates();
+            let kind = c.kind();
+            up.commit()?;
+            let rates = match (current_fpr, target_fpr) {
+                (Some(now), Some(t)) => format!("; fpr now {} (target {})", rate(now), rate(t)),
+                (Some(now), None) => format!("; fpr now {} (target none)", rate(now)),
+                _ => String::new(),
+            };
+            note(&format!(
+                "{} read, {}, {} in total{rates}",
+                count(counts.lines, "line", "lines"),
+                count(after.saturating_sub(before), "increment", "increments"),
+                group(after)
+            ));
+            if let (Some(now), Some(t)) = (current_fpr, target_fpr) {
+                if super::past_target(after, capacity, now, t) {
+                    warn(&format!(
+                        "the {} structure is past its target false-positive rate: {} now \
+                         (target {}); it was sized for {} {}; create a larger one",
+                        kind.name(),
+                        rate(now),
+                        rate(t),
+                        group(capacity),
+                        match kind {
+                            bloomery::Kind::Iterative | bloomery::Kind::SpaceCode => {
+                                "adds (--occurrences, repeats included)"
+                            }
+                            _ => "distinct keys (-n)",
+                        }
+                    ));
+                }
             }
         }
-    };
-    // A compressed file is written back compressed (it keeps the form its owner chose).
-    let save = || super::compress::save_filter_in_place(&f, &a.file);
-    let i = if threads > 1 {
-        // the summary's counts (two passes over the filter) while the file is written
-        std::thread::scope(|s| {
-            let info = s.spawn(|| f.info());
-            save()?;
-            info.join()
-                .map_err(|_| anyhow::anyhow!("the summary thread failed"))
-        })?
-    } else {
-        save()?;
-        f.info()
-    };
-    let mut skipped = if counts.skipped > 0 {
-        format!(" ({} without field, skipped)", group(counts.skipped))
-    } else {
-        String::new()
-    };
-    if let Some(bad) = invalid {
-        skipped.push_str(&format!(" ({} invalid URLs, skipped)", group(bad)));
+        Structure::Set(f) => {
+            let before = f.len();
+            let mut invalid = None;
+            let counts = match &mut *f {
+                AnyFilter::Blocked(b) if threads > 1 => parallel(b, &a.inputs, &spec, threads)?,
+                other => {
+                    if threads > 1 {
+                        warn(&format!(
+                            "--threads applies to blocked filters; inserting into this {} filter with one thread",
+                            other.kind().name()
+                        ));
+                    }
+                    if !other.capabilities().hashed {
+                        let (counts, bad) = add_urls(other, &a.inputs, &spec, a.skip_invalid)?;
+                        invalid = a.skip_invalid.then_some(bad);
+                        counts
+                    } else {
+                        add_hashed(other, &a.inputs, &spec, &up.sealer)?
+                    }
+                }
+            };
+            let new = f.len().saturating_sub(before);
+            // the summary's fill is one more pass over the filter's pages: skipped with -q
+            let i = (!crate::output::is_quiet()).then(|| f.info());
+            up.commit()?;
+            let Some(i) = i else {
+                return Ok(0);
+            };
+            let mut skipped = if counts.skipped > 0 {
+                format!(" ({} without field, skipped)", group(counts.skipped))
+            } else {
+                String::new()
+            };
+            if let Some(bad) = invalid {
+                skipped.push_str(&format!(" ({} invalid URLs, skipped)", group(bad)));
+            }
+            note(&format!(
+                "{} read{skipped}, {}, {} in total; fill {:.3}; fpr now {} (target {})",
+                count(counts.lines, "line", "lines"),
+                count(new, "new item", "new items"),
+                group(i.items),
+                i.fill_ratio,
+                rate(i.current_fpr),
+                target(i.target_fpr)
+            ));
+            super::warn_if_over_info(&i);
+        }
     }
-    note(&format!(
-        "{} read{skipped}, {}, {} in total; fill {:.3}; fpr now {} (target {})",
-        count(counts.lines, "line", "lines"),
-        count(f.len().saturating_sub(before), "new item", "new items"),
-        group(i.items),
-        i.fill_ratio,
-        rate(i.current_fpr),
-        target(i.target_fpr)
-    ));
-    super::warn_if_over_info(&i);
     Ok(0)
 }
 
-/// Load the filter file with its bytes read by `threads` threads, each a part of the file
-/// (the copy from the page cache and the page faults of the buffer are shared). Falls back to
-/// the plain load, and its error messages, for a small, special, oversized or unreadable file.
-fn load_parallel(path: &Path, threads: usize) -> Result<AnyFilter> {
-    let read = || -> std::io::Result<Option<bloomery::FileBuf>> {
-        let file = std::fs::File::open(path)?;
-        let meta = file.metadata()?;
-        let len = meta.len();
-        if !meta.is_file() || len < (1 << 20) || len > bloomery::max_bytes() {
-            return Ok(None);
-        }
-        let Ok(mut bytes) = bloomery::FileBuf::zeroed(len) else {
-            return Ok(None);
-        };
-        let part = bytes.len().div_ceil(threads).next_multiple_of(4096);
-        let complete = std::thread::scope(|s| {
-            let parts: Vec<_> = bytes
-                .as_mut_slice()
-                .chunks_mut(part)
-                .enumerate()
-                .map(|(i, c)| {
-                    let file = &file;
-                    s.spawn(move || {
-                        input::read_at(file, c, (i * part) as u64).map(|n| n == c.len())
-                    })
-                })
-                .collect();
-            parts
-                .into_iter()
-                .map(|h| h.join().unwrap_or(Ok(false)))
-                .collect::<std::io::Result<Vec<bool>>>()
+/// Keys a blocked filter's sweep collects before it inserts them (64 MiB of hashes).
+const SWEEP_KEYS: usize = 4 << 20;
+
+/// Every set kind with the pre-hashed path, a batch of keys at a time through the library's
+/// prefetching batch insert. A blocked filter in a big file is swept instead: its keys are
+/// collected, sorted by block and inserted front to back, the pages behind the sweep dropped
+/// ([`bloomery::BlockedBloomFilter::insert_sorted`]; same bits and count as input order).
+fn add_hashed(
+    f: &mut AnyFilter,
+    inputs: &[String],
+    spec: &KeySpec,
+    sealer: &Sealer,
+) -> Result<Counts> {
+    let hasher = *f.hasher();
+    if let (AnyFilter::Blocked(b), true) = (&mut *f, sealer.sweeps()) {
+        let mut hashes = Vec::new();
+        let behind = |r: std::ops::Range<u64>| sealer.release_payload(r);
+        let counts = input::for_each_batch(inputs, spec, &hasher, |batch| {
+            hashes.extend_from_slice(&batch.hashes);
+            if hashes.len() >= SWEEP_KEYS {
+                b.insert_sorted(&mut hashes, behind);
+                hashes.clear();
+            }
+            Ok(())
         })?;
-        Ok(complete.iter().all(|&c| c).then_some(bytes))
-    };
-    match read() {
-        Ok(Some(bytes)) => AnyFilter::from_bytes(&bytes)
-            .with_context(|| format!("cannot load `{}`", path.display())),
-        _ => super::load(path),
+        b.insert_sorted(&mut hashes, behind);
+        return Ok(counts);
     }
+    input::for_each_batch(inputs, spec, &hasher, |batch| {
+        if let Err((i, e)) = f.insert_hashed_batch(&batch.hashes) {
+            let (n, _) = batch.keyed_lines().nth(i).unwrap_or((batch.first, &[]));
+            // the library's error stays in the chain (a size over the limit names the flag)
+            return Err(anyhow::Error::new(e).context(format!("line {n}")));
+        }
+        Ok(())
+    })
 }
 
-fn sequential(f: &mut AnyFilter, inputs: &[String], spec: &KeySpec) -> Result<Counts> {
-    if let AnyFilter::Blocked(b) = f {
-        return sequential_blocked(b, inputs, spec);
-    }
-    let hasher = *f.hasher();
-    input::for_each_line(inputs, spec, |_, key| {
-        if let Some(k) = key {
-            f.try_insert_hashed(hasher.hash_bytes(k))?;
+/// A counting kind: one occurrence per key, a batch at a time.
+fn add_counts(c: &mut AnyCounter, inputs: &[String], spec: &KeySpec) -> Result<Counts> {
+    let hasher = *c.hasher();
+    input::for_each_batch(inputs, spec, &hasher, |batch| {
+        if let Err((i, e)) = c.insert_hashed_batch(&batch.hashes) {
+            let (n, _) = batch.keyed_lines().nth(i).unwrap_or((batch.first, &[]));
+            if let bloomery::Error::Full { .. } = e {
+                bail!(
+                    "line {n}: the d-left filter is full (every bucket this key maps to is \
+                     full); nothing was saved: create it with a larger -n"
+                );
+            }
+            return Err(e.into());
         }
         Ok(())
     })
@@ -137,7 +171,7 @@ fn sequential(f: &mut AnyFilter, inputs: &[String], spec: &KeySpec) -> Result<Co
 /// An mlbf, which takes each key as a URL (its segments are hashed, not the whole key): the
 /// counts and the number of keys that are not URLs, skipped when `skip_invalid`, else the
 /// first one is an error.
-fn sequential_urls(
+fn add_urls(
     f: &mut AnyFilter,
     inputs: &[String],
     spec: &KeySpec,
@@ -159,28 +193,39 @@ fn sequential_urls(
     Ok((counts, invalid))
 }
 
-/// The blocked filter on one thread: each key's block is prefetched when it is read and the
-/// key inserted `BlockedBloomFilter::BATCH_AHEAD` keys later (the library's pipeline), so the cache misses of
-/// consecutive keys overlap.
-fn sequential_blocked(
-    f: &mut BlockedBloomFilter,
+/// `--threads N` into a blocked filter: the library's parallel line insert
+/// ([`bloomery::BlockedBloomFilter::insert_lines`]), each input a plain file read by byte
+/// ranges or a stream of blocks (stdin, compressed files).
+fn parallel(
+    f: &mut bloomery::BlockedBloomFilter,
     inputs: &[String],
     spec: &KeySpec,
+    threads: usize,
 ) -> Result<Counts> {
-    let hasher = *f.hasher();
-    let mut pipe = Pipeline::<bloomery::Hashed, { BlockedBloomFilter::BATCH_AHEAD }>::default();
-    let counts = input::for_each_line(inputs, spec, |_, key| {
-        if let Some(k) = key {
-            let h = hasher.hash_bytes(k);
-            f.prefetch_hashed(h);
-            if let Some(due) = pipe.push(h) {
-                f.insert_hashed(due);
-            }
-        }
-        Ok(())
-    })?;
-    for due in pipe.drain() {
-        f.insert_hashed(due);
+    let progress = Progress::new("lines");
+    let report = |n| progress.inc(n);
+    let mut counts = Counts::default();
+    for name in input::names(inputs) {
+        let plain = input::open_plain(&name)?;
+        let source = match &plain {
+            Some((file, len)) => LineSource::File { file, len: *len },
+            None => LineSource::Blocks(Box::new(input::blocks(&name, LINE_CHUNK)?)),
+        };
+        let c = f
+            .insert_lines(source, threads, spec, &report)
+            .map_err(|e| match e {
+                LineError::Key { line, message } => {
+                    anyhow::anyhow!("{name}: line {}: {message}", counts.lines + line)
+                }
+                LineError::Io(e) if plain.is_none() => anyhow::anyhow!("cannot read {e}"),
+                other => anyhow::anyhow!("`{name}`: {other}"),
+            })?;
+        counts.lines += c.lines;
+        counts.skipped += c.skipped;
+    }
+    drop(progress);
+    if counts.lines == 0 {
+        bail!("the input is empty: no lines to read");
     }
     Ok(counts)
 }

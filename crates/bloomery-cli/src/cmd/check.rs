@@ -1,4 +1,5 @@
-//! `bloomery check`: grep semantics over a filter.
+//! `bloomery check` (grep semantics over a filter) and `bloomery count` (an estimate per
+//! line), for every kind: a set kind answers membership, a counting kind its count.
 //!
 //! With `--edit-distance 1` a line also matches when a string within edit distance 1 of its
 //! key may be in the set (Manber & Wu's password check, Broder & Mitzenmacher §3.1): the variants are those
@@ -9,26 +10,26 @@
 use std::io::{BufWriter, Write};
 
 use anyhow::{bail, Result};
-use bloomery::KeySet;
-use bloomery::{edit1_variants, PRINTABLE_ASCII};
+use bloomery::{edit1_variants, KeySet, PRINTABLE_ASCII};
 
-use crate::cli::CheckArgs;
+use super::open::{open_read, Structure};
+use crate::cli::{CheckArgs, CountArgs};
 use crate::input::{self, KeySpec};
 use crate::output::note;
 
 pub fn run(a: CheckArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
-    let f = super::load(&a.file)?;
+    let f = open_read(&a.file, a.verify.verify())?;
     let hasher = *f.hasher();
-    let structured = f.is_structured();
+    let structured = !f.hashed();
     let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
     let alphabet = alphabet(&a)?;
     let contains = |k: &[u8]| {
         if structured {
             f.contains_key(k) // an mlbf: the key is a URL
         } else {
-            // every other set kind has the pre-hashed path
-            f.try_contains_hashed(hasher.hash_bytes(k)).unwrap_or(true)
+            // every other kind has the pre-hashed path
+            f.contains_hashed(hasher.hash_bytes(k))
         }
     };
     let mut matched = 0u64;
@@ -38,7 +39,7 @@ pub fn run(a: CheckArgs) -> Result<u8> {
     input::for_each_line(&a.inputs, &spec, |line, key| {
         // with --skip-invalid, a key that is not a URL is neither a match nor a non-match
         let mut exact = None;
-        if let (true, Some(k)) = (skip, key) {
+        if let (true, Some(k), Structure::Set(f)) = (skip, key, &f) {
             match f.try_contains_key(k) {
                 Ok(hit) => exact = Some(hit),
                 Err(_) => {
@@ -87,6 +88,49 @@ pub fn run(a: CheckArgs) -> Result<u8> {
         ));
     }
     Ok(if matched > 0 { 0 } else { 1 })
+}
+
+/// `count`: `estimate<TAB>line` for each line: a counting kind's estimated count, a set
+/// kind's 1 or 0. Keys are hashed a batch at a time and the structure's memory prefetched
+/// ahead of each lookup (the library's batched calls).
+pub fn count(a: &CountArgs) -> Result<u8> {
+    let spec = KeySpec::new(&a.keys)?;
+    let f = open_read(&a.file, a.verify.verify())?;
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
+    let mut print = |est: u64, line: &[u8]| -> Result<()> {
+        write!(out, "{est}\t")?;
+        out.write_all(line)?;
+        out.write_all(b"\n")?;
+        Ok(())
+    };
+    match &f {
+        Structure::Counter(c) => {
+            let mut counts = Vec::new();
+            input::for_each_batch(&a.inputs, &spec, c.hasher(), |batch| {
+                c.count_hashed_batch(&batch.hashes, &mut counts);
+                let mut at = 0;
+                for i in 0..batch.len() {
+                    let est = if batch.has_key(i) {
+                        at += 1;
+                        counts[at - 1]
+                    } else {
+                        0
+                    };
+                    print(est, batch.line(i))?;
+                }
+                Ok(())
+            })?;
+        }
+        Structure::Set(s) => {
+            input::for_each_line(&a.inputs, &spec, |line, key| {
+                // contains_key: every set kind, including an mlbf (keyed by URL)
+                let hit = key.is_some_and(|k| s.contains_key(k));
+                print(u64::from(hit), line)
+            })?;
+        }
+    }
+    out.flush()?;
+    Ok(0)
 }
 
 /// The edit alphabet with `--edit-distance 1` (None: exact matching): the bytes of

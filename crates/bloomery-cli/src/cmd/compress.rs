@@ -16,8 +16,9 @@ use crate::cli::{DiffArgs, PackArgs, PatchArgs};
 use crate::num::bytes;
 use crate::output::note;
 
-fn read(path: &Path) -> Result<bloomery::FileBuf> {
-    bloomery::read_file(path).with_context(|| format!("cannot read `{}`", path.display()))
+/// The file, mapped (not copied into memory): the functions below read it in place.
+fn read(path: &Path) -> Result<bloomery::MappedFile> {
+    bloomery::MappedFile::open(path).with_context(|| format!("cannot read `{}`", path.display()))
 }
 
 fn write(path: &Path, data: &[u8]) -> Result<()> {
@@ -38,7 +39,7 @@ fn sizes_note(out: &Path, s: &PackedSizes) {
 pub fn compress(a: PackArgs) -> Result<u8> {
     super::check_out(&a.out, &[&a.input], a.force)?;
     let data = read(&a.input)?;
-    let packed = c::compress_file(&data)
+    let packed = c::compress_file(data.bytes())
         .with_context(|| format!("cannot compress `{}`", a.input.display()))?;
     write(&a.out, &packed)?;
     if let Ok(s) = c::packed_sizes(&packed, true) {
@@ -50,14 +51,14 @@ pub fn compress(a: PackArgs) -> Result<u8> {
 pub fn decompress(a: PackArgs) -> Result<u8> {
     super::check_out(&a.out, &[&a.input], a.force)?;
     let data = read(&a.input)?;
-    let plain = c::decompress_file(&data, bloomery::max_bytes())
+    let plain = c::decompress_file(data.bytes(), bloomery::max_bytes())
         .with_context(|| format!("cannot decompress `{}`", a.input.display()))?;
     write(&a.out, &plain)?;
     note(&format!(
         "wrote {}: {} ({} compressed)",
         a.out.display(),
         bytes(plain.len() as u64),
-        bytes(data.len() as u64)
+        bytes(data.len())
     ));
     Ok(0)
 }
@@ -66,7 +67,7 @@ pub fn diff(a: DiffArgs) -> Result<u8> {
     super::check_out(&a.out, &[&a.old, &a.new], a.force)?;
     let old = read(&a.old)?;
     let new = read(&a.new)?;
-    let d = c::diff_files(&old, &new).with_context(|| {
+    let d = c::diff_files(old.bytes(), new.bytes()).with_context(|| {
         format!(
             "cannot diff `{}` against `{}`",
             a.new.display(),
@@ -79,9 +80,9 @@ pub fn diff(a: DiffArgs) -> Result<u8> {
         a.out.display(),
         bytes(d.len() as u64),
         bytes(
-            c::plain_file(&new)
+            c::plain_file(new.bytes())
                 .map(|p| p.len() as u64)
-                .unwrap_or(new.len() as u64)
+                .unwrap_or(new.len())
         )
     ));
     Ok(0)
@@ -91,13 +92,14 @@ pub fn patch(a: PatchArgs) -> Result<u8> {
     super::check_out(&a.out, &[&a.old, &a.diff], a.force)?;
     let old = read(&a.old)?;
     let delta = read(&a.diff)?;
-    let mut out = c::patch_file(&old, &delta, bloomery::max_bytes()).with_context(|| {
-        format!(
-            "cannot apply `{}` to `{}`",
-            a.diff.display(),
-            a.old.display()
-        )
-    })?;
+    let mut out =
+        c::patch_file(old.bytes(), delta.bytes(), bloomery::max_bytes()).with_context(|| {
+            format!(
+                "cannot apply `{}` to `{}`",
+                a.diff.display(),
+                a.old.display()
+            )
+        })?;
     if a.compress {
         out = c::compress_file(&out)?;
     }
@@ -108,35 +110,4 @@ pub fn patch(a: PatchArgs) -> Result<u8> {
         bytes(out.len() as u64)
     ));
     Ok(0)
-}
-
-/// Rewrite the file at `path` with `plain` (a plain file's bytes) in the form the file has
-/// now: compressed if it is compressed, plain otherwise. Atomic. What `add` and `remove` use.
-pub fn save_in_place(plain: &[u8], path: &Path) -> Result<()> {
-    if is_packed_file(path) {
-        write(path, &c::compress_file(plain)?)
-    } else {
-        write(path, plain)
-    }
-}
-
-/// [`save_in_place`] for a filter: a plain file is written straight from the filter's memory
-/// (one copy less than building its bytes first).
-pub fn save_filter_in_place(f: &bloomery::AnyFilter, path: &Path) -> Result<()> {
-    if is_packed_file(path) {
-        write(path, &c::compress_file(&f.to_bytes())?)
-    } else {
-        super::save(f, path)
-    }
-}
-
-/// True when the file at `path` is a compressed filter file (false when it cannot be read).
-fn is_packed_file(path: &Path) -> bool {
-    std::fs::File::open(path)
-        .and_then(|mut f| {
-            let mut head = [0u8; 28];
-            std::io::Read::read_exact(&mut f, &mut head)?;
-            Ok(c::is_packed(&head))
-        })
-        .unwrap_or(false)
 }

@@ -1,11 +1,11 @@
 //! `bloomery create`.
 
-use anyhow::{bail, Result};
-use bloomery::{AnyFilter, Kind};
+use anyhow::{bail, Context, Result};
+use bloomery::{AnyCounter, AnyFilter, CounterOptions, KeyHasher, Kind, SaveOptions};
 
 use crate::cli::CreateArgs;
 use crate::num::{bytes, group, rate};
-use crate::output::note;
+use crate::output::{note, Progress};
 
 /// Sizing options shared by `create` and `dedup`.
 #[derive(Debug, Default)]
@@ -151,6 +151,10 @@ pub fn run(a: CreateArgs) -> Result<u8> {
             a.file.display()
         );
     }
+    let kind = a.kind.kind();
+    if kind.is_counter() {
+        return create_counter(&a, kind);
+    }
     if a.counter_bits.is_some()
         || a.width.is_some()
         || a.depth.is_some()
@@ -187,9 +191,13 @@ pub fn run(a: CreateArgs) -> Result<u8> {
     let f = if a.parquet_sizing {
         parquet_sized(&sizing)?
     } else {
-        build(a.kind.kind(), &sizing)?
+        build(kind, &sizing)?
     };
-    super::save(&f, &a.file)?;
+    // a big filter: written with a progress bar, at about the speed of writing the file
+    let mut bar = Progress::bytes("writing", bloomery::Encode::encoded_len(&f));
+    f.save_with(&a.file, SaveOptions::new().progress(&mut |n| bar.set(n)))
+        .with_context(|| format!("cannot write `{}`", a.file.display()))?;
+    drop(bar);
     let i = f.info();
     let layers = if i.layers > 0 {
         format!(" ({} layers + XOR layer)", i.layers)
@@ -220,4 +228,78 @@ pub fn run(a: CreateArgs) -> Result<u8> {
         },
     ));
     Ok(0)
+}
+
+/// `create` of a counting kind: its own options ([`CounterOptions`]).
+fn create_counter(a: &CreateArgs, kind: Kind) -> Result<u8> {
+    if a.layers.is_some() {
+        bail!("--layers applies to --kind mlbf only");
+    }
+    if a.growth.is_some() || a.tightening.is_some() || a.no_scaling {
+        bail!("--growth, --tightening and --no-scaling apply to --kind scalable only");
+    }
+    let hasher = if a.keyed {
+        KeyHasher::keyed()?
+    } else if let Some(s) = a.seed {
+        KeyHasher::with_seed(s)
+    } else {
+        KeyHasher::new()
+    };
+    let o = CounterOptions {
+        capacity: a.capacity,
+        occurrences: a.occurrences,
+        fpr: a.fpr,
+        bits: a.bits,
+        hashes: a.hashes,
+        counter_bits: a.counter_bits,
+        width: a.width,
+        depth: a.depth,
+        epsilon: a.epsilon,
+        delta: a.delta,
+        conservative: a.conservative,
+        method: a.method.map(|m| m.method()),
+        repeat_cap: a.repeat_cap,
+        groups: a.groups,
+        hasher,
+        ..CounterOptions::default()
+    };
+    let f = AnyCounter::build(kind, &o).map_err(flag_names)?;
+    let mut bar = Progress::bytes("writing", bloomery::Encode::encoded_len(&f));
+    f.save_with(&a.file, SaveOptions::new().progress(&mut |n| bar.set(n)))
+        .with_context(|| format!("cannot write `{}`", a.file.display()))?;
+    drop(bar);
+    let i = f.info();
+    note(&format!(
+        "created {}: {} structure, {}",
+        a.file.display(),
+        i.kind,
+        bytes(i.bytes)
+    ));
+    Ok(0)
+}
+
+/// The library's parameter names as the CLI spells its flags.
+fn flag_names(e: bloomery::Error) -> anyhow::Error {
+    if let bloomery::Error::InvalidParameter { name, reason } = &e {
+        let flag = match *name {
+            "capacity" => "-n/--capacity",
+            "fpr" => "-p/--fpr",
+            "counters" | "bits" => "--bits",
+            "hashes" => "--hashes",
+            "counter_bits" | "counter_width" => "--counter-bits",
+            "width" => "--width",
+            "depth" => "--depth",
+            "epsilon" => "--epsilon",
+            "delta" => "--delta",
+            "conservative" => "--conservative",
+            "method" => "--method",
+            "repeat_cap" => "--repeat-cap",
+            "occurrences" => "--occurrences",
+            "groups" => "--groups",
+            "dimensions" => "--width/--depth or --epsilon/--delta",
+            _ => return e.into(),
+        };
+        return anyhow::anyhow!("invalid {flag}: {reason}");
+    }
+    e.into()
 }

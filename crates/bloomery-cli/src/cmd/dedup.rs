@@ -1,10 +1,15 @@
-//! `bloomery dedup`: first occurrences only, in order, in memory bounded by the filter.
+//! `bloomery dedup`: first occurrences only, in order, in memory bounded by the filter. With
+//! `--state FILE` an existing seen-set is updated in place of a copy and renamed over FILE at
+//! the end (see `open::open_update`).
 
 use std::io::{BufWriter, Write};
 
 use anyhow::Result;
 use bloomery::KeySet;
 
+use bloomery::AnyFilter;
+
+use super::open::{open_update_as, Sealer, Structure, Update};
 use crate::cli::DedupArgs;
 use crate::cmd::create::{build, Sizing};
 use crate::input::{self, KeySpec};
@@ -12,24 +17,31 @@ use crate::num::{bytes, count, group, rate};
 use crate::output::note;
 
 pub fn run(a: DedupArgs) -> Result<u8> {
-    if bloomery::AnyCounter::holds(a.kind.kind()) {
-        anyhow::bail!(
-            "dedup needs a set kind (blocked, classic, partitioned, split-block, scalable, mlbf)"
-        );
+    if !a.kind.kind().is_set() {
+        anyhow::bail!("dedup needs a set kind ({})", super::open::set_kind_names());
     }
     let spec = KeySpec::new(&a.keys)?;
-    let mut f = match &a.state {
-        Some(p) if p.exists() => super::load(p)?,
-        _ => build(
-            a.kind.kind(),
-            &Sizing {
-                capacity: Some(a.capacity),
-                fpr: Some(a.fpr),
-                seed: a.seed,
-                layers: a.layers,
-                ..Sizing::default()
-            },
-        )?,
+    let (mut f, sealer): (AnyFilter, Option<Sealer>) = match &a.state {
+        Some(p) if p.exists() => {
+            let up = open_update_as(p, a.verify.verify(), true)?;
+            match up.s {
+                Structure::Set(f) => (f, Some(up.sealer)),
+                Structure::Counter(c) => return Err(super::open::not_a_set(c.kind(), p)),
+            }
+        }
+        _ => (
+            build(
+                a.kind.kind(),
+                &Sizing {
+                    capacity: Some(a.capacity),
+                    fpr: Some(a.fpr),
+                    seed: a.seed,
+                    layers: a.layers,
+                    ..Sizing::default()
+                },
+            )?,
+            None,
+        ),
     };
     let hasher = *f.hasher();
     let before = f.len();
@@ -64,10 +76,17 @@ pub fn run(a: DedupArgs) -> Result<u8> {
     })?;
     out.flush()?;
     drop(out);
-    if let Some(p) = &a.state {
-        super::save(&f, p)?;
-    }
     let i = f.info();
+    let new_items = f.len() - before;
+    match (sealer, &a.state) {
+        (Some(sealer), _) => Update {
+            s: Structure::Set(f),
+            sealer,
+        }
+        .commit()?,
+        (None, Some(p)) => super::save(&f, p)?,
+        (None, None) => {}
+    }
     let invalid_note = if a.skip_invalid && structured {
         format!(", {} skipped as invalid URLs", group(invalid))
     } else {
@@ -80,12 +99,12 @@ pub fn run(a: DedupArgs) -> Result<u8> {
         group(printed),
         group(dropped),
         wrongly_dropped(printed, i.current_fpr),
-        count(f.len() - before, "new item", "new items"),
+        count(new_items, "new item", "new items"),
         group(i.items),
         bytes(i.bytes),
         rate(i.current_fpr)
     ));
-    super::warn_if_over(&f);
+    super::warn_if_over_info(&i);
     Ok(0)
 }
 

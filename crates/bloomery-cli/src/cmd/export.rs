@@ -12,7 +12,7 @@ use crate::num::{bytes, group, rate};
 use crate::output::note;
 
 pub fn export(a: ExportArgs) -> Result<u8> {
-    let f = super::load(&a.file)?;
+    let f = super::open::open_set(&a.file, true)?;
     let data = match a.format {
         ExportFormat::Sbbf => sbbf_bytes(&f, &a.file, a.header)?,
     };

@@ -3,40 +3,171 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use bloomery::AnyFilter;
+use bloomery::{AnyCounter, AnyFilter, MappedFile};
 use serde_json::json;
 
+use super::open::{self as open, Structure};
 use crate::cli::{EstimateArgs, InfoArgs};
 use crate::num::{bytes, group, rate};
-use crate::output::{self, table};
+use crate::output::{self, table, Progress};
 
+/// `info`: the header and one pass over the mapped file. The checksum pass (unless
+/// `--no-verify`) runs on a second thread beside the pass that counts the fill, so both read
+/// the file once between them; `--fast` prints what the header alone says.
 pub fn info(a: InfoArgs) -> Result<u8> {
-    let header = bloomery::peek_header(&a.file)
-        .with_context(|| format!("cannot load `{}`", a.file.display()))?;
-    let f = super::load(&a.file)?;
-    let i = f.info();
-    let hasher = *f.hasher();
-    let (kind, parquet) = (f.kind(), parquet_compatible(&f));
-    let sbbf_bytes = match &f {
+    let ctx = || format!("cannot load `{}`", a.file.display());
+    let file = open::map(&a.file, false)?;
+    if a.fast {
+        return fast_info(&a, &file);
+    }
+    let verify = a.verify.verify();
+    let s = match Structure::from_mapped(&file) {
+        Ok(s) => s,
+        Err(e) => {
+            // a damaged payload can fail its kind's own checks first: name the damage
+            if verify {
+                file.verify(&mut |_| {}).with_context(ctx)?;
+            }
+            return Err(e).with_context(ctx);
+        }
+    };
+    let header = file.header().clone();
+    std::thread::scope(|scope| -> Result<u8> {
+        let checked = verify.then(|| {
+            scope.spawn(|| {
+                let mut bar = Progress::bytes("verifying", file.len());
+                file.verify(&mut |n| bar.set(n))
+            })
+        });
+        let summary = match &s {
+            Structure::Set(f) => Summary::Set(f.info()),
+            Structure::Counter(c) => Summary::Counter(c.info()),
+        };
+        if let Some(h) = checked {
+            h.join()
+                .map_err(|_| anyhow::anyhow!("the checksum thread failed"))?
+                .with_context(ctx)?;
+        }
+        match (&s, summary) {
+            (Structure::Set(f), Summary::Set(i)) => set_info(&a, &header, &file, f, i),
+            (Structure::Counter(c), Summary::Counter(i)) => counter_info(&a, &header, c, i),
+            _ => unreachable!("the summary is of the structure's own kind"),
+        }
+    })
+}
+
+/// A structure's figures, computed beside the checksum pass.
+enum Summary {
+    Set(bloomery::FilterInfo),
+    Counter(bloomery::CounterInfo),
+}
+
+/// `info --fast`: the header's figures, no pass over the payload.
+fn fast_info(a: &InfoArgs, file: &MappedFile) -> Result<u8> {
+    let h = file.header();
+    let hasher = h.hasher;
+    // the seed is shown unless it is a secret (keyed mode, whatever the file's seed kind says)
+    let seed = hasher.public_seed().map(|s| s as u64);
+    if a.json {
+        output::json(&json!({
+            "file": a.file.display().to_string(),
+            "kind": h.kind.rust_type().name(),
+            "format_version": h.version,
+            "items": h.items,
+            "capacity": h.capacity,
+            "target_fpr": h.target_fpr,
+            "payload_bytes": file.payload_len(),
+            "file_bytes": file.len(),
+            "compressed": file.is_compressed(),
+            "hash": hasher.algorithm().name(),
+            "seed_kind": hasher.seed_kind().name(),
+            "seed": seed,
+        }))?;
+        return Ok(0);
+    }
+    let rows = vec![
+        ("file", a.file.display().to_string()),
+        ("kind", h.kind.rust_type().name().to_string()),
+        ("format version", h.version.to_string()),
+        ("items", group(h.items)),
+        (
+            "capacity",
+            if h.capacity == 0 {
+                "none".into()
+            } else {
+                group(h.capacity)
+            },
+        ),
+        (
+            "target fpr",
+            if h.target_fpr > 0.0 {
+                rate(h.target_fpr)
+            } else {
+                "none".into()
+            },
+        ),
+        (
+            "file size",
+            format!(
+                "{} ({} bytes){}",
+                bytes(file.len()),
+                group(file.len()),
+                if file.is_compressed() {
+                    ", compressed"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        (
+            "hash",
+            match seed {
+                Some(s) => format!(
+                    "{} (seed: {}, {s})",
+                    hasher.algorithm().name(),
+                    hasher.seed_kind().name()
+                ),
+                None => format!("{} (seed: keyed, secret)", hasher.algorithm().name()),
+            },
+        ),
+        (
+            "not shown",
+            "fill, rates now and estimates need a pass over the file: drop --fast".into(),
+        ),
+    ];
+    let mut out = crate::output::stdout();
+    table(&mut out, &rows)?;
+    out.flush()?;
+    Ok(0)
+}
+
+/// `info` of a set kind.
+fn set_info(
+    a: &InfoArgs,
+    header: &bloomery::Header,
+    file: &MappedFile,
+    f: &AnyFilter,
+    i: bloomery::FilterInfo,
+) -> Result<u8> {
+    let hasher = f.hasher();
+    // Plain and compressed sizes: measured for a compressed file, predicted from the entropy
+    // bound m·H(p) for a plain one, from the fill just counted (no second pass).
+    let packed = if file.is_compressed() {
+        bloomery::compress::packed_sizes(file.bytes(), false)
+            .with_context(|| format!("cannot load `{}`", a.file.display()))?
+    } else {
+        let ones = (i.fill_ratio * i.bits as f64).round() as u64;
+        bloomery::compress::predicted_sizes(file.header_len(), file.payload_len(), ones)
+    };
+    let (kind, parquet) = (f.kind(), parquet_compatible(f));
+    let sbbf_bytes = match f {
         AnyFilter::SplitBlock(s) => Some(s.num_bytes() as u64),
         _ => None,
     };
-    let mlbf = mlbf_rates(&f);
-    // the sizes below decompress the file again: not while the filter is held too
-    drop(f);
-    // Plain and compressed sizes : measured for a compressed file, predicted from the
-    // entropy bound m·H(p) for a plain one (no compression pass over a large file).
-    let file_bytes = bloomery::read_file(&a.file)
-        .with_context(|| format!("cannot load `{}`", a.file.display()))?;
-    let packed = bloomery::compress::packed_sizes(&file_bytes, false)
-        .with_context(|| format!("cannot load `{}`", a.file.display()))?;
+    let mlbf = mlbf_rates(f);
     // where the payload lies (plain files: a split-block filter's payload starts with its
     // Parquet bitset); a compressed file's payload is its container
-    let payload = match bloomery::decode_header(&file_bytes, bloomery::Verify::HeaderOnly) {
-        Ok(d) => Some((d.payload_offset as u64, d.payload_len as u64)),
-        Err(_) => None,
-    };
-    drop(file_bytes);
+    let payload = Some((file.header_len(), file.payload_len()));
     // the seed is shown unless it is a secret (keyed mode, whatever the file's seed kind says)
     let seed = hasher.public_seed().map(|s| s as u64);
     let ratio = if i.lower_bound_bits > 0.0 {
@@ -260,6 +391,130 @@ pub fn info(a: InfoArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// `info` of a counting kind: its own figures ([`bloomery::CounterInfo`]).
+fn counter_info(
+    a: &InfoArgs,
+    header: &bloomery::Header,
+    f: &AnyCounter,
+    i: bloomery::CounterInfo,
+) -> Result<u8> {
+    let h = f.hasher();
+    let seed = h.public_seed().map(|s| s as u64);
+    if a.json {
+        output::json(&json!({
+            "file": a.file.display().to_string(),
+            "kind": i.kind,
+            "format_version": header.version,
+            "items": i.items,
+            "bytes": i.bytes,
+            "bits_per_item": i.bits_per_item,
+            "capacity": i.capacity,
+            "removable": i.removable,
+            "saturated_counters": i.saturated_counters,
+            "counter_bits": i.counter_bits,
+            "hashes": i.hashes,
+            "size": i.size,
+            "distinctness": i.distinctness,
+            "counting_stopped": i.counting_stopped,
+            "repeats_counted": i.repeats_counted,
+            "groups": i.groups,
+            "width": i.width,
+            "depth": i.depth,
+            "conservative": i.conservative,
+            "method": i.method,
+            "occupied_cells": i.occupied_cells,
+            "current_fpr": i.current_fpr,
+            "target_fpr": i.target_fpr,
+            "hash": h.algorithm().name(),
+            "seed_kind": h.seed_kind().name(),
+            "seed": seed,
+        }))?;
+        return Ok(0);
+    }
+    let mut rows = vec![
+        ("file", a.file.display().to_string()),
+        ("kind", i.kind.to_string()),
+        ("format version", header.version.to_string()),
+        ("items", group(i.items)),
+        (
+            "size",
+            format!("{} ({} bytes)", bytes(i.bytes), group(i.bytes)),
+        ),
+        ("bits per item", format!("{:.2}", i.bits_per_item)),
+        (
+            "capacity",
+            if i.capacity == 0 {
+                "none".into()
+            } else {
+                group(i.capacity)
+            },
+        ),
+        ("removal", if i.removable { "yes" } else { "no" }.into()),
+    ];
+    let opt = |rows: &mut Vec<(&str, String)>, name, v: Option<String>| {
+        if let Some(v) = v {
+            rows.push((name, v));
+        }
+    };
+    opt(&mut rows, "method", i.method.map(str::to_string));
+    opt(&mut rows, "counters/bits", i.size.map(group));
+    opt(
+        &mut rows,
+        "counter bits",
+        i.counter_bits.map(|w| w.to_string()),
+    );
+    opt(&mut rows, "hashes (k)", i.hashes.map(|k| k.to_string()));
+    opt(&mut rows, "width", i.width.map(group));
+    opt(&mut rows, "depth", i.depth.map(|d| d.to_string()));
+    opt(
+        &mut rows,
+        "conservative",
+        i.conservative.map(|c| c.to_string()),
+    );
+    opt(&mut rows, "groups", i.groups.map(|g| g.to_string()));
+    opt(&mut rows, "occupied cells", i.occupied_cells.map(group));
+    opt(
+        &mut rows,
+        "saturated counters",
+        i.saturated_counters.map(group),
+    );
+    opt(
+        &mut rows,
+        "distinctness rate",
+        i.distinctness.map(|d| format!("{d:.4}")),
+    );
+    opt(&mut rows, "repeats counted", i.repeats_counted.map(group));
+    // as `info` shows a filter's: its own rate from its contents, and the rate asked for
+    opt(
+        &mut rows,
+        "fpr now",
+        i.current_fpr.map(|p| {
+            let target = i.target_fpr.map_or("none".into(), crate::num::rate);
+            format!("{} (target {target})", crate::num::rate(p))
+        }),
+    );
+    opt(
+        &mut rows,
+        "counting stopped",
+        i.counting_stopped.map(|c| c.to_string()),
+    );
+    rows.push((
+        "hash",
+        match seed {
+            Some(s) => format!(
+                "{} (seed: {}, {s})",
+                h.algorithm().name(),
+                h.seed_kind().name()
+            ),
+            None => format!("{} (seed: keyed, secret)", h.algorithm().name()),
+        },
+    ));
+    let mut out = crate::output::stdout();
+    table(&mut out, &rows)?;
+    out.flush()?;
+    Ok(0)
+}
+
 /// For a split-block filter: whether Parquet readers can use its bitset (its hash is
 /// Parquet's); `None` for the other kinds.
 fn parquet_compatible(f: &AnyFilter) -> Option<bool> {
@@ -308,12 +563,13 @@ fn est(x: f64) -> String {
 }
 
 pub fn estimate(a: EstimateArgs) -> Result<u8> {
-    let f = super::load(&a.file)?;
+    let verify = a.verify.verify();
+    let f = open::open_set(&a.file, verify)?;
     let n_a = f.info().estimated_items;
     let other: Option<(AnyFilter, f64, f64)> = match &a.other {
         None => None,
         Some(p) => {
-            let g = super::load(p)?;
+            let g = open::open_set(p, verify)?;
             let (inter, union) = f.estimate_overlap(&g).with_context(|| {
                 format!(
                     "cannot compare `{}` with `{}`",

@@ -1,11 +1,9 @@
 //! One module per command family; `run` dispatches. Every command returns its exit status.
 
 mod add;
-mod add_threads;
 mod calc;
 mod check;
 mod compress;
-mod counting;
 mod create;
 mod dedup;
 mod export;
@@ -14,7 +12,9 @@ mod import_redisbloom;
 mod info;
 mod lab;
 mod merge;
+pub mod open;
 mod parquet;
+mod remove;
 mod xml;
 
 use std::path::Path;
@@ -26,19 +26,13 @@ use crate::cli::Command;
 
 pub fn run(cmd: Command) -> Result<u8> {
     match cmd {
-        Command::Create(a) if a.parquet_sizing && a.kind != crate::cli::KindArg::SplitBlock => {
+        Command::Create(a) if a.parquet_sizing && a.kind.kind() != bloomery::Kind::SplitBlock => {
             bail!("--parquet-sizing applies to --kind split-block only")
         }
-        Command::Create(a) if bloomery::AnyCounter::holds(a.kind.kind()) => {
-            counting::create(&a, a.kind.kind())
-        }
         Command::Create(a) => create::run(a),
-        Command::Add(a) if counting::is_counter(&a.file)? => counting::add(&a),
         Command::Add(a) => add::run(a),
-        Command::Check(a) if counting::is_counter(&a.file)? => counting::check(&a),
         Command::Check(a) => check::run(a),
         Command::Dedup(a) => dedup::run(a),
-        Command::Info(a) if counting::is_counter(&a.file)? => counting::info(&a),
         Command::Info(a) => info::info(a),
         Command::Estimate(a) => info::estimate(a),
         Command::Union(a) => merge::union(a, false),
@@ -46,9 +40,9 @@ pub fn run(cmd: Command) -> Result<u8> {
         Command::Fold(a) => merge::fold(a),
         Command::Calc(a) => calc::run(a),
         Command::Lab(a) => lab::run(a),
-        Command::Remove(a) => counting::remove(&a),
-        Command::Count(a) => counting::count(&a),
-        Command::Flatten(a) => counting::flatten(&a),
+        Command::Remove(a) => remove::run(&a),
+        Command::Count(a) => check::count(&a),
+        Command::Flatten(a) => merge::flatten(&a),
         Command::GenUrls(a) => gen::run(a),
         Command::Compress(a) => compress::compress(a),
         Command::Decompress(a) => compress::decompress(a),
@@ -59,11 +53,6 @@ pub fn run(cmd: Command) -> Result<u8> {
         Command::Export(a) => export::export(a),
         Command::Import(a) => export::import(a),
     }
-}
-
-/// Load a filter file of any kind, with the path in the error.
-pub fn load(path: &Path) -> Result<AnyFilter> {
-    AnyFilter::load(path).with_context(|| format!("cannot load `{}`", path.display()))
 }
 
 /// Save atomically, with the path in the error.
@@ -90,11 +79,6 @@ pub fn check_out(out: &Path, inputs: &[&Path], force: bool) -> Result<()> {
     )
 }
 
-/// Warn when a filter went past its capacity and its rate past its target.
-pub fn warn_if_over(f: &AnyFilter) {
-    warn_if_over_info(&f.info());
-}
-
 /// True when a structure's rate is past its target: above it once past capacity, or more
 /// than 10% above it before (the fill's noise at capacity stays well inside that on any
 /// filter of more than a few thousand bits).
@@ -102,7 +86,7 @@ pub fn past_target(items: u64, capacity: u64, now: f64, target: f64) -> bool {
     target > 0.0 && now > target && ((capacity > 0 && items > capacity) || now > 1.1 * target)
 }
 
-/// [`warn_if_over`] with the filter's info already at hand.
+/// Warn when a filter went past its capacity and its rate past its target.
 pub fn warn_if_over_info(i: &bloomery::FilterInfo) {
     if past_target(i.items, i.capacity, i.current_fpr, i.target_fpr) {
         crate::output::warn(&format!(

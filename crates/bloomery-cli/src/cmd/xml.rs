@@ -166,12 +166,13 @@ enum PathFilter {
 }
 
 impl PathFilter {
-    fn load(p: &Path) -> Result<Self> {
+    /// Map the file (its checksum verified in one streaming pass unless `verify` is false).
+    fn load(p: &Path, verify: bool) -> Result<Self> {
         let ctx = || format!("cannot load `{}`", p.display());
-        let h = bloomery::peek_header(p).with_context(ctx)?;
-        Ok(match h.kind {
-            Kind::Breadth => PathFilter::Breadth(BreadthBloomFilter::load(p).with_context(ctx)?),
-            Kind::Depth => PathFilter::Depth(DepthBloomFilter::load(p).with_context(ctx)?),
+        let file = super::open::map(p, verify)?;
+        Ok(match file.header().kind {
+            Kind::Breadth => PathFilter::Breadth(file.decode().with_context(ctx)?),
+            Kind::Depth => PathFilter::Depth(file.decode().with_context(ctx)?),
             k => bail!(
                 "`{}` is a {} file; `xml query` needs a bbf or dbf file (from `xml index`)",
                 p.display(),
@@ -189,7 +190,7 @@ impl PathFilter {
 }
 
 fn query(a: XmlQueryArgs) -> Result<u8> {
-    let f = PathFilter::load(&a.file)?;
+    let f = PathFilter::load(&a.file, a.verify.verify())?;
     // parse every query first: a malformed one is an error before anything is printed
     let queries = a
         .paths

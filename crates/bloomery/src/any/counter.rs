@@ -8,7 +8,9 @@ use crate::dispatch::{CounterInfo, CounterKind};
 use crate::error::{invalid, FormatError, Result};
 use crate::filter::RemoveError;
 use crate::hash::{Hashed, KeyHasher};
-use crate::io::format::{self, Persist, Source, Verify};
+use crate::io::format::Encode;
+use crate::io::format::{self, Persist, SaveOptions, Source, Verify};
+use crate::io::mapped::{FileUpdate, MappedFile};
 use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
 use crate::{
     BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, DLeftCountingBloomFilter,
@@ -30,6 +32,7 @@ trait DynCounter {
     fn encoded_len(&self) -> u64;
     fn save(&self, path: &Path) -> Result<()>;
     fn to_bytes(&self) -> Vec<u8>;
+    fn encode_parts(&self) -> (format::Header, format::Payload<'_>);
 }
 
 impl<T: CounterKind> DynCounter for T {
@@ -71,6 +74,9 @@ impl<T: CounterKind> DynCounter for T {
     }
     fn to_bytes(&self) -> Vec<u8> {
         Persist::to_bytes(self)
+    }
+    fn encode_parts(&self) -> (format::Header, format::Payload<'_>) {
+        Persist::encode_parts(self)
     }
 }
 
@@ -451,15 +457,37 @@ impl AnyCounter {
         Self::from_bytes(&format::read_file(path.as_ref())?)
     }
 
-    /// Open any counting-family kind through a read-only memory map (zero-copy; see
-    /// [`Persist::open_mmap`]).
+    /// Open any counting-family kind through a read-only memory map (zero-copy; see [`Persist::open_mmap`]).
+    /// With [`Verify::Checksum`] the checksum is verified in one streaming pass that keeps
+    /// the file's pages out of the process's memory ([`MappedFile::verify`]).
     pub fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
-        let map = format::map_file(path.as_ref())?;
-        if crate::io::compress::is_packed(&map) {
-            return Self::from_bytes(&map);
+        let file = MappedFile::open(path)?;
+        if verify == Verify::Checksum {
+            file.verify(&mut |_| {})?;
         }
-        let d = format::decode(&map, verify)?;
-        Self::decode(&d, Source::Mapped(&map))
+        Self::from_mapped(&file)
+    }
+
+    /// Decode any counting-family kind from a file opened with [`MappedFile::open`]: the words are the file's
+    /// pages, used in place (a compressed file is decompressed into memory). The checksum is
+    /// not verified here: call [`MappedFile::verify`] first for that guarantee.
+    pub fn from_mapped(file: &MappedFile) -> Result<Self> {
+        if !file.is_plain() {
+            // decompressed into memory; a delta file is refused there
+            return Self::from_bytes(file.bytes());
+        }
+        Self::decode(file.decoded(), Source::Mapped(file.map()))
+    }
+
+    /// Decode any counting-family kind from a file opened for an update: every change writes into the update's
+    /// copy of the file; seal it with [`FileUpdate::commit`] (see [`FileUpdate`]).
+    pub fn from_update(up: &FileUpdate) -> Result<Self> {
+        Self::decode(up.decoded(), Source::Shared(up.shared_map()))
+    }
+
+    /// Save atomically with [`SaveOptions`] (the compressed form, a progress report).
+    pub fn save_with(&self, path: impl AsRef<Path>, opts: SaveOptions<'_>) -> Result<()> {
+        format::save_encoded(self, path.as_ref(), opts)
     }
 
     /// Save atomically.
@@ -575,6 +603,12 @@ impl AnyCounter {
         };
         self.as_dyn().describe(&mut i);
         i
+    }
+}
+
+impl Encode for AnyCounter {
+    fn encode_parts(&self) -> (format::Header, format::Payload<'_>) {
+        self.as_dyn().encode_parts()
     }
 }
 

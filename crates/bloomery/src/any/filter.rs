@@ -15,7 +15,9 @@ use crate::dispatch::{SetKind, SetStats};
 use crate::error::{Error, FormatError, Incompatibility, Result};
 use crate::filter::{Build, Builder, KeySet, Merge};
 use crate::hash::{Hashed, Key, KeyHasher};
-use crate::io::format::{self, Persist, Source, Verify};
+use crate::io::format::Encode;
+use crate::io::format::{self, Persist, SaveOptions, Source, Verify};
+use crate::io::mapped::{FileUpdate, MappedFile};
 use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
 use crate::{
     BlockedBloomFilter, BloomFilter, MultiLayerBloomFilter, PartitionedBloomFilter,
@@ -38,6 +40,7 @@ trait DynSet {
     fn clear(&mut self) -> Result<()>;
     fn save(&self, path: &Path) -> Result<()>;
     fn to_bytes(&self) -> Vec<u8>;
+    fn encode_parts(&self) -> (format::Header, format::Payload<'_>);
 }
 
 impl<T: SetKind> DynSet for T {
@@ -82,6 +85,9 @@ impl<T: SetKind> DynSet for T {
     }
     fn to_bytes(&self) -> Vec<u8> {
         Persist::to_bytes(self)
+    }
+    fn encode_parts(&self) -> (format::Header, format::Payload<'_>) {
+        Persist::encode_parts(self)
     }
 }
 
@@ -358,14 +364,36 @@ impl AnyFilter {
     }
 
     /// Open any kind through a read-only memory map (zero-copy; see [`Persist::open_mmap`]).
+    /// With [`Verify::Checksum`] the checksum is verified in one streaming pass that keeps
+    /// the file's pages out of the process's memory ([`MappedFile::verify`]).
     pub fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
-        let map = format::map_file(path.as_ref())?;
-        if crate::io::compress::is_packed(&map) {
-            // A compressed file cannot be used in place: decompress it into memory.
-            return Self::from_bytes(&map);
+        let file = MappedFile::open(path)?;
+        if verify == Verify::Checksum {
+            file.verify(&mut |_| {})?;
         }
-        let d = format::decode(&map, verify)?;
-        Self::decode(&d, Source::Mapped(&map))
+        Self::from_mapped(&file)
+    }
+
+    /// Decode any kind from a file opened with [`MappedFile::open`]: the words are the file's
+    /// pages, used in place (a compressed file is decompressed into memory). The checksum is
+    /// not verified here: call [`MappedFile::verify`] first for that guarantee.
+    pub fn from_mapped(file: &MappedFile) -> Result<Self> {
+        if !file.is_plain() {
+            // decompressed into memory; a delta file is refused there
+            return Self::from_bytes(file.bytes());
+        }
+        Self::decode(file.decoded(), Source::Mapped(file.map()))
+    }
+
+    /// Decode any kind from a file opened for an update: every change writes into the update's
+    /// copy of the file; seal it with [`FileUpdate::commit`] (see [`FileUpdate`]).
+    pub fn from_update(up: &FileUpdate) -> Result<Self> {
+        Self::decode(up.decoded(), Source::Shared(up.shared_map()))
+    }
+
+    /// Save atomically with [`SaveOptions`] (the compressed form, a progress report).
+    pub fn save_with(&self, path: impl AsRef<Path>, opts: SaveOptions<'_>) -> Result<()> {
+        format::save_encoded(self, path.as_ref(), opts)
     }
 
     /// Save atomically.
@@ -502,6 +530,12 @@ fn kind_mismatch(a: &AnyFilter, b: &AnyFilter) -> Error {
         left: a.kind().name(),
         right: b.kind().name(),
     })
+}
+
+impl Encode for AnyFilter {
+    fn encode_parts(&self) -> (format::Header, format::Payload<'_>) {
+        self.as_dyn().encode_parts()
+    }
 }
 
 #[cfg(test)]

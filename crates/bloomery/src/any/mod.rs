@@ -4,6 +4,7 @@
 //! from the kinds table ([`for_each_kind!`]) and dispatch to each structure's
 //! [`SetKind`](crate::dispatch::SetKind) or [`CounterKind`](crate::dispatch::CounterKind).
 
+pub(crate) mod batch;
 pub(crate) mod counter;
 pub(crate) mod filter;
 
@@ -119,7 +120,8 @@ mod tests {
                 if let Err(e) = f.require(cap) {
                     let msg = e.to_string();
                     assert!(
-                        msg.contains(kind.name()) && msg.contains(cap.describe()),
+                        // a layout (the blocked filter's sectors) is named as its type
+                        msg.contains(kind.rust_type().name()) && msg.contains(cap.describe()),
                         "{msg}"
                     );
                     for other in Kind::offering(cap) {

@@ -91,7 +91,7 @@
 //!   plain payload once.
 
 use crate::error::{inconsistent, invalid, Error, FormatError, Result};
-use crate::io::format;
+use crate::io::header as format;
 use crate::store::{self, Words};
 
 /// Tag byte of a stored (uncoded) bit array, for arrays near half full.
@@ -1014,6 +1014,72 @@ pub fn compress_file(bytes: &[u8]) -> Result<Vec<u8>> {
     ))
 }
 
+/// The compressed form of the file a structure saves as, made from its header and payload
+/// without building the plain file first: the plain file's checksum is computed by streaming
+/// its encoding through a sink that keeps only the trailer, and a payload of one word array is
+/// coded in place (several arrays are joined once).
+/// Equal, byte for byte, to [`compress_file`] of the plain file.
+pub(crate) fn compress_parts(
+    header: &format::Header,
+    payload: &format::Payload<'_>,
+) -> Result<Vec<u8>> {
+    let mut sink = TailSink([0; 8]);
+    format::write(header, payload, &mut sink)?;
+    let plain_sum = u64::from_le_bytes(sink.0);
+    let payload_len = payload.len();
+    let m = payload_len * 8;
+    let parts = payload.parts();
+    let joined: std::borrow::Cow<'_, [u64]> = match parts {
+        [one] if format::padded_len(one.len()) == (one.len() as u64) * 8 => {
+            std::borrow::Cow::Borrowed(one.as_slice())
+        }
+        _ => {
+            let mut v = Vec::new();
+            v.try_reserve_exact((payload_len / 8) as usize)
+                .map_err(|_| Error::AllocationFailed { bytes: payload_len })?;
+            for part in parts {
+                v.extend_from_slice(part.as_slice());
+                v.resize(
+                    (format::padded_len(part.len()) / 8) as usize + v.len() - part.len(),
+                    0,
+                );
+            }
+            std::borrow::Cow::Owned(v)
+        }
+    };
+    let stream = compress_bits(&joined, m)?;
+    let mut c = Vec::with_capacity(PACK_FIXED + stream.len() + 64);
+    c.extend_from_slice(&payload_len.to_le_bytes());
+    c.extend_from_slice(&plain_sum.to_le_bytes());
+    c.extend_from_slice(&(stream.len() as u64).to_le_bytes());
+    c.extend_from_slice(&stream);
+    Ok(assemble(
+        &header.encode(payload_len),
+        format::FLAG_COMPRESSED,
+        &pad64(c),
+    ))
+}
+
+/// A writer that keeps only the last 8 bytes written: fed a whole file by [`format::write`]
+/// (which computes the checksum as it writes), it holds the file's checksum trailer and
+/// nothing else.
+struct TailSink([u8; 8]);
+
+impl std::io::Write for TailSink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.len() >= 8 {
+            self.0.copy_from_slice(&buf[buf.len() - 8..]);
+        } else {
+            self.0.rotate_left(buf.len());
+            self.0[8 - buf.len()..].copy_from_slice(buf);
+        }
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
 /// A compressed file, validated up to its stream: what [`rebuild`] needs.
 struct Packed<'a> {
     /// The header bytes `[0, H)`.
@@ -1173,10 +1239,10 @@ impl PlainBytes<'_> {
     }
 
     /// Where a structure's words come from: copied from the bytes, or the map in place.
-    pub(crate) fn source(&self) -> format::Source<'_> {
+    pub(crate) fn source(&self) -> crate::io::format::Source<'_> {
         match self {
-            PlainBytes::Mapped(m) => format::Source::Mapped(m),
-            other => format::Source::Bytes(other.bytes()),
+            PlainBytes::Mapped(m) => crate::io::format::Source::Mapped(m),
+            other => crate::io::format::Source::Bytes(other.bytes()),
         }
     }
 }
@@ -1264,14 +1330,12 @@ pub fn packed_sizes(bytes: &[u8], exact: bool) -> Result<PackedSizes> {
         let (pd, _) = format::decode_with_flags(&packed, format::Verify::HeaderOnly)?;
         (packed.len() as u64, le64(&packed, pd.payload_offset + 16))
     } else {
-        let ones = count_ones_m(&words, m);
-        let stream = if ones == 0 || ones == m {
-            HEADER_BYTES as u64
-        } else {
-            (entropy / 8.0).ceil() as u64 + HEADER_BYTES as u64 + 5
-        };
-        let container = (PACK_FIXED as u64 + stream).div_ceil(64) * 64;
-        (d.payload_offset as u64 + container + 8, stream)
+        let p = predicted_sizes(
+            d.payload_offset as u64,
+            d.payload_len as u64,
+            count_ones_m(&words, m),
+        );
+        (p.compressed_bytes, p.stream_bytes)
     };
     Ok(PackedSizes {
         compressed_input,
@@ -1281,6 +1345,34 @@ pub fn packed_sizes(bytes: &[u8], exact: bool) -> Result<PackedSizes> {
         stream_bytes,
         entropy_bits: entropy,
     })
+}
+
+/// The sizes [`packed_sizes`] predicts for a plain file (not measured: `exact` is false) from
+/// its header and payload lengths and the number of one bits in its payload, with no pass
+/// over the payload: for callers that already counted the bits (`bloomery info` on a mapped
+/// file). Equal to `packed_sizes(file, false)` for the file they describe.
+pub fn predicted_sizes(header_len: u64, payload_len: u64, ones: u64) -> PackedSizes {
+    let m = payload_len * 8;
+    let ones = ones.min(m);
+    let entropy = if m == 0 {
+        0.0
+    } else {
+        m as f64 * crate::params::entropy((m - ones) as f64 / m as f64)
+    };
+    let stream = if ones == 0 || ones == m {
+        HEADER_BYTES as u64
+    } else {
+        (entropy / 8.0).ceil() as u64 + HEADER_BYTES as u64 + 5
+    };
+    let container = (PACK_FIXED as u64 + stream).div_ceil(64) * 64;
+    PackedSizes {
+        compressed_input: false,
+        exact: false,
+        plain_bytes: header_len + payload_len + 8,
+        compressed_bytes: header_len + container + 8,
+        stream_bytes: stream,
+        entropy_bits: entropy,
+    }
 }
 
 /// A delta file from `old` to `new` (each plain or compressed): the header of `new` with flag
@@ -1406,16 +1498,6 @@ pub fn patch_file(old: &[u8], delta: &[u8], limit_bytes: u64) -> Result<Vec<u8>>
     }
     out[payload_end..].copy_from_slice(&sum.to_le_bytes());
     Ok(out)
-}
-
-/// Save bytes (a file of the common format in any form) atomically: temp file, fsync, rename.
-pub fn save_bytes(path: impl AsRef<std::path::Path>, bytes: &[u8]) -> Result<()> {
-    format::save_atomic(path.as_ref(), |w| Ok(w.write_all(bytes)?))
-}
-
-/// Save a structure in its compressed form, atomically.
-pub fn save_compressed<P: format::Persist>(f: &P, path: impl AsRef<std::path::Path>) -> Result<()> {
-    save_bytes(path, &compress_file(&f.to_bytes())?)
 }
 
 #[cfg(test)]

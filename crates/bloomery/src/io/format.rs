@@ -1,338 +1,25 @@
-//! The one file format: versioned, little-endian, checksummed, mmap-able.
-//!
-//! Every structure saves as
-//!
-//! ```text
-//! offset  size  field
-//! 0       8     magic  "BLOOMERY"
-//! 8       2     format version (this build writes 1, reads 1..=FORMAT_VERSION)
-//! 10      2     structure kind (see [`Kind`])
-//! 12      4     header length H (a multiple of 64, so the payload is 64-byte aligned)
-//! 16      8     payload length P (a multiple of 64)
-//! 24      1     hash algorithm ([`crate::hash::HashAlgorithm`] id)
-//! 25      1     seed kind (default / user / keyed)
-//! 26      2     flags: 0 for a plain file; [`FLAG_COMPRESSED`] or [`FLAG_DELTA`] for the
-//!               compressed and delta forms of [`crate::io::compress`]
-//! 28      4     length of the kind-specific parameters
-//! 32      16    seed (xxh3: low 8 bytes; keyed: the 128-bit secret)
-//! 48      8     item count
-//! 56      8     capacity the structure was sized for (0: not sized for one)
-//! 64      8     target false-positive rate, f64 (0: none)
-//! 72      ..    kind-specific parameters, then zero padding up to H
-//! H       P     payload: the structure's words, little-endian
-//! H+P     8     checksum: xxh3-64 of bytes [0, H+P)
-//! ```
-//!
-//! Loading checks everything and returns a typed [`FormatError`]: truncated input, bad magic,
-//! unknown version, kind, hash or flags, checksum mismatch, non-zero padding, parameters that
-//! contradict each other or the payload length. The payload is 64-byte aligned in the file, so
-//! [`Persist::open_mmap`] can use the words in place: a filter larger than RAM can be queried.
+//! Persistence on top of the header codec ([`crate::io::header`]): the [`Persist`] trait
+//! (save, load, map), atomic saves, memory maps, whole-file reads and save options. Every
+//! loader first turns a compressed file into its plain form ([`crate::io::compress`]).
 //!
 //! Saves are atomic ([`save_atomic`]): the bytes go to a temporary file in the same directory,
 //! which is flushed to disk and renamed over the target; the directory is then synced. A crash
-//! at any point leaves either the old file or the new one, never a mix.
-//!
-//! **Compatibility promise:** a file written by any released version loads in every later one.
-//! Version 1's layout and its hash mapping never change; golden files of each version live in
-//! `tests/golden/` and are loaded by the test suite.
+//! at any point leaves either the old file or the new one, never a mix. Big files are mapped,
+//! verified in a streaming pass and updated in place of a copy by [`crate::io::mapped`].
 
 use std::io::{self, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::{inconsistent, Error, FormatError, Result};
-use crate::hash::{HashAlgorithm, KeyHasher, SeedKind};
-pub use crate::kind::Kind;
+pub use crate::io::header::*;
 use crate::store::Words;
-
-/// File magic.
-pub const MAGIC: [u8; 8] = *b"BLOOMERY";
-/// The newest format version this build writes and reads.
-pub const FORMAT_VERSION: u16 = 1;
-/// Size of the fixed part of the header.
-const FIXED_HEADER: usize = 72;
-/// Largest header accepted (guards against absurd parameter lengths).
-const MAX_HEADER: usize = 1 << 20;
-/// Bytes of the checksum trailer.
-const TRAILER: usize = 8;
-/// Header flag: the payload is a compressed container holding the plain payload
-/// ([`crate::io::compress`]). Every loader decompresses such a file transparently.
-pub const FLAG_COMPRESSED: u16 = 0x0001;
-/// Header flag: the file is a delta from a base file to the file this header describes
-/// ([`crate::io::compress::patch_file`]); it is not a filter and does not load as one.
-pub const FLAG_DELTA: u16 = 0x0002;
-
-/// The decoded common header.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Header {
-    /// Format version of the file.
-    pub version: u16,
-    /// Structure kind.
-    pub kind: Kind,
-    /// Hash algorithm and seed.
-    pub hasher: KeyHasher,
-    /// Items inserted (as the structure counts them).
-    pub items: u64,
-    /// Capacity the structure was sized for (0 if none).
-    pub capacity: u64,
-    /// Target false-positive rate (0 if none).
-    pub target_fpr: f64,
-    /// Kind-specific parameters.
-    pub params: Vec<u8>,
-}
-
-impl Header {
-    /// A version-1 header for a structure of `kind`.
-    pub fn new(kind: Kind, hasher: KeyHasher) -> Self {
-        Self {
-            version: FORMAT_VERSION,
-            kind,
-            hasher,
-            items: 0,
-            capacity: 0,
-            target_fpr: 0.0,
-            params: Vec::new(),
-        }
-    }
-
-    fn encoded_len(&self) -> usize {
-        (FIXED_HEADER + self.params.len()).div_ceil(64) * 64
-    }
-
-    fn encode(&self, payload_len: u64) -> Vec<u8> {
-        let h = self.encoded_len();
-        let mut b = Vec::with_capacity(h);
-        b.extend_from_slice(&MAGIC);
-        b.extend_from_slice(&self.version.to_le_bytes());
-        b.extend_from_slice(&self.kind.id().to_le_bytes());
-        b.extend_from_slice(&(h as u32).to_le_bytes());
-        b.extend_from_slice(&payload_len.to_le_bytes());
-        b.push(self.hasher.algorithm().id());
-        b.push(self.hasher.seed_kind() as u8);
-        b.extend_from_slice(&0u16.to_le_bytes());
-        b.extend_from_slice(&(self.params.len() as u32).to_le_bytes());
-        b.extend_from_slice(&self.hasher.seed().to_le_bytes());
-        b.extend_from_slice(&self.items.to_le_bytes());
-        b.extend_from_slice(&self.capacity.to_le_bytes());
-        b.extend_from_slice(&self.target_fpr.to_le_bytes());
-        debug_assert_eq!(b.len(), FIXED_HEADER);
-        b.extend_from_slice(&self.params);
-        b.resize(h, 0);
-        b
-    }
-}
-
-/// A decoded file: the header and where the payload lies in the input.
-#[derive(Debug, Clone)]
-pub struct Decoded {
-    /// The header.
-    pub header: Header,
-    /// Byte offset of the payload in the input.
-    pub payload_offset: usize,
-    /// Payload length in bytes.
-    pub payload_len: usize,
-}
-
-/// How to treat the checksum on load.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verify {
-    /// Verify the checksum (reads every byte).
-    Checksum,
-    /// Trust the payload; still validate the header and every length. Use for huge mapped
-    /// files whose integrity is known, to avoid reading them whole at open.
-    HeaderOnly,
-}
-
-fn rd<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
-    let mut out = [0u8; N];
-    out.copy_from_slice(&b[at..at + N]);
-    out
-}
-
-/// Decode and validate the common header and trailer of a plain file (flags 0). Compressed
-/// files are decompressed by the loaders ([`Persist::from_bytes`], [`crate::AnyFilter`]) before
-/// they get here; see [`crate::io::compress::plain_file`].
-pub fn decode(bytes: &[u8], verify: Verify) -> Result<Decoded, FormatError> {
-    let (d, flags) = decode_with_flags(bytes, verify)?;
-    if flags != 0 {
-        return Err(FormatError::Inconsistent(format!(
-            "flags {flags:#06x}: a compressed or delta file, not a plain one (decompress it first)"
-        )));
-    }
-    Ok(d)
-}
-
-/// [`decode`], also accepting the compressed and delta forms: returns the decoded header
-/// (the payload is then the form's container) and the flags.
-pub fn decode_with_flags(bytes: &[u8], verify: Verify) -> Result<(Decoded, u16), FormatError> {
-    let have = bytes.len() as u64;
-    if bytes.len() < 8 || bytes[..8] != MAGIC {
-        if bytes.len() < 8 && MAGIC.starts_with(bytes) {
-            return Err(FormatError::Truncated { needed: 8, have });
-        }
-        return Err(FormatError::BadMagic);
-    }
-    if bytes.len() < FIXED_HEADER {
-        return Err(FormatError::Truncated {
-            needed: FIXED_HEADER as u64,
-            have,
-        });
-    }
-    let version = u16::from_le_bytes(rd(bytes, 8));
-    if version == 0 || version > FORMAT_VERSION {
-        return Err(FormatError::UnknownVersion(version));
-    }
-    let kind_id = u16::from_le_bytes(rd(bytes, 10));
-    let kind = Kind::from_id(kind_id).ok_or(FormatError::UnknownKind(kind_id))?;
-    let h = u32::from_le_bytes(rd(bytes, 12)) as usize;
-    let p = u64::from_le_bytes(rd(bytes, 16));
-    let algo_id = bytes[24];
-    let seed_kind_id = bytes[25];
-    let flags = u16::from_le_bytes(rd(bytes, 26));
-    let params_len = u32::from_le_bytes(rd(bytes, 28)) as usize;
-    if !h.is_multiple_of(64) || !(FIXED_HEADER..=MAX_HEADER).contains(&h) {
-        return Err(FormatError::Inconsistent(format!("header length {h}")));
-    }
-    if FIXED_HEADER + params_len > h {
-        return Err(FormatError::Inconsistent(format!(
-            "parameter length {params_len} exceeds header length {h}"
-        )));
-    }
-    if p % 64 != 0 {
-        return Err(FormatError::Inconsistent(format!(
-            "payload length {p} is not a multiple of 64"
-        )));
-    }
-    let total = (h as u64)
-        .checked_add(p)
-        .and_then(|x| x.checked_add(TRAILER as u64))
-        .ok_or_else(|| FormatError::Inconsistent("payload length overflows".into()))?;
-    if have < total {
-        return Err(FormatError::Truncated {
-            needed: total,
-            have,
-        });
-    }
-    if have > total {
-        return Err(FormatError::TrailingData {
-            extra: have - total,
-        });
-    }
-    let body = total as usize - TRAILER;
-    let stored = u64::from_le_bytes(rd(bytes, body));
-    if verify == Verify::Checksum {
-        let computed = xxhash_rust::xxh3::xxh3_64(&bytes[..body]);
-        if computed != stored {
-            return Err(FormatError::ChecksumMismatch { stored, computed });
-        }
-    }
-    if !matches!(flags, 0 | FLAG_COMPRESSED | FLAG_DELTA) {
-        return Err(FormatError::Inconsistent(format!(
-            "unknown flags {flags:#06x}"
-        )));
-    }
-    let algorithm = HashAlgorithm::from_id(algo_id).ok_or(FormatError::UnknownHash(algo_id))?;
-    let seed_kind = SeedKind::from_id(seed_kind_id)
-        .ok_or_else(|| FormatError::Inconsistent(format!("seed kind {seed_kind_id}")))?;
-    let seed = u128::from_le_bytes(rd(bytes, 32));
-    let hasher = KeyHasher::from_parts(algorithm, seed_kind, seed)
-        .map_err(|e| FormatError::Inconsistent(e.to_string()))?;
-    let items = u64::from_le_bytes(rd(bytes, 48));
-    let capacity = u64::from_le_bytes(rd(bytes, 56));
-    let target_fpr = f64::from_le_bytes(rd(bytes, 64));
-    if !(target_fpr == 0.0 || (target_fpr > 0.0 && target_fpr < 1.0)) {
-        return Err(FormatError::Inconsistent(format!(
-            "target false-positive rate {target_fpr}"
-        )));
-    }
-    let params = bytes[FIXED_HEADER..FIXED_HEADER + params_len].to_vec();
-    if bytes[FIXED_HEADER + params_len..h].iter().any(|&b| b != 0) {
-        return Err(FormatError::Inconsistent("non-zero header padding".into()));
-    }
-    Ok((
-        Decoded {
-            header: Header {
-                version,
-                kind,
-                hasher,
-                items,
-                capacity,
-                target_fpr,
-                params,
-            },
-            payload_offset: h,
-            payload_len: p as usize,
-        },
-        flags,
-    ))
-}
 
 /// Read just the header of a file (cheap: no checksum, no payload). For a compressed file
 /// this is the header of the plain file it holds.
 pub fn read_header(path: impl AsRef<Path>) -> Result<Header> {
     let map = map_file(path.as_ref())?;
     Ok(decode_with_flags(&map, Verify::HeaderOnly)?.0.header)
-}
-
-/// A writer that checksums what passes through it.
-struct Checksummed<W> {
-    inner: W,
-    hasher: xxhash_rust::xxh3::Xxh3,
-}
-
-impl<W: Write> Checksummed<W> {
-    fn put(&mut self, b: &[u8]) -> io::Result<()> {
-        self.hasher.update(b);
-        self.inner.write_all(b)
-    }
-}
-
-/// What a structure writes as payload: one or more word arrays, concatenated, each padded to
-/// a multiple of 64 bytes.
-pub struct Payload<'a> {
-    parts: Vec<&'a Words>,
-}
-
-impl<'a> Payload<'a> {
-    /// A payload of word arrays in order.
-    pub fn new(parts: Vec<&'a Words>) -> Self {
-        Self { parts }
-    }
-
-    /// Encoded length in bytes.
-    pub fn len(&self) -> u64 {
-        self.parts.iter().map(|w| padded_len(w.len())).sum()
-    }
-
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
-
-/// Bytes a word array takes in the payload (rounded up to 64). Saturates instead of
-/// overflowing for absurd word counts declared by a malformed file.
-pub fn padded_len(words: usize) -> u64 {
-    (words as u64).div_ceil(8).saturating_mul(64)
-}
-
-/// Write a complete file (header, payload, checksum) to `w`.
-pub fn write(header: &Header, payload: &Payload<'_>, w: impl Write) -> Result<()> {
-    let mut c = Checksummed {
-        inner: w,
-        hasher: xxhash_rust::xxh3::Xxh3::new(),
-    };
-    c.put(&header.encode(payload.len()))?;
-    let zeros = [0u8; 64];
-    for part in &payload.parts {
-        part.write_le(|b| c.put(b))?;
-        let pad = (padded_len(part.len()) - part.len() as u64 * 8) as usize;
-        c.put(&zeros[..pad])?;
-    }
-    let sum = c.hasher.digest();
-    c.inner.write_all(&sum.to_le_bytes())?;
-    c.inner.flush()?;
-    Ok(())
 }
 
 /// Write a file atomically: temp file in the same directory, fsync, rename, fsync directory.
@@ -363,13 +50,147 @@ pub fn save_atomic(path: &Path, write_fn: impl FnOnce(&mut dyn Write) -> Result<
     }
     tmp.as_file().sync_all()?;
     tmp.persist(path).map_err(|e| Error::Io(e.error))?;
+    sync_dir(path);
+    Ok(())
+}
+
+/// Make a rename into `path`'s directory durable (fsync the directory; best effort).
+pub(crate) fn sync_dir(path: &Path) {
     #[cfg(unix)]
     {
-        if let Ok(d) = std::fs::File::open(&dir) {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        if let Ok(d) = std::fs::File::open(dir) {
             let _ = d.sync_all();
         }
     }
+    #[cfg(not(unix))]
+    let _ = path;
+}
+
+/// Something that saves as a file of the format: every structure ([`Persist`](crate::Persist))
+/// and the run-time types [`AnyFilter`](crate::AnyFilter) and
+/// [`AnyCounter`](crate::AnyCounter). What [`crate::FileUpdate::commit`] writes.
+pub trait Encode {
+    /// The header (with kind-specific parameters) and payload to write.
+    fn encode_parts(&self) -> (Header, Payload<'_>);
+
+    /// Bytes of the plain file this saves as, computed without encoding it.
+    fn encoded_len(&self) -> u64 {
+        let (h, p) = self.encode_parts();
+        h.encoded_len() as u64 + p.len() + TRAILER as u64
+    }
+}
+
+impl<P: Persist> Encode for P {
+    fn encode_parts(&self) -> (Header, Payload<'_>) {
+        Persist::encode_parts(self)
+    }
+}
+
+/// A progress callback: bytes of the pass done so far.
+pub type Progress<'a> = &'a mut dyn FnMut(u64);
+
+/// Drop `[at, at + n)` of a read-only shared map from the process (the page cache keeps it).
+pub(crate) fn release_readonly(map: &memmap2::Mmap, at: usize, n: usize) {
+    #[cfg(unix)]
+    // SAFETY: MADV_DONTNEED on a read-only shared file map unmaps the pages; the next access
+    // reads the same bytes back from the file, which must not change while mapped (the
+    // contract of every map), so no reference into the map observes a change.
+    unsafe {
+        let _ = map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, at, n);
+    }
+    #[cfg(not(unix))]
+    let _ = (map, at, n);
+}
+
+/// Verify the checksum of a mapped plain or compressed file (its header already decoded) in
+/// one streaming pass that drops each step's pages behind it (see
+/// [`crate::MappedFile::verify`]).
+pub(crate) fn verify_map(map: &memmap2::Mmap, progress: Progress<'_>) -> Result<()> {
+    let body = map.len().saturating_sub(TRAILER);
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    let computed = stream_checksum(
+        &map[..body],
+        |at, n| {
+            #[cfg(unix)]
+            if n > 0 {
+                let _ = map.advise_range(memmap2::Advice::WillNeed, at, n);
+            }
+            #[cfg(not(unix))]
+            let _ = (at, n);
+        },
+        |at, n| release_readonly(map, at, n),
+        progress,
+    );
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Random);
+    let stored = u64::from_le_bytes(map[body..].try_into().expect("8 bytes"));
+    if computed != stored {
+        return Err(FormatError::ChecksumMismatch { stored, computed }.into());
+    }
     Ok(())
+}
+
+/// A writer that reports the bytes through it.
+struct CountingWriter<'a, W> {
+    inner: W,
+    done: u64,
+    progress: Progress<'a>,
+}
+
+impl<W: Write> Write for CountingWriter<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(&buf[..buf.len().min(PASS_CHUNK)])?;
+        let before = self.done / PASS_CHUNK as u64;
+        self.done += n as u64;
+        if self.done / PASS_CHUNK as u64 != before {
+            (self.progress)(self.done);
+        }
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        (self.progress)(self.done);
+        self.inner.flush()
+    }
+}
+
+/// Write a structure through `w` in pieces of at most [`PASS_CHUNK`] bytes, telling
+/// `progress` the bytes written: a save with a progress report.
+pub(crate) fn write_with_progress<E: Encode + ?Sized>(
+    f: &E,
+    w: &mut dyn Write,
+    progress: Progress<'_>,
+) -> Result<()> {
+    let (header, payload) = f.encode_parts();
+    let mut w = CountingWriter {
+        inner: w,
+        done: 0,
+        progress,
+    };
+    write(&header, &payload, &mut w)
+}
+
+/// Read and validate the header of the file at `path` from its first bytes only (see
+/// [`peek`]): cheap for a file of any size, and it says whether the file is compressed and how
+/// long it should be.
+pub fn peek_file(path: impl AsRef<Path>) -> Result<FileHead> {
+    let file = std::fs::File::open(path.as_ref())?;
+    not_a_directory(&file)?;
+    let mut head = Vec::with_capacity(FIXED_HEADER);
+    (&file).take(FIXED_HEADER as u64).read_to_end(&mut head)?;
+    if head.len() == FIXED_HEADER {
+        let h = u32::from_le_bytes(head[12..16].try_into().expect("4 bytes")) as usize;
+        if h > FIXED_HEADER && h <= MAX_HEADER {
+            (&file)
+                .take((h - FIXED_HEADER) as u64)
+                .read_to_end(&mut head)?;
+        }
+    }
+    Ok(peek(&head)?)
 }
 
 /// Refuse a directory given where a filter file belongs (mapping one fails with "No such
@@ -403,6 +224,8 @@ pub enum Source<'a> {
     Bytes(&'a [u8]),
     /// Map in place (zero-copy).
     Mapped(&'a Arc<memmap2::Mmap>),
+    /// Map in place, writable: a copy of a file being updated ([`crate::FileUpdate`]).
+    Shared(&'a Arc<crate::store::SharedMap>),
 }
 
 impl Source<'_> {
@@ -411,6 +234,9 @@ impl Source<'_> {
         match self {
             Source::Bytes(b) => b,
             Source::Mapped(m) => m,
+            // SAFETY: the whole map is readable; while a structure is decoded from it nothing
+            // writes it (the update hands the map to one decoder at a time, before any write).
+            Source::Shared(m) => unsafe { std::slice::from_raw_parts(m.ptr(), m.len()) },
         }
     }
 
@@ -425,86 +251,8 @@ impl Source<'_> {
                 Words::from_le_bytes(&b[offset..end], limit)
             }
             Source::Mapped(m) => Words::mapped(Arc::clone(m), offset, words, limit),
+            Source::Shared(m) => Words::shared(m, offset, words, limit),
         }
-    }
-}
-
-/// Little-endian encoder for kind-specific parameters.
-#[derive(Default)]
-pub struct ParamWriter(Vec<u8>);
-
-impl ParamWriter {
-    /// Empty.
-    pub fn new() -> Self {
-        Self::default()
-    }
-    /// Append a u8.
-    pub fn u8(mut self, v: u8) -> Self {
-        self.0.push(v);
-        self
-    }
-    /// Append a u32.
-    pub fn u32(mut self, v: u32) -> Self {
-        self.0.extend_from_slice(&v.to_le_bytes());
-        self
-    }
-    /// Append a u64.
-    pub fn u64(mut self, v: u64) -> Self {
-        self.0.extend_from_slice(&v.to_le_bytes());
-        self
-    }
-    /// Append an f64.
-    pub fn f64(mut self, v: f64) -> Self {
-        self.0.extend_from_slice(&v.to_le_bytes());
-        self
-    }
-    /// The bytes.
-    pub fn finish(self) -> Vec<u8> {
-        self.0
-    }
-}
-
-/// Little-endian decoder for kind-specific parameters, with typed errors.
-pub struct ParamReader<'a> {
-    b: &'a [u8],
-    at: usize,
-}
-
-impl<'a> ParamReader<'a> {
-    /// Read from `b`.
-    pub fn new(b: &'a [u8]) -> Self {
-        Self { b, at: 0 }
-    }
-    fn take<const N: usize>(&mut self) -> Result<[u8; N]> {
-        if self.at + N > self.b.len() {
-            return Err(inconsistent("parameters too short"));
-        }
-        let out = rd(self.b, self.at);
-        self.at += N;
-        Ok(out)
-    }
-    /// Next u8.
-    pub fn u8(&mut self) -> Result<u8> {
-        Ok(self.take::<1>()?[0])
-    }
-    /// Next u32.
-    pub fn u32(&mut self) -> Result<u32> {
-        Ok(u32::from_le_bytes(self.take()?))
-    }
-    /// Next u64.
-    pub fn u64(&mut self) -> Result<u64> {
-        Ok(u64::from_le_bytes(self.take()?))
-    }
-    /// Next f64.
-    pub fn f64(&mut self) -> Result<f64> {
-        Ok(f64::from_le_bytes(self.take()?))
-    }
-    /// Fail unless every byte was read.
-    pub fn finish(self) -> Result<()> {
-        if self.at != self.b.len() {
-            return Err(inconsistent("unexpected extra parameters"));
-        }
-        Ok(())
     }
 }
 
@@ -558,6 +306,11 @@ pub trait Persist: Sized {
         save_atomic(path.as_ref(), |w| self.write_to(w))
     }
 
+    /// Save atomically with [`SaveOptions`]: the compressed form, a progress report.
+    fn save_with(&self, path: impl AsRef<Path>, opts: SaveOptions<'_>) -> Result<()> {
+        save_encoded(self, path.as_ref(), opts)
+    }
+
     /// Load a file into memory, verifying the checksum.
     fn load(path: impl AsRef<Path>) -> Result<Self> {
         Self::from_bytes(&read_file(path.as_ref())?)
@@ -571,13 +324,66 @@ pub trait Persist: Sized {
     /// replace files by rename, which is safe).
     fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
         let map = map_file(path.as_ref())?;
-        if crate::io::compress::is_packed(&map) {
-            // A compressed file cannot be used in place: decompress it into memory.
+        let (d, flags) = decode_with_flags(&map, Verify::HeaderOnly)?;
+        if verify == Verify::Checksum {
+            verify_map(&map, &mut |_| {})?;
+        }
+        if flags != 0 {
+            // A compressed file cannot be used in place: decompress it into memory (a delta
+            // file is refused there).
             return Self::from_bytes(&map);
         }
-        let d = decode(&map, verify)?;
         check_kind(&d, Self::KIND)?;
         Self::decode_from(&d, Source::Mapped(&map), crate::store::max_bytes())
+    }
+}
+
+/// Options of a save ([`Persist::save_with`], [`crate::AnyFilter::save_with`], ...).
+#[derive(Default)]
+#[non_exhaustive]
+pub struct SaveOptions<'a> {
+    /// Write the compressed form ([`crate::compress`]).
+    pub compressed: bool,
+    /// Told the bytes written so far, about every [`crate::PASS_CHUNK`] bytes (plain saves).
+    pub progress: Option<Progress<'a>>,
+}
+
+impl<'a> SaveOptions<'a> {
+    /// A plain save without progress reports.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Write the compressed form.
+    pub fn compressed(mut self, yes: bool) -> Self {
+        self.compressed = yes;
+        self
+    }
+
+    /// Report the bytes written.
+    pub fn progress(mut self, f: Progress<'a>) -> Self {
+        self.progress = Some(f);
+        self
+    }
+}
+
+/// Save any encodable structure with `opts` (atomic).
+pub(crate) fn save_encoded<E: Encode + ?Sized>(
+    f: &E,
+    path: &Path,
+    opts: SaveOptions<'_>,
+) -> Result<()> {
+    if opts.compressed {
+        let (header, payload) = f.encode_parts();
+        let packed = crate::io::compress::compress_parts(&header, &payload)?;
+        return save_atomic(path, |w| Ok(w.write_all(&packed)?));
+    }
+    match opts.progress {
+        Some(p) => save_atomic(path, |w| write_with_progress(f, w, p)),
+        None => save_atomic(path, |w| {
+            let (header, payload) = f.encode_parts();
+            write(&header, &payload, w)
+        }),
     }
 }
 
@@ -660,26 +466,16 @@ pub fn read_file(path: &Path) -> Result<FileBuf> {
     }
 }
 
-/// Fail with [`FormatError::WrongKind`] unless the decoded kind is `want`.
-pub fn check_kind(d: &Decoded, want: Kind) -> Result<()> {
-    if d.header.kind.rust_type() != want.rust_type() {
-        return Err(FormatError::WrongKind {
-            expected: want.name(),
-            found: d.header.kind.name(),
-        }
-        .into());
-    }
-    Ok(())
+/// Save bytes (a file of the common format in any form) atomically: temp file, fsync, rename.
+pub fn save_bytes(path: impl AsRef<std::path::Path>, bytes: &[u8]) -> Result<()> {
+    save_atomic(path.as_ref(), |w| Ok(w.write_all(bytes)?))
 }
 
-/// Check the payload holds exactly `words` words (padded to 64 bytes).
-pub fn check_payload(d: &Decoded, words: usize) -> Result<()> {
-    if d.payload_len as u64 != padded_len(words) {
-        return Err(inconsistent(format!(
-            "payload is {} bytes, parameters need {}",
-            d.payload_len,
-            padded_len(words)
-        )));
-    }
-    Ok(())
+/// Save a structure in its compressed form, atomically.
+pub fn save_compressed<P: Persist>(f: &P, path: impl AsRef<std::path::Path>) -> Result<()> {
+    let (header, payload) = f.encode_parts();
+    save_bytes(
+        path,
+        &crate::io::compress::compress_parts(&header, &payload)?,
+    )
 }

@@ -1,11 +1,19 @@
-//! Persistence: the one file format ([`format`]: header codec, payload, checksum, atomic
-//! saves, memory maps), its compressed and delta forms ([`compress`]), and serde support
-//! through the same bytes.
+//! The file format, in layers without import circles:
+//! - [`header`]: the pure header codec (bytes ↔ validated header, the payload encoding, the
+//!   checksum), on top of the storage layer only;
+//! - [`compress`]: the compressed and delta forms, on top of the codec;
+//! - [`format`]: persistence ([`Persist`](format::Persist): save, load, map; atomic saves;
+//!   save options), on top of both;
+//! - [`mapped`]: big files (streaming verification, updates through a writable map of a
+//!   copy), on top of persistence.
+//!
+//! serde support (`serde_impl`, at the crate root) serialises every structure through the
+//! same bytes.
 
 pub mod compress;
 pub(crate) mod format;
-#[cfg(feature = "serde")]
-mod serde_impl;
+pub(crate) mod header;
+pub(crate) mod mapped;
 
 #[cfg(test)]
 mod tests;

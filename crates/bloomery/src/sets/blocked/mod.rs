@@ -1,6 +1,8 @@
 //! The blocked Bloom filter, bloomery's fast default: [`BlockedBloomFilter`] (its docs say which
 //! paper it follows and when to pick it).
 
+pub(crate) mod lines;
+
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;

@@ -1,0 +1,265 @@
+//! Opening filter files: one type for a set structure or a counting one ([`Structure`]),
+//! opened by every command the same way, with what it can do checked once by capability.
+//!
+//! Reading commands map the file ([`open_read`]): the words are used in place, so resident
+//! memory is the pages the keys touch, and the checksum is verified by one streaming pass
+//! (skipped with `--no-verify`: header and parameters are still validated). Updating commands
+//! ([`open_update`]) copy the file beside it, map the copy writable, update it in place and
+//! rename it over the original when done ([`bloomery::FileUpdate`]); a compressed file is
+//! updated in memory and written back compressed.
+
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use bloomery::{
+    AnyCounter, AnyFilter, Capability, FileUpdate, Hashed, KeyHasher, KeySet, Kind, MappedFile,
+    SaveOptions, Verify,
+};
+
+use crate::output::Progress;
+
+/// A filter file's structure: a set kind or a counting kind.
+pub enum Structure {
+    Set(AnyFilter),
+    Counter(AnyCounter),
+}
+
+impl Structure {
+    pub fn from_mapped(file: &MappedFile) -> bloomery::Result<Self> {
+        Ok(if file.header().kind.is_counter() {
+            Structure::Counter(AnyCounter::from_mapped(file)?)
+        } else {
+            Structure::Set(AnyFilter::from_mapped(file)?)
+        })
+    }
+
+    fn from_update(up: &FileUpdate) -> bloomery::Result<Self> {
+        Ok(if up.header().kind.is_counter() {
+            Structure::Counter(AnyCounter::from_update(up)?)
+        } else {
+            Structure::Set(AnyFilter::from_update(up)?)
+        })
+    }
+
+    fn from_bytes(bytes: &[u8]) -> bloomery::Result<Self> {
+        let kind = bloomery::peek_header_bytes(bytes)?.header.kind;
+        Ok(if kind.is_counter() {
+            Structure::Counter(AnyCounter::from_bytes(bytes)?)
+        } else {
+            Structure::Set(AnyFilter::from_bytes(bytes)?)
+        })
+    }
+
+    pub fn kind(&self) -> Kind {
+        match self {
+            Structure::Set(f) => f.kind(),
+            Structure::Counter(c) => c.kind(),
+        }
+    }
+
+    pub fn hasher(&self) -> &KeyHasher {
+        match self {
+            Structure::Set(f) => f.hasher(),
+            Structure::Counter(c) => c.hasher(),
+        }
+    }
+
+    /// Keys go through the pre-hashed path (every kind but the URL filter).
+    pub fn hashed(&self) -> bool {
+        self.kind().capabilities().hashed
+    }
+
+    /// Membership of a key given as bytes (a counting structure: its count is above 0).
+    pub fn contains_key(&self, key: &[u8]) -> bool {
+        match self {
+            Structure::Set(f) => f.contains_key(key),
+            Structure::Counter(c) => c.contains_hashed(c.hasher().hash_bytes(key)),
+        }
+    }
+
+    /// Membership of a key whose hash is known (kinds with the pre-hashed path).
+    pub fn contains_hashed(&self, h: Hashed) -> bool {
+        match self {
+            Structure::Set(f) => f.try_contains_hashed(h).unwrap_or(true),
+            Structure::Counter(c) => c.contains_hashed(h),
+        }
+    }
+}
+
+/// How a file opened for an update is written back.
+enum Commit {
+    /// In place of a copy ([`FileUpdate`]).
+    Mapped(FileUpdate),
+    /// From memory: a compressed file, written back compressed (or plain when `plain`).
+    Compressed { plain: bool },
+}
+
+/// A file opened for an update: its structure and how it is sealed.
+pub struct Update {
+    pub s: Structure,
+    pub sealer: Sealer,
+}
+
+/// How an update is sealed, apart from its structure (so the structure can be borrowed while
+/// the sealer drops touched pages).
+pub struct Sealer {
+    commit: Commit,
+    path: std::path::PathBuf,
+    /// Sweep in file order and drop pages behind (files large enough for it to matter).
+    release: bool,
+}
+
+/// Files at least this large are updated by sweeps in file order that drop the pages behind
+/// them (blocked filters), so the update's resident memory stays bounded.
+const RELEASE_ABOVE: u64 = 64 << 20;
+
+impl Sealer {
+    /// Whether inserts should sweep the file in order, dropping its pages behind them (a
+    /// mapped update of a file large enough for it to matter).
+    pub fn sweeps(&self) -> bool {
+        self.release && matches!(self.commit, Commit::Mapped(_))
+    }
+
+    /// Drop the pages of a byte range of the structure's words (payload offsets) from
+    /// memory: what a sweep in file order leaves behind it. They stay in the page cache.
+    pub fn release_payload(&self, range: std::ops::Range<u64>) {
+        if let (true, Commit::Mapped(up)) = (self.release, &self.commit) {
+            up.release_range(up.payload_offset() + range.start, range.end - range.start);
+        }
+    }
+}
+
+impl Update {
+    /// Seal the update and replace the file (atomic).
+    pub fn commit(self) -> Result<()> {
+        let Sealer {
+            commit,
+            path,
+            release: _,
+        } = self.sealer;
+        let ctx = || format!("cannot write `{}`", path.display());
+        match commit {
+            Commit::Mapped(up) => {
+                let mut bar = Progress::bytes("checksum", up.len());
+                let mut report = |n| bar.set(n);
+                match self.s {
+                    Structure::Set(f) => up.commit(f, &mut report),
+                    Structure::Counter(c) => up.commit(c, &mut report),
+                }
+                .with_context(ctx)?;
+            }
+            Commit::Compressed { plain } => {
+                let opts = || SaveOptions::new().compressed(!plain);
+                match &self.s {
+                    Structure::Set(f) => f.save_with(&path, opts()),
+                    Structure::Counter(c) => c.save_with(&path, opts()),
+                }
+                .with_context(ctx)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn load_ctx(path: &Path) -> String {
+    format!("cannot load `{}`", path.display())
+}
+
+/// Map a filter file; verify its checksum in one streaming pass (a progress bar on a terminal
+/// for a large file) unless `verify` is false.
+pub fn map(path: &Path, verify: bool) -> Result<MappedFile> {
+    let file = MappedFile::open(path).with_context(|| load_ctx(path))?;
+    if verify {
+        let mut bar = Progress::bytes("verifying", file.len());
+        file.verify(&mut |n| bar.set(n))
+            .with_context(|| load_ctx(path))?;
+    }
+    Ok(file)
+}
+
+/// Open a filter file of any kind for reading (see the [module docs](self)).
+pub fn open_read(path: &Path, verify: bool) -> Result<Structure> {
+    let file = map(path, verify)?;
+    Structure::from_mapped(&file).with_context(|| load_ctx(path))
+}
+
+/// Open a set-kind file for reading.
+pub fn open_set(path: &Path, verify: bool) -> Result<AnyFilter> {
+    match open_read(path, verify)? {
+        Structure::Set(f) => Ok(f),
+        Structure::Counter(c) => Err(not_a_set(c.kind(), path)),
+    }
+}
+
+/// The error for a counting file where a set kind is needed.
+pub fn not_a_set(kind: Kind, path: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "`{}` is a {} structure (a counting kind); this command needs a set kind ({})",
+        path.display(),
+        kind.name(),
+        set_kind_names()
+    )
+}
+
+/// The set kinds, as `--kind` spells them.
+pub fn set_kind_names() -> String {
+    Kind::SETS
+        .iter()
+        .map(|k| k.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Check from the header alone, before any pass over the file, that its kind offers `cap`:
+/// the library's message names the kinds that do.
+pub fn require(path: &Path, cap: Capability, what: &str) -> Result<Kind> {
+    let kind = bloomery::peek_file(path)
+        .with_context(|| load_ctx(path))?
+        .header
+        .kind;
+    kind.require(cap)
+        .with_context(|| format!("cannot {what} `{}`", path.display()))?;
+    Ok(kind)
+}
+
+/// Open a filter file of any kind for an update (see the [module docs](self)); a compressed
+/// file is written back compressed.
+pub fn open_update(path: &Path, verify: bool) -> Result<Update> {
+    open_update_as(path, verify, false)
+}
+
+/// [`open_update`], writing a compressed file back plain when `plain` (`dedup --state`).
+pub fn open_update_as(path: &Path, verify: bool, plain: bool) -> Result<Update> {
+    let head = bloomery::peek_file(path).with_context(|| load_ctx(path))?;
+    let verify_mode = if verify {
+        Verify::Checksum
+    } else {
+        Verify::HeaderOnly
+    };
+    if head.compressed {
+        let file = map(path, false)?;
+        let s = Structure::from_bytes(file.bytes()).with_context(|| load_ctx(path))?;
+        return Ok(Update {
+            s,
+            sealer: Sealer {
+                commit: Commit::Compressed { plain },
+                path: path.to_path_buf(),
+                release: false,
+            },
+        });
+    }
+    let len = head.file_len;
+    let mut bar = Progress::bytes("copying", len);
+    let up = FileUpdate::open(path, verify_mode, &mut |n| bar.set(n))
+        .with_context(|| format!("cannot update `{}`", path.display()))?;
+    bar.finish();
+    let s = Structure::from_update(&up).with_context(|| load_ctx(path))?;
+    Ok(Update {
+        s,
+        sealer: Sealer {
+            commit: Commit::Mapped(up),
+            path: path.to_path_buf(),
+            release: len >= RELEASE_ABOVE,
+        },
+    })
+}

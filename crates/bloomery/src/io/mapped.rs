@@ -1,0 +1,505 @@
+//! Big files: read-only maps with a streaming checksum, and updates through a writable map of
+//! a copy.
+//!
+//! A filter file can be larger than RAM. Three ways in, each with its guarantee:
+//!
+//! | how | what it reads | guarantee |
+//! |---|---|---|
+//! | [`MappedFile::open`] + [`MappedFile::verify`] (or `open_mmap(.., Verify::Checksum)`) | every byte once, streamed through the map in [`PASS_CHUNK`] pieces whose pages are dropped behind the pass | the payload is the one that was saved (xxh3-64 checksum), or a typed error |
+//! | [`MappedFile::open`] alone (or `open_mmap(.., Verify::HeaderOnly)`) | the header and what queries touch | header and parameters validated (magic, version, kind, lengths, hash, every parameter against the payload length); a damaged payload gives wrong answers (false positives or negatives), never a crash or an out-of-bounds read |
+//! | `load` / `from_bytes` | the whole file, copied into memory | as `Checksum` |
+//!
+//! A structure decoded from a map uses the file's pages in place: resident memory is the pages
+//! its queries touch. The checksum pass holds at most two chunks of the file resident.
+//!
+//! ## Updates: copy, map, update in place, rename
+//! [`FileUpdate`] updates a big file in bounded memory and keeps the atomic-save guarantee
+//! (after a crash at any point the file is either the old one or the new one):
+//! 1. the file is copied to a temporary file in the same directory — by the kernel
+//!    (`copy_file_range`, a reflink on filesystems that share extents) when the source is not
+//!    verified, or read once through its map while its checksum is computed and written out
+//!    when it is (a corrupt source is refused, not re-sealed with a fresh checksum);
+//! 2. the copy is mapped writable (a shared map): a structure decoded from it
+//!    ([`AnyFilter::from_update`](crate::AnyFilter::from_update), ...) writes straight into
+//!    the copy's pages; [`FileUpdate::release_memory`] and [`FileUpdate::release_range`]
+//!    drop touched pages from the process (they stay in the page cache), so a long update
+//!    keeps its resident memory bounded (a blocked filter's sweep in block order,
+//!    [`BlockedBloomFilter::insert_sorted`](crate::BlockedBloomFilter::insert_sorted), drops
+//!    the range behind it);
+//! 3. [`FileUpdate::commit`] writes the new header and any part that does not live in the
+//!    map, computes the checksum in one streaming pass, writes the trailer, flushes the map,
+//!    fsyncs the copy, renames it over the original and fsyncs the directory.
+//!
+//! Until the rename the original is never written; a failure or a crash leaves it as it was
+//! (and a stale `.bloomery-*.tmp` file beside it after a crash, as any atomic save does). The
+//! cost is one copy of the file and one streaming checksum pass; the disk needs room for the
+//! copy. An in-place update with a journal would write less for a few keys, but every reader
+//! would then have to recover an interrupted update before it could trust the file; the copy
+//! keeps readers as simple as the format (see `docs/CLI.md`, "Big filters", for the
+//! measurements behind the choice).
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::error::{Error, FormatError, Result};
+use crate::io::format::{self, release_readonly, Encode, Persist, Progress, Source};
+use crate::io::header::{stream_checksum, Decoded, Header, Verify, PASS_CHUNK};
+use crate::store::SharedMap;
+
+/// A filter file opened through a read-only memory map: its header decoded and validated, its
+/// payload untouched until a structure is decoded from it and queried.
+///
+/// What each way of opening guarantees:
+/// - [`open`](Self::open) alone validates the header and every parameter against the payload
+///   length (magic, version, kind, lengths, hash): a damaged payload gives wrong answers (false
+///   positives or negatives), never a crash or an out-of-bounds read; queries read only the
+///   pages they touch;
+/// - [`open`](Self::open) then [`verify`](Self::verify) also checks the xxh3-64 checksum in
+///   one streaming pass over the map ([`PASS_CHUNK`] bytes at a time, each dropped from the
+///   process behind the pass): the payload is the one that was saved, or a typed error.
+///
+/// ```
+/// use bloomery::{AnyFilter, BlockedBloomFilter, Filter, MappedFile, Persist};
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("seen.bloom");
+/// let mut f = BlockedBloomFilter::try_new(1000, 0.01)?;
+/// f.insert("alice");
+/// f.save(&path)?;
+///
+/// let file = MappedFile::open(&path)?;
+/// file.verify(&mut |_done| {})?; // one streaming pass; skip it to trust the payload
+/// let mapped = AnyFilter::from_mapped(&file)?;
+/// assert!(mapped.contains("alice"));
+/// # Ok(()) }
+/// ```
+pub struct MappedFile {
+    map: Arc<memmap2::Mmap>,
+    decoded: Decoded,
+    flags: u16,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for MappedFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MappedFile")
+            .field("path", &self.path)
+            .field("len", &self.map.len())
+            .field("kind", &self.decoded.header.kind)
+            .field("flags", &self.flags)
+            .finish()
+    }
+}
+
+impl MappedFile {
+    /// Map a file and validate its header (magic, version, kind, lengths, hash, flags);
+    /// nothing of the payload is read. A compressed file opens too (its structure is
+    /// decompressed into memory when decoded), and so does a delta file (whose bytes
+    /// [`crate::compress::patch_file`] takes; decoding a structure from it is refused).
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        let path = path.as_ref();
+        let map = format::map_file(path)?;
+        let (decoded, flags) = format::decode_with_flags(&map, Verify::HeaderOnly)?;
+        #[cfg(unix)]
+        {
+            // Queries touch a few pages each: no read-ahead around them. Advice only.
+            let _ = map.advise(memmap2::Advice::Random);
+        }
+        Ok(Self {
+            map,
+            decoded,
+            flags,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The validated header.
+    pub fn header(&self) -> &Header {
+        &self.decoded.header
+    }
+
+    /// The path it was opened from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Bytes of the file.
+    pub fn len(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    /// Always false: a valid file has at least a header and a trailer.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Bytes of the payload (for a compressed file, of its compressed container).
+    pub fn payload_len(&self) -> u64 {
+        self.decoded.payload_len as u64
+    }
+
+    /// Bytes of the header.
+    pub fn header_len(&self) -> u64 {
+        self.decoded.payload_offset as u64
+    }
+
+    /// True for a compressed file (its structures are decompressed into memory).
+    pub fn is_compressed(&self) -> bool {
+        self.flags == format::FLAG_COMPRESSED
+    }
+
+    /// True for a delta file ([`crate::compress::diff_files`]): not a structure.
+    pub fn is_delta(&self) -> bool {
+        self.flags == format::FLAG_DELTA
+    }
+
+    /// A plain file, whose words can be used in place.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.flags == 0
+    }
+
+    /// The file's bytes, in place (reading them faults their pages in).
+    pub fn bytes(&self) -> &[u8] {
+        &self.map
+    }
+
+    /// Verify the checksum in one streaming pass over the map, [`PASS_CHUNK`] bytes at a
+    /// time, dropping each chunk's pages from the process behind the pass (they stay in the
+    /// page cache): resident memory stays at about two chunks whatever the file's size.
+    /// `progress` is told the bytes done after each chunk (of [`len`](Self::len) in all).
+    pub fn verify(&self, progress: Progress<'_>) -> Result<()> {
+        format::verify_map(&self.map, progress)
+    }
+
+    /// Decode the file's structure as `P`: the words are the file's pages, used in place (a
+    /// compressed file is decompressed into memory). The checksum is not verified here: call
+    /// [`verify`](Self::verify) first for that guarantee.
+    pub fn decode<P: Persist>(&self) -> Result<P> {
+        if !self.is_plain() {
+            // decompressed into memory; a delta file is refused there
+            return P::from_bytes(self.bytes());
+        }
+        format::check_kind(&self.decoded, P::KIND)?;
+        P::decode_from(
+            &self.decoded,
+            Source::Mapped(&self.map),
+            crate::store::max_bytes(),
+        )
+    }
+
+    /// Drop this file's pages from the process's memory (they stay in the page cache and
+    /// fault back in when touched again): for callers that make their own passes.
+    pub fn release_memory(&self) {
+        release_readonly(&self.map, 0, self.map.len());
+    }
+
+    pub(crate) fn decoded(&self) -> &Decoded {
+        &self.decoded
+    }
+
+    pub(crate) fn map(&self) -> &Arc<memmap2::Mmap> {
+        &self.map
+    }
+}
+
+/// An update of a big file in bounded memory: a copy of the file beside it, mapped writable,
+/// into which a structure writes in place; [`commit`](Self::commit) seals the copy and
+/// renames it over the original. Until that rename the original is never written: after a
+/// crash or an I/O error at any point the file is the old one or the new one (a crash may
+/// leave a stale `.bloomery-*.tmp` copy beside it). Dropping it without a commit removes the
+/// copy and leaves the file as it was. The cost is one copy of the file (by the kernel where
+/// it can, `copy_file_range`) and one streaming checksum pass at the commit.
+///
+/// ```
+/// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Persist, Verify};
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("seen.bloom");
+/// BlockedBloomFilter::try_new(1000, 0.01)?.save(&path)?;
+///
+/// let up = FileUpdate::open(&path, Verify::Checksum, &mut |_| {})?;
+/// let mut f = AnyFilter::from_update(&up)?;
+/// f.insert("alice")?;
+/// up.commit(f, &mut |_| {})?;
+///
+/// assert!(AnyFilter::load(&path)?.contains("alice"));
+/// # Ok(()) }
+/// ```
+pub struct FileUpdate {
+    target: PathBuf,
+    tmp: tempfile::NamedTempFile,
+    map: Arc<SharedMap>,
+    decoded: Decoded,
+}
+
+impl std::fmt::Debug for FileUpdate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FileUpdate")
+            .field("target", &self.target)
+            .field("copy", &self.tmp.path())
+            .field("len", &self.map.len())
+            .finish()
+    }
+}
+
+impl FileUpdate {
+    /// Copy the plain file at `path` to a temporary file in its directory and map the copy
+    /// writable. With [`Verify::Checksum`] the source is read once through its map, checksummed
+    /// and written out (a damaged source is refused); with [`Verify::HeaderOnly`] the kernel
+    /// copies it (`copy_file_range`). `progress` is told the bytes copied. A compressed file
+    /// cannot be updated in place (load it, update, save it compressed).
+    pub fn open(path: impl AsRef<Path>, verify: Verify, progress: Progress<'_>) -> Result<Self> {
+        Self::copy_to(path.as_ref(), path.as_ref(), verify, progress)
+    }
+
+    /// [`open`](Self::open) for a new file: copy the plain file at `src` beside `target` and
+    /// map the copy writable; [`commit`](Self::commit) renames it to `target` (replacing the
+    /// file there, if any, atomically). `src` is never written. What `union` and `intersect`
+    /// into a new file use.
+    pub fn copy_to(
+        src: impl AsRef<Path>,
+        target: impl AsRef<Path>,
+        verify: Verify,
+        progress: Progress<'_>,
+    ) -> Result<Self> {
+        let source = src.as_ref().to_path_buf();
+        let target = target.as_ref().to_path_buf();
+        let src = MappedFile::open(&source)?;
+        if src.is_delta() {
+            return Err(Error::Unsupported(
+                "this is a delta file, not a filter: apply it to its base with `patch`".into(),
+            ));
+        }
+        if src.is_compressed() {
+            return Err(Error::Unsupported(
+                "a compressed file cannot be updated in place: load it into memory".into(),
+            ));
+        }
+        let decoded = src.decoded().clone();
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        let mut tmp = tempfile::Builder::new()
+            .prefix(".bloomery-")
+            .suffix(".tmp")
+            .tempfile_in(&dir)?;
+        let len = src.map.len();
+        if verify == Verify::Checksum {
+            copy_verified(&src, tmp.as_file_mut(), progress)?;
+        } else {
+            copy_kernel(&source, tmp.as_file_mut(), len as u64, progress)?;
+        }
+        drop(src);
+        if tmp.as_file().metadata()?.len() != len as u64 {
+            return Err(Error::Io(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the file changed while it was copied",
+            )));
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // the mode of the file replaced, else of a new file as saves make it
+            let mode = std::fs::metadata(&target)
+                .map(|m| m.permissions().mode() & 0o7777)
+                .unwrap_or(0o644);
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))?;
+        }
+        // SAFETY: the copy is a private temporary file of this process (created 0600 with a
+        // random name); nothing else writes or truncates it while it is mapped.
+        let map = unsafe { memmap2::MmapMut::map_mut(tmp.as_file())? };
+        #[cfg(unix)]
+        {
+            let _ = map.advise(memmap2::Advice::Random);
+        }
+        Ok(Self {
+            target,
+            tmp,
+            map: Arc::new(SharedMap::new(map)),
+            decoded,
+        })
+    }
+
+    /// The header of the file being updated (as it was opened).
+    pub fn header(&self) -> &Header {
+        &self.decoded.header
+    }
+
+    /// Bytes of the file.
+    pub fn len(&self) -> u64 {
+        self.map.len() as u64
+    }
+
+    /// Always false: a valid file has at least a header and a trailer.
+    pub fn is_empty(&self) -> bool {
+        self.map.len() == 0
+    }
+
+    /// The file being updated.
+    pub fn path(&self) -> &Path {
+        &self.target
+    }
+
+    /// Drop the pages touched so far from the process's memory. Written pages are kept by the
+    /// page cache (and reach the copy on disk at [`commit`](Self::commit)); the next access
+    /// faults a page back in. Call it every few thousand keys to bound the resident memory of
+    /// a long update.
+    pub fn release_memory(&self) {
+        self.map.release(0, self.map.len());
+    }
+
+    /// [`release_memory`](Self::release_memory) for `len` bytes of the file at `offset`
+    /// (clipped to the file): what a sweep in file order drops behind it.
+    pub fn release_range(&self, offset: u64, len: u64) {
+        let (Ok(offset), Ok(len)) = (usize::try_from(offset), usize::try_from(len)) else {
+            return;
+        };
+        if offset < self.map.len() {
+            self.map.release(offset, len);
+        }
+    }
+
+    /// Where the payload (the structure's words) starts in the file.
+    pub fn payload_offset(&self) -> u64 {
+        self.decoded.payload_offset as u64
+    }
+
+    pub(crate) fn decoded(&self) -> &Decoded {
+        &self.decoded
+    }
+
+    /// Decode the file's structure as `P`: the words are the pages of the update's copy, and
+    /// every change writes straight into it; seal it with [`commit`](Self::commit).
+    pub fn decode<P: Persist>(&self) -> Result<P> {
+        format::check_kind(&self.decoded, P::KIND)?;
+        P::decode_from(
+            &self.decoded,
+            Source::Shared(&self.map),
+            crate::store::max_bytes(),
+        )
+    }
+
+    pub(crate) fn shared_map(&self) -> &Arc<SharedMap> {
+        &self.map
+    }
+
+    /// Seal the update and replace the original: write `f`'s header and every part of its
+    /// payload that does not already live in the copy, compute the checksum in one streaming
+    /// pass (`progress` is told the bytes done), write the trailer, flush and fsync the copy,
+    /// rename it over the original and fsync the directory. `f` is consumed, so nothing
+    /// writes into the file after it is sealed. A structure whose size changed (a scalable
+    /// filter that grew a sub-filter) is written whole instead, as a save does.
+    pub fn commit<E: Encode>(self, f: E, progress: Progress<'_>) -> Result<()> {
+        let (header, payload) = Encode::encode_parts(&f);
+        let head = header.encode(payload.len());
+        let h = self.decoded.payload_offset;
+        if head.len() != h || payload.len() != self.decoded.payload_len as u64 {
+            // A new shape: write a whole new file (the words still in the copy are read
+            // through its map).
+            drop((header, payload));
+            format::save_atomic(&self.target, |w| {
+                format::write_with_progress(&f, w, progress)
+            })?;
+            return Ok(());
+        }
+        let base = self.map.ptr();
+        // SAFETY (for the writes below): `[0, h)` is the header, which no structure maps; each
+        // part is written only where no `Words` of `f` maps it (a part in place is skipped),
+        // and `f`'s parts are read through shared borrows while nothing writes them.
+        let mut at = h;
+        for part in payload.parts() {
+            let padded = format::padded_len(part.len()) as usize;
+            let in_place = matches!(part.shared_view(),
+                Some((m, off)) if Arc::ptr_eq(m, &self.map) && off == at);
+            if !in_place {
+                let mut cursor = at;
+                part.write_le(|b| {
+                    // SAFETY: see above; `cursor + b.len()` stays within the part's padded
+                    // range, which lies within the payload (same total length as the file's).
+                    unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), base.add(cursor), b.len()) };
+                    cursor += b.len();
+                    Ok::<_, Error>(())
+                })?;
+                // SAFETY: the padding after the part's words, within its padded range.
+                unsafe { std::ptr::write_bytes(base.add(cursor), 0, at + padded - cursor) };
+            }
+            at += padded;
+        }
+        // SAFETY: the header range `[0, h)`, see above.
+        unsafe { std::ptr::copy_nonoverlapping(head.as_ptr(), base, h) };
+        let body = h + self.decoded.payload_len;
+        drop(f);
+        let map = &self.map;
+        // SAFETY: `[0, body)` is within the map, and `f` is dropped: nothing writes the map
+        // while this shared view lives.
+        let bytes = unsafe { std::slice::from_raw_parts(base.cast_const(), body) };
+        let sum = stream_checksum(bytes, |_, _| {}, |at, n| map.release(at, n), progress);
+        // SAFETY: the trailer `[body, body + 8)`, the last 8 bytes of the file.
+        unsafe { std::ptr::copy_nonoverlapping(sum.to_le_bytes().as_ptr(), base.add(body), 8) };
+        self.map.flush()?;
+        self.tmp.as_file().sync_all()?;
+        self.tmp
+            .persist(&self.target)
+            .map_err(|e| Error::Io(e.error))?;
+        format::sync_dir(&self.target);
+        Ok(())
+    }
+}
+
+/// Copy `src` to `dst` through the source's map, computing the checksum on the way; refuses a
+/// source whose checksum does not match.
+fn copy_verified(src: &MappedFile, dst: &mut File, progress: Progress<'_>) -> Result<()> {
+    let map = &src.map;
+    let body = map.len() - 8;
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut at = 0;
+    while at < map.len() {
+        let n = PASS_CHUNK.min(map.len() - at);
+        #[cfg(unix)]
+        {
+            let next = (at + n).min(map.len());
+            let _ = map.advise_range(
+                memmap2::Advice::WillNeed,
+                next,
+                PASS_CHUNK.min(map.len() - next),
+            );
+        }
+        let chunk = &map[at..at + n];
+        h.update(&chunk[..n.min(body.saturating_sub(at))]);
+        dst.write_all(chunk)?;
+        release_readonly(map, at, n);
+        at += n;
+        progress(at as u64);
+    }
+    let stored = u64::from_le_bytes(map[body..].try_into().expect("8 bytes"));
+    let computed = h.digest();
+    if computed != stored {
+        return Err(FormatError::ChecksumMismatch { stored, computed }.into());
+    }
+    Ok(())
+}
+
+/// Copy `len` bytes of the file at `src` to `dst` in the kernel (`copy_file_range` where the
+/// platform has it, which shares extents on filesystems that can), [`PASS_CHUNK`] at a time.
+fn copy_kernel(src: &Path, dst: &mut File, len: u64, progress: Progress<'_>) -> Result<()> {
+    let mut from = File::open(src)?;
+    let mut done = 0u64;
+    while done < len {
+        let step = (PASS_CHUNK as u64 * 8).min(len - done);
+        let n = std::io::copy(&mut std::io::Read::take(&mut from, step), dst)?;
+        if n == 0 {
+            break;
+        }
+        done += n;
+        progress(done);
+    }
+    Ok(())
+}
