@@ -430,6 +430,7 @@ fn replay(name: &'static str) {
 macro_rules! replay_tests {
     ($($t:ident => $name:literal),* $(,)?) => {$(
         #[test]
+        #[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
         fn $t() {
             replay($name);
         }
@@ -455,6 +456,7 @@ replay_tests!(
 
 /// The AOF rewrite emits RedisBloom's LOADCHUNK sequence; replaying it restores the values.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn aof_rewrite_replays_moved_values() {
     if !have_redis() {
         return;
@@ -506,6 +508,7 @@ fn wait_rewrite(c: &mut Raw) {
 /// another (here both run this module, which answers SCANDUMP as RedisBloom does), keeps time
 /// to live, and `--verify` reads the values back.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn migration_script_copies_every_key() {
     if !have_redis() || !have_python() {
         return;
@@ -609,6 +612,7 @@ fn have_python() -> bool {
 /// reply, and a server started on its RDB file refuses the file and stops with a message
 /// naming the type, before it serves anything — nothing crashes, nothing half-loads.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn redisbloom_rdb_values_are_refused_cleanly() {
     if !have_redis() {
         return;
@@ -677,6 +681,7 @@ fn redisbloom_rdb_values_are_refused_cleanly() {
 /// LOADCHUNK refuses malformed RedisBloom chunks with RedisBloom's errors, and headers past
 /// MAX-BYTES with bloomery's, allocating nothing.
 #[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
 fn loadchunk_refuses_bad_redisbloom_chunks() {
     if !have_redis() {
         return;
@@ -763,4 +768,176 @@ fn loadchunk_refuses_bad_redisbloom_chunks() {
     let bytes = c.cmd(&[s("BLOOMERY.DUMP"), s("b")]).bytes().unwrap();
     assert_eq!(&bytes[..8], b"BLOOMERY");
     assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), 22);
+}
+
+/// Redis's CRC-64 (Jones polynomial, reflected), which seals DUMP payloads.
+fn crc64(data: &[u8]) -> u64 {
+    let mut crc = 0u64;
+    for &b in data {
+        crc ^= u64::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0x95AC_9329_AC4B_C9B5
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    crc
+}
+
+/// `bytes` with the first occurrence of `find` replaced by `with` and the file's checksum
+/// trailer made valid again.
+fn forge_file(bytes: &[u8], find: &[u8], with: &[u8]) -> Vec<u8> {
+    let at = bytes
+        .windows(find.len())
+        .position(|w| w == find)
+        .expect("the field in the file");
+    let mut b = bytes.to_vec();
+    b[at..at + with.len()].copy_from_slice(with);
+    let n = b.len() - 8;
+    let sum = xxhash_rust::xxh3::xxh3_64(&b[..n]);
+    b[n..].copy_from_slice(&sum.to_le_bytes());
+    b
+}
+
+/// Values moved from RedisBloom are held to the limits of `BF.RESERVE` and `CF.RESERVE` on
+/// every load path: an `EXPANSION` past 32768, which the library's decoding accepts (RedisBloom's
+/// header has room for it), is refused by `LOADCHUNK`'s header and by `RESTORE` (whose decoder
+/// is the RDB loader's), leaving nothing behind and the server up.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn forged_moved_values_are_refused_on_every_load_path() {
+    if !have_redis() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // uncompressed strings in DUMP payloads, so the file bytes can be patched in place
+    let srv = Server::start_in(dir.path(), &[], &["--rdbcompression", "no"]);
+    let mut c = Raw::connect(srv.port);
+    let err = |r: Reply| match r {
+        Reply::Error(e) => e,
+        other => panic!("expected an error, got {other:?}"),
+    };
+    let big = 40_000u32;
+    // LOADCHUNK headers: the chain's growth (u32 at 16), the cuckoo filter's expansion (u16 at 36)
+    let bf = fixtures::load("bf-default");
+    let mut h = chunk_file(&bf).chunks[0].1.clone();
+    h[16..20].copy_from_slice(&big.to_le_bytes());
+    assert!(bloomery::RedisBloomFilter::from_header_chunk(&h, 1 << 30).is_ok());
+    let r = c.cmd(&[s("BF.LOADCHUNK"), s("b"), s("1"), &h]);
+    assert_eq!(err(r), "ERR received bad data");
+    // (one sub-filter: a forged expansion alone does not make it larger)
+    let cf = fixtures::load("cf-noexp");
+    let mut h = chunk_file(&cf).chunks[0].1.clone();
+    h[36..38].copy_from_slice(&(big as u16).to_le_bytes());
+    assert!(bloomery::RedisBloomCuckooFilter::from_header_chunk(&h, 1 << 30).is_ok());
+    let r = c.cmd(&[s("CF.LOADCHUNK"), s("c"), s("1"), &h]);
+    assert_eq!(err(r), "Couldn't create filter!");
+    assert_eq!(c.cmd(&[s("DBSIZE")]).int(), 0);
+    // RESTORE: a valid moved value's DUMP with its file bytes forged (and resealed)
+    for f in [&bf, &cf] {
+        load(&mut c, f);
+        let held = c.cmd(&[s("BLOOMERY.DUMP"), s(f.key())]).bytes().unwrap();
+        let forged = if f.is_bloom() {
+            use bloomery::Persist;
+            let v = bloomery::RedisBloomFilter::from_bytes(&held).unwrap();
+            let mut find = v.options().to_le_bytes().to_vec();
+            find.extend_from_slice(&v.growth().to_le_bytes());
+            let mut with = find.clone();
+            with[4..].copy_from_slice(&big.to_le_bytes());
+            let forged = forge_file(&held, &find, &with);
+            assert!(bloomery::RedisBloomFilter::from_bytes(&forged).is_ok());
+            forged
+        } else {
+            use bloomery::Persist;
+            let v = bloomery::RedisBloomCuckooFilter::from_bytes(&held).unwrap();
+            let mut find = u32::from(v.max_iterations()).to_le_bytes().to_vec();
+            find.extend_from_slice(&u32::from(v.expansion()).to_le_bytes());
+            let mut with = find.clone();
+            with[4..].copy_from_slice(&big.to_le_bytes());
+            let forged = forge_file(&held, &find, &with);
+            assert!(bloomery::RedisBloomCuckooFilter::from_bytes(&forged).is_ok());
+            forged
+        };
+        let dumped = c.cmd(&[s("DUMP"), s(f.key())]).bytes().unwrap();
+        let at = dumped
+            .windows(held.len())
+            .position(|w| w == held.as_slice())
+            .expect("the file bytes inside DUMP");
+        let mut bad = dumped.clone();
+        bad[at..at + forged.len()].copy_from_slice(&forged);
+        let n = bad.len() - 8;
+        let crc = crc64(&bad[..n]);
+        bad[n..].copy_from_slice(&crc.to_le_bytes());
+        // the untouched payload restores (so the refusal below is the forged field's)
+        let r = c.cmd(&[s("RESTORE"), s("copy"), s("0"), &dumped]);
+        assert_eq!(r, Reply::Simple("OK".into()), "{}", f.name);
+        let r = c.cmd(&[s("RESTORE"), s("forged"), s("0"), &bad]);
+        assert!(matches!(r, Reply::Error(_)), "{}: {r:?}", f.name);
+        assert_eq!(c.cmd(&[s("EXISTS"), s("forged")]).int(), 0);
+        assert_eq!(c.cmd(&[s("DEL"), s("copy")]).int(), 1);
+    }
+    assert_eq!(c.cmd(&[s("PING")]), Reply::Simple("PONG".into()));
+    assert!(
+        srv.log().contains("expansion 40000 outside"),
+        "the reason is logged"
+    );
+}
+
+/// `used_memory` without the clients' buffers (see tests/memory.rs).
+fn used_by_data(c: &mut Raw) -> i64 {
+    let info = c.cmd(&[s("INFO"), s("memory")]).bytes().unwrap();
+    let info = String::from_utf8(info).unwrap();
+    let field = |name: &str| -> i64 {
+        let prefix = format!("{name}:");
+        info.lines()
+            .find_map(|l| l.strip_prefix(prefix.as_str()))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} in INFO memory"))
+    };
+    field("used_memory") - field("mem_clients_normal")
+}
+
+/// Moved values are on Redis's allocator and `MEMORY USAGE` is what they hold: loading them
+/// adds it to `used_memory`, deleting them gives it back.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn memory_usage_of_moved_values_is_what_they_hold() {
+    if !have_redis() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let quiet = [
+        "--slowlog-log-slower-than",
+        "-1",
+        "--latency-tracking",
+        "no",
+    ];
+    let srv = Server::start_in(dir.path(), &[], &quiet);
+    let mut c = Raw::connect(srv.port);
+    let (bf, cf) = (fixtures::load("bf-scaling"), fixtures::load("cf-main"));
+    // once before, deleted: what the server sets up once is not part of any value
+    load(&mut c, &bf);
+    load(&mut c, &cf);
+    c.cmd(&[s("DEL"), s(bf.key()), s(cf.key())]);
+    let before = used_by_data(&mut c);
+    load(&mut c, &bf);
+    load(&mut c, &cf);
+    let after = used_by_data(&mut c);
+    let usage = |c: &mut Raw, k: &str| c.cmd(&[s("MEMORY"), s("USAGE"), s(k)]).int();
+    let (b, k) = (usage(&mut c, bf.key()), usage(&mut c, cf.key()));
+    assert!(b > 100_000 && k > 100_000, "{b} {k}");
+    let tolerance = (b + k) / 100 + 2048;
+    let added = after - before;
+    assert!(
+        (added - b - k).abs() <= tolerance,
+        "grew by {added}, MEMORY USAGE says {b} + {k}"
+    );
+    c.cmd(&[s("DEL"), s(bf.key()), s(cf.key())]);
+    let freed = after - used_by_data(&mut c);
+    assert!(
+        (freed - b - k).abs() <= tolerance,
+        "freed {freed}, MEMORY USAGE said {b} + {k}"
+    );
 }
