@@ -149,7 +149,18 @@ mod tests {
         for e in registry() {
             assert!(find(e.name).is_some());
             assert!(!e.summary.is_empty() && !e.summary.contains('\n'));
-            assert!(e.source.contains("00"), "{}: cite the seed file", e.name);
+            let papers = [
+                "Broder & Mitzenmacher",
+                "Salman",
+                "Cen, Xu & Sun",
+                "Matsumoto, Hazeyama & Kadobayashi",
+                "Kumar et al.",
+            ];
+            assert!(
+                papers.iter().any(|p| e.source.contains(p)),
+                "{}: cite the paper by author (docs/PAPERS.md)",
+                e.name
+            );
         }
         assert!(find("nope").is_none());
     }

@@ -232,10 +232,24 @@ pub(crate) trait CounterKind: Persist + Clone + std::fmt::Debug {
     }
     /// Fill in the kind-specific figures of `info` (the common ones are set by the caller).
     fn describe(&self, info: &mut CounterInfo);
+    /// Capacity, the rate asked for at capacity and the rate now (what `add` checks after
+    /// inserting), without the rest of [`describe`](Self::describe)'s passes; none by default.
+    fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
+        (0, None, None)
+    }
 }
 
 /// A kind loaded through its own type only (the table's `others` group): what it offers.
 pub(crate) trait OtherKind {
     /// What this kind offers.
     const CAPABILITIES: Capabilities;
+}
+
+/// [`CounterKind::rates`] from a structure's capacity, target rate (0: none) and rate now.
+pub(crate) fn counter_rates(
+    capacity: u64,
+    target: f64,
+    now: f64,
+) -> (u64, Option<f64>, Option<f64>) {
+    (capacity, (target > 0.0).then_some(target), Some(now))
 }

@@ -29,6 +29,7 @@ trait DynCounter {
     fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError>;
     fn to_plain_filter(&self) -> Result<crate::BloomFilter>;
     fn describe(&self, info: &mut CounterInfo);
+    fn rates(&self) -> (u64, Option<f64>, Option<f64>);
     fn encoded_len(&self) -> u64;
     fn save(&self, path: &Path) -> Result<()>;
     fn to_bytes(&self) -> Vec<u8>;
@@ -62,6 +63,9 @@ impl<T: CounterKind> DynCounter for T {
     }
     fn to_plain_filter(&self) -> Result<crate::BloomFilter> {
         CounterKind::to_plain_filter(self)
+    }
+    fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
+        CounterKind::rates(self)
     }
     fn describe(&self, info: &mut CounterInfo) {
         CounterKind::describe(self, info)
@@ -580,9 +584,7 @@ impl AnyCounter {
     /// shape's target), without the rest of [`info`](Self::info) (which serialises the
     /// structure to measure it).
     pub fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
-        let mut i = CounterInfo::default();
-        self.as_dyn().describe(&mut i);
-        (i.capacity, i.target_fpr, i.current_fpr)
+        self.as_dyn().rates()
     }
 
     /// Kind-specific state.

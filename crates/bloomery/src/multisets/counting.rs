@@ -565,6 +565,9 @@ impl crate::dispatch::CounterKind for CountingBloomFilter {
     fn to_plain_filter(&self) -> Result<BloomFilter> {
         self.to_bloom_filter()
     }
+    fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
+        crate::dispatch::counter_rates(self.capacity(), self.target_fpr(), self.current_fpr())
+    }
     fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
         i.capacity = self.capacity();
         (i.target_fpr, i.current_fpr) = crate::dispatch::rates(self);

@@ -600,6 +600,9 @@ impl crate::dispatch::CounterKind for SpectralBloomFilter {
         }
         Remove::remove_hashed(self, h)
     }
+    fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
+        crate::dispatch::counter_rates(self.capacity(), self.target_fpr(), self.current_fpr())
+    }
     fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
         i.capacity = self.capacity();
         i.target_fpr = (self.target_fpr() > 0.0).then_some(self.target_fpr());

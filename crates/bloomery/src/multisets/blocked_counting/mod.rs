@@ -929,6 +929,9 @@ impl crate::dispatch::CounterKind for BlockedCountingBloomFilter {
     fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
         Remove::remove_hashed(self, h)
     }
+    fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
+        crate::dispatch::counter_rates(self.capacity(), self.target_fpr(), self.current_fpr())
+    }
     fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
         i.capacity = self.capacity();
         (i.target_fpr, i.current_fpr) = crate::dispatch::rates(self);
