@@ -780,7 +780,7 @@ impl Stats for RedisBloomFilter {
     fn target_fpr(&self) -> f64 {
         self.created_rate()
     }
-    /// The sum of the links' estimates (002 §2.1 per link).
+    /// The sum of the links' estimates (Broder & Mitzenmacher §2.1 per link).
     fn estimated_len(&self) -> f64 {
         self.links
             .iter()
