@@ -44,7 +44,8 @@ corpus=fuzz/corpus
 
 echo "== seed corpora"
 # load_any: one valid file of every kind (and the compressed and delta forms)
-mkdir -p "$corpus/load_any" "$corpus/decompress" "$corpus/cli_input" "$corpus/parquet_filter_header"
+mkdir -p "$corpus/load_any" "$corpus/decompress" "$corpus/cli_input" "$corpus/parquet_filter_header" \
+  "$corpus/redisbloom_chunks"
 cp "$golden"/*.bloom "$golden"/*.delta "$corpus/load_any/"
 # decompress: the compressed and delta golden files, and every golden file compressed
 cp "$golden"/classic-compressed.bloom "$golden"/classic.delta "$corpus/decompress/"
@@ -74,6 +75,8 @@ printf '\x15\x80\x02\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x00\x01\x02
   >"$corpus/parquet_filter_header/h128"
 printf '\x15\x80\x01\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x15\x02\x00' \
   >"$corpus/parquet_filter_header/h64-unknown"
+# redisbloom_chunks: the SCANDUMP chunk files captured from RedisBloom 2.6
+cp crates/bloomery/tests/fixtures/redisbloom/*.rbchunks "$corpus/redisbloom_chunks/"
 if command -v gzip >/dev/null; then
   { printf '\x00\x00\x00'; printf 'x\ny\n' | gzip -c; } >"$corpus/cli_input/gzip-raw"
 fi

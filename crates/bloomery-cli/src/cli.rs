@@ -162,12 +162,18 @@ Examples:
   bloomery export ids.bloom --format sbbf | xxd | head"
     )]
     Export(ExportArgs),
-    /// Make a bloomery file from another system's filter (sbbf: a raw Parquet bitset).
+    /// Make a bloomery file from another system's filter (sbbf: a raw Parquet bitset;
+    /// redisbloom: RedisBloom's SCANDUMP chunks).
     #[command(
         after_help = "--format sbbf reads a Parquet split-block bitset (a positive multiple of 32 bytes), or a filter header followed by its bitset (as stored in a Parquet file; recognised by its length), and writes a checksummed split-block file hashing as Parquet does. A bitset does not record how many keys went in: the file's item count is estimated from its fill (-n/-p record the sizing it was made for, if known).
 
-Example:
-  bloomery import --format sbbf ids.sbbf ids.bloom"
+--from redisbloom reads the SCANDUMP chunk files of one RedisBloom BF or CF key (as `scripts/migrate-redisbloom.py save` writes them). OUT keeps RedisBloom's hashing and layout (kind redisbloom-bf or redisbloom-cf), so `check` answers exactly as RedisBloom did and `add` grows it as RedisBloom would.
+
+Examples:
+  bloomery import --format sbbf ids.sbbf ids.bloom
+  scripts/migrate-redisbloom.py save --from redis://old:6379 --dir chunks/
+  bloomery import --from redisbloom chunks/00000000-seen.rbchunks seen.bloom
+  bloomery check seen.bloom candidates.txt"
     )]
     Import(ImportArgs),
 }
@@ -334,6 +340,8 @@ pub struct ExportArgs {
 pub enum ImportFormat {
     /// A Parquet split-block Bloom filter bitset (optionally after its filter header).
     Sbbf,
+    /// RedisBloom 2.x BF/CF values: the SCANDUMP chunk files of one key.
+    Redisbloom,
 }
 
 #[derive(Debug, Args)]
@@ -341,7 +349,7 @@ pub struct ImportArgs {
     /// The input's format (also spelled `--from`).
     #[arg(long, value_enum, alias = "from")]
     pub format: ImportFormat,
-    /// Input files (sbbf: one bitset).
+    /// Input files (sbbf: one bitset; redisbloom: the chunk files of one key, in order).
     #[arg(required = true, num_args = 1.., value_name = "INPUTS")]
     pub inputs: Vec<PathBuf>,
     /// Output filter file (written atomically).

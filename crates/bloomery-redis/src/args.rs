@@ -41,3 +41,14 @@ pub fn iterator(arg: &RedisString) -> Result<u64, RedisError> {
         _ => Err(RedisError::Str("ERR Second argument must be numeric")),
     }
 }
+
+/// A whole number as `RedisModule_StringToLongLong` reads it (what RedisBloom's handlers
+/// call; the commands on values moved from RedisBloom read their numbers so).
+pub fn long_long(arg: &RedisString) -> Option<i64> {
+    arg.parse_integer().ok()
+}
+
+/// A number as `RedisModule_StringToDouble` reads it (see [`long_long`]).
+pub fn double(arg: &RedisString) -> Option<f64> {
+    arg.parse_float().ok()
+}

@@ -158,6 +158,9 @@ pub fn bloomery_dump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     {
         return ready_bytes(s);
     }
+    if let Some(r) = crate::moved::bloomery_dump(&k) {
+        return r;
+    }
     if k.is_null() {
         return Err(RedisError::Str("ERR not found"));
     }

@@ -19,7 +19,9 @@
 //! no module importing one above it: [`keys`] (the value under a key), [`types`] (the data
 //! types, RDB, AOF, `MEMORY USAGE`), [`chunk`] (the byte string a value travels as), and the
 //! leaves [`args`], [`reply`], [`errors`], [`limits`], [`memory`] and [`config`] (module
-//! arguments). Every command names its one key at position 1 (first = last = 1, step 1), so a
+//! arguments). `BF.*` and `CF.*` also serve values moved from RedisBloom: [`route`] hands each
+//! command to [`rbbf`] / [`rbcf`] when the key holds one (their types in [`moved`]). Every
+//! command names its one key at position 1 (first = last = 1, step 1), so a
 //! cluster routes it and answers MOVED/CROSSSLOT as for built-in commands; `CMS.MERGE`, whose
 //! keys depend on `numKeys`, is registered with `getkeys-api` and reports the destination and
 //! every source when Redis asks (cluster routing, CROSSSLOT, `COMMAND GETKEYS`, ACL key checks).
@@ -41,8 +43,12 @@ pub mod limits;
 mod loader_fuzz;
 pub mod memory;
 pub mod mlbf;
+pub mod moved;
 pub mod own;
+pub mod rbbf;
+pub mod rbcf;
 pub mod reply;
+pub mod route;
 pub mod templates;
 pub mod topk;
 pub mod types;
@@ -51,10 +57,13 @@ pub mod types;
 mod module {
     use redis_module::{redis_module, Context, RedisResult, RedisString, Status};
 
+    use crate::moved::{RB_BF_TYPE, RB_CF_TYPE};
     use crate::types::{
         BCBF_TYPE, BF_TYPE, CBF_TYPE, CF_TYPE, CMS_TYPE, IBF_TYPE, MLBF_TYPE, TOPK_TYPE,
     };
-    use crate::{bcbf, bf, cbf, cf, cms, config, dump, ibf, memory, mlbf, reply, topk};
+    use crate::{
+        bcbf, bf, cbf, cf, cms, config, dump, ibf, memory, mlbf, rbbf, rbcf, reply, route, topk,
+    };
 
     fn init(ctx: &Context, args: &[RedisString]) -> Status {
         if !reply::server_supported() {
@@ -87,96 +96,96 @@ mod module {
         }
     }
 
-    // Bloom filters (RedisBloom-compatible).
+    // Bloom filters (RedisBloom-compatible; values moved from RedisBloom answer as there).
     /// `BF.RESERVE key error_rate capacity [EXPANSION expansion] [NONSCALING]`: create an empty scalable Bloom filter.
     fn bf_reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         bf::reserve(ctx, args)
     }
     /// `BF.ADD key item`: add an item (creating the filter with the defaults); `true` if it was new.
     fn bf_add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bf::add(ctx, args)
+        route::fallback(ctx, args, bf::add, rbbf::add)
     }
     /// `BF.MADD key item [item ...]`: add items; per item as `BF.ADD`.
     fn bf_madd(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bf::madd(ctx, args)
+        route::fallback(ctx, args, bf::madd, rbbf::madd)
     }
     /// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...`: add items, creating the filter with these parameters.
     fn bf_insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bf::insert(ctx, args)
+        route::fallback(ctx, args, bf::insert, rbbf::insert)
     }
     /// `BF.EXISTS key item`: whether the item may have been added.
     fn bf_exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bf::exists(ctx, args)
+        route::fallback(ctx, args, bf::exists, rbbf::exists)
     }
     /// `BF.MEXISTS key item [item ...]`: per item as `BF.EXISTS`.
     fn bf_mexists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bf::mexists(ctx, args)
+        route::fallback(ctx, args, bf::mexists, rbbf::mexists)
     }
     /// `BF.INFO key [CAPACITY | SIZE | FILTERS | ITEMS | EXPANSION]`: the filter's parameters.
     fn bf_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bf::info(ctx, args)
+        route::first(ctx, args, bf::info, rbbf::info)
     }
     /// `BF.CARD key`: items added.
     fn bf_card(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bf::card(ctx, args)
+        route::first(ctx, args, bf::card, rbbf::card)
     }
     /// `BF.SCANDUMP key iterator`: the filter's bytes, chunk by chunk.
     fn bf_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bf::scandump(ctx, args)
+        route::first(ctx, args, bf::scandump, rbbf::scandump)
     }
-    /// `BF.LOADCHUNK key iterator data`: rebuild a filter from `BF.SCANDUMP`'s chunks.
+    /// `BF.LOADCHUNK key iterator data`: rebuild a filter from `BF.SCANDUMP`'s chunks (bloomery's, or RedisBloom's: a moved value).
     fn bf_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bf::loadchunk(ctx, args)
+        route::first(ctx, args, bf::loadchunk, rbbf::loadchunk)
     }
 
-    // Cuckoo filters (RedisBloom-compatible).
+    // Cuckoo filters (RedisBloom-compatible; values moved from RedisBloom answer as there).
     /// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`: create an empty cuckoo filter.
     fn cf_reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         cf::reserve(ctx, args)
     }
     /// `CF.ADD key item`: add an item (creating the filter with capacity 1024).
     fn cf_add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cf::add(ctx, args)
+        route::fallback(ctx, args, cf::add, rbcf::add)
     }
     /// `CF.ADDNX key item`: add an item unless it may be present.
     fn cf_addnx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cf::addnx(ctx, args)
+        route::fallback(ctx, args, cf::addnx, rbcf::addnx)
     }
     /// `CF.INSERT key [CAPACITY c] [NOCREATE] ITEMS item...`: add items.
     fn cf_insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cf::insert(ctx, args)
+        route::fallback(ctx, args, cf::insert, rbcf::insert)
     }
     /// `CF.INSERTNX key [CAPACITY c] [NOCREATE] ITEMS item...`: add the items that are not (as far as the filter can tell) present.
     fn cf_insertnx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cf::insertnx(ctx, args)
+        route::fallback(ctx, args, cf::insertnx, rbcf::insertnx)
     }
     /// `CF.EXISTS key item`: whether the item may be present.
     fn cf_exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cf::exists(ctx, args)
+        route::fallback(ctx, args, cf::exists, rbcf::exists)
     }
     /// `CF.MEXISTS key item [item ...]`: per item as `CF.EXISTS`.
     fn cf_mexists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cf::mexists(ctx, args)
+        route::fallback(ctx, args, cf::mexists, rbcf::mexists)
     }
     /// `CF.DEL key item`: remove one copy of the item.
     fn cf_del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cf::del(ctx, args)
+        route::first(ctx, args, cf::del, rbcf::del)
     }
     /// `CF.COUNT key item`: copies of the item's fingerprint.
     fn cf_count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cf::count(ctx, args)
+        route::fallback(ctx, args, cf::count, rbcf::count)
     }
     /// `CF.INFO key`: the filter's parameters.
     fn cf_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cf::info(ctx, args)
+        route::first(ctx, args, cf::info, rbcf::info)
     }
     /// `CF.SCANDUMP key iterator`: the filter's bytes, chunk by chunk.
     fn cf_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cf::scandump(ctx, args)
+        route::first(ctx, args, cf::scandump, rbcf::scandump)
     }
-    /// `CF.LOADCHUNK key iterator data`: rebuild a filter from `CF.SCANDUMP`'s chunks.
+    /// `CF.LOADCHUNK key iterator data`: rebuild a filter from `CF.SCANDUMP`'s chunks (bloomery's, or RedisBloom's: a moved value).
     fn cf_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cf::loadchunk(ctx, args)
+        route::first(ctx, args, cf::loadchunk, rbcf::loadchunk)
     }
 
     // Count-min sketches (RedisBloom-compatible; SCANDUMP/LOADCHUNK are extensions).
@@ -386,7 +395,8 @@ mod module {
         version: 1,
         allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
         data_types: [
-            BF_TYPE, CF_TYPE, CMS_TYPE, CBF_TYPE, BCBF_TYPE, IBF_TYPE, TOPK_TYPE, MLBF_TYPE
+            BF_TYPE, CF_TYPE, CMS_TYPE, CBF_TYPE, BCBF_TYPE, IBF_TYPE, TOPK_TYPE, MLBF_TYPE,
+            RB_BF_TYPE, RB_CF_TYPE
         ],
         init: init,
         commands: [

@@ -16,6 +16,12 @@ pub enum HashAlgorithm {
     /// xxHash64 with seed 0, as the Parquet bloom-filter specification requires. The second
     /// half of [`Hashed`] is derived from the first by a fixed mixer.
     Xxh64 = 3,
+    /// MurmurHash64A, as RedisBloom's filters use it ([`crate::RedisBloomFilter`]): the low half of
+    /// [`Hashed`] is the hash under the seed, the high half the hash under the low half.
+    MurmurHash64A = 4,
+    /// MurmurHash2 (32-bit), as RedisBloom's oldest Bloom filters use it: the low half is the
+    /// hash under the (32-bit) seed, the high half the hash under the low half.
+    MurmurHash2 = 5,
 }
 
 impl HashAlgorithm {
@@ -30,16 +36,21 @@ impl HashAlgorithm {
             1 => Some(Self::Xxh3_128),
             2 => Some(Self::SipHash13_128),
             3 => Some(Self::Xxh64),
+            4 => Some(Self::MurmurHash64A),
+            5 => Some(Self::MurmurHash2),
             _ => None,
         }
     }
 
-    /// A short stable name (`xxh3-128`, `siphash13-128`, `xxh64`).
+    /// A short stable name (`xxh3-128`, `siphash13-128`, `xxh64`, `murmurhash64a`,
+    /// `murmurhash2`).
     pub fn name(self) -> &'static str {
         match self {
             Self::Xxh3_128 => "xxh3-128",
             Self::SipHash13_128 => "siphash13-128",
             Self::Xxh64 => "xxh64",
+            Self::MurmurHash64A => "murmurhash64a",
+            Self::MurmurHash2 => "murmurhash2",
         }
     }
 }
@@ -639,6 +650,20 @@ impl KeyHasher {
         }
     }
 
+    /// RedisBloom's hashing ([`HashAlgorithm::MurmurHash64A`] or, with `legacy`,
+    /// [`HashAlgorithm::MurmurHash2`]) under `seed`.
+    pub(crate) const fn murmur(legacy: bool, seed: u64) -> Self {
+        Self {
+            algorithm: if legacy {
+                HashAlgorithm::MurmurHash2
+            } else {
+                HashAlgorithm::MurmurHash64A
+            },
+            seed_kind: SeedKind::Default,
+            seed: seed as u128,
+        }
+    }
+
     /// Rebuild a hasher from stored fields, validating them.
     pub fn from_parts(algorithm: HashAlgorithm, seed_kind: SeedKind, seed: u128) -> Result<Self> {
         match algorithm {
@@ -647,6 +672,12 @@ impl KeyHasher {
             }
             HashAlgorithm::Xxh64 if seed != 0 => {
                 Err(invalid("seed", "the Parquet xxh64 hash has seed 0"))
+            }
+            HashAlgorithm::MurmurHash64A if seed > u128::from(u64::MAX) => {
+                Err(invalid("seed", "MurmurHash64A takes a 64-bit seed"))
+            }
+            HashAlgorithm::MurmurHash2 if seed > u128::from(u32::MAX) => {
+                Err(invalid("seed", "MurmurHash2 takes a 32-bit seed"))
             }
             _ => Ok(Self {
                 algorithm,
@@ -711,6 +742,14 @@ impl KeyHasher {
             HashAlgorithm::Xxh64 => {
                 let h = xxhash_rust::xxh64::xxh64(bytes, 0);
                 Hashed::new(h, mix64(h))
+            }
+            HashAlgorithm::MurmurHash64A => {
+                let a = crate::murmur::murmur64a(bytes, self.seed as u64);
+                Hashed::new(a, crate::murmur::murmur64a(bytes, a))
+            }
+            HashAlgorithm::MurmurHash2 => {
+                let a = crate::murmur::murmur2(bytes, self.seed as u32);
+                Hashed::new(u64::from(a), u64::from(crate::murmur::murmur2(bytes, a)))
             }
         }
     }

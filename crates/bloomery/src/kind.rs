@@ -34,6 +34,10 @@ macro_rules! for_each_kind {
                     "Grows as items arrive, keeping the compound rate under target.";
                 Mlbf = 12, "mlbf", MultiLayerBloomFilter,
                     "Multi-layer filter for URLs: one filter per path segment plus an XOR layer.";
+                RedisBloomChain = 22, "redisbloom-bf", RedisBloomFilter,
+                    "RedisBloom's scalable Bloom filter, its hashing and layout kept (moved from RedisBloom).";
+                RedisBloomCuckoo = 23, "redisbloom-cf", RedisBloomCuckooFilter,
+                    "RedisBloom's cuckoo filter, its hashing and layout kept (moved from RedisBloom).";
             }
             counters {
                 Counting = 6, "counting", CountingBloomFilter,

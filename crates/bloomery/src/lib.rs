@@ -46,6 +46,7 @@
 //! | a static key → small value map | [`BloomierFilter`] | hypergraph peeling, optional fingerprint (Chazelle et al.; Broder & Mitzenmacher §9) |
 //! | a static set, least memory | [`XorFilter`] | binary-fuse layout, ≈ 1.13× the lower bound with 8-bit fingerprints (Graf & Lemire) |
 //! | the k heaviest items of a stream, listed | [`TopK`] | HeavyKeeper (Gong et al.): counts with exponential decay plus a min-heap; counts never over-estimate |
+//! | data moved from RedisBloom (`BF.*`, `CF.*` SCANDUMP chunks) | [`RedisBloomFilter`], [`RedisBloomCuckooFilter`] | RedisBloom's exact hashing and layout: answers as RedisBloom did ([`RedisBloomValue::from_chunks`]) |
 //! | a file whose kind you learn when you open it | [`AnyFilter`], [`AnyCounter`] | every set kind, every counting kind, behind one type |
 //!
 //! The papers are listed, with what bloomery takes from each, in `docs/PAPERS.md`.
@@ -85,6 +86,7 @@ mod hash;
 mod io;
 mod kind;
 mod multisets;
+mod murmur;
 pub mod params;
 #[cfg(feature = "parquet")]
 pub mod parquet;
@@ -92,6 +94,7 @@ pub mod parquet;
 mod serde_impl;
 #[cfg(feature = "parquet")]
 pub use parquet::ParquetSidecar;
+mod redisbloom;
 mod sets;
 mod simd;
 mod store;
@@ -153,6 +156,11 @@ pub use multisets::iterative::{IterativeBloomFilter, IterativeBuilder};
 pub use multisets::space_code::{SpaceCodeBloomFilter, SpaceCodeBuilder};
 pub use multisets::spectral::{SpectralBloomFilter, SpectralBuilder, SpectralMethod};
 pub use multisets::topk::{TopK, TopKBuilder};
+// RedisBloom's own structures (values moved from RedisBloom) and its SCANDUMP chunks.
+pub use redisbloom::{
+    RedisBloomChunkError, RedisBloomChunkFile, RedisBloomCuckooFilter, RedisBloomCuckooInsert,
+    RedisBloomFilter, RedisBloomLink, RedisBloomType, RedisBloomValue,
+};
 // Structured keys.
 pub use structured::attenuated::{AttenuatedBloomFilter, AttenuatedBuilder};
 pub use structured::bloomier::{BloomierBuilder, BloomierFilter};

@@ -85,7 +85,9 @@ serde_via_format!(
     crate::AttenuatedBloomFilter,
     crate::BloomierFilter,
     crate::XorFilter,
-    crate::TopK
+    crate::TopK,
+    crate::RedisBloomFilter,
+    crate::RedisBloomCuckooFilter
 );
 
 impl Serialize for crate::AnyFilter {

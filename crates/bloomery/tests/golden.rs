@@ -1526,6 +1526,85 @@ fn typed_goldens() -> Vec<TypedGolden> {
                 pin("topk: count sum", golden_keys().iter().map(c).sum(), 489);
             },
         },
+        // RedisBloom's Bloom chain (kind 22): BF.RESERVE k 0.01 16 EXPANSION 2, three links
+        TypedGolden {
+            file: "redisbloom-bf.bloom",
+            kind: Kind::RedisBloomChain,
+            build: || {
+                let mut f = bloomery::RedisBloomFilter::reserve(16, 0.01, 2, true).unwrap();
+                for k in golden_keys() {
+                    f.try_insert(k.as_bytes()).unwrap();
+                }
+                f.to_bytes()
+            },
+            deterministic: true,
+            check: |bytes| {
+                let f: bloomery::RedisBloomFilter = load("redisbloom-bf.bloom", bytes);
+                let links: Vec<(u64, u64, u32)> = f
+                    .links()
+                    .iter()
+                    .map(|l| (l.entries(), l.bits(), l.hashes()))
+                    .collect();
+                // as RedisBloom 2.6's BF.DEBUG shows them for the same commands
+                assert_eq!(links, [(16, 192, 8), (32, 448, 9), (64, 896, 10)]);
+                assert_eq!(f.header_chunk().len(), 20 + 3 * 53);
+                for k in golden_keys() {
+                    assert!(f.contains(k.as_bytes()), "redisbloom-bf: {k} missing");
+                }
+                pin("redisbloom-bf: items", f.len(), 50);
+                let fp = absent_keys()
+                    .iter()
+                    .filter(|k| f.contains(k.as_bytes()))
+                    .count();
+                // RedisBloom 2.6 answers BF.MEXISTS with one 1 for these 200 keys
+                pin("redisbloom-bf: absent members", fp as u64, 1);
+            },
+        },
+        // RedisBloom's cuckoo filter (kind 23): CF.RESERVE k 16 EXPANSION 2, grown, one delete
+        TypedGolden {
+            file: "redisbloom-cf.bloom",
+            kind: Kind::RedisBloomCuckoo,
+            build: || {
+                let mut f =
+                    bloomery::RedisBloomCuckooFilter::reserve(16, 2, 20, 2, 1 << 20).unwrap();
+                for (i, k) in golden_keys().iter().enumerate() {
+                    for _ in 0..mult(i) {
+                        f.insert(k.as_bytes());
+                    }
+                }
+                assert!(f.remove(b"golden-0"));
+                f.to_bytes()
+            },
+            deterministic: true,
+            check: |bytes| {
+                let f: bloomery::RedisBloomCuckooFilter = load("redisbloom-cf.bloom", bytes);
+                assert_eq!(
+                    (f.first_buckets(), f.bucket_size(), f.expansion()),
+                    (8, 2, 2)
+                );
+                let total: u64 = (0..50).map(mult).sum();
+                assert_eq!(f.len(), total - 1);
+                assert_eq!(f.redisbloom_memory(), 344); // CF.INFO's Size
+                                                        // the same commands in RedisBloom 2.6: CF.INFO says 4 filters, CF.COUNT sums
+                                                        // to 107 over the golden keys and 9 over the absent ones
+                pin("redisbloom-cf: sub-filters", f.filters() as u64, 4);
+                // golden-0 (one copy) was deleted
+                for k in &golden_keys()[1..] {
+                    assert!(f.contains(k.as_bytes()), "redisbloom-cf: {k} missing");
+                }
+                let c = |k: &String| f.count(k.as_bytes());
+                pin(
+                    "redisbloom-cf: count sum",
+                    golden_keys().iter().map(c).sum(),
+                    107,
+                );
+                pin(
+                    "redisbloom-cf: absent count sum",
+                    absent_keys().iter().map(c).sum(),
+                    9,
+                );
+            },
+        },
         TypedGolden {
             // kind 24: a Parquet file's row-group filters kept beside it (feature `parquet`;
             // the crate's own tests always enable it)

@@ -79,6 +79,7 @@ fn sbbf_bytes(f: &AnyFilter, path: &Path, header: bool) -> Result<Vec<u8>> {
 pub fn import(a: ImportArgs) -> Result<u8> {
     match a.format {
         ImportFormat::Sbbf => import_sbbf(&a),
+        ImportFormat::Redisbloom => super::import_redisbloom::run(&a),
     }
 }
 

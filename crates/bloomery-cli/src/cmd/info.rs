@@ -297,7 +297,12 @@ fn set_info(
             },
         ),
     ];
-    if kind == bloomery::Kind::Scalable {
+    if matches!(
+        kind,
+        bloomery::Kind::Scalable
+            | bloomery::Kind::RedisBloomChain
+            | bloomery::Kind::RedisBloomCuckoo
+    ) {
         rows.push(("sub-filters", i.sub_filters.to_string()));
     }
     match parquet {

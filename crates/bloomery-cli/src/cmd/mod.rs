@@ -8,6 +8,7 @@ mod create;
 mod dedup;
 mod export;
 mod gen;
+mod import_redisbloom;
 mod info;
 mod lab;
 mod merge;

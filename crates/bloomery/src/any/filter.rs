@@ -21,7 +21,7 @@ use crate::io::mapped::{FileUpdate, MappedFile};
 use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
 use crate::{
     BlockedBloomFilter, BloomFilter, MultiLayerBloomFilter, PartitionedBloomFilter,
-    ScalableBloomFilter, SplitBlockBloomFilter,
+    RedisBloomCuckooFilter, RedisBloomFilter, ScalableBloomFilter, SplitBlockBloomFilter,
 };
 
 /// The object-safe part of [`SetKind`], so one `match` serves every method.
@@ -288,6 +288,36 @@ impl Build for AnyFilter {
                     m = m.hashes(k);
                 }
                 AnyFilter::Mlbf(m.try_build()?)
+            }
+            // what BF.RESERVE and CF.RESERVE make in RedisBloom (its defaults for the rest)
+            Kind::RedisBloomChain => {
+                b.refuse_others("a RedisBloom filter", &["growth", "scaling"])?;
+                let (n, p) = b.sized()?;
+                let scaling = if b.scaling.unwrap_or(true) {
+                    0
+                } else {
+                    RedisBloomFilter::OPT_NO_SCALING
+                };
+                AnyFilter::RedisBloomChain(RedisBloomFilter::with_options(
+                    n,
+                    p,
+                    RedisBloomFilter::OPT_FORCE64 | RedisBloomFilter::OPT_NOROUND | scaling,
+                    b.growth.unwrap_or(2),
+                    b.max_bytes,
+                )?)
+            }
+            Kind::RedisBloomCuckoo => {
+                b.refuse_others("a RedisBloom cuckoo filter", &[])?;
+                let n = b
+                    .capacity
+                    .ok_or_else(|| crate::error::invalid("capacity", "required"))?;
+                AnyFilter::RedisBloomCuckoo(RedisBloomCuckooFilter::reserve(
+                    n,
+                    2,
+                    20,
+                    1,
+                    b.max_bytes,
+                )?)
             }
             k => {
                 return Err(Error::Unsupported(format!(

@@ -1,0 +1,324 @@
+//! Values moved from RedisBloom by SCANDUMP / LOADCHUNK: their two Redis types.
+//!
+//! RedisBloom's RDB types (`MBbloom--`, `MBbloomCF`) do not load into this module: Redis
+//! finds no module type of those names and refuses the RDB (or the RESTORE payload) with an
+//! error, without calling any of our code. Values move instead through RedisBloom's own dump
+//! commands (`scripts/migrate-redisbloom.py`, see the README): `BF.SCANDUMP`/`CF.SCANDUMP` on
+//! the old server give a header chunk (iterator 1) and data chunks, and `BF.LOADCHUNK`/
+//! `CF.LOADCHUNK` here rebuild the value ([`crate::rbbf`], [`crate::rbcf`]).
+//!
+//! Such a value keeps RedisBloom's hashing and layout ([`bloomery::RedisBloomFilter`],
+//! [`bloomery::RedisBloomCuckooFilter`]) in its own Redis type, `BLMRY-RBB` or `BLMRY-RBC`,
+//! and every `BF.*` / `CF.*` command on it answers as RedisBloom 2.6 does. Only the size limit
+//! is ours: a header announcing more than `MAX-BYTES` is refused, and a value cannot grow past
+//! it, whatever its bytes say.
+//!
+//! ## RDB encoding
+//! Version 1: one string, the library's file format (kinds 22 and 23), fully validated on
+//! load ([`decode`]: checksum, lengths, shape, the limits of [`crate::limits`]) and bounded by
+//! `MAX-BYTES`. A malformed payload makes `rdb_load` return NULL; it never panics. The AOF
+//! rewrite emits RedisBloom's LOADCHUNK sequence.
+
+use std::ffi::CStr;
+use std::os::raw::{c_int, c_longlong, c_void};
+
+use bloomery::{Persist, RedisBloomChunkError, RedisBloomCuckooFilter, RedisBloomFilter};
+use redis_module::native_types::RedisType;
+use redis_module::{raw, RedisError, RedisResult, RedisValue};
+
+use crate::memory::charged;
+use crate::{errors, limits};
+
+/// Encoding version of the two types' RDB layout.
+const ENCODING_VERSION: i32 = 1;
+
+/// A value moved from RedisBloom: one of the library's two RedisBloom kinds.
+pub trait Moved: Persist + Clone + 'static {
+    /// Name in log messages.
+    const NAME: &'static str;
+    /// The command the AOF rewrite emits.
+    const LOADCHUNK: &'static CStr;
+    /// The value as RedisBloom's LOADCHUNK sequence.
+    fn load_sequence(&self) -> Vec<(i64, Vec<u8>)>;
+    /// Bytes held on Redis's heap beyond the value's own struct, as Redis's allocator counts
+    /// them (for `MEMORY USAGE`).
+    fn held(&self) -> u64;
+    /// Checks beyond the library's decoding, applied on every load path (RDB, `RESTORE`,
+    /// `LOADCHUNK`'s header): every parameter within the limits of the module's create
+    /// command of the same family ([`crate::limits`]), and counts a RESP integer carries.
+    fn validate(&self) -> Result<(), String>;
+}
+
+fn sequence(header: Vec<u8>, chunk: impl Fn(i64) -> Option<(i64, Vec<u8>)>) -> Vec<(i64, Vec<u8>)> {
+    let mut out = vec![(1, header)];
+    let mut it = 1;
+    while let Some((next, data)) = chunk(it) {
+        out.push((next, data));
+        it = next;
+    }
+    out
+}
+
+/// `Err(what)` unless `ok`.
+fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(what())
+    }
+}
+
+fn check_count(what: &str, v: u64) -> Result<(), String> {
+    check(v <= i64::MAX as u64, || {
+        format!("{what} {v} exceeds i64::MAX")
+    })
+}
+
+/// Bytes Redis counts for an array of `bytes` kept in whole 64-byte lines.
+fn lines(bytes: u64) -> u64 {
+    charged(bytes.div_ceil(64).saturating_mul(64))
+}
+
+impl Moved for RedisBloomFilter {
+    const NAME: &'static str = "RedisBloom bloom filter";
+    const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
+    fn load_sequence(&self) -> Vec<(i64, Vec<u8>)> {
+        sequence(self.header_chunk(), |it| self.chunk(it))
+    }
+    /// Each link's bit array, and the list of links.
+    fn held(&self) -> u64 {
+        let link = std::mem::size_of::<bloomery::RedisBloomLink>() as u64;
+        let arrays: u64 = self.links().iter().map(|l| lines(l.bytes())).sum();
+        arrays + charged(link * self.links().len() as u64)
+    }
+    /// `EXPANSION` as `BF.RESERVE` accepts it (RedisBloom 2.6 has no limit; later versions
+    /// have this one); the item counts.
+    fn validate(&self) -> Result<(), String> {
+        check_count("items", self.len())?;
+        for l in self.links() {
+            check_count("link items", l.len())?;
+        }
+        let g = self.growth();
+        check(g <= limits::BF_MAX_EXPANSION, || {
+            format!("expansion {g} outside 1..={}", limits::BF_MAX_EXPANSION)
+        })
+    }
+}
+
+impl Moved for RedisBloomCuckooFilter {
+    const NAME: &'static str = "RedisBloom cuckoo filter";
+    const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
+    fn load_sequence(&self) -> Vec<(i64, Vec<u8>)> {
+        if self.is_empty() {
+            // every slot is empty: the header rebuilds it all
+            return vec![(1, self.header_chunk())];
+        }
+        sequence(self.header_chunk(), |it| self.chunk(it))
+    }
+    /// Each sub-filter's slots, and its entry in the list (words handle and count).
+    fn held(&self) -> u64 {
+        let b = u64::from(self.bucket_size());
+        let arrays: u64 = self.sub_buckets().map(|n| lines(n * b)).sum();
+        arrays + charged(48 * self.filters() as u64)
+    }
+    /// `BUCKETSIZE`, `MAXITERATIONS` and `EXPANSION` as `CF.RESERVE` accepts them (the
+    /// library's decoding already holds the first two to RedisBloom's header fields); counts.
+    fn validate(&self) -> Result<(), String> {
+        check_count("items", self.len())?;
+        check_count("deletes", self.deletes())?;
+        let (b, m, e) = (
+            u32::from(self.bucket_size()),
+            u32::from(self.max_iterations()),
+            u32::from(self.expansion()),
+        );
+        check((1..=limits::CF_MAX_BUCKET_SIZE).contains(&b), || {
+            format!("bucket size {b} outside 1..={}", limits::CF_MAX_BUCKET_SIZE)
+        })?;
+        check((1..=limits::CF_MAX_ITERATIONS).contains(&m), || {
+            format!(
+                "max iterations {m} outside 1..={}",
+                limits::CF_MAX_ITERATIONS
+            )
+        })?;
+        check(e <= limits::CF_MAX_EXPANSION, || {
+            format!("expansion {e} outside 0..={}", limits::CF_MAX_EXPANSION)
+        })
+    }
+}
+
+/// Decode a value's file-format bytes (RDB, `RESTORE`), then [`Moved::validate`].
+pub fn decode<T: Moved>(bytes: &[u8]) -> Result<T, String> {
+    let v = T::from_bytes(bytes).map_err(|e| e.to_string())?;
+    v.validate()?;
+    Ok(v)
+}
+
+/// The reply to a chunk refused for its size: the bytes it needs and the `MAX-BYTES` limit.
+pub fn too_large(e: &RedisBloomChunkError) -> Option<RedisError> {
+    match e {
+        RedisBloomChunkError::TooLarge { requested, limit } => {
+            Some(RedisError::String(errors::too_large(*requested, *limit)))
+        }
+        _ => None,
+    }
+}
+
+const fn methods<T: Moved>() -> raw::RedisModuleTypeMethods {
+    raw::RedisModuleTypeMethods {
+        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+        rdb_load: Some(rdb_load::<T>),
+        rdb_save: Some(rdb_save::<T>),
+        aof_rewrite: Some(aof_rewrite::<T>),
+        free: Some(free::<T>),
+        mem_usage: Some(mem_usage::<T>),
+        digest: Some(digest::<T>),
+        aux_load: None,
+        aux_save: None,
+        aux_save2: None,
+        aux_save_triggers: 0,
+        free_effort: None,
+        unlink: None,
+        copy: Some(copy::<T>),
+        defrag: None,
+        copy2: None,
+        free_effort2: None,
+        mem_usage2: None,
+        unlink2: None,
+    }
+}
+
+/// RedisBloom Bloom chains moved in by `BF.LOADCHUNK`.
+pub static RB_BF_TYPE: RedisType =
+    RedisType::new("BLMRY-RBB", ENCODING_VERSION, methods::<RedisBloomFilter>());
+
+/// RedisBloom cuckoo filters moved in by `CF.LOADCHUNK`.
+pub static RB_CF_TYPE: RedisType = RedisType::new(
+    "BLMRY-RBC",
+    ENCODING_VERSION,
+    methods::<RedisBloomCuckooFilter>(),
+);
+
+unsafe extern "C" fn rdb_load<T: Moved>(
+    rdb: *mut raw::RedisModuleIO,
+    encver: c_int,
+) -> *mut c_void {
+    let loaded = match encver {
+        1 => raw::load_string_buffer(rdb)
+            .map_err(|e| e.to_string())
+            .and_then(|b| decode::<T>(b.as_ref())),
+        v => Err(format!("unknown encoding version {v}")),
+    };
+    match loaded {
+        Ok(v) => Box::into_raw(Box::new(v)).cast::<c_void>(),
+        Err(e) => {
+            log_io(
+                rdb,
+                &format!("bloomery: refusing to load a {}: {e}", T::NAME),
+            );
+            std::ptr::null_mut()
+        }
+    }
+}
+
+fn log_io(io: *mut raw::RedisModuleIO, msg: &str) {
+    if let (Some(log), Ok(msg)) = (
+        // SAFETY: reading a function pointer Redis filled in at module load.
+        unsafe { raw::RedisModule_LogIOError },
+        std::ffi::CString::new(msg),
+    ) {
+        // SAFETY: `io` is the live IO handle Redis passed to the callback; the format string is
+        // a constant "%s" and `msg` a NUL-terminated string that outlives the call.
+        unsafe { log(io, c"warning".as_ptr(), c"%s".as_ptr(), msg.as_ptr()) };
+    }
+}
+
+/// # Safety
+/// `value` must be a `T` this module registered for the type Redis calls back for.
+unsafe fn value<'a, T>(value: *const c_void) -> &'a T {
+    // SAFETY: guaranteed by the caller.
+    unsafe { &*value.cast::<T>() }
+}
+
+unsafe extern "C" fn rdb_save<T: Moved>(rdb: *mut raw::RedisModuleIO, v: *mut c_void) {
+    // SAFETY: Redis passes a value of this type.
+    raw::save_slice(rdb, &unsafe { value::<T>(v) }.to_bytes());
+}
+
+unsafe extern "C" fn aof_rewrite<T: Moved>(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    v: *mut c_void,
+) {
+    // SAFETY: Redis passes a value of this type.
+    let chunks = unsafe { value::<T>(v) }.load_sequence();
+    // SAFETY: reading a function pointer Redis filled in at module load.
+    let Some(emit) = (unsafe { raw::RedisModule_EmitAOF }) else {
+        return;
+    };
+    for (it, data) in chunks {
+        // SAFETY: `aof` and `key` are live for the callback; the format "slb" takes a
+        // RedisModuleString*, a long long and a (pointer, length) buffer, which follow.
+        unsafe {
+            emit(
+                aof,
+                T::LOADCHUNK.as_ptr(),
+                c"slb".as_ptr(),
+                key,
+                it as c_longlong,
+                data.as_ptr(),
+                data.len(),
+            )
+        };
+    }
+}
+
+unsafe extern "C" fn free<T: Moved>(v: *mut c_void) {
+    if !v.is_null() {
+        // SAFETY: the pointer came from Box::into_raw of a T and Redis frees it once.
+        drop(unsafe { Box::from_raw(v.cast::<T>()) });
+    }
+}
+
+unsafe extern "C" fn mem_usage<T: Moved>(v: *const c_void) -> usize {
+    // SAFETY: Redis passes a value of this type.
+    let t = unsafe { value::<T>(v) };
+    let total = charged(std::mem::size_of::<T>() as u64).saturating_add(t.held());
+    usize::try_from(total).unwrap_or(usize::MAX)
+}
+
+unsafe extern "C" fn digest<T: Moved>(md: *mut raw::RedisModuleDigest, v: *mut c_void) {
+    // SAFETY: Redis passes a value of this type.
+    let bytes = unsafe { value::<T>(v) }.to_bytes();
+    // SAFETY: reading function pointers Redis filled in at module load; `md` is live for the
+    // callback and `bytes` outlives the calls.
+    unsafe {
+        if let (Some(add), Some(end)) = (
+            raw::RedisModule_DigestAddStringBuffer,
+            raw::RedisModule_DigestEndSequence,
+        ) {
+            add(md, bytes.as_ptr().cast_mut().cast(), bytes.len());
+            end(md);
+        }
+    }
+}
+
+unsafe extern "C" fn copy<T: Moved>(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    v: *const c_void,
+) -> *mut c_void {
+    // SAFETY: Redis passes a value of this type.
+    let t = unsafe { value::<T>(v) };
+    Box::into_raw(Box::new(t.clone())).cast::<c_void>()
+}
+
+/// `BLOOMERY.DUMP` of a moved value: its file-format bytes.
+pub fn bloomery_dump(key: &redis_module::key::RedisKey) -> Option<RedisResult> {
+    if let Ok(Some(v)) = key.get_value::<RedisBloomFilter>(&RB_BF_TYPE) {
+        return Some(Ok(RedisValue::StringBuffer(v.to_bytes())));
+    }
+    if let Ok(Some(v)) = key.get_value::<RedisBloomCuckooFilter>(&RB_CF_TYPE) {
+        return Some(Ok(RedisValue::StringBuffer(v.to_bytes())));
+    }
+    None
+}
