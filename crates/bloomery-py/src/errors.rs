@@ -112,6 +112,7 @@ fn errno(e: &std::io::Error) -> Option<i32> {
     match e.kind() {
         std::io::ErrorKind::NotFound => Some(2),
         std::io::ErrorKind::PermissionDenied => Some(13),
+        std::io::ErrorKind::IsADirectory => Some(21),
         _ => None,
     }
 }

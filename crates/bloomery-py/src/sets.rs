@@ -652,7 +652,18 @@ set_class!(
         ) -> PyResult<Self> {
             let n = count_arg(capacity, "capacity", false)?;
             let k = bloom_kind(kind)?;
-            let h = hasher(seed, keyed)?;
+            let h = if k == Kind::SplitBlock {
+                // Parquet readers hash with xxHash64 and seed 0; another hash would make a
+                // filter they answer wrongly.
+                if seed.is_some() || keyed {
+                    return Err(pyo3::exceptions::PyValueError::new_err(
+                        "a split-block filter keeps Parquet's hash (xxHash64, seed 0):                          no seed or keyed",
+                    ));
+                }
+                bloomery::KeyHasher::parquet()
+            } else {
+                hasher(seed, keyed)?
+            };
             let f = py.detach(|| {
                 AnyFilter::builder(k)
                     .capacity(n)

@@ -198,7 +198,7 @@ pub fn peek_file(path: impl AsRef<Path>) -> Result<FileHead> {
 fn not_a_directory(file: &std::fs::File) -> Result<()> {
     if file.metadata()?.is_dir() {
         return Err(Error::Io(io::Error::new(
-            io::ErrorKind::InvalidInput,
+            io::ErrorKind::IsADirectory,
             "this is a directory, not a filter file",
         )));
     }
