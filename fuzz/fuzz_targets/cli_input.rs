@@ -1,10 +1,10 @@
 //! The command line's input decoders, fed arbitrary bytes: the line reader (`for_each_line`:
 //! plain, gzip or zstd input detected by magic bytes, `\n` and `\r\n` lines, a field cut by a
-//! delimiter, hex keys), the block reader of `add --threads` (`for_each_block`), the ranged
-//! reader (`for_each_line_at`), and the number parsers of `-n` and `--max-memory`.
+//! delimiter, hex keys), the block reader of `add --threads` (`blocks`), and the number
+//! parsers of `-n` and `--max-memory`.
 //!
 //! Nothing may panic. For input the target wraps itself (plain, or gzip/zstd of the data), the
-//! lines and keys must equal a naive reference; the block and ranged readers must give back
+//! lines and keys must equal a naive reference; the block reader must give back
 //! every byte and line exactly once. Compressed streams straight from the fuzzer (bad gzip or
 //! zstd data) must end in an error or in lines, never a crash.
 //!
@@ -182,40 +182,14 @@ fuzz_target!(|data: &[u8]| {
     // add --threads: blocks of whole lines, every byte once, a terminator added at the end
     let block = usize::from(ctl[1]) * 7 + 1;
     let mut joined = Vec::new();
-    let total = input::for_each_block(&name, block, |b| {
+    for b in input::blocks(&name, block).unwrap() {
+        let b = b.unwrap();
         assert_eq!(b.last(), Some(&b'\n'), "a block must end with a line terminator");
         joined.extend_from_slice(&b);
-        Ok(())
-    })
-    .unwrap();
+    }
     let mut expect = body.to_vec();
     if !expect.is_empty() && expect.last() != Some(&b'\n') {
         expect.push(b'\n');
     }
     assert_eq!(joined, expect);
-    assert_eq!(total as usize, body.len());
-
-    // the ranged reader over consecutive ranges: every line once, in order
-    if wrap == 0 {
-        if let Some((f, len)) = input::open_plain(&name).unwrap() {
-            let cut1 = u64::from(ctl[1]) % (len + 1);
-            let cut2 = cut1 + u64::from(ctl[2] >> 2) % (len - cut1 + 1);
-            let mut rb = input::RangeBuf::default();
-            let mut lines = Vec::new();
-            for (s, e) in [(0, cut1), (cut1, cut2), (cut2, len)] {
-                input::for_each_line_at(&f, len, s, e, &mut rb, |l| {
-                    lines.push(l.to_vec());
-                    true
-                })
-                .unwrap();
-            }
-            assert_eq!(lines.concat(), body, "ranged lines do not add up to the file");
-            // every line (the ranged reader takes no keys, so no key error stops it)
-            let trimmed: Vec<Vec<u8>> =
-                lines.iter().map(|l| input::trim_eol(l).to_vec()).collect();
-            let (all, _) = reference(body, &delim, None, false);
-            let all_lines: Vec<Vec<u8>> = all.into_iter().map(|(l, _)| l).collect();
-            assert_eq!(trimmed, all_lines);
-        }
-    }
 });
