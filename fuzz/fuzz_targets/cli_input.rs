@@ -184,7 +184,11 @@ fuzz_target!(|data: &[u8]| {
     let mut joined = Vec::new();
     for b in input::blocks(&name, block).unwrap() {
         let b = b.unwrap();
-        assert_eq!(b.last(), Some(&b'\n'), "a block must end with a line terminator");
+        assert_eq!(
+            b.last(),
+            Some(&b'\n'),
+            "a block must end with a line terminator"
+        );
         joined.extend_from_slice(&b);
     }
     let mut expect = body.to_vec();

@@ -107,7 +107,11 @@ pub fn exercise_file(bytes: &[u8]) {
         for k in &keys {
             let _ = f.distance(k);
             f.insert_local(k);
-            assert_eq!(f.distance(k), Some(0), "attenuated: local key not at distance 0");
+            assert_eq!(
+                f.distance(k),
+                Some(0),
+                "attenuated: local key not at distance 0"
+            );
         }
         round_trip(&f, "attenuated after inserts");
     }
@@ -165,7 +169,11 @@ fn set_filter(f: AnyFilter, keys: &[Vec<u8>]) {
     let mut g = g;
     for k in keys {
         if let Ok(_new) = g.try_insert_key(k) {
-            assert!(g.contains_key(k), "{}: false negative after insert", info.kind);
+            assert!(
+                g.contains_key(k),
+                "{}: false negative after insert",
+                info.kind
+            );
         }
     }
     let after = g.to_bytes();
@@ -187,8 +195,16 @@ fn counter(c: AnyCounter, keys: &[Vec<u8>]) {
     for &x in &h {
         let _ = c.count_hashed(x);
         if c.insert_hashed(x).is_ok() {
-            assert!(c.contains_hashed(x), "{:?}: false negative after insert", c.kind());
-            assert!(c.count_hashed(x) >= 1, "{:?}: count 0 after insert", c.kind());
+            assert!(
+                c.contains_hashed(x),
+                "{:?}: false negative after insert",
+                c.kind()
+            );
+            assert!(
+                c.count_hashed(x) >= 1,
+                "{:?}: count 0 after insert",
+                c.kind()
+            );
         }
     }
     if c.remove_unsupported().is_none() {
