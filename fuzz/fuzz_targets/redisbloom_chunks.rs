@@ -62,7 +62,7 @@ fn cuckoo(file: &RedisBloomChunkFile) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    bloomery::store::set_max_bytes(LIMIT);
+    bloomery::set_max_bytes(LIMIT);
     let Ok(file) = RedisBloomChunkFile::from_bytes(data) else {
         return;
     };
