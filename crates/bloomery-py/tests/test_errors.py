@@ -216,3 +216,11 @@ def test_unsupported_operations_are_type_errors():
     sp.add("a")
     with pytest.raises(TypeError, match="Minimal Increase"):
         sp.remove("a")
+
+
+def test_split_block_keeps_parquets_hash():
+    # a seed or a secret would make a filter Parquet readers answer wrongly: refused, as the CLI does
+    for kw in ({"seed": 7}, {"keyed": True}):
+        with pytest.raises(ValueError, match="Parquet"):
+            bloomery.BloomFilter(1000, 0.01, kind="split-block", **kw)
+    assert bloomery.BloomFilter(1000, 0.01, kind="split-block").kind == "split-block"
