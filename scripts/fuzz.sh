@@ -44,9 +44,13 @@ corpus=fuzz/corpus
 
 echo "== seed corpora"
 # load_any: one valid file of every kind (and the compressed and delta forms)
-mkdir -p "$corpus/load_any" "$corpus/decompress" "$corpus/cli_input" "$corpus/parquet_filter_header" \
-  "$corpus/redisbloom_chunks"
+mkdir -p "$corpus/load_any" "$corpus/load_mapped" "$corpus/decompress" "$corpus/cli_input" \
+  "$corpus/parquet_filter_header" "$corpus/redisbloom_chunks"
 cp "$golden"/*.bloom "$golden"/*.delta "$corpus/load_any/"
+# load_mapped: the plain (mappable) golden files; compressed ones are refused by the map
+for f in "$golden"/*.bloom; do
+  case "$f" in *compressed*) ;; *) cp "$f" "$corpus/load_mapped/" ;; esac
+done
 # decompress: the compressed and delta golden files, and every golden file compressed
 cp "$golden"/classic-compressed.bloom "$golden"/classic.delta "$corpus/decompress/"
 bin=""
