@@ -125,7 +125,7 @@ pub(crate) fn pass_map(
     let body = map.len().saturating_sub(TRAILER);
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut h = crate::io::header::StreamHash::new();
     let mut at = 0;
     while at < body {
         let n = PASS_CHUNK.min(body - at);

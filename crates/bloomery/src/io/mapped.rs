@@ -472,7 +472,7 @@ fn copy_verified(src: &MappedFile, dst: &mut File, progress: Progress<'_>) -> Re
     let body = map.len() - 8;
     #[cfg(unix)]
     let _ = map.advise(memmap2::Advice::Sequential);
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut h = crate::io::header::StreamHash::new();
     let mut at = 0;
     while at < map.len() {
         let n = PASS_CHUNK.min(map.len() - at);

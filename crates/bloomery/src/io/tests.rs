@@ -256,3 +256,27 @@ fn info_in_one_pass_equals_info() {
         }
     }
 }
+
+/// The streaming passes' hasher gives xxh3-64's digest of the bytes fed, however they are cut
+/// (lengths around its internal block and stripe sizes, pieces of every size).
+#[test]
+fn stream_hash_is_xxh3() {
+    let bytes: Vec<u8> = (0..300_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    for len in [
+        0, 1, 16, 17, 128, 129, 240, 241, 1024, 1025, 65_536, 299_999,
+    ] {
+        for piece in [1, 7, 64, 1000, 65_536, len.max(1)] {
+            let mut h = super::header::StreamHash::new();
+            for c in bytes[..len].chunks(piece) {
+                h.update(c);
+            }
+            assert_eq!(
+                h.digest(),
+                xxhash_rust::xxh3::xxh3_64(&bytes[..len]),
+                "len {len} piece {piece}"
+            );
+        }
+    }
+}
