@@ -19,10 +19,10 @@ impl BlockedBloomFilter {
 
 #[inline(always)]
 fn atomic_insert(atoms: &[AtomicU64], h: Hashed, f: &BlockedBloomFilter) -> bool {
-    let b = block_index(h, f.blocks) * BLOCK_WORDS;
-    let mask = block_mask(h, f.k, f.layout);
+    let b = block_start(h, f.blocks);
+    let mask = Block::mask(h, f.k, f.layout);
     let mut new = false;
-    for (i, &m) in mask.iter().enumerate() {
+    for (i, &m) in mask.0.iter().enumerate() {
         if m != 0 {
             let prev = atoms[b + i].fetch_or(m, Ordering::Relaxed);
             new |= prev & m != m;
@@ -75,9 +75,10 @@ impl AtomicBlockedBloomFilter {
     /// Query a pre-hashed key.
     #[inline]
     pub fn contains_hashed(&self, h: Hashed) -> bool {
-        let b = block_index(h, self.shape.blocks) * BLOCK_WORDS;
-        let mask = block_mask(h, self.shape.k, self.shape.layout);
-        mask.iter()
+        let b = block_start(h, self.shape.blocks);
+        let mask = Block::mask(h, self.shape.k, self.shape.layout);
+        mask.0
+            .iter()
             .enumerate()
             .all(|(i, &m)| m == 0 || self.words[b + i].load(Ordering::Relaxed) & m == m)
     }

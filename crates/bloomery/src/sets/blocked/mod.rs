@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::dispatch::{hashed_set_kind, SetStats};
 use crate::error::{invalid, Result};
 use crate::filter::{shape_mismatch, Build, Builder, Core, Filter, Merge, Stats};
-use crate::hash::{mix64, reduce, Hashed, Key, KeyHasher};
+use crate::hash::{Hashed, Key, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
@@ -21,18 +21,17 @@ use crate::store::{self, Pipeline, Words};
 mod atomic;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
-mod kernels;
+mod block;
 mod persist;
 mod regions;
 
 pub use atomic::AtomicBlockedBloomFilter;
-pub use kernels::BlockLayout;
-use kernels::*;
+pub use block::BlockLayout;
+use block::*;
 pub use regions::{InsertRegions, RegionWriter};
 
 /// Bits per block (one 64-byte cache line).
 pub const BLOCK_BITS: u64 = 512;
-const BLOCK_WORDS: usize = 8;
 /// How many keys ahead the batched queries hash and prefetch: enough to cover the memory
 /// latency of a filter far beyond the caches on a busy machine (the choice is measured in
 /// docs/BENCHMARKS.md); at sizes that fit the caches it makes no difference.
@@ -384,7 +383,7 @@ impl BlockedBloomFilter {
         let mut pipe = Pipeline::<(usize, Hashed), BATCH_AHEAD>::default();
         for (i, key) in keys.iter().enumerate() {
             let h = hash(key);
-            store::prefetch(words, block_index(h, self.blocks) * BLOCK_WORDS);
+            store::prefetch(words, block_start(h, self.blocks));
             if let Some((j, h)) = pipe.push((i, h)) {
                 answer(j, probe(words, h));
             }
@@ -396,17 +395,14 @@ impl BlockedBloomFilter {
 
     #[inline(always)]
     fn probe(&self, words: &[u64], h: Hashed) -> bool {
-        let block: &[u64; BLOCK_WORDS] = words[block_range(h, self.blocks)]
-            .try_into()
-            .expect("a block is BLOCK_WORDS words");
-        layout_probe(block, h, self.k, self.layout)
+        Block::at(words, block_start(h, self.blocks)).check(h, self.k, self.layout)
     }
 
     /// Hint the CPU to fetch the block of a pre-hashed key ahead of an insert or a query, so
     /// that streaming callers (hash a key, insert it a few keys later) overlap cache misses.
     #[inline]
     pub fn prefetch_hashed(&self, h: Hashed) {
-        store::prefetch(self.as_words(), block_index(h, self.blocks) * BLOCK_WORDS);
+        store::prefetch(self.as_words(), block_start(h, self.blocks));
     }
 
     /// Insert many keys in parallel (rayon): hashed in parallel, then inserted by
@@ -559,11 +555,8 @@ impl Filter for BlockedBloomFilter {
 
     #[inline]
     fn insert_hashed(&mut self, h: Hashed) -> bool {
-        let range = block_range(h, self.blocks);
-        let block: &mut [u64; BLOCK_WORDS] = (&mut self.core.words.as_mut_slice()[range])
-            .try_into()
-            .expect("a block is BLOCK_WORDS words");
-        let new = layout_insert(block, h, self.k, self.layout);
+        let at = block_start(h, self.blocks);
+        let new = Block::at_mut(self.core.words.as_mut_slice(), at).insert(h, self.k, self.layout);
         self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }

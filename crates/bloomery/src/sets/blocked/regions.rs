@@ -162,7 +162,7 @@ impl RegionWriter<'_> {
         // (first word of the block within the region, hash)
         let mut pipe = Pipeline::<(usize, Hashed), BATCH_AHEAD>::default();
         for &h in hashes {
-            let at = (block_index(h, self.blocks) * BLOCK_WORDS).wrapping_sub(self.base);
+            let at = block_start(h, self.blocks).wrapping_sub(self.base);
             if at >= self.words.len() {
                 self.stray.push(h);
                 continue;
@@ -180,10 +180,8 @@ impl RegionWriter<'_> {
     /// Insert one hash whose block starts at word `at` of this region.
     #[inline(always)]
     fn put(&mut self, at: usize, h: Hashed) {
-        let block: &mut [u64; BLOCK_WORDS] = (&mut self.words[at..at + BLOCK_WORDS])
-            .try_into()
-            .expect("a block is BLOCK_WORDS words");
-        self.new += u64::from(layout_insert(block, h, self.k, self.layout));
+        let block = Block::at_mut(self.words, at);
+        self.new += u64::from(block.insert(h, self.k, self.layout));
     }
 }
 

@@ -12,6 +12,9 @@ use crate::kind::Capabilities;
 use crate::params;
 use crate::store;
 
+mod block;
+use block::{SplitBlock, SPLIT_WORDS};
+
 /// The spec's salts.
 pub const SALT: [u32; 8] = [
     0x47b6_137b,
@@ -82,18 +85,7 @@ impl<'a> SplitBlockBits<'a> {
             Ok(a) => a,
             Err(_) => return true, // unreachable: b + 32 <= len by construction
         };
-        let m = mask(h as u32);
-        let mut miss = 0u32;
-        for i in 0..8 {
-            let w = u32::from_le_bytes([
-                block[4 * i],
-                block[4 * i + 1],
-                block[4 * i + 2],
-                block[4 * i + 3],
-            ]);
-            miss |= m[i] & !w;
-        }
-        miss == 0
+        SplitBlock::from_le_bytes(block).check(h as u32)
     }
 
     /// Number of 256-bit blocks.
@@ -102,9 +94,10 @@ impl<'a> SplitBlockBits<'a> {
     }
 }
 
-/// The spec's `mask(x)`: one bit per 32-bit word.
-#[inline(always)]
-pub fn mask(x: u32) -> [u32; 8] {
+/// The spec's `mask(x)` as the spec writes it (one bit per 32-bit word): the reference the
+/// block's mask ([`SplitBlock::mask`]) is tested against.
+#[cfg(test)]
+fn mask(x: u32) -> [u32; 8] {
     let mut m = [0u32; 8];
     for i in 0..8 {
         m[i] = 1u32 << (x.wrapping_mul(SALT[i]) >> 27);
@@ -334,15 +327,7 @@ impl SplitBlockBloomFilter {
     #[inline]
     pub fn insert_hash(&mut self, h: u64) -> bool {
         let b = self.block_of(h);
-        let m = mask(h as u32);
-        let block = &mut self.core.words.as_mut_slice()[b..b + 4];
-        let mut miss = 0u64;
-        for i in 0..4 {
-            let mw = u64::from(m[2 * i]) | (u64::from(m[2 * i + 1]) << 32);
-            miss |= mw & !block[i];
-            block[i] |= mw;
-        }
-        let new = miss != 0;
+        let new = SplitBlock::at_mut(self.core.words.as_mut_slice(), b).insert(h as u32);
         self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
@@ -350,20 +335,12 @@ impl SplitBlockBloomFilter {
     /// Check a 64-bit hash directly (the spec's `filter_check`).
     #[inline]
     pub fn contains_hash(&self, h: u64) -> bool {
-        let b = self.block_of(h);
-        let m = mask(h as u32);
-        let block = &self.as_words()[b..b + 4];
-        let mut miss = 0u64;
-        for i in 0..4 {
-            let mw = u64::from(m[2 * i]) | (u64::from(m[2 * i + 1]) << 32);
-            miss |= mw & !block[i];
-        }
-        miss == 0
+        SplitBlock::at(self.as_words(), self.block_of(h)).check(h as u32)
     }
 
     #[inline(always)]
     fn block_of(&self, h: u64) -> usize {
-        (((h >> 32) * self.blocks) >> 32) as usize * 4
+        (((h >> 32) * self.blocks) >> 32) as usize * SPLIT_WORDS
     }
 
     /// Remove every item.
@@ -527,6 +504,54 @@ mod tests {
         for x in [0u32, 1, 0xdead_beef, u32::MAX] {
             assert!(mask(x).iter().all(|w| w.count_ones() == 1));
         }
+    }
+
+    /// The block's mask is the spec's `mask` in the little-endian word layout, and every
+    /// kernel of this build (AVX2 where the CPU has it, portable under `BLOOMERY_NO_SIMD`)
+    /// agrees with the portable one on random blocks dense enough that both answers occur.
+    #[test]
+    fn block_kernels_agree_with_the_portable_kernel_and_the_spec_mask() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut yes, mut no) = (0, 0);
+        for _ in 0..20_000 {
+            let key = next() as u32;
+            let spec = mask(key);
+            let m = SplitBlock::mask(key);
+            for (j, &w) in spec.iter().enumerate() {
+                assert_eq!((m.0[j / 2] >> (32 * (j % 2))) as u32, w);
+            }
+            let block = SplitBlock([
+                next() | next(),
+                next() | next(),
+                next() | next(),
+                next() | next(),
+            ]);
+            let want = block.0.iter().zip(m.0).all(|(w, m)| w & m == m);
+            assert_eq!(block.check(key), want);
+            assert_eq!(block.check_scalar(key), want);
+            if want {
+                yes += 1
+            } else {
+                no += 1
+            }
+            let (mut a, mut b) = (block, block);
+            assert_eq!(a.insert(key), !want);
+            assert_eq!(b.insert_scalar(key), !want);
+            assert_eq!(a, b);
+            assert!(a
+                .0
+                .iter()
+                .zip(block.0)
+                .zip(m.0)
+                .all(|((a, w), m)| *a == w | m));
+        }
+        assert!(yes > 1000 && no > 1000, "yes={yes} no={no}");
     }
 
     #[test]
