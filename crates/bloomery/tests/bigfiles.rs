@@ -1,6 +1,7 @@
 //! Big files: the streaming checksum of a mapped file, updates through a writable map of a
 //! copy (`FileUpdate`), saves with options, and structures decoded from a damaged payload
 //! without verification (wrong answers allowed, panics not).
+#![cfg(feature = "mmap")] // every test here maps files
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;

@@ -34,6 +34,27 @@ fn atomic_insert(atoms: &[AtomicU64], h: Hashed, f: &BlockedBloomFilter) -> bool
 /// A blocked filter that many threads insert into through `&self` (lock-free atomic ORs).
 /// Convert with [`BlockedBloomFilter::into_atomic`] and back with
 /// [`AtomicBlockedBloomFilter::into_filter`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{AtomicBlockedBloomFilter, Filter};
+///
+/// let f = AtomicBlockedBloomFilter::try_new(100_000, 0.01)?;
+/// std::thread::scope(|s| {
+///     for t in 0..4u64 {
+///         let f = &f;
+///         s.spawn(move || {
+///             for i in (t * 1000)..(t + 1) * 1000 {
+///                 f.insert(&i); // through `&self`, from any thread
+///             }
+///         });
+///     }
+/// });
+/// assert_eq!(f.len(), 4000);
+/// let plain = f.into_filter();
+/// assert!((0..4000u64).all(|i| plain.contains(&i)));
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct AtomicBlockedBloomFilter {
     words: Box<[AtomicU64]>,

@@ -5,6 +5,7 @@ pub(crate) mod lines;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+#[cfg(feature = "rayon")]
 use rayon::prelude::*;
 
 use crate::dispatch::{hashed_set_kind, SetStats};
@@ -72,10 +73,25 @@ pub const BATCH_AHEAD: usize = 32;
 ///
 /// **When to pick it:** almost always — dedup of URLs, blocklists, caches, joins — whenever the
 /// set is large and speed matters. It supports concurrent inserts through `&self`
-/// ([`AtomicBlockedBloomFilter`]), parallel bulk builds ([`BlockedBloomFilter::par_insert_all`]),
+/// ([`AtomicBlockedBloomFilter`]), parallel bulk builds (`par_insert_all`, feature `rayon`),
 /// batched queries that overlap cache misses ([`BlockedBloomFilter::contains_batch`]), union,
 /// intersection, halving and every estimate. Prefer the classic filter only for the textbook
 /// formulas, and the split-block filter when Parquet must read the bits.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BlockedBloomFilter, Filter, Stats};
+///
+/// let mut f = BlockedBloomFilter::try_new(10_000, 0.01)?;
+/// for i in 0..10_000u64 {
+///     f.insert(&i);
+/// }
+/// assert!((0..10_000u64).all(|i| f.contains(&i))); // no false negatives
+/// let false_positives = (10_000..110_000u64).filter(|i| f.contains(i)).count();
+/// assert!(false_positives < 2_000, "{false_positives}"); // about 1% of 100,000
+/// assert!(f.current_fpr() < 0.02);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct BlockedBloomFilter {
     core: Core,
@@ -405,10 +421,11 @@ impl BlockedBloomFilter {
         store::prefetch(self.as_words(), block_start(h, self.blocks));
     }
 
-    /// Insert many keys in parallel (rayon): hashed in parallel, then inserted by
+    /// Insert many keys in parallel (rayon; feature `rayon`): hashed in parallel, then inserted by
     /// [`par_insert_hashed`](Self::par_insert_hashed) with each thread owning a disjoint region
     /// of blocks. The result is identical to inserting them one by one. Returns the number of
     /// keys that were new.
+    #[cfg(feature = "rayon")]
     pub fn par_insert_all<K: Key + Sync>(&mut self, keys: &[K]) -> u64 {
         let hasher = self.core.hasher;
         let hashes: Vec<Hashed> = keys

@@ -167,6 +167,7 @@ fn sectors_match_the_reference_mapping_and_simd_equals_scalar() {
     assert_eq!(f, g);
 }
 
+#[cfg(feature = "mmap")]
 /// A sectors file (kind 20) whose stored k is not 8 is refused on load, with an error, not
 /// read as something else; the same k in a positions file (kind 3) is a valid shape.
 /// The fused AVX2 single-key and batched paths (taken on CPUs with AVX2 for sectors
@@ -316,6 +317,7 @@ fn automatic_layout_choice() {
     assert!(a.union_with(&b).is_err());
 }
 
+#[cfg(feature = "rayon")]
 #[test]
 fn par_insert_hashed_equals_sequential() {
     let hasher = KeyHasher::new();
@@ -336,6 +338,7 @@ fn par_insert_hashed_equals_sequential() {
     }
 }
 
+#[cfg(feature = "rayon")]
 #[test]
 fn par_insert_bucketed_equals_sequential_items_included() {
     let hasher = KeyHasher::new();
@@ -410,6 +413,7 @@ fn region_of_is_the_block_index_divided_by_the_region_size() {
     }
 }
 
+#[cfg(feature = "rayon")]
 #[test]
 fn par_insert_bucketed_inserts_misplaced_hashes() {
     let hasher = KeyHasher::new();
@@ -437,6 +441,7 @@ fn par_insert_bucketed_inserts_misplaced_hashes() {
     assert_eq!(a, c);
 }
 
+#[cfg(feature = "rayon")]
 #[test]
 fn parallel_build_equals_sequential() {
     let keys: Vec<u64> = (0..50_000).collect();

@@ -52,6 +52,19 @@ pub fn parquet_num_bytes(ndv: u64, fpp: f64) -> Result<usize> {
 
 /// A Parquet bitset probed where it lies (e.g. in a buffer just read from a file), without
 /// copying it into a filter: the spec's `filter_check` over the little-endian bytes.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Filter, SplitBlockBits, SplitBlockBloomFilter};
+///
+/// let mut f = SplitBlockBloomFilter::try_with_bytes(1024)?;
+/// f.insert("abc");
+/// let bytes = f.to_parquet_bitset(); // e.g. read from a Parquet file
+/// let view = SplitBlockBits::try_new(&bytes)?;
+/// assert_eq!(view.blocks(), 32);
+/// assert!(view.contains_hash(f.hasher().hash("abc").lo));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct SplitBlockBits<'a> {
     bytes: &'a [u8],
@@ -123,6 +136,19 @@ fn mask(x: u32) -> [u32; 8] {
 /// **When to pick it:** to write or read Parquet bloom filters, or to share a filter with
 /// systems that speak Parquet's SBBF. Otherwise [`crate::BlockedBloomFilter`] gives the same
 /// speed with a tunable k and a tighter size.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Filter, SplitBlockBloomFilter};
+///
+/// let mut f = SplitBlockBloomFilter::try_new(1000, 0.01)?;
+/// f.insert(&42i64); // Parquet's plain encoding and xxHash64, as a Parquet reader hashes
+/// let bitset = f.to_parquet_bitset(); // the bytes a Parquet file stores
+/// assert_eq!(bitset.len() % 32, 0);
+/// let g = SplitBlockBloomFilter::from_parquet_bitset(&bitset)?;
+/// assert!(g.contains(&42i64));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitBlockBloomFilter {
     core: Core,
