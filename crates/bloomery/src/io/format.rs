@@ -485,10 +485,6 @@ pub(crate) fn save_encoded<E: Encode + ?Sized>(
 
 /// Read a whole file, refusing files larger than the memory limit (plus header room) before
 /// reading them.
-pub fn read_limited(path: &Path) -> Result<Vec<u8>> {
-    read_limited_at(path).map_err(|e| at_path(path, e))
-}
-
 fn read_limited_at(path: &Path) -> Result<Vec<u8>> {
     let len = std::fs::metadata(path)?.len();
     check_file_size(len)?;
