@@ -12,7 +12,7 @@
 # absent keys right next to present ones ("abandon" in, "abandoned" out). The iterative and
 # space-code filters get each member 1 to 4 times (-n distinct, --occurrences adds, every key
 # once before the repeats: the order that fills them most). URLs: every URL is inserted, and
-# the queries are the paper's near misses, each URL with a unique last segment appended; the
+# the queries are the paper's near misses, each URL with ten unique last segments appended; the
 # filter prints, for the layer each query's new segment lands in, the most such a query can
 # be passed at (URLs sharing its other segments) and the rate when none does: the measured
 # rate must lie between the two and under P.
@@ -79,9 +79,11 @@ mlbf() { # name file
   local n; n=$(wc -l < "$T/$name.urls")
   "$B" -q create "$f" --kind mlbf --layers "$L" -n "$n" -p "$P"
   "$B" -q add --skip-invalid "$f" "$T/$name.urls"
-  awk '{ print $0 "/id" NR "q" }' "$T/$name.urls" > "$T/$name.near"
+  # ten near misses per URL (each a unique last segment): a tighter measurement than one
+  awk '{ for (r = 0; r < 10; r++) print $0 "/id" NR "r" r "q" }' "$T/$name.urls" > "$T/$name.near"
   local hits; hits=$("$B" check -c "$f" "$T/$name.near" || true)
-  local me; me=$(awk -v h="$hits" -v q="$n" 'BEGIN { print h / q }')
+  local q=$((n * 10))
+  local me; me=$(awk -v h="$hits" -v q="$q" 'BEGIN { print h / q }')
   # the layer a query's new segment lands in: after the URL's last value, or the last layer
   local hi lo
   hi=$(json "$f" '["mlbf_rates"]["near_miss_by_layer"]' | tr -d '[] ')
@@ -90,7 +92,7 @@ mlbf() { # name file
     BEGIN { split(h, H, ","); split(l, W, ",") }
     { i = (NF < L ? NF : L - 1) + 1; hs += H[i]; ls += W[i] }
     END { print hs / NR, ls / NR }')
-  awk -v k="mlbf ($name)" -v t="$P" -v me="$me" -v q="$n" -v pred="$pred" 'BEGIN {
+  awk -v k="mlbf ($name)" -v t="$P" -v me="$me" -v q="$q" -v pred="$pred" 'BEGIN {
     split(pred, x, " "); hi = x[1]; lo = x[2]
     sd = sqrt(hi * (1 - hi) / q)   # of the measured rate, were it at the bound
     ok = (me <= hi * 1.25 + 3 * sd && me >= lo / 1.25 - 3 * sd && me <= t + 3 * sd) ? "ok" : "OFF"
