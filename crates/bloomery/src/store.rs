@@ -62,7 +62,8 @@ static GLOBAL_ALLOCATOR_ONLY: std::sync::atomic::AtomicBool =
 
 /// Put every array the library allocates on the global allocator (`true`), or let large ones
 /// (≥ 1 MiB: bit and counter arrays, file buffers) be anonymous memory maps with huge pages
-/// advised (`false`, the default).
+/// advised (`false`, the default). Without the `mmap` feature every array is on the global
+/// allocator whatever this says.
 ///
 /// An embedding program whose global allocator accounts for memory turns this on, so that
 /// every byte a structure holds is seen by that allocator. The Redis module does: Redis counts
