@@ -178,6 +178,7 @@ fn large_files_load_through_the_huge_page_buffer_like_small_ones() {
 /// (pieces cut across steps); the pieces reported cover the words once, in order. A damaged
 /// payload fails the verified pass and is counted as it is without verification.
 #[test]
+#[cfg_attr(not(feature = "mmap"), ignore = "maps files: needs the `mmap` feature")]
 fn info_in_one_pass_equals_info() {
     use crate::{AnyFilter, MappedFile};
     let dir = tempfile::tempdir().unwrap();
