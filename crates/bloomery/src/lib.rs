@@ -103,13 +103,18 @@ mod version;
 
 // Run-time kinds.
 pub use any::batch::PREFETCH_AHEAD;
-pub use any::counter::{AnyCounter, CounterOptions};
+pub use any::counter::AnyCounter;
+#[allow(deprecated)]
+pub use any::counter::CounterOptions;
+pub use any::spec::{KindOptions, Spec};
 pub use any::filter::{AnyFilter, FilterInfo};
 pub use dispatch::CounterInfo;
 pub use kind::{Capabilities, Capability, Kind};
 // Core traits, errors and the one hash path.
 pub use error::{Error, FormatError, Incompatibility, Result};
-pub use filter::{Build, Builder, Count, Filter, KeySet, Merge, Remove, RemoveError, Stats};
+pub use filter::{
+    Build, Builder, Count, Filter, KeySet, Merge, Remove, RemoveError, Sizing, Stats,
+};
 pub use hash::{mix64, reduce, HashAlgorithm, Hashed, Key, KeyHasher, SeedKind, StableHash};
 // Storage: the memory limit and the prefetch pipeline of batched inserts.
 pub use counters::MAX_WIDTH as MAX_COUNTER_WIDTH;
