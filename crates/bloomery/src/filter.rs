@@ -358,7 +358,7 @@ pub(crate) use sizing_setters;
 /// Growth and tightening belong to scalable filters; on a blocked filter's builder they do
 /// not compile:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0599
 /// use bloomery::prelude::*;
 ///
 /// let f = BlockedBloomFilter::builder().capacity(1000).fpr(0.01).growth(0).tightening(7.0);
@@ -366,7 +366,7 @@ pub(crate) use sizing_setters;
 ///
 /// and a block layout belongs to blocked filters:
 ///
-/// ```compile_fail
+/// ```compile_fail,E0599
 /// use bloomery::prelude::*;
 ///
 /// let f = BloomFilter::builder().capacity(1000).fpr(0.01).layout(bloomery::BlockLayout::Sectors);

@@ -425,3 +425,195 @@ impl Build for AnyFilter {
         b.spec().build_filter()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::format::Persist;
+    use crate::{BlockedBloomFilter, BloomFilter, KeyHasher, SplitBlockBloomFilter};
+
+    fn sized() -> Sizing {
+        Sizing::default().capacity(5000).fpr(0.01).seed(9)
+    }
+
+    fn refused(r: Result<impl std::fmt::Debug>) -> &'static str {
+        match r {
+            Err(Error::InvalidParameter { name, .. }) => name,
+            other => panic!("expected a refused parameter, got {other:?}"),
+        }
+    }
+
+    /// A spec builds the same bytes as the structure's own builder given the same settings.
+    #[test]
+    fn spec_builds_what_the_typed_builders_build() {
+        let s = sized();
+        let f = |kind, o: KindOptions| {
+            AnyFilter::try_from_spec(&Spec::new(kind).sizing(s).options(o))
+                .unwrap()
+                .to_bytes()
+        };
+        let none = KindOptions::default();
+        let classic = BloomFilter::builder().sizing(s).try_build().unwrap();
+        assert_eq!(f(Kind::Classic, none), classic.to_bytes());
+        let blocked = BlockedBloomFilter::builder().sizing(s).try_build().unwrap();
+        assert_eq!(f(Kind::Blocked, none), blocked.to_bytes());
+        let sectors = BlockedBloomFilter::builder()
+            .sizing(s)
+            .layout(BlockLayout::Sectors)
+            .try_build()
+            .unwrap();
+        assert_eq!(f(Kind::BlockedSectors, none), sectors.to_bytes());
+        let grow = KindOptions {
+            growth: Some(4),
+            tightening: Some(0.8),
+            scaling: Some(false),
+            ..none
+        };
+        let scalable = ScalableBloomFilter::builder()
+            .sizing(s)
+            .growth(4)
+            .tightening(0.8)
+            .scaling(false)
+            .try_build()
+            .unwrap();
+        assert_eq!(f(Kind::Scalable, grow), scalable.to_bytes());
+        let layers = KindOptions {
+            layers: Some(3),
+            ..none
+        };
+        let mlbf = MultiLayerBloomFilter::builder()
+            .layers(3)
+            .sizing(s)
+            .try_build()
+            .unwrap();
+        assert_eq!(f(Kind::Mlbf, layers), mlbf.to_bytes());
+
+        let c = |kind, o: KindOptions| {
+            AnyCounter::try_from_spec(&Spec::new(kind).sizing(s).options(o))
+                .unwrap()
+                .to_bytes()
+        };
+        let counting = CountingBloomFilter::builder()
+            .sizing(s)
+            .counter_width(8)
+            .try_build()
+            .unwrap();
+        let w8 = KindOptions {
+            counter_bits: Some(8),
+            ..none
+        };
+        assert_eq!(c(Kind::Counting, w8), counting.to_bytes());
+        let cms = CountMinSketch::builder()
+            .hasher(KeyHasher::with_seed(9))
+            .dimensions(300, 4)
+            .try_build()
+            .unwrap();
+        let shape = KindOptions {
+            width: Some(300),
+            depth: Some(4),
+            ..none
+        };
+        let only_hasher = Spec {
+            kind: Kind::CountMin,
+            sizing: Sizing::default().seed(9),
+            options: shape,
+        };
+        assert_eq!(
+            AnyCounter::try_from_spec(&only_hasher).unwrap().to_bytes(),
+            cms.to_bytes()
+        );
+    }
+
+    /// The split-block filter hashes as Parquet does unless a hasher is given, through a spec
+    /// as through its builder.
+    #[test]
+    fn split_block_default_hasher_survives_the_spec() {
+        let plain = Sizing::default().capacity(1000).fpr(0.01);
+        let f = AnyFilter::try_from_spec(&Spec::new(Kind::SplitBlock).sizing(plain)).unwrap();
+        let g = SplitBlockBloomFilter::builder().sizing(plain).try_build().unwrap();
+        assert_eq!(f.hasher(), &KeyHasher::parquet());
+        assert_eq!(f.to_bytes(), g.to_bytes());
+    }
+
+    /// An option the kind does not read is refused by name, for every group of kinds.
+    #[test]
+    fn options_a_kind_does_not_read_are_refused_by_name() {
+        let s = sized();
+        let with = |kind, o: KindOptions| Spec::new(kind).sizing(s).options(o);
+        let growth = KindOptions {
+            growth: Some(2),
+            ..KindOptions::default()
+        };
+        for kind in [Kind::Classic, Kind::Blocked, Kind::SplitBlock, Kind::Mlbf] {
+            assert_eq!(refused(AnyFilter::try_from_spec(&with(kind, growth))), "growth");
+        }
+        let tight = KindOptions {
+            tightening: Some(0.5),
+            ..KindOptions::default()
+        };
+        assert_eq!(
+            refused(AnyFilter::try_from_spec(&with(Kind::RedisBloomChain, tight))),
+            "tightening"
+        );
+        let layers = KindOptions {
+            layers: Some(3),
+            ..KindOptions::default()
+        };
+        assert_eq!(
+            refused(AnyFilter::try_from_spec(&with(Kind::Scalable, layers))),
+            "layers"
+        );
+        let width = KindOptions {
+            counter_bits: Some(8),
+            ..KindOptions::default()
+        };
+        assert_eq!(
+            refused(AnyFilter::try_from_spec(&with(Kind::Blocked, width))),
+            "counter_bits"
+        );
+        assert_eq!(
+            refused(AnyCounter::try_from_spec(&with(Kind::Counting, growth))),
+            "growth"
+        );
+        // sizing fields a kind cannot use
+        let dleft = Spec::new(Kind::DLeftCounting).sizing(s.bits(1 << 16));
+        assert_eq!(refused(AnyCounter::try_from_spec(&dleft)), "bits");
+        let dleft = DLeftCountingBloomFilter::builder().sizing(s.hashes(3));
+        assert_eq!(refused(dleft.try_build()), "bits");
+        let cms = Spec::new(Kind::CountMin).sizing(s);
+        assert_eq!(refused(AnyCounter::try_from_spec(&cms)), "capacity");
+        // a kind of the other run-time type
+        assert!(matches!(
+            AnyCounter::try_from_spec(&Spec::new(Kind::Blocked).sizing(s)),
+            Err(Error::Unsupported(_))
+        ));
+        assert!(matches!(
+            AnyFilter::try_from_spec(&Spec::new(Kind::Counting).sizing(s)),
+            Err(Error::Unsupported(_))
+        ));
+    }
+
+    /// `AnyFilter::builder` is the fluent form of a spec.
+    #[test]
+    fn any_filter_builder_is_a_spec() {
+        let b = AnyFilter::builder(Kind::Scalable)
+            .sizing(sized())
+            .growth(4)
+            .scaling(false);
+        let spec = b.spec();
+        assert_eq!(spec.kind, Kind::Scalable);
+        assert_eq!(spec.sizing, sized());
+        assert_eq!(spec.options.growth, Some(4));
+        assert_eq!(spec.options.scaling, Some(false));
+        assert_eq!(
+            b.try_build().unwrap().to_bytes(),
+            AnyFilter::try_from_spec(&spec).unwrap().to_bytes()
+        );
+        let e = AnyFilter::builder(Kind::Blocked)
+            .sizing(sized())
+            .growth(0)
+            .tightening(7.0)
+            .try_build();
+        assert_eq!(refused(e), "growth");
+    }
+}

@@ -223,6 +223,22 @@ impl SpaceCodeBloomFilter {
         }
     }
 
+    /// Sized for `n` distinct keys, each inserted once, at membership false-positive rate
+    /// `p` (the builder takes the expected inserts, repeats included, as well).
+    ///
+    /// ```
+    /// use bloomery::{Filter, SpaceCodeBloomFilter};
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let mut f = SpaceCodeBloomFilter::try_new(1000, 0.01)?;
+    /// f.insert("flow-7");
+    /// assert!(f.contains("flow-7"));
+    /// # Ok(()) }
+    /// ```
+    pub fn try_new(n: u64, p: f64) -> Result<Self> {
+        Self::builder().capacity(n).fpr(p).try_build()
+    }
+
     /// An exact shape: `m` bits, `k` hashes per group, `l` groups.
     pub fn try_with_shape(m: u64, k: u32, groups: u32) -> Result<Self> {
         Self::builder().bits(m).hashes(k).groups(groups).try_build()
