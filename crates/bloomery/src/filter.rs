@@ -341,6 +341,35 @@ macro_rules! sizing_setters {
 }
 pub(crate) use sizing_setters;
 
+/// The hashing and memory setters (`hasher`, `seed`, `keyed`, `max_bytes`), written once for
+/// the builders sized by something other than a [`Sizing`] (width × depth, the keys given to
+/// `try_build`): they hold `hasher: KeyHasher` and `max_bytes: u64` fields.
+macro_rules! hashing_setters {
+    () => {
+        /// Hash with this hasher (seeded or keyed).
+        pub fn hasher(mut self, h: $crate::hash::KeyHasher) -> Self {
+            self.hasher = h;
+            self
+        }
+        /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
+        pub fn seed(self, seed: u64) -> Self {
+            self.hasher($crate::hash::KeyHasher::with_seed(seed))
+        }
+        /// Keyed mode: a random secret seed (see [`hash`](crate::KeyHasher) for when to use
+        /// it).
+        pub fn keyed(self) -> $crate::error::Result<Self> {
+            Ok(self.hasher($crate::hash::KeyHasher::keyed()?))
+        }
+        /// Refuse to allocate more than this many bytes (default: the process-wide
+        /// [`max_bytes`](crate::max_bytes) when the builder was made).
+        pub fn max_bytes(mut self, limit: u64) -> Self {
+            self.max_bytes = limit;
+            self
+        }
+    };
+}
+pub(crate) use hashing_setters;
+
 /// The builder of a bit-array filter: the shared [`Sizing`] plus the options of `T` alone
 /// (`T::Options`). Obtain one from the structure, e.g. `BloomFilter::builder()`, and finish
 /// with `try_build()`. A structure's own settings are methods of its builder only:

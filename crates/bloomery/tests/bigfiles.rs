@@ -6,8 +6,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use bloomery::{
-    AnyCounter, AnyFilter, BlockedBloomFilter, BloomFilter, FileUpdate, Filter,
-    KeySet, Kind, KindOptions, MappedFile, Persist, SaveOptions, ScalableBloomFilter, Sizing, Spec, Verify,
+    AnyCounter, AnyFilter, BlockedBloomFilter, BloomFilter, FileUpdate, Filter, KeySet, Kind,
+    KindOptions, MappedFile, Persist, SaveOptions, ScalableBloomFilter, Sizing, Spec, Verify,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};

@@ -4,11 +4,11 @@
 
 use std::path::Path;
 
-use crate::dispatch::{CounterInfo, CounterKind};
 use crate::any::spec::{KindOptions, Spec};
+use crate::dispatch::{CounterInfo, CounterKind};
 use crate::error::{invalid, FormatError, Result};
-use crate::filter::Sizing;
 use crate::filter::RemoveError;
+use crate::filter::Sizing;
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::Encode;
 use crate::io::format::{self, Persist, SaveOptions, Source, Verify};

@@ -50,10 +50,10 @@ impl Kind {
 #[cfg(test)]
 mod tests {
     use super::counter::AnyCounter;
-    use crate::{KindOptions, Sizing, Spec};
     use super::filter::AnyFilter;
     use crate::kind::{Capability, Kind};
     use crate::KeySet;
+    use crate::{KindOptions, Sizing, Spec};
 
     /// The table: ids and names are unique, names and ids round-trip, every layout names a
     /// type listed above it, and the groups partition the kinds.

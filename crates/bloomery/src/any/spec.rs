@@ -232,9 +232,7 @@ impl Spec {
             }
             Kind::RedisBloomCuckoo => {
                 self.only(&[], &[])?;
-                let n = s
-                    .capacity
-                    .ok_or_else(|| invalid("capacity", "required"))?;
+                let n = s.capacity.ok_or_else(|| invalid("capacity", "required"))?;
                 AnyFilter::RedisBloomCuckoo(RedisBloomCuckooFilter::reserve(
                     n,
                     2,
@@ -530,7 +528,10 @@ mod tests {
     fn split_block_default_hasher_survives_the_spec() {
         let plain = Sizing::default().capacity(1000).fpr(0.01);
         let f = AnyFilter::try_from_spec(&Spec::new(Kind::SplitBlock).sizing(plain)).unwrap();
-        let g = SplitBlockBloomFilter::builder().sizing(plain).try_build().unwrap();
+        let g = SplitBlockBloomFilter::builder()
+            .sizing(plain)
+            .try_build()
+            .unwrap();
         assert_eq!(f.hasher(), &KeyHasher::parquet());
         assert_eq!(f.to_bytes(), g.to_bytes());
     }
@@ -545,14 +546,20 @@ mod tests {
             ..KindOptions::default()
         };
         for kind in [Kind::Classic, Kind::Blocked, Kind::SplitBlock, Kind::Mlbf] {
-            assert_eq!(refused(AnyFilter::try_from_spec(&with(kind, growth))), "growth");
+            assert_eq!(
+                refused(AnyFilter::try_from_spec(&with(kind, growth))),
+                "growth"
+            );
         }
         let tight = KindOptions {
             tightening: Some(0.5),
             ..KindOptions::default()
         };
         assert_eq!(
-            refused(AnyFilter::try_from_spec(&with(Kind::RedisBloomChain, tight))),
+            refused(AnyFilter::try_from_spec(&with(
+                Kind::RedisBloomChain,
+                tight
+            ))),
             "tightening"
         );
         let layers = KindOptions {

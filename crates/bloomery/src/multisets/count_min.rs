@@ -66,6 +66,8 @@ pub struct CountMinBuilder {
 }
 
 impl CountMinBuilder {
+    crate::filter::hashing_setters!();
+
     /// An explicit shape: `width` counters per row, `depth` rows.
     pub fn dimensions(mut self, width: u64, depth: u32) -> Self {
         self.dims = Some((width, depth));
@@ -79,20 +81,6 @@ impl CountMinBuilder {
     /// Use the conservative update (Estan & Varghese, Broder & Mitzenmacher §8.1).
     pub fn conservative(mut self, on: bool) -> Self {
         self.conservative = on;
-        self
-    }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
-    pub fn seed(self, seed: u64) -> Self {
-        self.hasher(KeyHasher::with_seed(seed))
-    }
-    /// Refuse to allocate more than this many bytes.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
         self
     }
 

@@ -4,7 +4,7 @@
 use crate::counters::{self, Counters};
 use crate::error::{inconsistent, invalid, Result};
 use crate::filter::{
-    shape_mismatch, Build, Builder, Sizing, Count, Filter, Merge, Remove, RemoveError, Stats,
+    shape_mismatch, Build, Builder, Count, Filter, Merge, Remove, RemoveError, Sizing, Stats,
 };
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
@@ -105,7 +105,12 @@ impl CountingBuilder {
     pub fn try_build(self) -> Result<CountingBloomFilter> {
         let sized = || self.sizing.sized();
         let (m, k, n, p) = match (self.sizing.bits, self.sizing.hashes) {
-            (Some(m), Some(k)) => (m, k, self.sizing.capacity.unwrap_or(0), self.sizing.fpr.unwrap_or(0.0)),
+            (Some(m), Some(k)) => (
+                m,
+                k,
+                self.sizing.capacity.unwrap_or(0),
+                self.sizing.fpr.unwrap_or(0.0),
+            ),
             (Some(m), None) => {
                 let n = self.sizing.capacity.ok_or_else(|| {
                     invalid(
@@ -114,7 +119,12 @@ impl CountingBuilder {
                     )
                 })?;
                 params::check_capacity(n)?;
-                (m, params::optimal_k(n, m), n, self.sizing.fpr.unwrap_or(0.0))
+                (
+                    m,
+                    params::optimal_k(n, m),
+                    n,
+                    self.sizing.fpr.unwrap_or(0.0),
+                )
             }
             (None, k) => {
                 let (n, p) = sized()?;
@@ -124,7 +134,13 @@ impl CountingBuilder {
                 (s.m, k.unwrap_or(s.k), n, p)
             }
         };
-        let mut f = CountingBloomFilter::with_parts(m, k, self.width, self.sizing.key_hasher(), self.sizing.limit())?;
+        let mut f = CountingBloomFilter::with_parts(
+            m,
+            k,
+            self.width,
+            self.sizing.key_hasher(),
+            self.sizing.limit(),
+        )?;
         f.capacity = n;
         f.target_fpr = if p > 0.0 && p < 1.0 { p } else { 0.0 };
         Ok(f)

@@ -3,7 +3,7 @@
 
 use crate::counters::{self, Counters};
 use crate::error::{inconsistent, invalid, Error, Result};
-use crate::filter::{Build, Builder, Sizing, Count, Remove, RemoveError};
+use crate::filter::{Build, Builder, Count, Remove, RemoveError, Sizing};
 use crate::hash::{mix64, Hashed, Key, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::kind::Capabilities;
@@ -106,7 +106,11 @@ impl DLeftBuilder {
             ));
         }
         let (shape, n, p) = match self.shape {
-            Some(s) => (s, self.sizing.capacity.unwrap_or(0), self.sizing.fpr.unwrap_or(0.0)),
+            Some(s) => (
+                s,
+                self.sizing.capacity.unwrap_or(0),
+                self.sizing.fpr.unwrap_or(0.0),
+            ),
             None => {
                 let n = self
                     .sizing
@@ -395,7 +399,9 @@ impl DLeftCountingBloomFilter {
 impl Build for DLeftCountingBloomFilter {
     type Options = ();
     fn build(b: &Builder<Self>) -> Result<Self> {
-        DLeftCountingBloomFilter::builder().sizing(b.sizing).try_build()
+        DLeftCountingBloomFilter::builder()
+            .sizing(b.sizing)
+            .try_build()
     }
 }
 

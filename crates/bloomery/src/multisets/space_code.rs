@@ -2,7 +2,7 @@
 //! when to pick it).
 
 use crate::error::{inconsistent, invalid, Result};
-use crate::filter::{Build, Builder, Sizing, Count, Filter, Stats};
+use crate::filter::{Build, Builder, Count, Filter, Sizing, Stats};
 use crate::hash::{mix64, reduce, Hashed, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::kind::Capabilities;
@@ -137,13 +137,23 @@ impl SpaceCodeBuilder {
             ));
         }
         let (m, k, n, p) = match (self.sizing.bits, self.sizing.hashes) {
-            (Some(m), Some(k)) => (m, k, self.sizing.capacity.unwrap_or(0), self.sizing.fpr.unwrap_or(0.0)),
+            (Some(m), Some(k)) => (
+                m,
+                k,
+                self.sizing.capacity.unwrap_or(0),
+                self.sizing.fpr.unwrap_or(0.0),
+            ),
             (Some(m), None) => {
                 let n = self.sizing.capacity.ok_or_else(|| {
                     invalid("hashes", "give the hash count or a capacity with the bits")
                 })?;
                 params::check_capacity(n)?;
-                (m, params::optimal_k(n, m), n, self.sizing.fpr.unwrap_or(0.0))
+                (
+                    m,
+                    params::optimal_k(n, m),
+                    n,
+                    self.sizing.fpr.unwrap_or(0.0),
+                )
             }
             (None, k) => {
                 let n = self

@@ -3,7 +3,7 @@
 
 use crate::counters::{self, Counters};
 use crate::error::{inconsistent, invalid, Result};
-use crate::filter::{Build, Builder, Sizing, Count, Filter, Remove, RemoveError};
+use crate::filter::{Build, Builder, Count, Filter, Remove, RemoveError, Sizing};
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::kind::Capabilities;
@@ -139,7 +139,12 @@ impl SpectralBuilder {
                         return Err(invalid("hashes", "give the hash count or a capacity"))
                     }
                 };
-                (m, k, self.sizing.capacity.unwrap_or(0), self.sizing.fpr.unwrap_or(0.0))
+                (
+                    m,
+                    k,
+                    self.sizing.capacity.unwrap_or(0),
+                    self.sizing.fpr.unwrap_or(0.0),
+                )
             }
             None => {
                 let n = self

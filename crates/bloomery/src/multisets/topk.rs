@@ -128,6 +128,8 @@ pub struct TopKBuilder {
 }
 
 impl TopKBuilder {
+    crate::filter::hashing_setters!();
+
     /// Buckets per row (default 8).
     pub fn width(mut self, w: u64) -> Self {
         self.width = w;
@@ -141,20 +143,6 @@ impl TopKBuilder {
     /// Decay base b in (0, 1] (default 0.9).
     pub fn decay(mut self, b: f64) -> Self {
         self.decay = b;
-        self
-    }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
-    pub fn seed(self, seed: u64) -> Self {
-        self.hasher(KeyHasher::with_seed(seed))
-    }
-    /// Refuse to allocate more than this many bytes of buckets.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
         self
     }
 
@@ -717,7 +705,10 @@ mod tests {
     fn deprecated_try_new_is_the_explicit_shape() {
         let old = TopK::try_new(3, 64, 4, 0.9).unwrap();
         let new = TopK::try_with_shape(3, 64, 4, 0.9).unwrap();
-        assert_eq!((old.k(), old.width(), old.depth()), (new.k(), new.width(), new.depth()));
+        assert_eq!(
+            (old.k(), old.width(), old.depth()),
+            (new.k(), new.width(), new.depth())
+        );
         assert!(TopK::try_new(0, 8, 7, 0.9).is_err());
     }
 

@@ -4,7 +4,7 @@
 use crate::counters::{View, ViewMut, MAX_WIDTH};
 use crate::error::{inconsistent, invalid, Result};
 use crate::filter::{
-    shape_mismatch, Build, Builder, Sizing, Count, Filter, Merge, Remove, RemoveError, Stats,
+    shape_mismatch, Build, Builder, Count, Filter, Merge, Remove, RemoveError, Sizing, Stats,
 };
 use crate::hash::{mix64, reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
@@ -610,7 +610,9 @@ impl BlockedCountingBloomFilter {
 impl Build for BlockedCountingBloomFilter {
     type Options = ();
     fn build(b: &Builder<Self>) -> Result<Self> {
-        BlockedCountingBloomFilter::builder().sizing(b.sizing).try_build()
+        BlockedCountingBloomFilter::builder()
+            .sizing(b.sizing)
+            .try_build()
     }
 }
 

@@ -59,14 +59,24 @@ impl MlbfBuilder {
             ));
         }
         let (m, k, n, p) = match (self.sizing.bits, self.sizing.hashes) {
-            (Some(m), Some(k)) => (m, k, self.sizing.capacity.unwrap_or(0), self.sizing.fpr.unwrap_or(0.0)),
+            (Some(m), Some(k)) => (
+                m,
+                k,
+                self.sizing.capacity.unwrap_or(0),
+                self.sizing.fpr.unwrap_or(0.0),
+            ),
             (Some(m), None) => {
                 let n = self
                     .sizing
                     .capacity
                     .ok_or_else(|| invalid("hashes", "give hashes or a capacity with bits"))?;
                 params::check_capacity(n)?;
-                (m, params::optimal_k(n, m), n, self.sizing.fpr.unwrap_or(0.0))
+                (
+                    m,
+                    params::optimal_k(n, m),
+                    n,
+                    self.sizing.fpr.unwrap_or(0.0),
+                )
             }
             (None, Some(_)) => return Err(invalid("bits", "give bits with hashes")),
             (None, None) => {
