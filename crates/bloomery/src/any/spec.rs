@@ -140,8 +140,8 @@ impl Spec {
         self
     }
 
-    /// Refuse what the kind does not read: among the sizing fields `sizing_not` (with the
-    /// reason `why`, or "does not apply"), among the kind options all but `applies`.
+    /// Refuse what the kind does not read, by name: the sizing fields in `sizing_not` and
+    /// every kind option not in `applies`.
     fn only(&self, applies: &[&str], sizing_not: &[&'static str]) -> Result<()> {
         let kind = self.kind.name();
         self.sizing
