@@ -89,7 +89,7 @@ struct Entry {
 /// use bloomery::TopK;
 ///
 /// // the 2 heaviest keys, a 64 × 4 HeavyKeeper table, decay 0.9
-/// let mut t = TopK::try_new(2, 64, 4, 0.9)?;
+/// let mut t = TopK::try_with_shape(2, 64, 4, 0.9)?;
 /// for i in 0..300u32 {
 ///     t.add("heavy");
 ///     if i % 2 == 0 {

@@ -156,7 +156,7 @@ fn next_pow2(n: u64) -> u64 {
 /// assert_eq!(cf.insert(b"a"), RedisBloomCuckooInsert::Inserted);
 /// assert_eq!(cf.insert_unique(b"a"), RedisBloomCuckooInsert::Exists);
 /// assert_eq!(cf.count(b"a"), 1);
-/// assert!(cf.remove(b"a"));
+/// cf.remove(b"a")?; // CF.DEL: an error (NotPresent) when no fingerprint matches
 /// assert!(!cf.contains(b"a"));
 /// # Ok(()) }
 /// ```

@@ -198,7 +198,7 @@ impl CuckooTable {
 /// f.insert("alice")?;
 /// f.insert("bob")?;
 /// assert!(f.contains("alice"));
-/// assert!(f.remove("alice")); // deletable: true when a fingerprint was removed
+/// f.remove("alice")?; // deletable: an error (NotPresent) when no fingerprint matches
 /// assert!(!f.contains("alice"));
 /// assert!(f.contains("bob"));
 /// # Ok(()) }
