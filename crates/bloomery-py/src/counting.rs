@@ -2,7 +2,7 @@
 //! `AnyCounter` (counting, blocked counting, d-left counting and spectral filters; files of
 //! the iterative and space-code filters load into it too, without deletion).
 
-use bloomery::{AnyCounter, CounterOptions, Kind, RemoveError, SpectralMethod};
+use bloomery::{AnyCounter, Kind, KindOptions, RemoveError, Sizing, Spec, SpectralMethod};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -93,15 +93,19 @@ typed_class!(
                     )))
                 }
             };
-            let o = CounterOptions {
-                capacity: Some(count_arg(capacity, "capacity", false)?),
-                fpr: Some(fpr),
-                counter_bits,
-                method,
-                hasher: hasher(seed, keyed)?,
-                ..Default::default()
+            let spec = Spec {
+                kind,
+                sizing: Sizing::default()
+                    .capacity(count_arg(capacity, "capacity", false)?)
+                    .fpr(fpr)
+                    .hasher(hasher(seed, keyed)?),
+                options: KindOptions {
+                    counter_bits,
+                    method,
+                    ..KindOptions::default()
+                },
             };
-            let f = py.detach(|| AnyCounter::build(kind, &o).py_err())?;
+            let f = py.detach(|| AnyCounter::try_from_spec(&spec).py_err())?;
             Ok(Self::wrap(f))
         }
 

@@ -72,17 +72,16 @@ typed_class!(PyCuckooFilter, "CuckooFilter", CuckooFilter, any_cuckoo, {
     /// Remove one copy of a key; KeyError when none is found.
     fn remove(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<()> {
         let k = keys::one(key)?;
-        if self.f.write(py).remove(k.bytes()) {
-            Ok(())
-        } else {
-            Err(PyKeyError::new_err(key.clone().unbind()))
-        }
+        self.f
+            .write(py)
+            .remove(k.bytes())
+            .map_err(|_| PyKeyError::new_err(key.clone().unbind()))
     }
 
     /// Remove one copy of a key if found; returns whether one was.
     fn discard(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let k = keys::one(key)?;
-        Ok(self.f.write(py).remove(k.bytes()))
+        Ok(self.f.write(py).remove(k.bytes()).is_ok())
     }
 
     /// Copies of the key's fingerprint stored (at least the times it was added and not

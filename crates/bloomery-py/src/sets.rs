@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use bloomery::{AnyFilter, Filter, Hashed, KeySet, Kind, ScalableBloomFilter, Verify};
+use bloomery::{
+    AnyFilter, Filter, Hashed, KeySet, Kind, ScalableBloomFilter, Sizing, Spec, Verify,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyType};
@@ -664,14 +666,8 @@ set_class!(
             } else {
                 hasher(seed, keyed)?
             };
-            let f = py.detach(|| {
-                AnyFilter::builder(k)
-                    .capacity(n)
-                    .fpr(fpr)
-                    .hasher(h)
-                    .try_build()
-                    .py_err()
-            })?;
+            let spec = Spec::new(k).sizing(Sizing::default().capacity(n).fpr(fpr).hasher(h));
+            let f = py.detach(|| AnyFilter::try_from_spec(&spec).py_err())?;
             Ok(Self(SetCore::new(f)))
         }
     }

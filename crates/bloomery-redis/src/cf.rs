@@ -245,7 +245,7 @@ pub fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         &args[1],
         None,
         "Not found",
-        |f: &mut CuckooFilter| f.remove(args[2].as_slice()),
+        |f: &mut CuckooFilter| f.remove(args[2].as_slice()).is_ok(),
     )?;
     if removed {
         ctx.replicate_verbatim();

@@ -395,7 +395,7 @@ impl Case for CuckooFilter {
         for k in keys(100, 6) {
             let _ = timed("CF.ADDNX", || self.insert_unique(k.as_slice()));
             std::hint::black_box(timed("CF.COUNT", || self.count(k.as_slice())));
-            timed("CF.DEL", || self.remove(k.as_slice()));
+            let _ = timed("CF.DEL", || self.remove(k.as_slice()));
         }
     }
     fn within_create_limits(&self) {
@@ -410,7 +410,7 @@ impl Case for CountMinSketch {
     const NAME: &'static str = "cms";
     const FIELDS: &'static [(usize, usize)] = &[(48, 8), (72, 8), (80, 4), (84, 1)];
     fn seeds() -> Vec<Self> {
-        let mut a = CountMinSketch::try_new(200, 5).unwrap();
+        let mut a = CountMinSketch::try_with_shape(200, 5).unwrap();
         for (i, k) in keys(300, 7).iter().enumerate() {
             a.update(k.as_slice(), i as u64 % 7 + 1);
         }

@@ -185,7 +185,7 @@ pub fn del(ctx: &Context, args: &[RedisString]) -> Option<RedisResult> {
     }
     with_filter(ctx, &args[1], |c| {
         ctx.replicate_verbatim();
-        Ok(RedisValue::Bool(c.remove(args[2].as_slice())))
+        Ok(RedisValue::Bool(c.remove(args[2].as_slice()).is_ok()))
     })
 }
 

@@ -70,7 +70,7 @@ impl Case {
 fn cases() -> Vec<Case> {
     let mut bf = ScalableBloomFilter::try_new(100, 0.01).unwrap();
     let mut cf = CuckooFilter::try_new(100).unwrap();
-    let mut cms = CountMinSketch::try_new(100, 4).unwrap();
+    let mut cms = CountMinSketch::try_with_shape(100, 4).unwrap();
     let mut topk = TopK::builder(5).try_build().unwrap();
     let mut cbf = CountingBloomFilter::try_new(100, 0.01).unwrap();
     let mut bcbf = BlockedCountingBloomFilter::try_new(100, 0.01).unwrap();

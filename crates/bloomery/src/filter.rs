@@ -1,7 +1,6 @@
 //! The small core traits every structure implements, the shared builder, and the state that
 //! all bit-array filters have in common.
 
-use std::marker::PhantomData;
 use std::ops::Range;
 
 use crate::error::{invalid, Error, Incompatibility, Result};
@@ -209,105 +208,44 @@ pub trait Stats {
     }
 }
 
-/// Sizing and hashing options shared by every structure's builder. Obtain one from the
-/// structure, e.g. `BloomFilter::builder()`, and finish with `try_build()`. A setting that
-/// does not apply to the structure being built is an error, never silently ignored.
+/// The sizing core every structure's builder embeds: how many keys, at what false-positive
+/// rate (or an explicit shape), hashed how, within what memory. Its setters and its checks
+/// live here once; a structure's builder adds only the settings that structure reads.
+///
+/// Every field is optional: `None` means "not given" (the structure's default, or an error
+/// when the structure needs it). A `Sizing` can be written as a struct literal, which is how
+/// run-time callers fill a [`Spec`](crate::Spec) from their own options, or with the setters:
 ///
 /// ```
-/// use bloomery::prelude::*;
-/// use bloomery::Error;
+/// use bloomery::{BloomFilter, CountingBloomFilter, Sizing};
 ///
-/// let f = BlockedBloomFilter::builder().capacity(1000).fpr(0.01).try_build();
-/// assert!(f.is_ok());
-/// // growth and tightening belong to scalable filters
-/// let e = BlockedBloomFilter::builder().capacity(1000).fpr(0.01).growth(0).tightening(7.0).try_build();
-/// assert!(matches!(e, Err(Error::InvalidParameter { name: "growth", .. })));
-/// let s = ScalableBloomFilter::builder().capacity(1000).fpr(0.01).growth(4).try_build();
-/// assert!(s.is_ok());
+/// # fn main() -> bloomery::Result<()> {
+/// let s = Sizing::default().capacity(10_000).fpr(0.01).seed(7);
+/// let set = BloomFilter::builder().sizing(s).try_build()?;
+/// let counts = CountingBloomFilter::builder().sizing(s).try_build()?;
+/// assert_eq!(bloomery::Filter::hasher(&set), bloomery::Filter::hasher(&counts));
+/// # Ok(()) }
 /// ```
-#[derive(Debug, Clone)]
-pub struct Builder<T> {
-    pub(crate) capacity: Option<u64>,
-    pub(crate) fpr: Option<f64>,
-    pub(crate) bits: Option<u64>,
-    pub(crate) hashes: Option<u32>,
-    pub(crate) hasher: KeyHasher,
-    /// True once [`Builder::hasher`] (or `seed`, `keyed`) was called: a structure whose
-    /// default hash is not [`KeyHasher::new`] (the split-block filter's Parquet hash) uses
-    /// its own default only when no hasher was given.
-    pub(crate) hasher_given: bool,
-    pub(crate) max_bytes: u64,
-    /// True once [`Builder::max_bytes`] was called: a scalable filter stores only a limit
-    /// given here in its file, never the process-wide default it was built under.
-    pub(crate) max_bytes_given: bool,
-    pub(crate) growth: Option<u32>,
-    pub(crate) tightening: Option<f64>,
-    pub(crate) scaling: Option<bool>,
-    pub(crate) kind: Option<crate::io::format::Kind>,
-    pub(crate) layout: Option<crate::sets::blocked::BlockLayout>,
-    _t: PhantomData<fn() -> T>,
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sizing {
+    /// Expected number of distinct items (n).
+    pub capacity: Option<u64>,
+    /// Target false-positive rate at capacity (ε).
+    pub fpr: Option<f64>,
+    /// An exact size, overriding the sizing: bits of a bit-array filter, counters of a
+    /// counting filter.
+    pub bits: Option<u64>,
+    /// An exact number of hash functions, overriding the optimum.
+    pub hashes: Option<u32>,
+    /// The hasher (`None`: the structure's own default, [`KeyHasher::new`] for all but the
+    /// split-block filter, which hashes as Parquet does).
+    pub hasher: Option<KeyHasher>,
+    /// Refuse to allocate more than this many bytes (`None`: the process-wide
+    /// [`max_bytes`](crate::max_bytes) at build time).
+    pub max_bytes: Option<u64>,
 }
 
-impl<T: Build> Default for Builder<T> {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
-impl<T: Build> Builder<T> {
-    /// Defaults: no size yet, the default hasher, the process-wide memory limit.
-    pub fn new() -> Self {
-        Self {
-            capacity: None,
-            fpr: None,
-            bits: None,
-            hashes: None,
-            hasher: KeyHasher::new(),
-            hasher_given: false,
-            max_bytes: store::max_bytes(),
-            max_bytes_given: false,
-            growth: None,
-            tightening: None,
-            scaling: None,
-            kind: None,
-            layout: None,
-            _t: PhantomData,
-        }
-    }
-
-    /// The same options for another structure type.
-    pub fn retarget<U: Build>(&self) -> Builder<U> {
-        Builder {
-            capacity: self.capacity,
-            fpr: self.fpr,
-            bits: self.bits,
-            hashes: self.hashes,
-            hasher: self.hasher,
-            hasher_given: self.hasher_given,
-            max_bytes: self.max_bytes,
-            max_bytes_given: self.max_bytes_given,
-            growth: self.growth,
-            tightening: self.tightening,
-            scaling: self.scaling,
-            kind: self.kind,
-            layout: self.layout,
-            _t: PhantomData,
-        }
-    }
-
-    /// For [`crate::BlockedBloomFilter`]: force a block layout instead of the automatic choice
-    /// (sectors where it costs at most `SECTORS_MAX_EXTRA` more memory,
-    /// positions otherwise and whenever `hashes` or `bits` are given). Ignored by other types.
-    pub fn layout(mut self, layout: crate::sets::blocked::BlockLayout) -> Self {
-        self.layout = Some(layout);
-        self
-    }
-
-    /// For [`crate::AnyFilter`]: which structure to build.
-    pub fn kind(mut self, kind: crate::io::format::Kind) -> Self {
-        self.kind = Some(kind);
-        self
-    }
+impl Sizing {
     /// Expected number of distinct items (n).
     pub fn capacity(mut self, n: u64) -> Self {
         self.capacity = Some(n);
@@ -318,8 +256,8 @@ impl<T: Build> Builder<T> {
         self.fpr = Some(p);
         self
     }
-    /// An exact number of bits, overriding the sizing (the papers' experiments use shapes that
-    /// are not the optimum, e.g. m/n = 48 with k = 3).
+    /// An exact number of bits (counters, for a counting filter), overriding the sizing (the
+    /// papers' experiments use shapes that are not the optimum, e.g. m/n = 48 with k = 3).
     pub fn bits(mut self, m: u64) -> Self {
         self.bits = Some(m);
         self
@@ -329,13 +267,12 @@ impl<T: Build> Builder<T> {
         self.hashes = Some(k);
         self
     }
-    /// Hash with this hasher (seeded or keyed). Without this call a structure hashes with
-    /// its own default: [`KeyHasher::new`] for all but the split-block filter, which uses
-    /// Parquet's [`KeyHasher::parquet`]; any hasher given here is used as given (so
+    /// Hash with this hasher (seeded or keyed). Without it a structure hashes with its own
+    /// default: [`KeyHasher::new`] for all but the split-block filter, which uses Parquet's
+    /// [`KeyHasher::parquet`]; a hasher given here is used as given (so
     /// `hasher(KeyHasher::new())` makes a split-block filter that Parquet readers cannot use).
     pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self.hasher_given = true;
+        self.hasher = Some(h);
         self
     }
     /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
@@ -347,48 +284,21 @@ impl<T: Build> Builder<T> {
         Ok(self.hasher(KeyHasher::keyed()?))
     }
     /// Refuse to allocate more than this many bytes (default: the process-wide
-    /// [`max_bytes`](crate::max_bytes) when the builder was made). A scalable filter keeps a
-    /// limit given here in its file, as a bound on its growth wherever it is loaded.
+    /// [`max_bytes`](crate::max_bytes) when the structure is built). A scalable filter keeps
+    /// a limit given here in its file, as a bound on its growth wherever it is loaded.
     pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
-        self.max_bytes_given = true;
+        self.max_bytes = Some(limit);
         self
-    }
-    /// Scalable filters: capacity multiplier per new sub-filter (1 to
-    /// [`ScalableBloomFilter::MAX_GROWTH`](crate::ScalableBloomFilter::MAX_GROWTH); default 2).
-    pub fn growth(mut self, s: u32) -> Self {
-        self.growth = Some(s);
-        self
-    }
-    /// Scalable filters: error tightening ratio r in (0, 1) (default 0.5).
-    pub fn tightening(mut self, r: f64) -> Self {
-        self.tightening = Some(r);
-        self
-    }
-    /// Scalable filters: `false` refuses inserts past capacity instead of growing.
-    pub fn scaling(mut self, on: bool) -> Self {
-        self.scaling = Some(on);
-        self
-    }
-    /// Build, validating every parameter.
-    pub fn try_build(self) -> Result<T> {
-        T::build(&self)
     }
 
-    /// Refuse the structure-specific settings that were given but do not apply to the type
-    /// being built (`applies` names those that do): a typed error instead of an ignored
-    /// setting.
-    pub(crate) fn refuse_others(&self, type_name: &str, applies: &[&str]) -> Result<()> {
-        let given = [
-            ("growth", self.growth.is_some()),
-            ("tightening", self.tightening.is_some()),
-            ("scaling", self.scaling.is_some()),
-            ("layout", self.layout.is_some()),
-        ];
-        match given.iter().find(|(n, set)| *set && !applies.contains(n)) {
-            Some((name, _)) => Err(invalid(name, format!("does not apply to {type_name}"))),
-            None => Ok(()),
-        }
+    /// The hasher given, else [`KeyHasher::new`].
+    pub(crate) fn key_hasher(&self) -> KeyHasher {
+        self.hasher.unwrap_or_default()
+    }
+
+    /// The memory limit given, else the process-wide one.
+    pub(crate) fn limit(&self) -> u64 {
+        self.max_bytes.unwrap_or_else(store::max_bytes)
     }
 
     /// Capacity and fpr, both required unless an explicit shape was given.
@@ -401,10 +311,197 @@ impl<T: Build> Builder<T> {
         crate::params::check_fpr(p)?;
         Ok((n, p))
     }
+
+    /// Refuse the sizing fields a structure does not read (`names` among "capacity", "fpr",
+    /// "bits", "hashes"), naming the first one given.
+    pub(crate) fn refuse(&self, names: &[&'static str], what: &str) -> Result<()> {
+        let given = [
+            ("capacity", self.capacity.is_some()),
+            ("fpr", self.fpr.is_some()),
+            ("bits", self.bits.is_some()),
+            ("hashes", self.hashes.is_some()),
+        ];
+        match given.iter().find(|(n, g)| *g && names.contains(n)) {
+            Some((name, _)) => Err(invalid(name, format!("does not apply to {what}"))),
+            None => Ok(()),
+        }
+    }
+}
+
+/// The [`Sizing`] setters, written once for every builder that embeds a `sizing: Sizing`
+/// field.
+macro_rules! sizing_setters {
+    () => {
+        /// Expected number of distinct items (n).
+        pub fn capacity(mut self, n: u64) -> Self {
+            self.sizing.capacity = Some(n);
+            self
+        }
+        /// Target false-positive rate at capacity (ε).
+        pub fn fpr(mut self, p: f64) -> Self {
+            self.sizing.fpr = Some(p);
+            self
+        }
+        /// Hash with this hasher (see [`Sizing::hasher`](crate::Sizing::hasher)).
+        pub fn hasher(mut self, h: $crate::hash::KeyHasher) -> Self {
+            self.sizing.hasher = Some(h);
+            self
+        }
+        /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
+        pub fn seed(self, seed: u64) -> Self {
+            self.hasher($crate::hash::KeyHasher::with_seed(seed))
+        }
+        /// Keyed mode: a random secret seed (see [`hash`](crate::KeyHasher) for when to use
+        /// it).
+        pub fn keyed(self) -> $crate::error::Result<Self> {
+            Ok(self.hasher($crate::hash::KeyHasher::keyed()?))
+        }
+        /// Refuse to allocate more than this many bytes (default: the process-wide
+        /// [`max_bytes`](crate::max_bytes) when the structure is built).
+        pub fn max_bytes(mut self, limit: u64) -> Self {
+            self.sizing.max_bytes = Some(limit);
+            self
+        }
+        /// Take every sizing setting from `s` (a [`Sizing`](crate::Sizing) shared by several
+        /// builders, or filled from run-time options).
+        pub fn sizing(mut self, s: $crate::filter::Sizing) -> Self {
+            self.sizing = s;
+            self
+        }
+    };
+}
+pub(crate) use sizing_setters;
+
+/// The hashing and memory setters (`hasher`, `seed`, `keyed`, `max_bytes`), written once for
+/// the builders sized by something other than a [`Sizing`] (width × depth, the keys given to
+/// `try_build`): they hold `hasher: KeyHasher` and `max_bytes: u64` fields.
+macro_rules! hashing_setters {
+    () => {
+        /// Hash with this hasher (seeded or keyed).
+        pub fn hasher(mut self, h: $crate::hash::KeyHasher) -> Self {
+            self.hasher = h;
+            self
+        }
+        /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
+        pub fn seed(self, seed: u64) -> Self {
+            self.hasher($crate::hash::KeyHasher::with_seed(seed))
+        }
+        /// Keyed mode: a random secret seed (see [`hash`](crate::KeyHasher) for when to use
+        /// it).
+        pub fn keyed(self) -> $crate::error::Result<Self> {
+            Ok(self.hasher($crate::hash::KeyHasher::keyed()?))
+        }
+        /// Refuse to allocate more than this many bytes (default: the process-wide
+        /// [`max_bytes`](crate::max_bytes) when the builder was made).
+        pub fn max_bytes(mut self, limit: u64) -> Self {
+            self.max_bytes = limit;
+            self
+        }
+    };
+}
+pub(crate) use hashing_setters;
+
+/// The builder of a bit-array filter: the shared [`Sizing`] plus the options of `T` alone
+/// (`T::Options`). Obtain one from the structure, e.g. `BloomFilter::builder()`, and finish
+/// with `try_build()`. A structure's own settings are methods of its builder only:
+/// `growth` exists on a scalable filter's builder, `layout` on a blocked filter's.
+///
+/// ```
+/// use bloomery::prelude::*;
+///
+/// let f = BlockedBloomFilter::builder().capacity(1000).fpr(0.01).seed(7).try_build();
+/// assert!(f.is_ok());
+/// let s = ScalableBloomFilter::builder().capacity(1000).fpr(0.01).growth(4).try_build();
+/// assert!(s.is_ok());
+/// ```
+///
+/// Growth and tightening belong to scalable filters; on a blocked filter's builder they do
+/// not compile:
+///
+/// ```compile_fail,E0599
+/// use bloomery::prelude::*;
+///
+/// let f = BlockedBloomFilter::builder().capacity(1000).fpr(0.01).growth(0).tightening(7.0);
+/// ```
+///
+/// and a block layout belongs to blocked filters:
+///
+/// ```compile_fail,E0599
+/// use bloomery::prelude::*;
+///
+/// let f = BloomFilter::builder().capacity(1000).fpr(0.01).layout(bloomery::BlockLayout::Sectors);
+/// ```
+pub struct Builder<T: Build> {
+    pub(crate) sizing: Sizing,
+    pub(crate) opts: T::Options,
+}
+
+impl<T: Build> std::fmt::Debug for Builder<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Builder")
+            .field("sizing", &self.sizing)
+            .field("options", &self.opts)
+            .finish()
+    }
+}
+
+impl<T: Build> Clone for Builder<T> {
+    fn clone(&self) -> Self {
+        Self {
+            sizing: self.sizing,
+            opts: self.opts.clone(),
+        }
+    }
+}
+
+impl<T: Build> Default for Builder<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Build> Builder<T> {
+    /// Defaults: no size yet, the structure's default hasher, the process-wide memory limit.
+    pub fn new() -> Self {
+        Self {
+            sizing: Sizing::default(),
+            opts: T::Options::default(),
+        }
+    }
+
+    /// The same sizing for another structure type (its own options at their defaults).
+    pub fn retarget<U: Build>(&self) -> Builder<U> {
+        Builder {
+            sizing: self.sizing,
+            opts: U::Options::default(),
+        }
+    }
+
+    /// An exact number of bits, overriding the sizing (the papers' experiments use shapes that
+    /// are not the optimum, e.g. m/n = 48 with k = 3).
+    pub fn bits(mut self, m: u64) -> Self {
+        self.sizing.bits = Some(m);
+        self
+    }
+    /// An exact number of hash functions, overriding the optimum.
+    pub fn hashes(mut self, k: u32) -> Self {
+        self.sizing.hashes = Some(k);
+        self
+    }
+
+    sizing_setters!();
+
+    /// Build, validating every parameter.
+    pub fn try_build(self) -> Result<T> {
+        T::build(&self)
+    }
 }
 
 /// Construction from a [`Builder`]; implemented by each structure.
 pub trait Build: Sized {
+    /// The settings only this structure reads (growth for a scalable filter, a block layout
+    /// for a blocked one; `()` for most).
+    type Options: std::fmt::Debug + Clone + Default;
     /// Build from validated options.
     fn build(b: &Builder<Self>) -> Result<Self>;
 }

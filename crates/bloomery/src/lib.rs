@@ -59,6 +59,30 @@
 //! delta forms), with [`params`] (all the math) beside them. See `ARCHITECTURE.md` for the
 //! data flow and where to add a structure.
 //!
+//! ## Configuration
+//! Every structure is made the same way: `try_new(capacity, fpr)` where a rate applies,
+//! `try_with_shape(..)` for an explicit shape, or `builder()` … `try_build()`. Every builder
+//! carries the same [`Sizing`] setters (`capacity`, `fpr`, `hasher`/`seed`/`keyed`,
+//! `max_bytes`, and the explicit shape) plus the settings of its own structure only: `growth`
+//! is a method of a scalable filter's builder, `layout` of a blocked filter's. A kind chosen
+//! at run time is built from a [`Spec`] (kind, sizing, [`KindOptions`]) by
+//! [`AnyFilter::try_from_spec`] or [`AnyCounter::try_from_spec`], which refuse by name an
+//! option the kind does not read.
+//!
+//! ```
+//! use bloomery::prelude::*;
+//! use bloomery::{AnyFilter, Kind, Sizing, Spec};
+//!
+//! # fn main() -> bloomery::Result<()> {
+//! let sizing = Sizing::default().capacity(100_000).fpr(0.001).seed(42);
+//! let blocked = BlockedBloomFilter::builder().sizing(sizing).try_build()?;
+//! let scalable = ScalableBloomFilter::builder().sizing(sizing).growth(4).try_build()?;
+//! let chosen = AnyFilter::try_from_spec(&Spec::new(Kind::Classic).sizing(sizing))?;
+//! assert_eq!(blocked.hasher(), scalable.hasher());
+//! assert_eq!(chosen.kind(), Kind::Classic);
+//! # Ok(()) }
+//! ```
+//!
 //! ## Cargo features
 //! | feature | default | what it adds |
 //! |---|---|---|
@@ -120,13 +144,18 @@ mod version;
 
 // Run-time kinds.
 pub use any::batch::PREFETCH_AHEAD;
-pub use any::counter::{AnyCounter, CounterOptions};
+pub use any::counter::AnyCounter;
+#[allow(deprecated)]
+pub use any::counter::CounterOptions;
 pub use any::filter::{AnyFilter, FilterInfo};
+pub use any::spec::{KindOptions, Spec};
 pub use dispatch::CounterInfo;
 pub use kind::{Capabilities, Capability, Kind};
 // Core traits, errors and the one hash path.
 pub use error::{Error, FormatError, Incompatibility, Result};
-pub use filter::{Build, Builder, Count, Filter, KeySet, Merge, Remove, RemoveError, Stats};
+pub use filter::{
+    Build, Builder, Count, Filter, KeySet, Merge, Remove, RemoveError, Sizing, Stats,
+};
 pub use hash::{mix64, reduce, HashAlgorithm, Hashed, Key, KeyHasher, SeedKind, StableHash};
 // Storage: the memory limit and the prefetch pipeline of batched inserts.
 pub use counters::MAX_WIDTH as MAX_COUNTER_WIDTH;

@@ -126,7 +126,7 @@ mod tests {
         let mut cf = CuckooFilter::try_new(100).unwrap();
         cf.insert(&7u32).unwrap();
         roundtrip(&cf);
-        let mut cms = CountMinSketch::try_new(64, 4).unwrap();
+        let mut cms = CountMinSketch::try_with_shape(64, 4).unwrap();
         cms.update(&7u32, 3);
         roundtrip(&cms);
         let mut m = MultiLayerBloomFilter::try_new(3, 100, 0.01).unwrap();

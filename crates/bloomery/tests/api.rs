@@ -608,8 +608,8 @@ fn cuckoo_dleft_and_xor_are_key_sets() {
 /// intersection keeps for each key at least the smaller of its two counts.
 #[test]
 fn count_min_sketches_merge_through_the_trait() {
-    let mut a = CountMinSketch::try_new(2048, 4).unwrap();
-    let mut b = CountMinSketch::try_new(2048, 4).unwrap();
+    let mut a = CountMinSketch::try_with_shape(2048, 4).unwrap();
+    let mut b = CountMinSketch::try_with_shape(2048, 4).unwrap();
     for i in 0..500u32 {
         a.update(&i, 3);
         b.update(&(i + 250), 5);
@@ -624,6 +624,6 @@ fn count_min_sketches_merge_through_the_trait() {
         assert!(n.count(&i) >= ca.min(cb), "{i}");
         assert!(n.count(&i) <= a.count(&i).min(b.count(&i)), "{i}");
     }
-    let other = CountMinSketch::try_new(1024, 4).unwrap();
+    let other = CountMinSketch::try_with_shape(1024, 4).unwrap();
     assert!(u.union_with(&other).is_err() && n.intersect_with(&other).is_err());
 }

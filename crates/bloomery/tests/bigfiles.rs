@@ -14,8 +14,8 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
 use bloomery::{
-    AnyCounter, AnyFilter, BlockedBloomFilter, BloomFilter, CounterOptions, FileUpdate, Filter,
-    KeySet, Kind, MappedFile, Persist, SaveOptions, ScalableBloomFilter, Verify,
+    AnyCounter, AnyFilter, BlockedBloomFilter, BloomFilter, FileUpdate, Filter, KeySet, Kind,
+    KindOptions, MappedFile, Persist, SaveOptions, ScalableBloomFilter, Sizing, Spec, Verify,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -35,19 +35,15 @@ fn filter(kind: Kind, n: u64) -> AnyFilter {
 
 fn counter(kind: Kind) -> AnyCounter {
     let o = if kind == Kind::CountMin {
-        CounterOptions {
+        Spec::new(kind).options(KindOptions {
             width: Some(700),
             depth: Some(4),
-            ..CounterOptions::default()
-        }
+            ..KindOptions::default()
+        })
     } else {
-        CounterOptions {
-            capacity: Some(2000),
-            fpr: Some(0.01),
-            ..CounterOptions::default()
-        }
+        Spec::new(kind).sizing(Sizing::default().capacity(2000).fpr(0.01))
     };
-    let mut c = AnyCounter::build(kind, &o).unwrap();
+    let mut c = AnyCounter::try_from_spec(&o).unwrap();
     for i in 0..1000u32 {
         c.insert_hashed(c.hasher().hash(&(i % 700))).unwrap();
     }

@@ -49,7 +49,7 @@ fn large_arrays_go_to_the_global_allocator_only_when_asked() {
         .save(&path)
         .unwrap();
     let big = || BlockedBloomFilter::try_with_shape(BYTES / 64, 8).unwrap();
-    let sketch = || CountMinSketch::try_new(BYTES / 8 / 4, 4).unwrap();
+    let sketch = || CountMinSketch::try_with_shape(BYTES / 8 / 4, 4).unwrap();
     let loaded = || BlockedBloomFilter::load(&path).unwrap();
 
     // Default: arrays of 1 MiB and more are anonymous maps, invisible to the allocator

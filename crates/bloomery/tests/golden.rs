@@ -1575,7 +1575,7 @@ fn typed_goldens() -> Vec<TypedGolden> {
                         f.insert(k.as_bytes());
                     }
                 }
-                assert!(f.remove(b"golden-0"));
+                assert_eq!(f.remove(b"golden-0"), Ok(()));
                 f.to_bytes()
             },
             deterministic: true,

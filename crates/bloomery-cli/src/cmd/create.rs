@@ -1,7 +1,7 @@
 //! `bloomery create`.
 
 use anyhow::{bail, Context, Result};
-use bloomery::{AnyCounter, AnyFilter, CounterOptions, KeyHasher, Kind, SaveOptions};
+use bloomery::{AnyCounter, AnyFilter, KeyHasher, Kind, KindOptions, SaveOptions, Spec};
 
 use crate::cli::CreateArgs;
 use crate::num::{bytes, group, rate};
@@ -46,41 +46,42 @@ pub fn build(kind: Kind, s: &Sizing) -> Result<AnyFilter> {
              with the same speed use --kind blocked"
         );
     }
-    if kind == Kind::Mlbf {
-        return build_mlbf(s);
-    }
-    if s.layers.is_some() {
+    if kind != Kind::Mlbf && s.layers.is_some() {
         bail!("--layers applies to --kind mlbf only");
     }
-    let mut b = AnyFilter::builder(kind);
-    if let Some(n) = s.capacity {
-        b = b.capacity(n);
+    let spec = Spec {
+        kind,
+        sizing: bloomery::Sizing {
+            capacity: s.capacity,
+            fpr: s.fpr,
+            bits: s.bits,
+            hashes: s.hashes,
+            hasher: hasher(s.seed, s.keyed)?,
+            max_bytes: None,
+        },
+        options: KindOptions {
+            growth: s.growth,
+            tightening: s.tightening,
+            scaling: s.no_scaling.then_some(false),
+            layers: s.layers,
+            ..KindOptions::default()
+        },
+    };
+    match AnyFilter::try_from_spec(&spec) {
+        // the multi-layer filter's shape errors name the flags (Cen, Xu & Sun §V: --bits
+        // 16829152 --hashes 3 is the shape of each layer)
+        Err(e) if kind == Kind::Mlbf => Err(flag_names(e)),
+        r => Ok(r?),
     }
-    if let Some(p) = s.fpr {
-        b = b.fpr(p);
-    }
-    if let Some(m) = s.bits {
-        b = b.bits(m);
-    }
-    if let Some(k) = s.hashes {
-        b = b.hashes(k);
-    }
-    if let Some(g) = s.growth {
-        b = b.growth(g);
-    }
-    if let Some(r) = s.tightening {
-        b = b.tightening(r);
-    }
-    if s.no_scaling {
-        b = b.scaling(false);
-    }
-    if let Some(seed) = s.seed {
-        b = b.seed(seed);
-    }
-    if s.keyed {
-        b = b.keyed()?;
-    }
-    Ok(b.try_build()?)
+}
+
+/// `--keyed` (a secret seed) or `--seed`; `None`: the kind's default hasher.
+fn hasher(seed: Option<u64>, keyed: bool) -> Result<Option<KeyHasher>> {
+    Ok(if keyed {
+        Some(KeyHasher::keyed()?)
+    } else {
+        seed.map(KeyHasher::with_seed)
+    })
 }
 
 /// `--kind split-block --parquet-sizing`: the bytes Parquet writers give -n values at -p.
@@ -96,52 +97,6 @@ fn parquet_sized(s: &Sizing) -> Result<AnyFilter> {
     Ok(AnyFilter::SplitBlock(
         bloomery::SplitBlockBloomFilter::try_with_parquet_sizing(n, p)?,
     ))
-}
-
-/// The multi-layer URL filter: -n/-p size every array for n values at √p, so a near miss (a
-/// URL with one value never seen at its layer) is reported present at rate p at most;
-/// --bits/--hashes are the shape of each layer (Cen, Xu & Sun §V: --bits 16829152 --hashes 3).
-fn build_mlbf(s: &Sizing) -> Result<AnyFilter> {
-    use bloomery::{KeyHasher, MultiLayerBloomFilter};
-    let mut b = MultiLayerBloomFilter::builder()
-        .layers(
-            s.layers
-                .unwrap_or(bloomery::MultiLayerBloomFilter::PAPER_LAYERS),
-        )
-        .max_bytes(bloomery::max_bytes());
-    if let Some(n) = s.capacity {
-        b = b.capacity(n);
-    }
-    if let Some(p) = s.fpr {
-        b = b.fpr(p);
-    }
-    if let Some(m) = s.bits {
-        b = b.bits(m);
-    }
-    if let Some(k) = s.hashes {
-        b = b.hashes(k);
-    }
-    if let Some(seed) = s.seed {
-        b = b.hasher(KeyHasher::with_seed(seed));
-    }
-    if s.keyed {
-        b = b.hasher(KeyHasher::keyed()?);
-    }
-    let f = b.try_build().map_err(|e| match e {
-        bloomery::Error::InvalidParameter { name, reason } => {
-            let flag = match name {
-                "layers" => "--layers",
-                "capacity" => "-n/--capacity",
-                "fpr" => "-p/--fpr",
-                "bits" => "--bits",
-                "hashes" => "--hashes",
-                other => other,
-            };
-            anyhow::anyhow!("invalid {flag}: {reason}")
-        }
-        other => other.into(),
-    })?;
-    Ok(AnyFilter::Mlbf(f))
 }
 
 pub fn run(a: CreateArgs) -> Result<u8> {
@@ -230,7 +185,7 @@ pub fn run(a: CreateArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// `create` of a counting kind: its own options ([`CounterOptions`]).
+/// `create` of a counting kind: its own options ([`KindOptions`]).
 fn create_counter(a: &CreateArgs, kind: Kind) -> Result<u8> {
     if a.layers.is_some() {
         bail!("--layers applies to --kind mlbf only");
@@ -238,32 +193,31 @@ fn create_counter(a: &CreateArgs, kind: Kind) -> Result<u8> {
     if a.growth.is_some() || a.tightening.is_some() || a.no_scaling {
         bail!("--growth, --tightening and --no-scaling apply to --kind scalable only");
     }
-    let hasher = if a.keyed {
-        KeyHasher::keyed()?
-    } else if let Some(s) = a.seed {
-        KeyHasher::with_seed(s)
-    } else {
-        KeyHasher::new()
+    let spec = Spec {
+        kind,
+        sizing: bloomery::Sizing {
+            capacity: a.capacity,
+            fpr: a.fpr,
+            bits: a.bits,
+            hashes: a.hashes,
+            hasher: Some(hasher(a.seed, a.keyed)?.unwrap_or_default()),
+            max_bytes: None,
+        },
+        options: KindOptions {
+            occurrences: a.occurrences,
+            counter_bits: a.counter_bits,
+            width: a.width,
+            depth: a.depth,
+            epsilon: a.epsilon,
+            delta: a.delta,
+            conservative: a.conservative,
+            method: a.method.map(|m| m.method()),
+            repeat_cap: a.repeat_cap,
+            groups: a.groups,
+            ..KindOptions::default()
+        },
     };
-    let o = CounterOptions {
-        capacity: a.capacity,
-        occurrences: a.occurrences,
-        fpr: a.fpr,
-        bits: a.bits,
-        hashes: a.hashes,
-        counter_bits: a.counter_bits,
-        width: a.width,
-        depth: a.depth,
-        epsilon: a.epsilon,
-        delta: a.delta,
-        conservative: a.conservative,
-        method: a.method.map(|m| m.method()),
-        repeat_cap: a.repeat_cap,
-        groups: a.groups,
-        hasher,
-        ..CounterOptions::default()
-    };
-    let f = AnyCounter::build(kind, &o).map_err(flag_names)?;
+    let f = AnyCounter::try_from_spec(&spec).map_err(flag_names)?;
     let mut bar = Progress::bytes("writing", bloomery::Encode::encoded_len(&f));
     f.save_with(&a.file, SaveOptions::new().progress(&mut |n| bar.set(n)))
         .with_context(|| format!("cannot write `{}`", a.file.display()))?;
@@ -296,6 +250,7 @@ fn flag_names(e: bloomery::Error) -> anyhow::Error {
             "repeat_cap" => "--repeat-cap",
             "occurrences" => "--occurrences",
             "groups" => "--groups",
+            "layers" => "--layers",
             "dimensions" => "--width/--depth or --epsilon/--delta",
             _ => return e.into(),
         };

@@ -145,7 +145,7 @@ impl AnyCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{CounterOptions, Kind};
+    use crate::{Kind, KindOptions, Sizing, Spec};
 
     /// Batches answer exactly as one-by-one calls, across the prefetch distance and with
     /// repeats inside it.
@@ -156,19 +156,15 @@ mod tests {
             .collect();
         for &kind in Kind::COUNTERS {
             let o = if kind == Kind::CountMin {
-                CounterOptions {
+                Spec::new(kind).options(KindOptions {
                     width: Some(300),
                     depth: Some(4),
-                    ..CounterOptions::default()
-                }
+                    ..KindOptions::default()
+                })
             } else {
-                CounterOptions {
-                    capacity: Some(400),
-                    fpr: Some(0.01),
-                    ..CounterOptions::default()
-                }
+                Spec::new(kind).sizing(Sizing::default().capacity(400).fpr(0.01))
             };
-            let mut a = AnyCounter::build(kind, &o).unwrap();
+            let mut a = AnyCounter::try_from_spec(&o).unwrap();
             let mut b = a.clone();
             a.insert_hashed_batch(&hashes).unwrap();
             for &h in &hashes {

@@ -13,7 +13,7 @@ use std::path::Path;
 
 use crate::dispatch::{SetKind, SetStats};
 use crate::error::{Error, FormatError, Incompatibility, Result};
-use crate::filter::{Build, Builder, KeySet, Merge};
+use crate::filter::{Builder, KeySet, Merge};
 use crate::hash::{Hashed, Key, KeyHasher};
 use crate::io::format::Encode;
 use crate::io::format::{self, Persist, SaveOptions, Source, Verify};
@@ -269,84 +269,17 @@ pub struct FilterInfo {
     pub layers: u32,
 }
 
-impl Build for AnyFilter {
-    fn build(b: &Builder<Self>) -> Result<Self> {
-        let kind = b.kind.unwrap_or(Kind::Blocked);
-        Ok(match kind {
-            Kind::Classic => AnyFilter::Classic(b.retarget().try_build()?),
-            Kind::Partitioned => AnyFilter::Partitioned(b.retarget().try_build()?),
-            Kind::Blocked => AnyFilter::Blocked(b.retarget().try_build()?),
-            Kind::BlockedSectors => AnyFilter::Blocked(
-                b.retarget()
-                    .layout(crate::sets::blocked::BlockLayout::Sectors)
-                    .try_build()?,
-            ),
-            Kind::SplitBlock => AnyFilter::SplitBlock(b.retarget().try_build()?),
-            Kind::Scalable => AnyFilter::Scalable(b.retarget().try_build()?),
-            Kind::Mlbf => {
-                b.refuse_others("a multi-layer filter", &[])?;
-                // the paper's L = 4; other L through MultiLayerBloomFilter::builder()
-                let mut m = MultiLayerBloomFilter::builder()
-                    .hasher(b.hasher)
-                    .max_bytes(b.max_bytes);
-                if let Some(n) = b.capacity {
-                    m = m.capacity(n);
-                }
-                if let Some(p) = b.fpr {
-                    m = m.fpr(p);
-                }
-                if let Some(bits) = b.bits {
-                    m = m.bits(bits);
-                }
-                if let Some(k) = b.hashes {
-                    m = m.hashes(k);
-                }
-                AnyFilter::Mlbf(m.try_build()?)
-            }
-            // what BF.RESERVE and CF.RESERVE make in RedisBloom (its defaults for the rest)
-            Kind::RedisBloomChain => {
-                b.refuse_others("a RedisBloom filter", &["growth", "scaling"])?;
-                let (n, p) = b.sized()?;
-                let scaling = if b.scaling.unwrap_or(true) {
-                    0
-                } else {
-                    RedisBloomFilter::OPT_NO_SCALING
-                };
-                AnyFilter::RedisBloomChain(RedisBloomFilter::with_options(
-                    n,
-                    p,
-                    RedisBloomFilter::OPT_FORCE64 | RedisBloomFilter::OPT_NOROUND | scaling,
-                    b.growth.unwrap_or(2),
-                    b.max_bytes,
-                )?)
-            }
-            Kind::RedisBloomCuckoo => {
-                b.refuse_others("a RedisBloom cuckoo filter", &[])?;
-                let n = b
-                    .capacity
-                    .ok_or_else(|| crate::error::invalid("capacity", "required"))?;
-                AnyFilter::RedisBloomCuckoo(RedisBloomCuckooFilter::reserve(
-                    n,
-                    2,
-                    20,
-                    1,
-                    b.max_bytes,
-                )?)
-            }
-            k => {
-                return Err(Error::Unsupported(format!(
-                    "{} is not one of AnyFilter's set structures: use its own type",
-                    k.name()
-                )))
-            }
-        })
-    }
-}
-
 impl AnyFilter {
-    /// A builder for `kind`.
+    /// A builder for `kind`: the shared sizing setters plus the options of the set kinds
+    /// that read them (growth, tightening, scaling, layers), refused by the others.
     pub fn builder(kind: Kind) -> Builder<Self> {
         Builder::new().kind(kind)
+    }
+
+    /// An empty structure as `spec` describes it (a set kind; counting kinds are built by
+    /// [`AnyCounter::try_from_spec`](crate::AnyCounter::try_from_spec)).
+    pub fn try_from_spec(spec: &crate::Spec) -> Result<Self> {
+        spec.build_filter()
     }
 
     /// The file kind (the blocked filter's depends on its block layout).

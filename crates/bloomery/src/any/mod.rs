@@ -7,6 +7,7 @@
 pub(crate) mod batch;
 pub(crate) mod counter;
 pub(crate) mod filter;
+pub(crate) mod spec;
 
 use crate::dispatch::OtherKind;
 use crate::kind::{for_each_kind, Capabilities, Kind};
@@ -48,10 +49,11 @@ impl Kind {
 
 #[cfg(test)]
 mod tests {
-    use super::counter::{AnyCounter, CounterOptions};
+    use super::counter::AnyCounter;
     use super::filter::AnyFilter;
     use crate::kind::{Capability, Kind};
     use crate::KeySet;
+    use crate::{KindOptions, Sizing, Spec};
 
     /// The table: ids and names are unique, names and ids round-trip, every layout names a
     /// type listed above it, and the groups partition the kinds.
@@ -138,19 +140,15 @@ mod tests {
     fn counter_capabilities_match_behaviour() {
         for &kind in Kind::COUNTERS {
             let o = if kind == Kind::CountMin {
-                CounterOptions {
+                Spec::new(kind).options(KindOptions {
                     width: Some(500),
                     depth: Some(4),
-                    ..CounterOptions::default()
-                }
+                    ..KindOptions::default()
+                })
             } else {
-                CounterOptions {
-                    capacity: Some(1000),
-                    fpr: Some(0.01),
-                    ..CounterOptions::default()
-                }
+                Spec::new(kind).sizing(Sizing::default().capacity(1000).fpr(0.01))
             };
-            let mut f = AnyCounter::build(kind, &o).unwrap();
+            let mut f = AnyCounter::try_from_spec(&o).unwrap();
             let c = f.capabilities();
             assert!(c.insert && c.count && c.hashed, "{kind}");
             let h = f.hasher().hash_bytes(b"x");

@@ -84,6 +84,8 @@ pub struct CountMinBuilder {
 }
 
 impl CountMinBuilder {
+    crate::filter::hashing_setters!();
+
     /// An explicit shape: `width` counters per row, `depth` rows.
     pub fn dimensions(mut self, width: u64, depth: u32) -> Self {
         self.dims = Some((width, depth));
@@ -97,20 +99,6 @@ impl CountMinBuilder {
     /// Use the conservative update (Estan & Varghese, Broder & Mitzenmacher §8.1).
     pub fn conservative(mut self, on: bool) -> Self {
         self.conservative = on;
-        self
-    }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
-    pub fn seed(self, seed: u64) -> Self {
-        self.hasher(KeyHasher::with_seed(seed))
-    }
-    /// Refuse to allocate more than this many bytes.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
         self
     }
 
@@ -175,12 +163,39 @@ impl CountMinSketch {
         }
     }
 
-    /// `depth` rows of `width` counters, default hasher, plain update.
-    pub fn try_new(width: u64, depth: u32) -> Result<Self> {
+    /// An explicit shape: `depth` rows of `width` counters, default hasher, plain update
+    /// (the name every structure's explicit-shape constructor has).
+    ///
+    /// ```
+    /// use bloomery::CountMinSketch;
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let s = CountMinSketch::try_with_shape(2048, 4)?;
+    /// assert_eq!((s.width(), s.depth()), (2048, 4));
+    /// # Ok(()) }
+    /// ```
+    pub fn try_with_shape(width: u64, depth: u32) -> Result<Self> {
         Self::builder().dimensions(width, depth).try_build()
     }
 
-    /// Sized for error `ε·N` with probability `1 - δ`: `width = ⌈e/ε⌉`, `depth = ⌈ln 1/δ⌉`.
+    /// `depth` rows of `width` counters: the explicit shape, [`try_with_shape`](Self::try_with_shape).
+    #[deprecated(note = "an explicit shape is `CountMinSketch::try_with_shape(width, depth)`")]
+    pub fn try_new(width: u64, depth: u32) -> Result<Self> {
+        Self::try_with_shape(width, depth)
+    }
+
+    /// Sized by its error rates, the count-min counterpart of the other structures'
+    /// `try_new(capacity, fpr)`: an estimate exceeds the true count by at most `ε·N` (N the
+    /// total of all updates) with probability `1 - δ`; `width = ⌈e/ε⌉`, `depth = ⌈ln 1/δ⌉`.
+    ///
+    /// ```
+    /// use bloomery::CountMinSketch;
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let s = CountMinSketch::try_with_error(0.001, 0.01)?;
+    /// assert_eq!((s.width(), s.depth()), (2719, 5));
+    /// # Ok(()) }
+    /// ```
     pub fn try_with_error(epsilon: f64, delta: f64) -> Result<Self> {
         Self::builder().error(epsilon, delta).try_build()
     }
@@ -507,24 +522,34 @@ mod tests {
     use proptest::prelude::*;
     use std::collections::HashMap;
 
+    /// The deprecated `try_new(width, depth)` still builds the explicit shape.
+    #[test]
+    #[allow(deprecated)]
+    fn deprecated_try_new_is_the_explicit_shape() {
+        let old = CountMinSketch::try_new(300, 5).unwrap();
+        assert_eq!(old, CountMinSketch::try_with_shape(300, 5).unwrap());
+        assert_eq!((old.width(), old.depth()), (300, 5));
+        assert!(CountMinSketch::try_new(0, 3).is_err());
+    }
+
     #[test]
     fn sizing_and_bad_parameters() {
         let s = CountMinSketch::try_with_error(0.01, 0.001).unwrap();
         assert_eq!((s.width(), s.depth()), (272, 7));
-        assert!(CountMinSketch::try_new(0, 3).is_err());
-        assert!(CountMinSketch::try_new(10, 0).is_err());
-        assert!(CountMinSketch::try_new(10, 65).is_err());
+        assert!(CountMinSketch::try_with_shape(0, 3).is_err());
+        assert!(CountMinSketch::try_with_shape(10, 0).is_err());
+        assert!(CountMinSketch::try_with_shape(10, 65).is_err());
         assert!(CountMinSketch::try_with_error(0.0, 0.1).is_err());
         assert!(CountMinSketch::builder().try_build().is_err());
         assert!(matches!(
-            CountMinSketch::try_new(u64::MAX / 2, 4),
+            CountMinSketch::try_with_shape(u64::MAX / 2, 4),
             Err(crate::Error::TooLarge { .. })
         ));
     }
 
     #[test]
     fn conservative_is_tighter_and_saturation() {
-        let mut plain = CountMinSketch::try_new(50, 3).unwrap();
+        let mut plain = CountMinSketch::try_with_shape(50, 3).unwrap();
         let mut cons = CountMinSketch::builder()
             .dimensions(50, 3)
             .conservative(true)
@@ -541,7 +566,7 @@ mod tests {
                 .sum()
         };
         assert!(err(&cons) <= err(&plain));
-        let mut s = CountMinSketch::try_new(4, 2).unwrap();
+        let mut s = CountMinSketch::try_with_shape(4, 2).unwrap();
         s.update("a", u64::MAX - 1);
         s.update("a", 10);
         assert_eq!(s.count("a"), u64::MAX);
@@ -557,8 +582,8 @@ mod tests {
 
     #[test]
     fn merge_checks_and_roundtrip() {
-        let mut a = CountMinSketch::try_new(64, 4).unwrap();
-        let b = CountMinSketch::try_new(64, 3).unwrap();
+        let mut a = CountMinSketch::try_with_shape(64, 4).unwrap();
+        let b = CountMinSketch::try_with_shape(64, 3).unwrap();
         assert!(a.merge(&b).is_err());
         let c = CountMinSketch::builder()
             .dimensions(64, 4)

@@ -4,7 +4,7 @@
 use crate::counters::{self, Counters};
 use crate::error::{inconsistent, invalid, Result};
 use crate::filter::{
-    shape_mismatch, Build, Builder, Count, Filter, Merge, Remove, RemoveError, Stats,
+    shape_mismatch, Build, Builder, Count, Filter, Merge, Remove, RemoveError, Sizing, Stats,
 };
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
@@ -84,48 +84,30 @@ pub struct CountingBloomFilter {
 /// .counter_width(4).try_build()`.
 #[derive(Debug, Clone)]
 pub struct CountingBuilder {
-    capacity: Option<u64>,
-    fpr: Option<f64>,
-    counters: Option<u64>,
-    hashes: Option<u32>,
+    sizing: Sizing,
     width: u32,
-    hasher: KeyHasher,
-    max_bytes: u64,
 }
 
 impl Default for CountingBuilder {
     fn default() -> Self {
         Self {
-            capacity: None,
-            fpr: None,
-            counters: None,
-            hashes: None,
+            sizing: Sizing::default(),
             width: DEFAULT_COUNTER_WIDTH,
-            hasher: KeyHasher::new(),
-            max_bytes: store::max_bytes(),
         }
     }
 }
 
 impl CountingBuilder {
-    /// Expected number of distinct items (n).
-    pub fn capacity(mut self, n: u64) -> Self {
-        self.capacity = Some(n);
-        self
-    }
-    /// Target false-positive rate at capacity.
-    pub fn fpr(mut self, p: f64) -> Self {
-        self.fpr = Some(p);
-        self
-    }
+    crate::filter::sizing_setters!();
+
     /// An exact number of counters (m), overriding the sizing.
     pub fn counters(mut self, m: u64) -> Self {
-        self.counters = Some(m);
+        self.sizing.bits = Some(m);
         self
     }
     /// An exact number of hash functions (k).
     pub fn hashes(mut self, k: u32) -> Self {
-        self.hashes = Some(k);
+        self.sizing.hashes = Some(k);
         self
     }
     /// Bits per counter, 1..=32 (default 4). Size it for the largest count you expect with
@@ -134,53 +116,47 @@ impl CountingBuilder {
         self.width = w;
         self
     }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
-    pub fn seed(self, seed: u64) -> Self {
-        self.hasher(KeyHasher::with_seed(seed))
-    }
-    /// Refuse to allocate more than this many bytes.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
-        self
-    }
 
     /// Build, validating every parameter.
     pub fn try_build(self) -> Result<CountingBloomFilter> {
-        let sized = || -> Result<(u64, f64)> {
-            let n = self
-                .capacity
-                .ok_or_else(|| invalid("capacity", "required"))?;
-            let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
-            params::check_capacity(n)?;
-            params::check_fpr(p)?;
-            Ok((n, p))
-        };
-        let (m, k, n, p) = match (self.counters, self.hashes) {
-            (Some(m), Some(k)) => (m, k, self.capacity.unwrap_or(0), self.fpr.unwrap_or(0.0)),
+        let sized = || self.sizing.sized();
+        let (m, k, n, p) = match (self.sizing.bits, self.sizing.hashes) {
+            (Some(m), Some(k)) => (
+                m,
+                k,
+                self.sizing.capacity.unwrap_or(0),
+                self.sizing.fpr.unwrap_or(0.0),
+            ),
             (Some(m), None) => {
-                let n = self.capacity.ok_or_else(|| {
+                let n = self.sizing.capacity.ok_or_else(|| {
                     invalid(
                         "hashes",
                         "give the hash count or a capacity with the counters",
                     )
                 })?;
                 params::check_capacity(n)?;
-                (m, params::optimal_k(n, m), n, self.fpr.unwrap_or(0.0))
+                (
+                    m,
+                    params::optimal_k(n, m),
+                    n,
+                    self.sizing.fpr.unwrap_or(0.0),
+                )
             }
             (None, k) => {
                 let (n, p) = sized()?;
                 let bytes = params::bits_asymptotic(n, p) * f64::from(self.width.min(64)) / 8.0;
-                store::check_size(bytes as u64, self.max_bytes)?;
+                store::check_size(bytes as u64, self.sizing.limit())?;
                 let s = params::classic_shape(n, p)?;
                 (s.m, k.unwrap_or(s.k), n, p)
             }
         };
-        let mut f = CountingBloomFilter::with_parts(m, k, self.width, self.hasher, self.max_bytes)?;
+        let mut f = CountingBloomFilter::with_parts(
+            m,
+            k,
+            self.width,
+            self.sizing.key_hasher(),
+            self.sizing.limit(),
+        )?;
         f.capacity = n;
         f.target_fpr = if p > 0.0 && p < 1.0 { p } else { 0.0 };
         Ok(f)
@@ -361,27 +337,12 @@ impl CountingBloomFilter {
     }
 }
 
-/// The shared [`Builder`] options map onto this structure's own builder: capacity, fpr,
-/// bits (as the number of counters), hashes, hasher and memory limit (everything else keeps its default).
+/// The shared [`Builder`] sizing goes to this structure's own builder (bits: the number of
+/// counters or bits; every other setting at its default).
 impl Build for CountingBloomFilter {
+    type Options = ();
     fn build(b: &Builder<Self>) -> Result<Self> {
-        b.refuse_others("a counting filter", &[])?;
-        let mut o = CountingBloomFilter::builder()
-            .hasher(b.hasher)
-            .max_bytes(b.max_bytes);
-        if let Some(n) = b.capacity {
-            o = o.capacity(n);
-        }
-        if let Some(p) = b.fpr {
-            o = o.fpr(p);
-        }
-        if let Some(m) = b.bits {
-            o = o.counters(m);
-        }
-        if let Some(k) = b.hashes {
-            o = o.hashes(k);
-        }
-        o.try_build()
+        CountingBloomFilter::builder().sizing(b.sizing).try_build()
     }
 }
 

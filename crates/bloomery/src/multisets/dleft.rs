@@ -3,7 +3,7 @@
 
 use crate::counters::{self, Counters};
 use crate::error::{inconsistent, invalid, Error, Result};
-use crate::filter::{Build, Builder, Count, Remove, RemoveError};
+use crate::filter::{Build, Builder, Count, Remove, RemoveError, Sizing};
 use crate::hash::{mix64, Hashed, Key, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::kind::Capabilities;
@@ -80,27 +80,16 @@ pub struct DLeftCountingBloomFilter {
 /// Builder for [`DLeftCountingBloomFilter`].
 #[derive(Debug, Clone)]
 pub struct DLeftBuilder {
-    capacity: Option<u64>,
-    fpr: Option<f64>,
+    sizing: Sizing,
     shape: Option<DLeftShape>,
     tables: u32,
     cells: u32,
     counter_bits: u32,
-    hasher: KeyHasher,
-    max_bytes: u64,
 }
 
 impl DLeftBuilder {
-    /// Expected number of distinct items.
-    pub fn capacity(mut self, n: u64) -> Self {
-        self.capacity = Some(n);
-        self
-    }
-    /// Target false-positive rate at capacity.
-    pub fn fpr(mut self, p: f64) -> Self {
-        self.fpr = Some(p);
-        self
-    }
+    crate::filter::sizing_setters!();
+
     /// An exact shape, overriding the sizing.
     pub fn shape(mut self, s: DLeftShape) -> Self {
         self.shape = Some(s);
@@ -121,30 +110,27 @@ impl DLeftBuilder {
         self.counter_bits = w;
         self
     }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
-    pub fn seed(self, seed: u64) -> Self {
-        self.hasher(KeyHasher::with_seed(seed))
-    }
-    /// Refuse to allocate more than this many bytes.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
-        self
-    }
 
     /// Build, validating every parameter.
     pub fn try_build(self) -> Result<DLeftCountingBloomFilter> {
+        if self.sizing.bits.is_some() || self.sizing.hashes.is_some() {
+            return Err(invalid(
+                "bits",
+                "a d-left counting filter is shaped by capacity and fpr (or an explicit DLeftShape)",
+            ));
+        }
         let (shape, n, p) = match self.shape {
-            Some(s) => (s, self.capacity.unwrap_or(0), self.fpr.unwrap_or(0.0)),
+            Some(s) => (
+                s,
+                self.sizing.capacity.unwrap_or(0),
+                self.sizing.fpr.unwrap_or(0.0),
+            ),
             None => {
                 let n = self
+                    .sizing
                     .capacity
                     .ok_or_else(|| invalid("capacity", "required"))?;
-                let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
+                let p = self.sizing.fpr.ok_or_else(|| invalid("fpr", "required"))?;
                 if self.counter_bits == 0 || self.counter_bits > 31 {
                     return Err(invalid(
                         "counter_bits",
@@ -156,13 +142,13 @@ impl DLeftBuilder {
             }
         };
         let bucket_bits = check_shape(&shape).map_err(|(name, why)| invalid(name, why))?;
-        store::check_size(shape.bits() / 8, self.max_bytes)?;
+        store::check_size(shape.bits() / 8, self.sizing.limit())?;
         let width = shape.remainder_bits + shape.counter_bits;
         Ok(DLeftCountingBloomFilter {
-            cells: Counters::zeroed(cell_count(&shape), width, self.max_bytes)?,
+            cells: Counters::zeroed(cell_count(&shape), width, self.sizing.limit())?,
             shape,
             bucket_bits,
-            hasher: self.hasher,
+            hasher: self.sizing.key_hasher(),
             items: 0,
             occupied: 0,
             capacity: n,
@@ -246,14 +232,11 @@ impl DLeftCountingBloomFilter {
     /// A builder (d = 4, 8 cells per bucket, 2-bit counters).
     pub fn builder() -> DLeftBuilder {
         DLeftBuilder {
-            capacity: None,
-            fpr: None,
+            sizing: Sizing::default(),
             shape: None,
             tables: 4,
             cells: 8,
             counter_bits: 2,
-            hasher: KeyHasher::new(),
-            max_bytes: store::max_bytes(),
         }
     }
 
@@ -425,25 +408,14 @@ impl DLeftCountingBloomFilter {
     }
 }
 
-/// The shared [`Builder`] options map onto this structure's own builder: capacity, fpr,
-/// hasher and memory limit (bits and hashes do not apply and are refused).
+/// The shared [`Builder`] sizing goes to this structure's own builder (bits and hashes do not
+/// apply and are refused).
 impl Build for DLeftCountingBloomFilter {
+    type Options = ();
     fn build(b: &Builder<Self>) -> Result<Self> {
-        b.refuse_others("a d-left counting filter", &[])?;
-        if b.bits.is_some() || b.hashes.is_some() {
-            return Err(invalid(
-                "bits",
-                "a d-left counting filter is shaped by capacity and fpr (or an explicit DLeftShape)",
-            ));
-        }
-        let mut o = Self::builder().hasher(b.hasher).max_bytes(b.max_bytes);
-        if let Some(n) = b.capacity {
-            o = o.capacity(n);
-        }
-        if let Some(p) = b.fpr {
-            o = o.fpr(p);
-        }
-        o.try_build()
+        DLeftCountingBloomFilter::builder()
+            .sizing(b.sizing)
+            .try_build()
     }
 }
 

@@ -23,7 +23,7 @@ fn samples() -> Vec<Vec<u8>> {
         .method(SpectralMethod::RecurringMinimum)
         .try_build()
         .unwrap();
-    let mut cms = CountMinSketch::try_new(30, 3).unwrap();
+    let mut cms = CountMinSketch::try_with_shape(30, 3).unwrap();
     let mut ibf = IterativeBloomFilter::try_with_shape(300, 3).unwrap();
     let mut scbf = SpaceCodeBloomFilter::try_with_shape(300, 2, 8).unwrap();
     for i in 0..40u32 {

@@ -2,7 +2,7 @@
 //! when to pick it).
 
 use crate::error::{inconsistent, invalid, Result};
-use crate::filter::{Build, Builder, Count, Filter, Stats};
+use crate::filter::{Build, Builder, Count, Filter, Sizing, Stats};
 use crate::hash::{reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::kind::Capabilities;
@@ -87,31 +87,14 @@ pub struct IterativeBloomFilter {
 /// Builder for [`IterativeBloomFilter`].
 #[derive(Debug, Clone)]
 pub struct IterativeBuilder {
-    capacity: Option<u64>,
-    fpr: Option<f64>,
+    sizing: Sizing,
     alpha: f64,
-    bits: Option<u64>,
-    hashes: Option<u32>,
     repeat_cap: u64,
-    hasher: KeyHasher,
-    max_bytes: u64,
 }
 
 impl IterativeBuilder {
-    /// Expected number of inputs n, repeats included (with
-    /// [`distinctness`](Self::distinctness), the share of them that are distinct: the fill
-    /// depends on both, each distinct input setting k bits and each counted repeat one).
-    pub fn capacity(mut self, n: u64) -> Self {
-        self.capacity = Some(n);
-        self
-    }
-    /// Target false-positive rate after `capacity` inputs, in whatever order they come
-    /// ([`params::ibf_fpr_bound`]; eq. 10, [`params::ibf_fpr`], holds only when repeats come
-    /// early).
-    pub fn fpr(mut self, p: f64) -> Self {
-        self.fpr = Some(p);
-        self
-    }
+    crate::filter::sizing_setters!();
+
     /// Expected distinctness rate α in (0, 1] used for sizing (default 1: all distinct,
     /// the safe choice: repeats set fewer bits than distinct inputs).
     pub fn distinctness(mut self, alpha: f64) -> Self {
@@ -120,31 +103,17 @@ impl IterativeBuilder {
     }
     /// An exact number of bits.
     pub fn bits(mut self, m: u64) -> Self {
-        self.bits = Some(m);
+        self.sizing.bits = Some(m);
         self
     }
     /// An exact number of hash functions.
     pub fn hashes(mut self, k: u32) -> Self {
-        self.hashes = Some(k);
+        self.sizing.hashes = Some(k);
         self
     }
     /// Stop counting after this many repeats in total (Matsumoto, Hazeyama & Kadobayashi §5.6.3; default: never stop).
     pub fn repeat_cap(mut self, cap: u64) -> Self {
         self.repeat_cap = cap;
-        self
-    }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
-    pub fn seed(self, seed: u64) -> Self {
-        self.hasher(KeyHasher::with_seed(seed))
-    }
-    /// Refuse to allocate more than this many bytes.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
         self
     }
 
@@ -156,10 +125,15 @@ impl IterativeBuilder {
                 format!("must be in (0, 1], got {}", self.alpha),
             ));
         }
-        let (m, k, n, p) = match (self.bits, self.hashes) {
-            (Some(m), Some(k)) => (m, k, self.capacity.unwrap_or(0), self.fpr.unwrap_or(0.0)),
+        let (m, k, n, p) = match (self.sizing.bits, self.sizing.hashes) {
+            (Some(m), Some(k)) => (
+                m,
+                k,
+                self.sizing.capacity.unwrap_or(0),
+                self.sizing.fpr.unwrap_or(0.0),
+            ),
             (Some(m), None) => {
-                let n = self.capacity.ok_or_else(|| {
+                let n = self.sizing.capacity.ok_or_else(|| {
                     invalid("hashes", "give the hash count or a capacity with the bits")
                 })?;
                 params::check_capacity(n)?;
@@ -168,20 +142,21 @@ impl IterativeBuilder {
                     m,
                     params::optimal_k(distinct, m),
                     n,
-                    self.fpr.unwrap_or(0.0),
+                    self.sizing.fpr.unwrap_or(0.0),
                 )
             }
             (None, k) => {
                 let n = self
+                    .sizing
                     .capacity
                     .ok_or_else(|| invalid("capacity", "required"))?;
-                let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
+                let p = self.sizing.fpr.ok_or_else(|| invalid("fpr", "required"))?;
                 params::check_capacity(n)?;
                 params::check_fpr(p)?;
                 let bits_set = params::ibf_bits_set(n, 1, self.alpha).max(1.0);
                 store::check_size(
                     (params::bits_asymptotic(bits_set as u64, p) / 8.0) as u64,
-                    self.max_bytes,
+                    self.sizing.limit(),
                 )?;
                 // repeats past the cap set no bit: size for the ones that can
                 let distinct = ((n as f64 * self.alpha).ceil() as u64).clamp(1, n);
@@ -197,10 +172,10 @@ impl IterativeBuilder {
         let words = usize::try_from(m.div_ceil(64))
             .map_err(|_| invalid("bits", "too large for this platform"))?;
         Ok(IterativeBloomFilter {
-            words: Words::zeroed(words, self.max_bytes)?,
+            words: Words::zeroed(words, self.sizing.limit())?,
             m,
             k,
-            hasher: self.hasher,
+            hasher: self.sizing.key_hasher(),
             inserts: 0,
             distinct: 0,
             repeats_counted: 0,
@@ -247,14 +222,9 @@ impl IterativeBloomFilter {
     /// A builder.
     pub fn builder() -> IterativeBuilder {
         IterativeBuilder {
-            capacity: None,
-            fpr: None,
+            sizing: Sizing::default(),
             alpha: 1.0,
-            bits: None,
-            hashes: None,
             repeat_cap: u64::MAX,
-            hasher: KeyHasher::new(),
-            max_bytes: store::max_bytes(),
         }
     }
 
@@ -340,27 +310,12 @@ impl IterativeBloomFilter {
     }
 }
 
-/// The shared [`Builder`] options map onto this structure's own builder: capacity, fpr,
-/// bits, hashes, hasher and memory limit (everything else keeps its default).
+/// The shared [`Builder`] sizing goes to this structure's own builder (bits: the number of
+/// counters or bits; every other setting at its default).
 impl Build for IterativeBloomFilter {
+    type Options = ();
     fn build(b: &Builder<Self>) -> Result<Self> {
-        b.refuse_others("an iterative filter", &[])?;
-        let mut o = IterativeBloomFilter::builder()
-            .hasher(b.hasher)
-            .max_bytes(b.max_bytes);
-        if let Some(n) = b.capacity {
-            o = o.capacity(n);
-        }
-        if let Some(p) = b.fpr {
-            o = o.fpr(p);
-        }
-        if let Some(m) = b.bits {
-            o = o.bits(m);
-        }
-        if let Some(k) = b.hashes {
-            o = o.hashes(k);
-        }
-        o.try_build()
+        IterativeBloomFilter::builder().sizing(b.sizing).try_build()
     }
 }
 

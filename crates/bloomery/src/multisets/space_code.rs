@@ -2,7 +2,7 @@
 //! when to pick it).
 
 use crate::error::{inconsistent, invalid, Result};
-use crate::filter::{Build, Builder, Count, Filter, Stats};
+use crate::filter::{Build, Builder, Count, Filter, Sizing, Stats};
 use crate::hash::{mix64, reduce, Hashed, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::kind::Capabilities;
@@ -112,22 +112,14 @@ impl std::fmt::Debug for SpaceCodeBloomFilter {
 /// Builder for [`SpaceCodeBloomFilter`].
 #[derive(Debug, Clone)]
 pub struct SpaceCodeBuilder {
-    capacity: Option<u64>,
+    sizing: Sizing,
     occurrences: Option<u64>,
-    fpr: Option<f64>,
-    bits: Option<u64>,
-    hashes: Option<u32>,
     groups: u32,
-    hasher: KeyHasher,
-    max_bytes: u64,
 }
 
 impl SpaceCodeBuilder {
-    /// Expected number of distinct keys n.
-    pub fn capacity(mut self, n: u64) -> Self {
-        self.capacity = Some(n);
-        self
-    }
+    crate::filter::sizing_setters!();
+
     /// Expected number of inserts N, repeats included (default: n, every key once). The
     /// fill depends on both: the n keys' N inserts set at most
     /// [`params::scbf_pairs`]`(n, N, l)` distinct (key, group) pairs, k bits each.
@@ -135,40 +127,19 @@ impl SpaceCodeBuilder {
         self.occurrences = Some(total);
         self
     }
-    /// Target membership false-positive rate of the whole structure at capacity: an absent
-    /// key matches at least one of the l groups with probability p. Each group gets
-    /// [`params::scbf_group_fpr`]`(p, l)` ≈ p/l.
-    pub fn fpr(mut self, p: f64) -> Self {
-        self.fpr = Some(p);
-        self
-    }
     /// An exact number of bits.
     pub fn bits(mut self, m: u64) -> Self {
-        self.bits = Some(m);
+        self.sizing.bits = Some(m);
         self
     }
     /// An exact number of hash functions per group.
     pub fn hashes(mut self, k: u32) -> Self {
-        self.hashes = Some(k);
+        self.sizing.hashes = Some(k);
         self
     }
     /// Groups (l), 1..=256 (default 32).
     pub fn groups(mut self, l: u32) -> Self {
         self.groups = l;
-        self
-    }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
-    pub fn seed(self, seed: u64) -> Self {
-        self.hasher(KeyHasher::with_seed(seed))
-    }
-    /// Refuse to allocate more than this many bytes.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
         self
     }
 
@@ -180,20 +151,31 @@ impl SpaceCodeBuilder {
                 format!("must be in 1..={MAX_GROUPS}, got {}", self.groups),
             ));
         }
-        let (m, k, n, p) = match (self.bits, self.hashes) {
-            (Some(m), Some(k)) => (m, k, self.capacity.unwrap_or(0), self.fpr.unwrap_or(0.0)),
+        let (m, k, n, p) = match (self.sizing.bits, self.sizing.hashes) {
+            (Some(m), Some(k)) => (
+                m,
+                k,
+                self.sizing.capacity.unwrap_or(0),
+                self.sizing.fpr.unwrap_or(0.0),
+            ),
             (Some(m), None) => {
-                let n = self.capacity.ok_or_else(|| {
+                let n = self.sizing.capacity.ok_or_else(|| {
                     invalid("hashes", "give the hash count or a capacity with the bits")
                 })?;
                 params::check_capacity(n)?;
-                (m, params::optimal_k(n, m), n, self.fpr.unwrap_or(0.0))
+                (
+                    m,
+                    params::optimal_k(n, m),
+                    n,
+                    self.sizing.fpr.unwrap_or(0.0),
+                )
             }
             (None, k) => {
                 let n = self
+                    .sizing
                     .capacity
                     .ok_or_else(|| invalid("capacity", "required"))?;
-                let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
+                let p = self.sizing.fpr.ok_or_else(|| invalid("fpr", "required"))?;
                 params::check_capacity(n)?;
                 params::check_fpr(p)?;
                 let total = self.occurrences.unwrap_or(n);
@@ -213,7 +195,7 @@ impl SpaceCodeBuilder {
                 }
                 store::check_size(
                     (params::bits_asymptotic(pairs, f) / 8.0) as u64,
-                    self.max_bytes,
+                    self.sizing.limit(),
                 )?;
                 let s = params::classic_shape(pairs, f)?;
                 let (m, k) = match k {
@@ -226,7 +208,7 @@ impl SpaceCodeBuilder {
                             m = m.checked_add(m / 64 + 1).ok_or_else(|| {
                                 invalid("hashes", "no size reaches the rate with this k")
                             })?;
-                            store::check_size(m / 8, self.max_bytes)?;
+                            store::check_size(m / 8, self.sizing.limit())?;
                         }
                         (m, k)
                     }
@@ -242,13 +224,13 @@ impl SpaceCodeBuilder {
         let words = usize::try_from(m.div_ceil(64))
             .map_err(|_| invalid("bits", "too large for this platform"))?;
         Ok(SpaceCodeBloomFilter {
-            words: Words::zeroed(words, self.max_bytes)?,
+            words: Words::zeroed(words, self.sizing.limit())?,
             m,
             k,
             groups: self.groups,
-            hasher: self.hasher,
+            hasher: self.sizing.key_hasher(),
             inserts: 0,
-            rng: mix64(self.hasher.seed() as u64 ^ GOLDEN),
+            rng: mix64(self.sizing.key_hasher().seed() as u64 ^ GOLDEN),
             ones: 0,
             capacity: n,
             target_fpr: if p > 0.0 && p < 1.0 { p } else { 0.0 },
@@ -260,15 +242,26 @@ impl SpaceCodeBloomFilter {
     /// A builder (32 groups, default hasher).
     pub fn builder() -> SpaceCodeBuilder {
         SpaceCodeBuilder {
-            capacity: None,
+            sizing: Sizing::default(),
             occurrences: None,
-            fpr: None,
-            bits: None,
-            hashes: None,
             groups: DEFAULT_GROUPS,
-            hasher: KeyHasher::new(),
-            max_bytes: store::max_bytes(),
         }
+    }
+
+    /// Sized for `n` distinct keys, each inserted once, at membership false-positive rate
+    /// `p` (the builder takes the expected inserts, repeats included, as well).
+    ///
+    /// ```
+    /// use bloomery::{Filter, SpaceCodeBloomFilter};
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let mut f = SpaceCodeBloomFilter::try_new(1000, 0.01)?;
+    /// f.insert("flow-7");
+    /// assert!(f.contains("flow-7"));
+    /// # Ok(()) }
+    /// ```
+    pub fn try_new(n: u64, p: f64) -> Result<Self> {
+        Self::builder().capacity(n).fpr(p).try_build()
     }
 
     /// An exact shape: `m` bits, `k` hashes per group, `l` groups.
@@ -331,27 +324,12 @@ impl SpaceCodeBloomFilter {
     }
 }
 
-/// The shared [`Builder`] options map onto this structure's own builder: capacity, fpr,
-/// bits, hashes, hasher and memory limit (everything else keeps its default).
+/// The shared [`Builder`] sizing goes to this structure's own builder (bits: the number of
+/// counters or bits; every other setting at its default).
 impl Build for SpaceCodeBloomFilter {
+    type Options = ();
     fn build(b: &Builder<Self>) -> Result<Self> {
-        b.refuse_others("a space-code filter", &[])?;
-        let mut o = SpaceCodeBloomFilter::builder()
-            .hasher(b.hasher)
-            .max_bytes(b.max_bytes);
-        if let Some(n) = b.capacity {
-            o = o.capacity(n);
-        }
-        if let Some(p) = b.fpr {
-            o = o.fpr(p);
-        }
-        if let Some(m) = b.bits {
-            o = o.bits(m);
-        }
-        if let Some(k) = b.hashes {
-            o = o.hashes(k);
-        }
-        o.try_build()
+        SpaceCodeBloomFilter::builder().sizing(b.sizing).try_build()
     }
 }
 

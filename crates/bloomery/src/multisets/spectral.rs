@@ -3,7 +3,7 @@
 
 use crate::counters::{self, Counters};
 use crate::error::{inconsistent, invalid, Result};
-use crate::filter::{Build, Builder, Count, Filter, Remove, RemoveError};
+use crate::filter::{Build, Builder, Count, Filter, Remove, RemoveError, Sizing};
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::kind::Capabilities;
@@ -116,36 +116,23 @@ pub struct SpectralBloomFilter {
 /// Builder for [`SpectralBloomFilter`].
 #[derive(Debug, Clone)]
 pub struct SpectralBuilder {
-    capacity: Option<u64>,
-    fpr: Option<f64>,
-    counters: Option<u64>,
-    hashes: Option<u32>,
+    sizing: Sizing,
     secondary: Option<u64>,
     width: u32,
     method: SpectralMethod,
-    hasher: KeyHasher,
-    max_bytes: u64,
 }
 
 impl SpectralBuilder {
-    /// Expected number of distinct keys.
-    pub fn capacity(mut self, n: u64) -> Self {
-        self.capacity = Some(n);
-        self
-    }
-    /// Target false-positive rate at capacity (sizes the primary like a classic filter).
-    pub fn fpr(mut self, p: f64) -> Self {
-        self.fpr = Some(p);
-        self
-    }
+    crate::filter::sizing_setters!();
+
     /// An exact number of primary counters (m).
     pub fn counters(mut self, m: u64) -> Self {
-        self.counters = Some(m);
+        self.sizing.bits = Some(m);
         self
     }
     /// An exact number of hash functions (k).
     pub fn hashes(mut self, k: u32) -> Self {
-        self.hashes = Some(k);
+        self.sizing.hashes = Some(k);
         self
     }
     /// Counters in the secondary filter (Recurring Minimum only; default m/2).
@@ -163,26 +150,12 @@ impl SpectralBuilder {
         self.method = m;
         self
     }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
-    pub fn seed(self, seed: u64) -> Self {
-        self.hasher(KeyHasher::with_seed(seed))
-    }
-    /// Refuse to allocate more than this many bytes (per counter array).
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
-        self
-    }
 
     /// Build, validating every parameter.
     pub fn try_build(self) -> Result<SpectralBloomFilter> {
-        let (m, k, n, p) = match self.counters {
+        let (m, k, n, p) = match self.sizing.bits {
             Some(m) => {
-                let k = match (self.hashes, self.capacity) {
+                let k = match (self.sizing.hashes, self.sizing.capacity) {
                     (Some(k), _) => k,
                     (None, Some(n)) => {
                         params::check_capacity(n)?;
@@ -192,33 +165,39 @@ impl SpectralBuilder {
                         return Err(invalid("hashes", "give the hash count or a capacity"))
                     }
                 };
-                (m, k, self.capacity.unwrap_or(0), self.fpr.unwrap_or(0.0))
+                (
+                    m,
+                    k,
+                    self.sizing.capacity.unwrap_or(0),
+                    self.sizing.fpr.unwrap_or(0.0),
+                )
             }
             None => {
                 let n = self
+                    .sizing
                     .capacity
                     .ok_or_else(|| invalid("capacity", "required"))?;
-                let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
+                let p = self.sizing.fpr.ok_or_else(|| invalid("fpr", "required"))?;
                 params::check_capacity(n)?;
                 params::check_fpr(p)?;
                 let bytes = params::bits_asymptotic(n, p) * f64::from(self.width.min(64)) / 8.0;
-                store::check_size(bytes as u64, self.max_bytes)?;
+                store::check_size(bytes as u64, self.sizing.limit())?;
                 let s = params::classic_shape(n, p)?;
-                (s.m, self.hashes.unwrap_or(s.k), n, p)
+                (s.m, self.sizing.hashes.unwrap_or(s.k), n, p)
             }
         };
         if m == 0 {
             return Err(invalid("counters", "must be at least 1"));
         }
         params::check_hashes(k, MAX_HASHES)?;
-        let primary = Counters::zeroed(m, self.width, self.max_bytes)?;
+        let primary = Counters::zeroed(m, self.width, self.sizing.limit())?;
         let secondary = match self.method {
             SpectralMethod::RecurringMinimum => {
                 let m2 = self.secondary.unwrap_or((m / 2).max(1));
                 if m2 == 0 {
                     return Err(invalid("secondary_counters", "must be at least 1"));
                 }
-                Some(Counters::zeroed(m2, self.width, self.max_bytes)?)
+                Some(Counters::zeroed(m2, self.width, self.sizing.limit())?)
             }
             _ if self.secondary.is_some() => {
                 return Err(invalid(
@@ -233,7 +212,7 @@ impl SpectralBuilder {
             secondary,
             k,
             method: self.method,
-            hasher: self.hasher,
+            hasher: self.sizing.key_hasher(),
             items: 0,
             capacity: n,
             target_fpr: if p > 0.0 && p < 1.0 { p } else { 0.0 },
@@ -286,15 +265,10 @@ impl SpectralBloomFilter {
     /// A builder (Minimum Selection, 16-bit counters, default hasher).
     pub fn builder() -> SpectralBuilder {
         SpectralBuilder {
-            capacity: None,
-            fpr: None,
-            counters: None,
-            hashes: None,
+            sizing: Sizing::default(),
             secondary: None,
             width: DEFAULT_COUNTER_WIDTH,
             method: SpectralMethod::MinimumSelection,
-            hasher: KeyHasher::new(),
-            max_bytes: store::max_bytes(),
         }
     }
 
@@ -404,27 +378,12 @@ impl SpectralBloomFilter {
     }
 }
 
-/// The shared [`Builder`] options map onto this structure's own builder: capacity, fpr,
-/// bits (as the number of counters), hashes, hasher and memory limit (everything else keeps its default).
+/// The shared [`Builder`] sizing goes to this structure's own builder (bits: the number of
+/// counters or bits; every other setting at its default).
 impl Build for SpectralBloomFilter {
+    type Options = ();
     fn build(b: &Builder<Self>) -> Result<Self> {
-        b.refuse_others("a spectral filter", &[])?;
-        let mut o = SpectralBloomFilter::builder()
-            .hasher(b.hasher)
-            .max_bytes(b.max_bytes);
-        if let Some(n) = b.capacity {
-            o = o.capacity(n);
-        }
-        if let Some(p) = b.fpr {
-            o = o.fpr(p);
-        }
-        if let Some(m) = b.bits {
-            o = o.counters(m);
-        }
-        if let Some(k) = b.hashes {
-            o = o.hashes(k);
-        }
-        o.try_build()
+        SpectralBloomFilter::builder().sizing(b.sizing).try_build()
     }
 }
 

@@ -89,7 +89,7 @@ struct Entry {
 /// use bloomery::TopK;
 ///
 /// // the 2 heaviest keys, a 64 × 4 HeavyKeeper table, decay 0.9
-/// let mut t = TopK::try_new(2, 64, 4, 0.9)?;
+/// let mut t = TopK::try_with_shape(2, 64, 4, 0.9)?;
 /// for i in 0..300u32 {
 ///     t.add("heavy");
 ///     if i % 2 == 0 {
@@ -147,6 +147,8 @@ pub struct TopKBuilder {
 }
 
 impl TopKBuilder {
+    crate::filter::hashing_setters!();
+
     /// Buckets per row (default 8).
     pub fn width(mut self, w: u64) -> Self {
         self.width = w;
@@ -160,20 +162,6 @@ impl TopKBuilder {
     /// Decay base b in (0, 1] (default 0.9).
     pub fn decay(mut self, b: f64) -> Self {
         self.decay = b;
-        self
-    }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
-    pub fn seed(self, seed: u64) -> Self {
-        self.hasher(KeyHasher::with_seed(seed))
-    }
-    /// Refuse to allocate more than this many bytes of buckets.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
         self
     }
 
@@ -259,13 +247,29 @@ impl TopK {
         }
     }
 
-    /// Top `k` with an explicit shape and decay base.
-    pub fn try_new(k: u32, width: u64, depth: u32, decay: f64) -> Result<Self> {
+    /// Top `k` with an explicit shape (`depth` rows of `width` buckets) and decay base (the
+    /// name every structure's explicit-shape constructor has).
+    ///
+    /// ```
+    /// use bloomery::TopK;
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let t = TopK::try_with_shape(10, 64, 4, 0.9)?;
+    /// assert_eq!((t.k(), t.width(), t.depth()), (10, 64, 4));
+    /// # Ok(()) }
+    /// ```
+    pub fn try_with_shape(k: u32, width: u64, depth: u32, decay: f64) -> Result<Self> {
         Self::builder(k)
             .width(width)
             .depth(depth)
             .decay(decay)
             .try_build()
+    }
+
+    /// Top `k` with an explicit shape: [`try_with_shape`](Self::try_with_shape).
+    #[deprecated(note = "an explicit shape is `TopK::try_with_shape(k, width, depth, decay)`")]
+    pub fn try_new(k: u32, width: u64, depth: u32, decay: f64) -> Result<Self> {
+        Self::try_with_shape(k, width, depth, decay)
     }
 
     /// Items kept (k).
@@ -714,6 +718,19 @@ mod tests {
     /// Recall on a skewed stream, and the lower-bound property of every count: with a
     /// permuted item order (so item ids carry no rank), at least 9 of the true top 10 are
     /// listed, and no count (heap or buckets) exceeds the true count of any item seen.
+    /// The deprecated `try_new` still builds the explicit shape.
+    #[test]
+    #[allow(deprecated)]
+    fn deprecated_try_new_is_the_explicit_shape() {
+        let old = TopK::try_new(3, 64, 4, 0.9).unwrap();
+        let new = TopK::try_with_shape(3, 64, 4, 0.9).unwrap();
+        assert_eq!(
+            (old.k(), old.width(), old.depth()),
+            (new.k(), new.width(), new.depth())
+        );
+        assert!(TopK::try_new(0, 8, 7, 0.9).is_err());
+    }
+
     #[test]
     fn zipf_recall_and_counts_are_lower_bounds() {
         let raw = zipf_stream(20_000, 200_000, 7);
@@ -782,7 +799,7 @@ mod tests {
     #[test]
     fn decay_takes_a_bucket_over() {
         // One bucket: a light owner is decayed away by a heavier newcomer.
-        let mut t = TopK::try_new(1, 1, 1, 0.9).unwrap();
+        let mut t = TopK::try_with_shape(1, 1, 1, 0.9).unwrap();
         t.incr_by(b"a", 5);
         assert_eq!(t.count("a"), 5);
         // Each arrival of b decays a with probability 0.9^c ≥ 0.59: 200 arrivals suffice.
@@ -792,7 +809,7 @@ mod tests {
         assert!(cb > 150 && cb < 200, "{cb}");
         assert!(t.draws() >= 5, "one draw per decay at least");
         // A heavy owner is essentially never decayed: 0.9^1000 ≈ 2e-46.
-        let mut u = TopK::try_new(1, 1, 1, 0.9).unwrap();
+        let mut u = TopK::try_with_shape(1, 1, 1, 0.9).unwrap();
         u.incr_by(b"a", 1000);
         for _ in 0..1000 {
             u.add("b");
@@ -800,7 +817,7 @@ mod tests {
         assert_eq!(u.count("a"), 1000);
         assert!(u.query("a") && !u.query("b"));
         // decay = 1: every foreign arrival decays.
-        let mut v = TopK::try_new(1, 1, 1, 1.0).unwrap();
+        let mut v = TopK::try_with_shape(1, 1, 1, 1.0).unwrap();
         v.incr_by(b"a", 3);
         v.incr_by(b"b", 2);
         assert_eq!(v.count("a"), 1);
@@ -816,7 +833,7 @@ mod tests {
     fn unit_arrivals_and_increments_agree_in_distribution_of_outcome() {
         // Same takeover either way (the paths consume the generator differently).
         for n in [50u32, 500] {
-            let mut a = TopK::try_new(1, 1, 1, 0.9).unwrap();
+            let mut a = TopK::try_with_shape(1, 1, 1, 0.9).unwrap();
             let mut b = a.clone();
             a.incr_by(b"x", 3);
             b.incr_by(b"x", 3);
@@ -832,16 +849,16 @@ mod tests {
 
     #[test]
     fn bad_parameters_are_refused() {
-        assert!(TopK::try_new(0, 8, 7, 0.9).is_err());
-        assert!(TopK::try_new(MAX_K + 1, 8, 7, 0.9).is_err());
-        assert!(TopK::try_new(1, 0, 7, 0.9).is_err());
-        assert!(TopK::try_new(1, 8, 0, 0.9).is_err());
-        assert!(TopK::try_new(1, 8, MAX_DEPTH + 1, 0.9).is_err());
+        assert!(TopK::try_with_shape(0, 8, 7, 0.9).is_err());
+        assert!(TopK::try_with_shape(MAX_K + 1, 8, 7, 0.9).is_err());
+        assert!(TopK::try_with_shape(1, 0, 7, 0.9).is_err());
+        assert!(TopK::try_with_shape(1, 8, 0, 0.9).is_err());
+        assert!(TopK::try_with_shape(1, 8, MAX_DEPTH + 1, 0.9).is_err());
         for d in [0.0, -0.5, 1.0000001, f64::NAN, f64::INFINITY] {
-            assert!(TopK::try_new(1, 8, 7, d).is_err(), "{d}");
+            assert!(TopK::try_with_shape(1, 8, 7, d).is_err(), "{d}");
         }
         assert!(matches!(
-            TopK::try_new(1, u64::MAX / 2, 4, 0.9),
+            TopK::try_with_shape(1, u64::MAX / 2, 4, 0.9),
             Err(crate::Error::TooLarge { .. })
         ));
         assert!(matches!(

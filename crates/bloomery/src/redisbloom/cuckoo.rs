@@ -2,7 +2,7 @@
 
 use crate::dispatch::{hashed_set_kind, SetKind, SetStats};
 use crate::error::{inconsistent, invalid, Error, Result};
-use crate::filter::{Filter, Merge};
+use crate::filter::{Filter, Merge, RemoveError};
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
@@ -156,7 +156,7 @@ fn next_pow2(n: u64) -> u64 {
 /// assert_eq!(cf.insert(b"a"), RedisBloomCuckooInsert::Inserted);
 /// assert_eq!(cf.insert_unique(b"a"), RedisBloomCuckooInsert::Exists);
 /// assert_eq!(cf.count(b"a"), 1);
-/// assert!(cf.remove(b"a"));
+/// cf.remove(b"a")?; // CF.DEL: an error (NotPresent) when no fingerprint matches
 /// assert!(!cf.contains(b"a"));
 /// # Ok(()) }
 /// ```
@@ -419,13 +419,14 @@ impl RedisBloomCuckooFilter {
         false
     }
 
-    /// Remove one copy of the key (`CF.DEL`): true when a matching fingerprint was cleared.
-    pub fn remove(&mut self, key: &[u8]) -> bool {
+    /// Remove one copy of the key (`CF.DEL`): [`RemoveError::NotPresent`] (and nothing
+    /// changed) when no matching fingerprint is stored.
+    pub fn remove(&mut self, key: &[u8]) -> std::result::Result<(), RemoveError> {
         self.remove_hash(Self::hash(key))
     }
 
     /// [`remove`](Self::remove) for a key's [`hash`](Self::hash).
-    pub fn remove_hash(&mut self, h: u64) -> bool {
+    pub fn remove_hash(&mut self, h: u64) -> std::result::Result<(), RemoveError> {
         let l = Lookup::new(h);
         for i in (0..self.subs.len()).rev() {
             let s = &self.subs[i];
@@ -439,10 +440,10 @@ impl RedisBloomCuckooFilter {
                 if self.subs.len() > 1 && self.deletes as f64 > self.items as f64 * 0.10 {
                     self.compact(false);
                 }
-                return true;
+                return Ok(());
             }
         }
-        false
+        Err(RemoveError::NotPresent)
     }
 
     /// RedisBloom's compaction: move fingerprints of newer sub-filters into free slots of
@@ -948,7 +949,7 @@ mod tests {
         assert!((0..500u32).all(|i| f.contains(&i.to_le_bytes())));
         assert_eq!(f.occupied(), 500);
         for i in 0..450u32 {
-            assert!(f.remove(&i.to_le_bytes()));
+            assert_eq!(f.remove(&i.to_le_bytes()), Ok(()));
         }
         assert_eq!(f.len(), 50);
         assert!((450..500u32).all(|i| f.contains(&i.to_le_bytes())));

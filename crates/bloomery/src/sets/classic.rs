@@ -49,8 +49,9 @@ pub struct BloomFilter {
 }
 
 impl Build for BloomFilter {
+    type Options = ();
     fn build(b: &Builder<Self>) -> Result<Self> {
-        b.refuse_others("a classic filter", &[])?;
+        let b = &b.sizing;
         let (m, k, n, p) = match (b.bits, b.hashes) {
             (Some(m), k) => {
                 // explicit shape; capacity/fpr optional
@@ -66,7 +67,7 @@ impl Build for BloomFilter {
             (None, Some(k)) => {
                 params::check_hashes(k, MAX_HASHES)?;
                 let (n, p) = b.sized()?;
-                store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.max_bytes)?;
+                store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.limit())?;
                 // smallest m for this fixed k (in whole words, so it can be folded)
                 let s = params::classic_shape(n, p)?;
                 let mut m = params::foldable_bits(s.m);
@@ -74,19 +75,19 @@ impl Build for BloomFilter {
                     m = m
                         .checked_add(m / 64 + 1)
                         .ok_or_else(|| invalid("hashes", "no size reaches the rate with this k"))?;
-                    store::check_size(m / 8, b.max_bytes)?;
+                    store::check_size(m / 8, b.limit())?;
                 }
                 (m, k, n, p)
             }
             (None, None) => {
                 let (n, p) = b.sized()?;
-                store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.max_bytes)?;
+                store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.limit())?;
                 let s = params::classic_shape(n, p)?;
                 // whole words: no more memory, and foldable
                 (params::foldable_bits(s.m), s.k, n, p)
             }
         };
-        let mut f = Self::try_with_shape_hasher(m, k, b.hasher, b.max_bytes)?;
+        let mut f = Self::try_with_shape_hasher(m, k, b.key_hasher(), b.limit())?;
         f.core.capacity = n;
         f.core.target_fpr = if p > 0.0 && p < 1.0 { p } else { 0.0 };
         Ok(f)

@@ -1,6 +1,7 @@
 //! The cuckoo filter: [`CuckooFilter`] (its docs say which paper it follows and when to pick it).
 
 use crate::error::{inconsistent, invalid, Error, Result};
+use crate::filter::RemoveError;
 use crate::hash::{mix64, reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
@@ -197,7 +198,7 @@ impl CuckooTable {
 /// f.insert("alice")?;
 /// f.insert("bob")?;
 /// assert!(f.contains("alice"));
-/// assert!(f.remove("alice")); // deletable: true when a fingerprint was removed
+/// f.remove("alice")?; // deletable: an error (NotPresent) when no fingerprint matches
 /// assert!(!f.contains("alice"));
 /// assert!(f.contains("bob"));
 /// # Ok(()) }
@@ -383,24 +384,46 @@ impl CuckooFilter {
     /// Copies of the key's fingerprint stored (an upper bound on the times it was added and
     /// not removed).
     pub fn count<K: Key + ?Sized>(&self, key: &K) -> u64 {
-        let h = self.hasher.hash(key);
+        self.count_hashed(self.hasher.hash(key))
+    }
+
+    /// [`count`](Self::count) for a pre-hashed key.
+    pub fn count_hashed(&self, h: Hashed) -> u64 {
         let fp = Self::fingerprint(h);
         self.tables.iter().map(|t| t.count(t.index(h), fp)).sum()
     }
 
-    /// Remove one copy; returns false if no matching fingerprint was found. Removing a key
-    /// that was never added may delete another key's fingerprint (see the module docs).
-    pub fn remove<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+    /// Remove one copy, as every structure with deletion does ([`Remove`](crate::Remove)):
+    /// [`RemoveError::NotPresent`] (and nothing changed) when no matching fingerprint is
+    /// stored. Removing a key that was never added may delete another key's fingerprint (see
+    /// the module docs).
+    ///
+    /// ```
+    /// use bloomery::{CuckooFilter, RemoveError};
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let mut f = CuckooFilter::try_new(1000)?;
+    /// f.insert("a")?;
+    /// f.remove("a")?; // through `?`, an absent key is `Error::NotPresent`
+    /// assert_eq!(f.remove("a"), Err(RemoveError::NotPresent));
+    /// # Ok(()) }
+    /// ```
+    pub fn remove<K: Key + ?Sized>(&mut self, key: &K) -> std::result::Result<(), RemoveError> {
         let h = self.hasher.hash(key);
+        self.remove_hashed(h)
+    }
+
+    /// [`remove`](Self::remove) for a pre-hashed key.
+    pub fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
         let fp = Self::fingerprint(h);
         for t in self.tables.iter_mut().rev() {
             let i = t.index(h);
             if t.remove(i, fp) {
                 self.deletes += 1;
-                return true;
+                return Ok(());
             }
         }
-        false
+        Err(RemoveError::NotPresent)
     }
 
     /// Items stored (inserts minus removes).
@@ -598,6 +621,21 @@ impl crate::dispatch::OtherKind for CuckooFilter {
 /// A filter you delete from should take its keys through [`CuckooFilter::insert`]: a key
 /// skipped here because another key's fingerprint answered for it would be lost when that
 /// other key is removed.
+impl crate::filter::Count for CuckooFilter {
+    fn key_hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+    fn count_hashed(&self, h: Hashed) -> u64 {
+        CuckooFilter::count_hashed(self, h)
+    }
+}
+
+impl crate::filter::Remove for CuckooFilter {
+    fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
+        CuckooFilter::remove_hashed(self, h)
+    }
+}
+
 impl crate::filter::KeySet for CuckooFilter {
     fn try_insert_key(&mut self, key: &[u8]) -> Result<bool> {
         let h = self.hasher.hash_bytes(key);
@@ -624,9 +662,12 @@ mod tests {
         assert!((0..800u32).all(|i| f.contains(&i)));
         f.insert(&5u32).unwrap();
         assert!(f.count(&5u32) >= 2);
-        assert!(f.remove(&5u32));
+        assert_eq!(f.remove(&5u32), Ok(()));
         assert!(f.contains(&5u32));
-        assert!(f.remove(&5u32));
+        assert_eq!(f.remove(&5u32), Ok(()));
+        assert_eq!(f.len(), 799);
+        // the last copy is gone: refused, and nothing changes
+        assert_eq!(f.remove(&5u32), Err(RemoveError::NotPresent));
         assert_eq!(f.len(), 799);
         assert!((0..800u32).filter(|&i| i != 5).all(|i| f.contains(&i)));
     }

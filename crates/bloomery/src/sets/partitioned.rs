@@ -45,8 +45,9 @@ pub struct PartitionedBloomFilter {
 }
 
 impl Build for PartitionedBloomFilter {
+    type Options = ();
     fn build(b: &Builder<Self>) -> Result<Self> {
-        b.refuse_others("a partitioned filter", &[])?;
+        let b = &b.sizing;
         let (m, k, n, p) = match b.bits {
             Some(m) => {
                 let k = match (b.hashes, b.capacity) {
@@ -60,7 +61,7 @@ impl Build for PartitionedBloomFilter {
             }
             None => {
                 let (n, p) = b.sized()?;
-                store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.max_bytes)?;
+                store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.limit())?;
                 let s = params::partitioned_shape(n, p)?;
                 match b.hashes {
                     None => (s.m, s.k, n, p),
@@ -69,7 +70,7 @@ impl Build for PartitionedBloomFilter {
                         let mut m = s.m;
                         while params::fpr_partitioned(n, m, k) > p {
                             m += m / 64 + u64::from(k);
-                            store::check_size(m / 8, b.max_bytes)?;
+                            store::check_size(m / 8, b.limit())?;
                         }
                         (m, k, n, p)
                     }
@@ -78,7 +79,7 @@ impl Build for PartitionedBloomFilter {
         };
         params::check_hashes(k, MAX_HASHES)?;
         let slice_bits = m / u64::from(k);
-        let mut f = Self::with_shape(slice_bits, k, b.hasher, b.max_bytes)?;
+        let mut f = Self::with_shape(slice_bits, k, b.key_hasher(), b.limit())?;
         f.core.capacity = n;
         f.core.target_fpr = if p > 0.0 && p < 1.0 { p } else { 0.0 };
         Ok(f)

@@ -77,11 +77,13 @@ pub struct ScalableBloomFilter {
 }
 
 impl Build for ScalableBloomFilter {
+    type Options = ScalableOptions;
     fn build(b: &Builder<Self>) -> Result<Self> {
-        b.refuse_others("a scalable filter", &["growth", "tightening", "scaling"])?;
+        let o = &b.opts;
+        let b = &b.sizing;
         let (n, p) = b.sized()?;
-        let growth = b.growth.unwrap_or(2);
-        let tightening = b.tightening.unwrap_or(0.5);
+        let growth = o.growth.unwrap_or(2);
+        let tightening = o.tightening.unwrap_or(0.5);
         if !(1..=Self::MAX_GROWTH).contains(&growth) {
             return Err(invalid(
                 "growth",
@@ -99,22 +101,61 @@ impl Build for ScalableBloomFilter {
         }
         let mut f = Self {
             filters: Vec::new(),
-            hasher: b.hasher,
+            hasher: b.key_hasher(),
             initial_capacity: n,
             fpr: p,
             growth,
             tightening,
-            scaling: b.scaling.unwrap_or(true),
+            scaling: o.scaling.unwrap_or(true),
             items: 0,
-            max_bytes: b.max_bytes,
-            own_limit: if b.max_bytes_given {
-                b.max_bytes
-            } else {
-                u64::MAX
-            },
+            max_bytes: b.limit(),
+            own_limit: b.max_bytes.unwrap_or(u64::MAX),
         };
         f.grow()?;
         Ok(f)
+    }
+}
+
+/// The settings only a scalable filter's builder has: growth, tightening, scaling.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ScalableOptions {
+    growth: Option<u32>,
+    tightening: Option<f64>,
+    scaling: Option<bool>,
+}
+
+impl Builder<ScalableBloomFilter> {
+    /// Capacity multiplier per new sub-filter (1 to
+    /// [`ScalableBloomFilter::MAX_GROWTH`]; default 2).
+    ///
+    /// ```
+    /// use bloomery::ScalableBloomFilter;
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let f = ScalableBloomFilter::builder()
+    ///     .capacity(1000)
+    ///     .fpr(0.01)
+    ///     .growth(4)
+    ///     .tightening(0.8)
+    ///     .scaling(true)
+    ///     .try_build()?;
+    /// assert_eq!((f.growth(), f.tightening()), (4, 0.8));
+    /// assert!(ScalableBloomFilter::builder().capacity(1000).fpr(0.01).growth(0).try_build().is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn growth(mut self, s: u32) -> Self {
+        self.opts.growth = Some(s);
+        self
+    }
+    /// Error tightening ratio r in (0, 1) (default 0.5).
+    pub fn tightening(mut self, r: f64) -> Self {
+        self.opts.tightening = Some(r);
+        self
+    }
+    /// `false` refuses inserts past capacity instead of growing.
+    pub fn scaling(mut self, on: bool) -> Self {
+        self.opts.scaling = Some(on);
+        self
     }
 }
 

@@ -35,19 +35,11 @@ pub struct XorBuilder {
 }
 
 impl XorBuilder {
+    crate::filter::hashing_setters!();
+
     /// Fingerprint width: 8 (ε ≈ 1/256) or 16 (ε ≈ 1/65536). Default 8.
     pub fn fingerprint_bits(mut self, w: u32) -> Self {
         self.fingerprint_bits = w;
-        self
-    }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Refuse to allocate more than this many bytes.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
         self
     }
 

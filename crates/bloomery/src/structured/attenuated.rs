@@ -2,7 +2,7 @@
 //! docs say which paper it follows and when to pick it).
 
 use crate::error::{inconsistent, invalid, Result};
-use crate::filter::{Filter, Merge, Stats};
+use crate::filter::{Filter, Merge, Sizing, Stats};
 use crate::hash::{Hashed, Key, KeyHasher};
 use crate::io::format::{
     Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
@@ -14,44 +14,28 @@ use crate::structured::tree_path;
 /// Largest depth d accepted.
 pub const MAX_DEPTH: usize = 64;
 
-/// Options for an [`AttenuatedBloomFilter`].
+/// Options for an [`AttenuatedBloomFilter`]: the depth plus the shared sizing, where
+/// `capacity` is the items each level is sized for (the largest level's count), `fpr` each
+/// level's rate at capacity and `max_bytes` a bound on all levels together (an explicit shape
+/// does not apply).
 #[derive(Debug, Clone)]
 pub struct AttenuatedBuilder {
     depth: usize,
-    capacity: Option<u64>,
-    fpr: Option<f64>,
-    hasher: KeyHasher,
-    max_bytes: u64,
+    sizing: Sizing,
 }
 
 impl AttenuatedBuilder {
+    crate::filter::sizing_setters!();
+
     /// Depth d: filters per edge (default 3).
     pub fn depth(mut self, d: usize) -> Self {
         self.depth = d;
         self
     }
-    /// Items each level is sized for (the largest level's count).
-    pub fn capacity(mut self, n: u64) -> Self {
-        self.capacity = Some(n);
-        self
-    }
-    /// False-positive rate of each level at capacity.
-    pub fn fpr(mut self, p: f64) -> Self {
-        self.fpr = Some(p);
-        self
-    }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Refuse to allocate more than this many bytes in total.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
-        self
-    }
     /// Build, validating every parameter.
     pub fn try_build(self) -> Result<AttenuatedBloomFilter> {
+        self.sizing
+            .refuse(&["bits", "hashes"], "an attenuated filter")?;
         let d = self.depth;
         if d == 0 || d > MAX_DEPTH {
             return Err(invalid(
@@ -60,27 +44,28 @@ impl AttenuatedBuilder {
             ));
         }
         let n = self
+            .sizing
             .capacity
             .ok_or_else(|| invalid("capacity", "required"))?;
-        let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
+        let p = self.sizing.fpr.ok_or_else(|| invalid("fpr", "required"))?;
         let first = BlockedBloomFilter::builder()
             // composite payloads store positions-layout sub-filters (no layout field)
             .layout(crate::sets::blocked::BlockLayout::Positions)
             .capacity(n)
             .fpr(p)
-            .hasher(self.hasher)
-            .max_bytes(self.max_bytes)
+            .hasher(self.sizing.key_hasher())
+            .max_bytes(self.sizing.limit())
             .try_build()?;
         store::check_size(
             first.blocks().saturating_mul(64).saturating_mul(d as u64),
-            self.max_bytes,
+            self.sizing.limit(),
         )?;
         let mut levels = vec![first; d];
         for l in &mut levels {
             l.clear();
         }
         Ok(AttenuatedBloomFilter {
-            hasher: self.hasher,
+            hasher: self.sizing.key_hasher(),
             levels,
         })
     }
@@ -132,10 +117,7 @@ impl AttenuatedBloomFilter {
     pub fn builder() -> AttenuatedBuilder {
         AttenuatedBuilder {
             depth: 3,
-            capacity: None,
-            fpr: None,
-            hasher: KeyHasher::new(),
-            max_bytes: store::max_bytes(),
+            sizing: Sizing::default(),
         }
     }
 

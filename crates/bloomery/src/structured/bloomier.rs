@@ -22,6 +22,8 @@ pub struct BloomierBuilder {
 }
 
 impl BloomierBuilder {
+    crate::filter::hashing_setters!();
+
     /// Value width b in 1..=64 (default 8).
     pub fn value_bits(mut self, b: u32) -> Self {
         self.value_bits = b;
@@ -30,16 +32,6 @@ impl BloomierBuilder {
     /// Fingerprint width f (default 0: no outsider detection); b + f ≤ 64.
     pub fn fingerprint_bits(mut self, f: u32) -> Self {
         self.fingerprint_bits = f;
-        self
-    }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Refuse to allocate more than this many bytes.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
         self
     }
 

@@ -22,19 +22,11 @@ pub struct BreadthBuilder {
 }
 
 impl BreadthBuilder {
+    crate::filter::hashing_setters!();
+
     /// False-positive rate of each level filter (default 0.01).
     pub fn fpr(mut self, p: f64) -> Self {
         self.fpr = p;
-        self
-    }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Refuse to allocate more than this many bytes in total.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
         self
     }
 

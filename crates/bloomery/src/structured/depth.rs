@@ -23,6 +23,8 @@ pub struct DepthBuilder {
 }
 
 impl DepthBuilder {
+    crate::filter::hashing_setters!();
+
     /// False-positive rate of each length filter (default 0.01).
     pub fn fpr(mut self, p: f64) -> Self {
         self.fpr = p;
@@ -32,16 +34,6 @@ impl DepthBuilder {
     /// depth minus one (every path).
     pub fn max_path_length(mut self, len: usize) -> Self {
         self.max_len = Some(len);
-        self
-    }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Refuse to allocate more than this many bytes in total.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
         self
     }
 

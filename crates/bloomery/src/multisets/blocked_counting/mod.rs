@@ -4,7 +4,7 @@
 use crate::counters::{View, ViewMut, MAX_WIDTH};
 use crate::error::{inconsistent, invalid, Result};
 use crate::filter::{
-    shape_mismatch, Build, Builder, Count, Filter, Merge, Remove, RemoveError, Stats,
+    shape_mismatch, Build, Builder, Count, Filter, Merge, Remove, RemoveError, Sizing, Stats,
 };
 use crate::hash::{mix64, reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
@@ -237,25 +237,15 @@ impl Path {
 /// .capacity(n).fpr(p).counter_width(4).try_build()`.
 #[derive(Debug, Clone)]
 pub struct BlockedCountingBuilder {
-    capacity: Option<u64>,
-    fpr: Option<f64>,
-    counters: Option<u64>,
-    hashes: Option<u32>,
+    sizing: Sizing,
     width: u32,
-    hasher: KeyHasher,
-    max_bytes: u64,
 }
 
 impl Default for BlockedCountingBuilder {
     fn default() -> Self {
         Self {
-            capacity: None,
-            fpr: None,
-            counters: None,
-            hashes: None,
+            sizing: Sizing::default(),
             width: DEFAULT_COUNTER_WIDTH,
-            hasher: KeyHasher::new(),
-            max_bytes: store::max_bytes(),
         }
     }
 }
@@ -271,24 +261,16 @@ fn check_width(width: u32) -> Result<()> {
 }
 
 impl BlockedCountingBuilder {
-    /// Expected number of distinct items (n).
-    pub fn capacity(mut self, n: u64) -> Self {
-        self.capacity = Some(n);
-        self
-    }
-    /// Target false-positive rate at capacity.
-    pub fn fpr(mut self, p: f64) -> Self {
-        self.fpr = Some(p);
-        self
-    }
+    crate::filter::sizing_setters!();
+
     /// At least this many counters (rounded up to whole lines), overriding the sizing.
     pub fn counters(mut self, m: u64) -> Self {
-        self.counters = Some(m);
+        self.sizing.bits = Some(m);
         self
     }
     /// An exact number of hash functions (k counters per key).
     pub fn hashes(mut self, k: u32) -> Self {
-        self.hashes = Some(k);
+        self.sizing.hashes = Some(k);
         self
     }
     /// Bits per counter, 1..=32 (default 4); a line holds `⌊512 / w⌋` counters.
@@ -296,34 +278,20 @@ impl BlockedCountingBuilder {
         self.width = w;
         self
     }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
-    pub fn seed(self, seed: u64) -> Self {
-        self.hasher(KeyHasher::with_seed(seed))
-    }
-    /// Refuse to allocate more than this many bytes.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
-        self
-    }
 
     /// Build, validating every parameter.
     pub fn try_build(self) -> Result<BlockedCountingBloomFilter> {
         check_width(self.width)?;
         let cells = cells_per_line(self.width);
-        let (blocks, k, n, p) = match (self.counters, self.hashes) {
+        let (blocks, k, n, p) = match (self.sizing.bits, self.sizing.hashes) {
             (Some(0), _) => return Err(invalid("counters", "must be at least 1")),
             (Some(m), k) => {
                 let blocks = m.div_ceil(cells);
-                let k = match (k, self.capacity) {
+                let k = match (k, self.sizing.capacity) {
                     (Some(k), _) => k,
                     (None, Some(n)) => {
                         params::check_capacity(n)?;
-                        store::check_size(blocks.saturating_mul(64), self.max_bytes)?;
+                        store::check_size(blocks.saturating_mul(64), self.sizing.limit())?;
                         params::blocked_best_k(n, blocks, cells, MAX_HASHES)
                     }
                     (None, None) => {
@@ -336,20 +304,21 @@ impl BlockedCountingBuilder {
                 (
                     blocks,
                     k,
-                    self.capacity.unwrap_or(0),
-                    self.fpr.unwrap_or(0.0),
+                    self.sizing.capacity.unwrap_or(0),
+                    self.sizing.fpr.unwrap_or(0.0),
                 )
             }
             (None, k) => {
                 let n = self
+                    .sizing
                     .capacity
                     .ok_or_else(|| invalid("capacity", "required"))?;
-                let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
+                let p = self.sizing.fpr.ok_or_else(|| invalid("fpr", "required"))?;
                 params::check_capacity(n)?;
                 params::check_fpr(p)?;
                 // refuse absurd sizes before searching
                 let bytes = params::bits_asymptotic(n, p) * f64::from(self.width) / 8.0;
-                store::check_size(bytes as u64, self.max_bytes)?;
+                store::check_size(bytes as u64, self.sizing.limit())?;
                 match k {
                     None => {
                         let s = params::blocked_shape(n, p, cells)?;
@@ -362,13 +331,13 @@ impl BlockedCountingBuilder {
                 }
             }
         };
-        store::check_size(blocks.saturating_mul(64), self.max_bytes)?;
+        store::check_size(blocks.saturating_mul(64), self.sizing.limit())?;
         let mut f = BlockedCountingBloomFilter::with_parts(
             blocks,
             k,
             self.width,
-            self.hasher,
-            self.max_bytes,
+            self.sizing.key_hasher(),
+            self.sizing.limit(),
         )?;
         f.capacity = n;
         f.target_fpr = if p > 0.0 && p < 1.0 { p } else { 0.0 };
@@ -650,25 +619,14 @@ impl BlockedCountingBloomFilter {
     }
 }
 
-/// The shared [`Builder`] options map onto this structure's own builder: capacity, fpr,
-/// bits (as the number of counters), hashes, hasher and memory limit (4-bit counters).
+/// The shared [`Builder`] sizing goes to this structure's own builder (bits: the number of
+/// counters or bits; every other setting at its default).
 impl Build for BlockedCountingBloomFilter {
+    type Options = ();
     fn build(b: &Builder<Self>) -> Result<Self> {
-        b.refuse_others("a blocked counting filter", &[])?;
-        let mut o = Self::builder().hasher(b.hasher).max_bytes(b.max_bytes);
-        if let Some(n) = b.capacity {
-            o = o.capacity(n);
-        }
-        if let Some(p) = b.fpr {
-            o = o.fpr(p);
-        }
-        if let Some(m) = b.bits {
-            o = o.counters(m);
-        }
-        if let Some(k) = b.hashes {
-            o = o.hashes(k);
-        }
-        o.try_build()
+        BlockedCountingBloomFilter::builder()
+            .sizing(b.sizing)
+            .try_build()
     }
 }
 

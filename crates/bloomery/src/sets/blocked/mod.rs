@@ -137,9 +137,10 @@ fn sectors_simd(layout: BlockLayout, hasher: &KeyHasher) -> bool {
 }
 
 impl Build for BlockedBloomFilter {
+    type Options = BlockedOptions;
     fn build(b: &Builder<Self>) -> Result<Self> {
-        b.refuse_others("a blocked filter", &["layout"])?;
-        let forced = b.layout;
+        let forced = b.opts.layout;
+        let b = &b.sizing;
         if forced == Some(BlockLayout::Sectors) && b.hashes.is_some_and(|k| k != SECTOR_K) {
             return Err(invalid(
                 "hashes",
@@ -172,7 +173,7 @@ impl Build for BlockedBloomFilter {
             None => {
                 let (n, p) = b.sized()?;
                 // refuse absurd sizes before searching
-                store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.max_bytes)?;
+                store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.limit())?;
                 match (b.hashes, forced) {
                     (_, Some(BlockLayout::Sectors)) => (
                         params::sectors_blocks(n, p)?,
@@ -201,7 +202,7 @@ impl Build for BlockedBloomFilter {
                         let mut model = params::BlockedModel::new(BLOCK_BITS, k);
                         while model.rate(n, blocks) > p {
                             blocks += blocks / 64 + 1;
-                            store::check_size(blocks * 64, b.max_bytes)?;
+                            store::check_size(blocks * 64, b.limit())?;
                         }
                         (blocks, k, BlockLayout::Positions, n, p)
                     }
@@ -214,10 +215,39 @@ impl Build for BlockedBloomFilter {
         } else {
             blocks
         };
-        let mut f = Self::with_layout(blocks, k, layout, b.hasher, b.max_bytes)?;
+        let mut f = Self::with_layout(blocks, k, layout, b.key_hasher(), b.limit())?;
         f.core.capacity = n;
         f.core.target_fpr = if p > 0.0 && p < 1.0 { p } else { 0.0 };
         Ok(f)
+    }
+}
+
+/// The setting only a blocked filter's builder has (see [`Builder::layout`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct BlockedOptions {
+    layout: Option<BlockLayout>,
+}
+
+impl Builder<BlockedBloomFilter> {
+    /// Force a block layout instead of the automatic choice (sectors where it costs at most
+    /// `SECTORS_MAX_EXTRA` more memory, positions otherwise and whenever `hashes` or `bits`
+    /// are given).
+    ///
+    /// ```
+    /// use bloomery::{BlockLayout, BlockedBloomFilter};
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let f = BlockedBloomFilter::builder()
+    ///     .capacity(1000)
+    ///     .fpr(0.01)
+    ///     .layout(BlockLayout::Positions)
+    ///     .try_build()?;
+    /// assert_eq!(f.layout(), BlockLayout::Positions);
+    /// # Ok(()) }
+    /// ```
+    pub fn layout(mut self, layout: BlockLayout) -> Self {
+        self.opts.layout = Some(layout);
+        self
     }
 }
 

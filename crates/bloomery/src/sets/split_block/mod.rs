@@ -156,8 +156,9 @@ pub struct SplitBlockBloomFilter {
 }
 
 impl Build for SplitBlockBloomFilter {
+    type Options = ();
     fn build(b: &Builder<Self>) -> Result<Self> {
-        b.refuse_others("a split-block filter", &[])?;
+        let b = &b.sizing;
         if let Some(k) = b.hashes {
             if k != 8 {
                 return Err(invalid(
@@ -175,18 +176,14 @@ impl Build for SplitBlockBloomFilter {
             ),
             None => {
                 let (n, p) = b.sized()?;
-                store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.max_bytes)?;
+                store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.limit())?;
                 (params::split_block_blocks(n, p)?, n, p)
             }
         };
         // Parquet's hash unless the caller chose one (then used as given, even the default
         // xxh3: see `Builder::hasher`).
-        let hasher = if b.hasher_given {
-            b.hasher
-        } else {
-            KeyHasher::parquet()
-        };
-        let mut f = Self::with_blocks(blocks, hasher, b.max_bytes)?;
+        let hasher = b.hasher.unwrap_or_else(KeyHasher::parquet);
+        let mut f = Self::with_blocks(blocks, hasher, b.limit())?;
         f.core.capacity = n;
         f.core.target_fpr = if p > 0.0 && p < 1.0 { p } else { 0.0 };
         Ok(f)

@@ -1,18 +1,23 @@
 //! [`MlbfBuilder`]: the multi-layer filter sized by capacity and rate, or by the paper's shape.
 
 use super::*;
+use crate::filter::Sizing;
 
-/// Options for a [`MultiLayerBloomFilter`]: layers plus either (capacity, fpr) or an explicit
-/// (bits per layer, hashes) shape.
+/// Options for a [`MultiLayerBloomFilter`]: layers plus the shared [`Sizing`](crate::Sizing),
+/// either (capacity, fpr) or an explicit (bits per layer, hashes) shape.
+///
+/// **The rate.** [`fpr`](Self::fpr) is the target rate ε for near misses: a URL with a segment
+/// that no inserted URL has at that layer (a known page with a new last segment, the paper's
+/// queries) is reported present with probability at most ε at capacity, whatever the URLs
+/// ([`params::mlbf_near_miss_shape`]). Such a URL passes every other layer for certain, so
+/// eq. 4's `ε^{1/L}` per layer (which assumes every segment is new) would give it `ε^{2/L}` or
+/// more. A URL whose every value was seen at its layer (segments recombined from different
+/// URLs) meets the XOR layer alone ([`MultiLayerBloomFilter::recombined_fpr`], about `√ε`); a
+/// URL of new segments only, far less. The memory limit bounds all layers together.
 #[derive(Debug, Clone)]
 pub struct MlbfBuilder {
     layers: u32,
-    capacity: Option<u64>,
-    fpr: Option<f64>,
-    bits: Option<u64>,
-    hashes: Option<u32>,
-    hasher: KeyHasher,
-    max_bytes: u64,
+    sizing: Sizing,
 }
 
 impl Default for MlbfBuilder {
@@ -20,57 +25,27 @@ impl Default for MlbfBuilder {
     fn default() -> Self {
         MlbfBuilder {
             layers: PAPER_LAYERS,
-            capacity: None,
-            fpr: None,
-            bits: None,
-            hashes: None,
-            hasher: KeyHasher::new(),
-            max_bytes: store::max_bytes(),
+            sizing: Sizing::default(),
         }
     }
 }
 
 impl MlbfBuilder {
+    crate::filter::sizing_setters!();
+
     /// Number of URL layers L (default 4, the paper's).
     pub fn layers(mut self, l: u32) -> Self {
         self.layers = l;
         self
     }
-    /// Expected number of URLs n.
-    pub fn capacity(mut self, n: u64) -> Self {
-        self.capacity = Some(n);
-        self
-    }
-    /// Target rate ε for near misses: a URL with a segment that no inserted URL has at that
-    /// layer (a known page with a new last segment, the paper's queries) is reported present
-    /// with probability at most ε at capacity, whatever the URLs
-    /// ([`params::mlbf_near_miss_shape`]). Such a URL passes every other layer for certain, so
-    /// eq. 4's `ε^{1/L}` per layer (which assumes every segment is new) would give it
-    /// `ε^{2/L}` or more. A URL whose every value was seen at its layer (segments recombined
-    /// from different URLs) meets the XOR layer alone ([`MultiLayerBloomFilter::recombined_fpr`],
-    /// about `√ε`); a URL of new segments only, far less.
-    pub fn fpr(mut self, p: f64) -> Self {
-        self.fpr = Some(p);
-        self
-    }
     /// Explicit bits per layer m (with [`hashes`](Self::hashes)).
     pub fn bits(mut self, m: u64) -> Self {
-        self.bits = Some(m);
+        self.sizing.bits = Some(m);
         self
     }
     /// Explicit k.
     pub fn hashes(mut self, k: u32) -> Self {
-        self.hashes = Some(k);
-        self
-    }
-    /// Hash with this hasher.
-    pub fn hasher(mut self, h: KeyHasher) -> Self {
-        self.hasher = h;
-        self
-    }
-    /// Refuse to allocate more than this many bytes in total.
-    pub fn max_bytes(mut self, limit: u64) -> Self {
-        self.max_bytes = limit;
+        self.sizing.hashes = Some(k);
         self
     }
 
@@ -83,26 +58,38 @@ impl MlbfBuilder {
                 format!("must be in 1..={MAX_LAYERS}, got {l}"),
             ));
         }
-        let (m, k, n, p) = match (self.bits, self.hashes) {
-            (Some(m), Some(k)) => (m, k, self.capacity.unwrap_or(0), self.fpr.unwrap_or(0.0)),
+        let (m, k, n, p) = match (self.sizing.bits, self.sizing.hashes) {
+            (Some(m), Some(k)) => (
+                m,
+                k,
+                self.sizing.capacity.unwrap_or(0),
+                self.sizing.fpr.unwrap_or(0.0),
+            ),
             (Some(m), None) => {
                 let n = self
+                    .sizing
                     .capacity
                     .ok_or_else(|| invalid("hashes", "give hashes or a capacity with bits"))?;
                 params::check_capacity(n)?;
-                (m, params::optimal_k(n, m), n, self.fpr.unwrap_or(0.0))
+                (
+                    m,
+                    params::optimal_k(n, m),
+                    n,
+                    self.sizing.fpr.unwrap_or(0.0),
+                )
             }
             (None, Some(_)) => return Err(invalid("bits", "give bits with hashes")),
             (None, None) => {
                 let n = self
+                    .sizing
                     .capacity
                     .ok_or_else(|| invalid("capacity", "required"))?;
-                let p = self.fpr.ok_or_else(|| invalid("fpr", "required"))?;
+                let p = self.sizing.fpr.ok_or_else(|| invalid("fpr", "required"))?;
                 params::check_capacity(n)?;
                 params::check_fpr(p)?;
                 store::check_size(
                     (params::bits_asymptotic(n, p) / 8.0 * f64::from(l + 1)) as u64,
-                    self.max_bytes,
+                    self.sizing.limit(),
                 )?;
                 let s = params::mlbf_near_miss_shape(n, p, MAX_HASHES)?;
                 (s.m, s.k, n, p)
@@ -112,7 +99,7 @@ impl MlbfBuilder {
             return Err(invalid("bits", "must be at least 1"));
         }
         params::check_hashes(k, MAX_HASHES)?;
-        if let Some(p) = self.fpr {
+        if let Some(p) = self.sizing.fpr {
             params::check_fpr(p)?;
         }
         let words = usize::try_from(m.div_ceil(64))
@@ -120,14 +107,14 @@ impl MlbfBuilder {
         let total = (words as u64)
             .saturating_mul(8)
             .saturating_mul(u64::from(l) + 1);
-        store::check_size(total, self.max_bytes)?;
+        store::check_size(total, self.sizing.limit())?;
         let mut arrays = Vec::with_capacity(l as usize + 1);
         for _ in 0..=l {
-            arrays.push(Words::zeroed(words, self.max_bytes)?);
+            arrays.push(Words::zeroed(words, self.sizing.limit())?);
         }
         Ok(MultiLayerBloomFilter {
-            hasher: self.hasher,
-            missing: self.hasher.hash_bytes(MISSING_SEGMENT),
+            hasher: self.sizing.key_hasher(),
+            missing: self.sizing.key_hasher().hash_bytes(MISSING_SEGMENT),
             layers: l,
             m,
             k,
