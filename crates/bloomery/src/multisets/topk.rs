@@ -493,8 +493,7 @@ impl TopK {
         }
         // a list at the memory limit is full: a heavier item takes the minimum's place
         let full = full
-            || (!self.item_fits(item.len(), 0)
-                && self.heap.first().is_some_and(|m| m.count < est));
+            || (!self.item_fits(item.len(), 0) && self.heap.first().is_some_and(|m| m.count < est));
         let freed = if full {
             self.heap[0].item.capacity() as u64
         } else {
