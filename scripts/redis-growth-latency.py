@@ -44,7 +44,11 @@ def main():
                 pipe.execute_command("BF.ADD", "bf", f"item:{j}")
             pipe.execute_command("BF.INFO", "bf", "FILTERS")
             out = pipe.execute()
-            f = out[-1][-1] if isinstance(out[-1], list) else out[-1]
+            f = out[-1]  # redis-py answers a dict, a list or an int by version
+            if isinstance(f, dict):
+                f = next(iter(f.values()))
+            elif isinstance(f, list):
+                f = f[-1]
             if f != filters:
                 grows.append(i)
                 filters = f
