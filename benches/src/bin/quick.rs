@@ -58,14 +58,16 @@ fn main() {
     let mut sbbf = Sbbf::new(Sbbf::bits_per_key_for(n, p), n);
     let mut fast = FastBloom::new(n, p);
     let mut classic = Classic::with_shape(fast.bits(), fast.k().unwrap_or(1));
+    let mut split = Split::new(n, p);
     let floor = WordsFloor::new(blocked.0.as_words().len());
     fill(&mut blocked, &pos);
     fill(&mut positions, &pos);
     fill(&mut sbbf, &pos);
     fill(&mut fast, &pos);
     fill(&mut classic, &pos);
+    fill(&mut split, &pos);
     let inf = [f64::INFINITY; 3];
-    let (mut tb, mut ts, mut tf, mut tc, mut tp) = (inf, inf, inf, inf, inf);
+    let (mut tb, mut ts, mut tf, mut tc, mut tp, mut tx) = (inf, inf, inf, inf, inf, inf);
     let (mut batch, mut fl) = ([f64::INFINITY; 3], f64::INFINITY);
     for _ in 0..reps {
         time(&mut blocked, &pos, &neg, &mut tb);
@@ -85,6 +87,7 @@ fn main() {
         time(&mut positions, &pos, &neg, &mut tp);
         time(&mut fast, &pos, &neg, &mut tf);
         time(&mut classic, &pos, &neg, &mut tc);
+        time(&mut split, &pos, &neg, &mut tx);
     }
     let mut dist = [f64::INFINITY; 4];
     for _ in 0..reps {
@@ -112,6 +115,7 @@ fn main() {
         ("blocked", tb),
         ("positions", tp),
         ("sbbf", ts),
+        ("split", tx),
         ("fastbloom", tf),
         ("classic", tc),
     ] {

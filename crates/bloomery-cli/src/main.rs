@@ -60,6 +60,15 @@ fn message(e: &anyhow::Error) -> String {
         if msg.contains(&s) {
             continue;
         }
+        // a file error naming its path (`` `f.bloom`: No such file``) after a context that
+        // names it already (``cannot load `f.bloom` ``): the path once
+        let s = match s.strip_prefix('`').and_then(|r| r.split_once("`: ")) {
+            Some((path, rest)) if msg.contains(&format!("`{path}`")) => rest.to_string(),
+            _ => s,
+        };
+        if msg.contains(&s) {
+            continue;
+        }
         if !msg.is_empty() {
             msg.push_str(": ");
         }

@@ -202,6 +202,26 @@ fn a_directory_given_as_a_filter_says_so() {
 }
 
 #[test]
+fn a_missing_file_is_named_once() {
+    let d = tmp();
+    let p = d.path().join("missing.bloom");
+    for cmd in [&["info"][..], &["check"], &["add"], &["count"]] {
+        let out = bloomery()
+            .args(cmd)
+            .arg(&p)
+            .write_stdin("a\n")
+            .assert()
+            .code(2)
+            .get_output()
+            .stderr
+            .clone();
+        let err = String::from_utf8(out).unwrap();
+        assert!(err.contains("No such file"), "{cmd:?}: {err}");
+        assert_eq!(err.matches("missing.bloom").count(), 1, "{cmd:?}: {err}");
+    }
+}
+
+#[test]
 fn memory_limit_errors_name_the_flag_or_the_ram() {
     let d = tmp();
     let p = d.path().join("f.bloom");

@@ -75,7 +75,13 @@ fn to_py_prefixed(e: bloomery::Error, path: Option<&Path>, prefix: &str) -> PyEr
 /// `OSError(errno, strerror, filename)`: Python picks the subclass for the errno
 /// (`FileNotFoundError`, `PermissionError`, `IsADirectoryError`, ...).
 pub fn io_error(e: &std::io::Error, path: Option<&Path>) -> PyErr {
-    let msg = e.to_string();
+    let mut msg = e.to_string();
+    // the library names the file in its I/O errors; `filename` carries it here
+    if let Some(p) = path {
+        if let Some(rest) = msg.strip_prefix(&format!("`{}`: ", p.display())) {
+            msg = rest.to_string();
+        }
+    }
     if errno(e) == Some(12) {
         // ENOMEM: the system refused memory (a buffer or map for the file)
         return PyMemoryError::new_err(match path {

@@ -97,6 +97,7 @@ def test_missing_and_unreadable_files(tmp_path):
     with pytest.raises(FileNotFoundError) as e:
         bloomery.BloomFilter.load(tmp_path / "nope.bloom")
     assert e.value.filename == str(tmp_path / "nope.bloom") and e.value.errno == 2
+    assert str(e.value).count("nope.bloom") == 1, str(e.value)
     with pytest.raises(FileNotFoundError):
         bloomery.load(tmp_path / "nope.bloom")
     with pytest.raises(FileNotFoundError):

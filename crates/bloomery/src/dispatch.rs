@@ -148,6 +148,19 @@ pub(crate) fn rates(f: &impl crate::filter::Stats) -> (Option<f64>, Option<f64>)
 }
 
 /// Kind-specific state of a counting-family structure (what `bloomery info` prints).
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{AnyCounter, CountingBloomFilter, Filter};
+///
+/// let mut f = CountingBloomFilter::try_new(1000, 0.01)?;
+/// f.insert("a");
+/// let info = AnyCounter::from(f).info();
+/// assert_eq!(info.kind, "counting");
+/// assert_eq!(info.items, 1);
+/// assert!(info.removable);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CounterInfo {
     /// Kind name.

@@ -6,6 +6,19 @@
 use std::fmt;
 
 /// Everything that can go wrong in bloomery.
+///
+/// ```
+/// use bloomery::{BlockedBloomFilter, Error};
+///
+/// // parameters are checked: a typed error, never a panic
+/// match BlockedBloomFilter::try_new(1000, 1.5) {
+///     Err(Error::InvalidParameter { name, .. }) => assert_eq!(name, "fpr"),
+///     other => panic!("expected InvalidParameter, got {other:?}"),
+/// }
+/// // numbers in messages read well: a tiny rate prints as 1e-300, not 300 digits
+/// let e = BlockedBloomFilter::try_new(1000, 1e-300).unwrap_err().to_string();
+/// assert!(e.contains("1e-300") && e.len() < 120, "{e}");
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -60,6 +73,19 @@ pub enum Error {
 }
 
 /// Why two structures cannot be combined.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BloomFilter, Error, Incompatibility, Merge};
+///
+/// let mut a = BloomFilter::try_new(1000, 0.01)?;
+/// let b = BloomFilter::try_new(5000, 0.01)?;
+/// assert!(matches!(
+///     a.union_with(&b),
+///     Err(Error::Incompatible(Incompatibility::Shape { .. }))
+/// ));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Incompatibility {
@@ -99,6 +125,26 @@ impl fmt::Display for Incompatibility {
 }
 
 /// Why a file or buffer could not be decoded.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BlockedBloomFilter, Error, Filter, FormatError, Persist};
+///
+/// let mut f = BlockedBloomFilter::try_new(100, 0.01)?;
+/// f.insert("x");
+/// let mut bytes = f.to_bytes();
+/// let last = bytes.len() - 1;
+/// bytes[last] ^= 1; // damage the checksum trailer
+/// assert!(matches!(
+///     BlockedBloomFilter::from_bytes(&bytes),
+///     Err(Error::Format(FormatError::ChecksumMismatch { .. }))
+/// ));
+/// assert!(matches!(
+///     BlockedBloomFilter::from_bytes(b"not a filter"),
+///     Err(Error::Format(FormatError::Truncated { .. } | FormatError::BadMagic))
+/// ));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum FormatError {
@@ -150,6 +196,13 @@ pub enum FormatError {
 }
 
 /// Shorthand for results in this crate.
+///
+/// ```
+/// fn build() -> bloomery::Result<bloomery::BloomFilter> {
+///     bloomery::BloomFilter::try_new(1000, 0.01)
+/// }
+/// assert!(build().is_ok());
+/// ```
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Build an [`Error::InvalidParameter`].
@@ -163,4 +216,39 @@ pub(crate) fn invalid(name: &'static str, reason: impl Into<String>) -> Error {
 /// Build a [`FormatError::Inconsistent`] wrapped in [`Error::Format`].
 pub(crate) fn inconsistent(reason: impl Into<String>) -> Error {
     Error::Format(FormatError::Inconsistent(reason.into()))
+}
+
+/// An I/O error about the file at `path`, its message naming the path (`` `f.bloom`: No such
+/// file or directory``); the kind is kept and the OS error is its source, so callers still
+/// match on [`std::io::Error::kind`] and find the errno. Other errors pass unchanged.
+pub(crate) fn at_path(path: &std::path::Path, e: Error) -> Error {
+    match e {
+        Error::Io(io) => Error::Io(std::io::Error::new(
+            io.kind(),
+            PathIo {
+                path: path.to_path_buf(),
+                source: io,
+            },
+        )),
+        e => e,
+    }
+}
+
+/// The payload of [`at_path`]'s error.
+#[derive(Debug)]
+struct PathIo {
+    path: std::path::PathBuf,
+    source: std::io::Error,
+}
+
+impl fmt::Display for PathIo {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}`: {}", self.path.display(), self.source)
+    }
+}
+
+impl std::error::Error for PathIo {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.source)
+    }
 }

@@ -13,6 +13,22 @@ use crate::store::{self, Words};
 ///
 /// `insert` returns `true` when the key was (as far as the filter can tell) new: at least one of
 /// its bits was zero. `contains` never returns `false` for an inserted key.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BlockedBloomFilter, BloomFilter, Filter};
+///
+/// // generic over any set filter
+/// fn add_all<F: Filter>(f: &mut F, words: &[&str]) -> u64 {
+///     words.iter().map(|w| u64::from(f.insert(*w))).sum()
+/// }
+/// let mut a = BloomFilter::try_new(100, 0.01)?;
+/// let mut b = BlockedBloomFilter::try_new(100, 0.01)?;
+/// assert_eq!(add_all(&mut a, &["x", "y", "x"]), 2); // `insert` is true for a new key
+/// assert_eq!(add_all(&mut b, &["x", "y", "x"]), 2);
+/// assert!(a.contains("y") && b.contains("y") && a.len() == 2);
+/// # Ok(()) }
+/// ```
 pub trait Filter {
     /// The hasher keys go through; hash with it to use the `*_hashed` methods.
     fn hasher(&self) -> &KeyHasher;
@@ -148,6 +164,21 @@ pub trait Merge {
 
 /// Introspection shared by the bit-array filters: size, fill, live false-positive rate and
 /// the estimates of Broder & Mitzenmacher §2.4.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BloomFilter, Filter, Stats};
+///
+/// let mut f = BloomFilter::try_new(1000, 0.01)?;
+/// assert_eq!(f.current_fpr(), 0.0);
+/// for i in 0..1000u32 {
+///     f.insert(&i);
+/// }
+/// assert_eq!((f.capacity(), f.target_fpr()), (1000, 0.01));
+/// assert!((f.current_fpr() - 0.01).abs() < 0.003); // at capacity, about the target
+/// assert!((f.estimated_len() - 1000.0).abs() < 50.0); // from the fill (Swamidass & Baldi)
+/// # Ok(()) }
+/// ```
 pub trait Stats {
     /// Bits in the array (m).
     fn bit_len(&self) -> u64;
@@ -487,6 +518,22 @@ pub(crate) fn shape_mismatch(left: String, right: String) -> Error {
 /// Multiset counting: how many times a key was inserted, as an estimate (the counting family).
 /// Where the structure guarantees it (counting filters without saturation, count-min
 /// sketches, spectral filters with Minimum Selection) the estimate is never below the truth.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, CountMinSketch, CountingBloomFilter, Filter};
+///
+/// let mut c = CountingBloomFilter::try_new(100, 0.01)?;
+/// c.insert("a");
+/// c.insert("a");
+/// let mut s = CountMinSketch::try_with_error(0.01, 0.01)?;
+/// s.update("a", 2);
+/// fn at_least<C: Count>(c: &C, key: &str, n: u64) -> bool {
+///     c.count(key) >= n
+/// }
+/// assert!(at_least(&c, "a", 2) && at_least(&s, "a", 2));
+/// # Ok(()) }
+/// ```
 pub trait Count {
     /// The hasher keys go through (the same one as [`Filter::hasher`] for structures that are
     /// also set filters).
@@ -503,6 +550,18 @@ pub trait Count {
 }
 
 /// Deletion for the structures that support it without creating false negatives.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BlockedCountingBloomFilter, Count, Filter, Remove, RemoveError};
+///
+/// let mut f = BlockedCountingBloomFilter::try_new(100, 0.01)?;
+/// f.insert("a");
+/// f.remove("a")?;
+/// assert_eq!(f.count("a"), 0);
+/// assert_eq!(f.remove("a"), Err(RemoveError::NotPresent));
+/// # Ok(()) }
+/// ```
 pub trait Remove: Count {
     /// Remove one occurrence of a pre-hashed key. Refused with [`RemoveError::NotPresent`]
     /// (and nothing changed) when the structure can tell the key is absent.

@@ -5,6 +5,14 @@ use crate::error::{invalid, Result};
 
 /// Identifies a hash algorithm in saved files. The numeric values are part of the file format
 /// and never change.
+///
+/// ```
+/// use bloomery::{HashAlgorithm, KeyHasher};
+///
+/// assert_eq!(KeyHasher::new().algorithm(), HashAlgorithm::Xxh3_128);
+/// assert_eq!(KeyHasher::parquet().algorithm(), HashAlgorithm::Xxh64);
+/// assert_eq!(HashAlgorithm::from_id(HashAlgorithm::Xxh3_128.id()), Some(HashAlgorithm::Xxh3_128));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 #[non_exhaustive]
@@ -56,6 +64,18 @@ impl HashAlgorithm {
 }
 
 /// Where a hasher's seed came from; stored in files so `info` can say it.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{KeyHasher, SeedKind};
+///
+/// assert_eq!(KeyHasher::new().seed_kind(), SeedKind::Default);
+/// assert_eq!(KeyHasher::with_seed(7).seed_kind(), SeedKind::User);
+/// let keyed = KeyHasher::keyed()?; // a random secret, not written to files in the clear
+/// assert_eq!(keyed.seed_kind(), SeedKind::Keyed);
+/// assert!(keyed.is_secret() && keyed.public_seed().is_none());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 #[non_exhaustive]
@@ -90,6 +110,21 @@ impl SeedKind {
 }
 
 /// A key's 128-bit hash: the only thing structures see of a key.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BlockedBloomFilter, Filter, KeyHasher};
+///
+/// // hash once, use the value for several filters of the same hasher
+/// let h = KeyHasher::new().hash("key");
+/// let mut a = BlockedBloomFilter::try_new(100, 0.01)?;
+/// let mut b = BlockedBloomFilter::try_new(1000, 0.001)?;
+/// a.insert_hashed(h);
+/// b.insert_hashed(h);
+/// assert!(a.contains("key") && b.contains("key"));
+/// assert_eq!(h, KeyHasher::new().hash("key")); // stable: same bytes, same value
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Hashed {
     /// Low 64 bits (h1).
@@ -264,6 +299,7 @@ pub fn mix64(mut z: u64) -> u64 {
 /// // the literal pitfall: 42 is an i32, a different key from 42u64
 /// f.insert(&42u64);
 /// assert!(f.contains(&42u64));
+/// assert!(!f.contains(&42)); // the four bytes of 42i32: not the key inserted
 ///
 /// // a user type through its derived Hash
 /// #[derive(Hash)]
@@ -578,6 +614,18 @@ impl std::hash::Hasher for ByteHasher {
 /// `Debug` never shows a secret: a keyed hasher prints `seed: <redacted>` (so `{:?}` of any
 /// structure, builder or header holding one is safe to log); [`KeyHasher::public_seed`] is
 /// the seed to display, `None` for a secret.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BloomFilter, Filter, KeyHasher};
+///
+/// let h = KeyHasher::new();
+/// assert_eq!(h.hash("abc"), h.hash_bytes(b"abc")); // a str hashes as its bytes
+/// assert_ne!(h.hash("abc"), KeyHasher::with_seed(1).hash("abc")); // a seed changes every bit
+/// let f = BloomFilter::try_new(100, 0.01)?;
+/// assert_eq!(f.hasher(), &h); // the default: xxh3-128, seed 0, written in every file
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct KeyHasher {
     algorithm: HashAlgorithm,

@@ -92,6 +92,17 @@ macro_rules! define_kind {
         layouts { $($lv:ident = $lid:literal, $lname:literal, $lof:ident, $ldoc:literal;)* }
     ) => {
         /// Structure kinds. The numeric ids are part of the file format and never change.
+        ///
+        /// ```
+        /// use bloomery::Kind;
+        ///
+        /// let k = Kind::from_name("blocked").unwrap();
+        /// assert_eq!((k, k.id()), (Kind::Blocked, 3));
+        /// assert_eq!(Kind::from_id(20), Some(Kind::BlockedSectors));
+        /// assert_eq!(Kind::BlockedSectors.rust_type(), Kind::Blocked); // one type, two layouts
+        /// assert!(Kind::Blocked.is_set() && Kind::Counting.is_counter());
+        /// assert!(Kind::ALL.iter().all(|k| Kind::from_id(k.id()) == Some(*k)));
+        /// ```
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[repr(u16)]
         #[non_exhaustive]
@@ -190,6 +201,16 @@ for_each_kind!(define_kind);
 /// What a structure can do besides answering membership queries. Each kind's capabilities
 /// come from its type ([`Kind::capabilities`]); one instance may still refuse an operation
 /// its kind supports in general (a spectral filter built for Minimal Increase cannot delete).
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Capability, Kind};
+///
+/// let caps = Kind::Counting.capabilities();
+/// assert!(caps.remove && caps.has(Capability::Count));
+/// assert!(!Kind::Blocked.capabilities().has(Capability::Remove));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Capabilities {
@@ -215,6 +236,17 @@ pub struct Capabilities {
 }
 
 /// One operation that a kind may lack, for [`Kind::require`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Capability, Kind};
+///
+/// assert!(Kind::Blocked.require(Capability::Merge).is_ok());
+/// let e = Kind::Blocked.require(Capability::Remove).unwrap_err();
+/// assert!(e.to_string().contains("blocked"), "{e}");
+/// assert!(Kind::offering(Capability::Remove).contains(&Kind::Counting));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Capability {

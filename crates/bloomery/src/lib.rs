@@ -30,7 +30,8 @@
 //! | a set shared by threads | [`AtomicBlockedBloomFilter`] | the blocked filter with lock-free inserts through `&self` |
 //! | a set, textbook behaviour / halving / papers' shapes | [`BloomFilter`] | exact formulas (Salman §2; Broder & Mitzenmacher §2) |
 //! | a set, k independent slices | [`PartitionedBloomFilter`] | Broder & Mitzenmacher §2.1; the layout of scalable filters (Almeida et al.) |
-//! | a Parquet column | [`SplitBlockBloomFilter`] | the Parquet spec's bits, byte for byte |
+//! | a Parquet column | [`SplitBlockBloomFilter`] (a bitset probed in place: [`SplitBlockBits`]) | the Parquet spec's bits, byte for byte |
+//! | row-group filters of a Parquet file, kept beside it (feature `parquet`) | `ParquetSidecar` | one split-block filter per row group of a column, in one file |
 //! | a set of unknown size | [`ScalableBloomFilter`] | grows, keeping the compound rate under target (Almeida et al.) |
 //! | a set with deletions, fingerprints | [`CuckooFilter`] | buckets of fingerprints, deletable, about as small as a Bloom filter at low rates (Fan et al.) |
 //! | a set with deletions | [`CountingBloomFilter`] | w-bit saturating counters (Broder & Mitzenmacher §2.5); refuses removals that would create false negatives |
@@ -62,11 +63,26 @@
 //! | feature | default | what it adds |
 //! |---|---|---|
 //! | `serde` | on | `Serialize`/`Deserialize` for every structure (as the file format's bytes) |
+//! | `rayon` | on | parallel bulk inserts on rayon's pool: `BlockedBloomFilter::par_insert_all`, `par_insert_hashed`, `par_insert_bucketed`; the `parquet` module's scans run in parallel |
+//! | `mmap` | on | files used in place through memory maps (crate `memmap2`): [`Persist::open_mmap`], [`MappedFile`], [`FileUpdate`]; large arrays in anonymous maps with huge pages |
+//! | `tempfile` | on | atomic saves through the `tempfile` crate's temporary files |
 //! | `xml` | off | the `xml` module: XML documents to element paths for the Breadth/Depth filters |
 //! | `parquet` | off | the `parquet` module: the split-block filters inside Parquet files, sidecar filters, pruning |
 //!
-//! Always present: `memmap2` (files opened in place), `tempfile` (atomic saves: temp file,
-//! fsync, rename), `rayon` (parallel bulk inserts), `xxhash-rust` and `siphasher` (the hashers).
+//! With `default-features = false` the library needs only `xxhash-rust` and `siphasher` (the
+//! hashers), `thiserror`, `getrandom` (keyed hashers), `bytemuck` and `memchr`:
+//! - without `rayon`, the `par_insert_*` methods do not exist (`insert_lines` and
+//!   `fill_regions` still insert from several threads, on `std` threads);
+//! - without `mmap`, `open_mmap`, [`MappedFile::open`], [`FileUpdate::open`] and
+//!   `AnyFilter`/`AnyCounter`'s `open_mmap` return [`Error::Unsupported`] saying so (the
+//!   types and methods stay, so code compiles either way); `load` reads files into memory;
+//! - without `tempfile`, saves stay atomic: the same steps (a new file created exclusively
+//!   beside the target, mode 0600, fsync, rename, fsync of the directory) are done by the
+//!   library itself.
+//!
+//! ```toml
+//! bloomery = { version = "0.1", default-features = false }  # the filters and files only
+//! ```
 //!
 //! ## Guarantees
 //! - No false negatives, ever: every structure is property-tested for it.
@@ -85,6 +101,7 @@ mod filter;
 mod hash;
 mod io;
 mod kind;
+mod map;
 mod multisets;
 mod murmur;
 pub mod params;

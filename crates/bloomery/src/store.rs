@@ -62,7 +62,8 @@ static GLOBAL_ALLOCATOR_ONLY: std::sync::atomic::AtomicBool =
 
 /// Put every array the library allocates on the global allocator (`true`), or let large ones
 /// (≥ 1 MiB: bit and counter arrays, file buffers) be anonymous memory maps with huge pages
-/// advised (`false`, the default).
+/// advised (`false`, the default). Without the `mmap` feature every array is on the global
+/// allocator whatever this says.
 ///
 /// An embedding program whose global allocator accounts for memory turns this on, so that
 /// every byte a structure holds is seen by that allocator. The Redis module does: Redis counts
@@ -80,17 +81,17 @@ pub fn global_allocator_only() -> bool {
 
 /// Whether an array of `bytes` bytes is an anonymous map rather than a heap allocation.
 pub(crate) fn use_anon_map(bytes: usize) -> bool {
-    bytes >= ANON_THRESHOLD_BYTES && !global_allocator_only()
+    cfg!(feature = "mmap") && bytes >= ANON_THRESHOLD_BYTES && !global_allocator_only()
 }
 
 /// `len` zero bytes in an anonymous map with transparent huge pages advised (fewer page faults
 /// and TLB misses than 4 KiB pages).
-pub(crate) fn anon_map(len: usize) -> std::io::Result<memmap2::MmapMut> {
-    let map = memmap2::MmapMut::map_anon(len)?;
+pub(crate) fn anon_map(len: usize) -> std::io::Result<crate::map::MmapMut> {
+    let map = crate::map::MmapMut::map_anon(len)?;
     #[cfg(target_os = "linux")]
     {
         // Advice only: failure (e.g. THP disabled) changes nothing but speed.
-        let _ = map.advise(memmap2::Advice::HugePage);
+        let _ = map.advise(crate::map::Advice::HugePage);
     }
     Ok(map)
 }
@@ -101,7 +102,7 @@ pub(crate) fn anon_map(len: usize) -> std::io::Result<memmap2::MmapMut> {
 /// disjoint ranges of it can write while the update reads or writes other ranges.
 pub struct SharedMap {
     /// Owns the mapping; never dereferenced after `ptr` was taken.
-    map: memmap2::MmapMut,
+    map: crate::map::MmapMut,
     ptr: std::ptr::NonNull<u8>,
     len: usize,
 }
@@ -115,7 +116,7 @@ unsafe impl Sync for SharedMap {}
 
 impl SharedMap {
     /// Take over a writable map.
-    pub(crate) fn new(mut map: memmap2::MmapMut) -> Self {
+    pub(crate) fn new(mut map: crate::map::MmapMut) -> Self {
         let len = map.len();
         let ptr = std::ptr::NonNull::new(map.as_mut_ptr()).unwrap_or(std::ptr::NonNull::dangling());
         Self { map, ptr, len }
@@ -146,7 +147,7 @@ impl SharedMap {
         unsafe {
             let _ =
                 self.map
-                    .unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, offset, len);
+                    .unchecked_advise_range(crate::map::UncheckedAdvice::DontNeed, offset, len);
         }
     }
 
@@ -158,9 +159,9 @@ impl SharedMap {
 
 enum Buf {
     Heap(Vec<Line>),
-    Anon(memmap2::MmapMut),
+    Anon(crate::map::MmapMut),
     Mapped {
-        map: Arc<memmap2::Mmap>,
+        map: Arc<crate::map::Mmap>,
         offset: usize,
     },
     /// A writable view into a file opened for an update.
@@ -246,7 +247,12 @@ impl Words {
 
     /// A read-only view of `len` words at `offset` in a mapped file. On big-endian hosts (where
     /// the file's bytes are not native words) the words are copied instead.
-    pub fn mapped(map: Arc<memmap2::Mmap>, offset: usize, len: usize, limit: u64) -> Result<Self> {
+    pub fn mapped(
+        map: Arc<crate::map::Mmap>,
+        offset: usize,
+        len: usize,
+        limit: u64,
+    ) -> Result<Self> {
         let end = offset
             .checked_add(len.saturating_mul(8))
             .filter(|&e| e <= map.len())
@@ -488,6 +494,27 @@ pub fn count_or(a: &[u64], b: &[u64]) -> u64 {
 /// arrived `D` items earlier, whose memory has had time to come in — then processes the
 /// [`drain`](Self::drain) at the end. Items come back in arrival order, so the result equals
 /// processing them one by one; only the cache misses of consecutive items overlap.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BlockedBloomFilter, Filter, Hashed, Pipeline};
+///
+/// let mut f = BlockedBloomFilter::try_new(10_000, 0.01)?;
+/// let keys: Vec<u64> = (0..1000).collect();
+/// f.extend(keys.iter().copied());
+/// let mut pipe = Pipeline::<Hashed, 8>::default();
+/// let mut hits = 0;
+/// for k in &keys {
+///     let h = f.hasher().hash(k);
+///     f.prefetch_hashed(h); // start the cache miss now ...
+///     if let Some(old) = pipe.push(h) {
+///         hits += usize::from(f.contains_hashed(old)); // ... answer the key of 8 keys ago
+///     }
+/// }
+/// hits += pipe.drain().filter(|&h| f.contains_hashed(h)).count();
+/// assert_eq!(hits, keys.len());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Pipeline<T, const D: usize> {
     ring: [T; D],

@@ -1,6 +1,14 @@
 //! Big files: the streaming checksum of a mapped file, updates through a writable map of a
 //! copy (`FileUpdate`), saves with options, and structures decoded from a damaged payload
 //! without verification (wrong answers allowed, panics not).
+#![cfg_attr(not(feature = "mmap"), allow(unused_imports, dead_code))]
+
+/// Every other test of this file maps files: without the `mmap` feature they are not built,
+/// and this shows them as skipped.
+#[cfg(not(feature = "mmap"))]
+#[test]
+#[ignore = "the big-file tests need the `mmap` feature"]
+fn big_files_need_the_mmap_feature() {}
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
@@ -55,6 +63,7 @@ fn files_in(dir: &Path) -> Vec<String> {
     v
 }
 
+#[cfg(feature = "mmap")]
 /// The streaming pass accepts the saved file, reports every byte, and refuses one flipped
 /// payload bit anywhere, in the first chunk or past it.
 #[test]
@@ -95,6 +104,7 @@ fn streaming_verify_accepts_good_files_and_finds_one_flipped_bit() {
     }
 }
 
+#[cfg(feature = "mmap")]
 /// An update through the writable copy ends with the bytes an in-memory update saves, for
 /// every set kind and every counting kind; the answers are those of the in-memory structure.
 #[test]
@@ -151,6 +161,7 @@ fn mapped_updates_write_what_a_load_and_save_writes() {
     }
 }
 
+#[cfg(feature = "mmap")]
 /// A scalable filter that grows a sub-filter during the update changes the file's length:
 /// the commit writes the new file whole, and it loads with every key.
 #[test]
@@ -177,6 +188,7 @@ fn a_scalable_filter_that_grows_is_written_whole() {
     assert_eq!(std::fs::read(&path).unwrap(), s.to_bytes());
 }
 
+#[cfg(feature = "mmap")]
 /// An update dropped without a commit leaves the file byte for byte as it was, and no copy.
 #[test]
 fn an_abandoned_update_leaves_the_file_as_it_was() {
@@ -199,6 +211,7 @@ fn an_abandoned_update_leaves_the_file_as_it_was() {
     assert_eq!(files_in(dir.path()), vec!["f.bloom".to_string()]);
 }
 
+#[cfg(feature = "mmap")]
 /// A damaged source is refused by a verified update (it is not re-sealed with a fresh
 /// checksum), and a compressed file is refused with the reason.
 #[test]
@@ -220,6 +233,7 @@ fn a_verified_update_refuses_a_damaged_or_compressed_source() {
     assert!(e.to_string().contains("compressed"), "{e}");
 }
 
+#[cfg(feature = "mmap")]
 /// A compressed save made from the structure is byte for byte the compression of its plain
 /// file, for single- and multi-array payloads, and loads back equal.
 #[test]
@@ -267,6 +281,7 @@ fn compressed_saves_equal_compressing_the_plain_file() {
     assert_eq!(last, f.to_bytes().len() as u64);
 }
 
+#[cfg(feature = "mmap")]
 /// Every kind opened from a map without verification, its payload damaged at random: queries,
 /// inserts, counts, removals, merges and `info` may answer anything but must not panic.
 #[test]
@@ -334,6 +349,7 @@ fn exercise(path: &Path, kind: Kind) {
     let _ = f.to_bytes();
 }
 
+#[cfg(feature = "mmap")]
 /// `peek_header_bytes` reads the header from a file's first bytes alone (the header, no
 /// payload): it agrees with the full decoder, names a missing piece as truncation, and tells
 /// the compressed form; `peek_file` reads as much from a path.

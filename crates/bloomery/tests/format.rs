@@ -4,6 +4,8 @@
 //! every length, every single-bit flip, bad magic, unknown version and kind, wrong kind for a
 //! typed load, trailing data, parameters that contradict each other behind a *valid* checksum
 //! (patched fields, trailer recomputed), and declared sizes beyond the memory limit.
+// some imports serve only the tests of optional features
+#![cfg_attr(not(all(feature = "mmap", feature = "rayon")), allow(unused_imports))]
 
 use bloomery::prelude::*;
 use bloomery::{Error, FormatError, Kind, Verify};
@@ -171,6 +173,7 @@ fn bad_magic_version_kind_and_trailing_data() {
     );
 }
 
+#[cfg(feature = "mmap")]
 #[test]
 fn wrong_kind_for_a_typed_load() {
     let dir = tempfile::tempdir().unwrap();
@@ -369,6 +372,7 @@ fn inconsistent_kind_parameters_behind_a_valid_checksum() {
     }
 }
 
+#[cfg(feature = "mmap")]
 #[test]
 fn read_header_reports_the_fields() {
     let dir = tempfile::tempdir().unwrap();
@@ -416,6 +420,8 @@ fn atomic_save_replaces_and_leaves_no_temp_files() {
     assert!(back.contains("two"));
 }
 
+#[cfg(feature = "mmap")]
+#[cfg(feature = "rayon")]
 #[test]
 fn mmap_equals_load_and_copies_on_write() {
     let dir = tempfile::tempdir().unwrap();
@@ -467,6 +473,7 @@ fn mmap_equals_load_and_copies_on_write() {
     assert_eq!(std::fs::read(&path2).unwrap(), on_disk);
 }
 
+#[cfg(feature = "mmap")]
 #[test]
 fn mmap_checksum_catches_damage_header_only_trusts_it() {
     let dir = tempfile::tempdir().unwrap();
@@ -510,4 +517,29 @@ fn atomic_save_keeps_or_sets_permissions() {
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o640)).unwrap();
     f.save(&path).unwrap();
     assert_eq!(mode(&path), 0o640);
+}
+
+/// Without the `mmap` feature the map entry points exist and say why they cannot run; the
+/// same file still loads into memory.
+#[cfg(not(feature = "mmap"))]
+#[test]
+fn without_mmap_open_mmap_returns_unsupported_and_load_works() {
+    use bloomery::{Error, MappedFile};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.bloom");
+    let mut f = BlockedBloomFilter::try_new(100, 0.01).unwrap();
+    f.insert("x");
+    f.save(&path).unwrap();
+    for e in [
+        BlockedBloomFilter::open_mmap(&path, Verify::Checksum).unwrap_err(),
+        AnyFilter::open_mmap(&path, Verify::Checksum).unwrap_err(),
+        MappedFile::open(&path).unwrap_err(),
+    ] {
+        match e {
+            Error::Unsupported(m) => assert!(m.contains("`mmap` feature"), "{m}"),
+            e => panic!("expected Unsupported, got {e}"),
+        }
+    }
+    assert_eq!(BlockedBloomFilter::load(&path).unwrap(), f);
+    assert_eq!(bloomery::peek_header(&path).unwrap().items, 1);
 }

@@ -573,6 +573,7 @@ fn data_chunks_of(chunk: impl Fn(i64) -> Option<(i64, Vec<u8>)>) -> Vec<(i64, Ve
     out
 }
 
+#[cfg(feature = "serde")]
 #[test]
 fn serde_round_trip() {
     let mut b = RedisBloomFilter::reserve(10, 0.01, 2, true).unwrap();

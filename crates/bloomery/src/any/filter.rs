@@ -212,6 +212,20 @@ macro_rules! define_any_filter {
 for_each_kind!(define_any_filter);
 
 /// A summary of a structure's shape and state (what `bloomery info` prints).
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{AnyFilter, BlockedBloomFilter, Filter};
+///
+/// let mut f = BlockedBloomFilter::try_new(1000, 0.01)?;
+/// f.insert("a");
+/// f.insert("b");
+/// let info = AnyFilter::from(f).info();
+/// assert_eq!(info.kind, "blocked");
+/// assert_eq!((info.items, info.capacity), (2, 1000));
+/// assert_eq!(info.bytes * 8, info.bits);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct FilterInfo {

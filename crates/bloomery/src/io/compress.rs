@@ -1225,7 +1225,7 @@ pub(crate) enum PlainBytes<'a> {
     /// A small rebuilt file.
     Heap(Vec<u8>),
     /// A large rebuilt file, read-only.
-    Mapped(std::sync::Arc<memmap2::Mmap>),
+    Mapped(std::sync::Arc<crate::map::Mmap>),
 }
 
 impl PlainBytes<'_> {
@@ -1255,7 +1255,7 @@ pub(crate) fn plain_bytes(bytes: &[u8]) -> Result<PlainBytes<'_>> {
         format::FLAG_COMPRESSED => {
             let p = check_packed(bytes, store::max_bytes())?;
             let total = plain_total(&p)?;
-            if total < store::ANON_THRESHOLD_BYTES {
+            if total < store::ANON_THRESHOLD_BYTES || !cfg!(feature = "mmap") {
                 let mut out = zeroed_vec(total)?;
                 rebuild(&p, &mut out)?;
                 return Ok(PlainBytes::Heap(out));
@@ -1263,7 +1263,7 @@ pub(crate) fn plain_bytes(bytes: &[u8]) -> Result<PlainBytes<'_>> {
             // Zero pages cost nothing until written, so a sparse payload touches few of them
             // (no huge pages advised here: one bit would commit 2 MiB).
             let mut map =
-                memmap2::MmapMut::map_anon(total).map_err(|_| Error::AllocationFailed {
+                crate::map::MmapMut::map_anon(total).map_err(|_| Error::AllocationFailed {
                     bytes: total as u64,
                 })?;
             rebuild(&p, &mut map)?;

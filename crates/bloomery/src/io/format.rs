@@ -11,27 +11,25 @@ use std::io::{self, Read, Write};
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::error::{inconsistent, Error, FormatError, Result};
+use crate::error::{at_path, inconsistent, Error, FormatError, Result};
 pub use crate::io::header::*;
+use crate::io::temp::TempFile;
 use crate::store::Words;
 
 /// Read just the header of a file (cheap: no checksum, no payload). For a compressed file
 /// this is the header of the plain file it holds.
 pub fn read_header(path: impl AsRef<Path>) -> Result<Header> {
-    let map = map_file(path.as_ref())?;
-    Ok(decode_with_flags(&map, Verify::HeaderOnly)?.0.header)
+    #[cfg(feature = "mmap")]
+    let bytes = map_file(path.as_ref())?;
+    #[cfg(not(feature = "mmap"))]
+    let bytes = read_file(path.as_ref())?;
+    Ok(decode_with_flags(&bytes, Verify::HeaderOnly)?.0.header)
 }
 
 /// Write a file atomically: temp file in the same directory, fsync, rename, fsync directory.
 pub fn save_atomic(path: &Path, write_fn: impl FnOnce(&mut dyn Write) -> Result<()>) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".bloomery-")
-        .suffix(".tmp")
-        .tempfile_in(&dir)?;
+    let dir = TempFile::dir_of(path);
+    let mut tmp = TempFile::new_in(&dir, ".tmp")?;
     {
         let mut bw = io::BufWriter::with_capacity(1 << 20, tmp.as_file_mut());
         write_fn(&mut bw)?;
@@ -49,7 +47,7 @@ pub fn save_atomic(path: &Path, write_fn: impl FnOnce(&mut dyn Write) -> Result<
             .set_permissions(std::fs::Permissions::from_mode(mode))?;
     }
     tmp.as_file().sync_all()?;
-    tmp.persist(path).map_err(|e| Error::Io(e.error))?;
+    tmp.persist(path)?;
     sync_dir(path);
     Ok(())
 }
@@ -73,6 +71,20 @@ pub(crate) fn sync_dir(path: &Path) {
 /// Something that saves as a file of the format: every structure ([`Persist`](crate::Persist))
 /// and the run-time types [`AnyFilter`](crate::AnyFilter) and
 /// [`AnyCounter`](crate::AnyCounter). What [`crate::FileUpdate::commit`] writes.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{AnyFilter, BloomFilter, Encode, Persist};
+///
+/// fn file_size<E: Encode + ?Sized>(e: &E) -> u64 {
+///     e.encoded_len()
+/// }
+/// let f = BloomFilter::try_new(1000, 0.01)?;
+/// let size = file_size(&f);
+/// assert_eq!(size, f.to_bytes().len() as u64);
+/// assert_eq!(file_size(&AnyFilter::from(f)), size);
+/// # Ok(()) }
+/// ```
 pub trait Encode {
     /// The header (with kind-specific parameters) and payload to write.
     fn encode_parts(&self) -> (Header, Payload<'_>);
@@ -91,16 +103,29 @@ impl<P: Persist> Encode for P {
 }
 
 /// A progress callback: bytes of the pass done so far.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BloomFilter, Persist, SaveOptions};
+///
+/// let f = BloomFilter::try_new(100_000, 0.01)?;
+/// let dir = tempfile::tempdir()?;
+/// let mut done = 0;
+/// let mut report = |bytes: u64| done = bytes;
+/// f.save_with(dir.path().join("f.bloom"), SaveOptions::new().progress(&mut report))?;
+/// assert_eq!(done, f.encoded_len());
+/// # Ok(()) }
+/// ```
 pub type Progress<'a> = &'a mut dyn FnMut(u64);
 
 /// Drop `[at, at + n)` of a read-only shared map from the process (the page cache keeps it).
-pub(crate) fn release_readonly(map: &memmap2::Mmap, at: usize, n: usize) {
+pub(crate) fn release_readonly(map: &crate::map::Mmap, at: usize, n: usize) {
     #[cfg(unix)]
     // SAFETY: MADV_DONTNEED on a read-only shared file map unmaps the pages; the next access
     // reads the same bytes back from the file, which must not change while mapped (the
     // contract of every map), so no reference into the map observes a change.
     unsafe {
-        let _ = map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, at, n);
+        let _ = map.unchecked_advise_range(crate::map::UncheckedAdvice::DontNeed, at, n);
     }
     #[cfg(not(unix))]
     let _ = (map, at, n);
@@ -109,16 +134,16 @@ pub(crate) fn release_readonly(map: &memmap2::Mmap, at: usize, n: usize) {
 /// Verify the checksum of a mapped plain or compressed file (its header already decoded) in
 /// one streaming pass that drops each step's pages behind it (see
 /// [`crate::MappedFile::verify`]).
-pub(crate) fn verify_map(map: &memmap2::Mmap, progress: Progress<'_>) -> Result<()> {
+pub(crate) fn verify_map(map: &crate::map::Mmap, progress: Progress<'_>) -> Result<()> {
     let body = map.len().saturating_sub(TRAILER);
     #[cfg(unix)]
-    let _ = map.advise(memmap2::Advice::Sequential);
+    let _ = map.advise(crate::map::Advice::Sequential);
     let computed = stream_checksum(
         &map[..body],
         |at, n| {
             #[cfg(unix)]
             if n > 0 {
-                let _ = map.advise_range(memmap2::Advice::WillNeed, at, n);
+                let _ = map.advise_range(crate::map::Advice::WillNeed, at, n);
             }
             #[cfg(not(unix))]
             let _ = (at, n);
@@ -127,7 +152,7 @@ pub(crate) fn verify_map(map: &memmap2::Mmap, progress: Progress<'_>) -> Result<
         progress,
     );
     #[cfg(unix)]
-    let _ = map.advise(memmap2::Advice::Random);
+    let _ = map.advise(crate::map::Advice::Random);
     let stored = u64::from_le_bytes(map[body..].try_into().expect("8 bytes"));
     if computed != stored {
         return Err(FormatError::ChecksumMismatch { stored, computed }.into());
@@ -178,7 +203,12 @@ pub(crate) fn write_with_progress<E: Encode + ?Sized>(
 /// [`peek`]): cheap for a file of any size, and it says whether the file is compressed and how
 /// long it should be.
 pub fn peek_file(path: impl AsRef<Path>) -> Result<FileHead> {
-    let file = std::fs::File::open(path.as_ref())?;
+    let path = path.as_ref();
+    peek_file_at(path).map_err(|e| at_path(path, e))
+}
+
+fn peek_file_at(path: &Path) -> Result<FileHead> {
+    let file = std::fs::File::open(path)?;
     not_a_directory(&file)?;
     let mut head = Vec::with_capacity(FIXED_HEADER);
     (&file).take(FIXED_HEADER as u64).read_to_end(&mut head)?;
@@ -205,15 +235,23 @@ fn not_a_directory(file: &std::fs::File) -> Result<()> {
     Ok(())
 }
 
-/// Memory-map a file read-only.
-pub fn map_file(path: &Path) -> Result<Arc<memmap2::Mmap>> {
+/// Memory-map a file read-only. Without the `mmap` feature this returns
+/// [`Error::Unsupported`] (before opening the file).
+pub fn map_file(path: &Path) -> Result<Arc<crate::map::Mmap>> {
+    if !cfg!(feature = "mmap") {
+        return Err(Error::Unsupported(crate::map::NO_MMAP.into()));
+    }
+    map_file_at(path).map_err(|e| at_path(path, e))
+}
+
+fn map_file_at(path: &Path) -> Result<Arc<crate::map::Mmap>> {
     let file = std::fs::File::open(path)?;
     not_a_directory(&file)?;
     // SAFETY: the map is read-only. If another process truncates or rewrites the file while it
     // is mapped, reads may see changed bytes or fault (SIGBUS); bloomery itself never writes a
     // file in place (saves go through a rename), so files it manages are not modified under a
     // live map. This is the documented contract of `open_mmap`.
-    let map = unsafe { memmap2::Mmap::map(&file)? };
+    let map = unsafe { crate::map::Mmap::map(&file)? };
     Ok(Arc::new(map))
 }
 
@@ -223,7 +261,7 @@ pub enum Source<'a> {
     /// Copy out of borrowed bytes.
     Bytes(&'a [u8]),
     /// Map in place (zero-copy).
-    Mapped(&'a Arc<memmap2::Mmap>),
+    Mapped(&'a Arc<crate::map::Mmap>),
     /// Map in place, writable: a copy of a file being updated ([`crate::FileUpdate`]).
     Shared(&'a Arc<crate::store::SharedMap>),
 }
@@ -261,6 +299,26 @@ impl Source<'_> {
 ///
 /// [`encode_parts`]: Persist::encode_parts
 /// [`decode_from`]: Persist::decode_from
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{CountingBloomFilter, Filter, Persist};
+///
+/// let mut f = CountingBloomFilter::try_new(1000, 0.01)?;
+/// f.insert("a");
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("f.bloom");
+/// f.save(&path)?; // atomic: temporary file, fsync, rename
+/// assert_eq!(CountingBloomFilter::load(&path)?, f);
+/// assert_eq!(CountingBloomFilter::from_bytes(&f.to_bytes())?, f);
+/// assert_eq!(std::fs::metadata(&path)?.len(), f.encoded_len());
+///
+/// // errors reading a file name it; the kind is kept
+/// let e = CountingBloomFilter::load(dir.path().join("missing.bloom")).unwrap_err();
+/// assert!(e.to_string().contains("missing.bloom"), "{e}");
+/// assert!(matches!(&e, bloomery::Error::Io(io) if io.kind() == std::io::ErrorKind::NotFound));
+/// # Ok(()) }
+/// ```
 pub trait Persist: Sized {
     /// The structure's kind id.
     const KIND: Kind;
@@ -321,7 +379,31 @@ pub trait Persist: Sized {
     /// so. Mutating a mapped structure first copies its words into memory.
     ///
     /// The file must not be modified by another process while mapped (bloomery's own saves
-    /// replace files by rename, which is safe).
+    /// replace files by rename, which is safe). Without the `mmap` feature this returns
+    /// [`Error::Unsupported`] (use [`load`](Self::load)).
+    ///
+    /// ```
+    /// use bloomery::{BloomFilter, Error, Filter, Persist, Verify};
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("f.bloom");
+    /// let mut f = BloomFilter::try_new(1000, 0.01)?;
+    /// f.insert("a");
+    /// f.save(&path)?;
+    /// match BloomFilter::open_mmap(&path, Verify::Checksum) {
+    ///     Ok(m) => assert!(m.contains("a")),
+    ///     Err(Error::Unsupported(why)) => assert!(why.contains("`mmap` feature")),
+    ///     Err(e) => return Err(e),
+    /// }
+    /// // errors opening the file name it
+    /// match BloomFilter::open_mmap(dir.path().join("missing.bloom"), Verify::Checksum) {
+    ///     Err(Error::Io(e)) => assert!(e.to_string().contains("missing.bloom"), "{e}"),
+    ///     Err(Error::Unsupported(_)) => {} // built without the `mmap` feature
+    ///     other => panic!("expected an error, got {other:?}"),
+    /// }
+    /// # Ok(()) }
+    /// ```
     fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
         let map = map_file(path.as_ref())?;
         let (d, flags) = decode_with_flags(&map, Verify::HeaderOnly)?;
@@ -339,6 +421,20 @@ pub trait Persist: Sized {
 }
 
 /// Options of a save ([`Persist::save_with`], [`crate::AnyFilter::save_with`], ...).
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BloomFilter, Filter, Persist, SaveOptions};
+///
+/// let mut f = BloomFilter::try_new(100_000, 0.01)?;
+/// f.insert("only key");
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("f.bloomz");
+/// f.save_with(&path, SaveOptions::new().compressed(true))?;
+/// assert!(std::fs::metadata(&path)?.len() < f.encoded_len() / 10); // mostly zeros
+/// assert_eq!(BloomFilter::load(&path)?, f); // loads wherever a plain file does
+/// # Ok(()) }
+/// ```
 #[derive(Default)]
 #[non_exhaustive]
 pub struct SaveOptions<'a> {
@@ -389,7 +485,7 @@ pub(crate) fn save_encoded<E: Encode + ?Sized>(
 
 /// Read a whole file, refusing files larger than the memory limit (plus header room) before
 /// reading them.
-pub fn read_limited(path: &Path) -> Result<Vec<u8>> {
+fn read_limited_at(path: &Path) -> Result<Vec<u8>> {
     let len = std::fs::metadata(path)?.len();
     check_file_size(len)?;
     Ok(std::fs::read(path)?)
@@ -407,11 +503,24 @@ fn check_file_size(len: u64) -> Result<()> {
 /// A large file lives in an anonymous map with transparent huge pages advised, so reading it
 /// costs a few page faults instead of one per 4 KiB (a heap `Vec` of that size is a fresh map
 /// faulted page by page).
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{AnyFilter, BloomFilter, Persist};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("f.bloom");
+/// BloomFilter::try_new(1000, 0.01)?.save(&path)?;
+/// let buf = bloomery::read_file(&path)?; // derefs to the file's bytes
+/// assert_eq!(buf.len() as u64, std::fs::metadata(&path)?.len());
+/// assert_eq!(AnyFilter::from_bytes(&buf)?.kind(), bloomery::Kind::Classic);
+/// # Ok(()) }
+/// ```
 pub struct FileBuf(FileBufInner);
 
 enum FileBufInner {
     Heap(Vec<u8>),
-    Anon(memmap2::MmapMut),
+    Anon(crate::map::MmapMut),
 }
 
 impl FileBuf {
@@ -450,7 +559,14 @@ impl std::ops::Deref for FileBuf {
 /// Read a whole file into a [`FileBuf`], refusing files larger than the memory limit (plus
 /// header room) before reading. A file that changes length while it is read is read again
 /// into a plain buffer.
+///
+/// Errors reading the file name its path; errors in its contents are decoded later and
+/// describe the contents.
 pub fn read_file(path: &Path) -> Result<FileBuf> {
+    read_file_at(path).map_err(|e| at_path(path, e))
+}
+
+fn read_file_at(path: &Path) -> Result<FileBuf> {
     let mut file = std::fs::File::open(path)?;
     not_a_directory(&file)?;
     let len = file.metadata()?.len();
@@ -462,7 +578,7 @@ pub fn read_file(path: &Path) -> Result<FileBuf> {
     if complete {
         Ok(buf)
     } else {
-        Ok(FileBuf(FileBufInner::Heap(read_limited(path)?)))
+        Ok(FileBuf(FileBufInner::Heap(read_limited_at(path)?)))
     }
 }
 

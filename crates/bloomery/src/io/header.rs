@@ -58,6 +58,18 @@ pub const FLAG_COMPRESSED: u16 = 0x0001;
 pub const FLAG_DELTA: u16 = 0x0002;
 
 /// The decoded common header.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BlockedBloomFilter, Filter, Kind, Persist};
+///
+/// let mut f = BlockedBloomFilter::try_new(1000, 0.01)?;
+/// f.insert("a");
+/// let h = bloomery::peek_header_bytes(&f.to_bytes())?.header;
+/// assert_eq!((h.kind.rust_type(), h.items, h.capacity), (Kind::Blocked, 1, 1000));
+/// assert_eq!(h.version, bloomery::FORMAT_VERSION);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Header {
     /// Format version of the file.
@@ -119,6 +131,17 @@ impl Header {
 }
 
 /// A decoded file: the header and where the payload lies in the input.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BloomFilter, Persist, Verify};
+///
+/// let bytes = BloomFilter::try_new(1000, 0.01)?.to_bytes();
+/// let d = bloomery::decode_header(&bytes, Verify::Checksum)?;
+/// assert_eq!(d.payload_offset % 64, 0); // the payload is 64-byte aligned
+/// assert!(d.payload_offset + d.payload_len < bytes.len()); // then the checksum trailer
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Decoded {
     /// The header.
@@ -130,6 +153,18 @@ pub struct Decoded {
 }
 
 /// How to treat the checksum on load.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BloomFilter, Persist, Verify};
+///
+/// let mut bytes = BloomFilter::try_new(1000, 0.01)?.to_bytes();
+/// let at = bytes.len() - 20;
+/// bytes[at] ^= 1; // a flipped payload bit
+/// assert!(bloomery::decode_header(&bytes, Verify::Checksum).is_err());
+/// assert!(bloomery::decode_header(&bytes, Verify::HeaderOnly).is_ok()); // trusts the payload
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verify {
     /// Verify the checksum (reads every byte).
@@ -435,6 +470,20 @@ impl<'a> ParamReader<'a> {
 
 /// A header read from the first bytes of a file by [`peek`]: the header and the lengths and
 /// form the file announces.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BloomFilter, Persist};
+///
+/// let f = BloomFilter::try_new(1000, 0.01)?;
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("f.bloom");
+/// f.save(&path)?;
+/// let head = bloomery::peek_file(&path)?; // reads only the first bytes
+/// assert_eq!(head.file_len, std::fs::metadata(&path)?.len());
+/// assert!(!head.compressed && !head.delta);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileHead {
     /// The validated header.

@@ -43,6 +43,8 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::io::temp::TempFile;
+
 use crate::error::{Error, FormatError, Result};
 use crate::io::format::{self, release_readonly, Encode, Persist, Progress, Source};
 use crate::io::header::{stream_checksum, Decoded, Header, Verify, PASS_CHUNK};
@@ -63,6 +65,8 @@ use crate::store::SharedMap;
 /// ```
 /// use bloomery::{AnyFilter, BlockedBloomFilter, Filter, MappedFile, Persist};
 ///
+/// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
+/// # #[cfg(feature = "mmap")]
 /// # fn main() -> bloomery::Result<()> {
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("seen.bloom");
@@ -77,7 +81,7 @@ use crate::store::SharedMap;
 /// # Ok(()) }
 /// ```
 pub struct MappedFile {
-    map: Arc<memmap2::Mmap>,
+    map: Arc<crate::map::Mmap>,
     decoded: Decoded,
     flags: u16,
     path: PathBuf,
@@ -106,7 +110,7 @@ impl MappedFile {
         #[cfg(unix)]
         {
             // Queries touch a few pages each: no read-ahead around them. Advice only.
-            let _ = map.advise(memmap2::Advice::Random);
+            let _ = map.advise(crate::map::Advice::Random);
         }
         Ok(Self {
             map,
@@ -200,7 +204,7 @@ impl MappedFile {
         &self.decoded
     }
 
-    pub(crate) fn map(&self) -> &Arc<memmap2::Mmap> {
+    pub(crate) fn map(&self) -> &Arc<crate::map::Mmap> {
         &self.map
     }
 }
@@ -216,6 +220,8 @@ impl MappedFile {
 /// ```
 /// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Persist, Verify};
 ///
+/// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
+/// # #[cfg(feature = "mmap")]
 /// # fn main() -> bloomery::Result<()> {
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("seen.bloom");
@@ -231,7 +237,7 @@ impl MappedFile {
 /// ```
 pub struct FileUpdate {
     target: PathBuf,
-    tmp: tempfile::NamedTempFile,
+    tmp: TempFile,
     map: Arc<SharedMap>,
     decoded: Decoded,
 }
@@ -280,14 +286,8 @@ impl FileUpdate {
             ));
         }
         let decoded = src.decoded().clone();
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let mut tmp = tempfile::Builder::new()
-            .prefix(".bloomery-")
-            .suffix(".tmp")
-            .tempfile_in(&dir)?;
+        let dir = TempFile::dir_of(&target);
+        let mut tmp = TempFile::new_in(&dir, ".tmp")?;
         let len = src.map.len();
         if verify == Verify::Checksum {
             copy_verified(&src, tmp.as_file_mut(), progress)?;
@@ -313,10 +313,10 @@ impl FileUpdate {
         }
         // SAFETY: the copy is a private temporary file of this process (created 0600 with a
         // random name); nothing else writes or truncates it while it is mapped.
-        let map = unsafe { memmap2::MmapMut::map_mut(tmp.as_file())? };
+        let map = unsafe { crate::map::MmapMut::map_mut(tmp.as_file())? };
         #[cfg(unix)]
         {
-            let _ = map.advise(memmap2::Advice::Random);
+            let _ = map.advise(crate::map::Advice::Random);
         }
         Ok(Self {
             target,
@@ -444,9 +444,7 @@ impl FileUpdate {
         unsafe { std::ptr::copy_nonoverlapping(sum.to_le_bytes().as_ptr(), base.add(body), 8) };
         self.map.flush()?;
         self.tmp.as_file().sync_all()?;
-        self.tmp
-            .persist(&self.target)
-            .map_err(|e| Error::Io(e.error))?;
+        self.tmp.persist(&self.target)?;
         format::sync_dir(&self.target);
         Ok(())
     }
@@ -458,7 +456,7 @@ fn copy_verified(src: &MappedFile, dst: &mut File, progress: Progress<'_>) -> Re
     let map = &src.map;
     let body = map.len() - 8;
     #[cfg(unix)]
-    let _ = map.advise(memmap2::Advice::Sequential);
+    let _ = map.advise(crate::map::Advice::Sequential);
     let mut h = xxhash_rust::xxh3::Xxh3::new();
     let mut at = 0;
     while at < map.len() {
@@ -467,7 +465,7 @@ fn copy_verified(src: &MappedFile, dst: &mut File, progress: Progress<'_>) -> Re
         {
             let next = (at + n).min(map.len());
             let _ = map.advise_range(
-                memmap2::Advice::WillNeed,
+                crate::map::Advice::WillNeed,
                 next,
                 PASS_CHUNK.min(map.len() - next),
             );

@@ -5,7 +5,9 @@
 //! - [`format`]: persistence ([`Persist`](format::Persist): save, load, map; atomic saves;
 //!   save options), on top of both;
 //! - [`mapped`]: big files (streaming verification, updates through a writable map of a
-//!   copy), on top of persistence.
+//!   copy), on top of persistence (they need the `mmap` feature);
+//! - [`temp`]: the temporary file of atomic saves (the `tempfile` crate's, or a built-in one
+//!   without the `tempfile` feature).
 //!
 //! serde support (`serde_impl`, at the crate root) serialises every structure through the
 //! same bytes.
@@ -14,6 +16,7 @@ pub mod compress;
 pub(crate) mod format;
 pub(crate) mod header;
 pub(crate) mod mapped;
+pub(crate) mod temp;
 
 #[cfg(test)]
 mod tests;

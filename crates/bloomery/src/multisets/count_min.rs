@@ -45,6 +45,24 @@ pub const UPDATE_AHEAD: usize = 8;
 /// a guaranteed error in fixed memory, merged across machines. For set membership with
 /// deletions use [`crate::CountingBloomFilter`]; spectral filters ([`spectral`](crate::SpectralBloomFilter)) give
 /// the same kind of estimate in one shared counter array.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, CountMinSketch};
+///
+/// // additive error at most ε·N (ε = 0.001) with probability 1 − δ (δ = 0.01)
+/// let mut s = CountMinSketch::try_with_error(0.001, 0.01)?;
+/// let mut total = 0;
+/// for i in 0..1000u64 {
+///     s.update(&i, 1 + i % 3);
+///     total += 1 + i % 3;
+/// }
+/// s.increment("page");
+/// assert!(s.count("page") >= 1); // never below the true count
+/// let c = s.count(&7u64); // truly 2
+/// assert!(c >= 2 && c as f64 <= 2.0 + 0.001 * (total + 1) as f64);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct CountMinSketch {
     table: Words,

@@ -54,6 +54,22 @@ pub const MAX_HASHES: u32 = crate::sets::classic::MAX_HASHES;
 /// affordable. For less memory per item at the same rate, see
 /// [`crate::multisets::dleft::DLeftCountingBloomFilter`]; for frequency estimates of a stream without
 /// deletions, [`crate::multisets::count_min::CountMinSketch`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, CountingBloomFilter, Filter, Remove};
+///
+/// let mut f = CountingBloomFilter::try_new(1000, 0.01)?;
+/// f.insert("a");
+/// f.insert("a");
+/// assert_eq!(f.count("a"), 2);
+/// f.remove("a")?;
+/// assert!(f.contains("a"));
+/// f.remove("a")?;
+/// assert!(!f.contains("a"));
+/// assert!(f.remove("never inserted").is_err()); // refused: it would create false negatives
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct CountingBloomFilter {
     counters: Counters,
@@ -689,6 +705,7 @@ mod tests {
         assert!(b.union_with(&a).is_err());
     }
 
+    #[cfg(feature = "mmap")]
     #[test]
     fn save_mmap_and_bad_files() {
         let mut f = CountingBloomFilter::try_new(100, 0.01).unwrap();

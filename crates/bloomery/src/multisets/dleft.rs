@@ -51,6 +51,20 @@ pub const MAX_CELLS: u32 = 64;
 /// at the same false-positive rate (compare [`DLeftCountingBloomFilter::bits_per_item`] with
 /// a [`crate::CountingBloomFilter`]'s `4·m/n`). Counts are small (2-bit counters by default);
 /// for large multiplicities use wider counters or [`crate::CountMinSketch`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, DLeftCountingBloomFilter, Remove};
+///
+/// let mut f = DLeftCountingBloomFilter::try_new(1000, 0.01)?;
+/// assert!(f.insert("k")?); // new
+/// f.insert("k")?;
+/// assert_eq!(f.count("k"), 2);
+/// f.remove("k")?;
+/// f.remove("k")?;
+/// assert!(!f.contains("k"));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct DLeftCountingBloomFilter {
     cells: Counters,

@@ -56,6 +56,20 @@ fn tail(h: Hashed, k: u32, m: u64) -> impl Iterator<Item = u64> {
 /// **When to pick it:** approximate counts where most inputs are distinct and counts are
 /// small or very skewed, without sizing counters for the largest count in advance (a counting
 /// filter must, Matsumoto, Hazeyama & Kadobayashi Table 5, [`params::max_count_for_skew`]).
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, Filter, IterativeBloomFilter};
+///
+/// let mut f = IterativeBloomFilter::try_new(1000, 0.01)?;
+/// for _ in 0..3 {
+///     f.insert("flow-7");
+/// }
+/// f.insert("flow-8");
+/// assert!(f.count("flow-7") >= 3); // never below the true count
+/// assert!(f.count("flow-8") >= 1);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct IterativeBloomFilter {
     words: Words,

@@ -58,6 +58,21 @@ const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 /// **When to pick it:** per-flow packet counts of large flows at line rate, where a count
 /// within a relative error suffices and one bit array must serve every flow; for exact
 /// never-below bounds use [`crate::CountMinSketch`] or [`crate::CountingBloomFilter`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, Filter, SpaceCodeBloomFilter};
+///
+/// // 2^16 bits, 3 hashes per group, 32 groups
+/// let mut f = SpaceCodeBloomFilter::try_with_shape(1 << 16, 3, 32)?;
+/// for _ in 0..10 {
+///     f.insert("flow");
+/// }
+/// assert!(f.contains("flow"));
+/// let c = f.count("flow"); // a maximum-likelihood estimate of 10
+/// assert!((5..=20).contains(&c), "{c}");
+/// # Ok(()) }
+/// ```
 #[derive(Clone, PartialEq)]
 pub struct SpaceCodeBloomFilter {
     words: Words,

@@ -17,6 +17,18 @@ pub const MAX_HASHES: u32 = 64;
 pub const DEFAULT_COUNTER_WIDTH: u32 = 16;
 
 /// How a spectral filter updates and answers (see the [`SpectralBloomFilter`] docs).
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, Filter, SpectralBloomFilter, SpectralMethod};
+///
+/// // Minimal Increase raises only the smallest counters: tighter counts, no deletion
+/// let mut f = SpectralBloomFilter::try_new(1000, 0.01, SpectralMethod::MinimalIncrease)?;
+/// f.insert("x");
+/// f.insert("x");
+/// assert_eq!(f.count("x"), 2);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
 pub enum SpectralMethod {
@@ -75,6 +87,20 @@ impl SpectralMethod {
 /// **When to pick it:** per-key multiplicities of a multiset in one shared array, with
 /// deletions (MS, RM) or the best accuracy for insert-only streams (MI). For guaranteed
 /// (ε, δ) error bounds and merging across machines prefer [`crate::CountMinSketch`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, Filter, Remove, SpectralBloomFilter, SpectralMethod};
+///
+/// let mut f = SpectralBloomFilter::try_new(1000, 0.01, SpectralMethod::MinimumSelection)?;
+/// for _ in 0..5 {
+///     f.insert("word");
+/// }
+/// assert_eq!(f.count("word"), 5);
+/// f.remove("word")?;
+/// assert_eq!(f.count("word"), 4);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct SpectralBloomFilter {
     primary: Counters,
@@ -706,6 +732,7 @@ mod tests {
             .is_err());
     }
 
+    #[cfg(feature = "mmap")]
     #[test]
     fn two_part_payload_maps_and_validates() {
         let mut f =

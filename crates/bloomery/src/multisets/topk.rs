@@ -83,6 +83,25 @@ struct Entry {
 /// candidates the caller supplies. Pick HeavyKeeper for "which are the top k?", a count-min
 /// sketch for "how often did x occur?" (or both side by side). HeavyKeeper does not merge, and
 /// its result depends on the order of arrivals.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::TopK;
+///
+/// // the 2 heaviest keys, a 64 × 4 HeavyKeeper table, decay 0.9
+/// let mut t = TopK::try_new(2, 64, 4, 0.9)?;
+/// for i in 0..300u32 {
+///     t.add("heavy");
+///     if i % 2 == 0 {
+///         t.add("medium");
+///     }
+///     t.add(&i); // 300 keys seen once
+/// }
+/// let top: Vec<&[u8]> = t.list().into_iter().map(|(k, _)| k).collect();
+/// assert_eq!(top, [&b"heavy"[..], &b"medium"[..]]);
+/// assert!(t.query("heavy"));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct TopK {
     k: u32,

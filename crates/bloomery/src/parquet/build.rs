@@ -224,14 +224,8 @@ pub fn rewrite_with_filters(
     }
     let props = Arc::new(props.build());
 
-    let dir = match output.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-        _ => std::path::PathBuf::from("."),
-    };
-    let tmp = tempfile::Builder::new()
-        .prefix(".bloomery-")
-        .suffix(".parquet.tmp")
-        .tempfile_in(&dir)
+    let dir = crate::io::temp::TempFile::dir_of(output);
+    let tmp = crate::io::temp::TempFile::new_in(&dir, ".parquet.tmp")
         .map_err(|e| ParquetError::io(output, e))?;
     let out_file = tmp.reopen().map_err(|e| ParquetError::io(output, e))?;
     let mut writer = SerializedFileWriter::new(
@@ -287,7 +281,7 @@ pub fn rewrite_with_filters(
         .len();
     drop(out_file);
     tmp.persist(output)
-        .map_err(|e| ParquetError::io(output, e.error))?;
+        .map_err(|e| ParquetError::io(output, e))?;
     #[cfg(unix)]
     if let Ok(d) = File::open(&dir) {
         let _ = d.sync_all();

@@ -6,7 +6,31 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
+#[cfg(feature = "rayon")]
 use rayon::prelude::*;
+#[cfg(not(feature = "rayon"))]
+use seq::*;
+
+/// Without the `rayon` feature the scans run on the calling thread: `par_iter` and
+/// `into_par_iter` are the sequential iterators.
+#[cfg(not(feature = "rayon"))]
+mod seq {
+    pub(super) trait IntoParIter: IntoIterator + Sized {
+        fn into_par_iter(self) -> Self::IntoIter {
+            self.into_iter()
+        }
+    }
+    impl<T: IntoIterator> IntoParIter for T {}
+
+    pub(super) trait ParIter<T> {
+        fn par_iter(&self) -> std::slice::Iter<'_, T>;
+    }
+    impl<T> ParIter<T> for [T] {
+        fn par_iter(&self) -> std::slice::Iter<'_, T> {
+            self.iter()
+        }
+    }
+}
 
 use super::file::ParquetFile;
 use super::keys::{ColumnType, KeyError};

@@ -57,6 +57,22 @@ struct LinkParams {
 }
 
 /// One link of a [`RedisBloomFilter`]: a Bloom filter with RedisBloom's parameters.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::RedisBloomFilter;
+///
+/// let mut bf = RedisBloomFilter::reserve(100, 0.01, 2, true)?;
+/// for i in 0..250u32 {
+///     bf.try_insert(&i.to_le_bytes())?;
+/// }
+/// let links = bf.links(); // grown: 100, then 200 more
+/// assert_eq!(links.len(), 2);
+/// assert_eq!(links[0].entries(), 100);
+/// assert!(links[1].error_rate() < links[0].error_rate()); // tightened per link
+/// assert_eq!(links.iter().map(|l| l.len()).sum::<u64>(), 250);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct RedisBloomLink {
     words: Words,
@@ -305,6 +321,32 @@ fn words_for(bytes: u64) -> Result<usize> {
 /// `f64`, bits per entry `f64`, hashes `u32`, entries `u64`, `n2` `u8` (20 + 53 bytes per
 /// link). Data chunk `(it, data)` holds the link bytes at offset `it − len(data) − 1` of the
 /// links' byte arrays laid end to end; SCANDUMP cuts them at link ends and every 16 MiB.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{RedisBloomFilter, RedisBloomType, RedisBloomValue};
+///
+/// // BF.RESERVE k 0.01 1000 EXPANSION 2, scaling
+/// let mut bf = RedisBloomFilter::reserve(1000, 0.01, 2, true)?;
+/// assert!(bf.try_insert(b"a")?);
+/// assert!(bf.contains(b"a"));
+///
+/// // a SCANDUMP as RedisBloom returns it: (1, header), then data chunks until `None`
+/// let mut chunks = vec![(1i64, bf.header_chunk())];
+/// let mut it = 1;
+/// while let Some((next, data)) = bf.chunk(it) {
+///     chunks.push((next, data));
+///     it = next;
+/// }
+///
+/// let back = RedisBloomValue::from_chunks(
+///     RedisBloomType::Bloom,
+///     chunks.iter().map(|(i, c)| (*i, &c[..])),
+///     1 << 30,
+/// )?;
+/// assert!(matches!(back, RedisBloomValue::Bloom(b) if b == bf));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct RedisBloomFilter {
     links: Vec<RedisBloomLink>,

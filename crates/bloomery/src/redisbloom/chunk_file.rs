@@ -28,6 +28,13 @@ const VERSION: u8 = 1;
 const MAX_KEY: usize = 1 << 20;
 
 /// Which RedisBloom type a value has.
+///
+/// ```
+/// use bloomery::RedisBloomType;
+///
+/// assert_eq!(RedisBloomType::Bloom.redis_type(), "MBbloom--");
+/// assert_eq!(RedisBloomType::Cuckoo.redis_type(), "MBbloomCF");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RedisBloomType {
     /// `BF.*`: Redis type `MBbloom--`.
@@ -54,6 +61,21 @@ impl RedisBloomType {
 }
 
 /// A key's SCANDUMP chunks with its name, type and time to live.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{RedisBloomChunkFile, RedisBloomType};
+///
+/// let file = RedisBloomChunkFile {
+///     value_type: RedisBloomType::Bloom,
+///     key: b"users".to_vec(),
+///     pttl: -1,
+///     chunks: vec![(1, vec![1, 2, 3])],
+/// };
+/// assert_eq!(RedisBloomChunkFile::from_bytes(&file.to_bytes())?, file);
+/// assert!(RedisBloomChunkFile::from_bytes(b"garbage").is_err());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RedisBloomChunkFile {
     /// The value's type.

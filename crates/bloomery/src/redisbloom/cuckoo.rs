@@ -26,6 +26,18 @@ pub(crate) const CF_HEADER_LEN: usize = 38;
 const ALT: u64 = 0x5bd1_e995;
 
 /// Outcome of an insert, as RedisBloom reports it.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
+///
+/// // EXPANSION 0: a full filter does not grow
+/// let mut cf = RedisBloomCuckooFilter::reserve(4, 2, 1, 0, 1 << 20)?;
+/// let answers: Vec<RedisBloomCuckooInsert> = (0..64u32).map(|i| cf.insert(&i.to_le_bytes())).collect();
+/// assert_eq!(answers[0], RedisBloomCuckooInsert::Inserted);
+/// assert!(answers.contains(&RedisBloomCuckooInsert::NoSpace));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RedisBloomCuckooInsert {
     /// Stored.
@@ -134,6 +146,20 @@ fn next_pow2(n: u64) -> u64 {
 /// and expansion (`u16` each). Data chunk `(it, data)` holds slots at offset
 /// `it − len(data) − 1` of the sub-filters' slot arrays laid end to end; SCANDUMP cuts them at
 /// sub-filter ends and every 16 MiB.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
+///
+/// // CF.RESERVE k 1000 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 1
+/// let mut cf = RedisBloomCuckooFilter::reserve(1000, 2, 20, 1, 1 << 30)?;
+/// assert_eq!(cf.insert(b"a"), RedisBloomCuckooInsert::Inserted);
+/// assert_eq!(cf.insert_unique(b"a"), RedisBloomCuckooInsert::Exists);
+/// assert_eq!(cf.count(b"a"), 1);
+/// assert!(cf.remove(b"a"));
+/// assert!(!cf.contains(b"a"));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct RedisBloomCuckooFilter {
     subs: Vec<Sub>,

@@ -42,6 +42,15 @@ use crate::store::Words;
 pub(crate) const MAX_CHUNK: u64 = 16 << 20;
 
 /// Why a SCANDUMP chunk (or a chunk file) was refused.
+///
+/// ```
+/// use bloomery::{RedisBloomChunkError, RedisBloomType, RedisBloomValue};
+///
+/// // the header chunk must come first, with iterator 1
+/// let e = RedisBloomValue::from_chunks(RedisBloomType::Bloom, [(7i64, &b"x"[..])], 1 << 20)
+///     .unwrap_err();
+/// assert!(matches!(e, RedisBloomChunkError::Sequence(_)), "{e}");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RedisBloomChunkError {
@@ -122,6 +131,32 @@ impl From<RedisBloomChunkError> for Error {
 }
 
 /// A RedisBloom value of either type.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{RedisBloomCuckooFilter, RedisBloomType, RedisBloomValue};
+///
+/// let mut bf = RedisBloomCuckooFilter::reserve(1000, 2, 20, 1, 1 << 30)?;
+/// bf.insert(b"a");
+///
+/// // a SCANDUMP as RedisBloom returns it: (1, header), then data chunks until `None`
+/// let mut chunks = vec![(1i64, bf.header_chunk())];
+/// let mut it = 1;
+/// while let Some((next, data)) = bf.chunk(it) {
+///     chunks.push((next, data));
+///     it = next;
+/// }
+///
+/// match RedisBloomValue::from_chunks(
+///     RedisBloomType::Cuckoo,
+///     chunks.iter().map(|(i, c)| (*i, &c[..])),
+///     1 << 30,
+/// )? {
+///     RedisBloomValue::Cuckoo(cf) => assert!(cf.contains(b"a")),
+///     RedisBloomValue::Bloom(_) => unreachable!("asked for a cuckoo filter"),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum RedisBloomValue {
     /// A `BF.*` value.

@@ -27,6 +27,20 @@ pub const MAX_HASHES: u32 = 64;
 /// ([`BloomFilter::fold`]), the intersection estimate of Broder & Mitzenmacher §2.4, interoperability with the
 /// papers' experiments. For raw speed on large sets prefer [`crate::BlockedBloomFilter`]
 /// (one cache miss per operation instead of k, at a few percent more memory).
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BloomFilter, Filter, Merge, Stats};
+///
+/// let mut a = BloomFilter::try_new(1000, 0.01)?;
+/// let mut b = BloomFilter::try_new(1000, 0.01)?;
+/// a.insert("apple");
+/// b.insert("pear");
+/// a.union_with(&b)?; // same shape and hasher: a bitwise OR
+/// assert!(a.contains("apple") && a.contains("pear"));
+/// assert_eq!(a.hash_count(), 7); // the optimal k for 1% (Broder & Mitzenmacher §2)
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct BloomFilter {
     core: Core,

@@ -188,6 +188,20 @@ impl CuckooTable {
 /// CF type. Unlike a counting Bloom filter, removing a key that was never added can delete
 /// another key's matching fingerprint: only remove what you added (RedisBloom has the same
 /// contract).
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::CuckooFilter;
+///
+/// let mut f = CuckooFilter::try_new(1000)?;
+/// f.insert("alice")?;
+/// f.insert("bob")?;
+/// assert!(f.contains("alice"));
+/// assert!(f.remove("alice")); // deletable: true when a fingerprint was removed
+/// assert!(!f.contains("alice"));
+/// assert!(f.contains("bob"));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct CuckooFilter {
     tables: Vec<CuckooTable>,

@@ -25,6 +25,18 @@ pub const MAX_HASHES: u32 = 64;
 ///
 /// **When to pick it:** when you want the partitioned analysis or per-slice statistics; or to
 /// reproduce Broder & Mitzenmacher §2.1's comparison. For speed use [`crate::BlockedBloomFilter`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Filter, PartitionedBloomFilter, Stats};
+///
+/// let mut f = PartitionedBloomFilter::try_new(1000, 0.01)?;
+/// assert!(f.insert("key"));
+/// assert!(f.contains("key"));
+/// // one bit in each of the k slices
+/// assert_eq!(f.count_ones(), u64::from(f.hash_count()));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct PartitionedBloomFilter {
     core: Core,

@@ -43,6 +43,21 @@ pub const MAX_FILTERS: usize = 64;
 /// **When to pick it:** when you cannot bound the set size up front (a crawler's seen-set,
 /// a blocklist that keeps growing). If you can bound it, a single blocked filter is smaller and
 /// faster.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Filter, ScalableBloomFilter, Stats};
+///
+/// // sized for 1,000 items, given 20,000: it grows and keeps the compound rate under 1%
+/// let mut f = ScalableBloomFilter::try_new(1000, 0.01)?;
+/// for i in 0..20_000u64 {
+///     f.insert(&i);
+/// }
+/// assert!((0..20_000u64).all(|i| f.contains(&i)));
+/// assert!(f.current_fpr() <= 0.01);
+/// assert!(f.len() > 19_800); // counts the inserts that set a new bit
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ScalableBloomFilter {
     filters: Vec<BlockedBloomFilter>,

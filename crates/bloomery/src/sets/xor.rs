@@ -273,6 +273,18 @@ enum Order {
 /// package names, a day's blocklist) and you want the least memory and three memory reads per
 /// query. It cannot insert, delete or merge; rebuild instead. For sets that grow use
 /// [`crate::BlockedBloomFilter`] or [`crate::ScalableBloomFilter`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::XorFilter;
+///
+/// let keys: Vec<u64> = (0..10_000).collect();
+/// let f = XorFilter::try_from_keys(&keys)?; // static: built once from all keys
+/// assert!(keys.iter().all(|k| f.contains(k)));
+/// let false_positives = (10_000..110_000u64).filter(|k| f.contains(k)).count();
+/// assert!(false_positives < 1000, "{false_positives}"); // 8-bit fingerprints: about 0.4%
+/// # Ok(()) }
+/// ```
 #[derive(Clone, PartialEq)]
 pub struct XorFilter {
     hasher: KeyHasher,

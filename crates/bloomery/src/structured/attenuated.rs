@@ -106,6 +106,21 @@ impl AttenuatedBuilder {
 ///
 /// **When to pick it:** routing queries in overlay or peer-to-peer networks where nearby copies
 /// should be found quickly and far ones are left to a fallback; d of 3 to 5 is typical.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::AttenuatedBloomFilter;
+///
+/// // a path B -> A: A holds "printer"; B's filter for its edge to A learns it at distance 1
+/// let mut at_a = AttenuatedBloomFilter::try_new(3, 1000, 0.01)?;
+/// at_a.insert_local("printer");
+/// let mut b_to_a = AttenuatedBloomFilter::try_new(3, 1000, 0.01)?;
+/// b_to_a.absorb(&at_a)?; // level i of B's view = level i − 1 of A's
+/// assert_eq!(at_a.distance("printer"), Some(0));
+/// assert_eq!(b_to_a.distance("printer"), Some(1));
+/// assert_eq!(b_to_a.distance("scanner"), None);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct AttenuatedBloomFilter {
     hasher: KeyHasher,

@@ -135,6 +135,17 @@ impl BloomierBuilder {
 /// labels) that must be tiny and fast and may answer garbage for unknown keys (or, with a
 /// fingerprint, answer "unknown" for nearly all of them). It is static: rebuild to change it.
 /// For a plain static set use [`crate::XorFilter`]; for counts use the counting family.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::BloomierFilter;
+///
+/// let pairs = [("red", 1u64), ("green", 2), ("blue", 3)];
+/// let f = BloomierFilter::builder().value_bits(2).try_build(&pairs)?;
+/// assert_eq!(f.get("green"), Some(2));
+/// assert_eq!(f.len(), 3);
+/// # Ok(()) }
+/// ```
 #[derive(Clone, PartialEq)]
 pub struct BloomierFilter {
     hasher: KeyHasher,

@@ -82,6 +82,18 @@ impl BreadthBuilder {
 /// **When to pick it:** summaries of many small documents for routing root and partial path
 /// queries, when the trees are shallow and wide; the [`crate::DepthBloomFilter`] avoids the
 /// level-mixing false positive at the price of storing every sub-path.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::BreadthBloomFilter;
+///
+/// let paths = [vec!["library", "book", "title"], vec!["library", "dvd"]];
+/// let f = BreadthBloomFilter::try_from_paths(&paths, 0.01)?;
+/// assert!(f.matches("/library/book")?); // rooted: from the top level
+/// assert!(f.matches("book/title")?); // partial: anywhere
+/// assert!(!f.matches("/book")?);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct BreadthBloomFilter {
     hasher: KeyHasher,

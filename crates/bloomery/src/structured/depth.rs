@@ -117,6 +117,18 @@ fn for_each_key<S: AsRef<str>>(path: &[S], filters: usize, mut f: impl FnMut(usi
 /// **When to pick it:** when queries are mostly root or partial paths and the trees are deep or
 /// have repeated names across levels; it stores every sub-path (O(nodes · depth) keys), so cap
 /// it with [`DepthBuilder::max_path_length`] for very deep trees.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::DepthBloomFilter;
+///
+/// let paths = [vec!["library", "book", "title"], vec!["library", "dvd"]];
+/// let f = DepthBloomFilter::try_from_paths(&paths, 0.01)?;
+/// assert!(f.matches("book/title")?);
+/// assert!(f.matches("library//title")?); // `//`: any number of levels between
+/// assert!(!f.matches("dvd/title")?);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct DepthBloomFilter {
     hasher: KeyHasher,

@@ -24,6 +24,17 @@ use crate::store;
 pub const MAX_DEPTH: usize = 1024;
 
 /// A parsed path query: steps split at `//`.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::PathQuery;
+///
+/// let q = PathQuery::parse("/a/b//c")?;
+/// assert!(q.rooted);
+/// assert_eq!(q.parts, vec![vec!["a".to_string(), "b".to_string()], vec!["c".to_string()]]);
+/// assert!(PathQuery::parse("a//").is_err()); // an empty step
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathQuery {
     /// True when the query starts with a single `/` (the first part starts at the root).

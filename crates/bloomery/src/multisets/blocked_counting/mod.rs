@@ -172,6 +172,20 @@ mod nibbles;
 /// CLI's `info`) is a built filter's own rate, exactly, from its counters. So pick it for p ≥ 0.1%; pick the
 /// classic-layout filter when memory matters more than speed or p is smaller, the d-left
 /// filter ([`crate::DLeftCountingBloomFilter`]) for the least memory.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BlockedCountingBloomFilter, Count, Filter, Remove};
+///
+/// let mut f = BlockedCountingBloomFilter::try_new(1000, 0.01)?;
+/// for _ in 0..3 {
+///     f.insert("hot");
+/// }
+/// assert_eq!(f.count("hot"), 3);
+/// f.remove("hot")?;
+/// assert_eq!(f.count("hot"), 2);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct BlockedCountingBloomFilter {
     words: Words,
@@ -1148,6 +1162,7 @@ mod tests {
         ));
     }
 
+    #[cfg(feature = "mmap")]
     #[test]
     fn save_mmap_and_bad_files() {
         let mut f = BlockedCountingBloomFilter::try_new(100, 0.01).unwrap();

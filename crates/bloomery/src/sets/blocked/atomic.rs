@@ -19,10 +19,10 @@ impl BlockedBloomFilter {
 
 #[inline(always)]
 fn atomic_insert(atoms: &[AtomicU64], h: Hashed, f: &BlockedBloomFilter) -> bool {
-    let b = block_index(h, f.blocks) * BLOCK_WORDS;
-    let mask = block_mask(h, f.k, f.layout);
+    let b = block_start(h, f.blocks);
+    let mask = Block::mask(h, f.k, f.layout);
     let mut new = false;
-    for (i, &m) in mask.iter().enumerate() {
+    for (i, &m) in mask.0.iter().enumerate() {
         if m != 0 {
             let prev = atoms[b + i].fetch_or(m, Ordering::Relaxed);
             new |= prev & m != m;
@@ -34,6 +34,27 @@ fn atomic_insert(atoms: &[AtomicU64], h: Hashed, f: &BlockedBloomFilter) -> bool
 /// A blocked filter that many threads insert into through `&self` (lock-free atomic ORs).
 /// Convert with [`BlockedBloomFilter::into_atomic`] and back with
 /// [`AtomicBlockedBloomFilter::into_filter`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{AtomicBlockedBloomFilter, Filter};
+///
+/// let f = AtomicBlockedBloomFilter::try_new(100_000, 0.01)?;
+/// std::thread::scope(|s| {
+///     for t in 0..4u64 {
+///         let f = &f;
+///         s.spawn(move || {
+///             for i in (t * 1000)..(t + 1) * 1000 {
+///                 f.insert(&i); // through `&self`, from any thread
+///             }
+///         });
+///     }
+/// });
+/// assert_eq!(f.len(), 4000);
+/// let plain = f.into_filter();
+/// assert!((0..4000u64).all(|i| plain.contains(&i)));
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct AtomicBlockedBloomFilter {
     words: Box<[AtomicU64]>,
@@ -75,9 +96,10 @@ impl AtomicBlockedBloomFilter {
     /// Query a pre-hashed key.
     #[inline]
     pub fn contains_hashed(&self, h: Hashed) -> bool {
-        let b = block_index(h, self.shape.blocks) * BLOCK_WORDS;
-        let mask = block_mask(h, self.shape.k, self.shape.layout);
-        mask.iter()
+        let b = block_start(h, self.shape.blocks);
+        let mask = Block::mask(h, self.shape.k, self.shape.layout);
+        mask.0
+            .iter()
             .enumerate()
             .all(|(i, &m)| m == 0 || self.words[b + i].load(Ordering::Relaxed) & m == m)
     }

@@ -1,5 +1,5 @@
 //! The fused AVX2 single-key paths of the sectors layout (hash, block choice and update in one
-//! function), chosen once per filter.
+//! function), chosen once per filter. The block kernels themselves are `block::x86`'s.
 
 use super::*;
 
@@ -10,12 +10,13 @@ use super::*;
 impl BlockedBloomFilter {
     /// The key's block, from a slice of exactly `blocks · BLOCK_WORDS` words.
     #[inline(always)]
-    pub(super) fn block_ptr(&self, words: *const u64, h: Hashed) -> *const [u64; BLOCK_WORDS] {
-        let start = block_index(h, self.blocks) * BLOCK_WORDS;
+    pub(super) fn block_ptr(&self, words: *const u64, h: Hashed) -> *const Block {
+        let start = block_start(h, self.blocks);
         debug_assert!(start + BLOCK_WORDS <= self.core.words.len());
         // SAFETY: `block_index(h, blocks) < blocks` (multiply-shift reduction), and every
         // constructor (`with_layout`, `decode_from`, `from_parts`) makes the words exactly
-        // `blocks · BLOCK_WORDS` long, so the block lies inside the allocation `words` points to.
+        // `blocks · BLOCK_WORDS` long, so the block lies inside the allocation `words` points to;
+        // `Block` is `#[repr(transparent)]` over `[u64; BLOCK_WORDS]`.
         unsafe { words.add(start).cast() }
     }
 
@@ -30,7 +31,7 @@ impl BlockedBloomFilter {
         let h = self.core.hasher.hash_xxh3(key);
         let p = self.block_ptr(self.core.words.as_slice().as_ptr(), h);
         // SAFETY: `p` is an in-bounds block of the words (`block_ptr`), borrowed shared.
-        sectors_avx2::test(unsafe { &*p }, h)
+        x86::check_sectors_avx2(unsafe { &*p }, h)
     }
 
     /// Insert a pre-hashed key on the fused path (requires `simd_write`); true if a bit was new.
@@ -43,7 +44,7 @@ impl BlockedBloomFilter {
         // SAFETY: `p` is an in-bounds block of the words (`block_ptr`), which are owned and
         // writable (`simd_write` is false while they are a read-only map: `decode_from`), and
         // `&mut self` excludes every other reference to them.
-        let new = sectors_avx2::set(unsafe { &mut *p }, h);
+        let new = x86::insert_sectors_avx2(unsafe { &mut *p }, h);
         self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
@@ -66,7 +67,7 @@ impl BlockedBloomFilter {
                 let p = self.block_ptr(words.as_ptr(), h);
                 // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared; the
                 // CPU has AVX2 (this function's requirement).
-                unsafe { sectors_avx2::test(&*p, h) }
+                unsafe { x86::check_sectors_avx2(&*p, h) }
             },
         );
     }
@@ -82,7 +83,7 @@ impl BlockedBloomFilter {
                 let p = self.block_ptr(words.as_ptr(), h);
                 // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared; the
                 // CPU has AVX2 (this function's requirement).
-                unsafe { sectors_avx2::test(&*p, h) }
+                unsafe { x86::check_sectors_avx2(&*p, h) }
             },
         );
     }

@@ -41,6 +41,28 @@ const LOOKAHEAD: u64 = 4;
 
 /// How a line becomes a key, for [`BlockedBloomFilter::insert_lines`]: the caller's rules
 /// (a field of the line, hex decoding, ...). Shared by the worker threads.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use bloomery::{BlockedBloomFilter, Filter, LineKeys, LineSource};
+///
+/// /// The first comma-separated field of each line; lines starting with `#` are skipped.
+/// struct FirstField;
+/// impl LineKeys for FirstField {
+///     fn key<'a>(&self, line: &'a [u8], _: &'a mut Vec<u8>) -> Result<Option<&'a [u8]>, String> {
+///         if line.starts_with(b"#") {
+///             return Ok(None);
+///         }
+///         Ok(line.split(|&b| b == b',').next())
+///     }
+/// }
+/// let mut f = BlockedBloomFilter::try_new(1000, 0.01)?;
+/// let text = b"# users\nalice,admin\nbob,guest\n".to_vec();
+/// let counts = f.insert_lines(LineSource::Blocks(Box::new(std::iter::once(Ok(text)))), 2, &FirstField, &|_| {})?;
+/// assert_eq!((counts.lines, counts.skipped), (3, 1));
+/// assert!(f.contains("alice") && f.contains("bob") && !f.contains("admin"));
+/// # Ok(()) }
+/// ```
 pub trait LineKeys: Sync {
     /// The key of `line` (its terminator removed): `Ok(None)` to skip the line, an error
     /// message to stop the insert at this line. `scratch` is a per-thread buffer the key may
@@ -50,6 +72,17 @@ pub trait LineKeys: Sync {
 }
 
 /// Every line is its key, as it is (the terminator, `\n` or `\r\n`, removed).
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use bloomery::{BlockedBloomFilter, Filter, LineSource, WholeLines};
+///
+/// let mut f = BlockedBloomFilter::try_new(1000, 0.01)?;
+/// let text = b"one\r\ntwo\n".to_vec();
+/// f.insert_lines(LineSource::Blocks(Box::new(std::iter::once(Ok(text)))), 1, &WholeLines, &|_| {})?;
+/// assert!(f.contains("one") && f.contains("two")); // terminators removed
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WholeLines;
 
@@ -61,6 +94,27 @@ impl LineKeys for WholeLines {
 }
 
 /// Where [`BlockedBloomFilter::insert_lines`] reads its lines.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use std::io::Write;
+/// use bloomery::{BlockedBloomFilter, Filter, LineSource, WholeLines};
+///
+/// let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("keys.txt");
+/// let mut out = std::fs::File::create(&path)?;
+/// for i in 0..1000 {
+///     writeln!(out, "k{i}")?;
+/// }
+/// drop(out);
+/// let file = std::fs::File::open(&path)?;
+/// let len = file.metadata()?.len();
+/// let mut f = BlockedBloomFilter::try_new(1000, 0.01)?;
+/// let counts = f.insert_lines(LineSource::File { file: &file, len }, 2, &WholeLines, &|_| {})?;
+/// assert_eq!(counts.lines, 1000);
+/// assert!(f.contains("k999"));
+/// # Ok(()) }
+/// ```
 pub enum LineSource<'a> {
     /// A regular file of `len` bytes: the workers read their own byte ranges with positional
     /// reads (no reader thread, no copy between threads).
@@ -76,6 +130,17 @@ pub enum LineSource<'a> {
 }
 
 /// Lines read by [`BlockedBloomFilter::insert_lines`].
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use bloomery::{BlockedBloomFilter, LineCounts, LineSource, WholeLines};
+///
+/// let mut f = BlockedBloomFilter::try_new(1000, 0.01)?;
+/// let src = LineSource::Blocks(Box::new(std::iter::once(Ok(b"a\nb\n".to_vec()))));
+/// let counts = f.insert_lines(src, 1, &WholeLines, &|_| {})?;
+/// assert_eq!(counts, LineCounts { lines: 2, skipped: 0 });
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct LineCounts {
     /// Lines read.
@@ -85,6 +150,29 @@ pub struct LineCounts {
 }
 
 /// Why [`BlockedBloomFilter::insert_lines`] stopped.
+///
+/// ```
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// use bloomery::{BlockedBloomFilter, LineError, LineKeys, LineSource};
+///
+/// /// Keys must be hex.
+/// struct Hex;
+/// impl LineKeys for Hex {
+///     fn key<'a>(&self, line: &'a [u8], _: &'a mut Vec<u8>) -> Result<Option<&'a [u8]>, String> {
+///         match line.iter().all(u8::is_ascii_hexdigit) {
+///             true => Ok(Some(line)),
+///             false => Err("not hex".into()),
+///         }
+///     }
+/// }
+/// let mut f = BlockedBloomFilter::try_new(1000, 0.01)?;
+/// let src = LineSource::Blocks(Box::new(std::iter::once(Ok(b"ab\ncd\nxyz\n".to_vec()))));
+/// match f.insert_lines(src, 1, &Hex, &|_| {}) {
+///     Err(LineError::Key { line, message }) => assert_eq!((line, message.as_str()), (3, "not hex")),
+///     other => panic!("expected a key error, got {other:?}"),
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub enum LineError {
     /// A line's key was refused: its 1-based number in the whole input, and the reason.
@@ -179,7 +267,7 @@ impl BlockedBloomFilter {
     /// ```
     /// use bloomery::{BlockedBloomFilter, Filter};
     ///
-    /// # fn main() -> bloomery::Result<()> {
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let mut a = BlockedBloomFilter::try_new(10_000, 0.01)?;
     /// let mut b = a.clone();
     /// let mut hashes: Vec<_> = (0..5000u32).map(|i| a.hasher().hash(&(i % 3000))).collect();

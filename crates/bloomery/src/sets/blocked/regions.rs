@@ -4,12 +4,14 @@
 use super::*;
 
 impl BlockedBloomFilter {
-    /// Insert many pre-hashed keys using every thread of the current rayon pool, with plain
+    /// Insert many pre-hashed keys using every thread of the current rayon pool (feature
+    /// `rayon`), with plain
     /// (non-atomic) writes: the blocks are split into disjoint regions, the hashes are bucketed
     /// by region in parallel, then each region is filled by one thread. No atomic
     /// read-modify-write is needed (those serialise memory accesses and would cost more than
     /// they save), so this scales with cores. The result is the same filter as inserting the
     /// keys one by one; returns the number of keys that were new.
+    #[cfg(feature = "rayon")]
     pub fn par_insert_hashed(&mut self, hashes: &[Hashed]) -> u64 {
         let threads = rayon::current_num_threads().max(1);
         if threads == 1 || hashes.len() < 4096 {
@@ -36,7 +38,7 @@ impl BlockedBloomFilter {
 
     /// A split of this filter's blocks into about `n` (at least 1) contiguous regions, for
     /// callers that bucket their hashes by region as they compute them and then insert them
-    /// with [`par_insert_bucketed`](Self::par_insert_bucketed).
+    /// with `par_insert_bucketed` (feature `rayon`) or [`fill_regions`](Self::fill_regions).
     pub fn insert_regions(&self, n: usize) -> InsertRegions {
         let per_region = self.blocks.div_ceil(n.max(1) as u64).max(1);
         // floor(b / d) = (b · ceil(2^64 / d)) >> 64 exactly when b and d are below 2^32
@@ -54,14 +56,15 @@ impl BlockedBloomFilter {
         }
     }
 
-    /// Insert pre-bucketed hashes using every thread of the current rayon pool, with plain
-    /// writes: `buckets` is a list of batches, each holding one list per region of `regions`
+    /// Insert pre-bucketed hashes using every thread of the current rayon pool (feature
+    /// `rayon`), with plain writes: `buckets` is a list of batches, each holding one list per region of `regions`
     /// (from [`insert_regions`](Self::insert_regions)); region `r` is filled by one task with
     /// `buckets[0][r]`, then `buckets[1][r]`, ..., through [`RegionWriter::insert_batch`]. A
     /// key's bits all lie in its block, so when the batches are in input order the filter and
     /// its item count equal those of inserting the keys one by one. A hash found in the wrong
     /// region's list (or a region split made for another shape) is still inserted, after the
     /// parallel fill. Returns the number of keys that were new.
+    #[cfg(feature = "rayon")]
     pub fn par_insert_bucketed<B: AsRef<[Vec<Hashed>]> + Sync>(
         &mut self,
         regions: &InsertRegions,
@@ -140,6 +143,32 @@ impl BlockedBloomFilter {
 
 /// One region of a [`BlockedBloomFilter`]'s blocks, written by one thread during
 /// [`BlockedBloomFilter::fill_regions`] (plain stores: no other writer touches these blocks).
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BlockedBloomFilter, Filter, Hashed};
+///
+/// let keys: Vec<u64> = (0..10_000).collect();
+/// let mut f = BlockedBloomFilter::try_new(10_000, 0.01)?;
+/// let hashes: Vec<Hashed> = keys.iter().map(|k| f.hasher().hash(k)).collect();
+/// let regions = f.insert_regions(2);
+/// // bucket the hashes by region, then fill each region from its own thread
+/// let mut buckets = vec![Vec::new(); regions.count()];
+/// for h in &hashes {
+///     buckets[regions.region_of(*h)].push(*h);
+/// }
+/// f.fill_regions(&regions, |writers| {
+///     std::thread::scope(|s| {
+///         for (w, b) in writers.iter_mut().zip(&buckets) {
+///             s.spawn(move || w.insert_batch(b));
+///         }
+///     })
+/// });
+/// let mut sequential = BlockedBloomFilter::try_new(10_000, 0.01)?;
+/// sequential.extend(keys.iter().copied());
+/// assert_eq!(f, sequential); // bits and item count
+/// # Ok(()) }
+/// ```
 #[derive(Debug)]
 pub struct RegionWriter<'a> {
     words: &'a mut [u64],
@@ -162,7 +191,7 @@ impl RegionWriter<'_> {
         // (first word of the block within the region, hash)
         let mut pipe = Pipeline::<(usize, Hashed), BATCH_AHEAD>::default();
         for &h in hashes {
-            let at = (block_index(h, self.blocks) * BLOCK_WORDS).wrapping_sub(self.base);
+            let at = block_start(h, self.blocks).wrapping_sub(self.base);
             if at >= self.words.len() {
                 self.stray.push(h);
                 continue;
@@ -180,15 +209,26 @@ impl RegionWriter<'_> {
     /// Insert one hash whose block starts at word `at` of this region.
     #[inline(always)]
     fn put(&mut self, at: usize, h: Hashed) {
-        let block: &mut [u64; BLOCK_WORDS] = (&mut self.words[at..at + BLOCK_WORDS])
-            .try_into()
-            .expect("a block is BLOCK_WORDS words");
-        self.new += u64::from(layout_insert(block, h, self.k, self.layout));
+        let block = Block::at_mut(self.words, at);
+        self.new += u64::from(block.insert(h, self.k, self.layout));
     }
 }
 
 /// A split of a blocked filter's blocks into contiguous regions (see
 /// [`BlockedBloomFilter::insert_regions`]).
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BlockedBloomFilter, Filter};
+///
+/// let f = BlockedBloomFilter::try_new(100_000, 0.01)?;
+/// let regions = f.insert_regions(4);
+/// assert_eq!(regions.count(), 4);
+/// // every key lands in exactly one region
+/// let h = f.hasher().hash("key");
+/// assert!(regions.region_of(h) < regions.count());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InsertRegions {
     pub(super) blocks: u64,

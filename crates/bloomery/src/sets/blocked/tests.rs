@@ -2,6 +2,7 @@
 //! atomic, regions) against the one mapping, sizing against the model, persistence.
 
 use super::*;
+use crate::hash::mix64;
 
 #[test]
 fn no_false_negatives_roundtrip_and_batch() {
@@ -46,13 +47,13 @@ fn probes_match_the_reference_mapping() {
         for i in 0..300u64 {
             let h = hasher.hash(&i);
             assert_eq!(
-                block_mask(h, k, BlockLayout::Positions),
+                Block::mask(h, k, BlockLayout::Positions).0,
                 reference_mask(h, k),
                 "k={k} key={i}"
             );
             let mut g = BlockedBloomFilter::try_with_shape(97, k).unwrap();
             g.insert_hashed(h);
-            let b = block_index(h, 97) * BLOCK_WORDS;
+            let b = block_start(h, 97);
             let mut want = vec![0u64; 97 * BLOCK_WORDS];
             want[b..b + BLOCK_WORDS].copy_from_slice(&reference_mask(h, k));
             assert_eq!(g.as_words(), &want[..], "k={k} key={i}");
@@ -62,6 +63,56 @@ fn probes_match_the_reference_mapping() {
         assert_eq!(f.count_batch(&keys), 300);
         assert!((0..300u64).all(|i| f.contains(&i)));
     }
+}
+
+/// Every kernel of this build (BMI2 / AVX2 where the CPU has them, portable under
+/// `BLOOMERY_NO_SIMD`) agrees with the portable one and with the mask, for both layouts and
+/// every k, on random blocks dense enough that both answers occur.
+#[test]
+fn block_kernels_agree_with_the_portable_kernel_and_the_mask() {
+    let hasher = KeyHasher::new();
+    let mut rng = 0x0DDB_1A5E_5BAD_5EEDu64;
+    let (mut yes, mut no) = (0u32, 0u32);
+    for (layout, ks) in [
+        (BlockLayout::Positions, 1..=BLOCKED_MAX_K),
+        (BlockLayout::Sectors, 8..=8),
+    ] {
+        for k in ks {
+            for i in 0..200u64 {
+                let h = hasher.hash(&(u64::from(k) << 32 | i));
+                let mut block = Block::default();
+                for w in block.0.iter_mut() {
+                    rng = mix64(rng);
+                    // ~90% ones for small k, sparser for large k: both answers occur
+                    *w = if k <= 8 {
+                        rng | mix64(rng ^ 1) | mix64(rng ^ 2)
+                    } else {
+                        rng | mix64(rng ^ 1)
+                    };
+                }
+                let mask = Block::mask(h, k, layout);
+                let want = block.0.iter().zip(mask.0).all(|(w, m)| w & m == m);
+                assert_eq!(block.check(h, k, layout), want, "{layout:?} k={k} key={i}");
+                assert_eq!(
+                    block.check_scalar(h, k, layout),
+                    want,
+                    "{layout:?} k={k} key={i}"
+                );
+                if want {
+                    yes += 1
+                } else {
+                    no += 1
+                }
+                let (mut a, mut b) = (block, block);
+                assert_eq!(a.insert(h, k, layout), !want);
+                assert_eq!(b.insert_scalar(h, k, layout), !want);
+                assert_eq!(a, b);
+                let ored: Vec<u64> = block.0.iter().zip(mask.0).map(|(w, m)| w | m).collect();
+                assert_eq!(&a.0[..], &ored[..]);
+            }
+        }
+    }
+    assert!(yes > 100 && no > 100, "yes={yes} no={no}");
 }
 
 /// The sectors layout's bits, written out plainly: word j gets bit `(hi >> 6j) & 63`.
@@ -82,22 +133,26 @@ fn sectors_match_the_reference_mapping_and_simd_equals_scalar() {
     let mut rng = 0x1234_5678_9ABC_DEF0u64;
     for i in 0..2000u64 {
         let h = hasher.hash(&i);
-        assert_eq!(block_mask(h, 8, BlockLayout::Sectors), reference_sectors(h));
+        assert_eq!(
+            Block::mask(h, 8, BlockLayout::Sectors).0,
+            reference_sectors(h)
+        );
         // dispatched (AVX2 where available) and portable versions agree on random blocks
-        let mut block = [0u64; BLOCK_WORDS];
-        for w in block.iter_mut() {
+        let mut block = Block::default();
+        for w in block.0.iter_mut() {
             rng = mix64(rng);
             *w = rng | mix64(rng ^ 1); // dense: ~75% ones, so both answers occur
         }
-        assert_eq!(sector_probe(&block, h), sector_test(&block, h), "key={i}");
+        let s = BlockLayout::Sectors;
+        assert_eq!(block.check(h, 8, s), block.check_scalar(h, 8, s), "key={i}");
         let (mut a, mut b) = (block, block);
-        assert_eq!(sector_insert(&mut a, h), sector_set(&mut b, h), "key={i}");
+        assert_eq!(a.insert(h, 8, s), b.insert_scalar(h, 8, s), "key={i}");
         assert_eq!(a, b);
-        assert!(sector_probe(&a, h));
+        assert!(a.check(h, 8, s));
         if i < 300 {
             let mut g = BlockedBloomFilter::try_with_sectors(97).unwrap();
             g.insert_hashed(h);
-            let at = block_index(h, 97) * BLOCK_WORDS;
+            let at = block_start(h, 97);
             let mut want = vec![0u64; 97 * BLOCK_WORDS];
             want[at..at + BLOCK_WORDS].copy_from_slice(&reference_sectors(h));
             assert_eq!(g.as_words(), &want[..], "key={i}");
@@ -112,6 +167,7 @@ fn sectors_match_the_reference_mapping_and_simd_equals_scalar() {
     assert_eq!(f, g);
 }
 
+#[cfg(feature = "mmap")]
 /// A sectors file (kind 20) whose stored k is not 8 is refused on load, with an error, not
 /// read as something else; the same k in a positions file (kind 3) is a valid shape.
 /// The fused AVX2 single-key and batched paths (taken on CPUs with AVX2 for sectors
@@ -261,6 +317,7 @@ fn automatic_layout_choice() {
     assert!(a.union_with(&b).is_err());
 }
 
+#[cfg(feature = "rayon")]
 #[test]
 fn par_insert_hashed_equals_sequential() {
     let hasher = KeyHasher::new();
@@ -281,6 +338,7 @@ fn par_insert_hashed_equals_sequential() {
     }
 }
 
+#[cfg(feature = "rayon")]
 #[test]
 fn par_insert_bucketed_equals_sequential_items_included() {
     let hasher = KeyHasher::new();
@@ -355,6 +413,7 @@ fn region_of_is_the_block_index_divided_by_the_region_size() {
     }
 }
 
+#[cfg(feature = "rayon")]
 #[test]
 fn par_insert_bucketed_inserts_misplaced_hashes() {
     let hasher = KeyHasher::new();
@@ -382,6 +441,7 @@ fn par_insert_bucketed_inserts_misplaced_hashes() {
     assert_eq!(a, c);
 }
 
+#[cfg(feature = "rayon")]
 #[test]
 fn parallel_build_equals_sequential() {
     let keys: Vec<u64> = (0..50_000).collect();

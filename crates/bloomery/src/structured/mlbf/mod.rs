@@ -191,6 +191,17 @@ fn for_each_value(h: Hashed, k: usize, mut f: impl FnMut(u64)) {
 /// path, even with blocked layers: docs/BENCHMARKS.md ("Structured keys") measures
 /// the floor. The paper's own queries (a known URL plus an id, rejected by the XOR layer) are
 /// the cheap case.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::MultiLayerBloomFilter;
+///
+/// let mut seen = MultiLayerBloomFilter::try_new(4, 10_000, 0.01)?;
+/// assert!(seen.insert("http://example.org/a/b.html")?); // new
+/// assert!(seen.contains("HTTP://Example.org/a/b.html")?); // the same URL, normalised
+/// assert!(!seen.check_and_insert("http://example.org/a/c.html")?); // not seen before
+/// # Ok(()) }
+/// ```
 #[derive(Clone, PartialEq)]
 pub struct MultiLayerBloomFilter {
     hasher: KeyHasher,

@@ -12,6 +12,9 @@ use crate::kind::Capabilities;
 use crate::params;
 use crate::store;
 
+mod block;
+use block::{SplitBlock, SPLIT_WORDS};
+
 /// The spec's salts.
 pub const SALT: [u32; 8] = [
     0x47b6_137b,
@@ -49,6 +52,19 @@ pub fn parquet_num_bytes(ndv: u64, fpp: f64) -> Result<usize> {
 
 /// A Parquet bitset probed where it lies (e.g. in a buffer just read from a file), without
 /// copying it into a filter: the spec's `filter_check` over the little-endian bytes.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Filter, SplitBlockBits, SplitBlockBloomFilter};
+///
+/// let mut f = SplitBlockBloomFilter::try_with_bytes(1024)?;
+/// f.insert("abc");
+/// let bytes = f.to_parquet_bitset(); // e.g. read from a Parquet file
+/// let view = SplitBlockBits::try_new(&bytes)?;
+/// assert_eq!(view.blocks(), 32);
+/// assert!(view.contains_hash(f.hasher().hash("abc").lo));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct SplitBlockBits<'a> {
     bytes: &'a [u8],
@@ -82,18 +98,7 @@ impl<'a> SplitBlockBits<'a> {
             Ok(a) => a,
             Err(_) => return true, // unreachable: b + 32 <= len by construction
         };
-        let m = mask(h as u32);
-        let mut miss = 0u32;
-        for i in 0..8 {
-            let w = u32::from_le_bytes([
-                block[4 * i],
-                block[4 * i + 1],
-                block[4 * i + 2],
-                block[4 * i + 3],
-            ]);
-            miss |= m[i] & !w;
-        }
-        miss == 0
+        SplitBlock::from_le_bytes(block).check(h as u32)
     }
 
     /// Number of 256-bit blocks.
@@ -102,9 +107,10 @@ impl<'a> SplitBlockBits<'a> {
     }
 }
 
-/// The spec's `mask(x)`: one bit per 32-bit word.
-#[inline(always)]
-pub fn mask(x: u32) -> [u32; 8] {
+/// The spec's `mask(x)` as the spec writes it (one bit per 32-bit word): the reference the
+/// block's mask ([`SplitBlock::mask`]) is tested against.
+#[cfg(test)]
+fn mask(x: u32) -> [u32; 8] {
     let mut m = [0u32; 8];
     for i in 0..8 {
         m[i] = 1u32 << (x.wrapping_mul(SALT[i]) >> 27);
@@ -130,6 +136,19 @@ pub fn mask(x: u32) -> [u32; 8] {
 /// **When to pick it:** to write or read Parquet bloom filters, or to share a filter with
 /// systems that speak Parquet's SBBF. Otherwise [`crate::BlockedBloomFilter`] gives the same
 /// speed with a tunable k and a tighter size.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Filter, SplitBlockBloomFilter};
+///
+/// let mut f = SplitBlockBloomFilter::try_new(1000, 0.01)?;
+/// f.insert(&42i64); // Parquet's plain encoding and xxHash64, as a Parquet reader hashes
+/// let bitset = f.to_parquet_bitset(); // the bytes a Parquet file stores
+/// assert_eq!(bitset.len() % 32, 0);
+/// let g = SplitBlockBloomFilter::from_parquet_bitset(&bitset)?;
+/// assert!(g.contains(&42i64));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct SplitBlockBloomFilter {
     core: Core,
@@ -334,15 +353,7 @@ impl SplitBlockBloomFilter {
     #[inline]
     pub fn insert_hash(&mut self, h: u64) -> bool {
         let b = self.block_of(h);
-        let m = mask(h as u32);
-        let block = &mut self.core.words.as_mut_slice()[b..b + 4];
-        let mut miss = 0u64;
-        for i in 0..4 {
-            let mw = u64::from(m[2 * i]) | (u64::from(m[2 * i + 1]) << 32);
-            miss |= mw & !block[i];
-            block[i] |= mw;
-        }
-        let new = miss != 0;
+        let new = SplitBlock::at_mut(self.core.words.as_mut_slice(), b).insert(h as u32);
         self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
@@ -350,20 +361,12 @@ impl SplitBlockBloomFilter {
     /// Check a 64-bit hash directly (the spec's `filter_check`).
     #[inline]
     pub fn contains_hash(&self, h: u64) -> bool {
-        let b = self.block_of(h);
-        let m = mask(h as u32);
-        let block = &self.as_words()[b..b + 4];
-        let mut miss = 0u64;
-        for i in 0..4 {
-            let mw = u64::from(m[2 * i]) | (u64::from(m[2 * i + 1]) << 32);
-            miss |= mw & !block[i];
-        }
-        miss == 0
+        SplitBlock::at(self.as_words(), self.block_of(h)).check(h as u32)
     }
 
     #[inline(always)]
     fn block_of(&self, h: u64) -> usize {
-        (((h >> 32) * self.blocks) >> 32) as usize * 4
+        (((h >> 32) * self.blocks) >> 32) as usize * SPLIT_WORDS
     }
 
     /// Remove every item.
@@ -527,6 +530,54 @@ mod tests {
         for x in [0u32, 1, 0xdead_beef, u32::MAX] {
             assert!(mask(x).iter().all(|w| w.count_ones() == 1));
         }
+    }
+
+    /// The block's mask is the spec's `mask` in the little-endian word layout, and every
+    /// kernel of this build (AVX2 where the CPU has it, portable under `BLOOMERY_NO_SIMD`)
+    /// agrees with the portable one on random blocks dense enough that both answers occur.
+    #[test]
+    fn block_kernels_agree_with_the_portable_kernel_and_the_spec_mask() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut yes, mut no) = (0, 0);
+        for _ in 0..20_000 {
+            let key = next() as u32;
+            let spec = mask(key);
+            let m = SplitBlock::mask(key);
+            for (j, &w) in spec.iter().enumerate() {
+                assert_eq!((m.0[j / 2] >> (32 * (j % 2))) as u32, w);
+            }
+            let block = SplitBlock([
+                next() | next(),
+                next() | next(),
+                next() | next(),
+                next() | next(),
+            ]);
+            let want = block.0.iter().zip(m.0).all(|(w, m)| w & m == m);
+            assert_eq!(block.check(key), want);
+            assert_eq!(block.check_scalar(key), want);
+            if want {
+                yes += 1
+            } else {
+                no += 1
+            }
+            let (mut a, mut b) = (block, block);
+            assert_eq!(a.insert(key), !want);
+            assert_eq!(b.insert_scalar(key), !want);
+            assert_eq!(a, b);
+            assert!(a
+                .0
+                .iter()
+                .zip(block.0)
+                .zip(m.0)
+                .all(|((a, w), m)| *a == w | m));
+        }
+        assert!(yes > 1000 && no > 1000, "yes={yes} no={no}");
     }
 
     #[test]

@@ -1,0 +1,212 @@
+//! The 512-bit block: [`Block`], with `mask`, `check` and `insert` under both layouts.
+//!
+//! Which bits a key sets is defined once ([`for_each_pos`], [`sector_shift`]); the kernels that
+//! test and set them live one module per instruction set, each with the same functions
+//! (`check_positions`, `insert_positions`, `check_sectors`, `insert_sectors`):
+//!
+//! - `scalar`: portable Rust, the reference every other kernel is tested against;
+//! - `x86` (x86-64 only): the positions kernels compiled for BMI2 and the sectors kernels as
+//!   two 256-bit AVX2 operations, each taken when [`crate::simd`]'s one reading of the CPU
+//!   (and of `BLOOMERY_NO_SIMD`) allows it, falling back to `scalar` otherwise.
+//!
+//! The module a build uses is picked once, by `cfg`, as `imp` (the way hashbrown picks the
+//! implementation of its `Group`); [`Block`]'s methods call only `imp`.
+
+use crate::hash::{mix64, reduce, Hashed};
+use crate::kind::Kind;
+
+mod scalar;
+#[cfg(target_arch = "x86_64")]
+pub(super) mod x86;
+
+#[cfg(not(target_arch = "x86_64"))]
+use scalar as imp;
+#[cfg(target_arch = "x86_64")]
+use x86 as imp;
+
+/// 64-bit words per block (one 64-byte cache line).
+pub(super) const BLOCK_WORDS: usize = 8;
+
+/// One 512-bit block of a blocked filter: eight 64-bit words, word `p / 64` holding bit
+/// position `p`. A view over the filter's words (`#[repr(transparent)]`), never a copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, bytemuck::TransparentWrapper)]
+#[repr(transparent)]
+pub(crate) struct Block(pub(crate) [u64; BLOCK_WORDS]);
+
+impl Block {
+    /// The block starting at word `at` of `words` (panics if it does not fit: callers index
+    /// blocks they computed from the filter's block count).
+    #[inline(always)]
+    pub(super) fn at(words: &[u64], at: usize) -> &Block {
+        let w: &[u64; BLOCK_WORDS] = words[at..at + BLOCK_WORDS]
+            .try_into()
+            .expect("a block is BLOCK_WORDS words");
+        bytemuck::TransparentWrapper::wrap_ref(w)
+    }
+
+    /// The block starting at word `at` of `words`, writable.
+    #[inline(always)]
+    pub(super) fn at_mut(words: &mut [u64], at: usize) -> &mut Block {
+        let w: &mut [u64; BLOCK_WORDS] = (&mut words[at..at + BLOCK_WORDS])
+            .try_into()
+            .expect("a block is BLOCK_WORDS words");
+        bytemuck::TransparentWrapper::wrap_mut(w)
+    }
+
+    /// The key's bits inside a block, as a block: what [`insert`](Self::insert) ORs in and
+    /// [`check`](Self::check) tests for.
+    #[inline(always)]
+    pub(super) fn mask(h: Hashed, k: u32, layout: BlockLayout) -> Block {
+        let mut mask = [0u64; BLOCK_WORDS];
+        match layout {
+            BlockLayout::Positions => for_each_bit(h, k, |w, bit| mask[w] |= bit),
+            BlockLayout::Sectors => {
+                for (j, m) in mask.iter_mut().enumerate() {
+                    *m = 1u64 << sector_shift(h, j);
+                }
+            }
+        }
+        Block(mask)
+    }
+
+    /// True if all of the key's bits are set in this block.
+    #[inline(always)]
+    pub(super) fn check(&self, h: Hashed, k: u32, layout: BlockLayout) -> bool {
+        match layout {
+            BlockLayout::Positions => imp::check_positions(self, h, k),
+            BlockLayout::Sectors => imp::check_sectors(self, h),
+        }
+    }
+
+    /// Set the key's bits; true if any of them was zero (the key is new).
+    #[inline(always)]
+    pub(super) fn insert(&mut self, h: Hashed, k: u32, layout: BlockLayout) -> bool {
+        match layout {
+            BlockLayout::Positions => imp::insert_positions(self, h, k),
+            BlockLayout::Sectors => imp::insert_sectors(self, h),
+        }
+    }
+
+    /// [`check`](Self::check) on the portable kernel (for tests comparing kernels).
+    #[cfg(test)]
+    pub(super) fn check_scalar(&self, h: Hashed, k: u32, layout: BlockLayout) -> bool {
+        match layout {
+            BlockLayout::Positions => scalar::check_positions(self, h, k),
+            BlockLayout::Sectors => scalar::check_sectors(self, h),
+        }
+    }
+
+    /// [`insert`](Self::insert) on the portable kernel (for tests comparing kernels).
+    #[cfg(test)]
+    pub(super) fn insert_scalar(&mut self, h: Hashed, k: u32, layout: BlockLayout) -> bool {
+        match layout {
+            BlockLayout::Positions => scalar::insert_positions(self, h, k),
+            BlockLayout::Sectors => scalar::insert_sectors(self, h),
+        }
+    }
+}
+
+/// Calls `f(p)` for each of the key's k bit positions `p` (0..512) inside its block, in order:
+/// position `p` is word `p / 64`, bit `1 << (p % 64)`. This is the one definition of which bits
+/// a key sets under [`BlockLayout::Positions`]; the mask and every kernel are built on it.
+///
+/// The first 7 positions are the 9-bit slices of `h.hi` from the low end; each further group of
+/// 7 comes from a fixed mix of both halves and the round number.
+#[inline(always)]
+pub(super) fn for_each_pos(h: Hashed, k: u32, mut f: impl FnMut(usize)) {
+    let mut x = h.hi;
+    let mut left = k;
+    let mut round = 0u64;
+    loop {
+        let take = left.min(7);
+        for _ in 0..take {
+            f((x & 511) as usize);
+            x >>= 9;
+        }
+        left -= take;
+        if left == 0 {
+            return;
+        }
+        // 7 more 9-bit positions from both halves and the round number
+        round += 1;
+        x = mix64(h.hi ^ h.lo.rotate_left(32) ^ round.wrapping_mul(0xD1B5_4A32_D192_ED03));
+    }
+}
+
+/// [`for_each_pos`] as `f(word, bit mask)`.
+#[inline(always)]
+pub(super) fn for_each_bit(h: Hashed, k: u32, mut f: impl FnMut(usize, u64)) {
+    for_each_pos(h, k, |p| f(p >> 6, 1u64 << (p & 63)));
+}
+
+/// Sectors layout: the bit of word `j` (0..8) for hash `h` is `(h.hi >> 6j) & 63`.
+#[inline(always)]
+pub(super) fn sector_shift(h: Hashed, j: usize) -> u64 {
+    (h.hi >> (6 * j)) & 63
+}
+
+/// How a key's bits are placed inside its 512-bit block. Both layouts pick the block the same
+/// way (multiply-shift of the hash's low half); they differ inside it, and each is its own
+/// file kind, so a file always reads back with the layout it was written with.
+///
+/// ```
+/// use bloomery::{BlockLayout, BlockedBloomFilter, Filter, Kind};
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let f = BlockedBloomFilter::try_with_sectors(1024)?;
+/// assert_eq!(f.layout(), BlockLayout::Sectors);
+/// assert_eq!(f.hashes(), 8); // one bit in each of the block's eight words
+/// assert_eq!(BlockLayout::Sectors.kind(), Kind::BlockedSectors);
+/// assert_eq!(BlockLayout::Positions.name(), "positions");
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum BlockLayout {
+    /// k positions anywhere in the block from 9-bit slices of the high hash half (any k from
+    /// 1 to 32; file kind `blocked`, id 3). The memory-optimal choice at any rate, and the
+    /// layout every `blocked` file written before format kind 20 existed uses.
+    Positions,
+    /// One bit in each of the block's eight 64-bit words ("sectors"): bit `(hi >> 6j) & 63`
+    /// of word j, so k = 8 (file kind `blocked-sectors`, id 20). A query is two 256-bit vector
+    /// tests with AVX2 (eight shifts and ANDs without), about half the instructions of the
+    /// positions layout, which lets the CPU overlap more cache misses. It needs at most ~2%
+    /// more memory than the best positions shape between rates of 2·10⁻² and 10⁻³ and more
+    /// outside that range; the builder picks it automatically only where it costs at most
+    /// `SECTORS_MAX_EXTRA` more memory.
+    Sectors,
+}
+
+/// The automatic layout choice takes [`BlockLayout::Sectors`] when its block count is at most
+/// this factor above the best [`BlockLayout::Positions`] shape.
+pub const SECTORS_MAX_EXTRA: f64 = 1.05;
+
+impl BlockLayout {
+    /// The file kind of this layout.
+    pub fn kind(self) -> Kind {
+        match self {
+            BlockLayout::Positions => Kind::Blocked,
+            BlockLayout::Sectors => Kind::BlockedSectors,
+        }
+    }
+
+    /// Short name (`positions` / `sectors`).
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockLayout::Positions => "positions",
+            BlockLayout::Sectors => "sectors",
+        }
+    }
+}
+
+/// Index of the key's block among `blocks`.
+#[inline(always)]
+pub(super) fn block_index(h: Hashed, blocks: u64) -> usize {
+    reduce(h.lo, blocks) as usize
+}
+
+/// The first word of the key's block among `blocks`.
+#[inline(always)]
+pub(super) fn block_start(h: Hashed, blocks: u64) -> usize {
+    block_index(h, blocks) * BLOCK_WORDS
+}

@@ -1,0 +1,104 @@
+//! The x86-64 kernels: the positions layout compiled for BMI2 (`shlx`/`shrx`/`andn`), the
+//! sectors layout as two 256-bit AVX2 operations. Each entry point takes its extension when
+//! [`crate::simd`] says the CPU has it (and `BLOOMERY_NO_SIMD` is unset), the portable kernel
+//! otherwise; both give the same bits (tested).
+
+use super::{scalar, Block};
+use crate::hash::Hashed;
+use std::arch::x86_64::*;
+
+/// [`scalar::check_positions`] compiled for BMI2.
+#[target_feature(enable = "bmi1,bmi2")]
+fn check_positions_bmi2(block: &Block, h: Hashed, k: u32) -> bool {
+    scalar::check_positions(block, h, k)
+}
+
+/// [`scalar::insert_positions`] compiled for BMI2.
+#[target_feature(enable = "bmi1,bmi2")]
+fn insert_positions_bmi2(block: &mut Block, h: Hashed, k: u32) -> bool {
+    scalar::insert_positions(block, h, k)
+}
+
+#[inline(always)]
+pub(super) fn check_positions(block: &Block, h: Hashed, k: u32) -> bool {
+    if crate::simd::bmi2() {
+        // SAFETY: the CPU supports BMI1 and BMI2 (`simd::bmi2` checked both with std's cached
+        // CPUID test), which is all `check_positions_bmi2` requires.
+        return unsafe { check_positions_bmi2(block, h, k) };
+    }
+    scalar::check_positions(block, h, k)
+}
+
+#[inline(always)]
+pub(super) fn insert_positions(block: &mut Block, h: Hashed, k: u32) -> bool {
+    if crate::simd::bmi2() {
+        // SAFETY: as in `check_positions`: the CPU supports the features the function enables.
+        return unsafe { insert_positions_bmi2(block, h, k) };
+    }
+    scalar::insert_positions(block, h, k)
+}
+
+#[inline(always)]
+pub(super) fn check_sectors(block: &Block, h: Hashed) -> bool {
+    if crate::simd::avx2() {
+        // SAFETY: the CPU supports AVX2 (`simd::avx2` checked it), the only feature
+        // `check_sectors_avx2` enables.
+        return unsafe { check_sectors_avx2(block, h) };
+    }
+    scalar::check_sectors(block, h)
+}
+
+#[inline(always)]
+pub(super) fn insert_sectors(block: &mut Block, h: Hashed) -> bool {
+    if crate::simd::avx2() {
+        // SAFETY: as in `check_sectors`: the CPU supports AVX2.
+        return unsafe { insert_sectors_avx2(block, h) };
+    }
+    scalar::insert_sectors(block, h)
+}
+
+/// The two 4-word masks of the key's sector bits: the eight shifts are two `vpsrlvq`, the
+/// masks two `vpsllvq`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn sector_masks(h: Hashed) -> (__m256i, __m256i) {
+    let x = _mm256_set1_epi64x(h.hi as i64);
+    let low6 = _mm256_set1_epi64x(63);
+    let one = _mm256_set1_epi64x(1);
+    let s0 = _mm256_and_si256(_mm256_srlv_epi64(x, _mm256_setr_epi64x(0, 6, 12, 18)), low6);
+    let s1 = _mm256_and_si256(
+        _mm256_srlv_epi64(x, _mm256_setr_epi64x(24, 30, 36, 42)),
+        low6,
+    );
+    (_mm256_sllv_epi64(one, s0), _mm256_sllv_epi64(one, s1))
+}
+
+/// True if all eight sector bits are set: two `vptest` (carry set when every mask bit is set
+/// in the block).
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(in crate::sets::blocked) fn check_sectors_avx2(block: &Block, h: Hashed) -> bool {
+    let (m0, m1) = sector_masks(h);
+    let p = block.0.as_ptr() as *const __m256i;
+    // SAFETY: `block` is 8 readable u64s (64 bytes): `p` and `p + 1` cover them exactly,
+    // and the unaligned loads have no alignment requirement.
+    let (b0, b1) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
+    (_mm256_testc_si256(b0, m0) & _mm256_testc_si256(b1, m1)) == 1
+}
+
+/// Set the eight sector bits; true if any was zero.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(in crate::sets::blocked) fn insert_sectors_avx2(block: &mut Block, h: Hashed) -> bool {
+    let (m0, m1) = sector_masks(h);
+    let p = block.0.as_mut_ptr() as *mut __m256i;
+    // SAFETY: `block` is 8 writable u64s (64 bytes) borrowed exclusively: `p` and `p + 1`
+    // cover them exactly, and unaligned loads/stores have no alignment requirement.
+    unsafe {
+        let (b0, b1) = (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)));
+        let had = _mm256_testc_si256(b0, m0) & _mm256_testc_si256(b1, m1);
+        _mm256_storeu_si256(p, _mm256_or_si256(b0, m0));
+        _mm256_storeu_si256(p.add(1), _mm256_or_si256(b1, m1));
+        had == 0
+    }
+}

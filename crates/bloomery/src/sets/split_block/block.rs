@@ -1,0 +1,189 @@
+//! The split-block filter's 256-bit block: [`SplitBlock`], with the Parquet specification's
+//! `mask`, `block_check` and `block_insert` as methods.
+//!
+//! The kernels live one module per instruction set with the same functions (`check`,
+//! `insert`): `scalar` (portable, the reference) and, on x86-64, `x86` (the mask as one 8-lane
+//! multiply, shift and variable shift; the test one `vptest`), which takes AVX2 when
+//! [`crate::simd`] says the CPU has it (and `BLOOMERY_NO_SIMD` is unset) and the portable
+//! kernel otherwise. The module a build uses is picked once, by `cfg`, as `imp`.
+
+use super::SALT;
+
+#[cfg(not(target_arch = "x86_64"))]
+use scalar as imp;
+#[cfg(target_arch = "x86_64")]
+use x86 as imp;
+
+/// 64-bit words per block.
+pub(super) const SPLIT_WORDS: usize = 4;
+
+/// One 256-bit block: eight 32-bit words, word `j` the low (j even) or high (j odd) half of
+/// 64-bit word `j / 2`, matching the specification's little-endian bytes. A view over the
+/// filter's words (`#[repr(transparent)]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, bytemuck::TransparentWrapper)]
+#[repr(transparent)]
+pub(crate) struct SplitBlock(pub(crate) [u64; SPLIT_WORDS]);
+
+impl SplitBlock {
+    /// The block starting at word `at` of `words`.
+    #[inline(always)]
+    pub(super) fn at(words: &[u64], at: usize) -> &SplitBlock {
+        let w: &[u64; SPLIT_WORDS] = words[at..at + SPLIT_WORDS]
+            .try_into()
+            .expect("a block is SPLIT_WORDS words");
+        bytemuck::TransparentWrapper::wrap_ref(w)
+    }
+
+    /// The block starting at word `at` of `words`, writable.
+    #[inline(always)]
+    pub(super) fn at_mut(words: &mut [u64], at: usize) -> &mut SplitBlock {
+        let w: &mut [u64; SPLIT_WORDS] = (&mut words[at..at + SPLIT_WORDS])
+            .try_into()
+            .expect("a block is SPLIT_WORDS words");
+        bytemuck::TransparentWrapper::wrap_mut(w)
+    }
+
+    /// A block read from the specification's 32 little-endian bytes.
+    #[inline(always)]
+    pub(super) fn from_le_bytes(bytes: &[u8; 32]) -> SplitBlock {
+        let mut w = [0u64; SPLIT_WORDS];
+        for (i, w) in w.iter_mut().enumerate() {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&bytes[8 * i..8 * i + 8]);
+            *w = u64::from_le_bytes(b);
+        }
+        SplitBlock(w)
+    }
+
+    /// The specification's `mask(x)`: for each 32-bit word `i`, bit `(x · SALT[i]) >> 27`.
+    #[inline(always)]
+    pub(super) fn mask(x: u32) -> SplitBlock {
+        let mut w = [0u64; SPLIT_WORDS];
+        for (i, w) in w.iter_mut().enumerate() {
+            let lo = 1u32 << (x.wrapping_mul(SALT[2 * i]) >> 27);
+            let hi = 1u32 << (x.wrapping_mul(SALT[2 * i + 1]) >> 27);
+            *w = u64::from(lo) | (u64::from(hi) << 32);
+        }
+        SplitBlock(w)
+    }
+
+    /// The specification's `block_check`: true if every bit of `mask(x)` is set.
+    #[inline(always)]
+    pub(super) fn check(&self, x: u32) -> bool {
+        imp::check(self, x)
+    }
+
+    /// The specification's `block_insert`: set the bits of `mask(x)`; true if any was zero.
+    #[inline(always)]
+    pub(super) fn insert(&mut self, x: u32) -> bool {
+        imp::insert(self, x)
+    }
+
+    /// [`check`](Self::check) on the portable kernel (for tests comparing kernels).
+    #[cfg(test)]
+    pub(super) fn check_scalar(&self, x: u32) -> bool {
+        scalar::check(self, x)
+    }
+
+    /// [`insert`](Self::insert) on the portable kernel (for tests comparing kernels).
+    #[cfg(test)]
+    pub(super) fn insert_scalar(&mut self, x: u32) -> bool {
+        scalar::insert(self, x)
+    }
+}
+
+/// The portable kernels.
+mod scalar {
+    use super::SplitBlock;
+
+    #[inline(always)]
+    pub(super) fn check(block: &SplitBlock, x: u32) -> bool {
+        let m = SplitBlock::mask(x);
+        let mut miss = 0u64;
+        for i in 0..super::SPLIT_WORDS {
+            miss |= m.0[i] & !block.0[i];
+        }
+        miss == 0
+    }
+
+    #[inline(always)]
+    pub(super) fn insert(block: &mut SplitBlock, x: u32) -> bool {
+        let m = SplitBlock::mask(x);
+        let mut miss = 0u64;
+        for i in 0..super::SPLIT_WORDS {
+            miss |= m.0[i] & !block.0[i];
+            block.0[i] |= m.0[i];
+        }
+        miss != 0
+    }
+}
+
+/// The AVX2 kernels: the eight salted products are one `vpmulld`, the shifts one `vpsrld`
+/// and one `vpsllvd`, the test one `vptest`.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{scalar, SplitBlock, SALT};
+    use std::arch::x86_64::*;
+
+    #[inline(always)]
+    pub(super) fn check(block: &SplitBlock, x: u32) -> bool {
+        if crate::simd::avx2() {
+            // SAFETY: the CPU supports AVX2 (`simd::avx2` checked it), the only feature
+            // `check_avx2` enables.
+            return unsafe { check_avx2(block, x) };
+        }
+        scalar::check(block, x)
+    }
+
+    #[inline(always)]
+    pub(super) fn insert(block: &mut SplitBlock, x: u32) -> bool {
+        if crate::simd::avx2() {
+            // SAFETY: as in `check`: the CPU supports AVX2.
+            return unsafe { insert_avx2(block, x) };
+        }
+        scalar::insert(block, x)
+    }
+
+    /// `mask(x)` as eight 32-bit lanes, lane i = 32-bit word i of the block.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn mask(x: u32) -> __m256i {
+        let salts = _mm256_setr_epi32(
+            SALT[0] as i32,
+            SALT[1] as i32,
+            SALT[2] as i32,
+            SALT[3] as i32,
+            SALT[4] as i32,
+            SALT[5] as i32,
+            SALT[6] as i32,
+            SALT[7] as i32,
+        );
+        let prod = _mm256_mullo_epi32(_mm256_set1_epi32(x as i32), salts);
+        _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32::<27>(prod))
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn check_avx2(block: &SplitBlock, x: u32) -> bool {
+        let m = mask(x);
+        // SAFETY: `block` is 4 readable u64s (32 bytes), exactly one unaligned 256-bit load;
+        // on little-endian x86-64 lane i is 32-bit word i of the block.
+        let b = unsafe { _mm256_loadu_si256(block.0.as_ptr() as *const __m256i) };
+        _mm256_testc_si256(b, m) == 1
+    }
+
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn insert_avx2(block: &mut SplitBlock, x: u32) -> bool {
+        let m = mask(x);
+        let p = block.0.as_mut_ptr() as *mut __m256i;
+        // SAFETY: `block` is 4 writable u64s (32 bytes) borrowed exclusively: one unaligned
+        // 256-bit load and store cover them exactly.
+        unsafe {
+            let b = _mm256_loadu_si256(p);
+            let had = _mm256_testc_si256(b, m);
+            _mm256_storeu_si256(p, _mm256_or_si256(b, m));
+            had == 0
+        }
+    }
+}
