@@ -503,7 +503,7 @@ pub const BLOCKED_MAX_K: u32 = 32;
 /// The smallest blocked shape (blocks of `block_bits`) whose modelled rate is at most `fpr`.
 ///
 /// The per-occupancy rates of each k's [`BlockedModel`] depend on neither `n` nor `fpr`, so they
-/// are kept between calls (per block size, see [`ModelCache`]): a scalable filter sizing its next
+/// are kept between calls (per block size, bounded): a scalable filter sizing its next
 /// sub-filter re-evaluates mostly rates already computed, and the search is then one binomial
 /// sum per probe. The answer is the same as with fresh models: a model's rate for occupancy j is
 /// the same sequence of operations however it was reached.
