@@ -86,6 +86,9 @@ mod module {
         // Every byte a value holds goes through Redis's allocator (see `memory`).
         bloomery::set_global_allocator_only(true);
         memory::calibrate();
+        // a scalable filter's growth sizes its next sub-filter on this thread: compute the
+        // sizing model once now, so growth costs microseconds, not milliseconds
+        bloomery::params::warm_blocked_sizing(bloomery::BlockedBloomFilter::BLOCK_BITS);
         let raw: Vec<Vec<u8>> = args.iter().map(|a| a.as_slice().to_vec()).collect();
         match config::apply(&raw) {
             Ok(()) => Status::Ok,

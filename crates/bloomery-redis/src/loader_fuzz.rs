@@ -27,11 +27,12 @@ use std::time::{Duration, Instant};
 
 use bloomery::{
     BlockedCountingBloomFilter, Count, CountMinSketch, CountingBloomFilter, CuckooFilter,
-    CuckooOptions, Filter, IterativeBloomFilter, MultiLayerBloomFilter, Remove,
-    ScalableBloomFilter, TopK,
+    CuckooOptions, Filter, IterativeBloomFilter, MultiLayerBloomFilter, Persist,
+    RedisBloomCuckooFilter, RedisBloomFilter, Remove, ScalableBloomFilter, TopK,
 };
 
 use crate::limits;
+use crate::moved::Moved;
 use crate::types::Structure;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -267,7 +268,7 @@ fn keys(n: usize, salt: u64) -> Vec<Vec<u8>> {
 }
 
 /// A type, its seeds and how its commands use it.
-trait Case: Structure {
+trait Case: Persist + Clone + 'static {
     const NAME: &'static str;
     /// The parameter fields of its file (offset, width): the header's items (48), capacity
     /// (56) and target rate (64), then the kind's own parameters from byte 72. Fields that
@@ -278,10 +279,39 @@ trait Case: Structure {
     fn exercise(&mut self);
     /// Every parameter that bounds work or memory is within its create command's limits.
     fn within_create_limits(&self);
+    /// What the module's load paths (RDB, `RESTORE`, the last `LOADCHUNK`) do with the bytes.
+    fn load_value(bytes: &[u8]) -> Result<Self, String>;
+    /// Its `MEMORY USAGE`.
+    fn usage(&self) -> u64;
+}
+
+/// [`Case::load_value`] and [`Case::usage`] of the module's own types.
+macro_rules! structure_io {
+    () => {
+        fn load_value(bytes: &[u8]) -> Result<Self, String> {
+            <Self as Structure>::decode(bytes)
+        }
+        fn usage(&self) -> u64 {
+            crate::types::value_size(self)
+        }
+    };
+}
+
+/// [`Case::load_value`] and [`Case::usage`] of the values moved from RedisBloom.
+macro_rules! moved_io {
+    () => {
+        fn load_value(bytes: &[u8]) -> Result<Self, String> {
+            crate::moved::decode::<Self>(bytes)
+        }
+        fn usage(&self) -> u64 {
+            std::mem::size_of::<Self>() as u64 + <Self as Moved>::held(self)
+        }
+    };
 }
 
 impl Case for ScalableBloomFilter {
     const NAME: &'static str = "bf";
+    structure_io!();
     const FIELDS: &'static [(usize, usize)] = &[
         (48, 8),
         (56, 8),
@@ -350,6 +380,7 @@ impl Case for ScalableBloomFilter {
 
 impl Case for CuckooFilter {
     const NAME: &'static str = "cf";
+    structure_io!();
     const FIELDS: &'static [(usize, usize)] = &[
         (48, 8),
         (56, 8),
@@ -408,6 +439,7 @@ impl Case for CuckooFilter {
 
 impl Case for CountMinSketch {
     const NAME: &'static str = "cms";
+    structure_io!();
     const FIELDS: &'static [(usize, usize)] = &[(48, 8), (72, 8), (80, 4), (84, 1)];
     fn seeds() -> Vec<Self> {
         let mut a = CountMinSketch::try_with_shape(200, 5).unwrap();
@@ -435,6 +467,7 @@ impl Case for CountMinSketch {
 
 impl Case for TopK {
     const NAME: &'static str = "topk";
+    structure_io!();
     const FIELDS: &'static [(usize, usize)] = &[
         (72, 4),
         (76, 8),
@@ -474,6 +507,7 @@ impl Case for TopK {
 
 impl Case for CountingBloomFilter {
     const NAME: &'static str = "cbf";
+    structure_io!();
     const FIELDS: &'static [(usize, usize)] =
         &[(48, 8), (56, 8), (64, 8), (72, 8), (80, 4), (84, 1)];
     fn seeds() -> Vec<Self> {
@@ -504,6 +538,7 @@ impl Case for CountingBloomFilter {
 
 impl Case for BlockedCountingBloomFilter {
     const NAME: &'static str = "bcbf";
+    structure_io!();
     const FIELDS: &'static [(usize, usize)] =
         &[(48, 8), (56, 8), (64, 8), (72, 8), (80, 4), (84, 1)];
     fn seeds() -> Vec<Self> {
@@ -534,6 +569,7 @@ impl Case for BlockedCountingBloomFilter {
 
 impl Case for IterativeBloomFilter {
     const NAME: &'static str = "ibf";
+    structure_io!();
     const FIELDS: &'static [(usize, usize)] = &[
         (48, 8),
         (56, 8),
@@ -571,6 +607,7 @@ impl Case for IterativeBloomFilter {
 
 impl Case for MultiLayerBloomFilter {
     const NAME: &'static str = "mlbf";
+    structure_io!();
     const FIELDS: &'static [(usize, usize)] =
         &[(48, 8), (56, 8), (64, 8), (72, 4), (76, 8), (84, 4)];
     fn seeds() -> Vec<Self> {
@@ -599,25 +636,188 @@ impl Case for MultiLayerBloomFilter {
     }
 }
 
+impl Case for RedisBloomFilter {
+    const NAME: &'static str = "moved bf";
+    moved_io!();
+    /// Options, growth, link count; the first two links' entries, error, bits per entry,
+    /// bits, bytes, size, hashes and n2.
+    const FIELDS: &'static [(usize, usize)] = &[
+        (48, 8),
+        (56, 8),
+        (64, 8),
+        (72, 4),
+        (76, 4),
+        (76, 4),
+        (76, 4),
+        (80, 4),
+        (80, 4),
+        (84, 4),
+        (88, 8),
+        (88, 8),
+        (96, 8),
+        (96, 8),
+        (104, 8),
+        (112, 8),
+        (112, 8),
+        (120, 8),
+        (120, 8),
+        (128, 8),
+        (136, 4),
+        (136, 4),
+        (140, 1),
+        (144, 8),
+        (152, 8),
+        (168, 8),
+        (176, 8),
+        (192, 4),
+        (196, 1),
+    ];
+    fn seeds() -> Vec<Self> {
+        let scaling = RedisBloomFilter::OPT_FORCE64 | RedisBloomFilter::OPT_NOROUND;
+        // grown to several links, at growth 2 and 4
+        let mut a = RedisBloomFilter::with_options(50, 0.01, scaling, 2, MAX_BYTES).unwrap();
+        let mut b = RedisBloomFilter::with_options(100, 0.001, scaling, 4, MAX_BYTES).unwrap();
+        // RedisBloom 1.x's hash and rounding
+        let mut c = RedisBloomFilter::with_options(64, 0.05, 0, 2, MAX_BYTES).unwrap();
+        for k in keys(400, 17) {
+            a.try_insert(&k).unwrap();
+            b.try_insert(&k).unwrap();
+            c.try_insert(&k).unwrap();
+        }
+        // full and non-scaling
+        let mut d = RedisBloomFilter::with_options(
+            100,
+            0.01,
+            scaling | RedisBloomFilter::OPT_NO_SCALING,
+            2,
+            MAX_BYTES,
+        )
+        .unwrap();
+        for k in keys(100, 18) {
+            let _ = d.try_insert(&k);
+        }
+        vec![a, b, c, d]
+    }
+    fn exercise(&mut self) {
+        // BF.ADD of 1000 items, each timed (a growth sizes and allocates a new link)
+        for k in keys(1000, 19) {
+            if timed("BF.ADD", || self.try_insert(&k)).is_err() {
+                break;
+            }
+        }
+        timed("BF.MEXISTS", || {
+            for k in keys(250, 20) {
+                std::hint::black_box(self.contains(&k));
+            }
+        });
+        timed("BF.SCANDUMP", || {
+            // the header chunk is iterator 1; data chunks follow it
+            let mut it = 1;
+            while let Some((next, data)) = self.chunk(it) {
+                std::hint::black_box(data);
+                it = next;
+            }
+        });
+    }
+    fn within_create_limits(&self) {
+        assert!(self.growth() <= limits::BF_MAX_EXPANSION);
+        assert!(self.links().len() <= RedisBloomFilter::MAX_LINKS);
+        for l in self.links() {
+            assert!((1..=RedisBloomFilter::MAX_HASHES).contains(&l.hashes()));
+            assert!(l.bytes() <= MAX_BYTES);
+        }
+    }
+}
+
+impl Case for RedisBloomCuckooFilter {
+    const NAME: &'static str = "moved cf";
+    moved_io!();
+    /// Buckets of the first sub-filter, deletes, sub-filters, bucket size, max iterations,
+    /// expansion.
+    const FIELDS: &'static [(usize, usize)] = &[
+        (48, 8),
+        (56, 8),
+        (72, 8),
+        (72, 8),
+        (72, 8),
+        (80, 8),
+        (88, 4),
+        (88, 4),
+        (88, 4),
+        (92, 4),
+        (92, 4),
+        (92, 4),
+        (96, 4),
+        (96, 4),
+        (96, 4),
+        (100, 4),
+        (100, 4),
+    ];
+    fn seeds() -> Vec<Self> {
+        // grown to several sub-filters
+        let mut a = RedisBloomCuckooFilter::reserve(64, 2, 20, 1, MAX_BYTES).unwrap();
+        let mut b = RedisBloomCuckooFilter::reserve(256, 4, 500, 2, MAX_BYTES).unwrap();
+        // never grows
+        let mut c = RedisBloomCuckooFilter::reserve(128, 2, 50, 0, MAX_BYTES).unwrap();
+        for k in keys(400, 21) {
+            a.insert(&k);
+            b.insert(&k);
+            c.insert(&k);
+        }
+        for k in keys(50, 21) {
+            a.remove(&k);
+        }
+        vec![a, b, c]
+    }
+    fn exercise(&mut self) {
+        // CF.ADD of 1000 items, each timed (a full table tries up to MAXITERATIONS evictions)
+        for k in keys(1000, 22) {
+            if self.filters() >= RedisBloomCuckooFilter::MAX_FILTERS {
+                break;
+            }
+            std::hint::black_box(timed("CF.ADD", || self.insert(&k)));
+        }
+        for k in keys(100, 23) {
+            std::hint::black_box(timed("CF.ADDNX", || self.insert_unique(&k)));
+            std::hint::black_box(timed("CF.COUNT", || self.count(&k)));
+            std::hint::black_box(timed("CF.DEL", || self.remove(&k)));
+        }
+        timed("CF.SCANDUMP", || {
+            // the header chunk is iterator 1; data chunks follow it
+            let mut it = 1;
+            while let Some((next, data)) = self.chunk(it) {
+                std::hint::black_box(data);
+                it = next;
+            }
+        });
+    }
+    fn within_create_limits(&self) {
+        assert!((1..=limits::CF_MAX_BUCKET_SIZE).contains(&u32::from(self.bucket_size())));
+        assert!((1..=limits::CF_MAX_ITERATIONS).contains(&u32::from(self.max_iterations())));
+        assert!(u32::from(self.expansion()) <= limits::CF_MAX_EXPANSION);
+        assert!(self.filters() <= RedisBloomCuckooFilter::MAX_FILTERS);
+    }
+}
+
 fn run<T: Case>() {
     let _limit = setup();
     let seeds: Vec<Vec<u8>> = T::seeds().iter().map(|s| s.to_bytes()).collect();
     for s in &seeds {
         assert!(
-            T::decode(s).is_ok(),
+            T::load_value(s).is_ok(),
             "{}: a valid seed must load: {:?}",
             T::NAME,
-            T::decode(s).err()
+            T::load_value(s).err()
         );
     }
-    let mut rng = StdRng::seed_from_u64(seed() ^ u64::from(T::FILE_KIND.id()));
+    let mut rng = StdRng::seed_from_u64(seed() ^ u64::from(T::KIND.id()));
     let (mut loaded, total) = (0usize, cases());
     for case in 0..total {
         let seed = &seeds[case % seeds.len()];
         let forged = forge(&mut rng, seed, T::FIELDS);
         let base = reset_peak();
         let outcome = catch_unwind(AssertUnwindSafe(|| {
-            let Ok(mut v) = timed("decode", || T::decode(&forged)) else {
+            let Ok(mut v) = timed("decode", || T::load_value(&forged)) else {
                 return false;
             };
             v.within_create_limits();
@@ -631,11 +831,16 @@ fn run<T: Case>() {
             // what the module's RDB save and SCANDUMP do, and its MEMORY USAGE
             let again = timed("encode", || v.to_bytes());
             assert!(
-                T::decode(&again).is_ok(),
+                T::load_value(&again).is_ok(),
                 "{}: re-encoded value refused",
                 T::NAME
             );
-            std::hint::black_box(crate::types::value_size(&v));
+            let usage = v.usage();
+            assert!(
+                usage <= MAX_BYTES + (64 << 10),
+                "{}: MEMORY USAGE {usage}, MAX-BYTES is {MAX_BYTES}",
+                T::NAME
+            );
             true
         }));
         let peak = peak().saturating_sub(base);
@@ -709,4 +914,14 @@ fn ibf_loader() {
 #[test]
 fn mlbf_loader() {
     run::<MultiLayerBloomFilter>();
+}
+
+#[test]
+fn moved_bf_loader() {
+    run::<RedisBloomFilter>();
+}
+
+#[test]
+fn moved_cf_loader() {
+    run::<RedisBloomCuckooFilter>();
 }

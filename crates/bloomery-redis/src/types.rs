@@ -219,10 +219,11 @@ impl Structure for IterativeBloomFilter {
 impl Structure for TopK {
     const FILE_KIND: Kind = Kind::TopK;
     const LOADCHUNK: &'static CStr = c"TOPK.LOADCHUNK";
-    /// The buckets exactly; the list's items at their lengths plus a fixed cost per entry
-    /// (the library's count).
+    /// The buckets and every allocation of the top-k list (entries, items, saved form), each
+    /// as Redis's allocator counts it.
     fn held(&self) -> u64 {
-        charged(words_bytes(self.bucket_bytes() / 8)) + self.heap_bytes()
+        charged(words_bytes(self.bucket_bytes() / 8))
+            + self.list_allocations().map(charged).sum::<u64>()
     }
     /// k and the depth as `TOPK.RESERVE` accepts them.
     fn validate(&self) -> Result<(), String> {

@@ -219,3 +219,60 @@ fn eviction_removes_values_of_the_module() {
     let _: i64 = q(c, &["BF.ADD", "bf:20", "x"]);
     assert_eq!(q::<i64>(c, &["BF.EXISTS", "bf:20", "x"]), 1);
 }
+
+/// The top-k list counts against `MAX-BYTES` and in `MEMORY USAGE`: a k whose entries alone
+/// pass the limit is refused, items that would take the list past it stay out, and what the
+/// list holds is what `used_memory` grew by.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn topk_list_counts_against_max_bytes_and_in_memory_usage() {
+    if !have_redis() {
+        return;
+    }
+    let limit: i64 = 1 << 20;
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(d.path(), &["MAX-BYTES", &limit.to_string()], &QUIET);
+    let c = &mut s.con();
+    // 1,000,000 entries of the list: 32 MB against 1 MiB (the buckets are 448 bytes)
+    let e = run(c, &create_args(&["TOPK.RESERVE", "huge", "1000000"])).unwrap_err();
+    assert!(e.to_string().contains("MAX-BYTES"), "{e}");
+    let _: () = q(c, &["TOPK.RESERVE", "t", "1000", "2048", "4", "0.9"]);
+    let empty: i64 = q(c, &["MEMORY", "USAGE", "t"]);
+    assert!(empty < limit / 4, "{empty}");
+    // 1,000 distinct items of 4 KB: 4 MB if the list took them all
+    let batch = |b: usize| -> Vec<String> {
+        (0..100)
+            .map(|i| format!("{b:02}{i:03}{}", "x".repeat(3995)))
+            .collect()
+    };
+    for b in 0..10 {
+        let mut add = redis::cmd("TOPK.ADD");
+        add.arg("t").arg(batch(b));
+        let _: Value = add.query(c).unwrap();
+    }
+    let usage: i64 = q(c, &["MEMORY", "USAGE", "t"]);
+    let listed: Vec<String> = q(c, &["TOPK.LIST", "t"]);
+    assert!(
+        listed.len() > 100 && listed.len() < 1000,
+        "{} items listed",
+        listed.len()
+    );
+    // the items are counted, and the value stays within the limit
+    assert!(usage - empty > 400_000, "{empty} → {usage}");
+    assert!(
+        usage <= limit + 4096,
+        "MEMORY USAGE {usage}, MAX-BYTES {limit}"
+    );
+    // deleting gives back what MEMORY USAGE says the value holds
+    let before = used_by_data(c);
+    let _: i64 = q(c, &["DEL", "t"]);
+    let freed = before - used_by_data(c);
+    assert!(
+        (freed - usage).abs() <= usage / 100 + 1024,
+        "freed {freed}, MEMORY USAGE said {usage}"
+    );
+}
+
+fn create_args(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}

@@ -501,11 +501,85 @@ pub struct BlockedShape {
 pub const BLOCKED_MAX_K: u32 = 32;
 
 /// The smallest blocked shape (blocks of `block_bits`) whose modelled rate is at most `fpr`.
+///
+/// The per-occupancy rates of each k's [`BlockedModel`] depend on neither `n` nor `fpr`, so they
+/// are kept between calls (per block size, bounded): a scalable filter sizing its next
+/// sub-filter re-evaluates mostly rates already computed, and the search is then one binomial
+/// sum per probe. The answer is the same as with fresh models: a model's rate for occupancy j is
+/// the same sequence of operations however it was reached.
 pub fn blocked_shape(n: u64, fpr: f64, block_bits: u64) -> Result<BlockedShape> {
     check_capacity(n)?;
     check_fpr(fpr)?;
-    // one cached model per k: the search below evaluates each k at many block counts
-    let mut models: Vec<Option<BlockedModel>> = vec![None; BLOCKED_MAX_K as usize + 1];
+    let mut models = ModelCache::take(block_bits);
+    let shape = blocked_shape_with(n, fpr, block_bits, &mut models);
+    ModelCache::put(block_bits, models);
+    shape
+}
+
+/// Compute ahead the models [`blocked_shape`] keeps for `block_bits`, over the rates from 0.5 down
+/// to 10⁻¹²: afterwards a sizing at any rate in that range evaluates only binomial sums (tens
+/// to hundreds of microseconds instead of milliseconds). For a process that sizes filters where
+/// a pause matters (a server growing a scalable filter), at start; tens of milliseconds once.
+pub fn warm_blocked_sizing(block_bits: u64) {
+    let mut p = 0.5;
+    while p > 1e-12 {
+        // the per-key bits, hence the loads the search probes, depend on the rate only
+        let _ = blocked_shape(1_000_000, p, block_bits);
+        p /= 4.0;
+    }
+}
+
+/// Most occupancies whose rates a cached model keeps (per k and block size): enough for any
+/// sizing at rates below 0.5 (the search's probes stay within a few hundred keys per block),
+/// while a search near rate 1 (thousands of keys per block) computes its long chains in models
+/// that are then not kept. At most 32 models of 4,096 rates: 1 MiB per block size.
+const CACHED_RATES: usize = 4096;
+
+/// The [`BlockedModel`]s kept between [`blocked_shape`] calls, one list (indexed by k) per block
+/// size. A caller takes a block size's list out for the time of its search and puts it back
+/// after, so concurrent searches never wait on each other (one of them then starts cold).
+struct ModelCache;
+
+type Models = Vec<Option<BlockedModel>>;
+
+impl ModelCache {
+    fn cell() -> &'static std::sync::Mutex<Vec<(u64, Models)>> {
+        static CELL: std::sync::OnceLock<std::sync::Mutex<Vec<(u64, Models)>>> =
+            std::sync::OnceLock::new();
+        CELL.get_or_init(|| std::sync::Mutex::new(Vec::new()))
+    }
+
+    /// The kept models for `block_bits`, or an empty list (every k `None`).
+    fn take(block_bits: u64) -> Models {
+        let mut cache = Self::cell().lock().unwrap_or_else(|e| e.into_inner());
+        match cache.iter().position(|(b, _)| *b == block_bits) {
+            Some(i) => cache.swap_remove(i).1,
+            None => vec![None; BLOCKED_MAX_K as usize + 1],
+        }
+    }
+
+    /// Keep `models` for `block_bits` (those whose chains ran past [`CACHED_RATES`] dropped),
+    /// unless another search has put a list back meanwhile. At most 8 block sizes are kept.
+    fn put(block_bits: u64, mut models: Models) {
+        for m in &mut models {
+            if m.as_ref().is_some_and(|m| m.rates.len() > CACHED_RATES) {
+                *m = None;
+            }
+        }
+        let mut cache = Self::cell().lock().unwrap_or_else(|e| e.into_inner());
+        if cache.iter().all(|(b, _)| *b != block_bits) && cache.len() < 8 {
+            cache.push((block_bits, models));
+        }
+    }
+}
+
+/// [`blocked_shape`] with the models (indexed by k, filled as needed) given by the caller.
+fn blocked_shape_with(
+    n: u64,
+    fpr: f64,
+    block_bits: u64,
+    models: &mut [Option<BlockedModel>],
+) -> Result<BlockedShape> {
     let mut best_k = |blocks: u64| -> (f64, u32) {
         if saturated(n, blocks) {
             return (1.0, 1);
@@ -1605,5 +1679,76 @@ mod compressed_shape_tests {
         assert!(compressed_shape(10, f64::NAN, 48.0).is_err());
         assert!(compressed_shape(10, 16.0, f64::INFINITY).is_err());
         assert!(compressed_shape(10, 16.0, 0.0).is_err());
+    }
+}
+#[cfg(test)]
+mod sizing_cache_tests {
+    use super::*;
+
+    /// The search with models built afresh for the one call: the sizing as it was before models
+    /// were kept between calls.
+    fn uncached(n: u64, fpr: f64, block_bits: u64) -> Result<BlockedShape> {
+        check_capacity(n)?;
+        check_fpr(fpr)?;
+        let mut models = vec![None; BLOCKED_MAX_K as usize + 1];
+        blocked_shape_with(n, fpr, block_bits, &mut models)
+    }
+
+    /// Kept models answer exactly as fresh ones on every (n, fpr, block bits) of the grid
+    /// and along the sub-filter sequences of scalable filters (growth 2 and 4, tightening 0.5),
+    /// visited in orders that leave the cache in many states (long chains from rates near 1
+    /// first, then small loads, then the reverse).
+    fn check_grid(ns: &[u64], ps: &[f64], block_bits: &[u64]) {
+        let mut grid = Vec::new();
+        for &b in block_bits {
+            for &p in ps {
+                for &n in ns {
+                    grid.push((n, p, b));
+                }
+            }
+        }
+        for (n0, g) in [(100u64, 2u64), (1_000, 4)] {
+            for i in 0..12u32 {
+                let fpr = 0.01 * 0.5 * 0.5f64.powi(i as i32);
+                grid.push((n0 * g.pow(i), fpr, 512));
+            }
+        }
+        let fresh: Vec<_> = grid
+            .iter()
+            .map(|&(n, p, b)| uncached(n, p, b).map_err(|e| e.to_string()))
+            .collect();
+        for pass in 0..2 {
+            let order: Vec<usize> = if pass == 0 {
+                (0..grid.len()).collect()
+            } else {
+                (0..grid.len()).rev().collect()
+            };
+            for i in order {
+                let (n, p, b) = grid[i];
+                let kept = blocked_shape(n, p, b).map_err(|e| e.to_string());
+                assert_eq!(kept, fresh[i], "n = {n}, fpr = {p}, block bits = {b}");
+            }
+        }
+        // the grid's answers are real shapes, not a shared error
+        assert!(fresh.iter().filter(|r| r.is_ok()).count() > grid.len() / 2);
+    }
+
+    #[test]
+    fn kept_models_size_exactly_as_fresh_ones() {
+        check_grid(
+            &[1, 7, 1_000, 100_000, 3_000_000, 1_000_000_000],
+            &[0.9, 0.2, 0.01, 1e-5, 1e-12],
+            &[512, 128],
+        );
+    }
+
+    #[test]
+    #[ignore = "wide grid, minutes in debug: cargo test -p bloomery --release --lib -- --ignored kept_models"]
+    fn kept_models_size_exactly_as_fresh_ones_wide() {
+        let ns: Vec<u64> = (0..=33)
+            .map(|e| (2f64.powf(e as f64 * 1.07) as u64).max(1))
+            .collect();
+        let ps: Vec<f64> = (0..=26).map(|e| 0.95 * 0.37f64.powi(e)).collect();
+        check_grid(&ns, &ps, &[512, 256, 128, 64]);
     }
 }

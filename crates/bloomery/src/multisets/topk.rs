@@ -111,8 +111,14 @@ pub struct TopK {
     hasher: KeyHasher,
     /// `depth × width` buckets, row after row: fingerprint in the high 32 bits, count in the low.
     buckets: Words,
-    /// Binary min-heap on `count`.
+    /// Binary min-heap on `count`; its capacity never exceeds k.
     heap: Vec<Entry>,
+    /// Sum of the heap's item capacities.
+    item_bytes: u64,
+    /// The memory limit the structure obeys: the builder's, or on load the loading process's.
+    /// Items that would take the buckets, the k entries and the items past it do not enter the
+    /// list (as items longer than [`MAX_ITEM_LEN`]).
+    max_bytes: u64,
     /// Random draws made so far (the generator's position).
     draws: u64,
     /// Sum of all increments (saturating).
@@ -172,6 +178,13 @@ impl TopKBuilder {
             requested: u64::MAX,
             limit: self.max_bytes,
         })?;
+        // the buckets and the list's k entries must fit before any item arrives
+        store::check_size(
+            (words as u64)
+                .saturating_mul(8)
+                .saturating_add(u64::from(self.k).saturating_mul(ENTRY_BYTES)),
+            self.max_bytes,
+        )?;
         Ok(TopK {
             k: self.k,
             width: self.width,
@@ -180,6 +193,8 @@ impl TopKBuilder {
             hasher: self.hasher,
             buckets: Words::zeroed(words, self.max_bytes)?,
             heap: Vec::new(),
+            item_bytes: 0,
+            max_bytes: self.max_bytes,
             draws: 0,
             total: 0,
             encoded: OnceLock::new(),
@@ -207,6 +222,9 @@ fn check_shape(
     }
     Ok(())
 }
+
+/// Bytes of one entry of the list (the item's bytes aside).
+const ENTRY_BYTES: u64 = std::mem::size_of::<Entry>() as u64;
 
 fn words_for(width: u64, depth: u32) -> Option<usize> {
     width
@@ -308,12 +326,44 @@ impl TopK {
     pub fn bucket_bytes(&self) -> u64 {
         self.buckets.len() as u64 * 8
     }
-    /// Bytes held by the heap's items (their lengths plus a fixed cost per entry).
+    /// Bytes held by the top-k list: its entries (as allocated, at most k) and its items'
+    /// bytes, plus the saved form of the list while it is kept (see [`list_allocations`]).
+    ///
+    /// [`list_allocations`]: Self::list_allocations
     pub fn heap_bytes(&self) -> u64 {
-        self.heap
-            .iter()
-            .map(|e| e.item.capacity() as u64 + std::mem::size_of::<Entry>() as u64)
-            .sum()
+        self.list_allocations().sum()
+    }
+
+    /// The size of every heap allocation behind the top-k list: the entries' array, each
+    /// item's bytes, and the list's saved form (kept from a save until the next change).
+    /// Counted against the memory limit as they are made; a caller that knows its allocator's
+    /// rounding sums them rounded.
+    pub fn list_allocations(&self) -> impl Iterator<Item = u64> + '_ {
+        let entries = self.heap.capacity() as u64 * ENTRY_BYTES;
+        // arrays are kept in whole 64-byte lines
+        let saved = self
+            .encoded
+            .get()
+            .map_or(0, |w| (w.len() as u64).div_ceil(8) * 64);
+        std::iter::once(entries)
+            .chain(self.heap.iter().map(|e| e.item.capacity() as u64))
+            .chain(std::iter::once(saved))
+            .filter(|&b| b > 0)
+    }
+
+    /// The memory limit this list obeys (see [`TopKBuilder::max_bytes`]).
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
+    /// True when a new item of `len` bytes, replacing an item of `freed` bytes, keeps the
+    /// buckets, the k entries and the items within the limit.
+    fn item_fits(&self, len: usize, freed: u64) -> bool {
+        self.bucket_bytes()
+            .saturating_add(u64::from(self.k).saturating_mul(ENTRY_BYTES))
+            .saturating_add(self.item_bytes - freed)
+            .saturating_add(len as u64)
+            <= self.max_bytes
     }
 
     /// One draw of the decay generator for a key, uniform in (0, 1].
@@ -462,7 +512,15 @@ impl TopK {
             }
             return None;
         }
-        if item.len() > MAX_ITEM_LEN {
+        // a list at the memory limit is full: a heavier item takes the minimum's place
+        let full = full
+            || (!self.item_fits(item.len(), 0) && self.heap.first().is_some_and(|m| m.count < est));
+        let freed = if full {
+            self.heap[0].item.capacity() as u64
+        } else {
+            0
+        };
+        if item.len() > MAX_ITEM_LEN || !self.item_fits(item.len(), freed) {
             return None;
         }
         let e = Entry {
@@ -470,7 +528,13 @@ impl TopK {
             fp,
             count: est,
         };
+        self.item_bytes = self.item_bytes - freed + e.item.capacity() as u64;
         if !full {
+            if self.heap.len() == self.heap.capacity() {
+                // grow by doubling, but never past k entries (the limit counts k)
+                let want = (self.heap.capacity() * 2).max(4).min(self.k as usize);
+                self.heap.reserve_exact(want - self.heap.len());
+            }
             self.heap.push(e);
             let last = self.heap.len() - 1;
             self.sift_up(last);
@@ -596,6 +660,14 @@ impl Persist for TopK {
             )));
         }
         store::check_size(bucket_part.saturating_add(heap_part), limit)?;
+        // in memory: the buckets, the list's k entries and its items, as a new list counts them
+        store::check_size(
+            (words as u64)
+                .saturating_mul(8)
+                .saturating_add(u64::from(k).saturating_mul(ENTRY_BYTES))
+                .saturating_add(heap_bytes),
+            limit,
+        )?;
         let buckets = src.words(d.payload_offset, words, limit)?;
         for &b in buckets.as_slice() {
             let (fp, c) = unpack(b);
@@ -616,6 +688,7 @@ impl Persist for TopK {
         }
         let hasher = d.header.hasher;
         let mut heap: Vec<Entry> = Vec::with_capacity(heap_len as usize);
+        let mut item_bytes = 0u64;
         let mut at: u64 = 0;
         let mut seen = std::collections::HashSet::with_capacity(heap_len as usize);
         for &m in meta {
@@ -628,6 +701,7 @@ impl Persist for TopK {
                 return Err(inconsistent("heap item with count 0"));
             }
             let item = raw[at as usize..end as usize].to_vec();
+            item_bytes += item.capacity() as u64;
             if !seen.insert(item.clone()) {
                 return Err(inconsistent("heap item listed twice"));
             }
@@ -655,6 +729,8 @@ impl Persist for TopK {
             hasher,
             buckets,
             heap,
+            item_bytes,
+            max_bytes: limit,
             draws,
             total: d.header.items,
             encoded: OnceLock::new(),
@@ -687,6 +763,61 @@ mod tests {
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
     use std::collections::HashMap;
+
+    /// The list's entries and items count against the memory limit: a k whose entries alone
+    /// exceed it is refused at build (and on load), and items that would take the list past it
+    /// stay out, while `heap_bytes` counts every allocation of the list.
+    #[test]
+    fn list_memory_obeys_the_limit() {
+        let limit = 256 * 1024;
+        let e = TopK::builder(1 << 20)
+            .max_bytes(limit)
+            .try_build()
+            .unwrap_err();
+        assert!(matches!(e, crate::Error::TooLarge { .. }), "{e}");
+        // 100 entries fit, 10,000 do not
+        assert!(TopK::builder(10_000).max_bytes(limit).try_build().is_err());
+        let mut t = TopK::builder(100)
+            .width(512)
+            .depth(4)
+            .max_bytes(limit)
+            .try_build()
+            .unwrap();
+        let fixed = t.bucket_bytes() + 100 * ENTRY_BYTES;
+        assert!(fixed < limit / 4);
+        // 100 items of 4 KiB would be 400 KiB: only those that fit enter
+        for i in 0..100u32 {
+            let item = [vec![(i % 251) as u8; 4092], i.to_le_bytes().to_vec()].concat();
+            t.incr_by(&item, 1000 + i);
+        }
+        let items: u64 = t.heap.iter().map(|e| e.item.capacity() as u64).sum();
+        assert_eq!(items, t.item_bytes);
+        assert!(t.len() > 10 && t.len() < 100, "{} items listed", t.len());
+        assert!(t.heap.capacity() <= 100);
+        assert!(fixed + items <= limit, "{} + {items} > {limit}", fixed);
+        assert_eq!(
+            t.heap_bytes(),
+            t.heap.capacity() as u64 * ENTRY_BYTES + items,
+            "entries and items, nothing saved yet"
+        );
+        // a later, heavier item still replaces the minimum when it fits in the freed room
+        let heavy = vec![7u8; 4096];
+        t.incr_by(&heavy, 100_000);
+        assert!(t.query(&heavy[..]));
+        // the saved form is held (and counted) once built, until the next change
+        let before = t.heap_bytes();
+        let bytes = t.to_bytes();
+        assert!(t.heap_bytes() > before);
+        // loading under a limit too small for k entries is refused
+        let load = |limit: u64| {
+            let d = crate::io::header::decode(&bytes, crate::io::header::Verify::Checksum).unwrap();
+            TopK::decode_from(&d, format::Source::Bytes(&bytes), limit)
+        };
+        assert!(load(fixed).is_err());
+        let back = load(limit).unwrap();
+        assert_eq!(back.item_bytes, t.item_bytes);
+        assert_eq!(back.max_bytes(), limit);
+    }
 
     /// A Zipf(s = 1) stream over `n` items, fixed seed, by inverse transform on the CDF.
     fn zipf_stream(n: usize, len: usize, seed: u64) -> Vec<u32> {
