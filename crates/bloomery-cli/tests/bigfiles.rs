@@ -485,3 +485,54 @@ fn a_sweeping_add_writes_what_an_add_in_input_order_writes() {
     assert_eq!(want.len(), 30_000);
     assert_eq!(swept, want.to_bytes());
 }
+
+/// `fold` and `flatten` build their (smaller) result in memory: a result over `--max-memory`
+/// is refused before it is built, naming the flag, and OUT is not written; under the limit the
+/// same commands succeed (the input itself is mapped, whatever its size).
+#[test]
+fn fold_and_flatten_refuse_a_result_over_the_memory_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    // 10 MB of blocked filter: its half is 5 MB
+    let big = create(
+        dir.path(),
+        "big.bloom",
+        &["--kind", "blocked", "--bits", "80M", "--hashes", "8"],
+    );
+    add(&big, 0..1000);
+    // about 4.8 MB of 4-bit counters: the plain filter is about 1.2 MB
+    let counting = create(
+        dir.path(),
+        "c.bloom",
+        &["--kind", "counting", "-n", "1M", "-p", "0.01"],
+    );
+    let half = dir.path().join("half.bloom");
+    let plain = dir.path().join("plain.bloom");
+    let refused = |args: &[&str], out: &Path| {
+        let o = bloomery().args(args).output().unwrap();
+        assert_eq!(o.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("--max-memory"), "{args:?}: {err}");
+        assert!(!out.exists(), "{args:?}: OUT was written");
+        assert!(stale_temp_files(dir.path()).is_empty());
+    };
+    let (b, h) = (big.to_str().unwrap(), half.to_str().unwrap());
+    refused(&["--max-memory", "4M", "fold", b, h], &half);
+    let (c, pl) = (counting.to_str().unwrap(), plain.to_str().unwrap());
+    refused(&["--max-memory", "1M", "flatten", c, pl], &plain);
+    bloomery()
+        .args(["--max-memory", "8M", "fold", b, h])
+        .assert()
+        .success();
+    bloomery()
+        .args(["--max-memory", "2M", "flatten", c, pl])
+        .assert()
+        .success();
+    let out = bloomery()
+        .arg("check")
+        .arg("-c")
+        .arg(&half)
+        .write_stdin(lines(0..1000))
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1000\n");
+}

@@ -59,6 +59,24 @@ impl SetStats {
             layers: 0,
         }
     }
+
+    /// The figures of a classic filter (a rate that follows from the fill alone) whose
+    /// `ones` bits set are already counted.
+    pub fn of_ones(f: &crate::sets::classic::BloomFilter, ones: u64) -> Self {
+        use crate::filter::Stats;
+        let (bits, k) = (f.bit_len(), f.hash_count());
+        Self {
+            bits,
+            hashes: k,
+            ones,
+            current_fpr: crate::params::fpr_from_fill(ones, bits, k),
+            capacity: f.capacity(),
+            target_fpr: f.target_fpr(),
+            estimated_items: crate::params::estimate_items(bits, k, ones),
+            sub_filters: 1,
+            layers: 0,
+        }
+    }
 }
 
 /// The [`SetKind`] methods of a structure that hashes keys whole (a [`Filter`]): they

@@ -15,6 +15,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 const KNOWN: u8 = 1;
 const AVX2: u8 = 2;
 const BMI2: u8 = 4;
+const POPCNT: u8 = 8;
 
 /// [`KNOWN`] once the CPU and the environment were read, with the usable extensions.
 static STATE: AtomicU8 = AtomicU8::new(0);
@@ -43,6 +44,9 @@ fn detect() -> u8 {
         {
             s |= BMI2;
         }
+        if std::arch::is_x86_feature_detected!("popcnt") {
+            s |= POPCNT;
+        }
     }
     let _ = off;
     STATE.store(s, Ordering::Relaxed);
@@ -59,6 +63,13 @@ pub(crate) fn avx2() -> bool {
 #[inline(always)]
 pub(crate) fn bmi2() -> bool {
     state() & BMI2 != 0
+}
+
+/// True when the POPCNT instruction may be used (bit counts of the fill passes): the CPU has
+/// it and `BLOOMERY_NO_SIMD` is not set.
+#[inline(always)]
+pub(crate) fn popcnt() -> bool {
+    state() & POPCNT != 0
 }
 
 /// The extensions the library's code paths use in this process, for reports (`"avx2+bmi2"`,

@@ -83,8 +83,10 @@ pub fn run(a: AddArgs) -> Result<u8> {
                 }
             };
             let new = f.len().saturating_sub(before);
-            // the summary's fill is one more pass over the filter's pages: skipped with -q
-            let i = (!crate::output::is_quiet()).then(|| f.info());
+            // the summary's fill is one more pass over the filter's pages (skipped with -q),
+            // dropping them behind it in a big file
+            let i = (!crate::output::is_quiet())
+                .then(|| f.info_pass(&mut |r| up.sealer.release_payload(r)));
             up.commit()?;
             let Some(i) = i else {
                 return Ok(0);

@@ -11,9 +11,10 @@ use crate::cli::{EstimateArgs, InfoArgs};
 use crate::num::{bytes, group, rate};
 use crate::output::{self, table, Progress};
 
-/// `info`: the header and one pass over the mapped file. The checksum pass (unless
-/// `--no-verify`) runs on a second thread beside the pass that counts the fill, so both read
-/// the file once between them; `--fast` prints what the header alone says.
+/// `info`: the header and one pass over the mapped file. A set kind is counted in the
+/// checksum's pass (each piece hashed, unless `--no-verify`, then counted while in cache); a
+/// counting kind is counted beside it on a second thread. `--fast` prints what the header
+/// alone says.
 pub fn info(a: InfoArgs) -> Result<u8> {
     let ctx = || format!("cannot load `{}`", a.file.display());
     let file = open::map(&a.file, false)?;
@@ -32,6 +33,15 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         }
     };
     let header = file.header().clone();
+    if let Structure::Set(f) = &s {
+        // one pass: each piece of the file is hashed and its bits counted while in cache
+        let mut bar = Progress::bytes(if verify { "verifying" } else { "counting" }, file.len());
+        let i = f
+            .info_mapped(&file, verify, &mut |n| bar.set(n))
+            .with_context(ctx)?;
+        drop(bar);
+        return set_info(&a, &header, &file, f, i);
+    }
     std::thread::scope(|scope| -> Result<u8> {
         let checked = verify.then(|| {
             scope.spawn(|| {

@@ -488,8 +488,61 @@ impl AnyFilter {
 
     /// Shape and state summary.
     pub fn info(&self) -> FilterInfo {
+        self.info_from(self.as_dyn().stats())
+    }
+
+    /// [`info`](Self::info) counted in one pass over the words in
+    /// [`PASS_CHUNK`](crate::PASS_CHUNK) pieces, calling `behind(range)` with each piece's
+    /// byte range in the payload once it is counted: a caller updating a big file drops
+    /// those pages ([`FileUpdate::release_range`]), so the pass holds about one piece
+    /// resident. Classic and blocked filters count piece by piece; the other kinds count as
+    /// [`info`](Self::info) does, then report their whole payload behind them.
+    pub fn info_pass(&self, behind: &mut dyn FnMut(std::ops::Range<u64>)) -> FilterInfo {
+        let chunk = crate::io::header::PASS_CHUNK as u64;
+        let mut pass = FillPass::new(self);
+        let len = pass.len();
+        let mut at = 0;
+        while at < len {
+            let n = chunk.min(len - at);
+            pass.advance(at + n);
+            behind(at..at + n);
+            at += n;
+        }
+        self.info_from(pass.finish())
+    }
+
+    /// [`info`](Self::info) of this filter, decoded from `file` ([`from_mapped`](Self::from_mapped)),
+    /// in the same streaming pass as the file's checksum (checked when `verify`): each piece
+    /// of the file is hashed and its bits counted while it is in cache, and its pages are
+    /// dropped behind the pass, so the file is read once and resident memory stays at about
+    /// [`PASS_CHUNK`](crate::PASS_CHUNK) bytes (classic and blocked filters; the other kinds
+    /// count after the pass, as [`info`](Self::info) does). A checksum mismatch is an error.
+    /// `progress` is told the bytes done. A compressed file (decompressed into memory) is
+    /// verified, then counted in memory.
+    pub fn info_mapped(
+        &self,
+        file: &MappedFile,
+        verify: bool,
+        progress: format::Progress<'_>,
+    ) -> Result<FilterInfo> {
+        if !file.is_plain() {
+            if verify {
+                file.verify(progress)?;
+            }
+            return Ok(self.info());
+        }
+        let head = file.header_len();
+        let mut pass = FillPass::new(self);
+        file.pass(
+            verify,
+            &mut |at, n| pass.advance(((at + n) as u64).saturating_sub(head)),
+            progress,
+        )?;
+        Ok(self.info_from(pass.finish()))
+    }
+
+    fn info_from(&self, s: SetStats) -> FilterInfo {
         let hasher = *self.hasher();
-        let s = self.as_dyn().stats();
         let items = self.len();
         let lower = if s.target_fpr > 0.0 && items > 0 {
             crate::params::lower_bound_bits(items, s.target_fpr)
@@ -523,6 +576,68 @@ impl AnyFilter {
             seed_kind: hasher.seed_kind().name(),
             sub_filters: s.sub_filters,
             layers: s.layers,
+        }
+    }
+}
+
+/// A filter's fill figures counted as a pass over its words reaches them (see
+/// [`AnyFilter::info_pass`]).
+enum FillPass<'a> {
+    Blocked(&'a BlockedBloomFilter, crate::sets::blocked::FillPass),
+    Classic {
+        f: &'a BloomFilter,
+        /// Words counted so far.
+        next: usize,
+        ones: u64,
+    },
+    /// Counted whole at the end.
+    Whole(&'a AnyFilter),
+}
+
+impl<'a> FillPass<'a> {
+    fn new(f: &'a AnyFilter) -> Self {
+        match f {
+            AnyFilter::Blocked(b) => Self::Blocked(b, crate::sets::blocked::FillPass::new(b)),
+            AnyFilter::Classic(c) => Self::Classic {
+                f: c,
+                next: 0,
+                ones: 0,
+            },
+            other => Self::Whole(other),
+        }
+    }
+
+    /// Bytes of the words counted piece by piece (the whole payload for the other kinds).
+    fn len(&self) -> u64 {
+        match self {
+            Self::Blocked(b, _) => b.as_words().len() as u64 * 8,
+            Self::Classic { f, .. } => f.as_words().len() as u64 * 8,
+            Self::Whole(f) => f.encode_parts().1.len(),
+        }
+    }
+
+    /// Count what lies within the first `bytes` bytes of the words.
+    fn advance(&mut self, bytes: u64) {
+        match self {
+            Self::Blocked(b, p) => p.advance(b, bytes),
+            Self::Classic { f, next, ones } => {
+                let words = f.as_words();
+                let end = usize::try_from(bytes / 8).map_or(words.len(), |e| e.min(words.len()));
+                if end > *next {
+                    *ones += crate::store::count_ones(&words[*next..end]);
+                    *next = end;
+                }
+            }
+            Self::Whole(_) => {}
+        }
+    }
+
+    fn finish(mut self) -> SetStats {
+        self.advance(u64::MAX);
+        match self {
+            Self::Blocked(b, p) => p.finish(b),
+            Self::Classic { f, ones, .. } => SetStats::of_ones(f, ones),
+            Self::Whole(f) => f.as_dyn().stats(),
         }
     }
 }

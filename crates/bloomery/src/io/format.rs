@@ -131,6 +131,62 @@ pub(crate) fn release_readonly(map: &crate::map::Mmap, at: usize, n: usize) {
     let _ = (map, at, n);
 }
 
+/// Bytes a streaming pass hands to its visitor at a time: small enough that the visitor
+/// reads them while the checksum has just brought them into the CPU's cache.
+pub(crate) const PASS_PIECE: usize = 256 << 10;
+
+/// One streaming pass over a mapped file: [`PASS_CHUNK`](crate::io::header::PASS_CHUNK)
+/// steps, each read ahead before it is reached and dropped from the process behind the pass;
+/// within a step, [`PASS_PIECE`] pieces, each hashed (when `verify`) and then handed to
+/// `visit(offset, len)` while it is in cache. The body (all but the trailer) is visited; with
+/// `verify` the checksum must match the trailer, else the error is returned once the pass ends.
+pub(crate) fn pass_map(
+    map: &crate::map::Mmap,
+    verify: bool,
+    visit: &mut dyn FnMut(usize, usize),
+    progress: Progress<'_>,
+) -> Result<()> {
+    use crate::io::header::PASS_CHUNK;
+    let body = map.len().saturating_sub(TRAILER);
+    #[cfg(unix)]
+    let _ = map.advise(crate::map::Advice::Sequential);
+    let mut h = crate::io::header::StreamHash::new();
+    let mut at = 0;
+    while at < body {
+        let n = PASS_CHUNK.min(body - at);
+        #[cfg(unix)]
+        {
+            let next = at + n;
+            let ahead = PASS_CHUNK.min(body - next);
+            if ahead > 0 {
+                let _ = map.advise_range(crate::map::Advice::WillNeed, next, ahead);
+            }
+        }
+        let mut p = at;
+        while p < at + n {
+            let q = PASS_PIECE.min(at + n - p);
+            if verify {
+                h.update(&map[p..p + q]);
+            }
+            visit(p, q);
+            p += q;
+        }
+        release_readonly(map, at, n);
+        at += n;
+        progress(at as u64);
+    }
+    #[cfg(unix)]
+    let _ = map.advise(crate::map::Advice::Random);
+    if verify {
+        let stored = u64::from_le_bytes(map[body..].try_into().expect("8 bytes"));
+        let computed = h.digest();
+        if computed != stored {
+            return Err(FormatError::ChecksumMismatch { stored, computed }.into());
+        }
+    }
+    Ok(())
+}
+
 /// Verify the checksum of a mapped plain or compressed file (its header already decoded) in
 /// one streaming pass that drops each step's pages behind it (see
 /// [`crate::MappedFile::verify`]).

@@ -178,6 +178,19 @@ impl MappedFile {
         format::verify_map(&self.map, progress)
     }
 
+    /// One streaming pass over the file (as [`verify`](Self::verify), checking the checksum
+    /// when `verify`), handing each piece of the body to `visit(offset, len)` right after it
+    /// is hashed, while it is in cache: what counts a structure's fill in the same pass as
+    /// its checksum ([`AnyFilter::info_mapped`](crate::AnyFilter::info_mapped)).
+    pub(crate) fn pass(
+        &self,
+        verify: bool,
+        visit: &mut dyn FnMut(usize, usize),
+        progress: Progress<'_>,
+    ) -> Result<()> {
+        format::pass_map(&self.map, verify, visit, progress)
+    }
+
     /// Decode the file's structure as `P`: the words are the file's pages, used in place (a
     /// compressed file is decompressed into memory). The checksum is not verified here: call
     /// [`verify`](Self::verify) first for that guarantee.
@@ -457,7 +470,7 @@ fn copy_verified(src: &MappedFile, dst: &mut File, progress: Progress<'_>) -> Re
     let body = map.len() - 8;
     #[cfg(unix)]
     let _ = map.advise(crate::map::Advice::Sequential);
-    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let mut h = crate::io::header::StreamHash::new();
     let mut at = 0;
     while at < map.len() {
         let n = PASS_CHUNK.min(map.len() - at);

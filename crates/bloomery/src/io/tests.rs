@@ -171,3 +171,113 @@ fn large_files_load_through_the_huge_page_buffer_like_small_ones() {
         Err(Error::TooLarge { .. })
     ));
 }
+
+/// The figures counted in the checksum's pass (`info_mapped`, with and without verification)
+/// and in a pass that reports the pieces behind it (`info_pass`) are `info`'s, for every set
+/// kind and for blocked filters of both layouts and a classic filter larger than a pass step
+/// (pieces cut across steps); the pieces reported cover the words once, in order. A damaged
+/// payload fails the verified pass and is counted as it is without verification.
+#[test]
+#[cfg_attr(not(feature = "mmap"), ignore = "maps files: needs the `mmap` feature")]
+fn info_in_one_pass_equals_info() {
+    use crate::{AnyFilter, MappedFile};
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = samples();
+    let big_keys = 200_000u32;
+    let mut positions = BlockedBloomFilter::builder()
+        .bits(100_000_000)
+        .hashes(6)
+        .try_build()
+        .unwrap();
+    let mut sectors = BlockedBloomFilter::try_new(9_000_000, 0.01).unwrap();
+    assert_eq!(sectors.layout(), crate::BlockLayout::Sectors);
+    let mut classic = BloomFilter::builder()
+        .bits(90_000_000)
+        .hashes(4)
+        .try_build()
+        .unwrap();
+    for i in 0..big_keys {
+        positions.insert(&i);
+        sectors.insert(&i);
+        classic.insert(&i);
+    }
+    files.push(("big positions", positions.to_bytes()));
+    files.push(("big sectors", sectors.to_bytes()));
+    files.push(("big classic", classic.to_bytes()));
+    for (name, bytes) in files {
+        let p = dir.path().join("f.bloom");
+        std::fs::write(&p, &bytes).unwrap();
+        let file = MappedFile::open(&p).unwrap();
+        let f = AnyFilter::from_mapped(&file).unwrap();
+        let expected = f.info();
+        for verify in [true, false] {
+            let mut last = 0;
+            let got = f
+                .info_mapped(&file, verify, &mut |n| {
+                    assert!(n > last);
+                    last = n;
+                })
+                .unwrap();
+            assert_eq!(got, expected, "{name} verify={verify}");
+            assert_eq!(
+                last,
+                file.len() - 8,
+                "{name}: the progress reaches the body's end"
+            );
+        }
+        let mut at = 0;
+        let got = f.info_pass(&mut |r| {
+            assert_eq!(r.start, at, "{name}: pieces in order");
+            at = r.end;
+        });
+        assert_eq!(got, expected, "{name}");
+        // the words, then at most a 64-byte padding
+        assert!(
+            at <= file.payload_len() && file.payload_len() - at < 64,
+            "{name}: the pieces cover the words ({at} of {})",
+            file.payload_len()
+        );
+        if name.starts_with("big") {
+            assert!(expected.items > 0 && expected.fill_ratio > 0.0);
+            // one word of the payload set to all ones, the checksum left as it was
+            let mut damaged = bytes.clone();
+            let at = file.header_len() as usize + 8 * 1_000_001;
+            damaged[at..at + 8].copy_from_slice(&[0xff; 8]);
+            std::fs::write(&p, &damaged).unwrap();
+            let file = MappedFile::open(&p).unwrap();
+            let g = AnyFilter::from_mapped(&file).unwrap();
+            let err = g.info_mapped(&file, true, &mut |_| {}).unwrap_err();
+            assert!(
+                matches!(err, Error::Format(FormatError::ChecksumMismatch { .. })),
+                "{name}: {err}"
+            );
+            let counted = g.info_mapped(&file, false, &mut |_| {}).unwrap();
+            assert_eq!(counted, g.info(), "{name}");
+            assert!(counted.fill_ratio > expected.fill_ratio, "{name}");
+        }
+    }
+}
+
+/// The streaming passes' hasher gives xxh3-64's digest of the bytes fed, however they are cut
+/// (lengths around its internal block and stripe sizes, pieces of every size).
+#[test]
+fn stream_hash_is_xxh3() {
+    let bytes: Vec<u8> = (0..300_000u32)
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    for len in [
+        0, 1, 16, 17, 128, 129, 240, 241, 1024, 1025, 65_536, 299_999,
+    ] {
+        for piece in [1, 7, 64, 1000, 65_536, len.max(1)] {
+            let mut h = super::header::StreamHash::new();
+            for c in bytes[..len].chunks(piece) {
+                h.update(c);
+            }
+            assert_eq!(
+                h.digest(),
+                xxhash_rust::xxh3::xxh3_64(&bytes[..len]),
+                "len {len} piece {piece}"
+            );
+        }
+    }
+}

@@ -306,12 +306,14 @@ impl CountingBloomFilter {
 
     /// The plain Bloom filter of the same m, k and hasher: bit i is set where counter i is
     /// non-zero, so it answers `contains` exactly as this filter does (Broder & Mitzenmacher §4, summary cache).
+    /// It is built in memory, within the process's memory limit ([`crate::max_bytes`]): a
+    /// larger one is [`Error::TooLarge`](crate::Error::TooLarge), before anything is allocated.
     pub fn to_bloom_filter(&self) -> Result<BloomFilter> {
         use crate::io::format::Persist as _;
         let m = self.counters.len();
         let words =
             usize::try_from(m.div_ceil(64)).map_err(|_| invalid("counters", "too large"))?;
-        let mut bits = Words::zeroed(words, u64::MAX)?;
+        let mut bits = Words::zeroed(words, crate::store::max_bytes())?;
         {
             let w = bits.as_mut_slice();
             for i in 0..m {

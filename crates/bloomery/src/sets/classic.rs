@@ -160,6 +160,9 @@ impl BloomFilter {
     /// the same guarantee: no false negatives, and lookups in the halved filter need no
     /// special case. The halved filter keeps the items and the target rate; its capacity at
     /// that rate is half the original's.
+    ///
+    /// The half is built in memory, within the process's memory limit ([`crate::max_bytes`]):
+    /// a larger one is [`Error::TooLarge`](crate::Error::TooLarge), before anything is allocated.
     pub fn fold(&self) -> Result<Self> {
         if self.m < 2 || !self.m.is_multiple_of(2) {
             return Err(invalid(
@@ -172,7 +175,8 @@ impl BloomFilter {
             ));
         }
         let half = self.m / 2;
-        let mut out = Self::try_with_shape_hasher(half, self.k, self.core.hasher, u64::MAX)?;
+        let mut out =
+            Self::try_with_shape_hasher(half, self.k, self.core.hasher, crate::store::max_bytes())?;
         fold_bits(self.as_words(), out.core.words.as_mut_slice());
         out.core.items = self.core.items;
         out.core.capacity = self.core.capacity / 2;
@@ -391,8 +395,9 @@ impl crate::dispatch::SetKind for BloomFilter {
         ..Capabilities::NONE
     };
     hashed_set_kind!();
+    /// The bits set are counted once; the rate and the estimate follow from them.
     fn stats(&self) -> SetStats {
-        SetStats::of(self)
+        SetStats::of_ones(self, store::count_ones(self.as_words()))
     }
     fn fold(&self) -> Result<Self> {
         BloomFilter::fold(self)

@@ -23,12 +23,14 @@ mod atomic;
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 mod block;
+mod fill;
 mod persist;
 mod regions;
 
 pub use atomic::AtomicBlockedBloomFilter;
 pub use block::BlockLayout;
 use block::*;
+pub(crate) use fill::FillPass;
 pub use regions::{InsertRegions, RegionWriter};
 
 /// Bits per block (one 64-byte cache line).
@@ -445,6 +447,9 @@ impl BlockedBloomFilter {
     /// are exactly the keys of block i of the filter of h blocks, with the same bits inside.
     /// An odd B has no such pairing. The halved filter keeps the items and the target rate;
     /// its capacity at that rate is half the original's.
+    ///
+    /// The half is built in memory, within the process's memory limit ([`crate::max_bytes`]):
+    /// a larger one is [`Error::TooLarge`](crate::Error::TooLarge), before anything is allocated.
     pub fn fold(&self) -> Result<Self> {
         if self.blocks < 2 || !self.blocks.is_multiple_of(2) {
             return Err(invalid(
@@ -461,7 +466,7 @@ impl BlockedBloomFilter {
             self.k,
             self.layout,
             self.core.hasher,
-            u64::MAX,
+            store::max_bytes(),
         )?;
         let src = self.as_words();
         for (b, dst) in out
@@ -614,21 +619,7 @@ impl Stats for BlockedBloomFilter {
     /// random key's bits are all set: `(ones_b / 512)^k` for the positions layout,
     /// `Π_j ones_bj / 64` over the eight words for the sectors layout.
     fn current_fpr(&self) -> f64 {
-        let sum: f64 = self
-            .as_words()
-            .chunks_exact(BLOCK_WORDS)
-            .map(|b| match self.layout {
-                BlockLayout::Positions => {
-                    let ones: u32 = b.iter().map(|w| w.count_ones()).sum();
-                    (f64::from(ones) / BLOCK_BITS as f64).powi(self.k as i32)
-                }
-                BlockLayout::Sectors => b
-                    .iter()
-                    .map(|w| f64::from(w.count_ones()) / 64.0)
-                    .product::<f64>(),
-            })
-            .sum();
-        sum / self.blocks as f64
+        FillPass::new(self).finish(self).current_fpr
     }
     fn capacity(&self) -> u64 {
         self.core.capacity
@@ -782,8 +773,9 @@ impl crate::dispatch::SetKind for BlockedBloomFilter {
     fn prefetch_hashed(&self, h: Hashed) {
         BlockedBloomFilter::prefetch_hashed(self, h)
     }
+    /// One pass over the words counts the bits set and the rate together.
     fn stats(&self) -> SetStats {
-        SetStats::of(self)
+        FillPass::new(self).finish(self)
     }
     fn layout_name(&self) -> Option<&'static str> {
         Some(self.layout().name())
