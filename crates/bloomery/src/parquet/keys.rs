@@ -250,9 +250,52 @@ impl ColumnType {
     /// The 64-bit hash the specification uses for a key (None: the key cannot be a value of
     /// this column).
     pub fn hash(&self, key: &[u8], raw: bool, buf: &mut Vec<u8>) -> Result<u64, KeyError> {
+        // integer text (the common key list): parsed and hashed on the stack, without the
+        // buffer; the same bytes as `encode` writes, so the same hash
+        if !raw {
+            match self.physical {
+                PhysicalType::Int64 => {
+                    if let Some(v) = parse_int64(key) {
+                        return Ok(xxhash_rust::xxh64::xxh64(&v.to_le_bytes(), 0));
+                    }
+                }
+                PhysicalType::Int32 => {
+                    if let Some(v) = parse_int64(key)
+                        .filter(|v| (i64::from(i32::MIN)..=i64::from(u32::MAX)).contains(v))
+                    {
+                        return Ok(xxhash_rust::xxh64::xxh64(&(v as u32).to_le_bytes(), 0));
+                    }
+                }
+                _ => {}
+            }
+        }
         self.encode(key, raw, buf)?;
         Ok(KeyHasher::parquet().hash_bytes(buf).lo)
     }
+}
+
+/// A decimal integer of at most 18 digits with an optional sign (always within i64): the
+/// common case of [`parse_int`], in 64-bit arithmetic. None for anything else (longer, or not
+/// an integer), which the general path then decides.
+#[inline]
+fn parse_int64(s: &[u8]) -> Option<i64> {
+    let (neg, digits) = match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    };
+    if digits.is_empty() || digits.len() > 18 {
+        return None;
+    }
+    let mut v: i64 = 0;
+    for &b in digits {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + i64::from(d);
+    }
+    Some(if neg { -v } else { v })
 }
 
 /// A decimal integer with an optional sign, of at most 20 digits (enough for u64::MAX).
@@ -398,5 +441,81 @@ mod tests {
             (0u8..16).map(|i| i * 0x11).collect::<Vec<_>>()
         );
         assert!(enc(uuid, "00112233-4455-6677-8899-aabbccddeefg").is_err());
+    }
+
+    /// The general path: the plain encoding, hashed as the specification says.
+    fn hash_via_encode(t: ColumnType, k: &[u8]) -> Option<u64> {
+        let mut out = Vec::new();
+        t.encode(k, false, &mut out).ok()?;
+        Some(xxhash_rust::xxh64::xxh64(&out, 0))
+    }
+
+    #[test]
+    fn integer_fast_path_edges() {
+        for t in [PhysicalType::Int32, PhysicalType::Int64] {
+            let ct = ColumnType::new(t, 0);
+            for k in [
+                "0",
+                "-0",
+                "+0",
+                "7",
+                "-7",
+                "+7",
+                "2147483647",
+                "2147483648",
+                "-2147483648",
+                "-2147483649",
+                "4294967295",
+                "4294967296",
+                "999999999999999999",
+                "-999999999999999999",
+                "1000000000000000000",
+                "9223372036854775807",
+                "9223372036854775808",
+                "-9223372036854775808",
+                "-9223372036854775809",
+                "18446744073709551615",
+                "18446744073709551616",
+                "",
+                "-",
+                "+",
+                "1a",
+                " 1",
+                "1 ",
+                "0x10",
+                "1970-01-01",
+            ] {
+                let mut buf = Vec::new();
+                assert_eq!(
+                    ct.hash(k.as_bytes(), false, &mut buf).ok(),
+                    hash_via_encode(ct, k.as_bytes()),
+                    "{t:?} {k:?}"
+                );
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+
+        /// The integer fast path hashes exactly what the plain encoding hashes, and rejects
+        /// exactly what it rejects: integers of any size and sign, and arbitrary text.
+        #[test]
+        fn integer_fast_path_is_the_encoding(
+            v in proptest::prelude::any::<i128>(),
+            small in proptest::prelude::any::<i64>(),
+            text in "[-+0-9a ]{0,22}",
+        ) {
+            for t in [PhysicalType::Int32, PhysicalType::Int64] {
+                let ct = ColumnType::new(t, 0);
+                for k in [v.to_string(), small.to_string(), (small >> 32).to_string(), text.clone()] {
+                    let mut buf = Vec::new();
+                    proptest::prop_assert_eq!(
+                        ct.hash(k.as_bytes(), false, &mut buf).ok(),
+                        hash_via_encode(ct, k.as_bytes())
+                    );
+                }
+            }
+        }
     }
 }
