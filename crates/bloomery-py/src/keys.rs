@@ -736,6 +736,70 @@ pub fn bools_out(
     }
 }
 
+/// The answer buffer of a batch query, allocated before the work: with NumPy, the memory of a
+/// fresh `numpy.empty(n, bool)` array that the answers are written into directly (no
+/// intermediate vector, no copy); without NumPy, a vector turned into a list at the end.
+pub struct BoolsOut {
+    /// The NumPy array that owns `ptr`'s memory (`None` without NumPy).
+    arr: Option<Py<PyAny>>,
+    ptr: *mut bool,
+    vec: Vec<bool>,
+    len: usize,
+}
+
+impl BoolsOut {
+    /// A buffer of `len` answers.
+    pub fn new(py: Python<'_>, len: usize) -> PyResult<Self> {
+        let Some(np) = numpy(py) else {
+            return Ok(Self {
+                arr: None,
+                ptr: std::ptr::null_mut(),
+                vec: vec![false; len],
+                len,
+            });
+        };
+        let arr = np.call_method1(
+            pyo3::intern!(py, "empty"),
+            (len, np.getattr(pyo3::intern!(py, "bool_"))?),
+        )?;
+        let iface = arr.getattr(pyo3::intern!(py, "__array_interface__"))?;
+        let (addr, _read_only): (usize, bool) = iface.get_item("data")?.extract()?;
+        let ptr = if len == 0 {
+            std::ptr::NonNull::<bool>::dangling().as_ptr()
+        } else {
+            addr as *mut bool
+        };
+        Ok(Self {
+            arr: Some(arr.unbind()),
+            ptr,
+            vec: Vec::new(),
+            len,
+        })
+    }
+
+    /// The answers' slots, to fill (any thread; the GIL may be released).
+    pub fn as_mut_slice(&mut self) -> &mut [bool] {
+        match self.arr {
+            // SAFETY: `ptr` is the data of the 1-D, C-contiguous, writable `len`-byte array
+            // `numpy.empty(len, bool)` made, kept alive by `arr`; no other Python code has seen
+            // that array yet, so this is the only reference to its memory. Every byte is
+            // written (0 or 1, NumPy's bool_ layout) before the array is returned; until then
+            // the uninitialised bytes are only overwritten, never read, and `bool` writes do
+            // not read the old value.
+            Some(_) => unsafe { std::slice::from_raw_parts_mut(self.ptr, self.len) },
+            None => &mut self.vec,
+        }
+    }
+
+    /// The answers as a NumPy bool array shaped like the input (a list without NumPy).
+    pub fn finish(self, py: Python<'_>, shape: Option<&Py<PyAny>>) -> PyResult<Py<PyAny>> {
+        match self.arr {
+            Some(arr) => reshape(arr.into_bound(py), shape),
+            None => Ok(PyList::new(py, self.vec)?.into_any().unbind()),
+        }
+    }
+}
+
 /// One count per key as a NumPy uint64 array shaped like the input (a list without NumPy).
 pub fn counts_out(
     py: Python<'_>,

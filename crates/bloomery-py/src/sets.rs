@@ -13,7 +13,7 @@ use pyo3::types::{PyBytes, PyDict, PyType};
 
 use crate::common::{count_arg, hasher, human_bytes, read_only_error};
 use crate::errors::{to_py_key, FormatError, IntoPy};
-use crate::keys::{self, bools_out, Batch, Hashes, RawKey};
+use crate::keys::{self, Batch, BoolsOut, Hashes, RawKey};
 use crate::lock::{write_read_detached, Shared};
 
 /// What every set class holds: the filter behind its lock, and whether it was opened
@@ -146,36 +146,38 @@ impl SetCore {
         };
         if structured {
             let batch = Batch::new(keys)?;
+            let mut out = BoolsOut::new(py, batch.len())?;
+            let slots = out.as_mut_slice();
             let g = self.f.read_detached(py);
-            let out = py.detach(|| {
+            py.detach(|| {
                 let g = g;
-                let mut out = vec![false; batch.len()];
                 batch.chunks(|s, ks| {
-                    for (k, o) in ks.iter().zip(&mut out[s..]) {
+                    for (k, o) in ks.iter().zip(&mut slots[s..]) {
                         *o = g.contains_key(k.bytes());
                     }
                     Ok(())
-                })?;
-                PyResult::Ok(out)
+                })
             })?;
-            return bools_out(py, out, batch.shape.as_ref());
+            return out.finish(py, batch.shape.as_ref());
         }
         let hashes = Hashes::new(keys, hasher)?;
+        let mut out = BoolsOut::new(py, hashes.len())?;
+        let slots = out.as_mut_slice();
         let g = self.f.read_detached(py);
-        let out = py.detach(|| {
+        py.detach(|| {
             let g = g;
-            let mut out = vec![false; hashes.len()];
             match (&*g, hashes.unhashed()) {
-                // NumPy and Arrow keys: hashed inside the blocked filter's query pipeline
-                (AnyFilter::Blocked(b), Some(batch)) => batch
-                    .chunks(|s, ks| b.contains_batch(ks, &mut out[s..s + ks.len()]).py_err())?,
+                // NumPy and Arrow keys: hashed inside the blocked filter's query pipeline,
+                // answers written straight into the result array
+                (AnyFilter::Blocked(b), Some(batch)) => {
+                    batch.chunks(|s, ks| b.contains_batch(ks, &mut slots[s..s + ks.len()]).py_err())
+                }
                 (g, _) => hashes.chunks(hasher, |s, hs| {
-                    contains_hashed(g, hs, &mut out[s..s + hs.len()])
-                })?,
+                    contains_hashed(g, hs, &mut slots[s..s + hs.len()])
+                }),
             }
-            PyResult::Ok(out)
         })?;
-        bools_out(py, out, hashes.shape.as_ref())
+        out.finish(py, hashes.shape.as_ref())
     }
 
     /// A copy of this filter merged with `other` (union or intersection).

@@ -127,6 +127,33 @@ def test_batch_answers_equal_single_answers_for_every_input_type():
     assert f.contains_many(pa.array(strs)[100:]).tolist() == want[100:]
 
 
+def test_arrow_answers_equal_single_answers_across_chunks_slices_and_types():
+    # more keys than one internal chunk, so chunk boundaries, offsets into the value buffers
+    # and the answer positions are all exercised; about half the keys are present
+    f = new()
+    present = [f"key-{i}" for i in range(0, 30_000, 2)]
+    f.add_many(pa.array(present))
+    keys = [f"key-{i}" for i in range(30_000)] + ["", "h\u00e9", "\u00ff" * 40]
+    want = [k in f for k in keys]
+    assert 15_000 <= sum(want) < 15_200
+    for t in (pa.string(), pa.large_string(), pa.binary(), pa.large_binary()):
+        arr = pa.array(keys if t in (pa.string(), pa.large_string()) else [k.encode() for k in keys], type=t)
+        got = f.contains_many(arr)
+        assert isinstance(got, np.ndarray) and got.dtype == np.bool_ and got.shape == (len(keys),)
+        assert got.tolist() == want, t
+        for lo, hi in ((1, len(keys)), (4095, 4097), (4097, 12_289), (12_345, 12_345), (7, 29_999)):
+            assert f.contains_many(arr[lo:hi]).tolist() == want[lo:hi], (t, lo, hi)
+        # a slice of an array with nulls, the nulls outside the slice
+        with_nulls = pa.array([None] + keys[:9000] + [None], type=pa.string()).cast(t)
+        assert f.contains_many(with_nulls[1:9001]).tolist() == want[:9000], t
+        # a null after the first chunk is reported at its position
+        with pytest.raises(ValueError, match="element 5000 .* null"):
+            f.contains_many(pa.concat_arrays([with_nulls[1:5001], pa.nulls(1, t)]))
+    assert f.contains_many(pa.array([], type=pa.string())).tolist() == []
+    chunked = pa.chunked_array([keys[:5000], keys[5000:5001], [], keys[5001:]])
+    assert f.contains_many(chunked).tolist() == want
+
+
 def test_integer_arrays_are_decimal_text():
     f = filled()
     ints = list(range(-50, 2100))
