@@ -317,7 +317,7 @@ impl ArrowKeys {
         self.len
     }
 
-    /// Hand the keys to `f` in chunks of at most [`ARROW_CHUNK`] (see `Batch::chunks`).
+    /// Hand the keys to `f` in chunks of at most `ARROW_CHUNK` (see `Batch::chunks`).
     pub fn chunks(&self, mut f: impl FnMut(usize, &[RawKey]) -> PyResult<()>) -> PyResult<()> {
         let mut keys: Vec<RawKey> = Vec::with_capacity(ARROW_CHUNK.min(self.len));
         let mut arena: Vec<u8> = Vec::new();
