@@ -765,7 +765,7 @@ impl Case for RedisBloomCuckooFilter {
             c.insert(&k);
         }
         for k in keys(50, 21) {
-            a.remove(&k);
+            let _ = a.remove(&k);
         }
         vec![a, b, c]
     }
@@ -780,7 +780,7 @@ impl Case for RedisBloomCuckooFilter {
         for k in keys(100, 23) {
             std::hint::black_box(timed("CF.ADDNX", || self.insert_unique(&k)));
             std::hint::black_box(timed("CF.COUNT", || self.count(&k)));
-            std::hint::black_box(timed("CF.DEL", || self.remove(&k)));
+            let _ = std::hint::black_box(timed("CF.DEL", || self.remove(&k)));
         }
         timed("CF.SCANDUMP", || {
             // the header chunk is iterator 1; data chunks follow it
