@@ -43,22 +43,24 @@ const MAX_BYTES: u64 = 256 << 10;
 struct Counting;
 
 thread_local! {
-    /// Bytes this thread holds, and the most it held since the last reset.
-    static LIVE: Cell<u64> = const { Cell::new(0) };
-    static PEAK: Cell<u64> = const { Cell::new(0) };
+    /// Bytes this thread allocated minus bytes it freed, and the most since the last reset.
+    /// Signed: a thread may free what another allocated (the library's process-wide sizing
+    /// models move between threads), which takes its count below where it started.
+    static LIVE: Cell<i64> = const { Cell::new(0) };
+    static PEAK: Cell<i64> = const { Cell::new(0) };
 }
 
-fn live() -> u64 {
+fn live() -> i64 {
     LIVE.with(Cell::get)
 }
 
-fn reset_peak() -> u64 {
+fn reset_peak() -> i64 {
     let now = live();
     PEAK.with(|p| p.set(now));
     now
 }
 
-fn peak() -> u64 {
+fn peak() -> i64 {
     PEAK.with(Cell::get)
 }
 
@@ -69,7 +71,7 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: same layout contract as the caller's.
         let ptr = unsafe { System.alloc(layout) };
         if !ptr.is_null() {
-            let size = layout.size() as u64;
+            let size = layout.size() as i64;
             let _ = LIVE.try_with(|l| {
                 let now = l.get().wrapping_add(size);
                 l.set(now);
@@ -79,7 +81,7 @@ unsafe impl GlobalAlloc for Counting {
         ptr
     }
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let size = layout.size() as u64;
+        let size = layout.size() as i64;
         let _ = LIVE.try_with(|l| l.set(l.get().wrapping_sub(size)));
         // SAFETY: `ptr` came from `System.alloc` with this layout.
         unsafe { System.dealloc(ptr, layout) }
@@ -822,7 +824,7 @@ fn run<T: Case>() {
             };
             v.within_create_limits();
             v.exercise();
-            let held = live().saturating_sub(base);
+            let held = (live() - base).max(0) as u64;
             assert!(
                 held <= MAX_BYTES + (64 << 10),
                 "{}: holds {held} bytes, MAX-BYTES is {MAX_BYTES}",
@@ -843,7 +845,7 @@ fn run<T: Case>() {
             );
             true
         }));
-        let peak = peak().saturating_sub(base);
+        let peak = (peak() - base).max(0) as u64;
         match outcome {
             Ok(ok) => loaded += usize::from(ok),
             Err(_) => panic!(
