@@ -55,8 +55,17 @@ fn rss_bytes() -> u64 {
 
 const GIB: u64 = 1 << 30;
 
+/// The tests of this file one at a time: one of them measures the process's resident memory,
+/// which the others' allocations would otherwise move.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 #[test]
 fn a_small_file_declaring_3_gib_is_refused_over_the_limit() {
+    let _serial = serial();
     // an all-zero payload of 3 GiB: the stream is just its 17-byte header
     let bomb = forged(3 * GIB, &stream(0xB1, 24 * GIB, 0, &[]), 0x1234);
     assert!(bomb.len() < 400, "{} bytes", bomb.len());
@@ -72,6 +81,7 @@ fn a_small_file_declaring_3_gib_is_refused_over_the_limit() {
 
 #[test]
 fn a_forged_stream_in_a_mode_the_encoder_never_writes_is_refused_at_once() {
+    let _serial = serial();
     // one set bit in 8 GiB coded bit by bit: 6.9e10 decisions before the old decoder
     // noticed; now refused from its header
     let bomb = forged(GIB, &stream(0xB1, 8 * GIB, 1, &[0, 1, 2, 3, 4, 5]), 0);
@@ -90,9 +100,10 @@ fn a_forged_stream_in_a_mode_the_encoder_never_writes_is_refused_at_once() {
 /// Resident memory while loading compressed files: a bomb under the limit fails on its
 /// checksum without touching the pages it declared, and a large sparse filter loads holding
 /// its plain payload once (the words use the rebuilt file in place), touching only the pages
-/// that hold bits. One test, so that no other test of this file allocates while it measures.
+/// that hold bits. Serial: no other test of this file allocates while it measures.
 #[test]
 fn loading_touches_only_the_memory_it_needs() {
+    let _serial = serial();
     // 48 MiB declared, all zeros, wrong plain checksum
     let declared = 48u64 << 20;
     let bomb = forged(declared, &stream(0xB1, declared * 8, 0, &[]), 0xDEAD);
@@ -141,6 +152,7 @@ fn loading_touches_only_the_memory_it_needs() {
 /// still takes inserts (its words are copied on the first write), for every set kind.
 #[test]
 fn a_filter_loaded_in_place_from_a_compressed_file_takes_inserts() {
+    let _serial = serial();
     for kind in [
         Kind::Classic,
         Kind::Blocked,
@@ -171,6 +183,7 @@ fn a_filter_loaded_in_place_from_a_compressed_file_takes_inserts() {
 
 #[test]
 fn deltas_are_checked_before_they_are_applied() {
+    let _serial = serial();
     let mut a = BloomFilter::try_with_shape(4096, 3).unwrap();
     for i in 0..10u32 {
         a.insert(&i);
