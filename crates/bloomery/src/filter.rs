@@ -347,15 +347,7 @@ macro_rules! sizing_setters {
             self.sizing.hasher = Some(h);
             self
         }
-        /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
-        pub fn seed(self, seed: u64) -> Self {
-            self.hasher($crate::hash::KeyHasher::with_seed(seed))
-        }
-        /// Keyed mode: a random secret seed (see [`hash`](crate::KeyHasher) for when to use
-        /// it).
-        pub fn keyed(self) -> $crate::error::Result<Self> {
-            Ok(self.hasher($crate::hash::KeyHasher::keyed()?))
-        }
+        $crate::filter::hasher_shorthands!();
         /// Refuse to allocate more than this many bytes (default: the process-wide
         /// [`max_bytes`](crate::max_bytes) when the structure is built).
         pub fn max_bytes(mut self, limit: u64) -> Self {
@@ -372,6 +364,22 @@ macro_rules! sizing_setters {
 }
 pub(crate) use sizing_setters;
 
+/// `seed` and `keyed`, the shorthands of a builder's `hasher` setter (in both setter macros).
+macro_rules! hasher_shorthands {
+    () => {
+        /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
+        pub fn seed(self, seed: u64) -> Self {
+            self.hasher($crate::hash::KeyHasher::with_seed(seed))
+        }
+        /// Keyed mode: a random secret seed (see [`hash`](crate::KeyHasher) for when to use
+        /// it).
+        pub fn keyed(self) -> $crate::error::Result<Self> {
+            Ok(self.hasher($crate::hash::KeyHasher::keyed()?))
+        }
+    };
+}
+pub(crate) use hasher_shorthands;
+
 /// The hashing and memory setters (`hasher`, `seed`, `keyed`, `max_bytes`), written once for
 /// the builders sized by something other than a [`Sizing`] (width × depth, the keys given to
 /// `try_build`): they hold `hasher: KeyHasher` and `max_bytes: u64` fields.
@@ -382,15 +390,7 @@ macro_rules! hashing_setters {
             self.hasher = h;
             self
         }
-        /// Shorthand for `hasher(KeyHasher::with_seed(seed))`.
-        pub fn seed(self, seed: u64) -> Self {
-            self.hasher($crate::hash::KeyHasher::with_seed(seed))
-        }
-        /// Keyed mode: a random secret seed (see [`hash`](crate::KeyHasher) for when to use
-        /// it).
-        pub fn keyed(self) -> $crate::error::Result<Self> {
-            Ok(self.hasher($crate::hash::KeyHasher::keyed()?))
-        }
+        $crate::filter::hasher_shorthands!();
         /// Refuse to allocate more than this many bytes (default: the process-wide
         /// [`max_bytes`](crate::max_bytes) when the builder was made).
         pub fn max_bytes(mut self, limit: u64) -> Self {
