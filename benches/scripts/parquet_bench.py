@@ -15,6 +15,8 @@ ROWS = int(os.environ["ROWS"])
 KEYS = int(os.environ.get("KEYS", "1000000"))
 REPEATS = int(os.environ.get("REPEATS", "3"))
 BIN = "target/release/bloomery"
+# OLD: another build of bloomery to compare with, its prunes alternated with this one's
+OLD = os.environ.get("OLD")
 TOTAL = FILES * 4 * ROWS
 
 rng = random.Random(7)
@@ -68,9 +70,15 @@ for rep in range(REPEATS):
         ("prune_1k", [BIN, "-q", "parquet", "prune", LAKE, "--column", "id", "--keys", few_path]),
         ("prune_1", [BIN, "-q", "parquet", "prune", LAKE, "--column", "id", "-k", "12345"]),
         ("check_c_1k", [BIN, "-q", "parquet", "check", "-c", LAKE, "--column", "id", "--keys", few_path]),
-    ]:
+    ] + ([] if not OLD else [
+        ("old_prune_1m", [OLD, "-q", "parquet", "prune", LAKE, "--column", "id", "--keys", keys_path]),
+        ("old_prune_1k", [OLD, "-q", "parquet", "prune", LAKE, "--column", "id", "--keys", few_path]),
+        ("old_prune_1", [OLD, "-q", "parquet", "prune", LAKE, "--column", "id", "-k", "12345"]),
+    ]):
         dt, r = run(args)
         res.setdefault(name, []).append(dt)
+        if name.startswith("old_") and r.stdout != res[name[4:] + "_out"]:
+            raise SystemExit(f"{name}: the two builds list different files")
         res[name + "_out"] = r.stdout
     fr, frd, fbytes = floor()
     res.setdefault("floor", []).append(fr)
@@ -101,7 +109,15 @@ for name, keys, label in [("prune_1m", KEYS, "prune, 1M keys"), ("prune_1k", 100
     listed = {"prune_1m": pruned_files_1m, "prune_1k": pruned_files_1k, "prune_1": pruned_files_1}.get(name, "")
     print(f"| bloomery parquet {label} | {t*1e3:.1f} ms | {keys/t:,.0f} | {FILES/t:,.0f} | "
           f"{t/b['floor']:.2f}× | {listed} |")
+if OLD:
+    for name, keys, label in [("old_prune_1m", KEYS, "prune, 1M keys"),
+                              ("old_prune_1k", 1000, "prune, 1,000 keys"),
+                              ("old_prune_1", 1, "prune, 1 key")]:
+        t = b[name]
+        print(f"| previous build ({OLD}): {label} | {t*1e3:.1f} ms | {keys/t:,.0f} | {FILES/t:,.0f} | "
+              f"{t/b['floor']:.2f}× | |")
 print(f"| DuckDB parquet_bloom_probe('lake/*.parquet', 'id', v), per key (20 keys) | "
       f"{duck*1e3:.1f} ms | {1/duck:,.1f} | {FILES/duck:,.0f} | | |")
+print(f"\nload average at the end: {os.getloadavg()}")
 print(f"\nper key: DuckDB {duck*1e3:.1f} ms; bloomery check -c {b['check_c_1m']/KEYS*1e6:.2f} µs "
       f"(all row groups), prune 1 key {b['prune_1']*1e3:.1f} ms")

@@ -4,7 +4,8 @@
 # cache. Measures the I/O floor (footers + filter bytes, read alone), bloomery parquet prune
 # and check -c, and DuckDB's parquet_bloom_probe (Python duckdb in a venv) on the same files.
 # Env: LAKE (target/parquet-lake), FILES (1000), ROWS (10000), KEYS (1000000), VENV
-# (target/parquet-venv), REPEATS (3).
+# (target/parquet-venv), REPEATS (3), OLD (another bloomery binary whose prunes are timed
+# alternately with this build's, for A/B comparisons).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 LAKE=${LAKE:-target/parquet-lake}

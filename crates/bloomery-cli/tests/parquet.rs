@@ -342,6 +342,98 @@ fn prune_lists_files_and_row_groups() {
 }
 
 #[test]
+fn prune_of_many_keys_answers_as_arrow_rs_up_to_the_last_key() {
+    let (t, lake, files) = lake();
+    let filters: Vec<Vec<Sbbf>> = files
+        .iter()
+        .map(|f| sbbfs(f, "id").into_iter().map(Option::unwrap).collect())
+        .collect();
+    // 20,000 ids no filter admits, then the only key some row groups admit, last, on a CRLF
+    // line without a final line break
+    let mut ids: Vec<i64> = (0..200_000)
+        .map(|i| gen::id(9, 0, i, ROWS))
+        .filter(|id| filters.iter().flatten().all(|s| !s.check(id)))
+        .take(20_000)
+        .collect();
+    assert_eq!(ids.len(), 20_000);
+    ids.push(gen::id(0, 2, 5, ROWS));
+    let text = ids
+        .iter()
+        .map(i64::to_string)
+        .collect::<Vec<_>>()
+        .join("\r\n");
+    let keys = t.path().join("keys.txt");
+    std::fs::write(&keys, &text).unwrap();
+    let want: BTreeSet<String> = files
+        .iter()
+        .zip(&filters)
+        .flat_map(|(f, fs)| {
+            fs.iter()
+                .enumerate()
+                .filter(|(_, s)| ids.iter().any(|id| s.check(id)))
+                .map(move |(rg, _)| format!("{}\t{rg}", f.display()))
+        })
+        .collect();
+    assert!(want.contains(&format!("{}\t2", files[0].display())));
+    // from a file (read whole) and from stdin (read as a stream): the same list
+    for from_stdin in [false, true] {
+        let mut c = bloomery();
+        c.args(["parquet", "prune", "--row-groups"])
+            .arg(&lake)
+            .args(["--column", "id", "--keys"]);
+        if from_stdin {
+            c.arg("-").write_stdin(text.clone());
+        } else {
+            c.arg(&keys);
+        }
+        let o = c.output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{o:?}");
+        assert_eq!(stdout_lines(&o), want, "stdin: {from_stdin}");
+    }
+
+    // every row group matched by the first keys: the invalid key at the end is not examined,
+    // and the warning says over how many keys it counted; check reads them all
+    let mut text: String = (0..2)
+        .flat_map(|f| (0..RGS).map(move |rg| format!("{}\n", gen::id(f, rg, 1, ROWS))))
+        .collect();
+    text.extend(ids[..20_000].iter().map(|id| format!("{id}\n")));
+    text.push_str("abc\n");
+    std::fs::write(&keys, &text).unwrap();
+    let o = bloomery()
+        .args(["parquet", "prune"])
+        .arg(&lake)
+        .args(["--column", "id", "--keys"])
+        .arg(&keys)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(stdout_lines(&o).len(), 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("cannot be values"), "{err}");
+    let o = bloomery()
+        .args(["parquet", "check", "-c"])
+        .arg(&lake)
+        .args(["--column", "id", "--keys"])
+        .arg(&keys)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("up to 1 keys cannot be values"), "{err}");
+    // an invalid key among those examined: counted, over the keys examined
+    std::fs::write(&keys, format!("abc\n{text}")).unwrap();
+    let o = bloomery()
+        .args(["parquet", "prune"])
+        .arg(&lake)
+        .args(["--column", "id", "--keys"])
+        .arg(&keys)
+        .output()
+        .unwrap();
+    assert_eq!(stdout_lines(&o).len(), 2);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("up to 1 keys of the first "), "{err}");
+}
+
+#[test]
 fn damaged_files_exit_2_with_a_message_and_the_others_are_answered() {
     let (_t, lake, files) = lake();
     let id = gen::id(1, 0, 0, ROWS).to_string();

@@ -501,3 +501,86 @@ fn filter_headers_are_written_as_arrow_rs_writes_them() {
         assert!(Sbbf::from_bytes(&v).is_ok());
     }
 }
+
+/// Row group answers of one file for `keys` in `mode`, with the keys examined and invalid.
+fn answer(path: &Path, keys: &KeyList, mode: Mode) -> (Vec<Hits>, usize, u64) {
+    let q = Query {
+        column: "id",
+        keys,
+        mode,
+        use_sidecars: false,
+    };
+    let mut out = None;
+    scan(&[path.to_path_buf()], &q, |_, a| {
+        let a = a.unwrap();
+        out = Some((
+            a.row_groups.into_iter().map(|r| r.hits).collect(),
+            a.keys_examined,
+            a.invalid_keys,
+        ));
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+    out.unwrap()
+}
+
+#[test]
+fn prune_stops_at_the_first_hit_with_the_answers_of_a_full_probe() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = lake_file(dir.path(), 0);
+    let sbbfs: Vec<Sbbf> = (0..RGS as usize)
+        .map(|rg| theirs(&path, rg, 0).unwrap())
+        .collect();
+    // ids of another file that arrow-rs' filters all reject: they never hit
+    let misses: Vec<i64> = (0..ROWS * RGS * 20)
+        .map(|i| gen::id(9, 0, i, ROWS))
+        .filter(|&id| sbbfs.iter().all(|s| !s.check(&id)))
+        .take(40_000)
+        .collect();
+    assert_eq!(misses.len(), 40_000);
+    // what arrow-rs says per row group: does any key pass its filter?
+    let expect = |keys: &[i64]| -> Vec<Hits> {
+        sbbfs
+            .iter()
+            .map(|s| Hits::Any(keys.iter().any(|k| s.check(k))))
+            .collect()
+    };
+
+    // row group 1 is matched by the very last key only, several hash chunks in
+    let last = gen::id(0, 1, 7, ROWS);
+    let mut ids = misses.clone();
+    ids.push(last);
+    let mut keys = KeyList::new(false);
+    for id in &ids {
+        keys.push(id.to_string().as_bytes());
+    }
+    let (any, examined, invalid) = answer(&path, &keys, Mode::Any);
+    assert_eq!(any, expect(&ids));
+    assert_eq!(any[1], Hits::Any(true));
+    // another row group stays unmatched, so every key was needed
+    assert!(any.contains(&Hits::Any(false)));
+    assert_eq!((examined, invalid), (keys.len(), 0));
+    let (count, _, _) = answer(&path, &keys, Mode::Count);
+    for (a, c) in any.iter().zip(&count) {
+        assert_eq!(a.may_contain_any(), c.may_contain_any(), "{a:?} {c:?}");
+    }
+
+    // every row group matched by the first keys: the rest are not read, not even the
+    // invalid one at the end, which counting does read
+    let firsts: Vec<i64> = (0..RGS).map(|rg| gen::id(0, rg, 3, ROWS)).collect();
+    let mut keys = KeyList::new(false);
+    for id in firsts.iter().chain(&misses) {
+        keys.push(id.to_string().as_bytes());
+    }
+    keys.push(b"not-a-number");
+    let (any, examined, invalid) = answer(&path, &keys, Mode::Any);
+    assert_eq!(any, vec![Hits::Any(true); RGS as usize]);
+    assert!(
+        examined >= firsts.len() && examined < keys.len(),
+        "{examined}"
+    );
+    assert_eq!(invalid, 0);
+    let (count, examined, invalid) = answer(&path, &keys, Mode::Count);
+    assert!(count.iter().all(Hits::may_contain_any));
+    assert_eq!((examined, invalid), (keys.len(), 1));
+}

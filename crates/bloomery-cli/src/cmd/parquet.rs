@@ -1,10 +1,10 @@
 //! `bloomery parquet check|prune|info|index`: key lists against the split-block filters of
 //! Parquet files (library module `bloomery::parquet`), with grep's exit codes.
 
-use std::io::{self, BufWriter, Write};
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use bloomery::parquet::{
     build_filters, rewrite_with_filters, scan, walk, FileAnswer, FilterSource, Hits, KeyList, Mode,
     ParquetError, ParquetFile, ParquetSidecar, Query, SidecarFilter, SidecarState, Sizing,
@@ -67,6 +67,30 @@ fn read_keys(q: &ParquetKeys) -> Result<Keys> {
             l.push(k.as_bytes());
         }
     }
+    if !q.key_files.is_empty() && !transformed {
+        // whole lines from regular, uncompressed files: each read in one go and split in place
+        let names = input::names(&q.key_files);
+        let mut plain = Vec::with_capacity(names.len());
+        for n in &names {
+            match input::open_plain(n)? {
+                Some((f, len)) => plain.push((n, f, len)),
+                None => break,
+            }
+        }
+        if plain.len() == names.len() {
+            for (name, mut f, len) in plain {
+                let mut text = Vec::with_capacity(len as usize);
+                f.seek(SeekFrom::Start(0))
+                    .and_then(|_| f.read_to_end(&mut text))
+                    .with_context(|| format!("cannot read `{name}`"))?;
+                keys.push_lines(text);
+            }
+            if keys.len() > u32::MAX as usize {
+                bail!("at most {} keys per query", group(u64::from(u32::MAX)));
+            }
+            return Ok(Keys { keys, lines });
+        }
+    }
     if !q.key_files.is_empty() || q.keys.is_empty() {
         let mut missing = 0u64;
         input::for_each_line(&q.key_files, &spec, |line, key| {
@@ -108,6 +132,9 @@ struct Tally {
     not_parquet: u64,
     invalid_keys: u64,
     invalid_example: Option<String>,
+    /// Keys the invalid count covers (the most any file's answer examined) and in all.
+    keys_examined: usize,
+    keys_total: usize,
     ignored_sidecars: u64,
 }
 
@@ -127,6 +154,7 @@ impl Tally {
                 }
             }
         }
+        self.keys_examined = self.keys_examined.max(a.keys_examined);
         if a.invalid_keys > 0 {
             self.invalid_keys = self.invalid_keys.max(a.invalid_keys);
             if self.invalid_example.is_none() {
@@ -154,8 +182,17 @@ impl Tally {
 
     fn summary(&self, what: &str) {
         if self.invalid_keys > 0 {
+            // a prune stops reading keys once every row group may hold one
+            let of = if self.keys_examined < self.keys_total {
+                format!(
+                    " of the first {} (all the prune needed)",
+                    group(self.keys_examined as u64)
+                )
+            } else {
+                String::new()
+            };
             warn(&format!(
-                "up to {} keys cannot be values of the column and are certainly absent ({})",
+                "up to {} keys{of} cannot be values of the column and are certainly absent ({})",
                 group(self.invalid_keys),
                 self.invalid_example.as_deref().unwrap_or("")
             ));
@@ -191,6 +228,30 @@ impl Tally {
     }
 }
 
+/// The keys, read on a thread of their own while the paths are walked; then the walk's
+/// errors are reported (after a key error, which ends the command, none is).
+fn keys_and_files(
+    q: &ParquetKeys,
+    paths: &[PathBuf],
+    tally: &mut Tally,
+) -> Result<(Keys, (Vec<PathBuf>, Vec<bool>))> {
+    let (keys, (found, errors)) = std::thread::scope(|s| {
+        let keys = s.spawn(|| read_keys(q));
+        let walked = walk(paths);
+        let keys = keys.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        (keys, walked)
+    });
+    let keys = keys?;
+    tally.keys_total = keys.keys.len();
+    for e in &errors {
+        tally.error(e, true);
+    }
+    Ok((
+        keys,
+        found.into_iter().map(|c| (c.path, c.explicit)).unzip(),
+    ))
+}
+
 /// Walk the paths; the candidates' paths and whether each was named explicitly.
 fn files(paths: &[PathBuf], tally: &mut Tally) -> (Vec<PathBuf>, Vec<bool>) {
     let (found, errors) = walk(paths);
@@ -213,9 +274,8 @@ fn text(b: &[u8]) -> String {
 }
 
 fn check(a: ParquetCheckArgs) -> Result<u8> {
-    let keys = read_keys(&a.q)?;
     let mut tally = Tally::default();
-    let (paths, explicit) = files(&a.paths, &mut tally);
+    let (keys, (paths, explicit)) = keys_and_files(&a.q, &a.paths, &mut tally)?;
     let mode = if a.count { Mode::Count } else { Mode::Keys };
     let q = Query {
         column: &a.q.column,
@@ -360,9 +420,8 @@ fn status(found: bool, t: &Tally) -> u8 {
 }
 
 fn prune(a: ParquetPruneArgs) -> Result<u8> {
-    let keys = read_keys(&a.q)?;
     let mut tally = Tally::default();
-    let (paths, explicit) = files(&a.paths, &mut tally);
+    let (keys, (paths, explicit)) = keys_and_files(&a.q, &a.paths, &mut tally)?;
     let q = Query {
         column: &a.q.column,
         keys: &keys.keys,

@@ -1,10 +1,11 @@
 //! Key lists against many Parquet files: directories walked in parallel, files read in parallel
-//! (footer and filter bytes only), each key hashed once per physical type, each row group's
-//! filter probed with every key (or until the first hit, for pruning).
+//! (footer and filter bytes only), keys hashed at most once per physical type, in chunks and
+//! only when a probe needs them, each row group's filter probed with every key (or, for
+//! pruning, until the first hit: a prune often needs the first chunk of keys only).
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 #[cfg(feature = "rayon")]
 use rayon::prelude::*;
@@ -43,6 +44,7 @@ use crate::SplitBlockBits;
 #[derive(Debug, Clone, Default)]
 pub struct KeyList {
     data: Vec<u8>,
+    starts: Vec<usize>,
     ends: Vec<usize>,
     raw: bool,
 }
@@ -59,8 +61,43 @@ impl KeyList {
 
     /// Append a key.
     pub fn push(&mut self, key: &[u8]) {
+        self.starts.push(self.data.len());
         self.data.extend_from_slice(key);
         self.ends.push(self.data.len());
+    }
+
+    /// Append every line of `text` as a key, in order: lines end at `\n` (a `\r` before it is
+    /// not part of the key), and a last line without one counts when it is not empty. The
+    /// text is kept as it is (taken over without a copy when the list is empty): one pass to
+    /// find the line ends, no copy per key.
+    pub fn push_lines(&mut self, text: Vec<u8>) {
+        let base = self.data.len();
+        if base == 0 {
+            self.data = text;
+        } else {
+            self.data.extend_from_slice(&text);
+        }
+        let text = &self.data[base..];
+        let lines = memchr::memchr_iter(b'\n', text).count() + 1;
+        self.starts.reserve(lines);
+        self.ends.reserve(lines);
+        let mut start = 0;
+        let mut line = |start: usize, end: usize| {
+            let end = if end > start && text[end - 1] == b'\r' {
+                end - 1
+            } else {
+                end
+            };
+            self.starts.push(base + start);
+            self.ends.push(base + end);
+        };
+        for end in memchr::memchr_iter(b'\n', text) {
+            line(start, end);
+            start = end + 1;
+        }
+        if start < text.len() {
+            line(start, text.len());
+        }
     }
 
     /// Number of keys.
@@ -75,8 +112,7 @@ impl KeyList {
 
     /// Key `i`.
     pub fn get(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.data[start..self.ends[i]]
+        &self.data[self.starts[i]..self.ends[i]]
     }
 
     /// Whether the keys are plain encodings rather than text.
@@ -182,11 +218,17 @@ pub struct FileAnswer {
     pub invalid_keys: u64,
     /// The first such key's index and why.
     pub invalid_example: Option<(usize, KeyError)>,
+    /// The keys `invalid_keys` covers: the first `keys_examined` of the list. All of them
+    /// for [`Mode::Count`] and [`Mode::Keys`]; a [`Mode::Any`] scan hashes the keys in
+    /// chunks, in order, and stops probing a row group at its first hit, so it reads only
+    /// as many chunks as its row groups needed (with many keys, usually the first) and
+    /// reports on those. The answers are the same either way.
+    pub keys_examined: usize,
     /// The sidecar.
     pub sidecar: SidecarState,
 }
 
-/// Keys hashed for one column type.
+/// Keys hashed for one column type: one chunk of the key list.
 struct Typed {
     hashes: Vec<u64>,
     /// Key index of each hash.
@@ -195,23 +237,48 @@ struct Typed {
     example: Option<(usize, KeyError)>,
 }
 
-/// Keys hashed per chunk in parallel, then joined in input order.
+/// Keys are hashed in chunks of this many, in input order, each chunk at most once per column
+/// type and only when a probe needs it: a prune ([`Mode::Any`]) stops at a row group's first
+/// hit, so with many keys it usually needs the first chunk only.
 const HASH_CHUNK: usize = 1 << 14;
 
-fn typed(keys: &KeyList, t: &ColumnType) -> Typed {
-    let chunks: Vec<Typed> = (0..keys.len().div_ceil(HASH_CHUNK))
-        .into_par_iter()
-        .map(|c| {
-            let mut buf = Vec::new();
-            let range = c * HASH_CHUNK..((c + 1) * HASH_CHUNK).min(keys.len());
+/// The key list hashed for one column type, chunk by chunk on demand (shared by the threads:
+/// a chunk one thread is hashing, another waits for instead of hashing it too).
+struct Hashed<'k> {
+    keys: &'k KeyList,
+    column_type: ColumnType,
+    chunk: usize,
+    chunks: Vec<OnceLock<Typed>>,
+}
+
+impl<'k> Hashed<'k> {
+    fn new(keys: &'k KeyList, column_type: ColumnType, chunk: usize) -> Self {
+        Self {
+            keys,
+            column_type,
+            chunk,
+            chunks: (0..keys.len().div_ceil(chunk))
+                .map(|_| OnceLock::new())
+                .collect(),
+        }
+    }
+
+    /// Chunk `c`, hashed now if no thread did before.
+    fn get(&self, c: usize) -> &Typed {
+        self.chunks[c].get_or_init(|| {
+            let range = c * self.chunk..((c + 1) * self.chunk).min(self.keys.len());
             let mut out = Typed {
                 hashes: Vec::with_capacity(range.len()),
                 index: Vec::with_capacity(range.len()),
                 invalid: 0,
                 example: None,
             };
+            let mut buf = Vec::new();
             for i in range {
-                match t.hash(keys.get(i), keys.is_raw(), &mut buf) {
+                match self
+                    .column_type
+                    .hash(self.keys.get(i), self.keys.is_raw(), &mut buf)
+                {
                     Ok(h) => {
                         out.hashes.push(h);
                         out.index.push(i as u32);
@@ -226,38 +293,59 @@ fn typed(keys: &KeyList, t: &ColumnType) -> Typed {
             }
             out
         })
-        .collect();
-    let mut out = Typed {
-        hashes: Vec::with_capacity(keys.len()),
-        index: Vec::with_capacity(keys.len()),
-        invalid: 0,
-        example: None,
-    };
-    for c in chunks {
-        out.hashes.extend_from_slice(&c.hashes);
-        out.index.extend_from_slice(&c.index);
-        out.invalid += c.invalid;
-        if out.example.is_none() {
-            out.example = c.example;
-        }
     }
-    out
+
+    /// The keys' validity over the first `chunks` chunks: invalid keys, the first of them,
+    /// and how many keys that covers.
+    fn invalid(&self, chunks: usize) -> (u64, Option<(usize, KeyError)>, usize) {
+        let mut invalid = 0;
+        let mut example = None;
+        for c in 0..chunks {
+            let t = self.get(c);
+            invalid += t.invalid;
+            if example.is_none() {
+                example = t.example.clone();
+            }
+        }
+        (invalid, example, (chunks * self.chunk).min(self.keys.len()))
+    }
 }
 
-type TypedCache = Mutex<HashMap<ColumnType, Arc<Typed>>>;
+/// Hashed key lists per column type, shared by the files of a scan.
+type TypedCache<'k> = Mutex<HashMap<ColumnType, Arc<Hashed<'k>>>>;
 
-fn probe(contains: impl Fn(u64) -> bool, t: &Typed, mode: Mode) -> Hits {
+/// Probe one row group's filter: its answer and how many chunks of keys that took.
+fn probe(contains: impl Fn(u64) -> bool, h: &Hashed<'_>, mode: Mode) -> (Hits, usize) {
+    let n = h.chunks.len();
     match mode {
-        Mode::Any => Hits::Any(t.hashes.iter().any(|&h| contains(h))),
-        Mode::Count => Hits::Count(t.hashes.iter().filter(|&&h| contains(h)).count() as u64),
-        Mode::Keys => Hits::Keys(
-            t.hashes
-                .iter()
-                .zip(&t.index)
-                .filter(|(&h, _)| contains(h))
-                .map(|(_, &i)| i)
-                .collect(),
-        ),
+        Mode::Any => {
+            for c in 0..n {
+                if h.get(c).hashes.iter().any(|&x| contains(x)) {
+                    return (Hits::Any(true), c + 1);
+                }
+            }
+            (Hits::Any(false), n)
+        }
+        Mode::Count => {
+            let hits = (0..n)
+                .map(|c| h.get(c).hashes.iter().filter(|&&x| contains(x)).count() as u64)
+                .sum();
+            (Hits::Count(hits), n)
+        }
+        Mode::Keys => {
+            let mut hits = Vec::new();
+            for c in 0..n {
+                let t = h.get(c);
+                hits.extend(
+                    t.hashes
+                        .iter()
+                        .zip(&t.index)
+                        .filter(|(&x, _)| contains(x))
+                        .map(|(_, &i)| i),
+                );
+            }
+            (Hits::Keys(hits), n)
+        }
     }
 }
 
@@ -299,15 +387,24 @@ fn sidecar_for(
     }
 }
 
-fn scan_file(path: &Path, q: &Query<'_>, cache: &TypedCache) -> Result<FileAnswer, ParquetError> {
+fn scan_file<'k>(
+    path: &Path,
+    q: &Query<'k>,
+    cache: &TypedCache<'k>,
+) -> Result<FileAnswer, ParquetError> {
     let pf = ParquetFile::open(path)?;
     let col = pf.find_column(q.column)?;
     let column = pf.column_path(col);
     let ct = pf.column_type(col);
-    let t = {
+    // the lock only hands out the shared list: its chunks are hashed outside it
+    let hashed = {
         let mut c = cache.lock().unwrap_or_else(|p| p.into_inner());
-        Arc::clone(c.entry(ct).or_insert_with(|| Arc::new(typed(q.keys, &ct))))
+        Arc::clone(
+            c.entry(ct)
+                .or_insert_with(|| Arc::new(Hashed::new(q.keys, ct, HASH_CHUNK))),
+        )
     };
+    let mut chunks_used = 0;
     // the file's own filters, probed where they were read; then the sidecar's, if needed
     let mut buf = Vec::new();
     let mut row_groups = Vec::with_capacity(pf.row_groups());
@@ -321,10 +418,9 @@ fn scan_file(path: &Path, q: &Query<'_>, cache: &TypedCache) -> Result<FileAnswe
                         column: column.clone(),
                         reason: e.to_string(),
                     })?;
-                (
-                    FilterSource::Parquet,
-                    probe(|h| bits.contains_hash(h), &t, q.mode),
-                )
+                let (hits, used) = probe(|h| bits.contains_hash(h), &hashed, q.mode);
+                chunks_used = chunks_used.max(used);
+                (FilterSource::Parquet, hits)
             }
             None => (FilterSource::None, Hits::Unknown),
         };
@@ -350,7 +446,9 @@ fn scan_file(path: &Path, q: &Query<'_>, cache: &TypedCache) -> Result<FileAnswe
             if let Some(s) = &side.row_groups[r.index] {
                 used_side = true;
                 r.source = FilterSource::Sidecar;
-                r.hits = probe(|h| s.filter.contains_hash(h), &t, q.mode);
+                let (hits, used) = probe(|h| s.filter.contains_hash(h), &hashed, q.mode);
+                chunks_used = chunks_used.max(used);
+                r.hits = hits;
             }
         }
     }
@@ -358,12 +456,18 @@ fn scan_file(path: &Path, q: &Query<'_>, cache: &TypedCache) -> Result<FileAnswe
         SidecarState::Used(_) if !used_side => SidecarState::Unused,
         s => s,
     };
+    // counting and listing read every key; a prune reports on the keys it needed
+    if q.mode != Mode::Any {
+        chunks_used = hashed.chunks.len();
+    }
+    let (invalid_keys, invalid_example, keys_examined) = hashed.invalid(chunks_used);
     Ok(FileAnswer {
         column,
         column_type: ct,
         row_groups,
-        invalid_keys: t.invalid,
-        invalid_example: t.example.clone(),
+        invalid_keys,
+        invalid_example,
+        keys_examined,
         sidecar,
     })
 }
@@ -378,7 +482,7 @@ pub fn scan<E>(
     q: &Query<'_>,
     mut emit: impl FnMut(&Path, Result<FileAnswer, ParquetError>) -> Result<(), E>,
 ) -> Result<(), E> {
-    let cache: TypedCache = Mutex::new(HashMap::new());
+    let cache: TypedCache<'_> = Mutex::new(HashMap::new());
     for batch in files.chunks(BATCH) {
         let answers: Vec<_> = batch.par_iter().map(|p| scan_file(p, q, &cache)).collect();
         for (p, a) in batch.iter().zip(answers) {
@@ -486,4 +590,37 @@ pub fn walk(paths: &[PathBuf]) -> (Vec<Candidate>, Vec<ParquetError>) {
         }
     }
     (files, errors)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::KeyList;
+
+    fn keys(l: &KeyList) -> Vec<&[u8]> {
+        (0..l.len()).map(|i| l.get(i)).collect()
+    }
+
+    #[test]
+    fn lines_are_the_keys_push_would_make() {
+        for (text, want) in [
+            (&b"1\n22\n333\n"[..], &[&b"1"[..], b"22", b"333"][..]),
+            (b"1\r\n22\r\n333", &[b"1", b"22", b"333"]),
+            (b"\n\nx\n", &[b"", b"", b"x"]),
+            (b"a\rb\n\r\n", &[b"a\rb", b""]),
+            (b"last\r", &[b"last"]),
+            (b"\r", &[b""]),
+            (b"", &[]),
+        ] {
+            let mut l = KeyList::new(false);
+            l.push_lines(text.to_vec());
+            assert_eq!(keys(&l), want, "{:?}", String::from_utf8_lossy(text));
+        }
+        // appended after pushed keys and other lines, in order
+        let mut l = KeyList::new(false);
+        l.push(b"k");
+        l.push_lines(b"1\n2".to_vec());
+        l.push_lines(b"3\n".to_vec());
+        l.push(b"");
+        assert_eq!(keys(&l), [&b"k"[..], b"1", b"2", b"3", b""]);
+    }
 }
