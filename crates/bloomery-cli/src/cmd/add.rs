@@ -88,14 +88,12 @@ pub fn run(a: AddArgs) -> Result<u8> {
                 }
             };
             let new = f.len().saturating_sub(before);
-            // the summary's fill is one more pass over the filter's pages (skipped with -q),
-            // dropping them behind it in a big file
-            let i = (!crate::output::is_quiet())
-                .then(|| f.info_pass(&mut |r| up.sealer.release_payload(r)));
-            up.commit()?;
-            let Some(i) = i else {
+            // the summary's fill is counted inside the seal's checksum pass (skipped with -q)
+            if crate::output::is_quiet() {
+                up.commit()?;
                 return Ok(0);
-            };
+            }
+            let i = up.commit_with_info()?;
             let mut skipped = if counts.skipped > 0 {
                 format!(" ({} without field, skipped)", group(counts.skipped))
             } else {

@@ -149,6 +149,37 @@ impl Sealer {
 }
 
 impl Update {
+    /// [`commit`](Self::commit) of a set kind, returning its info: on a file updated in place
+    /// counted inside the seal's checksum pass (no pass of its own:
+    /// [`AnyFilter::commit_with_info`]).
+    pub fn commit_with_info(self) -> Result<bloomery::FilterInfo> {
+        let ctx = || format!("cannot write `{}`", self.sealer.path.display());
+        match (self.s, self.sealer.commit) {
+            (Structure::Set(f), Commit::Mapped(up)) => {
+                let mut bar = Progress::bytes("checksum", up.len());
+                let path = self.sealer.path;
+                f.commit_with_info(up, &mut |n| bar.set(n))
+                    .with_context(|| format!("cannot write `{}`", path.display()))
+            }
+            (s, commit) => {
+                let info = match &s {
+                    Structure::Set(f) => f.info(),
+                    Structure::Counter(_) => anyhow::bail!("{}: not a set kind", ctx()),
+                };
+                Update {
+                    s,
+                    sealer: Sealer {
+                        commit,
+                        path: self.sealer.path,
+                        release: self.sealer.release,
+                    },
+                }
+                .commit()?;
+                Ok(info)
+            }
+        }
+    }
+
     /// Seal the update and replace the file (atomic).
     pub fn commit(self) -> Result<()> {
         let Sealer {

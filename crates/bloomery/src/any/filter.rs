@@ -515,6 +515,53 @@ impl AnyFilter {
         self.info_from(pass.finish())
     }
 
+    /// Seal an update of this filter ([`FileUpdate::commit`]) and return its
+    /// [`info`](Self::info), counted inside the seal's checksum pass (each piece counted before
+    /// its pages are dropped): the summary of a big update costs no pass of its own (classic
+    /// and blocked filters; the other kinds count first, as [`info_pass`](Self::info_pass)
+    /// does). `progress` is told the bytes of the checksum pass done.
+    ///
+    /// ```
+    /// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Persist, Verify};
+    ///
+    /// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
+    /// # #[cfg(feature = "mmap")]
+    /// # fn main() -> bloomery::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("seen.bloom");
+    /// BlockedBloomFilter::try_new(1000, 0.01)?.save(&path)?;
+    /// let up = FileUpdate::open(&path, Verify::Checksum, &mut |_| {})?;
+    /// let mut f = AnyFilter::from_update(&up)?;
+    /// f.insert("alice")?;
+    /// let want = f.info();
+    /// let info = f.commit_with_info(up, &mut |_| {})?;
+    /// assert_eq!((info.items, info.fill_ratio), (1, want.fill_ratio));
+    /// # Ok(()) }
+    /// ```
+    pub fn commit_with_info(
+        self,
+        up: FileUpdate,
+        progress: format::Progress<'_>,
+    ) -> Result<FilterInfo> {
+        if !matches!(self, AnyFilter::Blocked(_) | AnyFilter::Classic(_)) {
+            let info = self.info_pass(&mut |r| {
+                up.release_range(up.payload_offset() + r.start, r.end - r.start)
+            });
+            up.commit(self, progress)?;
+            return Ok(info);
+        }
+        let mut pass = FillPass::new(&self);
+        let counted = up.commit_visiting(&self, &mut |done| pass.advance(done), progress)?;
+        let stats = if counted {
+            pass.finish()
+        } else {
+            // written whole (a new shape): counted in memory
+            drop(pass);
+            self.as_dyn().stats()
+        };
+        Ok(self.info_from(stats))
+    }
+
     /// [`info`](Self::info) of this filter, decoded from `file` ([`from_mapped`](Self::from_mapped)),
     /// in the same streaming pass as the file's checksum (checked when `verify`): each piece
     /// of the file is hashed and its bits counted while it is in cache, and its pages are

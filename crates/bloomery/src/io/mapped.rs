@@ -553,8 +553,23 @@ impl FileUpdate {
     /// writes into the file after it is sealed. A structure whose size changed (a scalable
     /// filter that grew a sub-filter) is written whole instead, as a save does.
     pub fn commit<E: Encode>(self, f: E, progress: Progress<'_>) -> Result<()> {
+        self.commit_visiting(&f, &mut |_| {}, progress)?;
+        Ok(())
+    }
+
+    /// [`commit`](Self::commit) of a structure the caller keeps (and must not change or
+    /// write through: it is dropped right after), telling `visit` the bytes of the payload the
+    /// checksum pass is done with before it drops their pages — what a count in the same pass
+    /// reads. Returns false when the structure's shape changed and it was written whole
+    /// instead (no pass visited).
+    pub(crate) fn commit_visiting<E: Encode>(
+        self,
+        f: &E,
+        visit: &mut dyn FnMut(u64),
+        progress: Progress<'_>,
+    ) -> Result<bool> {
         self.copy_rest()?;
-        let (header, payload) = Encode::encode_parts(&f);
+        let (header, payload) = Encode::encode_parts(f);
         let head = header.encode(payload.len());
         let h = self.decoded.payload_offset;
         if head.len() != h || payload.len() != self.decoded.payload_len as u64 {
@@ -562,9 +577,9 @@ impl FileUpdate {
             // through its map).
             drop((header, payload));
             format::save_atomic(&self.target, |w| {
-                format::write_with_progress(&f, w, progress)
+                format::write_with_progress(f, w, progress)
             })?;
-            return Ok(());
+            return Ok(false);
         }
         let base = self.map.ptr();
         // SAFETY (for the writes below): `[0, h)` is the header, which no structure maps; each
@@ -592,19 +607,27 @@ impl FileUpdate {
         // SAFETY: the header range `[0, h)`, see above.
         unsafe { std::ptr::copy_nonoverlapping(head.as_ptr(), base, h) };
         let body = h + self.decoded.payload_len;
-        drop(f);
+        drop(payload);
         let map = &self.map;
-        // SAFETY: `[0, body)` is within the map, and `f` is dropped: nothing writes the map
-        // while this shared view lives.
+        // SAFETY: `[0, body)` is within the map, and `f` is only read from here on (shared
+        // borrow; the caller drops it after): nothing writes the map while this view lives.
         let bytes = unsafe { std::slice::from_raw_parts(base.cast_const(), body) };
-        let sum = stream_checksum(bytes, |_, _| {}, |at, n| map.release(at, n), progress);
+        let sum = stream_checksum(
+            bytes,
+            |_, _| {},
+            |at, n| {
+                visit(((at + n) as u64).saturating_sub(h as u64));
+                map.release(at, n)
+            },
+            progress,
+        );
         // SAFETY: the trailer `[body, body + 8)`, the last 8 bytes of the file.
         unsafe { std::ptr::copy_nonoverlapping(sum.to_le_bytes().as_ptr(), base.add(body), 8) };
         self.map.flush()?;
         self.tmp.as_file().sync_all()?;
         self.tmp.persist(&self.target)?;
         format::sync_dir(&self.target);
-        Ok(())
+        Ok(true)
     }
 }
 
