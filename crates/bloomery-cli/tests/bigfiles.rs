@@ -328,7 +328,8 @@ fn commands_work_on_a_file_larger_than_the_memory_limit() {
     );
     let out = limited(&["check", "-c"], &lines(0..20_000));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "20000\n");
-    // the limit is real: building the same filter in memory is refused under it
+    // the limit is real: even `create`, which only reads its empty filter's zero pages,
+    // cannot map them under it
     let out = under_limit(
         &[
             "create", "--kind", "blocked", "--bits", "1200M", "--hashes", "8",
