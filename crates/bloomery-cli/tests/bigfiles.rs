@@ -487,6 +487,60 @@ fn a_sweeping_add_writes_what_an_add_in_input_order_writes() {
     assert_eq!(swept, want.to_bytes());
 }
 
+/// A big blocked file is copied as `add`'s sweep advances: a payload damaged past the last
+/// key's block is still found (the checksum is checked when the copy completes), the add is
+/// refused and the file left as it was; `--no-verify` takes the damage as it is.
+#[test]
+fn a_sweeping_add_refuses_a_file_damaged_behind_its_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = create(
+        dir.path(),
+        "a.bloom",
+        &["--kind", "blocked", "--bits", "640M", "--hashes", "7"],
+    );
+    let mut bytes = std::fs::read(&a).unwrap();
+    assert!(bytes.len() > 64 << 20);
+    // one bit in the last block, after every key's block in a sweep of few keys
+    let at = bytes.len() - 8 - 1;
+    bytes[at] ^= 0x10;
+    std::fs::write(&a, &bytes).unwrap();
+    let out = bloomery()
+        .arg("add")
+        .arg(&a)
+        .write_stdin(
+            "key-1
+",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(clean_status(&out, "add"), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("checksum"));
+    assert!(std::fs::read(&a).unwrap() == bytes, "the file is as it was");
+    assert!(stale_temp_files(dir.path()).is_empty());
+    let out = bloomery()
+        .args(["add", "--no-verify"])
+        .arg(&a)
+        .write_stdin(
+            "key-1
+",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(clean_status(&out, "add --no-verify"), 0);
+    let after = std::fs::read(&a).unwrap();
+    assert_eq!(after[at], bytes[at], "the damage is kept, not repaired");
+    let out = bloomery()
+        .args(["check", "--no-verify", "-c"])
+        .arg(&a)
+        .write_stdin(
+            "key-1
+",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n");
+}
+
 /// `fold` and `flatten` build their (smaller) result in memory: a result over `--max-memory`
 /// is refused before it is built, naming the flag, and OUT is not written; under the limit the
 /// same commands succeed (the input itself is mapped, whatever its size).
