@@ -10,6 +10,7 @@
 //! (`.dictionary_decode()`), other types with a `TypeError`.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
+use std::ops::Range;
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
@@ -317,9 +318,14 @@ impl ArrowKeys {
         self.len
     }
 
-    /// Hand the keys to `f` in chunks of at most `ARROW_CHUNK` (see `Batch::chunks`).
-    pub fn chunks(&self, mut f: impl FnMut(usize, &[RawKey]) -> PyResult<()>) -> PyResult<()> {
-        let mut keys: Vec<RawKey> = Vec::with_capacity(ARROW_CHUNK.min(self.len));
+    /// Hand the keys with indices in `range` to `f` in chunks of at most `ARROW_CHUNK` (see
+    /// `Batch::chunks_in`).
+    pub fn chunks_in(
+        &self,
+        range: Range<usize>,
+        mut f: impl FnMut(usize, &[RawKey]) -> PyResult<()>,
+    ) -> PyResult<()> {
+        let mut keys: Vec<RawKey> = Vec::with_capacity(ARROW_CHUNK.min(range.len()));
         let mut arena: Vec<u8> = Vec::new();
         let mut ends: Vec<usize> = Vec::new();
         let mut base = 0usize;
@@ -328,14 +334,21 @@ impl ArrowKeys {
             // box), checked by `check_array` for its buffer count.
             let a = unsafe { &*c.array };
             let n = a.length as usize;
+            // this array's share of `range`, in its own indices
+            let lo = range.start.saturating_sub(base).min(n);
+            let hi = range.end.saturating_sub(base).min(n);
+            if lo >= hi {
+                base += n;
+                continue;
+            }
             let off = a.offset as usize;
             // SAFETY: `buffers` has `n_buffers` entries (checked); the C data interface makes
             // each a pointer to an immutable buffer long enough for `offset + length` values.
             let bufs = unsafe { std::slice::from_raw_parts(a.buffers, a.n_buffers as usize) };
             let validity = bufs[0].cast::<u8>();
-            let mut start = 0;
-            while start < n {
-                let end = (start + ARROW_CHUNK).min(n);
+            let mut start = lo;
+            while start < hi {
+                let end = (start + ARROW_CHUNK).min(hi);
                 keys.clear();
                 if a.null_count != 0 && !validity.is_null() {
                     for i in start..end {

@@ -21,6 +21,7 @@
 //! without it.
 
 use std::ffi::c_char;
+use std::ops::Range;
 
 use bloomery::{Hashed, KeyHasher};
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -438,22 +439,32 @@ impl Batch {
 
     /// Hand the keys to `f` in order, in chunks (`f(start, keys)`, `start` the index of the
     /// first key of the chunk). Runs without the GIL. Stops at the first error.
-    pub fn chunks(&self, mut f: impl FnMut(usize, &[RawKey]) -> PyResult<()>) -> PyResult<()> {
+    pub fn chunks(&self, f: impl FnMut(usize, &[RawKey]) -> PyResult<()>) -> PyResult<()> {
+        self.chunks_in(0..self.len(), f)
+    }
+
+    /// [`Batch::chunks`] for the keys with indices in `range` only (`start` stays the index
+    /// in the whole batch), so that parts of a batch can be handled on different threads.
+    pub fn chunks_in(
+        &self,
+        range: Range<usize>,
+        mut f: impl FnMut(usize, &[RawKey]) -> PyResult<()>,
+    ) -> PyResult<()> {
+        let range = range.start.min(self.len())..range.end.min(self.len());
         match &self.src {
             Source::Objects { keys, .. } => {
-                for (i, c) in keys.chunks(CHUNK).enumerate() {
-                    f(i * CHUNK, c)?;
+                for (i, c) in keys[range.clone()].chunks(CHUNK).enumerate() {
+                    f(range.start + i * CHUNK, c)?;
                 }
                 Ok(())
             }
             Source::Fixed {
                 data,
-                n,
                 kind,
                 big_endian,
                 ..
-            } => fixed_chunks(data.bytes(), *n, *kind, *big_endian, f),
-            Source::Arrow(a) => a.chunks(f),
+            } => fixed_chunks(data.bytes(), range, *kind, *big_endian, f),
+            Source::Arrow(a) => a.chunks_in(range, f),
         }
     }
 }
@@ -577,18 +588,29 @@ impl Hashes {
     pub fn chunks(
         &self,
         h: KeyHasher,
+        f: impl FnMut(usize, &[Hashed]) -> PyResult<()>,
+    ) -> PyResult<()> {
+        self.chunks_in(h, 0..self.len(), f)
+    }
+
+    /// [`Hashes::chunks`] for the keys with indices in `range` only (see [`Batch::chunks_in`]).
+    pub fn chunks_in(
+        &self,
+        h: KeyHasher,
+        range: Range<usize>,
         mut f: impl FnMut(usize, &[Hashed]) -> PyResult<()>,
     ) -> PyResult<()> {
         match &self.src {
             HashSrc::Ready(v) => {
-                for (i, c) in v.chunks(CHUNK).enumerate() {
-                    f(i * CHUNK, c)?;
+                let range = range.start.min(v.len())..range.end.min(v.len());
+                for (i, c) in v[range.clone()].chunks(CHUNK).enumerate() {
+                    f(range.start + i * CHUNK, c)?;
                 }
                 Ok(())
             }
             HashSrc::Keys(b) => {
-                let mut hs = Vec::with_capacity(CHUNK.min(b.len()));
-                b.chunks(|start, ks| {
+                let mut hs = Vec::with_capacity(CHUNK.min(range.len()));
+                b.chunks_in(range, |start, ks| {
                     hs.clear();
                     hs.extend(ks.iter().map(|k| h.hash_bytes(k.bytes())));
                     f(start, &hs)
@@ -601,17 +623,17 @@ impl Hashes {
 /// Decode a NumPy array's elements chunk by chunk.
 fn fixed_chunks(
     data: &[u8],
-    n: usize,
+    range: Range<usize>,
     kind: Fixed,
     big_endian: bool,
     mut f: impl FnMut(usize, &[RawKey]) -> PyResult<()>,
 ) -> PyResult<()> {
     let mut arena: Vec<u8> = Vec::new();
-    let mut ends: Vec<usize> = Vec::with_capacity(CHUNK.min(n));
-    let mut keys: Vec<RawKey> = Vec::with_capacity(CHUNK.min(n));
-    let mut start = 0;
-    while start < n {
-        let end = (start + CHUNK).min(n);
+    let mut ends: Vec<usize> = Vec::with_capacity(CHUNK.min(range.len()));
+    let mut keys: Vec<RawKey> = Vec::with_capacity(CHUNK.min(range.len()));
+    let mut start = range.start;
+    while start < range.end {
+        let end = (start + CHUNK).min(range.end);
         keys.clear();
         match kind {
             Fixed::Bytes { width } => {

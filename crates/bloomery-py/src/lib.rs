@@ -16,6 +16,7 @@ mod errors;
 mod filters;
 mod keys;
 mod lock;
+mod par;
 mod sets;
 mod sketches;
 mod typed;
@@ -71,6 +72,13 @@ fn set_max_memory(limit: u64) {
     bloomery::set_max_bytes(limit)
 }
 
+/// Threads a large batch query may use (`BLOOMERY_THREADS`, else the machine's cores);
+/// private, for the tests.
+#[pyfunction]
+fn _batch_threads() -> usize {
+    par::threads()
+}
+
 #[pymodule]
 #[pyo3(name = "_native")]
 fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -90,6 +98,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(max_memory, m)?)?;
     m.add_function(wrap_pyfunction!(set_max_memory, m)?)?;
+    m.add_function(wrap_pyfunction!(_batch_threads, m)?)?;
     Ok(())
 }
 

@@ -15,6 +15,7 @@ use crate::common::{count_arg, hasher, human_bytes, read_only_error};
 use crate::errors::{to_py_key, FormatError, IntoPy};
 use crate::keys::{self, Batch, BoolsOut, Hashes, RawKey};
 use crate::lock::{write_read_detached, Shared};
+use crate::par::for_parts;
 
 /// What every set class holds: the filter behind its lock, and whether it was opened
 /// read-only (a memory map).
@@ -151,11 +152,14 @@ impl SetCore {
             let g = self.f.read_detached(py);
             py.detach(|| {
                 let g = g;
-                batch.chunks(|s, ks| {
-                    for (k, o) in ks.iter().zip(&mut slots[s..]) {
-                        *o = g.contains_key(k.bytes());
-                    }
-                    Ok(())
+                let f: &AnyFilter = &g;
+                for_parts(slots, |r, part| {
+                    batch.chunks_in(r.clone(), |s, ks| {
+                        for (k, o) in ks.iter().zip(&mut part[s - r.start..]) {
+                            *o = f.contains_key(k.bytes());
+                        }
+                        Ok(())
+                    })
                 })
             })?;
             return out.finish(py, batch.shape.as_ref());
@@ -166,16 +170,20 @@ impl SetCore {
         let g = self.f.read_detached(py);
         py.detach(|| {
             let g = g;
-            match (&*g, hashes.unhashed()) {
-                // NumPy and Arrow keys: hashed inside the blocked filter's query pipeline,
-                // answers written straight into the result array
-                (AnyFilter::Blocked(b), Some(batch)) => {
-                    batch.chunks(|s, ks| b.contains_batch(ks, &mut slots[s..s + ks.len()]).py_err())
-                }
-                (g, _) => hashes.chunks(hasher, |s, hs| {
-                    contains_hashed(g, hs, &mut slots[s..s + hs.len()])
+            let f: &AnyFilter = &g;
+            // large batches in parts on several threads (see `par`), each part's answers
+            // written straight into its slice of the result array
+            for_parts(slots, |r, part| match (f, hashes.unhashed()) {
+                // NumPy and Arrow keys: hashed inside the blocked filter's query pipeline
+                (AnyFilter::Blocked(b), Some(batch)) => batch.chunks_in(r.clone(), |s, ks| {
+                    let s = s - r.start;
+                    b.contains_batch(ks, &mut part[s..s + ks.len()]).py_err()
                 }),
-            }
+                (f, _) => hashes.chunks_in(hasher, r.clone(), |s, hs| {
+                    let s = s - r.start;
+                    contains_hashed(f, hs, &mut part[s..s + hs.len()])
+                }),
+            })
         })?;
         out.finish(py, hashes.shape.as_ref())
     }

@@ -281,3 +281,74 @@ fn stream_hash_is_xxh3() {
         }
     }
 }
+
+/// The two-thread pass and the one-thread pass hand the visitor the same pieces, in order,
+/// covering the body once (steps and pieces cut where they fall: a body neither a whole
+/// number of steps nor of pieces), report the same progress, and check the checksum alike;
+/// a damaged byte fails both when verifying and neither when not.
+#[test]
+#[cfg_attr(not(feature = "mmap"), ignore = "maps files: needs the `mmap` feature")]
+fn two_thread_pass_equals_one_thread_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("f.bloom");
+    // 2.3 steps of words
+    let mut f = BloomFilter::builder()
+        .bits(155_000_000)
+        .hashes(3)
+        .try_build()
+        .unwrap();
+    for i in 0..50_000u32 {
+        f.insert(&i);
+    }
+    let bytes = f.to_bytes();
+    let body = bytes.len() - 8;
+    assert!(body > 2 * crate::PASS_CHUNK && !body.is_multiple_of(super::format::PASS_PIECE));
+    let run = |two: bool, verify: bool| {
+        let map = super::format::map_file(&p).unwrap();
+        let mut pieces = Vec::new();
+        let mut sum = 0u64;
+        let mut steps = Vec::new();
+        let r = super::format::pass_map_with(
+            &map,
+            verify,
+            two,
+            &mut |at, n| {
+                pieces.push((at, n));
+                sum = map[at..at + n]
+                    .iter()
+                    .fold(sum, |s, &b| s.wrapping_mul(31).wrapping_add(u64::from(b)));
+            },
+            &mut |n| steps.push(n),
+        );
+        (r.map_err(|e| e.to_string()), pieces, sum, steps)
+    };
+    std::fs::write(&p, &bytes).unwrap();
+    let expected_sum = bytes[..body]
+        .iter()
+        .fold(0u64, |s, &b| s.wrapping_mul(31).wrapping_add(u64::from(b)));
+    for verify in [true, false] {
+        let one = run(false, verify);
+        let two = run(true, verify);
+        assert!(one.0.is_ok(), "{:?}", one.0);
+        assert_eq!(one, two, "verify={verify}");
+        assert_eq!(one.2, expected_sum, "every byte once, in order");
+        assert_eq!(*one.3.last().unwrap(), body as u64);
+        assert_eq!(one.3.len(), body.div_ceil(crate::PASS_CHUNK));
+        let mut at = 0;
+        for &(s, n) in &one.1 {
+            assert_eq!(s, at);
+            assert!(n > 0 && n <= super::format::PASS_PIECE);
+            at += n;
+        }
+        assert_eq!(at, body);
+    }
+    let mut damaged = bytes.clone();
+    damaged[body - 5] ^= 1;
+    std::fs::write(&p, &damaged).unwrap();
+    for two in [false, true] {
+        let (r, pieces, ..) = run(two, true);
+        assert!(r.unwrap_err().contains("checksum"), "two={two}");
+        assert_eq!(pieces.iter().map(|p| p.1).sum::<usize>(), body);
+        assert!(run(two, false).0.is_ok());
+    }
+}
