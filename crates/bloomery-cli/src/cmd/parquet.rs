@@ -228,13 +228,12 @@ impl Tally {
     }
 }
 
+/// The candidates' paths and whether each was named explicitly.
+type Found = (Vec<PathBuf>, Vec<bool>);
+
 /// The keys, read on a thread of their own while the paths are walked; then the walk's
 /// errors are reported (after a key error, which ends the command, none is).
-fn keys_and_files(
-    q: &ParquetKeys,
-    paths: &[PathBuf],
-    tally: &mut Tally,
-) -> Result<(Keys, (Vec<PathBuf>, Vec<bool>))> {
+fn keys_and_files(q: &ParquetKeys, paths: &[PathBuf], tally: &mut Tally) -> Result<(Keys, Found)> {
     let (keys, (found, errors)) = std::thread::scope(|s| {
         let keys = s.spawn(|| read_keys(q));
         let walked = walk(paths);
