@@ -96,6 +96,10 @@ mod none {
             match *self {}
         }
 
+        pub(crate) fn advise_range(&self, _a: Advice, _at: usize, _n: usize) -> io::Result<()> {
+            match *self {}
+        }
+
         /// # Safety
         /// Unreachable: no `MmapMut` exists.
         pub(crate) unsafe fn unchecked_advise_range(

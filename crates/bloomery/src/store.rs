@@ -197,6 +197,35 @@ impl SharedMap {
         }
     }
 
+    /// Advise the kernel how the map is about to be read (advice only: a failure changes
+    /// nothing but speed). A pass over a file larger than the page cache needs read-ahead,
+    /// which the random-access advice of an update turns off.
+    pub(crate) fn advise_pass(&self, sequential: bool) {
+        #[cfg(unix)]
+        {
+            let _ = self.map.advise(if sequential {
+                crate::map::Advice::Sequential
+            } else {
+                crate::map::Advice::Random
+            });
+        }
+        #[cfg(not(unix))]
+        let _ = sequential;
+    }
+
+    /// Start reading `[offset, offset + len)` of the file in (advice only).
+    pub(crate) fn will_need(&self, offset: usize, len: usize) {
+        let len = len.min(self.len.saturating_sub(offset));
+        #[cfg(unix)]
+        if len > 0 {
+            let _ = self
+                .map
+                .advise_range(crate::map::Advice::WillNeed, offset, len);
+        }
+        #[cfg(not(unix))]
+        let _ = (offset, len);
+    }
+
     /// Write the map's dirty pages back to the file and wait for the disk.
     pub(crate) fn flush(&self) -> std::io::Result<()> {
         self.map.flush()

@@ -612,9 +612,11 @@ impl FileUpdate {
         // SAFETY: `[0, body)` is within the map, and `f` is only read from here on (shared
         // borrow; the caller drops it after): nothing writes the map while this view lives.
         let bytes = unsafe { std::slice::from_raw_parts(base.cast_const(), body) };
+        // read ahead: the copy's pages may have left the page cache (a file larger than RAM)
+        map.advise_pass(true);
         let sum = stream_checksum(
             bytes,
-            |_, _| {},
+            |at, n| map.will_need(at, n),
             |at, n| {
                 visit(((at + n) as u64).saturating_sub(h as u64));
                 map.release(at, n)
