@@ -82,9 +82,9 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     }
     if let Some(v) = given[1] {
         args::int(v).ok_or(RedisError::Str("Couldn't parse BUCKETSIZE"))?;
-        bucket_size = args::int_in(v, 1, i64::from(CF_MAX_BUCKET_SIZE)).ok_or(
-            RedisError::Str("BUCKETSIZE: value must be an integer between 1 and 255, inclusive."),
-        )?;
+        bucket_size = args::int_in(v, 1, i64::from(CF_MAX_BUCKET_SIZE)).ok_or(RedisError::Str(
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+        ))?;
     }
     if let Some(v) = given[2] {
         args::int(v).ok_or(RedisError::Str("Couldn't parse EXPANSION"))?;

@@ -26,9 +26,9 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use bloomery::{
-    BlockedCountingBloomFilter, Count, CountMinSketch, CountingBloomFilter, CuckooFilter,
-    Filter, IterativeBloomFilter, MultiLayerBloomFilter, Persist,
-    RedisBloomCuckooFilter, RedisBloomFilter, Remove, ScalableBloomFilter, TopK,
+    BlockedCountingBloomFilter, Count, CountMinSketch, CountingBloomFilter, CuckooFilter, Filter,
+    IterativeBloomFilter, MultiLayerBloomFilter, Persist, RedisBloomCuckooFilter, RedisBloomFilter,
+    Remove, ScalableBloomFilter, TopK,
 };
 
 use crate::limits;

@@ -871,11 +871,22 @@ mod tests {
         assert!(b().bucket_size(0).try_build().is_err());
         assert!(b().bucket_size(256).try_build().is_err());
         assert!(b().max_iterations(0).try_build().is_err());
-        assert!(CuckooFilter::builder().try_build().is_err(), "capacity required");
+        assert!(
+            CuckooFilter::builder().try_build().is_err(),
+            "capacity required"
+        );
         for (name, r) in [
             ("fpr", b().fpr(0.01).try_build()),
-            ("bits", b().sizing(Sizing::default().capacity(10).bits(64)).try_build()),
-            ("hashes", b().sizing(Sizing::default().capacity(10).hashes(3)).try_build()),
+            (
+                "bits",
+                b().sizing(Sizing::default().capacity(10).bits(64))
+                    .try_build(),
+            ),
+            (
+                "hashes",
+                b().sizing(Sizing::default().capacity(10).hashes(3))
+                    .try_build(),
+            ),
         ] {
             match r {
                 Err(Error::InvalidParameter { name: n, .. }) => assert_eq!(n, name),
