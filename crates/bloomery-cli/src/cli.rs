@@ -19,6 +19,7 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// Largest filter the process may allocate (e.g. 512M, 8G); default: the machine's RAM.
+    /// `create` holds nothing in memory: it is bounded by this flag when given and by the disk.
     #[arg(long, global = true, value_name = "BYTES", value_parser = parse_bytes)]
     pub max_memory: Option<u64>,
     /// No summaries or warnings on stderr (errors are still reported).

@@ -44,6 +44,11 @@ fn machine_memory() -> u64 {
 }
 
 /// True when the memory limit came from `--max-memory` (else it is the machine's RAM).
+pub(crate) fn memory_limit_from_flag() -> bool {
+    LIMIT_FROM_FLAG.load(Ordering::Relaxed)
+}
+
+/// See [`memory_limit_from_flag`].
 static LIMIT_FROM_FLAG: AtomicBool = AtomicBool::new(false);
 
 /// The error and its causes on one line, skipping causes the message already includes (the

@@ -328,7 +328,8 @@ fn commands_work_on_a_file_larger_than_the_memory_limit() {
     );
     let out = limited(&["check", "-c"], &lines(0..20_000));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "20000\n");
-    // the limit is real: building the same filter in memory is refused under it
+    // the limit is real: even `create`, which only reads its empty filter's zero pages,
+    // cannot map them under it
     let out = under_limit(
         &[
             "create", "--kind", "blocked", "--bits", "1200M", "--hashes", "8",
@@ -484,6 +485,60 @@ fn a_sweeping_add_writes_what_an_add_in_input_order_writes() {
     }
     assert_eq!(want.len(), 30_000);
     assert_eq!(swept, want.to_bytes());
+}
+
+/// A big blocked file is copied as `add`'s sweep advances: a payload damaged past the last
+/// key's block is still found (the checksum is checked when the copy completes), the add is
+/// refused and the file left as it was; `--no-verify` takes the damage as it is.
+#[test]
+fn a_sweeping_add_refuses_a_file_damaged_behind_its_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = create(
+        dir.path(),
+        "a.bloom",
+        &["--kind", "blocked", "--bits", "640M", "--hashes", "7"],
+    );
+    let mut bytes = std::fs::read(&a).unwrap();
+    assert!(bytes.len() > 64 << 20);
+    // one bit in the last block, after every key's block in a sweep of few keys
+    let at = bytes.len() - 8 - 1;
+    bytes[at] ^= 0x10;
+    std::fs::write(&a, &bytes).unwrap();
+    let out = bloomery()
+        .arg("add")
+        .arg(&a)
+        .write_stdin(
+            "key-1
+",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(clean_status(&out, "add"), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("checksum"));
+    assert!(std::fs::read(&a).unwrap() == bytes, "the file is as it was");
+    assert!(stale_temp_files(dir.path()).is_empty());
+    let out = bloomery()
+        .args(["add", "--no-verify"])
+        .arg(&a)
+        .write_stdin(
+            "key-1
+",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(clean_status(&out, "add --no-verify"), 0);
+    let after = std::fs::read(&a).unwrap();
+    assert_eq!(after[at], bytes[at], "the damage is kept, not repaired");
+    let out = bloomery()
+        .args(["check", "--no-verify", "-c"])
+        .arg(&a)
+        .write_stdin(
+            "key-1
+",
+        )
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "1\n");
 }
 
 /// `fold` and `flatten` build their (smaller) result in memory: a result over `--max-memory`

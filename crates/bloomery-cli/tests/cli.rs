@@ -212,7 +212,10 @@ fn create_bad_parameters() {
         (&["-n", "100", "-p", "-0.1"], "fpr"),
         (&["-n", "100", "-p", "inf"], "fpr"),
         (&["-n", "100"], "--fpr"),
-        (&["-n", "1e15", "-p", "0.001"], "over the memory limit"),
+        (
+            &["-n", "1e15", "-p", "0.001"],
+            "on disk, and the disk holding",
+        ),
         (
             &["-n", "10M", "-p", "0.01", "--max-memory", "1M"],
             "over the memory limit of 1.0 MiB set by --max-memory",

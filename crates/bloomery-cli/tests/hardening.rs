@@ -235,14 +235,16 @@ fn memory_limit_errors_name_the_flag_or_the_ram() {
         .stderr(predicate::str::contains("raise --max-memory"))
         .stderr(predicate::str::contains("max_bytes").not())
         .stderr(predicate::str::contains("RAM").not());
-    // the limit is the machine's RAM
+    // a new filter is written, never loaded: not bound by the machine's RAM but by the disk
     bloomery()
         .args(["create", "-n", "100000G", "-p", "0.0001"])
         .arg(&p)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("this machine's RAM"))
+        .stderr(predicate::str::contains("on disk"))
+        .stderr(predicate::str::contains("free; ask for a smaller capacity"))
         .stderr(predicate::str::contains("max_bytes").not());
+    assert!(!p.exists());
     // loading a file over the limit: no sizing advice, the flag named (a compressed file:
     // it is decompressed into memory; a plain one is mapped, which the limit does not bound)
     bloomery()

@@ -147,7 +147,7 @@ pub use any::batch::PREFETCH_AHEAD;
 pub use any::counter::AnyCounter;
 #[allow(deprecated)]
 pub use any::counter::CounterOptions;
-pub use any::filter::{AnyFilter, FilterInfo};
+pub use any::filter::{AnyFilter, EmptyFile, FilterInfo};
 pub use any::spec::{KindOptions, Spec};
 pub use dispatch::CounterInfo;
 pub use kind::{Capabilities, Capability, Kind};

@@ -96,6 +96,52 @@ pub(crate) fn anon_map(len: usize) -> std::io::Result<crate::map::MmapMut> {
     Ok(map)
 }
 
+thread_local! {
+    /// Set while [`untouched_arrays`] runs its closure on this thread.
+    static UNTOUCHED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Run `f` with the large arrays it allocates on this thread made as anonymous maps that
+/// reserve no memory (`MAP_NORESERVE`): the kernel then lends them without counting them
+/// against RAM and swap, and pages that are only read stay the shared zero page. For
+/// structures that are written to a file and dropped without a write to their words (an
+/// empty filter made only to be saved, e.g. one larger than RAM); a structure written to in
+/// such a map may find no memory behind a page, which the kernel answers by killing the
+/// process, so nothing else may use it.
+pub(crate) fn untouched_arrays<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            UNTOUCHED.with(|u| u.set(self.0));
+        }
+    }
+    let _reset = Reset(UNTOUCHED.with(|u| u.replace(true)));
+    f()
+}
+
+/// `len` zero bytes in an anonymous map that reserves no memory (see [`untouched_arrays`]).
+#[cfg(feature = "mmap")]
+fn untouched_map(len: usize) -> std::io::Result<crate::map::MmapMut> {
+    let map = memmap2::MmapOptions::new()
+        .len(len)
+        .no_reserve_swap()
+        .map_anon()?;
+    #[cfg(target_os = "linux")]
+    {
+        // Read faults of a huge-page region map the huge zero page: few faults, no memory.
+        let _ = map.advise(crate::map::Advice::HugePage);
+    }
+    Ok(map)
+}
+
+#[cfg(not(feature = "mmap"))]
+fn untouched_map(_len: usize) -> std::io::Result<crate::map::MmapMut> {
+    Err(std::io::Error::new(
+        std::io::ErrorKind::Unsupported,
+        crate::map::NO_MMAP,
+    ))
+}
+
 /// A writable shared map of a whole file, for updates in place (see `FileUpdate`): the words
 /// of a structure decoded from it write straight into the file's pages. The map is only ever
 /// reached through raw pointers (never a `&[u8]` of the whole map), so structures holding
@@ -199,7 +245,13 @@ impl Words {
         check_size(bytes, limit)?;
         let lines = len.div_ceil(8);
         let byte_len = lines * 64;
-        let buf = if use_anon_map(byte_len) {
+        let buf = if cfg!(feature = "mmap")
+            && byte_len >= ANON_THRESHOLD_BYTES
+            && UNTOUCHED.with(|u| u.get())
+        {
+            let map = untouched_map(byte_len).map_err(|_| Error::AllocationFailed { bytes })?;
+            Buf::Anon(map)
+        } else if use_anon_map(byte_len) {
             let map = anon_map(byte_len).map_err(|_| Error::AllocationFailed { bytes })?;
             Buf::Anon(map)
         } else {

@@ -7,7 +7,7 @@
 use anyhow::{bail, Result};
 use bloomery::{AnyCounter, AnyFilter, KeySet, LineError, LineSource, LINE_CHUNK};
 
-use super::open::{open_update, Sealer, Structure};
+use super::open::{open_update, open_update_sweep, Sealer, Structure};
 use crate::cli::AddArgs;
 use crate::input::{self, Counts, KeySpec};
 use crate::num::{count, group, rate, target};
@@ -19,7 +19,12 @@ pub fn run(a: AddArgs) -> Result<u8> {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    let mut up = open_update(&a.file, a.verify.verify())?;
+    // one thread on a big blocked file: a sweep in file order, the file copied as it advances
+    let mut up = if threads == 1 {
+        open_update_sweep(&a.file, a.verify.verify())?
+    } else {
+        open_update(&a.file, a.verify.verify())?
+    };
     match &mut up.s {
         Structure::Counter(c) => {
             if threads > 1 {
@@ -131,15 +136,17 @@ fn add_hashed(
     if let (AnyFilter::Blocked(b), true) = (&mut *f, sealer.sweeps()) {
         let mut hashes = Vec::new();
         let behind = |r: std::ops::Range<u64>| sealer.release_payload(r);
+        let ahead = |r: std::ops::Range<u64>| sealer.copy_through(r);
         let counts = input::for_each_batch(inputs, spec, &hasher, |batch| {
             hashes.extend_from_slice(&batch.hashes);
             if hashes.len() >= SWEEP_KEYS {
-                b.insert_sorted(&mut hashes, behind);
+                b.insert_sweep(&mut hashes, ahead, behind)?;
                 hashes.clear();
             }
             Ok(())
         })?;
-        b.insert_sorted(&mut hashes, behind);
+        b.insert_sweep(&mut hashes, ahead, behind)?;
+        sealer.copy_rest()?;
         return Ok(counts);
     }
     input::for_each_batch(inputs, spec, &hasher, |batch| {

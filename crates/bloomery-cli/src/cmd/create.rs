@@ -25,6 +25,16 @@ pub struct Sizing {
 
 /// Build an empty filter, validating every option.
 pub fn build(kind: Kind, s: &Sizing) -> Result<AnyFilter> {
+    match AnyFilter::try_from_spec(&spec(kind, s)?) {
+        // the multi-layer filter's shape errors name the flags (Cen, Xu & Sun §V: --bits
+        // 16829152 --hashes 3 is the shape of each layer)
+        Err(e) if kind == Kind::Mlbf => Err(flag_names(e)),
+        r => Ok(r?),
+    }
+}
+
+/// The spec of a set kind's filter, validating every option.
+fn spec(kind: Kind, s: &Sizing) -> Result<Spec> {
     if kind != Kind::Scalable && (s.growth.is_some() || s.tightening.is_some() || s.no_scaling) {
         bail!("--growth, --tightening and --no-scaling apply to --kind scalable only");
     }
@@ -49,7 +59,7 @@ pub fn build(kind: Kind, s: &Sizing) -> Result<AnyFilter> {
     if kind != Kind::Mlbf && s.layers.is_some() {
         bail!("--layers applies to --kind mlbf only");
     }
-    let spec = Spec {
+    Ok(Spec {
         kind,
         sizing: bloomery::Sizing {
             capacity: s.capacity,
@@ -66,13 +76,7 @@ pub fn build(kind: Kind, s: &Sizing) -> Result<AnyFilter> {
             layers: s.layers,
             ..KindOptions::default()
         },
-    };
-    match AnyFilter::try_from_spec(&spec) {
-        // the multi-layer filter's shape errors name the flags (Cen, Xu & Sun §V: --bits
-        // 16829152 --hashes 3 is the shape of each layer)
-        Err(e) if kind == Kind::Mlbf => Err(flag_names(e)),
-        r => Ok(r?),
-    }
+    })
 }
 
 /// `--keyed` (a secret seed) or `--seed`; `None`: the kind's default hasher.
@@ -143,23 +147,34 @@ pub fn run(a: CreateArgs) -> Result<u8> {
         no_scaling: a.no_scaling,
         layers: a.layers,
     };
-    let f = if a.parquet_sizing {
-        parquet_sized(&sizing)?
+    // a big filter: written with a progress bar, at about the speed of writing the file, and
+    // never held in memory (a filter larger than RAM is made as any other)
+    let i = if a.parquet_sizing {
+        let f = parquet_sized(&sizing)?;
+        write(&a.file, bloomery::Encode::encoded_len(&f), |o| {
+            f.save_with(&a.file, o)
+        })?;
+        f.info()
     } else {
-        build(kind, &sizing)?
+        let f = match AnyFilter::empty_file(&spec(kind, &sizing)?) {
+            // more than the address space can lend: more than any disk holds, too
+            Err(bloomery::Error::AllocationFailed { bytes }) => {
+                room_for(&a.file, bytes)?;
+                Err(bloomery::Error::AllocationFailed { bytes }.into())
+            }
+            Err(e) if kind == Kind::Mlbf => Err(flag_names(e)),
+            r => Ok(r?),
+        }?;
+        room_for(&a.file, f.encoded_len())?;
+        write(&a.file, f.encoded_len(), |o| f.save_with(&a.file, o))?;
+        f.info()
     };
-    // a big filter: written with a progress bar, at about the speed of writing the file
-    let mut bar = Progress::bytes("writing", bloomery::Encode::encoded_len(&f));
-    f.save_with(&a.file, SaveOptions::new().progress(&mut |n| bar.set(n)))
-        .with_context(|| format!("cannot write `{}`", a.file.display()))?;
-    drop(bar);
-    let i = f.info();
     let layers = if i.layers > 0 {
         format!(" ({} layers + XOR layer)", i.layers)
     } else {
         String::new()
     };
-    let target = if f.kind() == Kind::Mlbf && i.target_fpr > 0.0 {
+    let target = if kind == Kind::Mlbf && i.target_fpr > 0.0 {
         format!(
             "{} for a near miss (a URL with one segment never seen at its layer); about {} for \
              one recombining segments seen at their layers",
@@ -183,6 +198,54 @@ pub fn run(a: CreateArgs) -> Result<u8> {
         },
     ));
     Ok(0)
+}
+
+/// A new filter is written, never held in memory: the machine's RAM does not bound it, but
+/// `--max-memory` (when given: the largest filter this user means to load) and the free space
+/// of the disk that will hold it do (a typo in -n must not fill the disk).
+fn room_for(path: &std::path::Path, len: u64) -> Result<()> {
+    if crate::memory_limit_from_flag() {
+        let limit = bloomery::max_bytes();
+        if len > limit {
+            return Err(bloomery::Error::TooLarge {
+                requested: len,
+                limit,
+            }
+            .into());
+        }
+    }
+    #[cfg(unix)]
+    {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        if let Ok(st) = rustix::fs::statvfs(dir) {
+            let free = st.f_bavail.saturating_mul(st.f_frsize);
+            if len > free {
+                bail!(
+                    "this needs {} ({} bytes) on disk, and the disk holding `{}` has {} free; \
+                     ask for a smaller capacity or a larger error rate, or write it elsewhere",
+                    bytes(len),
+                    group(len),
+                    dir.display(),
+                    bytes(free)
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Write a new file of `len` bytes with `save`, showing a progress bar on a terminal.
+fn write(
+    path: &std::path::Path,
+    len: u64,
+    save: impl FnOnce(SaveOptions<'_>) -> bloomery::Result<()>,
+) -> Result<()> {
+    let mut bar = Progress::bytes("writing", len);
+    save(SaveOptions::new().progress(&mut |n| bar.set(n)))
+        .with_context(|| format!("cannot write `{}`", path.display()))
 }
 
 /// `create` of a counting kind: its own options ([`KindOptions`]).

@@ -120,6 +120,25 @@ impl Sealer {
         self.release && matches!(self.commit, Commit::Mapped(_))
     }
 
+    /// Before a sweep touches a byte range of the structure's words (payload offsets): copy
+    /// the file through its end, when the copy is made as the sweep advances
+    /// ([`open_update_sweep`]).
+    pub fn copy_through(&self, range: std::ops::Range<u64>) -> bloomery::Result<()> {
+        match &self.commit {
+            Commit::Mapped(up) => up.copy_through(range),
+            Commit::Compressed { .. } => Ok(()),
+        }
+    }
+
+    /// After a sweep: copy the rest of the file (and check its checksum when verifying), so
+    /// the structure can be read whole.
+    pub fn copy_rest(&self) -> bloomery::Result<()> {
+        match &self.commit {
+            Commit::Mapped(up) => up.copy_rest(),
+            Commit::Compressed { .. } => Ok(()),
+        }
+    }
+
     /// Drop the pages of a byte range of the structure's words (payload offsets) from
     /// memory: what a sweep in file order leaves behind it. They stay in the page cache.
     pub fn release_payload(&self, range: std::ops::Range<u64>) {
@@ -226,6 +245,35 @@ pub fn require(path: &Path, cap: Capability, what: &str) -> Result<Kind> {
 /// file is written back compressed.
 pub fn open_update(path: &Path, verify: bool) -> Result<Update> {
     open_update_as(path, verify, false)
+}
+
+/// [`open_update`] for a blocked filter's sweep in file order (`add`): a big plain file is
+/// copied as the sweep advances (the source read once and the copy written once, in order;
+/// [`bloomery::FileUpdate::open_sweep`]), so the sweep's inserts land in pages just written.
+/// The caller copies through each range before touching it ([`Sealer::copy_through`]) and
+/// the rest before reading the structure whole ([`Sealer::copy_rest`]). Other files open as
+/// [`open_update`] opens them.
+pub fn open_update_sweep(path: &Path, verify: bool) -> Result<Update> {
+    let head = bloomery::peek_file(path).with_context(|| load_ctx(path))?;
+    if head.compressed || head.file_len < RELEASE_ABOVE || head.header.kind != Kind::Blocked {
+        return open_update(path, verify);
+    }
+    let verify_mode = if verify {
+        Verify::Checksum
+    } else {
+        Verify::HeaderOnly
+    };
+    let up = FileUpdate::open_sweep(path, verify_mode)
+        .with_context(|| format!("cannot update `{}`", path.display()))?;
+    let s = Structure::from_update(&up).with_context(|| load_ctx(path))?;
+    Ok(Update {
+        s,
+        sealer: Sealer {
+            commit: Commit::Mapped(up),
+            path: path.to_path_buf(),
+            release: true,
+        },
+    })
 }
 
 /// [`open_update`], writing a compressed file back plain when `plain` (`dedup --state`).

@@ -269,6 +269,35 @@ pub struct FilterInfo {
     pub layers: u32,
 }
 
+/// An empty filter to be written to a file and nothing else ([`AnyFilter::empty_file`]): its
+/// words are zero pages lent by the kernel, which a write would have to turn into memory the
+/// process may not have, so it offers no way to change them.
+pub struct EmptyFile {
+    filter: AnyFilter,
+}
+
+impl EmptyFile {
+    /// The file kind.
+    pub fn kind(&self) -> Kind {
+        self.filter.kind()
+    }
+
+    /// Bytes of the file [`save_with`](Self::save_with) writes (plain, uncompressed).
+    pub fn encoded_len(&self) -> u64 {
+        self.filter.encoded_len()
+    }
+
+    /// Shape and state summary (a pass over the zero pages: about a second per 10 GB).
+    pub fn info(&self) -> FilterInfo {
+        self.filter.info()
+    }
+
+    /// Write the file atomically, as [`Persist::save_with`] does.
+    pub fn save_with(&self, path: impl AsRef<Path>, options: SaveOptions<'_>) -> Result<()> {
+        self.filter.save_with(path, options)
+    }
+}
+
 impl AnyFilter {
     /// A builder for `kind`: the shared sizing setters plus the options of the set kinds
     /// that read them (growth, tightening, scaling, layers), refused by the others.
@@ -280,6 +309,48 @@ impl AnyFilter {
     /// [`AnyCounter::try_from_spec`](crate::AnyCounter::try_from_spec)).
     pub fn try_from_spec(spec: &crate::Spec) -> Result<Self> {
         spec.build_filter()
+    }
+
+    /// An empty filter as `spec` describes it, made only to be written to a file
+    /// ([`EmptyFile::save_with`]) without holding it in memory: a filter larger than RAM can
+    /// be made this way, then queried through a map ([`Persist::open_mmap`]) and updated
+    /// ([`FileUpdate`]).
+    ///
+    /// The filter's words are borrowed from the kernel as zero pages that are only read, so the
+    /// process's memory stays small whatever the filter's size, and the memory limit
+    /// (`spec.sizing.max_bytes`, else [`max_bytes`](crate::max_bytes)) does not apply: nothing
+    /// is loaded. The disk must hold the file (a full disk fails the save and leaves no file
+    /// behind); the save takes about the time of writing the file. Without the `mmap` feature
+    /// the filter is allocated as [`try_from_spec`](Self::try_from_spec) allocates it, within
+    /// the memory limit.
+    ///
+    /// ```
+    /// use bloomery::{AnyFilter, Kind, SaveOptions, Sizing, Spec};
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("big.bloom");
+    /// let spec = Spec::new(Kind::Blocked).sizing(Sizing::default().capacity(10_000_000).fpr(0.01));
+    /// let empty = AnyFilter::empty_file(&spec)?;
+    /// let size = empty.encoded_len();
+    /// empty.save_with(&path, SaveOptions::new())?;
+    /// assert_eq!(std::fs::metadata(&path)?.len(), size);
+    ///
+    /// let mut f = AnyFilter::load(&path)?;
+    /// assert_eq!((f.len(), f.info().bits), (0, empty.info().bits));
+    /// f.insert("alice")?;
+    /// assert!(f.contains("alice"));
+    /// # Ok(()) }
+    /// ```
+    pub fn empty_file(spec: &crate::Spec) -> Result<EmptyFile> {
+        let filter = if cfg!(feature = "mmap") {
+            let mut spec = *spec;
+            spec.sizing.max_bytes = Some(u64::MAX);
+            crate::store::untouched_arrays(|| spec.build_filter())?
+        } else {
+            spec.build_filter()?
+        };
+        Ok(EmptyFile { filter })
     }
 
     /// The file kind (the blocked filter's depends on its block layout).

@@ -253,6 +253,20 @@ pub struct FileUpdate {
     tmp: TempFile,
     map: Arc<SharedMap>,
     decoded: Decoded,
+    /// An update opened for a sweep: the part of the source not copied yet.
+    lazy: Option<Box<std::sync::Mutex<LazyCopy>>>,
+}
+
+/// The source of an update whose copy is made as a sweep advances
+/// ([`FileUpdate::open_sweep`]).
+struct LazyCopy {
+    src: MappedFile,
+    /// Bytes of the source copied so far (from the front).
+    copied: usize,
+    /// The source's checksum so far, when it is verified.
+    hash: Option<crate::io::header::StreamHash>,
+    /// The first error: the copy is refused from then on.
+    failed: bool,
 }
 
 impl std::fmt::Debug for FileUpdate {
@@ -336,7 +350,137 @@ impl FileUpdate {
             tmp,
             map: Arc::new(SharedMap::new(map)),
             decoded,
+            lazy: None,
         })
+    }
+
+    /// [`open`](Self::open) for a sweep: the copy is made as the update advances through the
+    /// file instead of before it, so the source is read once and the copy written once, each
+    /// in order, and the sweep's inserts land in pages just written (a file larger than RAM is
+    /// not read back from the disk for them). The copy is a file of the source's length whose
+    /// bytes beyond [`copied`](Self::copied) are not the source's yet: a structure decoded from
+    /// it ([`AnyFilter::from_update`](crate::AnyFilter::from_update)) may read or write a byte
+    /// range only after [`copy_through`](Self::copy_through) has reached its end — what
+    /// [`BlockedBloomFilter::insert_sweep`](crate::BlockedBloomFilter::insert_sweep) does
+    /// with `copy_through` as its `ahead` — and anything else only after
+    /// [`copy_rest`](Self::copy_rest). [`commit`](Self::commit) copies the rest first. With
+    /// [`Verify::Checksum`] the source's checksum is computed as it is copied and checked when
+    /// the copy is complete: a damaged source fails `copy_rest` (or `commit`), and the original
+    /// file is never replaced.
+    ///
+    /// ```
+    /// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Filter, Persist, Verify};
+    ///
+    /// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
+    /// # #[cfg(feature = "mmap")]
+    /// # fn main() -> bloomery::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("seen.bloom");
+    /// let f = BlockedBloomFilter::try_new(100_000, 0.01)?;
+    /// f.save(&path)?;
+    ///
+    /// let up = FileUpdate::open_sweep(&path, Verify::Checksum)?;
+    /// let AnyFilter::Blocked(mut b) = AnyFilter::from_update(&up)? else { unreachable!() };
+    /// let mut hashes: Vec<_> = (0..1000u32).map(|i| b.hasher().hash(&i)).collect();
+    /// b.insert_sweep(&mut hashes, |r| up.copy_through(r), |_| {})?;
+    /// up.commit(b, &mut |_| {})?; // copies the rest, checks the source's checksum, seals
+    ///
+    /// let g = BlockedBloomFilter::load(&path)?;
+    /// assert_eq!(g.len(), 1000);
+    /// assert!((0..1000u32).all(|i| g.contains(&i)));
+    /// # Ok(()) }
+    /// ```
+    pub fn open_sweep(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
+        let target = path.as_ref().to_path_buf();
+        let src = MappedFile::open(&target)?;
+        if src.is_delta() {
+            return Err(Error::Unsupported(
+                "this is a delta file, not a filter: apply it to its base with `patch`".into(),
+            ));
+        }
+        if src.is_compressed() {
+            return Err(Error::Unsupported(
+                "a compressed file cannot be updated in place: load it into memory".into(),
+            ));
+        }
+        let decoded = src.decoded().clone();
+        let dir = TempFile::dir_of(&target);
+        let tmp = TempFile::new_in(&dir, ".tmp")?;
+        let len = src.map.len();
+        tmp.as_file().set_len(len as u64)?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&target)
+                .map(|m| m.permissions().mode() & 0o7777)
+                .unwrap_or(0o644);
+            tmp.as_file()
+                .set_permissions(std::fs::Permissions::from_mode(mode))?;
+            let _ = src.map.advise(crate::map::Advice::Sequential);
+        }
+        // SAFETY: the copy is a private temporary file of this process (created 0600 with a
+        // random name); nothing else writes or truncates it while it is mapped, and this
+        // update writes its bytes only through `copy_through` (positioned writes the kernel
+        // keeps coherent with the map) and the map.
+        let map = unsafe { crate::map::MmapMut::map_mut(tmp.as_file())? };
+        #[cfg(unix)]
+        {
+            let _ = map.advise(crate::map::Advice::Random);
+        }
+        Ok(Self {
+            target,
+            tmp,
+            map: Arc::new(SharedMap::new(map)),
+            decoded,
+            lazy: Some(Box::new(std::sync::Mutex::new(LazyCopy {
+                src,
+                copied: 0,
+                hash: (verify == Verify::Checksum).then(crate::io::header::StreamHash::new),
+                failed: false,
+            }))),
+        })
+    }
+
+    /// Bytes of the file copied so far: all of it for an update made by [`open`](Self::open).
+    pub fn copied(&self) -> u64 {
+        match &self.lazy {
+            None => self.len(),
+            Some(l) => l.lock().map_or(0, |l| l.copied as u64),
+        }
+    }
+
+    /// Copy the source through payload byte `range.end` (an update made by
+    /// [`open_sweep`](Self::open_sweep); nothing to do for one made by [`open`](Self::open)):
+    /// the bytes of the words up to there are then the file's. The `ahead` of
+    /// [`BlockedBloomFilter::insert_sweep`](crate::BlockedBloomFilter::insert_sweep).
+    pub fn copy_through(&self, range: std::ops::Range<u64>) -> Result<()> {
+        let end = self.payload_offset().saturating_add(range.end);
+        self.copy_until(usize::try_from(end).unwrap_or(usize::MAX))
+    }
+
+    /// Copy the rest of the source (an update made by [`open_sweep`](Self::open_sweep)) and,
+    /// when verifying, check the source's checksum: after it the copy is the whole file.
+    pub fn copy_rest(&self) -> Result<()> {
+        self.copy_until(usize::MAX)
+    }
+
+    fn copy_until(&self, end: usize) -> Result<()> {
+        let Some(lazy) = &self.lazy else {
+            return Ok(());
+        };
+        let mut l = lazy
+            .lock()
+            .map_err(|_| Error::Io(std::io::Error::other("an earlier copy step panicked")))?;
+        if l.failed {
+            return Err(Error::Io(std::io::Error::other(
+                "an earlier step of this update's copy failed",
+            )));
+        }
+        let r = l.copy_until(self.tmp.as_file(), end);
+        if r.is_err() {
+            l.failed = true;
+        }
+        r
     }
 
     /// The header of the file being updated (as it was opened).
@@ -409,6 +553,7 @@ impl FileUpdate {
     /// writes into the file after it is sealed. A structure whose size changed (a scalable
     /// filter that grew a sub-filter) is written whole instead, as a save does.
     pub fn commit<E: Encode>(self, f: E, progress: Progress<'_>) -> Result<()> {
+        self.copy_rest()?;
         let (header, payload) = Encode::encode_parts(&f);
         let head = header.encode(payload.len());
         let h = self.decoded.payload_offset;
@@ -459,6 +604,69 @@ impl FileUpdate {
         self.tmp.as_file().sync_all()?;
         self.tmp.persist(&self.target)?;
         format::sync_dir(&self.target);
+        Ok(())
+    }
+}
+
+impl LazyCopy {
+    /// Copy the source's bytes `[copied, end)` (clipped to the file) to the same offsets of
+    /// `dst`, a [`PASS_CHUNK`] at a time, each dropped from the process behind; at the end of
+    /// the file, check the checksum when verifying.
+    fn copy_until(&mut self, dst: &File, end: usize) -> Result<()> {
+        let map = &self.src.map;
+        let len = map.len();
+        let body = len - 8;
+        let end = end.min(len);
+        while self.copied < end {
+            let at = self.copied;
+            let n = PASS_CHUNK.min(len - at);
+            #[cfg(unix)]
+            {
+                let next = at + n;
+                let _ = map.advise_range(
+                    crate::map::Advice::WillNeed,
+                    next,
+                    PASS_CHUNK.min(len - next),
+                );
+            }
+            let chunk = &map[at..at + n];
+            if let Some(h) = &mut self.hash {
+                h.update(&chunk[..n.min(body.saturating_sub(at))]);
+            }
+            write_all_at(dst, chunk, at as u64)?;
+            release_readonly(map, at, n);
+            self.copied = at + n;
+        }
+        if self.copied == len {
+            if let Some(h) = self.hash.take() {
+                let stored = u64::from_le_bytes(map[body..].try_into().expect("8 bytes"));
+                let computed = h.digest();
+                if computed != stored {
+                    return Err(FormatError::ChecksumMismatch { stored, computed }.into());
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Write all of `buf` at `offset` of `f`, without moving its cursor.
+fn write_all_at(f: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::write_all_at(f, buf, offset)
+    }
+    #[cfg(windows)]
+    {
+        let (mut buf, mut offset) = (buf, offset);
+        while !buf.is_empty() {
+            let n = std::os::windows::fs::FileExt::seek_write(f, buf, offset)?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            buf = &buf[n..];
+            offset += n as u64;
+        }
         Ok(())
     }
 }

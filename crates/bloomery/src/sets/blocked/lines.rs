@@ -282,8 +282,39 @@ impl BlockedBloomFilter {
     pub fn insert_sorted(
         &mut self,
         hashes: &mut [Hashed],
-        mut behind: impl FnMut(std::ops::Range<u64>),
+        behind: impl FnMut(std::ops::Range<u64>),
     ) -> u64 {
+        match self.insert_sweep(hashes, |_| Ok::<(), std::convert::Infallible>(()), behind) {
+            Ok(new) => new,
+            Err(never) => match never {},
+        }
+    }
+
+    /// [`insert_sorted`](Self::insert_sorted) that also tells `ahead` the byte range of the
+    /// words each step is about to touch, before it touches them, and stops at its first error:
+    /// what an update whose copy is made as the sweep advances needs
+    /// ([`FileUpdate::open_sweep`](crate::FileUpdate::open_sweep), whose
+    /// [`copy_through`](crate::FileUpdate::copy_through) is the `ahead`). The ranges cover
+    /// the words from the front, in order; keys before an error are inserted.
+    ///
+    /// ```
+    /// use bloomery::{BlockedBloomFilter, Filter, Stats};
+    ///
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let mut f = BlockedBloomFilter::try_new(10_000, 0.01)?;
+    /// let mut hashes: Vec<_> = (0..5000u32).map(|i| f.hasher().hash(&i)).collect();
+    /// let mut reached = 0;
+    /// let new = f.insert_sweep(&mut hashes, |r| { reached = r.end; Ok::<_, bloomery::Error>(()) }, |_| {})?;
+    /// assert_eq!((new, f.len()), (5000, 5000));
+    /// assert!(reached > 0 && reached <= f.bit_len() / 8);
+    /// # Ok(()) }
+    /// ```
+    pub fn insert_sweep<E>(
+        &mut self,
+        hashes: &mut [Hashed],
+        mut ahead: impl FnMut(std::ops::Range<u64>) -> Result<(), E>,
+        mut behind: impl FnMut(std::ops::Range<u64>),
+    ) -> Result<u64, E> {
         let blocks = self.blocks();
         let at = |h: Hashed| super::block_index(h, blocks) as u64 * super::BLOCK_WORDS as u64 * 8;
         hashes.sort_by_key(|&h| at(h));
@@ -293,12 +324,13 @@ impl BlockedBloomFilter {
         while start < hashes.len() {
             let step_end = ((at(hashes[start]) / SWEEP_STEP + 1) * SWEEP_STEP).min(total);
             let end = start + hashes[start..].partition_point(|&h| at(h) < step_end);
+            ahead(done..step_end)?;
             self.insert_pipelined(hashes[start..end].iter().copied());
             behind(done..step_end);
             done = step_end;
             start = end;
         }
-        self.len() - before
+        Ok(self.len() - before)
     }
 }
 
