@@ -10,7 +10,7 @@
 //! * count: the n inserted keys of the full structure;
 //! * remove: removes the inserted keys from the full structure; when all are removed it is
 //!   refilled, untimed;
-//! * insert_batch (count-min and the counting filters): `update_batch` / `insert_batch` over runs of up to 4096
+//! * insert_batch (count-min and the counting filters): `insert_batch` over runs of up to 4096
 //!   keys, from empty to full.
 //!
 //! Count-min shapes: `cms_eps*` sized by `(ε, δ) = (CMS_EPSILON, CMS_DELTA)` (the headline),
@@ -79,7 +79,7 @@ fn bench_with<S: Counted>(g: &mut Group<'_>, name: &str, mut s: S, keys: &[u64],
             )
         })
     });
-    // batched insert (count-min `update_batch`): from empty to full, runs of 4096 keys
+    // batched insert (`insert_batch`): from empty to full, runs of 4096 keys
     if batch {
         s.clear();
         let mut at = 0;

@@ -294,7 +294,7 @@ impl Cms {
 impl Counted for Cms {
     #[inline]
     fn insert(&mut self, k: u64) {
-        self.0.update(&k, 1);
+        self.0.insert(&k);
     }
     #[inline]
     fn count(&self, k: u64) -> u64 {
@@ -313,7 +313,7 @@ impl Counted for Cms {
         self.0.as_words().len() as u64 * 64
     }
     fn insert_all(&mut self, keys: &[u64]) {
-        self.0.update_batch(keys, 1);
+        self.0.insert_batch(keys);
     }
 }
 

@@ -6,7 +6,7 @@
 //!
 //! Count-min rows: `cms_eps*` are sized by the sketch's own `(ε, δ)` = (`CMS_EPSILON`,
 //! `CMS_DELTA`) (the headline), `cms*` by the big-table width `cms_width(n)` × 4; `batch` is
-//! `CountMinSketch::update_batch` / `CountingBloomFilter::insert_batch` over all n keys (hash
+//! `CountMinSketch::insert_batch` / `CountingBloomFilter::insert_batch` over all n keys (hash
 //! ahead, prefetch the cells).
 //!
 //! `cargo run --release -p bloomery-benches --bin counting_quick -- [N] [PASSES]`

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use bloomery::{CuckooFilter, CuckooOptions, Persist, Verify, XorFilter};
+use bloomery::{CuckooFilter, Persist, Verify, XorFilter};
 use pyo3::exceptions::{PyKeyError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyType;
@@ -46,14 +46,13 @@ typed_class!(PyCuckooFilter, "CuckooFilter", CuckooFilter, any_cuckoo, {
         seed: Option<u64>,
         keyed: bool,
     ) -> PyResult<Self> {
-        let mut o = CuckooOptions::new(count_arg(capacity, "capacity", false)?);
-        o.bucket_size = bucket_size;
-        o.max_iterations = max_iterations;
-        o.expansion = expansion;
-        o.hasher = hasher(seed, keyed)?;
-        Ok(Self::wrap(
-            py.detach(|| CuckooFilter::try_with(o).py_err())?,
-        ))
+        let o = CuckooFilter::builder()
+            .capacity(count_arg(capacity, "capacity", false)?)
+            .bucket_size(bucket_size)
+            .max_iterations(max_iterations)
+            .expansion(expansion)
+            .hasher(hasher(seed, keyed)?);
+        Ok(Self::wrap(py.detach(|| o.try_build().py_err())?))
     }
 
     /// Add a key (another copy if it is already there); FullError when no table has room

@@ -1,6 +1,6 @@
 //! `CountMinSketch` and `TopK` (HeavyKeeper): counts of a stream's keys.
 
-use bloomery::{Count, CountMinSketch, TopK};
+use bloomery::{Count, CountMinSketch, Merge, TopK};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
@@ -70,7 +70,7 @@ typed_class!(
         #[pyo3(signature = (key, count = 1))]
         fn incr(&self, py: Python<'_>, key: &Bound<'_, PyAny>, count: u64) -> PyResult<()> {
             let k = keys::one(key)?;
-            self.f.write(py).update(k.bytes(), count);
+            self.f.write(py).insert_many(k.bytes(), count);
             Ok(())
         }
 
@@ -89,7 +89,7 @@ typed_class!(
             py.detach(|| {
                 let mut g = g;
                 hashes.chunks(h, |_, hs| {
-                    g.update_hashed_pipelined(hs.iter().copied(), count);
+                    g.insert_many_hashed_pipelined(hs.iter().copied(), count);
                     Ok(())
                 })
             })
@@ -147,10 +147,10 @@ typed_class!(
         fn merge(&self, py: Python<'_>, other: PyRef<'_, Self>) -> PyResult<()> {
             if std::ptr::eq(self, &*other) {
                 let copy = self.f.read(py).clone();
-                return self.f.write(py).merge(&copy).py_err();
+                return self.f.write(py).union_with(&copy).py_err();
             }
             let o = other.f.read(py).clone();
-            self.f.write(py).merge(&o).py_err()
+            self.f.write(py).union_with(&o).py_err()
         }
 
         /// Reset every counter.

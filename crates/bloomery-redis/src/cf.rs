@@ -2,7 +2,7 @@
 //! RedisBloom's replies (booleans in RESP3 where RedisBloom sends them), partial-failure shapes
 //! and error texts.
 
-use bloomery::{CuckooFilter, CuckooOptions, Error};
+use bloomery::{CuckooBuilder, CuckooFilter, Error};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::args;
@@ -20,18 +20,17 @@ use crate::types::CF_TYPE;
 const CAPACITY_TOO_SMALL: &str = "Capacity must be at least (BucketSize * 2)";
 const MAX_EXPANSIONS: &str = "Maximum expansions reached";
 
-fn options(capacity: u64) -> CuckooOptions {
-    CuckooOptions {
-        bucket_size: CF_DEFAULT_BUCKET_SIZE,
-        max_iterations: CF_DEFAULT_MAX_ITERATIONS,
-        expansion: CF_DEFAULT_EXPANSION,
-        max_bytes: config::max_bytes(),
-        ..CuckooOptions::new(capacity)
-    }
+fn options(capacity: u64) -> CuckooBuilder {
+    CuckooFilter::builder()
+        .capacity(capacity)
+        .bucket_size(CF_DEFAULT_BUCKET_SIZE)
+        .max_iterations(CF_DEFAULT_MAX_ITERATIONS)
+        .expansion(CF_DEFAULT_EXPANSION)
+        .max_bytes(config::max_bytes())
 }
 
-fn create(o: CuckooOptions) -> Result<CuckooFilter, RedisError> {
-    CuckooFilter::try_with(o).map_err(lib_error)
+fn create(o: CuckooBuilder) -> Result<CuckooFilter, RedisError> {
+    o.try_build().map_err(lib_error)
 }
 
 /// Run `f` on the filter under `key`, creating it with `create_with` if absent; a filter that
@@ -39,7 +38,7 @@ fn create(o: CuckooOptions) -> Result<CuckooFilter, RedisError> {
 fn write<R>(
     ctx: &Context,
     key: &RedisString,
-    create_with: Option<CuckooOptions>,
+    create_with: Option<CuckooBuilder>,
     f: impl FnOnce(&mut CuckooFilter) -> R,
 ) -> Result<R, RedisError> {
     let make = create_with.map(|o| move || create(o.clone()));
@@ -69,32 +68,40 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             .ok_or(RedisError::Str("Unknown argument received"))?;
         given[slot] = Some(&pair[1]);
     }
-    let mut o = options(1);
+    let (mut max_iterations, mut bucket_size, mut expansion) = (
+        CF_DEFAULT_MAX_ITERATIONS,
+        CF_DEFAULT_BUCKET_SIZE,
+        CF_DEFAULT_EXPANSION,
+    );
     if let Some(v) = given[0] {
         args::int(v).ok_or(RedisError::Str("Couldn't parse MAXITERATIONS"))?;
-        o.max_iterations =
+        max_iterations =
             args::int_in(v, 1, i64::from(CF_MAX_ITERATIONS)).ok_or(RedisError::Str(
                 "MAXITERATIONS: value must be an integer between 1 and 65535, inclusive.",
             ))?;
     }
     if let Some(v) = given[1] {
         args::int(v).ok_or(RedisError::Str("Couldn't parse BUCKETSIZE"))?;
-        o.bucket_size = args::int_in(v, 1, i64::from(CF_MAX_BUCKET_SIZE)).ok_or(
-            RedisError::Str("BUCKETSIZE: value must be an integer between 1 and 255, inclusive."),
-        )?;
+        bucket_size = args::int_in(v, 1, i64::from(CF_MAX_BUCKET_SIZE)).ok_or(RedisError::Str(
+            "BUCKETSIZE: value must be an integer between 1 and 255, inclusive.",
+        ))?;
     }
     if let Some(v) = given[2] {
         args::int(v).ok_or(RedisError::Str("Couldn't parse EXPANSION"))?;
-        o.expansion = args::int_in(v, 0, i64::from(CF_MAX_EXPANSION)).ok_or(RedisError::Str(
+        expansion = args::int_in(v, 0, i64::from(CF_MAX_EXPANSION)).ok_or(RedisError::Str(
             "EXPANSION: value must be an integer between 0 and 32768, inclusive.",
         ))?;
     }
-    if capacity < 2 * i64::from(o.bucket_size) {
+    if capacity < 2 * i64::from(bucket_size) {
         return Err(RedisError::Str(CAPACITY_TOO_SMALL));
     }
-    o.capacity = capacity as u64;
     keys::must_be_missing(ctx, &args[1], ITEM_EXISTS)?;
-    let filter = create(o)?;
+    let filter = create(
+        options(capacity as u64)
+            .max_iterations(max_iterations)
+            .bucket_size(bucket_size)
+            .expansion(expansion),
+    )?;
     keys::create(ctx, &CF_TYPE, &args[1], ITEM_EXISTS, filter)
 }
 

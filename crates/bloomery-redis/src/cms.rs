@@ -5,7 +5,7 @@
 //! total count past it is refused with an error and changes nothing. Since no counter exceeds
 //! the total, this also keeps every counter exact (no saturation, no wrap).
 
-use bloomery::{Count, CountMinSketch, Error};
+use bloomery::{Count, CountMinSketch, Error, Merge};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::args::{self, int};
@@ -121,7 +121,7 @@ pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             .map(|&(item, inc)| {
                 // hash once: the update and the count read the same cells
                 let h = s.key_hasher().hash(item);
-                s.update_hashed(h, inc);
+                s.insert_many_hashed(h, inc);
                 count(s.count_hashed(h))
             })
             .collect::<Vec<_>>())
@@ -163,14 +163,14 @@ fn scaled(s: &CountMinSketch, weight: u64) -> Result<Option<CountMinSketch>, Err
     while w > 0 {
         if w & 1 == 1 {
             match acc.as_mut() {
-                Some(a) => a.merge(&power)?,
+                Some(a) => a.union_with(&power)?,
                 None => acc = Some(power.clone()),
             }
         }
         w >>= 1;
         if w > 0 {
             let copy = power.clone();
-            power.merge(&copy)?;
+            power.union_with(&copy)?;
         }
     }
     Ok(acc)
@@ -246,7 +246,7 @@ pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             }
             if let Some(part) = scaled(s, w)? {
                 match result.as_mut() {
-                    Some(r) => r.merge(&part)?,
+                    Some(r) => r.union_with(&part)?,
                     None => result = Some(part),
                 }
             }
@@ -260,7 +260,7 @@ pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
                 // Check hashing/update-rule compatibility with the destination too.
                 let mut fresh = d.clone();
                 fresh.clear();
-                fresh.merge(&r).map_err(lib_error)?;
+                fresh.union_with(&r).map_err(lib_error)?;
                 *d = fresh;
             }
             None => d.clear(),

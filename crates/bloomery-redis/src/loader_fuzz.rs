@@ -26,9 +26,9 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use bloomery::{
-    BlockedCountingBloomFilter, Count, CountMinSketch, CountingBloomFilter, CuckooFilter,
-    CuckooOptions, Filter, IterativeBloomFilter, MultiLayerBloomFilter, Persist,
-    RedisBloomCuckooFilter, RedisBloomFilter, Remove, ScalableBloomFilter, TopK,
+    BlockedCountingBloomFilter, Count, CountMinSketch, CountingBloomFilter, CuckooFilter, Filter,
+    IterativeBloomFilter, MultiLayerBloomFilter, Persist, RedisBloomCuckooFilter, RedisBloomFilter,
+    Remove, ScalableBloomFilter, TopK,
 };
 
 use crate::limits;
@@ -396,20 +396,20 @@ impl Case for CuckooFilter {
     ];
     fn seeds() -> Vec<Self> {
         let mut a = CuckooFilter::try_new(64).unwrap();
-        let mut b = CuckooFilter::try_with(CuckooOptions {
-            bucket_size: 4,
-            max_iterations: 500,
-            expansion: 2,
-            ..CuckooOptions::new(256)
-        })
-        .unwrap();
+        let mut b = CuckooFilter::builder()
+            .capacity(256)
+            .bucket_size(4)
+            .max_iterations(500)
+            .expansion(2)
+            .try_build()
+            .unwrap();
         // made where memory was plentiful: its file says it may grow without bound
-        let mut c = CuckooFilter::try_with(CuckooOptions {
-            expansion: 4,
-            max_bytes: u64::MAX,
-            ..CuckooOptions::new(128)
-        })
-        .unwrap();
+        let mut c = CuckooFilter::builder()
+            .capacity(128)
+            .expansion(4)
+            .max_bytes(u64::MAX)
+            .try_build()
+            .unwrap();
         for k in keys(200, 4) {
             let _ = a.insert(k.as_slice());
             let _ = b.insert(k.as_slice());
@@ -446,7 +446,7 @@ impl Case for CountMinSketch {
     fn seeds() -> Vec<Self> {
         let mut a = CountMinSketch::try_with_shape(200, 5).unwrap();
         for (i, k) in keys(300, 7).iter().enumerate() {
-            a.update(k.as_slice(), i as u64 % 7 + 1);
+            a.insert_many(k.as_slice(), i as u64 % 7 + 1);
         }
         vec![a]
     }
@@ -454,7 +454,7 @@ impl Case for CountMinSketch {
         timed("CMS.INCRBY", || {
             for k in keys(500, 8) {
                 if self.total() < limits::CMS_MAX_TOTAL - 10 {
-                    self.update(k.as_slice(), 3);
+                    self.insert_many(k.as_slice(), 3);
                 }
                 std::hint::black_box(self.count(k.as_slice()));
             }

@@ -84,7 +84,7 @@ fn cases() -> Vec<Case> {
         let k = format!("k{i}");
         bf.insert(k.as_str());
         cf.insert(k.as_str()).unwrap();
-        cms.update(k.as_str(), 1);
+        cms.insert(k.as_str());
         topk.incr_by(k.as_bytes(), 1);
         cbf.insert(k.as_str());
         bcbf.insert(k.as_str());

@@ -624,7 +624,7 @@ pub(crate) fn shape_mismatch(left: String, right: String) -> Error {
 /// c.insert("a");
 /// c.insert("a");
 /// let mut s = CountMinSketch::try_with_error(0.01, 0.01)?;
-/// s.update("a", 2);
+/// s.insert_many("a", 2);
 /// fn at_least<C: Count>(c: &C, key: &str, n: u64) -> bool {
 ///     c.count(key) >= n
 /// }

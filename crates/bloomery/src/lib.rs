@@ -188,7 +188,8 @@ pub use sets::blocked::{
     AtomicBlockedBloomFilter, BlockLayout, BlockedBloomFilter, InsertRegions, RegionWriter,
 };
 pub use sets::classic::BloomFilter;
-pub use sets::cuckoo::{CuckooFilter, CuckooOptions};
+#[allow(deprecated)]
+pub use sets::cuckoo::{CuckooBuilder, CuckooFilter, CuckooOptions};
 pub use sets::partitioned::PartitionedBloomFilter;
 pub use sets::scalable::ScalableBloomFilter;
 pub use sets::split_block::{parquet_num_bytes, SplitBlockBits, SplitBlockBloomFilter};

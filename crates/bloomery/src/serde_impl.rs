@@ -127,7 +127,7 @@ mod tests {
         cf.insert(&7u32).unwrap();
         roundtrip(&cf);
         let mut cms = CountMinSketch::try_with_shape(64, 4).unwrap();
-        cms.update(&7u32, 3);
+        cms.insert_many(&7u32, 3);
         roundtrip(&cms);
         let mut m = MultiLayerBloomFilter::try_new(3, 100, 0.01).unwrap();
         m.insert("example.org/a/b").unwrap();

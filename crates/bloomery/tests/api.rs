@@ -611,8 +611,8 @@ fn count_min_sketches_merge_through_the_trait() {
     let mut a = CountMinSketch::try_with_shape(2048, 4).unwrap();
     let mut b = CountMinSketch::try_with_shape(2048, 4).unwrap();
     for i in 0..500u32 {
-        a.update(&i, 3);
-        b.update(&(i + 250), 5);
+        a.insert_many(&i, 3);
+        b.insert_many(&(i + 250), 5);
     }
     let mut u = a.clone();
     u.union_with(&b).unwrap();

@@ -913,7 +913,6 @@ fn load<T: Persist>(file: &str, bytes: &[u8]) -> T {
 }
 
 fn typed_goldens() -> Vec<TypedGolden> {
-    use bloomery::CuckooOptions;
     use bloomery::{
         AttenuatedBloomFilter, BlockedCountingBloomFilter, BloomierFilter, BreadthBloomFilter,
         CountMinSketch, CountingBloomFilter, CuckooFilter, DLeftCountingBloomFilter,
@@ -1071,7 +1070,7 @@ fn typed_goldens() -> Vec<TypedGolden> {
                     .try_build()
                     .unwrap();
                 for (i, k) in golden_keys().iter().enumerate() {
-                    f.update(k, mult(i));
+                    f.insert_many(k, mult(i));
                 }
                 f.to_bytes()
             },
@@ -1138,9 +1137,11 @@ fn typed_goldens() -> Vec<TypedGolden> {
             file: "cuckoo.bloom",
             kind: Kind::Cuckoo,
             build: || {
-                let mut o = CuckooOptions::new(32);
-                o.hasher = KeyHasher::with_seed(0x5EED);
-                let mut f = CuckooFilter::try_with(o).unwrap();
+                let mut f = CuckooFilter::builder()
+                    .capacity(32)
+                    .seed(0x5EED)
+                    .try_build()
+                    .unwrap();
                 for (i, k) in golden_keys().iter().enumerate() {
                     for _ in 0..mult(i) {
                         f.insert(k).unwrap();
@@ -1498,7 +1499,7 @@ fn typed_goldens() -> Vec<TypedGolden> {
                 for round in 0..50 {
                     for (i, k) in golden_keys().iter().enumerate() {
                         if i >= round {
-                            f.add(k);
+                            f.insert(k);
                         }
                     }
                 }

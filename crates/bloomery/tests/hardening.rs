@@ -104,7 +104,7 @@ fn debug_of_every_kind(h: KeyHasher, n: usize) -> Vec<(&'static str, String)> {
         .try_build()
         .unwrap();
     for k in &keys {
-        cms.increment(k);
+        cms.insert(k);
     }
     add!("count-min", &cms);
     counter!(
@@ -117,7 +117,7 @@ fn debug_of_every_kind(h: KeyHasher, n: usize) -> Vec<(&'static str, String)> {
     );
     let mut topk = TopK::builder(10).hasher(h).try_build().unwrap();
     for k in &keys {
-        topk.add(k);
+        topk.insert(k);
     }
     add!("topk", &topk);
     let mut mlbf = MultiLayerBloomFilter::builder()
@@ -171,9 +171,11 @@ fn debug_of_every_kind(h: KeyHasher, n: usize) -> Vec<(&'static str, String)> {
             .try_build(&pairs)
             .unwrap()
     );
-    let mut o = CuckooOptions::new(1000);
-    o.hasher = h;
-    let mut cuckoo = CuckooFilter::try_with(o).unwrap();
+    let mut cuckoo = CuckooFilter::builder()
+        .capacity(1000)
+        .hasher(h)
+        .try_build()
+        .unwrap();
     for k in &keys {
         cuckoo.insert(k).unwrap();
     }

@@ -191,13 +191,13 @@ fn cuckoo_max_iterations_is_validated_on_create_and_on_load() {
     limit();
     // Creation refuses what RedisBloom's CF.RESERVE refuses.
     for m in [0u32, 65_536, 16_777_216, 2_147_483_668] {
-        let mut o = bloomery::CuckooOptions::new(1000);
-        o.max_iterations = m;
-        assert!(CuckooFilter::try_with(o).is_err(), "{m}");
+        let b = CuckooFilter::builder().capacity(1000).max_iterations(m);
+        assert!(b.try_build().is_err(), "{m}");
     }
-    let mut o = bloomery::CuckooOptions::new(1000);
-    o.max_iterations = bloomery::CuckooOptions::MAX_ITERATIONS;
-    assert!(CuckooFilter::try_with(o).is_ok());
+    let b = CuckooFilter::builder()
+        .capacity(1000)
+        .max_iterations(CuckooFilter::MAX_ITERATIONS);
+    assert!(b.try_build().is_ok());
     // Loading refuses the same values (a forged 2^31 + 20 made an insert allocate 2^31 undo
     // entries; 2^24 blocked an insert for seconds).
     for m in [0u32, 65_536, 16_777_216, 2_147_483_668] {

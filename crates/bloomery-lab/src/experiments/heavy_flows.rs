@@ -144,8 +144,8 @@ pub fn measure_trace(p: &Params, t: &FlowTrace) -> anyhow::Result<Vec<Row>> {
                 };
                 let (mut plain, mut cons) = (build(false)?, build(true)?);
                 for &(f, b) in &t.packets {
-                    plain.update_hashed(hashed[f as usize], u64::from(b));
-                    cons.update_hashed(hashed[f as usize], u64::from(b));
+                    plain.insert_many_hashed(hashed[f as usize], u64::from(b));
+                    cons.insert_many_hashed(hashed[f as usize], u64::from(b));
                 }
                 let (mut over_p, mut over_c) = (0u64, 0u64);
                 for (i, &h) in hashed.iter().enumerate() {

@@ -265,8 +265,8 @@ pub fn measure_set(p: &Params, ms: &Multiset, hasher: &KeyHasher) -> anyhow::Res
                 s_ms.insert_many_hashed(h, 1);
                 s_mi.insert_many_hashed(h, 1);
                 s_rm.insert_many_hashed(h, 1);
-                cm.update_hashed(h, 1);
-                cu.update_hashed(h, 1);
+                cm.insert_hashed(h);
+                cu.insert_hashed(h);
             }
             anyhow::ensure!(
                 s_ms.saturated_counters() + s_mi.saturated_counters() + s_rm.saturated_counters()

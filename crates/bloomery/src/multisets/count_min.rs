@@ -33,7 +33,7 @@ pub const UPDATE_AHEAD: usize = 8;
 ///
 /// **Overflow policy: saturation.** Counters are u64 and every addition saturates at
 /// `u64::MAX` (a saturated counter only over-estimates, it never wraps to a small value);
-/// the same holds for [`CountMinSketch::merge`], which adds two sketches counter by counter.
+/// the same holds for [`Merge::union_with`](crate::Merge::union_with), which adds two sketches counter by counter.
 /// Merges are refused with a typed [`crate::Error::Incompatible`] when the shapes, the update
 /// rule or the hashers differ. [`CountMinSketch::saturated_counters`] reports saturation.
 ///
@@ -54,13 +54,49 @@ pub const UPDATE_AHEAD: usize = 8;
 /// let mut s = CountMinSketch::try_with_error(0.001, 0.01)?;
 /// let mut total = 0;
 /// for i in 0..1000u64 {
-///     s.update(&i, 1 + i % 3);
+///     s.insert_many(&i, 1 + i % 3);
 ///     total += 1 + i % 3;
 /// }
-/// s.increment("page");
+/// s.insert("page");
 /// assert!(s.count("page") >= 1); // never below the true count
 /// let c = s.count(&7u64); // truly 2
 /// assert!(c >= 2 && c as f64 <= 2.0 + 0.001 * (total + 1) as f64);
+/// # Ok(()) }
+/// ```
+///
+/// The same operation is the same call on every counting structure: `insert` adds one,
+/// `insert_many` adds n, `insert_batch` adds a slice, `count` estimates and
+/// [`Merge::union_with`](crate::Merge::union_with) merges.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{
+///     BlockedCountingBloomFilter, Count, CountMinSketch, CountingBloomFilter, Filter, Merge,
+///     TopK,
+/// };
+///
+/// let mut cms = CountMinSketch::try_with_error(0.01, 0.01)?;
+/// let mut cbf = CountingBloomFilter::try_new(1000, 0.01)?;
+/// let mut blk = BlockedCountingBloomFilter::try_new(1000, 0.01)?;
+/// let mut top = TopK::try_with_shape(10, 64, 4, 0.9)?;
+/// cms.insert("a");
+/// cbf.insert("a");
+/// blk.insert("a");
+/// top.insert("a");
+/// cms.insert_many("b", 3);
+/// cbf.insert_many("b", 3);
+/// blk.insert_many("b", 3);
+/// top.insert_many("b", 3);
+/// cms.insert_batch(&[1u64, 2, 3]);
+/// cbf.insert_batch(&[1u64, 2, 3]);
+/// blk.insert_batch(&[1u64, 2, 3]);
+/// assert!(cms.count("b") >= 3 && cbf.count("b") >= 3 && blk.count("b") >= 3);
+/// assert_eq!(top.count("b"), 3);
+/// let (c2, f2, b2) = (cms.clone(), cbf.clone(), blk.clone());
+/// cms.union_with(&c2)?;
+/// cbf.union_with(&f2)?;
+/// blk.union_with(&b2)?;
+/// assert!(cms.count("b") >= 6);
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -248,9 +284,21 @@ impl CountMinSketch {
             .map(move |(r, x)| (r as u64 * w + reduce(x, w)) as usize)
     }
 
+    /// Add one to a pre-hashed key.
+    #[inline]
+    pub fn insert_hashed(&mut self, h: Hashed) {
+        self.insert_many_hashed(h, 1)
+    }
+
+    /// Add `count` to a pre-hashed key (`insert_many_hashed`, as on the counting filters).
+    #[deprecated(note = "renamed `insert_many_hashed`, the name the counting filters use")]
+    pub fn update_hashed(&mut self, h: Hashed, count: u64) {
+        self.insert_many_hashed(h, count)
+    }
+
     /// Add `count` to a pre-hashed key.
     #[inline]
-    pub fn update_hashed(&mut self, h: Hashed, count: u64) {
+    pub fn insert_many_hashed(&mut self, h: Hashed, count: u64) {
         self.total = self.total.saturating_add(count);
         if self.conservative {
             // Conservative update: no counter needs to exceed the old minimum plus `count`.
@@ -278,7 +326,7 @@ impl CountMinSketch {
 
     /// Hint the CPU to fetch the key's `depth` cells ahead of an update or a query (for
     /// streaming callers that hash a key and update it a few keys later; see
-    /// [`update_hashed_pipelined`](Self::update_hashed_pipelined)).
+    /// [`insert_many_hashed_pipelined`](Self::insert_many_hashed_pipelined)).
     #[inline]
     pub fn prefetch_hashed(&self, h: Hashed) {
         let t = self.table.as_slice();
@@ -290,8 +338,9 @@ impl CountMinSketch {
     /// Add `count` to each of a stream of pre-hashed keys through a software pipeline: each
     /// key's cells are prefetched `UPDATE_AHEAD` keys before it is updated, so the cache
     /// misses of consecutive keys overlap (for tables larger than the cache). The result is
-    /// identical to calling [`update_hashed`](Self::update_hashed) for each key in order.
-    pub fn update_hashed_pipelined(
+    /// identical to calling [`insert_many_hashed`](Self::insert_many_hashed) for each key in
+    /// order.
+    pub fn insert_many_hashed_pipelined(
         &mut self,
         hashes: impl IntoIterator<Item = Hashed>,
         count: u64,
@@ -300,31 +349,74 @@ impl CountMinSketch {
         for h in hashes {
             self.prefetch_hashed(h);
             if let Some(due) = pipe.push(h) {
-                self.update_hashed(due, count);
+                self.insert_many_hashed(due, count);
             }
         }
         for due in pipe.drain() {
-            self.update_hashed(due, count);
+            self.insert_many_hashed(due, count);
         }
     }
 
+    /// Add `count` to each of a stream of pre-hashed keys
+    /// ([`insert_many_hashed_pipelined`](Self::insert_many_hashed_pipelined)).
+    #[deprecated(note = "renamed `insert_many_hashed_pipelined`")]
+    pub fn update_hashed_pipelined(
+        &mut self,
+        hashes: impl IntoIterator<Item = Hashed>,
+        count: u64,
+    ) {
+        self.insert_many_hashed_pipelined(hashes, count)
+    }
+
+    /// Add one to each of a stream of pre-hashed keys, pipelined as
+    /// [`insert_many_hashed_pipelined`](Self::insert_many_hashed_pipelined) does (the counting
+    /// filters' `insert_hashed_pipelined`).
+    pub fn insert_hashed_pipelined(&mut self, hashes: impl IntoIterator<Item = Hashed>) {
+        self.insert_many_hashed_pipelined(hashes, 1)
+    }
+
     /// Add `count` to every key of `keys` (a key repeated is added as often as it appears),
-    /// hashing ahead and prefetching as [`update_hashed_pipelined`](Self::update_hashed_pipelined)
-    /// does. The result is identical to calling [`update`](Self::update) for each key in order.
-    pub fn update_batch<K: Key>(&mut self, keys: &[K], count: u64) {
+    /// hashing ahead and prefetching as
+    /// [`insert_many_hashed_pipelined`](Self::insert_many_hashed_pipelined) does. The result
+    /// is identical to calling [`insert_many`](Self::insert_many) for each key in order.
+    pub fn insert_many_batch<K: Key>(&mut self, keys: &[K], count: u64) {
         let hasher = self.hasher;
-        self.update_hashed_pipelined(keys.iter().map(|k| hasher.hash(k)), count);
+        self.insert_many_hashed_pipelined(keys.iter().map(|k| hasher.hash(k)), count);
     }
 
-    /// Add `count` to a key.
-    pub fn update<K: Key + ?Sized>(&mut self, key: &K, count: u64) {
+    /// Add one to every key of `keys`, pipelined (the counting filters' `insert_batch`).
+    pub fn insert_batch<K: Key>(&mut self, keys: &[K]) {
+        self.insert_many_batch(keys, 1)
+    }
+
+    /// Add `count` to every key of `keys` ([`insert_many_batch`](Self::insert_many_batch)).
+    #[deprecated(note = "renamed `insert_many_batch`")]
+    pub fn update_batch<K: Key>(&mut self, keys: &[K], count: u64) {
+        self.insert_many_batch(keys, count)
+    }
+
+    /// Add one to a key: the `insert` of every structure.
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
+        self.insert_many(key, 1)
+    }
+
+    /// Add `count` to a key (`count` occurrences at once, as `insert_many` on the counting
+    /// filters).
+    pub fn insert_many<K: Key + ?Sized>(&mut self, key: &K, count: u64) {
         let h = self.hasher.hash(key);
-        self.update_hashed(h, count)
+        self.insert_many_hashed(h, count)
     }
 
-    /// Add one to a key.
+    /// Add `count` to a key ([`insert_many`](Self::insert_many)).
+    #[deprecated(note = "renamed `insert_many`, the name the counting filters use")]
+    pub fn update<K: Key + ?Sized>(&mut self, key: &K, count: u64) {
+        self.insert_many(key, count)
+    }
+
+    /// Add one to a key ([`insert`](Self::insert)).
+    #[deprecated(note = "renamed `insert`, the name every structure uses")]
     pub fn increment<K: Key + ?Sized>(&mut self, key: &K) {
-        self.update(key, 1)
+        self.insert(key)
     }
 
     /// The offered keys whose estimate is at least `threshold`, largest first. A sketch cannot
@@ -368,21 +460,10 @@ impl CountMinSketch {
         Ok(())
     }
 
-    /// Add another sketch's counters into this one (the sketch of both streams). Counters and
-    /// the total saturate at `u64::MAX`. Refused (nothing changed) when the shapes, update
-    /// rules or hashers differ.
+    /// Add another sketch's counters into this one: [`Merge::union_with`](crate::Merge::union_with).
+    #[deprecated(note = "use `Merge::union_with`, the merge of every structure")]
     pub fn merge(&mut self, other: &Self) -> Result<()> {
-        self.check_mergeable(other)?;
-        for (a, b) in self
-            .table
-            .as_mut_slice()
-            .iter_mut()
-            .zip(other.table.as_slice())
-        {
-            *a = a.saturating_add(*b);
-        }
-        self.total = self.total.saturating_add(other.total);
-        Ok(())
+        crate::filter::Merge::union_with(self, other)
     }
 
     /// Reset every counter.
@@ -448,11 +529,11 @@ impl Persist for CountMinSketch {
 }
 
 /// Each key adds one, through the software pipeline of
-/// [`CountMinSketch::update_hashed_pipelined`] (identical to incrementing one by one).
+/// [`CountMinSketch::insert_many_hashed_pipelined`] (identical to incrementing one by one).
 impl<K: Key> Extend<K> for CountMinSketch {
     fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
         let hasher = self.hasher;
-        self.update_hashed_pipelined(iter.into_iter().map(|k| hasher.hash(&k)), 1);
+        self.insert_hashed_pipelined(iter.into_iter().map(|k| hasher.hash(&k)));
     }
 }
 
@@ -472,7 +553,7 @@ impl crate::dispatch::CounterKind for CountMinSketch {
         self.total()
     }
     fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
-        self.update_hashed(h, 1);
+        self.insert_hashed(h);
         Ok(())
     }
     fn count_hashed(&self, h: Hashed) -> u64 {
@@ -494,12 +575,25 @@ impl crate::dispatch::CounterKind for CountMinSketch {
     }
 }
 
-/// The sketch of two streams ([`CountMinSketch::merge`]) and, for intersection, the
+/// The sketch of two streams (counter-wise sums) and, for intersection, the
 /// counter-wise minimum: each key's count is then at least the smaller of its two counts
 /// (never below it), the count of the key in both streams as a multiset.
 impl crate::filter::Merge for CountMinSketch {
+    /// Add another sketch's counters into this one (the sketch of both streams). Counters
+    /// and the total saturate at `u64::MAX`. Refused (nothing changed) when the shapes,
+    /// update rules or hashers differ.
     fn union_with(&mut self, other: &Self) -> Result<()> {
-        self.merge(other)
+        self.check_mergeable(other)?;
+        for (a, b) in self
+            .table
+            .as_mut_slice()
+            .iter_mut()
+            .zip(other.table.as_slice())
+        {
+            *a = a.saturating_add(*b);
+        }
+        self.total = self.total.saturating_add(other.total);
+        Ok(())
     }
     fn intersect_with(&mut self, other: &Self) -> Result<()> {
         self.check_mergeable(other)?;
@@ -519,8 +613,38 @@ impl crate::filter::Merge for CountMinSketch {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::Merge;
     use proptest::prelude::*;
     use std::collections::HashMap;
+
+    /// The deprecated names are aliases: each leaves the sketch exactly as its new name does.
+    #[test]
+    #[allow(deprecated)]
+    fn deprecated_names_are_aliases() {
+        let keys: Vec<u64> = (0..200).collect();
+        let mut new = CountMinSketch::try_with_shape(64, 3).unwrap();
+        let mut old = new.clone();
+        new.insert(&1u64);
+        old.increment(&1u64);
+        new.insert_many(&2u64, 5);
+        old.update(&2u64, 5);
+        new.insert_many_batch(&keys, 2);
+        old.update_batch(&keys, 2);
+        let h = new.key_hasher().hash(&3u64);
+        new.insert_many_hashed(h, 4);
+        old.update_hashed(h, 4);
+        new.insert_many_hashed_pipelined([h, h], 2);
+        old.update_hashed_pipelined([h, h], 2);
+        assert_eq!(new, old);
+        let other = new.clone();
+        new.union_with(&other).unwrap();
+        old.merge(&other).unwrap();
+        assert_eq!(new, old);
+        assert!(
+            new.count(&2u64) >= 2 * (5 + 2),
+            "never below the true count"
+        );
+    }
 
     /// The deprecated `try_new(width, depth)` still builds the explicit shape.
     #[test]
@@ -557,8 +681,8 @@ mod tests {
             .unwrap();
         for i in 0..2000u32 {
             let key = i % 300;
-            plain.increment(&key);
-            cons.increment(&key);
+            plain.insert(&key);
+            cons.insert(&key);
         }
         let err = |s: &CountMinSketch| -> u64 {
             (0..300u32)
@@ -567,12 +691,12 @@ mod tests {
         };
         assert!(err(&cons) <= err(&plain));
         let mut s = CountMinSketch::try_with_shape(4, 2).unwrap();
-        s.update("a", u64::MAX - 1);
-        s.update("a", 10);
+        s.insert_many("a", u64::MAX - 1);
+        s.insert_many("a", 10);
         assert_eq!(s.count("a"), u64::MAX);
         assert!(s.saturated_counters() >= 2);
         let t = s.clone();
-        s.merge(&t).unwrap();
+        s.union_with(&t).unwrap();
         assert_eq!(s.count("a"), u64::MAX);
         assert_eq!(s.total(), u64::MAX);
         let hh = s.heavy_hitters(["a", "b"].iter().copied(), 100);
@@ -584,17 +708,17 @@ mod tests {
     fn merge_checks_and_roundtrip() {
         let mut a = CountMinSketch::try_with_shape(64, 4).unwrap();
         let b = CountMinSketch::try_with_shape(64, 3).unwrap();
-        assert!(a.merge(&b).is_err());
+        assert!(a.union_with(&b).is_err());
         let c = CountMinSketch::builder()
             .dimensions(64, 4)
             .seed(5)
             .try_build()
             .unwrap();
         assert!(matches!(
-            a.merge(&c),
+            a.union_with(&c),
             Err(crate::Error::Incompatible(Incompatibility::Hashing))
         ));
-        a.update("x", 5);
+        a.insert_many("x", 5);
         let back = CountMinSketch::from_bytes(&a.to_bytes()).unwrap();
         assert_eq!(back, a);
         assert_eq!(back.count("x"), 5);
@@ -614,26 +738,26 @@ mod tests {
             let keys: Vec<u32> = (0..5000u32).map(|i| (i * 7919) % 1300).collect();
             let mut one = mk();
             for k in &keys {
-                one.update(k, 3);
+                one.insert_many(k, 3);
             }
             let mut batch = mk();
-            batch.update_batch(&keys, 3);
+            batch.insert_many_batch(&keys, 3);
             assert_eq!(batch, one, "conservative={cons}");
             // fewer keys than the pipeline depth, and none
             let mut short = mk();
-            short.update_batch(&keys[..3], 3);
+            short.insert_many_batch(&keys[..3], 3);
             let mut short_one = mk();
             for k in &keys[..3] {
-                short_one.update(k, 3);
+                short_one.insert_many(k, 3);
             }
             assert_eq!(short, short_one);
-            short.update_batch::<u32>(&[], 3);
+            short.insert_many_batch::<u32>(&[], 3);
             assert_eq!(short, short_one);
             let mut ext = mk();
             ext.extend(keys.iter().copied());
             let mut inc = mk();
             for k in &keys {
-                inc.increment(k);
+                inc.insert(k);
             }
             assert_eq!(ext, inc);
         }
@@ -651,10 +775,10 @@ mod tests {
             let (mut a, mut b) = (mk(), mk());
             let mut truth: HashMap<u16, u64> = HashMap::new();
             for (i, (k, c)) in ups.iter().enumerate() {
-                if i < cut { a.update(k, *c) } else { b.update(k, *c) }
+                if i < cut { a.insert_many(k, *c) } else { b.insert_many(k, *c) }
                 *truth.entry(*k).or_default() += c;
             }
-            a.merge(&b).unwrap();
+            a.union_with(&b).unwrap();
             let a = CountMinSketch::from_bytes(&a.to_bytes()).unwrap();
             for (k, c) in &truth {
                 prop_assert!(a.count(k) >= *c);

@@ -244,6 +244,13 @@ impl CountingBloomFilter {
         new
     }
 
+    /// Insert `n` occurrences of a key at once (each counter saturating); true when the key
+    /// was new (a counter was zero). The same call as [`CountMinSketch::insert_many`](crate::CountMinSketch::insert_many).
+    pub fn insert_many<K: crate::hash::Key + ?Sized>(&mut self, key: &K, n: u32) -> bool {
+        let h = self.hasher.hash(key);
+        self.insert_many_hashed(h, n)
+    }
+
     /// Hint the CPU to fetch the words of the key's k counters ahead of an insert, a count or
     /// a remove (for streaming callers; see [`insert_hashed_pipelined`](Self::insert_hashed_pipelined)).
     #[inline]

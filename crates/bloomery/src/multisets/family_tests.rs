@@ -31,7 +31,7 @@ fn samples() -> Vec<Vec<u8>> {
         bcbf.insert(&(i % 20));
         dl.insert(&(i % 20)).unwrap();
         sp.insert(&(i % 20));
-        cms.update(&(i % 20), 3);
+        cms.insert_many(&(i % 20), 3);
         ibf.insert(&(i % 20));
         scbf.insert(&(i % 20));
     }
@@ -84,7 +84,7 @@ fn decode_all(bytes: &[u8]) -> usize {
     }
     if let Ok(mut f) = CountMinSketch::from_bytes(bytes) {
         ok += 1;
-        f.update("x", u64::MAX);
+        f.insert_many("x", u64::MAX);
         let _ = f.count("x");
     }
     if let Ok(mut f) = IterativeBloomFilter::from_bytes(bytes) {

@@ -368,6 +368,13 @@ impl SpectralBloomFilter {
         new
     }
 
+    /// Insert `n` occurrences of a key at once (each counter saturating); true when the key
+    /// was new (a counter was zero). The same call as [`CountMinSketch::insert_many`](crate::CountMinSketch::insert_many).
+    pub fn insert_many<K: crate::hash::Key + ?Sized>(&mut self, key: &K, n: u32) -> bool {
+        let h = self.hasher.hash(key);
+        self.insert_many_hashed(h, n)
+    }
+
     /// Remove every key.
     pub fn clear(&mut self) {
         self.primary.clear();

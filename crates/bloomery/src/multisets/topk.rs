@@ -91,11 +91,11 @@ struct Entry {
 /// // the 2 heaviest keys, a 64 × 4 HeavyKeeper table, decay 0.9
 /// let mut t = TopK::try_with_shape(2, 64, 4, 0.9)?;
 /// for i in 0..300u32 {
-///     t.add("heavy");
+///     t.insert("heavy");
 ///     if i % 2 == 0 {
-///         t.add("medium");
+///         t.insert("medium");
 ///     }
-///     t.add(&i); // 300 keys seen once
+///     t.insert(&i); // 300 keys seen once
 /// }
 /// let top: Vec<&[u8]> = t.list().into_iter().map(|(k, _)| k).collect();
 /// assert_eq!(top, [&b"heavy"[..], &b"medium"[..]]);
@@ -545,9 +545,22 @@ impl TopK {
         Some(out.item)
     }
 
-    /// One arrival of a key (`TOPK.ADD`); returns the expelled item, if any.
+    /// One arrival of a key (`TOPK.ADD`): the `insert` of every structure; returns the item
+    /// expelled from the top-k list, if any.
+    pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Option<Vec<u8>> {
+        self.insert_many(key, 1)
+    }
+
+    /// `n` arrivals of a key at once (`TOPK.INCRBY`; the `insert_many` of the counting
+    /// structures); returns the item expelled from the top-k list, if any.
+    pub fn insert_many<K: Key + ?Sized>(&mut self, key: &K, n: u32) -> Option<Vec<u8>> {
+        key.with_bytes(|b| self.incr_by(b, n))
+    }
+
+    /// One arrival of a key ([`insert`](Self::insert)).
+    #[deprecated(note = "renamed `insert`, the name every structure uses")]
     pub fn add<K: Key + ?Sized>(&mut self, key: &K) -> Option<Vec<u8>> {
-        key.with_bytes(|b| self.incr_by(b, 1))
+        self.insert(key)
     }
 
     /// Whether a key is in the top-k list (`TOPK.QUERY`).
@@ -742,7 +755,7 @@ impl Persist for TopK {
 impl<K: Key> Extend<K> for TopK {
     fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
         for k in iter {
-            self.add(&k);
+            self.insert(&k);
         }
     }
 }
@@ -872,7 +885,7 @@ mod tests {
         ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
         let mut t = TopK::builder(10).width(200).depth(5).try_build().unwrap();
         for x in &stream {
-            t.add(x);
+            t.insert(x);
         }
         let listed: Vec<u32> = t
             .list()
@@ -908,13 +921,13 @@ mod tests {
             .try_build()
             .unwrap();
         for _ in 0..3 {
-            assert_eq!(t.add("a"), None);
+            assert_eq!(t.insert("a"), None);
         }
         for _ in 0..2 {
-            assert_eq!(t.add("b"), None);
+            assert_eq!(t.insert("b"), None);
         }
         // c (count 1) does not beat the minimum (b, 2).
-        assert_eq!(t.add("c"), None);
+        assert_eq!(t.insert("c"), None);
         assert!(!t.query("c"));
         assert_eq!(t.count("c"), 1);
         assert_eq!(t.incr_by(b"c", 1), None, "ties do not expel");
@@ -943,7 +956,7 @@ mod tests {
         let mut u = TopK::try_with_shape(1, 1, 1, 0.9).unwrap();
         u.incr_by(b"a", 1000);
         for _ in 0..1000 {
-            u.add("b");
+            u.insert("b");
         }
         assert_eq!(u.count("a"), 1000);
         assert!(u.query("a") && !u.query("b"));
@@ -970,7 +983,7 @@ mod tests {
             b.incr_by(b"x", 3);
             a.incr_by(b"y", n);
             for _ in 0..n {
-                b.add("y");
+                b.insert("y");
             }
             assert_eq!(a.count("x"), 0);
             assert_eq!(b.count("x"), 0);
@@ -1014,10 +1027,23 @@ mod tests {
             .try_build()
             .unwrap();
         for x in zipf_stream(50, 2000, 3) {
-            t.add(&x);
+            t.insert(&x);
         }
         t.incr_by(b"", 5000);
         t
+    }
+
+    /// `insert` and `insert_many` are `add` and `incr_by` under the shared names.
+    #[test]
+    #[allow(deprecated)]
+    fn insert_names_match_the_redis_operations() {
+        let mut a = TopK::try_with_shape(3, 16, 3, 0.9).unwrap();
+        let mut b = a.clone();
+        for x in zipf_stream(40, 500, 2) {
+            assert_eq!(a.insert(&x), b.add(&x));
+            assert_eq!(a.insert_many(&x, 3), x.with_bytes(|k| b.incr_by(k, 3)));
+        }
+        assert_eq!(a, b);
     }
 
     #[test]
@@ -1031,7 +1057,7 @@ mod tests {
         assert!(a.query(b"".as_slice()), "the empty item is an item");
         // The same updates after a load give the same structure (the generator is saved).
         for x in zipf_stream(80, 1000, 4) {
-            assert_eq!(a.add(&x), b.add(&x));
+            assert_eq!(a.insert(&x), b.insert(&x));
         }
         assert_eq!(a, b);
         assert_eq!(a.to_bytes(), b.to_bytes());

@@ -1,7 +1,7 @@
 //! The cuckoo filter: [`CuckooFilter`] (its docs say which paper it follows and when to pick it).
 
 use crate::error::{inconsistent, invalid, Error, Result};
-use crate::filter::RemoveError;
+use crate::filter::{RemoveError, Sizing};
 use crate::hash::{mix64, reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
@@ -216,7 +216,9 @@ pub struct CuckooFilter {
 }
 
 /// Options for [`CuckooFilter`]; defaults are RedisBloom's (bucket size 2, 20 iterations,
-/// expansion 1).
+/// expansion 1). Superseded by [`CuckooFilter::builder`], which shares the
+/// [`Sizing`](crate::Sizing) core of the other builders.
+#[deprecated(note = "build with `CuckooFilter::builder().capacity(n)…try_build()`")]
 #[derive(Debug, Clone)]
 pub struct CuckooOptions {
     /// Items the first table is sized for.
@@ -233,6 +235,7 @@ pub struct CuckooOptions {
     pub max_bytes: u64,
 }
 
+#[allow(deprecated)]
 impl CuckooOptions {
     /// Largest `max_iterations` (evictions tried before an insert fails).
     pub const MAX_ITERATIONS: u32 = MAX_ITERATIONS;
@@ -250,14 +253,138 @@ impl CuckooOptions {
     }
 }
 
+/// The validated settings of a new filter.
+struct Parts {
+    capacity: u64,
+    bucket_size: u32,
+    max_iterations: u32,
+    expansion: u32,
+    hasher: KeyHasher,
+    max_bytes: u64,
+}
+
+/// Builder for [`CuckooFilter`] ([`CuckooFilter::builder`]): the shared [`Sizing`] core
+/// (`capacity` required; `hasher`, `seed`, `keyed`, `max_bytes`) plus the cuckoo settings.
+/// Defaults are RedisBloom's: bucket size 2, 20 evictions, expansion 1. The 8-bit fingerprint
+/// fixes the false-positive rate (about `2b/255` when full), so `fpr`, `bits` and `hashes`
+/// are refused by name rather than ignored.
+///
+/// ```
+/// use bloomery::CuckooFilter;
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let f = CuckooFilter::builder()
+///     .capacity(1000)
+///     .bucket_size(4)
+///     .max_iterations(500)
+///     .expansion(2)
+///     .seed(7)
+///     .try_build()?;
+/// assert_eq!((f.capacity(), f.bucket_size()), (1000, 4));
+/// // a rate does not apply: the fingerprint size fixes it
+/// assert!(CuckooFilter::builder().capacity(1000).fpr(0.01).try_build().is_err());
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone)]
+pub struct CuckooBuilder {
+    sizing: Sizing,
+    bucket_size: u32,
+    max_iterations: u32,
+    expansion: u32,
+}
+
+impl CuckooBuilder {
+    crate::filter::sizing_setters!();
+
+    /// Slots per bucket (1..=255, default 2).
+    pub fn bucket_size(mut self, b: u32) -> Self {
+        self.bucket_size = b;
+        self
+    }
+    /// Evictions tried before a table counts as full (1..=65535, default 20).
+    pub fn max_iterations(mut self, n: u32) -> Self {
+        self.max_iterations = n;
+        self
+    }
+    /// Capacity multiplier for each new table; 0 disables growth (default 1).
+    pub fn expansion(mut self, e: u32) -> Self {
+        self.expansion = e;
+        self
+    }
+
+    /// Build, validating every setting.
+    pub fn try_build(self) -> Result<CuckooFilter> {
+        self.sizing.refuse(
+            &["fpr", "bits", "hashes"],
+            "a cuckoo filter (its 8-bit fingerprint fixes the rate)",
+        )?;
+        let capacity = self
+            .sizing
+            .capacity
+            .ok_or_else(|| invalid("capacity", "required"))?;
+        CuckooFilter::from_parts(
+            capacity,
+            self.bucket_size,
+            self.max_iterations,
+            self.expansion,
+            self.sizing.key_hasher(),
+            self.sizing.limit(),
+        )
+    }
+}
+
 impl CuckooFilter {
-    /// A filter with RedisBloom's defaults for `capacity` items.
+    /// Largest `max_iterations` (evictions tried before an insert fails).
+    pub const MAX_ITERATIONS: u32 = MAX_ITERATIONS;
+    /// Largest bucket size.
+    pub const MAX_BUCKET_SIZE: u32 = MAX_BUCKET_SIZE;
+
+    /// A builder with RedisBloom's defaults (bucket size 2, 20 evictions, expansion 1).
+    pub fn builder() -> CuckooBuilder {
+        CuckooBuilder {
+            sizing: Sizing::default(),
+            bucket_size: 2,
+            max_iterations: 20,
+            expansion: 1,
+        }
+    }
+
+    /// A filter with RedisBloom's defaults for `capacity` items. A cuckoo filter takes no
+    /// rate: its 8-bit fingerprint fixes it (see [`CuckooBuilder`]).
     pub fn try_new(capacity: u64) -> Result<Self> {
-        Self::try_with(CuckooOptions::new(capacity))
+        Self::builder().capacity(capacity).try_build()
     }
 
     /// A filter with explicit options, validated.
+    #[deprecated(note = "build with `CuckooFilter::builder().capacity(n)…try_build()`")]
+    #[allow(deprecated)]
     pub fn try_with(o: CuckooOptions) -> Result<Self> {
+        Self::from_parts(
+            o.capacity,
+            o.bucket_size,
+            o.max_iterations,
+            o.expansion,
+            o.hasher,
+            o.max_bytes,
+        )
+    }
+
+    fn from_parts(
+        capacity: u64,
+        bucket_size: u32,
+        max_iterations: u32,
+        expansion: u32,
+        hasher: KeyHasher,
+        max_bytes: u64,
+    ) -> Result<Self> {
+        let o = Parts {
+            capacity,
+            bucket_size,
+            max_iterations,
+            expansion,
+            hasher,
+            max_bytes,
+        };
         crate::params::check_capacity(o.capacity)?;
         if o.bucket_size == 0 || o.bucket_size > MAX_BUCKET_SIZE {
             return Err(invalid(
@@ -684,9 +811,11 @@ mod tests {
 
     #[test]
     fn no_expansion_reports_full_and_keeps_items() {
-        let mut o = CuckooOptions::new(64);
-        o.expansion = 0;
-        let mut f = CuckooFilter::try_with(o).unwrap();
+        let mut f = CuckooFilter::builder()
+            .capacity(64)
+            .expansion(0)
+            .try_build()
+            .unwrap();
         let mut added = Vec::new();
         for i in 0..1000u32 {
             match f.insert(&i) {
@@ -738,19 +867,65 @@ mod tests {
     #[test]
     fn bad_options() {
         assert!(CuckooFilter::try_new(0).is_err());
-        let mut o = CuckooOptions::new(10);
-        o.bucket_size = 0;
-        assert!(CuckooFilter::try_with(o.clone()).is_err());
-        o.bucket_size = 256;
-        assert!(CuckooFilter::try_with(o.clone()).is_err());
-        o.bucket_size = 2;
-        o.max_iterations = 0;
-        assert!(CuckooFilter::try_with(o).is_err());
-        let mut o = CuckooOptions::new(u64::MAX / 2);
-        o.max_bytes = 1 << 20;
+        let b = || CuckooFilter::builder().capacity(10);
+        assert!(b().bucket_size(0).try_build().is_err());
+        assert!(b().bucket_size(256).try_build().is_err());
+        assert!(b().max_iterations(0).try_build().is_err());
+        assert!(
+            CuckooFilter::builder().try_build().is_err(),
+            "capacity required"
+        );
+        for (name, r) in [
+            ("fpr", b().fpr(0.01).try_build()),
+            (
+                "bits",
+                b().sizing(Sizing::default().capacity(10).bits(64))
+                    .try_build(),
+            ),
+            (
+                "hashes",
+                b().sizing(Sizing::default().capacity(10).hashes(3))
+                    .try_build(),
+            ),
+        ] {
+            match r {
+                Err(Error::InvalidParameter { name: n, .. }) => assert_eq!(n, name),
+                other => panic!("{name}: {other:?}"),
+            }
+        }
         assert!(matches!(
-            CuckooFilter::try_with(o),
+            CuckooFilter::builder()
+                .capacity(u64::MAX / 2)
+                .max_bytes(1 << 20)
+                .try_build(),
             Err(Error::TooLarge { .. })
         ));
+    }
+
+    /// The deprecated options struct builds the same filter as the builder.
+    #[test]
+    #[allow(deprecated)]
+    fn options_struct_still_builds_the_same_filter() {
+        let o = CuckooOptions {
+            bucket_size: 4,
+            max_iterations: 100,
+            expansion: 2,
+            hasher: KeyHasher::with_seed(9),
+            ..CuckooOptions::new(500)
+        };
+        let mut a = CuckooFilter::try_with(o).unwrap();
+        let mut b = CuckooFilter::builder()
+            .capacity(500)
+            .bucket_size(4)
+            .max_iterations(100)
+            .expansion(2)
+            .seed(9)
+            .try_build()
+            .unwrap();
+        for i in 0..300u32 {
+            a.insert(&i).unwrap();
+            b.insert(&i).unwrap();
+        }
+        assert_eq!(a.to_bytes(), b.to_bytes());
     }
 }

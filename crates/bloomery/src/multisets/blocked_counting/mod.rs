@@ -521,6 +521,13 @@ impl BlockedCountingBloomFilter {
         new
     }
 
+    /// Insert `n` occurrences of a key at once (each counter saturating); true when the key
+    /// was new (a counter was zero). The same call as [`CountMinSketch::insert_many`](crate::CountMinSketch::insert_many).
+    pub fn insert_many<K: crate::hash::Key + ?Sized>(&mut self, key: &K, n: u32) -> bool {
+        let h = self.hasher.hash(key);
+        self.insert_many_hashed(h, n)
+    }
+
     /// Add one to each of the key's counters along the filter's [`Path`].
     #[inline(always)]
     fn add_one(&mut self, h: Hashed) -> bool {
