@@ -301,20 +301,9 @@ impl FileUpdate {
     ) -> Result<Self> {
         let source = src.as_ref().to_path_buf();
         let target = target.as_ref().to_path_buf();
-        let src = MappedFile::open(&source)?;
-        if src.is_delta() {
-            return Err(Error::Unsupported(
-                "this is a delta file, not a filter: apply it to its base with `patch`".into(),
-            ));
-        }
-        if src.is_compressed() {
-            return Err(Error::Unsupported(
-                "a compressed file cannot be updated in place: load it into memory".into(),
-            ));
-        }
+        let src = open_source(&source)?;
         let decoded = src.decoded().clone();
-        let dir = TempFile::dir_of(&target);
-        let mut tmp = TempFile::new_in(&dir, ".tmp")?;
+        let mut tmp = TempFile::new_in(&TempFile::dir_of(&target), ".tmp")?;
         let len = src.map.len();
         if verify == Verify::Checksum {
             copy_verified(&src, tmp.as_file_mut(), progress)?;
@@ -328,6 +317,17 @@ impl FileUpdate {
                 "the file changed while it was copied",
             )));
         }
+        Self::over_copy(target, tmp, decoded, None)
+    }
+
+    /// The update of `target` whose copy is `tmp` (the source's length): the copy takes the
+    /// mode of the file it replaces and is mapped writable.
+    fn over_copy(
+        target: PathBuf,
+        tmp: TempFile,
+        decoded: Decoded,
+        lazy: Option<LazyCopy>,
+    ) -> Result<Self> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -339,7 +339,9 @@ impl FileUpdate {
                 .set_permissions(std::fs::Permissions::from_mode(mode))?;
         }
         // SAFETY: the copy is a private temporary file of this process (created 0600 with a
-        // random name); nothing else writes or truncates it while it is mapped.
+        // random name); nothing else writes or truncates it while it is mapped, and this
+        // update writes its bytes only through the map and, when the copy is made as a sweep
+        // advances, `copy_through` (positioned writes the kernel keeps coherent with the map).
         let map = unsafe { crate::map::MmapMut::map_mut(tmp.as_file())? };
         #[cfg(unix)]
         {
@@ -350,7 +352,7 @@ impl FileUpdate {
             tmp,
             map: Arc::new(SharedMap::new(map)),
             decoded,
-            lazy: None,
+            lazy: lazy.map(|l| Box::new(std::sync::Mutex::new(l))),
         })
     }
 
@@ -392,53 +394,21 @@ impl FileUpdate {
     /// ```
     pub fn open_sweep(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
         let target = path.as_ref().to_path_buf();
-        let src = MappedFile::open(&target)?;
-        if src.is_delta() {
-            return Err(Error::Unsupported(
-                "this is a delta file, not a filter: apply it to its base with `patch`".into(),
-            ));
-        }
-        if src.is_compressed() {
-            return Err(Error::Unsupported(
-                "a compressed file cannot be updated in place: load it into memory".into(),
-            ));
-        }
+        let src = open_source(&target)?;
         let decoded = src.decoded().clone();
-        let dir = TempFile::dir_of(&target);
-        let tmp = TempFile::new_in(&dir, ".tmp")?;
-        let len = src.map.len();
-        tmp.as_file().set_len(len as u64)?;
+        let tmp = TempFile::new_in(&TempFile::dir_of(&target), ".tmp")?;
+        tmp.as_file().set_len(src.map.len() as u64)?;
         #[cfg(unix)]
         {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(&target)
-                .map(|m| m.permissions().mode() & 0o7777)
-                .unwrap_or(0o644);
-            tmp.as_file()
-                .set_permissions(std::fs::Permissions::from_mode(mode))?;
             let _ = src.map.advise(crate::map::Advice::Sequential);
         }
-        // SAFETY: the copy is a private temporary file of this process (created 0600 with a
-        // random name); nothing else writes or truncates it while it is mapped, and this
-        // update writes its bytes only through `copy_through` (positioned writes the kernel
-        // keeps coherent with the map) and the map.
-        let map = unsafe { crate::map::MmapMut::map_mut(tmp.as_file())? };
-        #[cfg(unix)]
-        {
-            let _ = map.advise(crate::map::Advice::Random);
-        }
-        Ok(Self {
-            target,
-            tmp,
-            map: Arc::new(SharedMap::new(map)),
-            decoded,
-            lazy: Some(Box::new(std::sync::Mutex::new(LazyCopy {
-                src,
-                copied: 0,
-                hash: (verify == Verify::Checksum).then(crate::io::header::StreamHash::new),
-                failed: false,
-            }))),
-        })
+        let lazy = LazyCopy {
+            src,
+            copied: 0,
+            hash: (verify == Verify::Checksum).then(crate::io::header::StreamHash::new),
+            failed: false,
+        };
+        Self::over_copy(target, tmp, decoded, Some(lazy))
     }
 
     /// Bytes of the file copied so far: all of it for an update made by [`open`](Self::open).
@@ -631,6 +601,23 @@ impl FileUpdate {
         format::sync_dir(&self.target);
         Ok(true)
     }
+}
+
+/// Map the plain file an update starts from; a delta or compressed file cannot be updated in
+/// place.
+fn open_source(path: &Path) -> Result<MappedFile> {
+    let src = MappedFile::open(path)?;
+    if src.is_delta() {
+        return Err(Error::Unsupported(
+            "this is a delta file, not a filter: apply it to its base with `patch`".into(),
+        ));
+    }
+    if src.is_compressed() {
+        return Err(Error::Unsupported(
+            "a compressed file cannot be updated in place: load it into memory".into(),
+        ));
+    }
+    Ok(src)
 }
 
 impl LazyCopy {
