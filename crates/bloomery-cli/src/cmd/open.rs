@@ -153,28 +153,26 @@ impl Update {
     /// counted inside the seal's checksum pass (no pass of its own:
     /// [`AnyFilter::commit_with_info`]).
     pub fn commit_with_info(self) -> Result<bloomery::FilterInfo> {
-        let ctx = || format!("cannot write `{}`", self.sealer.path.display());
-        match (self.s, self.sealer.commit) {
-            (Structure::Set(f), Commit::Mapped(up)) => {
+        match self {
+            Update {
+                s: Structure::Set(f),
+                sealer:
+                    Sealer {
+                        commit: Commit::Mapped(up),
+                        path,
+                        ..
+                    },
+            } => {
                 let mut bar = Progress::bytes("checksum", up.len());
-                let path = self.sealer.path;
                 f.commit_with_info(up, &mut |n| bar.set(n))
                     .with_context(|| format!("cannot write `{}`", path.display()))
             }
-            (s, commit) => {
-                let info = match &s {
+            other => {
+                let info = match &other.s {
                     Structure::Set(f) => f.info(),
-                    Structure::Counter(_) => anyhow::bail!("{}: not a set kind", ctx()),
+                    Structure::Counter(c) => return Err(not_a_set(c.kind(), &other.sealer.path)),
                 };
-                Update {
-                    s,
-                    sealer: Sealer {
-                        commit,
-                        path: self.sealer.path,
-                        release: self.sealer.release,
-                    },
-                }
-                .commit()?;
+                other.commit()?;
                 Ok(info)
             }
         }
