@@ -562,6 +562,60 @@ impl AnyFilter {
         Ok(self.info_from(stats))
     }
 
+    /// Insert a batch of pre-hashed keys into this filter, decoded from `up`
+    /// ([`from_update`](Self::from_update)), seal the update and return the filter's
+    /// [`info`](Self::info). An update opened by [`FileUpdate::open_sweep`] of a blocked filter
+    /// does it all in one pass over the file: the keys that will be new are counted from
+    /// their blocks (so the new header is known), then each piece of the file is read (its
+    /// checksum verified, as the update was opened), the keys of its blocks inserted, the new
+    /// checksum and the fill counted on it, and it is written to the copy once; the seal is
+    /// then an fsync and a rename, with no pass over the copy
+    /// ([`BlockedBloomFilter::insert_copying`](crate::BlockedBloomFilter::insert_copying)
+    /// describes the pass). Any other update inserts the keys, then seals as
+    /// [`commit_with_info`](Self::commit_with_info) does. The bits, the item count and the
+    /// file written are those of inserting the keys in input order; `hashes` is reordered.
+    /// `progress` is told the bytes of the file done.
+    ///
+    /// ```
+    /// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Filter, Persist, Verify};
+    ///
+    /// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
+    /// # #[cfg(feature = "mmap")]
+    /// # fn main() -> bloomery::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("seen.bloom");
+    /// BlockedBloomFilter::try_new(100_000, 0.01)?.save(&path)?;
+    ///
+    /// let up = FileUpdate::open_sweep(&path, Verify::Checksum)?;
+    /// let f = AnyFilter::from_update(&up)?;
+    /// let mut hashes: Vec<_> = (0..1000u32).map(|i| f.hasher().hash(&i)).collect();
+    /// let info = f.commit_with_keys(up, &mut hashes, &mut |_| {})?;
+    /// assert_eq!(info.items, 1000);
+    ///
+    /// let g = BlockedBloomFilter::load(&path)?; // checksum verified
+    /// assert!((0..1000u32).all(|i| g.contains(&i)));
+    /// # Ok(()) }
+    /// ```
+    pub fn commit_with_keys(
+        self,
+        up: FileUpdate,
+        hashes: &mut [Hashed],
+        progress: format::Progress<'_>,
+    ) -> Result<FilterInfo> {
+        match self {
+            AnyFilter::Blocked(b) if up.copied() == 0 => {
+                let (b, stats) = b.commit_rewriting(up, hashes, progress)?;
+                Ok(AnyFilter::Blocked(b).info_from(stats))
+            }
+            mut other => {
+                // the words must be the file's before they are changed
+                up.copy_rest()?;
+                other.insert_hashed_batch(hashes).map_err(|(_, e)| e)?;
+                other.commit_with_info(up, progress)
+            }
+        }
+    }
+
     /// [`info`](Self::info) of this filter, decoded from `file` ([`from_mapped`](Self::from_mapped)),
     /// in the same streaming pass as the file's checksum (checked when `verify`): each piece
     /// of the file is hashed and its bits counted while it is in cache, and its pages are

@@ -434,6 +434,73 @@ impl FileUpdate {
         self.copy_until(usize::MAX)
     }
 
+    /// The source of an update made by [`open_sweep`](Self::open_sweep) that nothing has
+    /// copied yet: what a pass that must read some of it before the copy starts (a blocked
+    /// filter's count of the keys that will be new, for the header) reads.
+    pub(crate) fn unread_source(&self) -> Result<Arc<crate::map::Mmap>> {
+        let l = self.untouched_lazy()?;
+        let map = Arc::clone(&l.src.map);
+        Ok(map)
+    }
+
+    fn untouched_lazy(&self) -> Result<std::sync::MutexGuard<'_, LazyCopy>> {
+        let not_sweep = || {
+            Error::Unsupported(
+                "a one-pass rewrite needs an update opened by `FileUpdate::open_sweep` whose \
+                 copy has not started"
+                    .into(),
+            )
+        };
+        let lazy = self.lazy.as_ref().ok_or_else(not_sweep)?;
+        let l = lazy
+            .lock()
+            .map_err(|_| Error::Io(std::io::Error::other("an earlier copy step panicked")))?;
+        if l.failed || l.copied != 0 {
+            return Err(not_sweep());
+        }
+        Ok(l)
+    }
+
+    /// The copy of an update made by [`open_sweep`](Self::open_sweep), made in one pass that
+    /// changes it on the way: each [`PASS_CHUNK`] piece of the source is read (and hashed,
+    /// when the source is verified), `edit(offset, words)` is handed the piece's payload words
+    /// (native order; `offset` the payload byte where they start) to change in place, and the
+    /// piece is written to the copy. With `head` (the new header, of the old one's length),
+    /// the header is replaced and the new file's checksum computed over the bytes written,
+    /// and written as the trailer: the copy is then a complete file, sealed by
+    /// [`persist_rewritten`](Self::persist_rewritten) without another pass. Without it, the
+    /// copy's header and trailer are the source's (a later [`commit`](Self::commit) seals it).
+    /// A source whose checksum does not match fails it, after the copy is written; the
+    /// original file is never written.
+    pub(crate) fn rewrite(
+        &self,
+        head: Option<&[u8]>,
+        edit: &mut dyn FnMut(u64, &mut [u64]) -> Result<()>,
+        progress: Progress<'_>,
+    ) -> Result<Option<u64>> {
+        let mut l = self.untouched_lazy()?;
+        let r = l.rewrite(
+            self.tmp.as_file(),
+            self.decoded.payload_offset,
+            head,
+            edit,
+            progress,
+        );
+        if r.is_err() {
+            l.failed = true;
+        }
+        r
+    }
+
+    /// Replace the original by a copy [`rewrite`](Self::rewrite) sealed (with a header):
+    /// fsync the copy, rename it over the original, fsync the directory.
+    pub(crate) fn persist_rewritten(self) -> Result<()> {
+        self.tmp.as_file().sync_all()?;
+        self.tmp.persist(&self.target)?;
+        format::sync_dir(&self.target);
+        Ok(())
+    }
+
     fn copy_until(&self, end: usize) -> Result<()> {
         let Some(lazy) = &self.lazy else {
             return Ok(());
@@ -621,6 +688,78 @@ fn open_source(path: &Path) -> Result<MappedFile> {
 }
 
 impl LazyCopy {
+    /// See [`FileUpdate::rewrite`]: `h` is the header's length (where the payload starts).
+    fn rewrite(
+        &mut self,
+        dst: &File,
+        h: usize,
+        head: Option<&[u8]>,
+        edit: &mut dyn FnMut(u64, &mut [u64]) -> Result<()>,
+        progress: Progress<'_>,
+    ) -> Result<Option<u64>> {
+        let map = Arc::clone(&self.src.map);
+        let len = map.len();
+        let body = len - 8;
+        if head.is_some_and(|b| b.len() != h) {
+            return Err(crate::error::inconsistent("the new header's length differs"));
+        }
+        let mut buf = vec![0u64; PASS_CHUNK / 8];
+        let mut sum = head.map(|_| crate::io::header::StreamHash::new());
+        let mut at = 0;
+        while at < len {
+            let n = PASS_CHUNK.min(len - at);
+            #[cfg(unix)]
+            {
+                let next = at + n;
+                let _ = map.advise_range(
+                    crate::map::Advice::WillNeed,
+                    next,
+                    PASS_CHUNK.min(len - next),
+                );
+            }
+            let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut buf)[..n];
+            bytes.copy_from_slice(&map[at..at + n]);
+            release_readonly(&map, at, n);
+            let hashed = n.min(body.saturating_sub(at));
+            if let Some(s) = &mut self.hash {
+                s.update(&bytes[..hashed]);
+            }
+            if let Some(head) = head.filter(|b| at < b.len()) {
+                let e = head.len().min(at + n);
+                bytes[..e - at].copy_from_slice(&head[at..e]);
+            }
+            // the payload's whole words in this piece (pieces start at multiples of 8 bytes)
+            let (p0, p1) = (at.max(h), (at + n).min(body));
+            if p0 < p1 {
+                let words = &mut buf[(p0 - at) / 8..(p1 - at) / 8];
+                words.iter_mut().for_each(|w| *w = u64::from_le(*w));
+                let r = edit((p0 - h) as u64, words);
+                words.iter_mut().for_each(|w| *w = w.to_le());
+                r?;
+            }
+            let bytes = &bytemuck::cast_slice::<u64, u8>(&buf)[..n];
+            if let Some(s) = &mut sum {
+                s.update(&bytes[..hashed]);
+            }
+            write_all_at(dst, bytes, at as u64)?;
+            at += n;
+            self.copied = at;
+            progress(at as u64);
+        }
+        if let Some(h) = self.hash.take() {
+            let stored = u64::from_le_bytes(map[body..].try_into().expect("8 bytes"));
+            let computed = h.digest();
+            if computed != stored {
+                return Err(FormatError::ChecksumMismatch { stored, computed }.into());
+            }
+        }
+        let sum = sum.map(|s| s.digest());
+        if let Some(d) = sum {
+            write_all_at(dst, &d.to_le_bytes(), body as u64)?;
+        }
+        Ok(sum)
+    }
+
     /// Copy the source's bytes `[copied, end)` (clipped to the file) to the same offsets of
     /// `dst`, a [`PASS_CHUNK`] at a time, each dropped from the process behind; at the end of
     /// the file, check the checksum when verifying.

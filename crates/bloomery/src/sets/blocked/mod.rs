@@ -26,6 +26,7 @@ mod block;
 mod fill;
 mod persist;
 mod regions;
+mod rewrite;
 
 pub use atomic::AtomicBlockedBloomFilter;
 pub use block::BlockLayout;
