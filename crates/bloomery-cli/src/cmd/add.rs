@@ -5,7 +5,7 @@
 //! and dropped behind the sweep).
 
 use anyhow::{bail, Result};
-use bloomery::{AnyCounter, AnyFilter, Hashed, KeySet, LineError, LineSource, LINE_CHUNK};
+use bloomery::{AnyCounter, AnyFilter, KeySet, LineError, LineSource, LINE_CHUNK};
 
 use super::open::{open_update, open_update_sweep, Sealer, Structure};
 use crate::cli::AddArgs;
@@ -69,7 +69,6 @@ pub fn run(a: AddArgs) -> Result<u8> {
         Structure::Set(f) => {
             let before = f.len();
             let mut invalid = None;
-            let mut pending = None;
             let counts = match &mut *f {
                 AnyFilter::Blocked(b) if threads > 1 => parallel(b, &a.inputs, &spec, threads)?,
                 other => {
@@ -84,26 +83,17 @@ pub fn run(a: AddArgs) -> Result<u8> {
                         invalid = a.skip_invalid.then_some(bad);
                         counts
                     } else {
-                        let (counts, rest) = add_hashed(other, &a.inputs, &spec, &up.sealer)?;
-                        pending = rest;
-                        counts
+                        add_hashed(other, &a.inputs, &spec, &up.sealer)?
                     }
                 }
             };
-            // the summary's fill is counted inside the seal's pass (skipped with -q): the
-            // checksum pass, or the one pass that inserts a sweep's only batch and seals
-            let i = match pending.as_mut() {
-                Some(hashes) => up.commit_with_keys(hashes)?,
-                None if crate::output::is_quiet() => {
-                    up.commit()?;
-                    return Ok(0);
-                }
-                None => up.commit_with_info()?,
-            };
+            let new = f.len().saturating_sub(before);
+            // the summary's fill is counted inside the seal's checksum pass (skipped with -q)
             if crate::output::is_quiet() {
+                up.commit()?;
                 return Ok(0);
             }
-            let new = i.items.saturating_sub(before);
+            let i = up.commit_with_info()?;
             let mut skipped = if counts.skipped > 0 {
                 format!(" ({} without field, skipped)", group(counts.skipped))
             } else {
@@ -132,51 +122,39 @@ const SWEEP_KEYS: usize = 4 << 20;
 
 /// Every set kind with the pre-hashed path, a batch of keys at a time through the library's
 /// prefetching batch insert. A blocked filter in a big file is swept instead: its keys are
-/// collected and inserted in block order, the file read once and its copy written once
-/// (same bits and count as input order). When they all fit in one batch they are returned,
-/// to be inserted by the pass that seals the file ([`super::open::Update::commit_with_keys`]);
-/// otherwise the first batch is inserted by the pass that copies the file
-/// ([`bloomery::BlockedBloomFilter::insert_copying`]) and the later ones into the copy, swept
-/// in block order with the pages behind dropped
-/// ([`bloomery::BlockedBloomFilter::insert_sorted`]).
+/// collected, sorted by block and inserted front to back, the pages behind the sweep dropped
+/// ([`bloomery::BlockedBloomFilter::insert_sorted`]; same bits and count as input order).
 fn add_hashed(
     f: &mut AnyFilter,
     inputs: &[String],
     spec: &KeySpec,
     sealer: &Sealer,
-) -> Result<(Counts, Option<Vec<Hashed>>)> {
+) -> Result<Counts> {
     let hasher = *f.hasher();
     if let (AnyFilter::Blocked(b), true) = (&mut *f, sealer.sweeps()) {
         let mut hashes = Vec::new();
-        let mut copied = false;
+        let behind = |r: std::ops::Range<u64>| sealer.release_payload(r);
+        let ahead = |r: std::ops::Range<u64>| sealer.copy_through(r);
         let counts = input::for_each_batch(inputs, spec, &hasher, |batch| {
             hashes.extend_from_slice(&batch.hashes);
             if hashes.len() >= SWEEP_KEYS {
-                if copied {
-                    b.insert_sorted(&mut hashes, |r| sealer.release_payload(r));
-                } else {
-                    sealer.insert_copying(b, &mut hashes)?;
-                    copied = true;
-                }
+                b.insert_sweep(&mut hashes, ahead, behind)?;
                 hashes.clear();
             }
             Ok(())
         })?;
-        if !copied {
-            return Ok((counts, Some(hashes)));
-        }
-        b.insert_sorted(&mut hashes, |r| sealer.release_payload(r));
-        return Ok((counts, None));
+        b.insert_sweep(&mut hashes, ahead, behind)?;
+        sealer.copy_rest()?;
+        return Ok(counts);
     }
-    let counts = input::for_each_batch(inputs, spec, &hasher, |batch| {
+    input::for_each_batch(inputs, spec, &hasher, |batch| {
         if let Err((i, e)) = f.insert_hashed_batch(&batch.hashes) {
             let (n, _) = batch.keyed_lines().nth(i).unwrap_or((batch.first, &[]));
             // the library's error stays in the chain (a size over the limit names the flag)
             return Err(anyhow::Error::new(e).context(format!("line {n}")));
         }
         Ok(())
-    })?;
-    Ok((counts, None))
+    })
 }
 
 /// A counting kind: one occurrence per key, a batch at a time.

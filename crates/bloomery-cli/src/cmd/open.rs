@@ -12,8 +12,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use bloomery::{
-    AnyCounter, AnyFilter, BlockedBloomFilter, Capability, FileUpdate, Hashed, KeyHasher, KeySet,
-    Kind, MappedFile, SaveOptions, Verify,
+    AnyCounter, AnyFilter, Capability, FileUpdate, Hashed, KeyHasher, KeySet, Kind, MappedFile,
+    SaveOptions, Verify,
 };
 
 use crate::output::Progress;
@@ -120,21 +120,22 @@ impl Sealer {
         self.release && matches!(self.commit, Commit::Mapped(_))
     }
 
-    /// A blocked filter's first batch of keys on an update opened by [`open_update_sweep`]:
-    /// inserted in the pass that copies the file ([`BlockedBloomFilter::insert_copying`]),
-    /// after which the copy is whole and later batches are inserted into it. Any other
-    /// update: inserted as [`BlockedBloomFilter::insert_sorted`] does.
-    pub fn insert_copying(
-        &self,
-        b: &mut BlockedBloomFilter,
-        hashes: &mut [Hashed],
-    ) -> bloomery::Result<u64> {
+    /// Before a sweep touches a byte range of the structure's words (payload offsets): copy
+    /// the file through its end, when the copy is made as the sweep advances
+    /// ([`open_update_sweep`]).
+    pub fn copy_through(&self, range: std::ops::Range<u64>) -> bloomery::Result<()> {
         match &self.commit {
-            Commit::Mapped(up) if up.copied() < up.len() => {
-                let mut bar = Progress::bytes("copying", up.len());
-                b.insert_copying(up, hashes, &mut |n| bar.set(n))
-            }
-            _ => Ok(b.insert_sorted(hashes, |r| self.release_payload(r))),
+            Commit::Mapped(up) => up.copy_through(range),
+            Commit::Compressed { .. } => Ok(()),
+        }
+    }
+
+    /// After a sweep: copy the rest of the file (and check its checksum when verifying), so
+    /// the structure can be read whole.
+    pub fn copy_rest(&self) -> bloomery::Result<()> {
+        match &self.commit {
+            Commit::Mapped(up) => up.copy_rest(),
+            Commit::Compressed { .. } => Ok(()),
         }
     }
 
@@ -173,37 +174,6 @@ impl Update {
                 };
                 other.commit()?;
                 Ok(info)
-            }
-        }
-    }
-
-    /// [`commit_with_info`](Self::commit_with_info) of a set kind that inserts `hashes`
-    /// first: on an update opened by [`open_update_sweep`] of a blocked filter, one pass over
-    /// the file inserts them and seals it ([`AnyFilter::commit_with_keys`]).
-    pub fn commit_with_keys(self, hashes: &mut [Hashed]) -> Result<bloomery::FilterInfo> {
-        match self {
-            Update {
-                s: Structure::Set(f),
-                sealer:
-                    Sealer {
-                        commit: Commit::Mapped(up),
-                        path,
-                        ..
-                    },
-            } => {
-                let mut bar = Progress::bytes("updating", up.len());
-                f.commit_with_keys(up, hashes, &mut |n| bar.set(n))
-                    .with_context(|| format!("cannot update `{}`", path.display()))
-            }
-            mut other => {
-                match &mut other.s {
-                    Structure::Set(f) => f
-                        .insert_hashed_batch(hashes)
-                        .map_err(|(_, e)| e)
-                        .with_context(|| load_ctx(&other.sealer.path))?,
-                    Structure::Counter(c) => return Err(not_a_set(c.kind(), &other.sealer.path)),
-                };
-                other.commit_with_info()
             }
         }
     }
@@ -307,11 +277,10 @@ pub fn open_update(path: &Path, verify: bool) -> Result<Update> {
 }
 
 /// [`open_update`] for a blocked filter's sweep in file order (`add`): a big plain file is
-/// copied by the pass that inserts the first batch of keys ([`bloomery::FileUpdate::open_sweep`]):
-/// the source read once and the copy written once, in order, each piece changed before it is
-/// written. The caller inserts that batch with [`Update::commit_with_keys`] (one batch: the
-/// same pass seals the file) or [`Sealer::insert_copying`] (more batches follow, inserted
-/// into the copy), before anything else reads or writes the structure. Other files open as
+/// copied as the sweep advances (the source read once and the copy written once, in order;
+/// [`bloomery::FileUpdate::open_sweep`]), so the sweep's inserts land in pages just written.
+/// The caller copies through each range before touching it ([`Sealer::copy_through`]) and
+/// the rest before reading the structure whole ([`Sealer::copy_rest`]). Other files open as
 /// [`open_update`] opens them.
 pub fn open_update_sweep(path: &Path, verify: bool) -> Result<Update> {
     let head = bloomery::peek_file(path).with_context(|| load_ctx(path))?;

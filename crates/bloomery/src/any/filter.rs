@@ -607,6 +607,15 @@ impl AnyFilter {
                 let (b, stats) = b.commit_rewriting(up, hashes, progress)?;
                 Ok(AnyFilter::Blocked(b).info_from(stats))
             }
+            AnyFilter::Blocked(mut b) => {
+                // copied whole already: a sweep in block order, the pages dropped behind it
+                up.copy_rest()?;
+                let head = up.payload_offset();
+                b.insert_sorted(hashes, |r| {
+                    up.release_range(head + r.start, r.end - r.start)
+                });
+                AnyFilter::Blocked(b).commit_with_info(up, progress)
+            }
             mut other => {
                 // the words must be the file's before they are changed
                 up.copy_rest()?;

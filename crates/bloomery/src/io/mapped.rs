@@ -370,6 +370,11 @@ impl FileUpdate {
     /// the copy is complete: a damaged source fails `copy_rest` (or `commit`), and the original
     /// file is never replaced.
     ///
+    /// A blocked filter can instead take a batch of keys in the pass that makes the whole copy
+    /// ([`BlockedBloomFilter::insert_copying`](crate::BlockedBloomFilter::insert_copying)), and
+    /// seal in that same pass
+    /// ([`AnyFilter::commit_with_keys`](crate::AnyFilter::commit_with_keys)).
+    ///
     /// ```
     /// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Filter, Persist, Verify};
     ///
@@ -701,9 +706,14 @@ impl LazyCopy {
         let len = map.len();
         let body = len - 8;
         if head.is_some_and(|b| b.len() != h) {
-            return Err(crate::error::inconsistent("the new header's length differs"));
+            return Err(crate::error::inconsistent(
+                "the new header's length differs",
+            ));
         }
-        let mut buf = vec![0u64; PASS_CHUNK / 8];
+        // page-aligned: the kernel's copy into the page cache runs at full speed
+        let mut whole = vec![0u64; (PASS_CHUNK + 4096) / 8];
+        let skip = whole.as_ptr().align_offset(4096).min(4096 / 8);
+        let buf = &mut whole[skip..skip + PASS_CHUNK / 8];
         let mut sum = head.map(|_| crate::io::header::StreamHash::new());
         let mut at = 0;
         while at < len {
@@ -717,7 +727,7 @@ impl LazyCopy {
                     PASS_CHUNK.min(len - next),
                 );
             }
-            let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(&mut buf)[..n];
+            let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(buf)[..n];
             bytes.copy_from_slice(&map[at..at + n]);
             release_readonly(&map, at, n);
             let hashed = n.min(body.saturating_sub(at));
@@ -737,7 +747,7 @@ impl LazyCopy {
                 words.iter_mut().for_each(|w| *w = w.to_le());
                 r?;
             }
-            let bytes = &bytemuck::cast_slice::<u64, u8>(&buf)[..n];
+            let bytes = &bytemuck::cast_slice::<u64, u8>(buf)[..n];
             if let Some(s) = &mut sum {
                 s.update(&bytes[..hashed]);
             }

@@ -72,7 +72,8 @@ impl FillPass {
     pub(crate) fn advance_words(&mut self, f: &BlockedBloomFilter, words: &[u64]) {
         debug_assert_eq!(words.len() % BLOCK_WORDS, 0);
         let blocks = (words.len() / BLOCK_WORDS) as u64;
-        let words = &words[..(blocks.min(f.blocks.saturating_sub(self.next)) as usize) * BLOCK_WORDS];
+        let words =
+            &words[..(blocks.min(f.blocks.saturating_sub(self.next)) as usize) * BLOCK_WORDS];
         #[cfg(target_arch = "x86_64")]
         if crate::simd::avx2() {
             // SAFETY: `avx2()` is true only on a CPU with AVX2, the only feature `count_avx2`

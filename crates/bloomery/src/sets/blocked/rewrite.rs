@@ -229,8 +229,8 @@ impl BlockedBloomFilter {
 #[cfg(all(test, feature = "mmap"))]
 mod tests {
     use super::*;
-    use crate::io::header::Verify;
     use crate::error::FormatError;
+    use crate::io::header::Verify;
     use crate::{AnyFilter, Filter, FilterInfo};
     use proptest::prelude::*;
 
@@ -354,7 +354,10 @@ mod tests {
                 matches!(err, Error::Format(FormatError::ChecksumMismatch { .. })),
                 "{err}"
             );
-            assert!(std::fs::read(&path).unwrap() == bytes, "the file is as it was");
+            assert!(
+                std::fs::read(&path).unwrap() == bytes,
+                "the file is as it was"
+            );
             assert!(temp_files(dir.path()).is_empty());
         }
         let up = FileUpdate::open_sweep(&path, Verify::HeaderOnly).unwrap();
@@ -363,7 +366,11 @@ mod tests {
         b.commit_with_keys(up, &mut hashes, &mut |_| {}).unwrap();
         let after = BlockedBloomFilter::load(&path).unwrap(); // a valid checksum
         assert!(after.contains(&1u64));
-        assert_eq!(std::fs::read(&path).unwrap()[at], bytes[at], "the damage is kept");
+        assert_eq!(
+            std::fs::read(&path).unwrap()[at],
+            bytes[at],
+            "the damage is kept"
+        );
     }
 
     /// The pass needs an update opened for it, untouched, and the filter decoded from it.
@@ -383,14 +390,25 @@ mod tests {
         assert!(unsupported(b.insert_copying(&up, &mut hashes, &mut |_| {})));
         // a filter of another update
         let other = FileUpdate::open_sweep(&path, Verify::Checksum).unwrap();
-        assert!(unsupported(b.insert_copying(&other, &mut hashes, &mut |_| {})));
+        assert!(unsupported(b.insert_copying(
+            &other,
+            &mut hashes,
+            &mut |_| {}
+        )));
         drop((up, b));
         // a second pass over the same update
         let AnyFilter::Blocked(mut b) = AnyFilter::from_update(&other).unwrap() else {
             unreachable!()
         };
-        assert_eq!(b.insert_copying(&other, &mut hashes, &mut |_| {}).unwrap(), 1);
-        assert!(unsupported(b.insert_copying(&other, &mut hashes, &mut |_| {})));
+        assert_eq!(
+            b.insert_copying(&other, &mut hashes, &mut |_| {}).unwrap(),
+            1
+        );
+        assert!(unsupported(b.insert_copying(
+            &other,
+            &mut hashes,
+            &mut |_| {}
+        )));
         drop((other, b));
         assert!(std::fs::read(&path).unwrap() == before);
         assert!(temp_files(dir.path()).is_empty());
