@@ -592,7 +592,7 @@ impl AnyFilter {
         Ok(self.info_from(pass.finish()))
     }
 
-    fn info_from(&self, s: SetStats) -> FilterInfo {
+    pub(crate) fn info_from(&self, s: SetStats) -> FilterInfo {
         let hasher = *self.hasher();
         let items = self.len();
         let lower = if s.target_fpr > 0.0 && items > 0 {
@@ -705,7 +705,7 @@ impl KeySet for AnyFilter {
     }
 }
 
-fn kind_mismatch(a: &AnyFilter, b: &AnyFilter) -> Error {
+pub(crate) fn kind_mismatch(a: &AnyFilter, b: &AnyFilter) -> Error {
     Error::Incompatible(Incompatibility::Kind {
         left: a.kind().name(),
         right: b.kind().name(),

@@ -8,6 +8,7 @@ pub(crate) mod batch;
 pub(crate) mod counter;
 pub(crate) mod filter;
 pub(crate) mod spec;
+pub(crate) mod stream;
 
 use crate::dispatch::OtherKind;
 use crate::kind::{for_each_kind, Capabilities, Kind};
