@@ -7,8 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use bloomery::{
-    AnyFilter, BlockLayout, BlockedBloomFilter, BloomFilter, Error, FormatError,
-    MappedFile, Verify,
+    AnyFilter, BlockLayout, BlockedBloomFilter, BloomFilter, Error, FormatError, MappedFile, Verify,
 };
 use proptest::prelude::*;
 
@@ -87,8 +86,8 @@ fn a_streamed_fold_is_the_in_memory_fold_saved_byte_for_byte() {
         for t in times {
             let out = dir.path().join(format!("out{i}-{t}"));
             let mut seen = 0;
-            let info = AnyFilter::fold_file(&file, t, &out, Verify::Checksum, &mut |n| seen = n)
-                .unwrap();
+            let info =
+                AnyFilter::fold_file(&file, t, &out, Verify::Checksum, &mut |n| seen = n).unwrap();
             let want = fold_times(&f, t);
             assert!(
                 std::fs::read(&out).unwrap() == want.to_bytes(),
@@ -97,7 +96,13 @@ fn a_streamed_fold_is_the_in_memory_fold_saved_byte_for_byte() {
             assert_eq!(seen, file.len());
             let w = want.info();
             assert_eq!(
-                (info.items, info.bits, info.capacity, info.fill_ratio, info.current_fpr),
+                (
+                    info.items,
+                    info.bits,
+                    info.capacity,
+                    info.fill_ratio,
+                    info.current_fpr
+                ),
                 (w.items, w.bits, w.capacity, w.fill_ratio, w.current_fpr),
                 "{shape:?} folded {t} times"
             );
@@ -202,7 +207,10 @@ fn a_union_may_replace_its_first_input() {
     let shape = Shape::Blocked(1000, 8, BlockLayout::Sectors);
     let (a, b) = (build(shape, 3000, 1), build(shape, 3000, 2));
     let (pa, pb) = (save(dir.path(), "a", &a), save(dir.path(), "b", &b));
-    let (ma, mb) = (MappedFile::open(&pa).unwrap(), MappedFile::open(&pb).unwrap());
+    let (ma, mb) = (
+        MappedFile::open(&pa).unwrap(),
+        MappedFile::open(&pb).unwrap(),
+    );
     AnyFilter::union_files(&[&ma, &mb], &pa, Verify::Checksum, &mut |_| {}).unwrap();
     let mut want = a.clone();
     want.union_with(&b).unwrap();
@@ -254,15 +262,28 @@ fn refused_inputs_write_nothing_and_leave_out_as_it_was() {
         Error::Format(FormatError::ChecksumMismatch { .. })
     ));
     let e = AnyFilter::fold_file(&me, 1, &out, Verify::Checksum, &mut |_| {}).unwrap_err();
-    assert!(matches!(e, Error::Format(FormatError::ChecksumMismatch { .. })));
+    assert!(matches!(
+        e,
+        Error::Format(FormatError::ChecksumMismatch { .. })
+    ));
     // the same messages as the in-memory merge
     let load = |p: &Path| AnyFilter::load(p).unwrap();
     assert_eq!(
         union(&[&ma, &mb]).to_string(),
-        load(&a).union_with(&load(&other_shape)).unwrap_err().to_string()
+        load(&a)
+            .union_with(&load(&other_shape))
+            .unwrap_err()
+            .to_string()
     );
     // without verification the damaged input is trusted
-    AnyFilter::fold_file(&me, 1, dir.path().join("f"), Verify::HeaderOnly, &mut |_| {}).unwrap();
+    AnyFilter::fold_file(
+        &me,
+        1,
+        dir.path().join("f"),
+        Verify::HeaderOnly,
+        &mut |_| {},
+    )
+    .unwrap();
     assert_eq!(std::fs::read(&out).unwrap(), b"old");
 
     // a compressed file does not stream

@@ -48,9 +48,8 @@ impl<'a> Input<'a> {
             )));
         }
         let filter = AnyFilter::from_mapped(file)?;
-        let words = words_of(&filter).ok_or_else(|| {
-            Error::Unsupported("only classic and blocked filters stream".into())
-        })?;
+        let words = words_of(&filter)
+            .ok_or_else(|| Error::Unsupported("only classic and blocked filters stream".into()))?;
         let base = (words.as_ptr() as usize).wrapping_sub(file.bytes().as_ptr() as usize);
         if base != file.header_len() as usize {
             // the words are not the file's pages (a copy): nothing to stream from
@@ -143,13 +142,18 @@ fn words_of(f: &AnyFilter) -> Option<&[u64]> {
 /// The fill figures of a result, counted on its pieces as they are written.
 enum Fill {
     Classic(u64),
-    Blocked(crate::sets::blocked::FillPass, crate::sets::blocked::BlockLayout),
+    Blocked(
+        crate::sets::blocked::FillPass,
+        crate::sets::blocked::BlockLayout,
+    ),
 }
 
 impl Fill {
     fn new(f: &AnyFilter) -> Self {
         match f {
-            AnyFilter::Blocked(b) => Self::Blocked(crate::sets::blocked::FillPass::new(b), b.layout()),
+            AnyFilter::Blocked(b) => {
+                Self::Blocked(crate::sets::blocked::FillPass::new(b), b.layout())
+            }
             _ => Self::Classic(0),
         }
     }
@@ -178,7 +182,11 @@ fn shell(f: &AnyFilter, times: u32, items: u64) -> Result<AnyFilter> {
     Ok(match f {
         AnyFilter::Classic(c) => AnyFilter::Classic(c.stream_shell(times, items)?),
         AnyFilter::Blocked(b) => AnyFilter::Blocked(b.stream_shell(times, items)?),
-        _ => return Err(Error::Unsupported("only classic and blocked filters stream".into())),
+        _ => {
+            return Err(Error::Unsupported(
+                "only classic and blocked filters stream".into(),
+            ))
+        }
     })
 }
 
