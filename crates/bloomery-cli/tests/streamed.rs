@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command as Std, Stdio};
 
 use assert_cmd::Command;
-use bloomery::{AnyFilter, Persist};
+use bloomery::AnyFilter;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
