@@ -283,7 +283,8 @@ impl AnyCounter {
 
     /// Load any counting-family kind from a file, verifying the checksum.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
-        Self::from_bytes(&format::read_file(path.as_ref())?)
+        let path = path.as_ref();
+        Self::from_bytes(&format::read_file(path)?).map_err(|e| crate::error::at_path(path, e))
     }
 
     /// Open any counting-family kind through a read-only memory map (zero-copy; see [`Persist::open_mmap`]).
@@ -294,7 +295,7 @@ impl AnyCounter {
         if verify == Verify::Checksum {
             file.verify(&mut |_| {})?;
         }
-        Self::from_mapped(&file)
+        Self::from_mapped(&file).map_err(|e| crate::error::at_path(file.path(), e))
     }
 
     /// Decode any counting-family kind from a file opened with [`MappedFile::open`]: the words are the file's

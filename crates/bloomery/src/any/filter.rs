@@ -272,6 +272,18 @@ pub struct FilterInfo {
 /// An empty filter to be written to a file and nothing else ([`AnyFilter::empty_file`]): its
 /// words are zero pages lent by the kernel, which a write would have to turn into memory the
 /// process may not have, so it offers no way to change them.
+///
+/// ```
+/// use bloomery::{AnyFilter, Kind, SaveOptions, Sizing, Spec};
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let dir = tempfile::tempdir()?;
+/// let spec = Spec::new(Kind::Blocked).sizing(Sizing::default().capacity(1_000_000).fpr(0.01));
+/// let empty = AnyFilter::empty_file(&spec)?; // nothing allocated
+/// empty.save_with(dir.path().join("f.bloom"), SaveOptions::new())?;
+/// assert_eq!(AnyFilter::load(dir.path().join("f.bloom"))?.len(), 0);
+/// # Ok(()) }
+/// ```
 pub struct EmptyFile {
     filter: AnyFilter,
 }
@@ -378,7 +390,8 @@ impl AnyFilter {
 
     /// Load any kind from a file, verifying the checksum.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
-        Self::from_bytes(&format::read_file(path.as_ref())?)
+        let path = path.as_ref();
+        Self::from_bytes(&format::read_file(path)?).map_err(|e| crate::error::at_path(path, e))
     }
 
     /// Open any kind through a read-only memory map (zero-copy; see [`Persist::open_mmap`]).
@@ -389,7 +402,7 @@ impl AnyFilter {
         if verify == Verify::Checksum {
             file.verify(&mut |_| {})?;
         }
-        Self::from_mapped(&file)
+        Self::from_mapped(&file).map_err(|e| crate::error::at_path(file.path(), e))
     }
 
     /// Decode any kind from a file opened with [`MappedFile::open`]: the words are the file's
