@@ -67,30 +67,25 @@ impl FillPass {
         self.next = end;
     }
 
-    /// Count `words`, the next whole blocks of `f` after those counted so far (a piece of the
-    /// words held elsewhere than in `f`: a pass that writes them).
-    pub(crate) fn advance_words(&mut self, f: &BlockedBloomFilter, words: &[u64]) {
-        debug_assert_eq!(words.len() % BLOCK_WORDS, 0);
-        let blocks = (words.len() / BLOCK_WORDS) as u64;
-        let words =
-            &words[..(blocks.min(f.blocks.saturating_sub(self.next)) as usize) * BLOCK_WORDS];
+    /// Count `words`, the next whole blocks of the pass held outside a filter (a piece of a
+    /// result streamed into a file, about to be written); [`finish`](Self::finish) then takes
+    /// a filter of the result's shape for the figures that need no words.
+    pub(crate) fn advance_words(&mut self, layout: BlockLayout, words: &[u64]) {
+        let words = &words[..words.len() / BLOCK_WORDS * BLOCK_WORDS];
         #[cfg(target_arch = "x86_64")]
         if crate::simd::avx2() {
             // SAFETY: `avx2()` is true only on a CPU with AVX2, the only feature `count_avx2`
             // enables.
-            unsafe { self.count_avx2(words, f.layout) };
-            self.next += (words.len() / BLOCK_WORDS) as u64;
-            return;
-        }
-        #[cfg(target_arch = "x86_64")]
-        if crate::simd::popcnt() {
+            unsafe { self.count_avx2(words, layout) };
+        } else if crate::simd::popcnt() {
             // SAFETY: `popcnt()` is true only on a CPU with the POPCNT instruction, the only
             // feature `count_popcnt` enables.
-            unsafe { self.count_popcnt(words, f.layout) };
-            self.next += (words.len() / BLOCK_WORDS) as u64;
-            return;
+            unsafe { self.count_popcnt(words, layout) };
+        } else {
+            self.count(words, layout);
         }
-        self.count(words, f.layout);
+        #[cfg(not(target_arch = "x86_64"))]
+        self.count(words, layout);
         self.next += (words.len() / BLOCK_WORDS) as u64;
     }
 

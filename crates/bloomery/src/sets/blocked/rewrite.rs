@@ -213,7 +213,7 @@ impl BlockedBloomFilter {
                     next += 1;
                 }
                 if head.is_some() {
-                    fill.advance_words(self, words);
+                    fill.advance_words(layout, words);
                 }
                 Ok(())
             },
