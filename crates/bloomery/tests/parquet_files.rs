@@ -584,3 +584,187 @@ fn prune_stops_at_the_first_hit_with_the_answers_of_a_full_probe() {
     assert!(count.iter().all(Hits::may_contain_any));
     assert_eq!((examined, invalid), (keys.len(), 1));
 }
+
+/// The footer's metadata bytes (without the 8-byte tail) of a Parquet file's bytes.
+fn footer_of(bytes: &[u8]) -> &[u8] {
+    let n = bytes.len();
+    let meta_len = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize;
+    &bytes[n - 8 - meta_len..n - 8]
+}
+
+/// A file with nested groups, repeated and optional leaves, a leaf name used twice and the
+/// physical types the lake file lacks (BOOLEAN, INT96, FIXED_LEN_BYTE_ARRAY without UUID),
+/// a filter on the nested `a.b`, two row groups.
+fn nested_file(path: &Path) {
+    use parquet::data_type::{BoolType, ByteArrayType, FixedLenByteArrayType, Int64Type};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    use parquet::schema::types::ColumnPath;
+    use std::sync::Arc;
+    let schema = parse_message_type(
+        "message m {
+            required group a { required int64 b; optional group c { repeated binary b (UTF8); } }
+            required boolean e;
+            optional fixed_len_byte_array(4) g;
+        }",
+    )
+    .unwrap();
+    let props = WriterProperties::builder()
+        .set_column_bloom_filter_enabled(ColumnPath::new(vec!["a".into(), "b".into()]), true)
+        .set_column_bloom_filter_enabled(ColumnPath::from("e"), true)
+        .build();
+    let out = std::fs::File::create(path).unwrap();
+    let mut w = SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props)).unwrap();
+    for rg in 0..2i64 {
+        let mut g = w.next_row_group().unwrap();
+        let mut c = 0;
+        while let Some(mut col) = g.next_column().unwrap() {
+            match c {
+                0 => {
+                    col.typed::<Int64Type>()
+                        .write_batch(&[rg, rg + 10, rg + 20], None, None)
+                        .unwrap();
+                }
+                1 => {
+                    let v: Vec<ByteArray> = vec!["x".into(), "y".into()];
+                    col.typed::<ByteArrayType>()
+                        .write_batch(&v, Some(&[2, 2, 0, 1]), Some(&[0, 1, 0, 0]))
+                        .unwrap();
+                }
+                2 => {
+                    col.typed::<BoolType>()
+                        .write_batch(&[true, false, true], None, None)
+                        .unwrap();
+                }
+                _ => {
+                    let v = vec![FixedLenByteArray::from(vec![1, 2, 3, 4])];
+                    col.typed::<FixedLenByteArrayType>()
+                        .write_batch(&v, Some(&[1, 0, 0]), None)
+                        .unwrap();
+                }
+            }
+            col.close().unwrap();
+            c += 1;
+        }
+        g.close().unwrap();
+    }
+    w.close().unwrap();
+}
+
+/// The scan's footer reader reads every file written here exactly as the `parquet` crate
+/// does (it declines none of them, so a scan never falls back on them), and the scan answers
+/// nested columns by their dotted path.
+#[test]
+fn the_scans_footer_reader_reads_every_test_file_as_the_parquet_crate() {
+    use bloomery::parquet::{compare_footer_readers, FooterReaders};
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = vec![lake_file(dir.path(), 0)];
+    let one = dir.path().join("one.parquet");
+    gen::write(&one, 1, 1, 10, 0.05);
+    files.push(one);
+    let nested = dir.path().join("nested.parquet");
+    nested_file(&nested);
+    files.push(nested.clone());
+    let rewritten = dir.path().join("rewritten.parquet");
+    rewrite_with_filters(&files[1], &rewritten, "nofilter", 0.01).unwrap();
+    files.push(rewritten);
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        assert_eq!(
+            compare_footer_readers(footer_of(&bytes)),
+            FooterReaders::Agree,
+            "{}",
+            f.display()
+        );
+    }
+    let pf = ParquetFile::open(&nested).unwrap();
+    assert_eq!(pf.column_paths(), ["a.b", "a.c.b", "e", "g"]);
+    // `b` names two leaves: ambiguous, in the scan as in the file
+    let mut keys = KeyList::new(false);
+    keys.push(b"10");
+    let q = Query {
+        column: "b",
+        keys: &keys,
+        mode: Mode::Any,
+        use_sidecars: false,
+    };
+    let mut res = Vec::new();
+    scan(std::slice::from_ref(&nested), &q, |_, a| {
+        res.push(a.map(|a| a.row_groups.len()));
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+    assert!(
+        matches!(res[0], Err(ParquetError::NoColumn { .. })),
+        "{res:?}"
+    );
+    let q = Query { column: "a.b", ..q };
+    let mut res = Vec::new();
+    scan(std::slice::from_ref(&nested), &q, |_, a| {
+        res.push(
+            a.unwrap()
+                .row_groups
+                .into_iter()
+                .map(|r| r.hits)
+                .collect::<Vec<_>>(),
+        );
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+    // 10 is in row group 0 (0, 10, 20): a filter never misses it
+    assert_eq!(res[0][0], Hits::Any(true));
+}
+
+/// Damaged footers (every third truncation, 3,000 changed footers, fixed seed): the two
+/// readers never read one differently. The scan's reader declines most of what the crate
+/// refuses; what it reads although the crate refuses is damage inside fields it skips (e.g. a
+/// required field missing from a page-encoding statistic), never in the fields it reads.
+#[test]
+fn damaged_footers_are_never_read_differently_by_the_two_readers() {
+    use bloomery::parquet::{compare_footer_readers, FooterReaders};
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("nested.parquet");
+    nested_file(&nested);
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let (mut agree, mut declined, mut only_skim) = (0, 0, 0);
+    for path in [lake_file(dir.path(), 2), nested] {
+        let bytes = std::fs::read(&path).unwrap();
+        let meta = footer_of(&bytes).to_vec();
+        let mut check = |m: &[u8]| match compare_footer_readers(m) {
+            FooterReaders::Agree => agree += 1,
+            FooterReaders::Declined | FooterReaders::BothRefused => declined += 1,
+            FooterReaders::OnlySkimRead(_) => only_skim += 1,
+            FooterReaders::Differ(d) => panic!("{d}"),
+        };
+        for cut in (0..meta.len()).step_by(3) {
+            check(&meta[..cut]);
+        }
+        for _ in 0..1500 {
+            let mut m = meta.clone();
+            for _ in 0..1 + next() % 3 {
+                let pos = (next() % m.len() as u64) as usize;
+                m[pos] = match next() % 4 {
+                    0 => m[pos] ^ (1 << (next() % 8)),
+                    1 => 0,
+                    2 => 0xFF,
+                    _ => next() as u8,
+                };
+            }
+            check(&m);
+        }
+    }
+    // both outcomes occur: the damage reaches fields the scan reads and ones it skips
+    assert!(
+        agree > 100 && declined > 100,
+        "{agree} {declined} {only_skim}"
+    );
+    // truncations are all declined: such cases are a minority of the damage
+    assert!(only_skim < declined, "{agree} {declined} {only_skim}");
+}

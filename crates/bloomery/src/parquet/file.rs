@@ -1,15 +1,16 @@
-//! One Parquet file: its footer (decoded by the `parquet` crate) and its column chunks' Bloom
-//! filters (header and bitset read by this crate, from the offsets the footer gives). Nothing
-//! else of the file is read.
+//! One Parquet file: its footer (decoded by the `parquet` crate, or for a lake scan read by
+//! [`Footer::skim`] with the crate as the fallback) and its column chunks' Bloom filters
+//! (header and bitset read by this crate, from the offsets the footer gives). Nothing else of
+//! the file is read.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use parquet::basic::{ConvertedType, LogicalType, Type};
 use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
 
+use super::footer::Footer;
 use super::header::{read_filter_header, TYPICAL_MAX_LEN};
-use super::keys::{ColumnType, PhysicalType, TextForm};
+use super::keys::ColumnType;
 use super::ParquetError;
 use crate::SplitBlockBloomFilter;
 
@@ -31,12 +32,25 @@ pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io
     }
 }
 
+/// Whether `file` starts with Parquet's magic bytes.
+fn head_is_par1(file: &File) -> std::io::Result<bool> {
+    let mut head = [0u8; 4];
+    read_exact_at(file, &mut head, 0)?;
+    Ok(&head == b"PAR1")
+}
+
 /// A Parquet file opened for its footer and filters.
 pub struct ParquetFile {
+    inner: FooterFile,
+    meta: ParquetMetaData,
+}
+
+/// A Parquet file opened for the footer fields a scan needs ([`Footer`]) and its filters.
+pub(crate) struct FooterFile {
     path: PathBuf,
     file: File,
     len: u64,
-    meta: ParquetMetaData,
+    footer: Footer,
     footer_hash: u64,
 }
 
@@ -52,17 +66,60 @@ pub struct FilterLocation {
 impl std::fmt::Debug for ParquetFile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ParquetFile")
-            .field("path", &self.path)
-            .field("len", &self.len)
+            .field("path", &self.inner.path)
+            .field("len", &self.inner.len)
             .field("row_groups", &self.meta.num_row_groups())
             .finish()
     }
 }
 
-impl ParquetFile {
-    /// Open `path` and decode its footer.
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, ParquetError> {
-        let path = path.as_ref().to_path_buf();
+/// A file's footer bytes, read.
+struct RawFooter {
+    path: PathBuf,
+    file: File,
+    len: u64,
+    /// The metadata and the 8-byte tail.
+    footer: Vec<u8>,
+}
+
+impl RawFooter {
+    fn meta(&self) -> &[u8] {
+        &self.footer[..self.footer.len() - 8]
+    }
+
+    /// The footer decoded by the `parquet` crate (an error names the file: not Parquet when
+    /// it does not start as Parquet, else a damaged footer).
+    fn decode(&self) -> Result<ParquetMetaData, ParquetError> {
+        ParquetMetaDataReader::decode_metadata(self.meta()).map_err(|e| {
+            match head_is_par1(&self.file) {
+                Ok(false) => ParquetError::NotParquet {
+                    path: self.path.clone(),
+                    reason: "no PAR1 magic at the start".into(),
+                },
+                Ok(true) => ParquetError::Footer {
+                    path: self.path.clone(),
+                    reason: e.to_string(),
+                },
+                Err(e) => ParquetError::io(&self.path, e),
+            }
+        })
+    }
+
+    fn into_file(self, footer: Footer) -> FooterFile {
+        FooterFile {
+            footer_hash: xxhash_rust::xxh3::xxh3_64(&self.footer),
+            path: self.path,
+            file: self.file,
+            len: self.len,
+            footer,
+        }
+    }
+
+    /// Open `path` and read its footer: the tail, and the footer in the same read when it
+    /// fits (one more read when not). The start of the file is read only to tell a damaged
+    /// Parquet file from another file, when the tail is not readable.
+    fn read(path: &Path) -> Result<Self, ParquetError> {
+        let path = path.to_path_buf();
         let io = |e: std::io::Error| ParquetError::io(&path, e);
         let file = File::open(&path).map_err(io)?;
         let len = file.metadata().map_err(io)?.len();
@@ -81,27 +138,35 @@ impl ParquetFile {
             }
             return Err(not(format!("{len} bytes is too short for a Parquet file")));
         }
-        let mut head = [0u8; 4];
-        read_exact_at(&file, &mut head, 0).map_err(io)?;
-        if &head != b"PAR1" {
-            return Err(not("no PAR1 magic at the start".into()));
-        }
         let tail_len = len.min(TAIL_READ);
         let mut tail = vec![0u8; tail_len as usize];
         read_exact_at(&file, &mut tail, len - tail_len).map_err(io)?;
+        // a file that does not start as Parquet is not Parquet, whatever its end says: the
+        // start is read only when the end is not a readable Parquet tail
+        let damaged = |reason: String| -> ParquetError {
+            match head_is_par1(&file) {
+                Ok(false) => not("no PAR1 magic at the start".into()),
+                Ok(true) => ParquetError::Footer {
+                    path: path.clone(),
+                    reason,
+                },
+                Err(e) => ParquetError::io(&path, e),
+            }
+        };
         let magic = &tail[tail.len() - 4..];
         if magic == b"PARE" {
+            if !head_is_par1(&file).map_err(io)? {
+                return Err(not("no PAR1 magic at the start".into()));
+            }
             return Err(ParquetError::Unsupported {
                 path: path.clone(),
                 reason: "the footer is encrypted (Parquet modular encryption)".into(),
             });
         }
         if magic != b"PAR1" {
-            // it starts as a Parquet file: damaged, not something else
-            return Err(ParquetError::Footer {
-                path: path.clone(),
-                reason: "no PAR1 magic at the end: the file is truncated or damaged".into(),
-            });
+            return Err(damaged(
+                "no PAR1 magic at the end: the file is truncated or damaged".into(),
+            ));
         }
         let n = tail.len();
         let meta_len = u64::from(u32::from_le_bytes([
@@ -110,12 +175,8 @@ impl ParquetFile {
             tail[n - 6],
             tail[n - 5],
         ]));
-        let footer_err = |reason: String| ParquetError::Footer {
-            path: path.clone(),
-            reason,
-        };
         if meta_len + 12 > len {
-            return Err(footer_err(format!(
+            return Err(damaged(format!(
                 "the footer claims {meta_len} bytes but the file has {len}: truncated or damaged"
             )));
         }
@@ -127,37 +188,43 @@ impl ParquetFile {
             read_exact_at(&file, &mut v, len - meta_len - 8).map_err(io)?;
             v
         };
-        let footer_hash = xxhash_rust::xxh3::xxh3_64(&footer);
-        let meta = ParquetMetaDataReader::decode_metadata(&footer[..meta_len as usize])
-            .map_err(|e| footer_err(e.to_string()))?;
         Ok(Self {
             path,
             file,
             len,
-            meta,
-            footer_hash,
+            footer,
         })
+    }
+}
+
+impl ParquetFile {
+    /// Open `path` and decode its footer.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self, ParquetError> {
+        let raw = RawFooter::read(path.as_ref())?;
+        let meta = raw.decode()?;
+        let inner = raw.into_file(Footer::from_metadata(&meta));
+        Ok(Self { inner, meta })
     }
 
     /// The path it was opened from.
     pub fn path(&self) -> &Path {
-        &self.path
+        self.inner.path()
     }
 
     /// File length in bytes.
     pub fn len(&self) -> u64 {
-        self.len
+        self.inner.len
     }
 
     /// Always false (a Parquet file has at least its magic bytes).
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.inner.len == 0
     }
 
     /// xxh3-64 of the footer (the metadata and the 8-byte tail): with the length, what a
     /// sidecar records to notice that the file changed.
     pub fn footer_hash(&self) -> u64 {
-        self.footer_hash
+        self.inner.footer_hash
     }
 
     /// The decoded footer.
@@ -167,31 +234,113 @@ impl ParquetFile {
 
     /// Number of row groups.
     pub fn row_groups(&self) -> usize {
-        self.meta.num_row_groups()
+        self.inner.row_groups()
     }
 
     /// Rows of row group `rg`.
     pub fn rows(&self, rg: usize) -> i64 {
-        self.meta.row_group(rg).num_rows()
+        self.inner.rows(rg)
     }
 
     /// The leaf columns' dotted paths, in schema order.
     pub fn column_paths(&self) -> Vec<String> {
-        let schema = self.meta.file_metadata().schema_descr();
-        schema.columns().iter().map(|c| c.path().string()).collect()
+        self.inner.column_paths()
     }
 
     /// The leaf column named `name`: its dotted path (`a.b.c`), or its last name when only
     /// one column has it.
     pub fn find_column(&self, name: &str) -> Result<usize, ParquetError> {
-        let schema = self.meta.file_metadata().schema_descr();
-        let cols = schema.columns();
-        if let Some(i) = cols.iter().position(|c| c.path().string() == name) {
+        self.inner.find_column(name)
+    }
+
+    /// The dotted path of leaf column `col`.
+    pub fn column_path(&self, col: usize) -> String {
+        self.inner.column_path(col)
+    }
+
+    /// How column `col`'s values are hashed.
+    pub fn column_type(&self, col: usize) -> ColumnType {
+        self.inner.column_type(col)
+    }
+
+    /// Where the filter of row group `rg`, column `col` lies (None: it has none).
+    pub fn filter_location(&self, rg: usize, col: usize) -> Option<FilterLocation> {
+        self.inner.filter_location(rg, col)
+    }
+
+    /// The filter of row group `rg`, column `col` (None: the chunk has none). Reads its header
+    /// and bitset only; a filter the footer points at but that cannot be read is an error.
+    pub fn read_filter(
+        &self,
+        rg: usize,
+        col: usize,
+    ) -> Result<Option<SplitBlockBloomFilter>, ParquetError> {
+        self.inner.read_filter(rg, col)
+    }
+
+    /// Read the filter of row group `rg`, column `col` into `buf` (reused between calls) and
+    /// return where its validated bitset lies in `buf` (None: the chunk has no filter). For
+    /// probing in place with [`crate::SplitBlockBits`].
+    pub fn read_filter_bytes(
+        &self,
+        rg: usize,
+        col: usize,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<std::ops::Range<usize>>, ParquetError> {
+        self.inner.read_filter_bytes(rg, col, buf)
+    }
+}
+
+impl FooterFile {
+    /// Open `path` and read the footer fields a scan needs: by [`Footer::skim`], or by the
+    /// `parquet` crate when the skim declines (whose error, if any, is the answer).
+    pub(crate) fn open(path: &Path) -> Result<Self, ParquetError> {
+        let raw = RawFooter::read(path)?;
+        let footer = match Footer::skim(raw.meta()) {
+            Some(f) => f,
+            None => Footer::from_metadata(&raw.decode()?),
+        };
+        Ok(raw.into_file(footer))
+    }
+
+    /// The path it was opened from.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// File length in bytes.
+    pub(crate) fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// xxh3-64 of the footer and its tail (see [`ParquetFile::footer_hash`]).
+    pub(crate) fn footer_hash(&self) -> u64 {
+        self.footer_hash
+    }
+
+    /// Number of row groups.
+    pub(crate) fn row_groups(&self) -> usize {
+        self.footer.rows.len()
+    }
+
+    /// Rows of row group `rg`.
+    pub(crate) fn rows(&self, rg: usize) -> i64 {
+        self.footer.rows[rg]
+    }
+
+    /// The leaf columns' dotted paths, in schema order.
+    pub(crate) fn column_paths(&self) -> Vec<String> {
+        self.footer.leaves.iter().map(|l| l.path.clone()).collect()
+    }
+
+    /// The leaf column named `name`: its dotted path (`a.b.c`), or its last name when only
+    /// one column has it.
+    pub(crate) fn find_column(&self, name: &str) -> Result<usize, ParquetError> {
+        let cols = &self.footer.leaves;
+        if let Some(i) = cols.iter().position(|c| c.path == name) {
             return Ok(i);
         }
-        let by_name: Vec<usize> = (0..cols.len())
-            .filter(|&i| cols[i].name() == name)
-            .collect();
+        let by_name: Vec<usize> = (0..cols.len()).filter(|&i| cols[i].name == name).collect();
         match by_name.as_slice() {
             [i] => Ok(*i),
             [] => Err(ParquetError::NoColumn {
@@ -202,63 +351,38 @@ impl ParquetFile {
             many => Err(ParquetError::NoColumn {
                 path: self.path.clone(),
                 column: name.to_string(),
-                available: many.iter().map(|&i| cols[i].path().string()).collect(),
+                available: many.iter().map(|&i| cols[i].path.clone()).collect(),
             }),
         }
     }
 
     /// The dotted path of leaf column `col`.
-    pub fn column_path(&self, col: usize) -> String {
-        self.meta
-            .file_metadata()
-            .schema_descr()
-            .column(col)
-            .path()
-            .string()
+    pub(crate) fn column_path(&self, col: usize) -> String {
+        self.footer.leaves[col].path.clone()
     }
 
     /// How column `col`'s values are hashed.
-    pub fn column_type(&self, col: usize) -> ColumnType {
-        let c = self.meta.file_metadata().schema_descr().column(col);
-        let physical = match c.physical_type() {
-            Type::BOOLEAN => PhysicalType::Boolean,
-            Type::INT32 => PhysicalType::Int32,
-            Type::INT64 => PhysicalType::Int64,
-            Type::INT96 => PhysicalType::Int96,
-            Type::FLOAT => PhysicalType::Float,
-            Type::DOUBLE => PhysicalType::Double,
-            Type::BYTE_ARRAY => PhysicalType::ByteArray,
-            Type::FIXED_LEN_BYTE_ARRAY => PhysicalType::FixedLenByteArray,
-        };
-        let type_length = if physical == PhysicalType::FixedLenByteArray {
-            c.type_length().max(0) as u32
-        } else {
-            0
-        };
-        let text = match (c.logical_type_ref(), c.converted_type()) {
-            (Some(LogicalType::Date), _) | (None, ConvertedType::DATE) => TextForm::Date,
-            (Some(LogicalType::Uuid), _) if type_length == 16 => TextForm::Uuid,
-            _ => TextForm::Plain,
-        };
-        ColumnType {
-            physical,
-            type_length,
-            text,
-        }
+    pub(crate) fn column_type(&self, col: usize) -> ColumnType {
+        self.footer.leaves[col].column_type
+    }
+
+    /// The footer's filter fields of row group `rg`, column `col`.
+    fn filter_fields(&self, rg: usize, col: usize) -> (Option<i64>, Option<i32>) {
+        self.footer.filters[rg * self.footer.leaves.len() + col]
     }
 
     /// Where the filter of row group `rg`, column `col` lies (None: it has none).
-    pub fn filter_location(&self, rg: usize, col: usize) -> Option<FilterLocation> {
-        let cc = self.meta.row_group(rg).column(col);
+    pub(crate) fn filter_location(&self, rg: usize, col: usize) -> Option<FilterLocation> {
+        let (offset, length) = self.filter_fields(rg, col);
         Some(FilterLocation {
-            offset: cc.bloom_filter_offset()? as u64,
-            length: cc.bloom_filter_length().map(|l| l as u64),
+            offset: offset? as u64,
+            length: length.map(|l| l as u64),
         })
     }
 
     /// The filter of row group `rg`, column `col` (None: the chunk has none). Reads its header
     /// and bitset only; a filter the footer points at but that cannot be read is an error.
-    pub fn read_filter(
+    pub(crate) fn read_filter(
         &self,
         rg: usize,
         col: usize,
@@ -284,14 +408,14 @@ impl ParquetFile {
     /// Read the filter of row group `rg`, column `col` into `buf` (reused between calls) and
     /// return where its validated bitset lies in `buf` (None: the chunk has no filter). For
     /// probing in place with [`crate::SplitBlockBits`].
-    pub fn read_filter_bytes(
+    pub(crate) fn read_filter_bytes(
         &self,
         rg: usize,
         col: usize,
         buf: &mut Vec<u8>,
     ) -> Result<Option<std::ops::Range<usize>>, ParquetError> {
-        let cc = self.meta.row_group(rg).column(col);
-        let Some(offset) = cc.bloom_filter_offset() else {
+        let (offset, length) = self.filter_fields(rg, col);
+        let Some(offset) = offset else {
             return Ok(None);
         };
         let err = |reason: String| ParquetError::Filter {
@@ -313,7 +437,7 @@ impl ParquetFile {
         let fits = |n: u64| {
             crate::store::check_size(n, crate::store::max_bytes()).map_err(|e| err(e.to_string()))
         };
-        match cc.bloom_filter_length() {
+        match length {
             Some(l) => {
                 if l <= 0 || offset + l as u64 > end {
                     return Err(err(format!(

@@ -33,20 +33,81 @@ mod seq {
     }
 }
 
-use super::file::ParquetFile;
+use super::file::FooterFile;
 use super::keys::{ColumnType, KeyError};
 use super::sidecar::ParquetSidecar;
 use super::ParquetError;
 use crate::io::format::Persist;
 use crate::SplitBlockBits;
 
-/// Keys, stored back to back.
-#[derive(Debug, Clone, Default)]
+/// Keys, stored back to back: pushed one by one ([`KeyList::push`], [`KeyList::push_lines`]),
+/// or taken over as a text of lines that is split only as far as it is read
+/// ([`KeyList::from_lines`]: a prune that needs the first keys only never splits the rest).
+#[derive(Debug, Default)]
 pub struct KeyList {
     data: Vec<u8>,
     starts: Vec<usize>,
     ends: Vec<usize>,
     raw: bool,
+    /// `data` is a text of lines, split on demand (`starts`/`ends` stay empty).
+    lines: Option<Lines>,
+}
+
+/// The on-demand split of a [`KeyList::from_lines`] text.
+#[derive(Debug, Default)]
+struct Lines {
+    /// Number of keys, counted when first asked for.
+    count: OnceLock<usize>,
+    /// Every key's bounds, made when a key is first asked for by index.
+    index: OnceLock<(Vec<usize>, Vec<usize>)>,
+    /// The byte offsets where keys 0, step, 2·step, … start, as far as the text was split
+    /// (the step, the offsets).
+    marks: Mutex<(usize, Vec<usize>)>,
+}
+
+impl Clone for KeyList {
+    fn clone(&self) -> Self {
+        Self {
+            data: self.data.clone(),
+            starts: self.starts.clone(),
+            ends: self.ends.clone(),
+            raw: self.raw,
+            lines: self.lines.as_ref().map(|_| Lines::default()),
+        }
+    }
+}
+
+/// The line of `text` starting at byte `at` (None at the end): its bounds without the `\n`
+/// and a `\r` before it, and where the next line starts. A last line without `\n` counts
+/// when it is not empty.
+#[inline]
+fn line_at(text: &[u8], at: usize) -> Option<(usize, usize, usize)> {
+    if at >= text.len() {
+        return None;
+    }
+    let (end, next) = match memchr::memchr(b'\n', &text[at..]) {
+        Some(p) => (at + p, at + p + 1),
+        None => (text.len(), text.len()),
+    };
+    let end = if end > at && text[end - 1] == b'\r' {
+        end - 1
+    } else {
+        end
+    };
+    Some((at, end, next))
+}
+
+/// The bounds of the lines of `text[base..]` (as [`line_at`] cuts them), appended.
+fn split_lines(text: &[u8], base: usize, starts: &mut Vec<usize>, ends: &mut Vec<usize>) {
+    let lines = memchr::memchr_iter(b'\n', &text[base..]).count() + 1;
+    starts.reserve(lines);
+    ends.reserve(lines);
+    let mut at = base;
+    while let Some((start, end, next)) = line_at(text, at) {
+        starts.push(start);
+        ends.push(end);
+        at = next;
+    }
 }
 
 impl KeyList {
@@ -59,8 +120,30 @@ impl KeyList {
         }
     }
 
+    /// The lines of `text` as keys, as [`push_lines`](Self::push_lines) splits them, but
+    /// split only as far as they are read: a scan that needs the first keys only (a prune
+    /// whose row groups all match early) touches only their bytes. Counting the keys
+    /// ([`len`](Self::len)) and indexing them ([`get`](Self::get)) split the whole text once.
+    pub fn from_lines(text: Vec<u8>, raw: bool) -> Self {
+        Self {
+            data: text,
+            raw,
+            lines: Some(Lines::default()),
+            ..Self::default()
+        }
+    }
+
+    /// A list built by [`from_lines`](Self::from_lines) becomes a list of pushed keys.
+    fn settle(&mut self) {
+        if self.lines.take().is_some() {
+            let text = std::mem::take(&mut self.data);
+            self.push_lines(text);
+        }
+    }
+
     /// Append a key.
     pub fn push(&mut self, key: &[u8]) {
+        self.settle();
         self.starts.push(self.data.len());
         self.data.extend_from_slice(key);
         self.ends.push(self.data.len());
@@ -71,48 +154,110 @@ impl KeyList {
     /// text is kept as it is (taken over without a copy when the list is empty): one pass to
     /// find the line ends, no copy per key.
     pub fn push_lines(&mut self, text: Vec<u8>) {
+        self.settle();
         let base = self.data.len();
         if base == 0 {
             self.data = text;
         } else {
             self.data.extend_from_slice(&text);
         }
-        let text = &self.data[base..];
-        let lines = memchr::memchr_iter(b'\n', text).count() + 1;
-        self.starts.reserve(lines);
-        self.ends.reserve(lines);
-        let mut start = 0;
-        let mut line = |start: usize, end: usize| {
-            let end = if end > start && text[end - 1] == b'\r' {
-                end - 1
-            } else {
-                end
-            };
-            self.starts.push(base + start);
-            self.ends.push(base + end);
-        };
-        for end in memchr::memchr_iter(b'\n', text) {
-            line(start, end);
-            start = end + 1;
-        }
-        if start < text.len() {
-            line(start, text.len());
-        }
+        split_lines(&self.data, base, &mut self.starts, &mut self.ends);
     }
 
     /// Number of keys.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        match &self.lines {
+            None => self.ends.len(),
+            Some(l) => *l.count.get_or_init(|| {
+                let text = &self.data;
+                let newlines = memchr::memchr_iter(b'\n', text).count();
+                newlines + usize::from(text.last().is_some_and(|&b| b != b'\n'))
+            }),
+        }
     }
 
     /// True when there are no keys.
     pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
+        match &self.lines {
+            None => self.ends.is_empty(),
+            Some(_) => self.data.is_empty(),
+        }
+    }
+
+    /// At least [`len`](Self::len), without counting a text of lines (a key takes at least
+    /// one byte of it, its `\n`, but for the last).
+    pub fn len_bound(&self) -> usize {
+        match &self.lines {
+            Some(l) if l.count.get().is_none() => self.data.len(),
+            _ => self.len(),
+        }
     }
 
     /// Key `i`.
     pub fn get(&self, i: usize) -> &[u8] {
-        &self.data[self.starts[i]..self.ends[i]]
+        let (starts, ends) = match &self.lines {
+            None => (&self.starts, &self.ends),
+            Some(l) => {
+                let (s, e) = l.index.get_or_init(|| {
+                    let (mut s, mut e) = (Vec::new(), Vec::new());
+                    split_lines(&self.data, 0, &mut s, &mut e);
+                    (s, e)
+                });
+                (s, e)
+            }
+        };
+        &self.data[starts[i]..ends[i]]
+    }
+
+    /// Keys `c·step ..` (at most `step` of them) with their indices, in order; how many
+    /// there were (None: the list ends before key `c·step`).
+    pub(crate) fn for_chunk(
+        &self,
+        c: usize,
+        step: usize,
+        mut f: impl FnMut(usize, &[u8]),
+    ) -> Option<usize> {
+        let first = c.checked_mul(step)?;
+        let Some(l) = &self.lines else {
+            let end = first.saturating_add(step).min(self.len());
+            if first >= end {
+                return None;
+            }
+            (first..end).for_each(|i| f(i, self.get(i)));
+            return Some(end - first);
+        };
+        let text = &self.data;
+        let start = {
+            let mut m = l.marks.lock().unwrap_or_else(|p| p.into_inner());
+            if m.0 != step || m.1.is_empty() {
+                *m = (step, vec![0]);
+            }
+            while m.1.len() <= c {
+                let mut at = *m.1.last().unwrap_or(&0);
+                if at >= text.len() {
+                    return None;
+                }
+                for _ in 0..step {
+                    match line_at(text, at) {
+                        Some((_, _, next)) => at = next,
+                        None => break,
+                    }
+                }
+                m.1.push(at);
+            }
+            m.1[c]
+        };
+        let mut at = start;
+        let mut n = 0;
+        while n < step {
+            let Some((s, e, next)) = line_at(text, at) else {
+                break;
+            };
+            f(first + n, &text[s..e]);
+            n += 1;
+            at = next;
+        }
+        (n > 0).then_some(n)
     }
 
     /// Whether the keys are plain encodings rather than text.
@@ -233,6 +378,8 @@ struct Typed {
     hashes: Vec<u64>,
     /// Key index of each hash.
     index: Vec<u32>,
+    /// Keys in the chunk (hashed and invalid).
+    keys: usize,
     invalid: u64,
     example: Option<(usize, KeyError)>,
 }
@@ -248,7 +395,8 @@ struct Hashed<'k> {
     keys: &'k KeyList,
     column_type: ColumnType,
     chunk: usize,
-    chunks: Vec<OnceLock<Typed>>,
+    /// One slot per chunk the list may have (None: past its end).
+    chunks: Vec<OnceLock<Option<Typed>>>,
 }
 
 impl<'k> Hashed<'k> {
@@ -257,42 +405,48 @@ impl<'k> Hashed<'k> {
             keys,
             column_type,
             chunk,
-            chunks: (0..keys.len().div_ceil(chunk))
+            chunks: (0..keys.len_bound().div_ceil(chunk))
                 .map(|_| OnceLock::new())
                 .collect(),
         }
     }
 
-    /// Chunk `c`, hashed now if no thread did before.
-    fn get(&self, c: usize) -> &Typed {
-        self.chunks[c].get_or_init(|| {
-            let range = c * self.chunk..((c + 1) * self.chunk).min(self.keys.len());
-            let mut out = Typed {
-                hashes: Vec::with_capacity(range.len()),
-                index: Vec::with_capacity(range.len()),
-                invalid: 0,
-                example: None,
-            };
-            let mut buf = Vec::new();
-            for i in range {
-                match self
-                    .column_type
-                    .hash(self.keys.get(i), self.keys.is_raw(), &mut buf)
-                {
-                    Ok(h) => {
-                        out.hashes.push(h);
-                        out.index.push(i as u32);
-                    }
-                    Err(e) => {
-                        out.invalid += 1;
-                        if out.example.is_none() {
-                            out.example = Some((i, e));
+    /// Chunk `c`, hashed now if no thread did before (None: the list ends before it).
+    fn get(&self, c: usize) -> Option<&Typed> {
+        self.chunks
+            .get(c)?
+            .get_or_init(|| {
+                let mut out = Typed {
+                    hashes: Vec::with_capacity(self.chunk),
+                    index: Vec::with_capacity(self.chunk),
+                    keys: 0,
+                    invalid: 0,
+                    example: None,
+                };
+                let mut buf = Vec::new();
+                let raw = self.keys.is_raw();
+                out.keys = self.keys.for_chunk(c, self.chunk, |i, key| {
+                    match self.column_type.hash(key, raw, &mut buf) {
+                        Ok(h) => {
+                            out.hashes.push(h);
+                            out.index.push(i as u32);
+                        }
+                        Err(e) => {
+                            out.invalid += 1;
+                            if out.example.is_none() {
+                                out.example = Some((i, e));
+                            }
                         }
                     }
-                }
-            }
-            out
-        })
+                })?;
+                Some(out)
+            })
+            .as_ref()
+    }
+
+    /// The chunks in order, hashed as they are reached.
+    fn iter(&self) -> impl Iterator<Item = &Typed> {
+        (0..).map_while(|c| self.get(c))
     }
 
     /// The keys' validity over the first `chunks` chunks: invalid keys, the first of them,
@@ -300,58 +454,86 @@ impl<'k> Hashed<'k> {
     fn invalid(&self, chunks: usize) -> (u64, Option<(usize, KeyError)>, usize) {
         let mut invalid = 0;
         let mut example = None;
-        for c in 0..chunks {
-            let t = self.get(c);
+        let mut keys = 0;
+        for t in self.iter().take(chunks) {
             invalid += t.invalid;
+            keys += t.keys;
             if example.is_none() {
                 example = t.example.clone();
             }
         }
-        (invalid, example, (chunks * self.chunk).min(self.keys.len()))
+        (invalid, example, keys)
     }
 }
 
 /// Hashed key lists per column type, shared by the files of a scan.
 type TypedCache<'k> = Mutex<HashMap<ColumnType, Arc<Hashed<'k>>>>;
 
+/// A row group's filter: a Parquet bitset where it was read, or a sidecar's filter.
+trait Probe {
+    fn contains_hash(&self, h: u64) -> bool;
+    fn first_hit(&self, hashes: &[u64]) -> Option<usize> {
+        hashes.iter().position(|&h| self.contains_hash(h))
+    }
+    fn count_hits(&self, hashes: &[u64]) -> usize {
+        hashes.iter().filter(|&&h| self.contains_hash(h)).count()
+    }
+}
+
+impl Probe for SplitBlockBits<'_> {
+    fn contains_hash(&self, h: u64) -> bool {
+        SplitBlockBits::contains_hash(self, h)
+    }
+    fn first_hit(&self, hashes: &[u64]) -> Option<usize> {
+        SplitBlockBits::first_hit(self, hashes)
+    }
+    fn count_hits(&self, hashes: &[u64]) -> usize {
+        SplitBlockBits::count_hits(self, hashes)
+    }
+}
+
+impl Probe for crate::SplitBlockBloomFilter {
+    fn contains_hash(&self, h: u64) -> bool {
+        crate::SplitBlockBloomFilter::contains_hash(self, h)
+    }
+}
+
 /// Probe one row group's filter: its answer and how many chunks of keys that took.
-fn probe(contains: impl Fn(u64) -> bool, h: &Hashed<'_>, mode: Mode) -> (Hits, usize) {
-    let n = h.chunks.len();
+fn probe(bits: &impl Probe, h: &Hashed<'_>, mode: Mode) -> (Hits, usize) {
     match mode {
         Mode::Any => {
-            for c in 0..n {
-                if h.get(c).hashes.iter().any(|&x| contains(x)) {
-                    return (Hits::Any(true), c + 1);
+            let mut used = 0;
+            for t in h.iter() {
+                used += 1;
+                if bits.first_hit(&t.hashes).is_some() {
+                    return (Hits::Any(true), used);
                 }
             }
-            (Hits::Any(false), n)
+            (Hits::Any(false), used)
         }
         Mode::Count => {
-            let hits = (0..n)
-                .map(|c| h.get(c).hashes.iter().filter(|&&x| contains(x)).count() as u64)
-                .sum();
-            (Hits::Count(hits), n)
+            let hits = h.iter().map(|t| bits.count_hits(&t.hashes) as u64).sum();
+            (Hits::Count(hits), usize::MAX)
         }
         Mode::Keys => {
             let mut hits = Vec::new();
-            for c in 0..n {
-                let t = h.get(c);
+            for t in h.iter() {
                 hits.extend(
                     t.hashes
                         .iter()
                         .zip(&t.index)
-                        .filter(|(&x, _)| contains(x))
+                        .filter(|(&x, _)| bits.contains_hash(x))
                         .map(|(_, &i)| i),
                 );
             }
-            (Hits::Keys(hits), n)
+            (Hits::Keys(hits), usize::MAX)
         }
     }
 }
 
 /// Load the sidecar of `pf`'s column `col` if it exists and describes this version of the file.
 fn sidecar_for(
-    pf: &ParquetFile,
+    pf: &FooterFile,
     column: &str,
     t: &ColumnType,
 ) -> (Option<ParquetSidecar>, SidecarState) {
@@ -387,12 +569,17 @@ fn sidecar_for(
     }
 }
 
+thread_local! {
+    /// The buffer a scan thread reads filters into, reused from file to file.
+    static FILTER_BUF: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 fn scan_file<'k>(
     path: &Path,
     q: &Query<'k>,
     cache: &TypedCache<'k>,
 ) -> Result<FileAnswer, ParquetError> {
-    let pf = ParquetFile::open(path)?;
+    let pf = FooterFile::open(path)?;
     let col = pf.find_column(q.column)?;
     let column = pf.column_path(col);
     let ct = pf.column_type(col);
@@ -405,8 +592,9 @@ fn scan_file<'k>(
         )
     };
     let mut chunks_used = 0;
-    // the file's own filters, probed where they were read; then the sidecar's, if needed
-    let mut buf = Vec::new();
+    // the file's own filters, probed where they were read (into the thread's buffer, kept
+    // from file to file); then the sidecar's, if needed
+    let mut buf = FILTER_BUF.take();
     let mut row_groups = Vec::with_capacity(pf.row_groups());
     for rg in 0..pf.row_groups() {
         let (source, hits) = match pf.read_filter_bytes(rg, col, &mut buf)? {
@@ -418,7 +606,7 @@ fn scan_file<'k>(
                         column: column.clone(),
                         reason: e.to_string(),
                     })?;
-                let (hits, used) = probe(|h| bits.contains_hash(h), &hashed, q.mode);
+                let (hits, used) = probe(&bits, &hashed, q.mode);
                 chunks_used = chunks_used.max(used);
                 (FilterSource::Parquet, hits)
             }
@@ -446,7 +634,7 @@ fn scan_file<'k>(
             if let Some(s) = &side.row_groups[r.index] {
                 used_side = true;
                 r.source = FilterSource::Sidecar;
-                let (hits, used) = probe(|h| s.filter.contains_hash(h), &hashed, q.mode);
+                let (hits, used) = probe(&s.filter, &hashed, q.mode);
                 chunks_used = chunks_used.max(used);
                 r.hits = hits;
             }
@@ -458,8 +646,9 @@ fn scan_file<'k>(
     };
     // counting and listing read every key; a prune reports on the keys it needed
     if q.mode != Mode::Any {
-        chunks_used = hashed.chunks.len();
+        chunks_used = usize::MAX;
     }
+    FILTER_BUF.set(buf);
     let (invalid_keys, invalid_example, keys_examined) = hashed.invalid(chunks_used);
     Ok(FileAnswer {
         column,
@@ -520,7 +709,8 @@ fn walk_dir(dir: &Path) -> (Vec<Candidate>, Vec<ParquetError>) {
         Ok(rd) => rd,
         Err(e) => return (Vec::new(), vec![ParquetError::io(dir, e)]),
     };
-    let mut entries: Vec<(PathBuf, bool)> = Vec::new();
+    // (name, path, is a directory): the names sort as the paths would (one directory)
+    let mut entries: Vec<(std::ffi::OsString, PathBuf, bool)> = Vec::new();
     let mut errors = Vec::new();
     for e in rd {
         let e = match e {
@@ -538,17 +728,17 @@ fn walk_dir(dir: &Path) -> (Vec<Candidate>, Vec<ParquetError>) {
         // directories are followed only when they are real directories (no symlink loops);
         // symlinks to files are read
         match e.file_type() {
-            Ok(ft) if ft.is_dir() => entries.push((path, true)),
-            Ok(ft) if ft.is_file() => entries.push((path, false)),
-            Ok(ft) if ft.is_symlink() && path.is_file() => entries.push((path, false)),
+            Ok(ft) if ft.is_dir() => entries.push((name, path, true)),
+            Ok(ft) if ft.is_file() => entries.push((name, path, false)),
+            Ok(ft) if ft.is_symlink() && path.is_file() => entries.push((name, path, false)),
             Ok(_) => {}
             Err(err) => errors.push(ParquetError::io(&path, err)),
         }
     }
-    entries.sort();
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let parts: Vec<(Vec<Candidate>, Vec<ParquetError>)> = entries
         .into_par_iter()
-        .map(|(p, is_dir)| {
+        .map(|(_, p, is_dir)| {
             if is_dir {
                 walk_dir(&p)
             } else {
@@ -598,6 +788,83 @@ mod tests {
 
     fn keys(l: &KeyList) -> Vec<&[u8]> {
         (0..l.len()).map(|i| l.get(i)).collect()
+    }
+
+    /// Every key of `l` by chunks of `step`, with its index, as `for_chunk` hands them out.
+    fn by_chunks(l: &KeyList, step: usize) -> Vec<(usize, Vec<u8>)> {
+        let mut out = Vec::new();
+        for c in 0.. {
+            let before = out.len();
+            let Some(n) = l.for_chunk(c, step, |i, k| out.push((i, k.to_vec()))) else {
+                break;
+            };
+            assert_eq!(out.len() - before, n);
+            assert!(n <= step && n > 0);
+        }
+        out
+    }
+
+    /// A text taken over by `from_lines` is the keys `push_lines` makes of it, whether read by
+    /// chunks (split as far as read: the chunks before the last never see the end of the
+    /// text), counted or indexed, in any order.
+    #[test]
+    fn lines_split_on_demand_are_the_keys_push_lines_makes() {
+        let mut texts: Vec<Vec<u8>> = [
+            &b"1\n22\n333\n"[..],
+            b"1\r\n22\r\n333",
+            b"\n\nx\n",
+            b"a\rb\n\r\n",
+            b"last\r",
+            b"\r",
+            b"",
+            b"\n",
+        ]
+        .iter()
+        .map(|t| t.to_vec())
+        .collect();
+        let big: Vec<u8> = (0..1000)
+            .flat_map(|i| match i % 7 {
+                0 => b"\n".to_vec(),
+                1 => format!("{i}\r\n").into_bytes(),
+                _ => format!("key-{i}\n").into_bytes(),
+            })
+            .chain(*b"tail")
+            .collect();
+        texts.push(big);
+        for text in texts {
+            let mut eager = KeyList::new(false);
+            eager.push_lines(text.clone());
+            let want: Vec<(usize, Vec<u8>)> = keys(&eager)
+                .into_iter()
+                .enumerate()
+                .map(|(i, k)| (i, k.to_vec()))
+                .collect();
+            for step in [1, 2, 3, 64, 1 << 14] {
+                // chunks first, then the count and the index
+                let lazy = KeyList::from_lines(text.clone(), false);
+                assert!(lazy.len_bound() >= want.len());
+                assert_eq!(by_chunks(&lazy, step), want, "step {step}");
+                assert_eq!(by_chunks(&eager, step), want, "step {step}");
+                assert_eq!(lazy.len(), want.len());
+                assert_eq!(lazy.is_empty(), want.is_empty());
+                assert_eq!(keys(&lazy), keys(&eager));
+                // the index and count first, then the chunks; a later chunk before an earlier
+                let lazy = KeyList::from_lines(text.clone(), false);
+                assert_eq!(keys(&lazy), keys(&eager));
+                if want.len() > step {
+                    let mut second = Vec::new();
+                    lazy.for_chunk(1, step, |i, k| second.push((i, k.to_vec())));
+                    assert_eq!(second[..], want[step..want.len().min(2 * step)]);
+                }
+                assert_eq!(by_chunks(&lazy, step), want, "step {step}");
+                // pushing after it keeps every key, in order
+                let mut more = KeyList::from_lines(text.clone(), false);
+                more.push(b"x");
+                let mut also = eager.clone();
+                also.push(b"x");
+                assert_eq!(keys(&more), keys(&also));
+            }
+        }
     }
 
     #[test]

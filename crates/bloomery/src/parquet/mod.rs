@@ -7,7 +7,9 @@
 //!
 //! - [`ParquetFile`]: a file's footer (decoded by the `parquet` crate) and its filters (header
 //!   and bitset, read by [`read_filter_header`] from the offsets in the footer). Nothing else
-//!   of the file is read.
+//!   of the file is read. A scan reads only the footer fields it needs (columns, row counts,
+//!   filter offsets) straight from the footer's Thrift bytes, and hands any footer that reader
+//!   is not sure of to the `parquet` crate.
 //! - [`ColumnType`]: keys typed by the column's physical type, hashed as the specification
 //!   does (xxHash64, seed 0, over the plain encoding: integers and floats little-endian, byte
 //!   arrays as their bytes).
@@ -23,6 +25,7 @@
 
 mod build;
 mod file;
+mod footer;
 mod header;
 mod keys;
 mod lake;
@@ -35,6 +38,8 @@ pub use build::{
     build_filters, rewrite_with_filters, verify_rewrite, BuiltFilter, RewriteReport, Sizing,
 };
 pub use file::{FilterLocation, ParquetFile};
+#[doc(hidden)]
+pub use footer::{compare_footer_readers, FooterReaders};
 pub use header::{read_filter_header, write_filter_header, FilterHeader, HeaderError};
 pub use keys::{days_since_epoch, ColumnType, KeyError, PhysicalType, TextForm};
 pub use lake::{
