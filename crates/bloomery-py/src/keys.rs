@@ -30,7 +30,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PyString, PyTuple, PyType};
 
-use crate::arrow::ArrowKeys;
+use crate::arrow::{ArrowKeys, PyFail};
 
 #[cfg(not(windows))]
 extern "C" {
@@ -428,6 +428,14 @@ impl Batch {
         }))
     }
 
+    /// The Arrow input, when the keys are an Arrow array or stream.
+    pub fn arrow(&self) -> Option<&ArrowKeys> {
+        match &self.src {
+            Source::Arrow(a) => Some(a),
+            _ => None,
+        }
+    }
+
     /// Number of keys.
     pub fn len(&self) -> usize {
         match &self.src {
@@ -545,10 +553,29 @@ impl Hashes {
             Ok(())
         };
         if let Ok(l) = obj.cast_exact::<PyList>() {
-            // owned items: a key's object stays alive while its bytes are read, even if
-            // Python code run for it (an __index__) changes the list
-            for item in l.iter() {
-                one(&item)?;
+            let (py, lp) = (obj.py(), l.as_ptr());
+            let mut i = 0;
+            // the length read again at each step: Python code run for a key (an __index__)
+            // may change the list
+            // SAFETY: `lp` is a list and we hold the GIL.
+            while (i as ffi::Py_ssize_t) < unsafe { ffi::PyList_Size(lp) } {
+                // SAFETY: `i` is within the list (checked just above, nothing ran since); a
+                // borrowed reference, valid as long as no Python code runs (only Python code
+                // can take the item out of the list and free it).
+                let item = unsafe { pyo3::Borrowed::from_ptr(py, ffi::PyList_GetItem(lp, i as _)) };
+                let p = item.as_ptr();
+                // SAFETY: type checks of a valid object with the GIL held.
+                if unsafe { ffi::PyUnicode_CheckExact(p) != 0 || ffi::PyBytes_CheckExact(p) != 0 } {
+                    // exact str and bytes: read and hashed without running Python code, so
+                    // the borrowed reference stays valid throughout (no reference count
+                    // traffic per key)
+                    one(&item)?;
+                } else {
+                    // anything else may run Python code (an __index__): an owned reference
+                    // keeps the object alive whatever that code does to the list
+                    one(&item.to_owned())?;
+                }
+                i += 1;
             }
         } else if let Ok(t) = obj.cast_exact::<PyTuple>() {
             for item in t.iter_borrowed() {
@@ -609,6 +636,14 @@ impl Hashes {
                 Ok(())
             }
             HashSrc::Keys(b) => {
+                if let Some(views) = b.arrow().map(ArrowKeys::binary).transpose()?.flatten() {
+                    // string and binary arrays: hashed straight from Arrow's buffers (nulls
+                    // were refused by `ArrowKeys::new`)
+                    return crate::arrow::views_in(&views, range, |start, v| {
+                        v.hash_chunks(&h, |s, hs| f(start + s, hs).map_err(PyFail))
+                            .map_err(|PyFail(e)| e)
+                    });
+                }
                 let mut hs = Vec::with_capacity(CHUNK.min(range.len()));
                 b.chunks_in(range, |start, ks| {
                     hs.clear();
