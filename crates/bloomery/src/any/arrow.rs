@@ -399,10 +399,13 @@ mod tests {
     use super::*;
     use crate::Kind;
 
+    /// Offsets, values, validity and the elements of a test array.
+    type TestArray = (Vec<i64>, Vec<u8>, Vec<u8>, Vec<Option<Vec<u8>>>);
+
     /// A pseudo-random Arrow array (fixed seed): keys of 0..60 bytes, some empty, some
     /// repeated, every third element null when `nulls`; returns the offsets, values and
     /// validity, and the elements as Rust values.
-    fn array(n: usize, nulls: bool) -> (Vec<i64>, Vec<u8>, Vec<u8>, Vec<Option<Vec<u8>>>) {
+    fn array(n: usize, nulls: bool) -> TestArray {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = || {
             x ^= x << 13;
@@ -466,17 +469,17 @@ mod tests {
         }
         let uo32: Vec<i32> = uo.iter().map(|&o| o as i32).collect();
         for &kind in Kind::SETS {
-            let (o64, o32, values, elems): (&[i64], &[i32], &[u8], Vec<&[u8]>) =
-                if kind == Kind::Mlbf {
-                    (&uo, &uo32, &uv, urls.iter().map(|u| &u[..]).collect())
-                } else {
-                    (
-                        &o64,
-                        &o32,
-                        &values,
-                        elems.iter().map(|e| e.as_deref().unwrap()).collect(),
-                    )
-                };
+            type Buffers<'a> = (&'a [i64], &'a [i32], &'a [u8], Vec<&'a [u8]>);
+            let (o64, o32, values, elems): Buffers<'_> = if kind == Kind::Mlbf {
+                (&uo, &uo32, &uv, urls.iter().map(|u| &u[..]).collect())
+            } else {
+                (
+                    &o64,
+                    &o32,
+                    &values,
+                    elems.iter().map(|e| e.as_deref().unwrap()).collect(),
+                )
+            };
             for (start, len) in [(0, n), (13, n - 13 - 5), (HASH_CHUNK - 1, 2), (5, 0)] {
                 for keys in views(o64, o32, values, None, start, len) {
                     let mut f = AnyFilter::builder(kind)
