@@ -58,8 +58,19 @@ impl Offset for i64 {
 }
 
 /// The keys of an Arrow `string`/`binary` (32-bit offsets) or `large_string`/`large_binary`
-/// (64-bit offsets) array, or of a slice of one, borrowed from its buffers (see the
-/// [module docs](self)).
+/// (64-bit offsets) array, or of a slice of one, borrowed from its buffers, for
+/// [`AnyFilter::contains_arrow`], [`AnyFilter::insert_arrow`] and
+/// [`hash_chunks`](Self::hash_chunks), which hash each key straight from the values buffer.
+///
+/// Element `i` is the key `values[offsets[i]..offsets[i + 1]]` (UTF-8 for strings): the bytes
+/// the CLI and the Redis module hash for the same text. A **null** element is no key: the
+/// batch operations refuse an array with a null among the elements they cover
+/// ([`Error::InvalidParameter`] naming the first null's index; nothing inserted, no answer
+/// written), so that a missing value never silently reads as the empty key; drop nulls first
+/// (PyArrow: `pyarrow.compute.drop_null`). A slice of an array is described as the C data
+/// interface hands it out: the whole buffers, plus Arrow's `offset` and `length`;
+/// [`slice`](Self::slice) narrows it further, so that callers can split a batch over threads,
+/// each part answering into its own slice of the output.
 ///
 /// The constructors check the buffers once (lengths, offsets non-negative, non-decreasing and
 /// within the values), so the batch operations read them without further checks that could
