@@ -65,12 +65,10 @@ fn message(e: &anyhow::Error) -> String {
         if msg.contains(&s) {
             continue;
         }
-        // a file error naming its path (`` `f.bloom`: No such file``) after a context that
-        // names it already (``cannot load `f.bloom` ``): the path once
-        let s = match s.strip_prefix('`').and_then(|r| r.split_once("`: ")) {
-            Some((path, rest)) if msg.contains(&format!("`{path}`")) => rest.to_string(),
-            _ => s,
-        };
+        // a file error naming its path (`` `f.bloom`: No such file``, ``invalid filter data:
+        // `f.bloom`: bad magic``) after a context that names it already (``cannot load
+        // `f.bloom` ``): the path once
+        let s = without_named_paths(&s, &msg);
         if msg.contains(&s) {
             continue;
         }
@@ -80,6 +78,27 @@ fn message(e: &anyhow::Error) -> String {
         msg.push_str(&s);
     }
     msg
+}
+
+/// `s` without each `` `PATH`: `` that names a path `msg` already names.
+fn without_named_paths(s: &str, msg: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(open) = rest.find('`') {
+        let after = &rest[open + 1..];
+        match after.split_once("`: ") {
+            Some((path, tail)) if !path.contains('`') && msg.contains(&format!("`{path}`")) => {
+                out.push_str(&rest[..open]);
+                rest = tail;
+            }
+            _ => {
+                out.push_str(&rest[..open + 1]);
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A size over the memory limit, in the command line's terms: where the limit came from and

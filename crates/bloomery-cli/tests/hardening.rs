@@ -611,3 +611,38 @@ fn a_decompression_bomb_never_aborts_when_memory_runs_out() {
     assert_eq!(out.status.code(), Some(2), "{:?}: {err}", out.status);
     assert!(err.contains("checksum mismatch"), "{err}");
 }
+
+/// A damaged or foreign file is named once in the error, whichever layer found the damage
+/// (the library names the file in its format errors; the command's context names it too).
+#[test]
+fn a_damaged_file_is_named_once() {
+    let d = tmp();
+    let good = d.path().join("good.bloom");
+    bloomery()
+        .args(["create", "-n", "1000", "-p", "0.01"])
+        .arg(&good)
+        .assert()
+        .success();
+    let mut bytes = std::fs::read(&good).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1; // the checksum trailer
+    let damaged = d.path().join("damaged.bloom");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let foreign = d.path().join("foreign.bloom");
+    std::fs::write(&foreign, vec![7u8; 4096]).unwrap();
+    for (file, what) in [(&damaged, "checksum mismatch"), (&foreign, "bad magic")] {
+        for cmd in ["check", "info", "add"] {
+            let out = bloomery()
+                .arg(cmd)
+                .arg(file)
+                .write_stdin("a\n")
+                .output()
+                .unwrap();
+            let err = String::from_utf8_lossy(&out.stderr);
+            let name = file.file_name().unwrap().to_str().unwrap();
+            assert_eq!(out.status.code(), Some(2), "{cmd}: {err}");
+            assert!(err.contains(what), "{cmd}: {err}");
+            assert_eq!(err.matches(name).count(), 1, "{cmd}: {err}");
+        }
+    }
+}

@@ -64,7 +64,13 @@ fn to_py_prefixed(e: bloomery::Error, path: Option<&Path>, prefix: &str) -> PyEr
         E::TooLarge { .. } | E::AllocationFailed { .. } => {
             PyMemoryError::new_err(at(e.to_string()))
         }
-        E::Format(_) => FormatError::new_err(at(e.to_string())),
+        // the library names the file in a format error; here the path leads, as for the rest
+        E::Format(f) => FormatError::new_err(match f.path() {
+            Some(p) if prefix.is_empty() => {
+                format!("{}: invalid filter data: {}", p.display(), f.root())
+            }
+            _ => at(format!("invalid filter data: {}", f.root())),
+        }),
         E::Full { .. } => FullError::new_err(at(e.to_string())),
         E::Unsupported(_) => PyTypeError::new_err(at(e.to_string())),
         E::Io(io) => io_error(&io, path),

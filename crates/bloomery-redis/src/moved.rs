@@ -289,17 +289,8 @@ unsafe extern "C" fn mem_usage<T: Moved>(v: *const c_void) -> usize {
 unsafe extern "C" fn digest<T: Moved>(md: *mut raw::RedisModuleDigest, v: *mut c_void) {
     // SAFETY: Redis passes a value of this type.
     let bytes = unsafe { value::<T>(v) }.to_bytes();
-    // SAFETY: reading function pointers Redis filled in at module load; `md` is live for the
-    // callback and `bytes` outlives the calls.
-    unsafe {
-        if let (Some(add), Some(end)) = (
-            raw::RedisModule_DigestAddStringBuffer,
-            raw::RedisModule_DigestEndSequence,
-        ) {
-            add(md, bytes.as_ptr().cast_mut().cast(), bytes.len());
-            end(md);
-        }
-    }
+    // SAFETY: `md` is the digest Redis passed to this callback.
+    unsafe { crate::types::digest_bytes(md, &bytes) };
 }
 
 unsafe extern "C" fn copy<T: Moved>(

@@ -505,8 +505,17 @@ unsafe extern "C" fn mem_usage<T: Structure>(value: *const c_void) -> usize {
 unsafe extern "C" fn digest<T: Structure>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
     // SAFETY: Redis passes a value of this type.
     let bytes = unsafe { slot::<T>(value) }.bytes();
+    // SAFETY: `md` is the digest Redis passed to this callback.
+    unsafe { digest_bytes(md, &bytes) };
+}
+
+/// Feed a value's bytes to the `DEBUG DIGEST` being computed, as one sequence.
+///
+/// # Safety
+/// `md` must be the digest Redis passed to the type's digest callback, still in that call.
+pub(crate) unsafe fn digest_bytes(md: *mut raw::RedisModuleDigest, bytes: &[u8]) {
     // SAFETY: reading function pointers Redis filled in at module load; `md` is live for the
-    // callback and `bytes` outlives the calls.
+    // callback (the caller's contract) and `bytes` outlives the calls.
     unsafe {
         if let (Some(add), Some(end)) = (
             raw::RedisModule_DigestAddStringBuffer,

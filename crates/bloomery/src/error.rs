@@ -193,6 +193,53 @@ pub enum FormatError {
     /// Header fields contradict each other or the payload.
     #[error("inconsistent parameters: {0}")]
     Inconsistent(String),
+    /// One of the errors above, in the file at `path`: what loading or opening a file by its
+    /// path returns, so the message names the file. [`root`](Self::root) is the error itself.
+    #[error("`{}`: {source}", path.display())]
+    InFile {
+        /// The file's path as it was given.
+        path: std::path::PathBuf,
+        /// What is wrong with its contents.
+        source: Box<FormatError>,
+    },
+}
+
+impl FormatError {
+    /// What is wrong, without the file it was found in: the error itself, or for
+    /// [`InFile`](Self::InFile) the error it wraps. Match on this to tell the kinds of damage
+    /// apart whether the bytes came from a buffer or a file.
+    ///
+    /// ```
+    /// # fn main() -> bloomery::Result<()> {
+    /// use bloomery::{BloomFilter, Error, FormatError, Persist};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("junk.bloom");
+    /// std::fs::write(&path, b"not a filter file, but long enough to hold a header")?;
+    /// match BloomFilter::load(&path) {
+    ///     Err(Error::Format(e)) => {
+    ///         assert_eq!(e.root(), &FormatError::BadMagic);
+    ///         assert_eq!(e.path(), Some(path.as_path()));
+    ///         assert!(e.to_string().contains("junk.bloom"), "{e}"); // the message names it
+    ///     }
+    ///     other => panic!("expected a format error, got {other:?}"),
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn root(&self) -> &FormatError {
+        match self {
+            FormatError::InFile { source, .. } => source.root(),
+            e => e,
+        }
+    }
+
+    /// The file the error was found in, when it came from loading or opening a path.
+    pub fn path(&self) -> Option<&std::path::Path> {
+        match self {
+            FormatError::InFile { path, .. } => Some(path),
+            _ => None,
+        }
+    }
 }
 
 /// Shorthand for results in this crate.
@@ -218,11 +265,18 @@ pub(crate) fn inconsistent(reason: impl Into<String>) -> Error {
     Error::Format(FormatError::Inconsistent(reason.into()))
 }
 
-/// An I/O error about the file at `path`, its message naming the path (`` `f.bloom`: No such
-/// file or directory``); the kind is kept and the OS error is its source, so callers still
-/// match on [`std::io::Error::kind`] and find the errno. Other errors pass unchanged.
+/// An error about the file at `path`, its message naming the path (`` `f.bloom`: No such
+/// file or directory``). For an I/O error the kind is kept and the OS error is its source, so
+/// callers still match on [`std::io::Error::kind`] and find the errno; a format error becomes
+/// [`FormatError::InFile`] (still an [`Error::Format`]). Other errors pass unchanged, as does
+/// an error that already names a file.
 pub(crate) fn at_path(path: &std::path::Path, e: Error) -> Error {
     match e {
+        Error::Format(f) if f.path().is_none() => Error::Format(FormatError::InFile {
+            path: path.to_path_buf(),
+            source: Box::new(f),
+        }),
+        Error::Io(io) if io.get_ref().is_some_and(|r| r.is::<PathIo>()) => Error::Io(io),
         Error::Io(io) => Error::Io(std::io::Error::new(
             io.kind(),
             PathIo {

@@ -106,6 +106,35 @@ pub trait Filter {
 /// assert!(mlbf.try_contains_key(b"").is_err() && !mlbf.contains_key(b""));
 /// # Ok(()) }
 /// ```
+///
+/// The structures whose insert can fail or does not exist are key sets too, with the failure
+/// as an error: a [`CuckooFilter`](crate::CuckooFilter) whose evictions run out and a
+/// [`DLeftCountingBloomFilter`](crate::DLeftCountingBloomFilter) whose bucket is full answer
+/// [`Error::Full`](crate::Error::Full), and a static [`XorFilter`](crate::XorFilter), built
+/// once from all its keys, answers [`Error::Unsupported`](crate::Error::Unsupported) to an
+/// insert and queries like the rest:
+///
+/// ```
+/// use bloomery::{CuckooFilter, DLeftCountingBloomFilter, KeySet, XorFilter};
+///
+/// fn present(set: &impl KeySet, keys: &[&str]) -> usize {
+///     keys.iter().filter(|k| set.contains_key(k.as_bytes())).count()
+/// }
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let keys = ["a", "b", "c"];
+/// let mut cuckoo = CuckooFilter::try_new(100)?;
+/// let mut dleft = DLeftCountingBloomFilter::try_new(100, 0.01)?;
+/// for k in keys {
+///     assert!(cuckoo.try_insert_key(k.as_bytes())?); // new
+///     assert!(dleft.try_insert_key(k.as_bytes())?);
+/// }
+/// assert!(!cuckoo.try_insert_key(b"a")?); // already there
+/// let mut xor = XorFilter::try_from_keys(&keys)?;
+/// assert!(xor.try_insert_key(b"d").is_err()); // static
+/// assert_eq!((present(&cuckoo, &keys), present(&dleft, &keys), present(&xor, &keys)), (3, 3, 3));
+/// # Ok(()) }
+/// ```
 pub trait KeySet {
     /// Insert a key; `true` when it was new. A key the structure cannot take (an MLBF key
     /// that is not a URL, a non-scaling filter at capacity) is an error and changes nothing.
@@ -498,6 +527,21 @@ impl<T: Build> Builder<T> {
 }
 
 /// Construction from a [`Builder`]; implemented by each structure.
+///
+/// Generic code builds any of the bit-array sets through it:
+///
+/// ```
+/// use bloomery::{BlockedBloomFilter, BloomFilter, Build, Builder, Filter};
+///
+/// fn sized<F: Build>(b: Builder<F>) -> bloomery::Result<F> {
+///     b.capacity(10_000).fpr(0.001).try_build()
+/// }
+/// # fn main() -> bloomery::Result<()> {
+/// let classic: BloomFilter = sized(BloomFilter::builder())?;
+/// let blocked: BlockedBloomFilter = sized(BlockedBloomFilter::builder())?;
+/// assert!(classic.is_empty() && blocked.is_empty());
+/// # Ok(()) }
+/// ```
 pub trait Build: Sized {
     /// The settings only this structure reads (growth for a scalable filter, a block layout
     /// for a blocked one; `()` for most).

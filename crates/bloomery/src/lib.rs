@@ -216,6 +216,7 @@ pub use structured::breadth::{BreadthBloomFilter, BreadthBuilder};
 pub use structured::depth::{DepthBloomFilter, DepthBuilder};
 pub use structured::edit::{edit1_variants, PRINTABLE_ASCII};
 pub use structured::mlbf::{normalize_url, MlbfBuilder, MultiLayerBloomFilter};
+pub use structured::peel::PeelError;
 pub use structured::tree_path::PathQuery;
 #[cfg(feature = "xml")]
 pub use structured::xml;

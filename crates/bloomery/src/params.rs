@@ -132,6 +132,16 @@ fn optimal_k_by(n: u64, m: u64, max_k: u32, f: impl Fn(u64, u64, u32) -> f64) ->
 }
 
 /// A classic filter's shape: bits and hash count.
+///
+/// ```
+/// use bloomery::params;
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let s = params::classic_shape(1_000_000, 0.01)?;
+/// assert_eq!(s.k, 7); // ln 2 · m/n, rounded
+/// assert!(params::fpr_asymptotic(1_000_000, s.m, s.k) <= 0.01);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Shape {
     /// Bits.
@@ -346,6 +356,15 @@ pub fn blocked_best_k(n: u64, blocks: u64, block_bits: u64, max_k: u32) -> u32 {
 /// A sizing search evaluates the model at many (n, blocks); with the per-j rates cached each
 /// evaluation is one binomial sum instead of the whole chain. Returns exactly the values of
 /// [`fpr_blocked`] (the same operations in the same order).
+///
+/// ```
+/// use bloomery::params::{fpr_blocked, BlockedModel};
+///
+/// let mut model = BlockedModel::new(512, 8);
+/// for n in [1_000, 10_000] {
+///     assert_eq!(model.rate(n, 100), fpr_blocked(n, 100, 512, 8)); // the same values, cached
+/// }
+/// ```
 #[derive(Debug, Clone)]
 pub struct BlockedModel {
     k: usize,
@@ -489,6 +508,16 @@ fn smallest_blocks(
 }
 
 /// A blocked filter's shape.
+///
+/// ```
+/// use bloomery::params;
+///
+/// # fn main() -> bloomery::Result<()> {
+/// // 512-bit blocks sized by the blocked filter's own model (Putze, Sanders & Singler)
+/// let s = params::blocked_shape(1_000_000, 0.01, 512)?;
+/// assert!(params::fpr_blocked(1_000_000, s.blocks, 512, s.k) <= 0.01);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BlockedShape {
     /// Number of blocks.
@@ -881,6 +910,15 @@ pub fn ibf_fpr_bound(distinct: u64, repeats: u64, m: u64, k: u32) -> f64 {
 }
 
 /// How repeats are spread over the distinct inputs (Matsumoto, Hazeyama & Kadobayashi Table 4).
+///
+/// ```
+/// use bloomery::params::{max_count_for_skew, Skew};
+///
+/// // 1,000 inputs, half of them distinct: the largest count grows with the skew
+/// let n = 1000;
+/// assert!(max_count_for_skew(n, 0.5, Skew::Small) < max_count_for_skew(n, 0.5, Skew::Medium));
+/// assert_eq!(max_count_for_skew(n, 0.5, Skew::Large), 501);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Skew {
     /// Case 1: repeats spread evenly over the distinct inputs.
@@ -891,8 +929,8 @@ pub enum Skew {
     Large,
 }
 
-/// The largest count of one value among `n` inputs with distinctness rate `alpha` (004
-/// Table 5): repeats `(1-α)n` spread per [`Skew`]; the count is 1 (the first occurrence) plus
+/// The largest count of one value among `n` inputs with distinctness rate `alpha` (Matsumoto,
+/// Hazeyama & Kadobayashi Table 5): repeats `(1-α)n` spread per [`Skew`]; the count is 1 (the first occurrence) plus
 /// that value's repeats: Small `1 + (1-α)/α`, Medium `1 + (1-α)n/2`, Large `1 + (1-α)n`.
 /// (The paper's table lists the repeats; a counter must also hold the first occurrence.)
 pub fn max_count_for_skew(n: u64, alpha: f64, skew: Skew) -> u64 {
@@ -940,6 +978,17 @@ pub fn dleft_fpr(n: u64, buckets: u64, remainder_bits: u32) -> f64 {
 }
 
 /// A d-left counting filter's shape.
+///
+/// ```
+/// use bloomery::params;
+///
+/// # fn main() -> bloomery::Result<()> {
+/// // 4 tables of 8-cell buckets with 2-bit counters, for 10,000 items at 1%
+/// let s = params::dleft_shape(10_000, 0.01, 4, 8, 2)?;
+/// assert!(params::dleft_fpr(10_000, s.buckets, s.remainder_bits) <= 0.01);
+/// assert_eq!(s.bits(), 4 * s.buckets * 8 * u64::from(s.remainder_bits + 2));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DLeftShape {
     /// Subtables (d).
@@ -1583,6 +1632,17 @@ pub fn mlbf_near_miss_shape(n: u64, fpr: f64, max_k: u32) -> Result<Shape> {
 // ---------------------------------------------------------------------------------------------
 
 /// A filter shape chosen for a transmission budget by [`compressed_shape`].
+///
+/// ```
+/// use bloomery::params;
+///
+/// # fn main() -> bloomery::Result<()> {
+/// // 8 transmitted bits per item, up to 32 bits per item in memory (Broder & Mitzenmacher §2.6)
+/// let s = params::compressed_shape(10_000, 8.0, 32.0)?;
+/// assert!(s.transmitted_bits <= 8.0 * 10_000.0 * 1.001);
+/// assert!(s.fpr < params::fpr_asymptotic(10_000, 80_000, params::optimal_k(10_000, 80_000)));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct CompressedShape {
     /// Array bits (memory at both ends).

@@ -1,12 +1,16 @@
 //! `bloomery union`, `intersect`, `fold` and `flatten`: inputs mapped, OUT written atomically.
-//! `union` and `intersect` copy the first input beside OUT, map the copy writable, combine
-//! the other inputs into it in place and rename it to OUT (see `bloomery::FileUpdate`), so
-//! their memory is the pages they touch, not a copy of every filter.
+//! Classic and blocked filters in plain files stream: `fold`, `union` and `intersect` read
+//! their inputs front to back through their maps and write OUT as they go
+//! (`AnyFilter::fold_file`, `union_files`, `intersect_files`), so their memory is a few 8 MiB
+//! pieces whatever the files' sizes. Other kinds and compressed files: `union` and
+//! `intersect` copy the first input beside OUT, map the copy writable, combine the other
+//! inputs into it in place and rename it to OUT (see `bloomery::FileUpdate`); `fold` and
+//! `flatten` build their result in memory.
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use bloomery::{AnyFilter, Capability, FileUpdate, Verify};
+use bloomery::{AnyFilter, Capability, FileUpdate, FilterInfo, MappedFile, Verify};
 
 use super::open::{open_read, open_set, Structure};
 use crate::cli::{FoldArgs, MergeArgs, PackArgs};
@@ -19,6 +23,74 @@ pub fn union(a: MergeArgs, intersect: bool) -> Result<u8> {
     let what = if intersect { "intersect" } else { "combine" };
     super::open::require(&a.inputs[0], Capability::Merge, what)?;
     let verify = a.verify.verify();
+    let i = match streamed_union(&a, intersect, verify)? {
+        Some(i) => i,
+        None => union_in_place(&a, intersect, verify)?,
+    };
+    report_union(&a, intersect, &i);
+    Ok(0)
+}
+
+/// Map every input; when all stream (plain classic or blocked files), combine them into OUT
+/// in one pass and return the result's summary, else `None`.
+fn streamed_union(a: &MergeArgs, intersect: bool, verify: bool) -> Result<Option<FilterInfo>> {
+    let mut files = Vec::with_capacity(a.inputs.len());
+    for p in &a.inputs {
+        let f = MappedFile::open(p).with_context(|| format!("cannot load `{}`", p.display()))?;
+        if !AnyFilter::streams(&f) {
+            return Ok(None);
+        }
+        files.push(f);
+    }
+    // inputs that do not combine take the in-memory path, whose messages name the pair
+    let h0 = files[0].header();
+    if files[1..].iter().any(|f| {
+        let h = f.header();
+        h.kind != h0.kind || h.hasher != h0.hasher || h.params != h0.params
+    }) {
+        return Ok(None);
+    }
+    let ins: Vec<&MappedFile> = files.iter().collect();
+    let mode = if verify {
+        Verify::Checksum
+    } else {
+        Verify::HeaderOnly
+    };
+    let mut bar = Progress::bytes(
+        if intersect {
+            "intersecting"
+        } else {
+            "combining"
+        },
+        files[0].len(),
+    );
+    let r = if intersect {
+        AnyFilter::intersect_files(&ins, &a.out, mode, &mut |n| bar.set(n))
+    } else {
+        AnyFilter::union_files(&ins, &a.out, mode, &mut |n| bar.set(n))
+    };
+    drop(bar);
+    let i = r.with_context(|| {
+        format!(
+            "cannot {} {} into `{}`",
+            if intersect { "intersect" } else { "combine" },
+            names(&a.inputs),
+            a.out.display()
+        )
+    })?;
+    Ok(Some(i))
+}
+
+fn names(paths: &[std::path::PathBuf]) -> String {
+    paths
+        .iter()
+        .map(|p| format!("`{}`", p.display()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The first input copied beside OUT (a compressed one: loaded), the others combined into it.
+fn union_in_place(a: &MergeArgs, intersect: bool, verify: bool) -> Result<FilterInfo> {
     let first = &a.inputs[0];
     let compressed = bloomery::peek_file(first)
         .with_context(|| format!("cannot load `{}`", first.display()))?
@@ -65,6 +137,10 @@ pub fn union(a: MergeArgs, intersect: bool) -> Result<u8> {
         }
         None => super::save(&acc, &a.out)?,
     }
+    Ok(i)
+}
+
+fn report_union(a: &MergeArgs, intersect: bool, i: &FilterInfo) {
     let items = if intersect {
         // the AND of two filters has more bits than the filter of A ∩ B, so its fill
         // overstates the items; the library set them from the inner-product estimate
@@ -97,20 +173,43 @@ pub fn union(a: MergeArgs, intersect: bool) -> Result<u8> {
         count(a.inputs.len() as u64, "filter", "filters"),
         i.fill_ratio,
     ));
-    Ok(0)
 }
 
 pub fn fold(a: FoldArgs) -> Result<u8> {
     super::check_out(&a.out, &[a.input.as_path()], a.force)?;
     super::open::require(&a.input, Capability::Fold, "fold")?;
-    let mut f = open_set(&a.input, a.verify.verify())?;
-    for t in 0..a.times {
-        f = f
-            .fold()
-            .with_context(|| format!("cannot fold `{}` (fold {})", a.input.display(), t + 1))?;
-    }
-    super::save(&f, &a.out)?;
-    let i = f.info();
+    let verify = a.verify.verify();
+    let file = MappedFile::open(&a.input)
+        .with_context(|| format!("cannot load `{}`", a.input.display()))?;
+    let i = if AnyFilter::streams(&file) {
+        // read through the map, OUT written as it is made: a few pieces of memory
+        let mode = if verify {
+            Verify::Checksum
+        } else {
+            Verify::HeaderOnly
+        };
+        let mut bar = Progress::bytes("folding", file.len());
+        let r = AnyFilter::fold_file(&file, a.times, &a.out, mode, &mut |n| bar.set(n));
+        drop(bar);
+        r.with_context(|| {
+            format!(
+                "cannot fold `{}` {} into `{}`",
+                a.input.display(),
+                count(u64::from(a.times), "time", "times"),
+                a.out.display()
+            )
+        })?
+    } else {
+        drop(file);
+        let mut f = open_set(&a.input, verify)?;
+        for t in 0..a.times {
+            f = f
+                .fold()
+                .with_context(|| format!("cannot fold `{}` (fold {})", a.input.display(), t + 1))?;
+        }
+        super::save(&f, &a.out)?;
+        f.info()
+    };
     let target = if i.target_fpr > 0.0 && i.capacity > 0 {
         format!(
             " (target {} up to {} items, half the capacity before folding; it holds {})",

@@ -5,7 +5,7 @@
 //! heavy flows": every packet is hashed into counters that add its bytes; a flow whose
 //! minimum counter reaches a threshold T is reported heavy. A light flow is reported by
 //! mistake when its counters are shared with heavy flows or with several light ones.
-//! Conservative update (002 Figure 2) raises each counter only to `max(counter, min + B)`,
+//! Conservative update (Broder & Mitzenmacher, Figure 2) raises each counter only to `max(counter, min + B)`,
 //! which never lets an estimate grow past the plain one, so its reports are a subset.
 //!
 //! The counters are a [`CountMinSketch`] (`depth` stages of `width` counters — Estan &

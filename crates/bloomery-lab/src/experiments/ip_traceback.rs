@@ -25,7 +25,7 @@
 //! breadth first from its own router, every router that answers "seen" asks its other
 //! neighbours. Packets of dropped windows cannot be traced. Filters have no false negatives, so
 //! every traceable trace contains the whole true path; false positives add routers. Each
-//! router on the path also reports the IBF's count of the packet (004: the run of ones after
+//! router on the path also reports the IBF's count of the packet (Matsumoto, Hazeyama & Kadobayashi: the run of ones after
 //! the first k positions), never below the true number of copies, and Matsumoto, Hazeyama & Kadobayashi eq. 9's estimate.
 
 use anyhow::Context;

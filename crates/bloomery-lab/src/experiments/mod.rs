@@ -113,7 +113,7 @@ pub static REGISTRY: &[Experiment] = &[
     Experiment {
         name: ip_traceback::NAME,
         summary: "SPIE traceback with per-window Iterative Bloom Filter digests: false branches against digest size, and per-packet counts",
-        source: "Broder & Mitzenmacher §8.2 (Snoeren et al.); 004 (IBF)",
+        source: "Broder & Mitzenmacher §8.2 (Snoeren et al.); Matsumoto, Hazeyama & Kadobayashi (IBF)",
         run: ip_traceback::run,
     },
     Experiment {

@@ -2,6 +2,7 @@
 //! run time — what the CLI loads from files whose kind it does not know in advance (the
 //! counterpart of [`crate::AnyFilter`] for the set structures).
 
+use super::Holder;
 use std::path::Path;
 
 use crate::any::spec::{KindOptions, Spec};
@@ -147,7 +148,8 @@ macro_rules! define_any_counter {
                 }
             }
 
-            fn decode(d: &format::Decoded, src: Source<'_>) -> Result<Self> {
+            /// The structure of a validated file (see [`Holder`]).
+            fn decode_any(d: &format::Decoded, src: Source<'_>) -> Result<Self> {
                 let limit = crate::store::max_bytes();
                 match d.header.kind.rust_type() {
                     $(Kind::$v => Ok(AnyCounter::$v(<$ty>::decode_from(d, src, limit)?)),)*
@@ -163,6 +165,12 @@ macro_rules! define_any_counter {
 }
 
 for_each_kind!(define_any_counter);
+
+impl Holder for AnyCounter {
+    fn decode(d: &format::Decoded, src: Source<'_>) -> Result<Self> {
+        Self::decode_any(d, src)
+    }
+}
 
 /// Options for [`AnyCounter::build`]: the shared sizing plus each kind's own parameters.
 /// Options that do not apply to the chosen kind are refused with a typed error. Superseded by
@@ -276,42 +284,32 @@ impl AnyCounter {
     /// Decode any counting-family kind from bytes, verifying the checksum. A compressed file
     /// is decompressed first (and the plain file's checksum verified).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let plain = crate::io::compress::plain_bytes(bytes)?;
-        let d = format::decode(plain.bytes(), Verify::Checksum)?;
-        Self::decode(&d, plain.source())
+        <Self as Holder>::from_bytes(bytes)
     }
 
     /// Load any counting-family kind from a file, verifying the checksum.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
-        Self::from_bytes(&format::read_file(path.as_ref())?)
+        <Self as Holder>::load(path.as_ref())
     }
 
     /// Open any counting-family kind through a read-only memory map (zero-copy; see [`Persist::open_mmap`]).
     /// With [`Verify::Checksum`] the checksum is verified in one streaming pass that keeps
     /// the file's pages out of the process's memory ([`MappedFile::verify`]).
     pub fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
-        let file = MappedFile::open(path)?;
-        if verify == Verify::Checksum {
-            file.verify(&mut |_| {})?;
-        }
-        Self::from_mapped(&file)
+        <Self as Holder>::open_mmap(path.as_ref(), verify)
     }
 
     /// Decode any counting-family kind from a file opened with [`MappedFile::open`]: the words are the file's
     /// pages, used in place (a compressed file is decompressed into memory). The checksum is
     /// not verified here: call [`MappedFile::verify`] first for that guarantee.
     pub fn from_mapped(file: &MappedFile) -> Result<Self> {
-        if !file.is_plain() {
-            // decompressed into memory; a delta file is refused there
-            return Self::from_bytes(file.bytes());
-        }
-        Self::decode(file.decoded(), Source::Mapped(file.map()))
+        <Self as Holder>::from_mapped(file)
     }
 
     /// Decode any counting-family kind from a file opened for an update: every change writes into the update's
     /// copy of the file; seal it with [`FileUpdate::commit`] (see [`FileUpdate`]).
     pub fn from_update(up: &FileUpdate) -> Result<Self> {
-        Self::decode(up.decoded(), Source::Shared(up.shared_map()))
+        <Self as Holder>::from_update(up)
     }
 
     /// Save atomically with [`SaveOptions`] (the compressed form, a progress report).

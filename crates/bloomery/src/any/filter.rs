@@ -9,6 +9,7 @@
 //! ([`AnyFilter::try_insert_hashed`], [`AnyFilter::try_contains_hashed`]) answer an error for
 //! an MLBF instead of a silent wrong answer.
 
+use super::Holder;
 use std::path::Path;
 
 use crate::dispatch::{SetKind, SetStats};
@@ -160,7 +161,8 @@ macro_rules! define_any_filter {
                 }
             }
 
-            fn decode(d: &format::Decoded, src: Source<'_>) -> Result<Self> {
+            /// The structure of a validated file (see [`Holder`]).
+            fn decode_any(d: &format::Decoded, src: Source<'_>) -> Result<Self> {
                 let limit = crate::store::max_bytes();
                 match d.header.kind.rust_type() {
                     $(Kind::$v => Ok(AnyFilter::$v(<$ty>::decode_from(d, src, limit)?)),)*
@@ -210,6 +212,12 @@ macro_rules! define_any_filter {
 }
 
 for_each_kind!(define_any_filter);
+
+impl Holder for AnyFilter {
+    fn decode(d: &format::Decoded, src: Source<'_>) -> Result<Self> {
+        Self::decode_any(d, src)
+    }
+}
 
 /// A summary of a structure's shape and state (what `bloomery info` prints).
 ///
@@ -272,6 +280,18 @@ pub struct FilterInfo {
 /// An empty filter to be written to a file and nothing else ([`AnyFilter::empty_file`]): its
 /// words are zero pages lent by the kernel, which a write would have to turn into memory the
 /// process may not have, so it offers no way to change them.
+///
+/// ```
+/// use bloomery::{AnyFilter, Kind, SaveOptions, Sizing, Spec};
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let dir = tempfile::tempdir()?;
+/// let spec = Spec::new(Kind::Blocked).sizing(Sizing::default().capacity(1_000_000).fpr(0.01));
+/// let empty = AnyFilter::empty_file(&spec)?; // nothing allocated
+/// empty.save_with(dir.path().join("f.bloom"), SaveOptions::new())?;
+/// assert_eq!(AnyFilter::load(dir.path().join("f.bloom"))?.len(), 0);
+/// # Ok(()) }
+/// ```
 pub struct EmptyFile {
     filter: AnyFilter,
 }
@@ -371,42 +391,32 @@ impl AnyFilter {
     /// Decode any kind from bytes, verifying the checksum. A compressed file is decompressed
     /// first (and the plain file's checksum verified).
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        let plain = crate::io::compress::plain_bytes(bytes)?;
-        let d = format::decode(plain.bytes(), Verify::Checksum)?;
-        Self::decode(&d, plain.source())
+        <Self as Holder>::from_bytes(bytes)
     }
 
     /// Load any kind from a file, verifying the checksum.
     pub fn load(path: impl AsRef<Path>) -> Result<Self> {
-        Self::from_bytes(&format::read_file(path.as_ref())?)
+        <Self as Holder>::load(path.as_ref())
     }
 
     /// Open any kind through a read-only memory map (zero-copy; see [`Persist::open_mmap`]).
     /// With [`Verify::Checksum`] the checksum is verified in one streaming pass that keeps
     /// the file's pages out of the process's memory ([`MappedFile::verify`]).
     pub fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
-        let file = MappedFile::open(path)?;
-        if verify == Verify::Checksum {
-            file.verify(&mut |_| {})?;
-        }
-        Self::from_mapped(&file)
+        <Self as Holder>::open_mmap(path.as_ref(), verify)
     }
 
     /// Decode any kind from a file opened with [`MappedFile::open`]: the words are the file's
     /// pages, used in place (a compressed file is decompressed into memory). The checksum is
     /// not verified here: call [`MappedFile::verify`] first for that guarantee.
     pub fn from_mapped(file: &MappedFile) -> Result<Self> {
-        if !file.is_plain() {
-            // decompressed into memory; a delta file is refused there
-            return Self::from_bytes(file.bytes());
-        }
-        Self::decode(file.decoded(), Source::Mapped(file.map()))
+        <Self as Holder>::from_mapped(file)
     }
 
     /// Decode any kind from a file opened for an update: every change writes into the update's
     /// copy of the file; seal it with [`FileUpdate::commit`] (see [`FileUpdate`]).
     pub fn from_update(up: &FileUpdate) -> Result<Self> {
-        Self::decode(up.decoded(), Source::Shared(up.shared_map()))
+        <Self as Holder>::from_update(up)
     }
 
     /// Save atomically with [`SaveOptions`] (the compressed form, a progress report).
@@ -592,7 +602,7 @@ impl AnyFilter {
         Ok(self.info_from(pass.finish()))
     }
 
-    fn info_from(&self, s: SetStats) -> FilterInfo {
+    pub(crate) fn info_from(&self, s: SetStats) -> FilterInfo {
         let hasher = *self.hasher();
         let items = self.len();
         let lower = if s.target_fpr > 0.0 && items > 0 {
@@ -705,7 +715,7 @@ impl KeySet for AnyFilter {
     }
 }
 
-fn kind_mismatch(a: &AnyFilter, b: &AnyFilter) -> Error {
+pub(crate) fn kind_mismatch(a: &AnyFilter, b: &AnyFilter) -> Error {
     Error::Incompatible(Incompatibility::Kind {
         left: a.kind().name(),
         right: b.kind().name(),

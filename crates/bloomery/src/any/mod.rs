@@ -9,8 +9,14 @@ pub(crate) mod batch;
 pub(crate) mod counter;
 pub(crate) mod filter;
 pub(crate) mod spec;
+pub(crate) mod stream;
+
+use std::path::Path;
 
 use crate::dispatch::OtherKind;
+use crate::error::{at_path, Result};
+use crate::io::format::{self, Decoded, Source, Verify};
+use crate::io::mapped::{FileUpdate, MappedFile};
 use crate::kind::{for_each_kind, Capabilities, Kind};
 #[cfg(feature = "parquet")]
 use crate::parquet::ParquetSidecar;
@@ -38,6 +44,49 @@ macro_rules! define_other_capabilities {
 }
 
 for_each_kind!(define_other_capabilities);
+
+/// The ways in from bytes and files that [`AnyFilter`](filter::AnyFilter) and
+/// [`AnyCounter`](counter::AnyCounter) share; each holder says only how it decodes a
+/// validated file.
+pub(crate) trait Holder: Sized {
+    /// The structure of a validated file, its words taken from `src`.
+    fn decode(d: &Decoded, src: Source<'_>) -> Result<Self>;
+
+    /// From bytes, verifying the checksum; a compressed file is decompressed first.
+    fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let plain = crate::io::compress::plain_bytes(bytes)?;
+        let d = format::decode(plain.bytes(), Verify::Checksum)?;
+        Self::decode(&d, plain.source())
+    }
+
+    /// From a file read into memory, verifying the checksum; errors name the file.
+    fn load(path: &Path) -> Result<Self> {
+        Self::from_bytes(&format::read_file(path)?).map_err(|e| at_path(path, e))
+    }
+
+    /// From a read-only map of the file, the checksum verified if `verify` says so.
+    fn open_mmap(path: &Path, verify: Verify) -> Result<Self> {
+        let file = MappedFile::open(path)?;
+        if verify == Verify::Checksum {
+            file.verify(&mut |_| {})?;
+        }
+        Self::from_mapped(&file).map_err(|e| at_path(path, e))
+    }
+
+    /// From a mapped file, its words used in place (a compressed file is decompressed).
+    fn from_mapped(file: &MappedFile) -> Result<Self> {
+        if !file.is_plain() {
+            // decompressed into memory; a delta file is refused there
+            return Self::from_bytes(file.bytes());
+        }
+        Self::decode(file.decoded(), Source::Mapped(file.map()))
+    }
+
+    /// From a file opened for an update, its words the update's copy.
+    fn from_update(up: &FileUpdate) -> Result<Self> {
+        Self::decode(up.decoded(), Source::Shared(up.shared_map()))
+    }
+}
 
 impl Kind {
     /// What structures of this kind offer (the capabilities of its Rust type).

@@ -17,6 +17,22 @@ use crate::{
 
 /// The options only some kinds read. Each is `None` (or `false`) unless given; a given option
 /// that the spec's kind does not read is refused with [`Error::InvalidParameter`] naming it.
+///
+/// ```
+/// use bloomery::{AnyFilter, Error, Kind, KindOptions, Sizing, Spec};
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let sizing = Sizing::default().capacity(1000).fpr(0.01);
+/// // a multi-layer URL filter with 3 layers instead of 4
+/// let layers = KindOptions { layers: Some(3), ..KindOptions::default() };
+/// let f = AnyFilter::try_from_spec(&Spec::new(Kind::Mlbf).sizing(sizing).options(layers))?;
+/// assert_eq!(f.info().layers, 3);
+/// // an option the kind does not read is refused by name
+/// let growth = KindOptions { growth: Some(2), ..KindOptions::default() };
+/// let e = AnyFilter::try_from_spec(&Spec::new(Kind::Blocked).sizing(sizing).options(growth));
+/// assert!(matches!(e, Err(Error::InvalidParameter { name: "growth", .. })));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct KindOptions {
     /// Scalable and RedisBloom chain filters: capacity multiplier per new sub-filter.

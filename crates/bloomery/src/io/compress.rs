@@ -1280,6 +1280,17 @@ pub(crate) fn plain_bytes(bytes: &[u8]) -> Result<PlainBytes<'_>> {
 }
 
 /// Sizes of a file in its plain and compressed forms, and the entropy bound of its payload.
+///
+/// ```
+/// use bloomery::{compress, BloomFilter, Filter, Persist};
+///
+/// # fn main() -> bloomery::Result<()> {
+/// let mut f = BloomFilter::try_new(100_000, 0.01)?;
+/// f.insert("only key"); // a nearly empty filter compresses well
+/// let sizes = compress::packed_sizes(&f.to_bytes(), true)?;
+/// assert!(sizes.exact && sizes.compressed_bytes < sizes.plain_bytes / 10);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct PackedSizes {
     /// True if the file examined was compressed.

@@ -19,11 +19,14 @@ use crate::store::Words;
 /// Read just the header of a file (cheap: no checksum, no payload). For a compressed file
 /// this is the header of the plain file it holds.
 pub fn read_header(path: impl AsRef<Path>) -> Result<Header> {
+    let path = path.as_ref();
     #[cfg(feature = "mmap")]
-    let bytes = map_file(path.as_ref())?;
+    let bytes = map_file(path)?;
     #[cfg(not(feature = "mmap"))]
-    let bytes = read_file(path.as_ref())?;
-    Ok(decode_with_flags(&bytes, Verify::HeaderOnly)?.0.header)
+    let bytes = read_file(path)?;
+    let decoded =
+        decode_with_flags(&bytes, Verify::HeaderOnly).map_err(|e| at_path(path, e.into()))?;
+    Ok(decoded.0.header)
 }
 
 /// Write a file atomically: temp file in the same directory, fsync, rename, fsync directory.
@@ -510,7 +513,8 @@ pub trait Persist: Sized {
 
     /// Load a file into memory, verifying the checksum.
     fn load(path: impl AsRef<Path>) -> Result<Self> {
-        Self::from_bytes(&read_file(path.as_ref())?)
+        let path = path.as_ref();
+        Self::from_bytes(&read_file(path)?).map_err(|e| at_path(path, e))
     }
 
     /// Open a file through a read-only memory map: the words are used in place (zero-copy),
@@ -544,18 +548,22 @@ pub trait Persist: Sized {
     /// # Ok(()) }
     /// ```
     fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
-        let map = map_file(path.as_ref())?;
-        let (d, flags) = decode_with_flags(&map, Verify::HeaderOnly)?;
-        if verify == Verify::Checksum {
-            verify_map(&map, &mut |_| {})?;
-        }
-        if flags != 0 {
-            // A compressed file cannot be used in place: decompress it into memory (a delta
-            // file is refused there).
-            return Self::from_bytes(&map);
-        }
-        check_kind(&d, Self::KIND)?;
-        Self::decode_from(&d, Source::Mapped(&map), crate::store::max_bytes())
+        let path = path.as_ref();
+        let map = map_file(path)?;
+        let decoded = || {
+            let (d, flags) = decode_with_flags(&map, Verify::HeaderOnly)?;
+            if verify == Verify::Checksum {
+                verify_map(&map, &mut |_| {})?;
+            }
+            if flags != 0 {
+                // A compressed file cannot be used in place: decompress it into memory (a
+                // delta file is refused there).
+                return Self::from_bytes(&map);
+            }
+            check_kind(&d, Self::KIND)?;
+            Self::decode_from(&d, Source::Mapped(&map), crate::store::max_bytes())
+        };
+        decoded().map_err(|e| at_path(path, e))
     }
 }
 

@@ -45,7 +45,7 @@ use std::sync::Arc;
 
 use crate::io::temp::TempFile;
 
-use crate::error::{Error, FormatError, Result};
+use crate::error::{at_path, Error, FormatError, Result};
 use crate::io::format::{self, release_readonly, Encode, Persist, Progress, Source};
 use crate::io::header::{stream_checksum, Decoded, Header, Verify, PASS_CHUNK};
 use crate::store::SharedMap;
@@ -106,7 +106,8 @@ impl MappedFile {
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
         let map = format::map_file(path)?;
-        let (decoded, flags) = format::decode_with_flags(&map, Verify::HeaderOnly)?;
+        let (decoded, flags) = format::decode_with_flags(&map, Verify::HeaderOnly)
+            .map_err(|e| at_path(path, e.into()))?;
         #[cfg(unix)]
         {
             // Queries touch a few pages each: no read-ahead around them. Advice only.
@@ -175,7 +176,7 @@ impl MappedFile {
     /// page cache): resident memory stays at about two chunks whatever the file's size.
     /// `progress` is told the bytes done after each chunk (of [`len`](Self::len) in all).
     pub fn verify(&self, progress: Progress<'_>) -> Result<()> {
-        format::verify_map(&self.map, progress)
+        format::verify_map(&self.map, progress).map_err(|e| at_path(&self.path, e))
     }
 
     /// One streaming pass over the file (as [`verify`](Self::verify), checking the checksum
@@ -188,23 +189,26 @@ impl MappedFile {
         visit: &mut dyn FnMut(usize, usize),
         progress: Progress<'_>,
     ) -> Result<()> {
-        format::pass_map(&self.map, verify, visit, progress)
+        format::pass_map(&self.map, verify, visit, progress).map_err(|e| at_path(&self.path, e))
     }
 
     /// Decode the file's structure as `P`: the words are the file's pages, used in place (a
     /// compressed file is decompressed into memory). The checksum is not verified here: call
     /// [`verify`](Self::verify) first for that guarantee.
     pub fn decode<P: Persist>(&self) -> Result<P> {
-        if !self.is_plain() {
-            // decompressed into memory; a delta file is refused there
-            return P::from_bytes(self.bytes());
-        }
-        format::check_kind(&self.decoded, P::KIND)?;
-        P::decode_from(
-            &self.decoded,
-            Source::Mapped(&self.map),
-            crate::store::max_bytes(),
-        )
+        let decoded = || {
+            if !self.is_plain() {
+                // decompressed into memory; a delta file is refused there
+                return P::from_bytes(self.bytes());
+            }
+            format::check_kind(&self.decoded, P::KIND)?;
+            P::decode_from(
+                &self.decoded,
+                Source::Mapped(&self.map),
+                crate::store::max_bytes(),
+            )
+        };
+        decoded().map_err(|e| at_path(&self.path, e))
     }
 
     /// Drop this file's pages from the process's memory (they stay in the page cache and

@@ -6,6 +6,8 @@
 //!   save options), on top of both;
 //! - [`mapped`]: big files (streaming verification, updates through a writable map of a
 //!   copy), on top of persistence (they need the `mmap` feature);
+//! - [`stream`]: a new file written front to back in one pass, atomically (the results of
+//!   folds and unions streamed from mapped inputs);
 //! - [`temp`]: the temporary file of atomic saves (the `tempfile` crate's, or a built-in one
 //!   without the `tempfile` feature).
 //!
@@ -16,6 +18,7 @@ pub mod compress;
 pub(crate) mod format;
 pub(crate) mod header;
 pub(crate) mod mapped;
+pub(crate) mod stream;
 pub(crate) mod temp;
 
 #[cfg(test)]

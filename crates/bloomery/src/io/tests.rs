@@ -159,11 +159,17 @@ fn large_files_load_through_the_huge_page_buffer_like_small_ones() {
         );
         // a truncated large file fails to load with a typed error, as from bytes
         std::fs::write(&path, &bytes[..bytes.len() - 9]).unwrap();
-        assert!(matches!(
-            BlockedBloomFilter::load(&path),
-            Err(Error::Format(FormatError::Truncated { .. }))
-                | Err(Error::Format(FormatError::ChecksumMismatch { .. }))
-        ));
+        // (loaded by path: the error names the file and wraps the damage)
+        match BlockedBloomFilter::load(&path) {
+            Err(Error::Format(e)) => {
+                assert!(matches!(
+                    e.root(),
+                    FormatError::Truncated { .. } | FormatError::ChecksumMismatch { .. }
+                ));
+                assert_eq!(e.path(), Some(path.as_path()));
+            }
+            other => panic!("expected a format error, got {other:?}"),
+        }
     }
     // the buffer for a file is refused beyond the memory limit, before allocating
     assert!(matches!(
@@ -248,7 +254,8 @@ fn info_in_one_pass_equals_info() {
             let g = AnyFilter::from_mapped(&file).unwrap();
             let err = g.info_mapped(&file, true, &mut |_| {}).unwrap_err();
             assert!(
-                matches!(err, Error::Format(FormatError::ChecksumMismatch { .. })),
+                matches!(&err, Error::Format(e) if matches!(e.root(), FormatError::ChecksumMismatch { .. })
+                    && e.path() == Some(p.as_path())),
                 "{name}: {err}"
             );
             let counted = g.info_mapped(&file, false, &mut |_| {}).unwrap();

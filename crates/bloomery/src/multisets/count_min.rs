@@ -110,6 +110,18 @@ pub struct CountMinSketch {
 }
 
 /// Builder for [`CountMinSketch`]: by `dimensions(width, depth)` or `error(ε, δ)`.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, CountMinSketch};
+///
+/// // overestimates by at most 0.1% of the total with probability 99%, conservative update
+/// let mut s = CountMinSketch::builder().error(0.001, 0.01).conservative(true).try_build()?;
+/// s.insert("GET /");
+/// s.insert("GET /");
+/// assert!(s.count("GET /") >= 2);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct CountMinBuilder {
     dims: Option<(u64, u32)>,

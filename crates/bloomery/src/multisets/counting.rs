@@ -82,6 +82,17 @@ pub struct CountingBloomFilter {
 
 /// Builder for [`CountingBloomFilter`]: `CountingBloomFilter::builder().capacity(n).fpr(p)
 /// .counter_width(4).try_build()`.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, CountingBloomFilter, Filter, Remove};
+///
+/// let mut f = CountingBloomFilter::builder().capacity(1000).fpr(0.01).counter_width(8).try_build()?;
+/// f.insert("k");
+/// f.remove("k")?;
+/// assert_eq!(f.count("k"), 0);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct CountingBuilder {
     sizing: Sizing,

@@ -78,6 +78,17 @@ pub struct DLeftCountingBloomFilter {
 }
 
 /// Builder for [`DLeftCountingBloomFilter`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, DLeftCountingBloomFilter};
+///
+/// // four tables of 8-cell buckets, sized for 1,000 keys at 1%
+/// let mut f = DLeftCountingBloomFilter::builder().capacity(1000).fpr(0.01).tables(4).cells(8).try_build()?;
+/// f.insert("k")?;
+/// assert_eq!(f.count("k"), 1);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct DLeftBuilder {
     sizing: Sizing,

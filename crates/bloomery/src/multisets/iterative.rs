@@ -85,6 +85,18 @@ pub struct IterativeBloomFilter {
 }
 
 /// Builder for [`IterativeBloomFilter`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, Filter, IterativeBloomFilter};
+///
+/// // sized for 1,000 distinct flows at 1%, counts capped at 100 repeats
+/// let mut f = IterativeBloomFilter::builder().capacity(1000).fpr(0.01).repeat_cap(100).try_build()?;
+/// f.insert("flow-1");
+/// f.insert("flow-1");
+/// assert!(f.count("flow-1") >= 2);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct IterativeBuilder {
     sizing: Sizing,

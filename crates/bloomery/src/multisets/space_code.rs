@@ -110,6 +110,17 @@ impl std::fmt::Debug for SpaceCodeBloomFilter {
 }
 
 /// Builder for [`SpaceCodeBloomFilter`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, Filter, SpaceCodeBloomFilter};
+///
+/// // an explicit shape: 2^16 bits, 3 hashes per group, 32 groups
+/// let mut f = SpaceCodeBloomFilter::builder().bits(1 << 16).hashes(3).groups(32).try_build()?;
+/// f.insert("flow");
+/// assert!(f.contains("flow") && f.count("flow") >= 1);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct SpaceCodeBuilder {
     sizing: Sizing,

@@ -114,6 +114,20 @@ pub struct SpectralBloomFilter {
 }
 
 /// Builder for [`SpectralBloomFilter`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{Count, Filter, SpectralBloomFilter, SpectralMethod};
+///
+/// let mut f = SpectralBloomFilter::builder()
+///     .capacity(1000)
+///     .fpr(0.01)
+///     .method(SpectralMethod::MinimalIncrease)
+///     .try_build()?;
+/// f.insert("x");
+/// assert_eq!(f.count("x"), 1);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct SpectralBuilder {
     sizing: Sizing,

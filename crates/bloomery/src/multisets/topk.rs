@@ -142,6 +142,19 @@ impl PartialEq for TopK {
 }
 
 /// Builder for [`TopK`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::TopK;
+///
+/// // the 3 heaviest keys, 4 rows of 64 buckets
+/// let mut t = TopK::builder(3).width(64).depth(4).decay(0.9).try_build()?;
+/// for (key, times) in [("a", 50), ("b", 20), ("c", 10), ("d", 1)] {
+///     t.insert_many(key, times);
+/// }
+/// assert!(t.query("a") && t.list().len() <= 3);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct TopKBuilder {
     k: u32,

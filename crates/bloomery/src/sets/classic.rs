@@ -165,22 +165,33 @@ impl BloomFilter {
     /// The half is built in memory, within the process's memory limit ([`crate::max_bytes`]):
     /// a larger one is [`Error::TooLarge`](crate::Error::TooLarge), before anything is allocated.
     pub fn fold(&self) -> Result<Self> {
-        if self.m < 2 || !self.m.is_multiple_of(2) {
-            return Err(invalid(
-                "bits",
-                format!(
-                    "cannot halve a filter of m = {} bits: folding ORs bit pairs (2i, 2i+1), \
-                     which needs an even m ≥ 2",
-                    self.m
-                ),
-            ));
-        }
+        fold_check(self.m)?;
         let half = self.m / 2;
         let mut out =
             Self::try_with_shape_hasher(half, self.k, self.core.hasher, crate::store::max_bytes())?;
         fold_bits(self.as_words(), out.core.words.as_mut_slice());
         out.core.items = self.core.items;
         out.core.capacity = self.core.capacity / 2;
+        out.core.target_fpr = self.core.target_fpr;
+        Ok(out)
+    }
+
+    /// The empty filter of the shape `times` folds give (`times` = 0: this shape), with this
+    /// filter's hasher, k and target, its capacity halved per fold and `items` items; its
+    /// words are zero pages never to be written ([`crate::store::untouched_arrays`]): what a
+    /// result streamed into a file takes its header and figures from. Refused as
+    /// [`fold`](Self::fold) refuses an odd m.
+    pub(crate) fn stream_shell(&self, times: u32, items: u64) -> Result<Self> {
+        let mut m = self.m;
+        for _ in 0..times {
+            fold_check(m)?;
+            m /= 2;
+        }
+        let mut out = crate::store::untouched_arrays(|| {
+            Self::try_with_shape_hasher(m, self.k, self.core.hasher, u64::MAX)
+        })?;
+        out.core.items = items;
+        out.core.capacity = (0..times).fold(self.core.capacity, |c, _| c / 2);
         out.core.target_fpr = self.core.target_fpr;
         Ok(out)
     }
@@ -226,7 +237,7 @@ impl BloomFilter {
         })
     }
 
-    fn check_compatible(&self, other: &Self) -> Result<()> {
+    pub(crate) fn check_compatible(&self, other: &Self) -> Result<()> {
         if self.m != other.m || self.k != other.k {
             return Err(shape_mismatch(
                 format!("m={} k={}", self.m, self.k),
@@ -239,6 +250,20 @@ impl BloomFilter {
 
 /// `dst` (m/2 bits) gets bit i = src bit 2i | src bit 2i+1 (bits past m are zero in `src`,
 /// so a missing last source word reads as zero).
+/// Refuse to halve a filter of `m` bits unless m is even and at least 2.
+fn fold_check(m: u64) -> Result<()> {
+    if m < 2 || !m.is_multiple_of(2) {
+        return Err(invalid(
+            "bits",
+            format!(
+                "cannot halve a filter of m = {m} bits: folding ORs bit pairs (2i, 2i+1), \
+                 which needs an even m ≥ 2"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 pub(crate) fn fold_bits(src: &[u64], dst: &mut [u64]) {
     for (d, out) in dst.iter_mut().enumerate() {
         let lo = src.get(2 * d).copied().unwrap_or(0);
@@ -249,7 +274,7 @@ pub(crate) fn fold_bits(src: &[u64], dst: &mut [u64]) {
 
 /// The 32-bit word whose bit i is `w` bit 2i | bit 2i+1.
 #[inline]
-fn compress_pairs(w: u64) -> u64 {
+pub(crate) fn compress_pairs(w: u64) -> u64 {
     let mut x = (w | (w >> 1)) & 0x5555_5555_5555_5555;
     x = (x | (x >> 1)) & 0x3333_3333_3333_3333;
     x = (x | (x >> 2)) & 0x0F0F_0F0F_0F0F_0F0F;

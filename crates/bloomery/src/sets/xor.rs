@@ -27,6 +27,17 @@ fn layout(n: u64) -> (u32, u32) {
 }
 
 /// Options for an [`XorFilter`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::XorFilter;
+///
+/// let keys: Vec<u64> = (0..1000).collect();
+/// // 16-bit fingerprints: about 0.0015% false positives, 2.25 bytes per key
+/// let f = XorFilter::builder().fingerprint_bits(16).try_build(&keys)?;
+/// assert!(keys.iter().all(|k| f.contains(k)));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct XorBuilder {
     fingerprint_bits: u32,

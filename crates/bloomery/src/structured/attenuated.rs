@@ -18,6 +18,16 @@ pub const MAX_DEPTH: usize = 64;
 /// `capacity` is the items each level is sized for (the largest level's count), `fpr` each
 /// level's rate at capacity and `max_bytes` a bound on all levels together (an explicit shape
 /// does not apply).
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::AttenuatedBloomFilter;
+///
+/// let mut f = AttenuatedBloomFilter::builder().depth(3).capacity(1000).fpr(0.01).try_build()?;
+/// f.insert_local("printer");
+/// assert_eq!(f.distance("printer"), Some(0));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct AttenuatedBuilder {
     depth: usize,

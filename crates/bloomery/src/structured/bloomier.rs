@@ -13,6 +13,17 @@ use crate::structured::peel::{self, PeelError, MAX_ATTEMPTS};
 pub const CELLS_PER_KEY: f64 = 1.23;
 
 /// Options for a [`BloomierFilter`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::BloomierFilter;
+///
+/// // values of up to 4 bits, 16-bit fingerprints to tell keys outside the map
+/// let pairs = [("red", 1u64), ("green", 12)];
+/// let f = BloomierFilter::builder().value_bits(4).fingerprint_bits(16).try_build(&pairs)?;
+/// assert_eq!(f.get("green"), Some(12));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct BloomierBuilder {
     value_bits: u32,

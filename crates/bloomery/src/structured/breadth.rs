@@ -14,6 +14,16 @@ use crate::store;
 use crate::structured::tree_path::{self, PathQuery};
 
 /// Options for a [`BreadthBloomFilter`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::BreadthBloomFilter;
+///
+/// let paths = [vec!["library", "book", "title"]];
+/// let f = BreadthBloomFilter::builder().fpr(0.001).try_build(&paths)?;
+/// assert!(f.matches("/library/book")?);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct BreadthBuilder {
     fpr: f64,

@@ -14,6 +14,16 @@ use crate::store;
 use crate::structured::tree_path::{self, PathQuery, MAX_DEPTH};
 
 /// Options for a [`DepthBloomFilter`].
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::DepthBloomFilter;
+///
+/// let paths = [vec!["library", "book", "title"]];
+/// let f = DepthBloomFilter::builder().fpr(0.001).max_path_length(8).try_build(&paths)?;
+/// assert!(f.matches("library//title")?);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct DepthBuilder {
     fpr: f64,

@@ -17,6 +17,16 @@ use crate::hash::{mix64, Hashed};
 pub const MAX_ATTEMPTS: u32 = 64;
 
 /// Why a static structure could not be built.
+///
+/// ```
+/// use bloomery::{BloomierFilter, PeelError};
+///
+/// // a value wider than the map's 2-bit values cannot be stored
+/// match BloomierFilter::builder().value_bits(2).try_build(&[("a", 1u64), ("b", 7)]) {
+///     Err(PeelError::ValueTooWide { index, .. }) => assert_eq!(index, 1),
+///     other => panic!("expected a value too wide, got {other:?}"),
+/// }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum PeelError {

@@ -24,6 +24,14 @@ use crate::error::{invalid, Result};
 use crate::structured::tree_path::MAX_DEPTH;
 
 /// The element paths of one document.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// let doc = bloomery::xml::parse_str("<library><book><title/></book><dvd/></library>")?;
+/// assert_eq!(doc.paths, [vec!["library", "book", "title"], vec!["library", "dvd"]]);
+/// assert_eq!((doc.elements, doc.depth), (4, 3));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct DocumentPaths {
     /// Distinct root-to-leaf element paths, in document order of their first leaf.

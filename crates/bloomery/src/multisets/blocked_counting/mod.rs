@@ -235,6 +235,17 @@ impl Path {
 
 /// Builder for [`BlockedCountingBloomFilter`]: `BlockedCountingBloomFilter::builder()
 /// .capacity(n).fpr(p).counter_width(4).try_build()`.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BlockedCountingBloomFilter, Count, Filter, Remove};
+///
+/// let mut f = BlockedCountingBloomFilter::builder().capacity(1000).fpr(0.01).counter_width(4).try_build()?;
+/// f.insert("k");
+/// f.remove("k")?;
+/// assert_eq!(f.count("k"), 0);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct BlockedCountingBuilder {
     sizing: Sizing,

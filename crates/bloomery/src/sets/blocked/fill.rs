@@ -67,6 +67,28 @@ impl FillPass {
         self.next = end;
     }
 
+    /// Count `words`, the next whole blocks of the pass held outside a filter (a piece of a
+    /// result streamed into a file, about to be written); [`finish`](Self::finish) then takes
+    /// a filter of the result's shape for the figures that need no words.
+    pub(crate) fn advance_words(&mut self, layout: BlockLayout, words: &[u64]) {
+        let words = &words[..words.len() / BLOCK_WORDS * BLOCK_WORDS];
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::avx2() {
+            // SAFETY: `avx2()` is true only on a CPU with AVX2, the only feature `count_avx2`
+            // enables.
+            unsafe { self.count_avx2(words, layout) };
+        } else if crate::simd::popcnt() {
+            // SAFETY: `popcnt()` is true only on a CPU with the POPCNT instruction, the only
+            // feature `count_popcnt` enables.
+            unsafe { self.count_popcnt(words, layout) };
+        } else {
+            self.count(words, layout);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        self.count(words, layout);
+        self.next += (words.len() / BLOCK_WORDS) as u64;
+    }
+
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "popcnt")]
     unsafe fn count_popcnt(&mut self, words: &[u64], layout: BlockLayout) {

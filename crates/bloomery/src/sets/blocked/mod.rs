@@ -481,16 +481,7 @@ impl BlockedBloomFilter {
     /// The half is built in memory, within the process's memory limit ([`crate::max_bytes`]):
     /// a larger one is [`Error::TooLarge`](crate::Error::TooLarge), before anything is allocated.
     pub fn fold(&self) -> Result<Self> {
-        if self.blocks < 2 || !self.blocks.is_multiple_of(2) {
-            return Err(invalid(
-                "bits",
-                format!(
-                    "cannot halve a filter of {} blocks: folding ORs adjacent block pairs \
-                     (2i, 2i+1), which needs an even block count ≥ 2",
-                    self.blocks
-                ),
-            ));
-        }
+        fold_check(self.blocks)?;
         let mut out = Self::with_layout(
             self.blocks / 2,
             self.k,
@@ -516,6 +507,26 @@ impl BlockedBloomFilter {
         }
         out.core.items = self.core.items;
         out.core.capacity = self.core.capacity / 2;
+        out.core.target_fpr = self.core.target_fpr;
+        Ok(out)
+    }
+
+    /// The empty filter of the shape `times` folds give (`times` = 0: this shape), with this
+    /// filter's hasher, k, layout and target, its capacity halved per fold and `items` items;
+    /// its words are zero pages never to be written ([`store::untouched_arrays`]): what a
+    /// result streamed into a file takes its header and figures from. Refused as
+    /// [`fold`](Self::fold) refuses an odd block count.
+    pub(crate) fn stream_shell(&self, times: u32, items: u64) -> Result<Self> {
+        let mut blocks = self.blocks;
+        for _ in 0..times {
+            fold_check(blocks)?;
+            blocks /= 2;
+        }
+        let mut out = store::untouched_arrays(|| {
+            Self::with_layout(blocks, self.k, self.layout, self.core.hasher, u64::MAX)
+        })?;
+        out.core.items = items;
+        out.core.capacity = (0..times).fold(self.core.capacity, |c, _| c / 2);
         out.core.target_fpr = self.core.target_fpr;
         Ok(out)
     }
@@ -554,7 +565,7 @@ impl BlockedBloomFilter {
         })
     }
 
-    fn check_compatible(&self, other: &Self) -> Result<()> {
+    pub(crate) fn check_compatible(&self, other: &Self) -> Result<()> {
         if self.blocks != other.blocks || self.k != other.k || self.layout != other.layout {
             return Err(shape_mismatch(
                 format!("blocks={} k={} {}", self.blocks, self.k, self.layout.name()),
@@ -621,6 +632,20 @@ impl Filter for BlockedBloomFilter {
     fn len(&self) -> u64 {
         self.core.items
     }
+}
+
+/// Refuse to halve a filter of `blocks` blocks unless the count is even and at least 2.
+fn fold_check(blocks: u64) -> Result<()> {
+    if blocks < 2 || !blocks.is_multiple_of(2) {
+        return Err(invalid(
+            "bits",
+            format!(
+                "cannot halve a filter of {blocks} blocks: folding ORs adjacent block pairs \
+                 (2i, 2i+1), which needs an even block count ≥ 2"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 impl Merge for BlockedBloomFilter {

@@ -14,6 +14,15 @@ use crate::filter::Sizing;
 /// more. A URL whose every value was seen at its layer (segments recombined from different
 /// URLs) meets the XOR layer alone ([`MultiLayerBloomFilter::recombined_fpr`], about `√ε`); a
 /// URL of new segments only, far less. The memory limit bounds all layers together.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::MultiLayerBloomFilter;
+///
+/// let mut f = MultiLayerBloomFilter::builder().layers(4).capacity(10_000).fpr(0.01).try_build()?;
+/// assert!(f.insert("http://example.org/a/b.html")?);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct MlbfBuilder {
     layers: u32,
