@@ -463,9 +463,10 @@ impl ArrowKeys {
                         }
                     }
                 }
-                // SAFETY (each arm): buffer pointers and lengths as the C data interface
-                // defines them for the layout, valid for values `offset .. offset + length`.
                 match c.layout {
+                    // SAFETY: the offsets (i32) and data buffers as the C data interface defines
+                    // them for this layout, valid for values `offset .. offset + length`; `span`
+                    // checks each key's range against the data buffer's length.
                     Layout::Offsets32 => unsafe {
                         let o = bufs[1].cast::<i32>();
                         let d = bufs[2].cast::<u8>();
@@ -474,6 +475,7 @@ impl ArrowKeys {
                             keys.push(span(d, s as i64, e as i64)?);
                         }
                     },
+                    // SAFETY: as for `Offsets32`, with i64 offsets.
                     Layout::Offsets64 => unsafe {
                         let o = bufs[1].cast::<i64>();
                         let d = bufs[2].cast::<u8>();
@@ -481,6 +483,9 @@ impl ArrowKeys {
                             keys.push(span(d, *o.add(i), *o.add(i + 1))?);
                         }
                     },
+                    // SAFETY: the 16-byte views of values `offset .. offset + length` (read
+                    // unaligned); an inline key lies inside its view, an out-of-line one names a
+                    // data buffer checked by `get` and a range checked by `span`.
                     Layout::View => unsafe {
                         let views = bufs[1].cast::<u8>();
                         let data = &bufs[2..bufs.len() - 1];
@@ -506,6 +511,8 @@ impl ArrowKeys {
                             }
                         }
                     },
+                    // SAFETY: a fixed-size binary array's data buffer holds `w` bytes for
+                    // each of values `offset .. offset + length`.
                     Layout::Fixed(w) => unsafe {
                         let d = bufs[1].cast::<u8>();
                         for i in off + start..off + end {

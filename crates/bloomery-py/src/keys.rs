@@ -137,10 +137,11 @@ fn type_error(obj: &Bound<'_, PyAny>) -> PyErr {
 #[inline(always)]
 pub fn key_bytes<'a>(obj: &'a Bound<'_, PyAny>, buf: &mut Vec<u8>) -> PyResult<Found<'a>> {
     let p = obj.as_ptr();
-    // SAFETY (the type checks below): `p` is a valid object pointer and we hold the GIL.
+    // SAFETY: `p` is a valid object pointer (from a live `Bound`) and we hold the GIL.
     if unsafe { ffi::PyUnicode_CheckExact(p) } != 0 {
         return str_bytes(obj, buf);
     }
+    // SAFETY: as above.
     if unsafe { ffi::PyBytes_CheckExact(p) } != 0 {
         return Ok(Found::Borrowed(obj.cast::<PyBytes>()?.as_bytes()));
     }
