@@ -168,6 +168,7 @@ pub struct RewriteReport {
 }
 
 fn footer_with_page_index(path: &Path, file: &File) -> Result<ParquetMetaData, ParquetError> {
+    super::file::check_footer(path)?;
     ParquetMetaDataReader::new()
         .with_page_index_policy(PageIndexPolicy::Optional)
         .parse_and_finish(file)

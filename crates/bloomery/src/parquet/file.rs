@@ -6,7 +6,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use parquet::file::metadata::{ParquetMetaData, ParquetMetaDataReader};
+use parquet::file::metadata::ParquetMetaData;
 
 use super::footer::Footer;
 use super::header::{read_filter_header, TYPICAL_MAX_LEN};
@@ -82,6 +82,17 @@ struct RawFooter {
     footer: Vec<u8>,
 }
 
+/// Read the footer of the Parquet file at `path` and check the counts in it
+/// ([`check_counts`](super::footer::check_counts)) before the `parquet` crate reads the file
+/// itself: what a caller of the crate's own file readers runs first.
+pub(crate) fn check_footer(path: &Path) -> Result<(), ParquetError> {
+    let raw = RawFooter::read(path)?;
+    super::footer::check_counts(raw.meta()).map_err(|reason| ParquetError::Footer {
+        path: path.to_path_buf(),
+        reason,
+    })
+}
+
 impl RawFooter {
     fn meta(&self) -> &[u8] {
         &self.footer[..self.footer.len() - 8]
@@ -90,18 +101,16 @@ impl RawFooter {
     /// The footer decoded by the `parquet` crate (an error names the file: not Parquet when
     /// it does not start as Parquet, else a damaged footer).
     fn decode(&self) -> Result<ParquetMetaData, ParquetError> {
-        ParquetMetaDataReader::decode_metadata(self.meta()).map_err(|e| {
-            match head_is_par1(&self.file) {
-                Ok(false) => ParquetError::NotParquet {
-                    path: self.path.clone(),
-                    reason: "no PAR1 magic at the start".into(),
-                },
-                Ok(true) => ParquetError::Footer {
-                    path: self.path.clone(),
-                    reason: e.to_string(),
-                },
-                Err(e) => ParquetError::io(&self.path, e),
-            }
+        super::footer::decode_metadata(self.meta()).map_err(|e| match head_is_par1(&self.file) {
+            Ok(false) => ParquetError::NotParquet {
+                path: self.path.clone(),
+                reason: "no PAR1 magic at the start".into(),
+            },
+            Ok(true) => ParquetError::Footer {
+                path: self.path.clone(),
+                reason: e.to_string(),
+            },
+            Err(e) => ParquetError::io(&self.path, e),
         })
     }
 

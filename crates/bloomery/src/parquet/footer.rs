@@ -664,6 +664,63 @@ impl Footer {
     }
 }
 
+/// Check footer bytes (the Thrift `FileMetaData`) before the `parquet` crate decodes them: the
+/// crate reserves memory by counts it reads (a schema element's `num_children`, a list's
+/// length), so a forged footer of a few bytes could ask for gigabytes. Refused here: bytes
+/// that are not well-formed compact Thrift within [`MAX_DEPTH`] levels, a list claiming more
+/// elements than bytes left, and a schema element claiming more children than the schema has
+/// elements. What passes costs the crate memory in proportion to the footer's size.
+pub(crate) fn check_counts(bytes: &[u8]) -> Result<(), String> {
+    let mut c = Cursor { b: bytes, at: 0 };
+    let malformed = || "malformed footer (not well-formed Thrift metadata)".to_string();
+    let mut last = 0i16;
+    let mut ok = true;
+    while let Some((id, ty)) = c.field(&mut last, &mut ok) {
+        if (id, ty) != (2, T_LIST) {
+            c.skip_value(ty, 1).ok_or_else(malformed)?;
+            continue;
+        }
+        let (et, n) = c.list().ok_or_else(malformed)?;
+        if et != T_STRUCT {
+            c.skip_value(T_LIST, 1).ok_or_else(malformed)?; // a wrong type: the crate's to refuse
+            continue;
+        }
+        for _ in 0..n {
+            let mut last = 0i16;
+            let mut ok = true;
+            while let Some((id, ty)) = c.field(&mut last, &mut ok) {
+                if (id, ty) == (5, T_I32) {
+                    let children = c.zigzag().ok_or_else(malformed)?;
+                    if !(0..=n as i64).contains(&children) {
+                        return Err(format!(
+                            "malformed footer: a schema element claims {children} children, \
+                             the schema has {n} elements"
+                        ));
+                    }
+                } else {
+                    c.skip_value(ty, 2).ok_or_else(malformed)?;
+                }
+            }
+            if !ok {
+                return Err(malformed());
+            }
+        }
+    }
+    if !ok {
+        return Err(malformed());
+    }
+    Ok(())
+}
+
+/// The `parquet` crate's decode of footer bytes, after [`check_counts`].
+pub(crate) fn decode_metadata(
+    bytes: &[u8],
+) -> Result<parquet::file::metadata::ParquetMetaData, String> {
+    check_counts(bytes)?;
+    parquet::file::metadata::ParquetMetaDataReader::decode_metadata(bytes)
+        .map_err(|e| e.to_string())
+}
+
 /// How the scan's footer reader and the `parquet` crate read the same footer bytes.
 #[doc(hidden)]
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -685,9 +742,8 @@ pub enum FooterReaders {
 /// and compare: for the tests and the fuzz target.
 #[doc(hidden)]
 pub fn compare_footer_readers(meta: &[u8]) -> FooterReaders {
-    use parquet::file::metadata::ParquetMetaDataReader;
     let skim = Footer::skim(meta);
-    match (skim, ParquetMetaDataReader::decode_metadata(meta)) {
+    match (skim, decode_metadata(meta)) {
         (Some(s), Ok(m)) => {
             let theirs = Footer::from_metadata(&m);
             if s == theirs {
@@ -698,6 +754,47 @@ pub fn compare_footer_readers(meta: &[u8]) -> FooterReaders {
         }
         (None, Ok(_)) => FooterReaders::Declined,
         (None, Err(_)) => FooterReaders::BothRefused,
-        (Some(_), Err(e)) => FooterReaders::OnlySkimRead(e.to_string()),
+        (Some(_), Err(e)) => FooterReaders::OnlySkimRead(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A forged footer of 84 bytes (found by the `parquet_footer` fuzz target) whose schema
+    /// element's child count is an over-long varint the `parquet` crate reads as billions: it
+    /// would reserve about 3 GB for them. Refused before the crate sees it.
+    #[test]
+    fn a_footer_claiming_more_children_than_elements_is_refused_before_the_crate() {
+        let forged: [u8; 84] = [
+            0x15, 0x02, 0x19, 0x3c, 0x48, 0x01, 0x6d, 0x15, 0x9d, 0x9d, 0x9d, 0x9d, 0x9d, 0xe8,
+            0x9d, 0x9d, 0x9d, 0x9d, 0x04, 0x15, 0x02, 0x19, 0x3c, 0x48, 0x01, 0x6d, 0x15, 0x04,
+            0x00, 0x15, 0x04, 0x25, 0x00, 0x18, 0x02, 0x69, 0x64, 0x00, 0x15, 0x0c, 0x25, 0x00,
+            0x18, 0x07, 0x70, 0x61, 0x79, 0x6c, 0x6f, 0x61, 0x64, 0x25, 0x00, 0x00, 0x16, 0x80,
+            0xf1, 0x04, 0x19, 0x4c, 0x19, 0x2c, 0x26, 0x00, 0x1c, 0x15, 0x04, 0x19, 0x35, 0x00,
+            0x06, 0x10, 0x19, 0x18, 0x02, 0x69, 0x64, 0x15, 0x39, 0x18, 0x05, 0x72, 0x02, 0x6f,
+        ];
+        assert!(check_counts(&forged).is_err());
+        assert!(decode_metadata(&forged).is_err());
+        assert_eq!(compare_footer_readers(&forged), FooterReaders::BothRefused);
+    }
+
+    /// Counts are checked in proportion to the bytes: a list claiming more elements than bytes
+    /// left is refused, and so is a child count just over the schema's size; a count equal to
+    /// the rest of the schema passes the check.
+    #[test]
+    fn counts_are_bounded_by_the_footer() {
+        // FileMetaData { 2: schema list of 2 structs { 5: num_children = c } }
+        let schema = |c: i64| {
+            let zz = ((c << 1) ^ (c >> 63)) as u8;
+            vec![0x29, 0x2c, 0x55, zz, 0x00, 0x55, 0x00, 0x00, 0x00]
+        };
+        assert!(check_counts(&schema(1)).is_ok());
+        assert!(check_counts(&schema(2)).is_ok());
+        assert!(check_counts(&schema(3)).unwrap_err().contains("3 children"));
+        assert!(check_counts(&schema(-1)).is_err());
+        // a list header claiming 15 + 100 structs in a few bytes
+        assert!(check_counts(&[0x29, 0xfc, 0x64, 0x00, 0x00]).is_err());
     }
 }
