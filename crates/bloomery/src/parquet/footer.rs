@@ -16,19 +16,10 @@ use parquet::file::metadata::ParquetMetaData;
 
 use super::keys::{ColumnType, PhysicalType, TextForm};
 
-// Thrift compact protocol type ids.
-const T_TRUE: u8 = 1;
-const T_FALSE: u8 = 2;
-const T_BYTE: u8 = 3;
-const T_I16: u8 = 4;
-const T_I32: u8 = 5;
-const T_I64: u8 = 6;
-const T_DOUBLE: u8 = 7;
-const T_BINARY: u8 = 8;
-const T_LIST: u8 = 9;
-const T_SET: u8 = 10;
-const T_MAP: u8 = 11;
-const T_STRUCT: u8 = 12;
+use super::header::{
+    T_BINARY, T_BYTE, T_DOUBLE, T_FALSE, T_I16, T_I32, T_I64, T_LIST, T_MAP, T_SET, T_STRUCT,
+    T_TRUE,
+};
 
 /// Deepest nesting of structs and containers skipped.
 const MAX_DEPTH: usize = 32;
@@ -266,20 +257,6 @@ fn column_type(
     }
 }
 
-fn physical(id: i32) -> Option<PhysicalType> {
-    Some(match id {
-        0 => PhysicalType::Boolean,
-        1 => PhysicalType::Int32,
-        2 => PhysicalType::Int64,
-        3 => PhysicalType::Int96,
-        4 => PhysicalType::Float,
-        5 => PhysicalType::Double,
-        6 => PhysicalType::ByteArray,
-        7 => PhysicalType::FixedLenByteArray,
-        _ => return None,
-    })
-}
-
 /// One `SchemaElement`.
 struct Element {
     physical: Option<i32>,
@@ -368,7 +345,9 @@ fn leaves(
             _ => {
                 // a leaf (parquet-cpp writes num_children = 0 for some); one without a type
                 // would be an empty group: left to the crate
-                let physical = physical(e.physical?)?;
+                let physical = u32::try_from(e.physical?)
+                    .ok()
+                    .and_then(PhysicalType::from_id)?;
                 if let Some(ct) = e.converted {
                     // ConvertedType runs from UTF8 (0) to INTERVAL (21)
                     if !(0..=21).contains(&ct) {
@@ -513,20 +492,6 @@ fn row_group(
     rows
 }
 
-/// The physical type id of each leaf (as the footer's `Type` enum).
-fn type_id(t: PhysicalType) -> i32 {
-    match t {
-        PhysicalType::Boolean => 0,
-        PhysicalType::Int32 => 1,
-        PhysicalType::Int64 => 2,
-        PhysicalType::Int96 => 3,
-        PhysicalType::Float => 4,
-        PhysicalType::Double => 5,
-        PhysicalType::ByteArray => 6,
-        PhysicalType::FixedLenByteArray => 7,
-    }
-}
-
 impl Footer {
     /// Read the footer's Thrift bytes (`FileMetaData`, without the 8-byte tail). None when
     /// the bytes are anything but a footer this reader is sure to read as the `parquet` crate
@@ -573,7 +538,7 @@ impl Footer {
                     types = out
                         .leaves
                         .iter()
-                        .map(|l| type_id(l.column_type.physical))
+                        .map(|l| l.column_type.physical.id() as i32)
                         .collect();
                     schema = true;
                 }

@@ -68,20 +68,20 @@ pub const TYPICAL_MAX_LEN: usize = 32;
 /// Deepest nesting of structs and containers the skipper follows.
 const MAX_DEPTH: usize = 16;
 
-// Thrift compact protocol type ids.
-const T_STOP: u8 = 0;
-const T_TRUE: u8 = 1;
-const T_FALSE: u8 = 2;
-const T_BYTE: u8 = 3;
-const T_I16: u8 = 4;
-const T_I32: u8 = 5;
-const T_I64: u8 = 6;
-const T_DOUBLE: u8 = 7;
-const T_BINARY: u8 = 8;
-const T_LIST: u8 = 9;
-const T_SET: u8 = 10;
-const T_MAP: u8 = 11;
-const T_STRUCT: u8 = 12;
+// Thrift compact protocol type ids (shared with the footer reader).
+pub(super) const T_STOP: u8 = 0;
+pub(super) const T_TRUE: u8 = 1;
+pub(super) const T_FALSE: u8 = 2;
+pub(super) const T_BYTE: u8 = 3;
+pub(super) const T_I16: u8 = 4;
+pub(super) const T_I32: u8 = 5;
+pub(super) const T_I64: u8 = 6;
+pub(super) const T_DOUBLE: u8 = 7;
+pub(super) const T_BINARY: u8 = 8;
+pub(super) const T_LIST: u8 = 9;
+pub(super) const T_SET: u8 = 10;
+pub(super) const T_MAP: u8 = 11;
+pub(super) const T_STRUCT: u8 = 12;
 
 struct Cursor<'a> {
     b: &'a [u8],
