@@ -13,7 +13,7 @@ use bloomery::parquet::{
     FilterSource, Hits, KeyList, Mode, ParquetError, ParquetFile, ParquetSidecar, Query,
     SidecarFilter, SidecarState, Sizing,
 };
-use bloomery::{Persist, SplitBlockBloomFilter, Stats};
+use bloomery::{Persist, SplitBlockBits, SplitBlockBloomFilter, Stats};
 use parquet::bloom_filter::Sbbf;
 use parquet::data_type::{ByteArray, FixedLenByteArray};
 use parquet_gen as gen;
@@ -583,6 +583,119 @@ fn prune_stops_at_the_first_hit_with_the_answers_of_a_full_probe() {
     let (count, examined, invalid) = answer(&path, &keys, Mode::Count);
     assert!(count.iter().all(Hits::may_contain_any));
     assert_eq!((examined, invalid), (keys.len(), 1));
+}
+
+/// The three ways to hold a list of keys: pushed one by one, a text split as it is read, and
+/// a shared text (as a mapped key file is).
+fn key_lists(ids: &[i64]) -> [KeyList; 3] {
+    let mut pushed = KeyList::new(false);
+    let mut text = Vec::new();
+    for id in ids {
+        pushed.push(id.to_string().as_bytes());
+        text.extend_from_slice(format!("{id}\n").as_bytes());
+    }
+    [
+        pushed,
+        KeyList::from_lines(text.clone(), false),
+        KeyList::from_shared_lines(std::sync::Arc::new(text), false),
+    ]
+}
+
+/// A scan reads of a filter what its probes need: each key's block alone when the keys are
+/// few against the bitset, a prune's parts growing from the bitset's start, the whole filter
+/// for counts and key lists. Every way gives arrow-rs' answers, for every way of holding the
+/// keys.
+#[test]
+fn every_way_of_reading_a_filter_answers_as_arrow_rs() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = 6000;
+    let path = dir.path().join("wide-filters.parquet");
+    gen::write(&path, 0, RGS, rows, 1e-7);
+    let sbbfs: Vec<Sbbf> = (0..RGS as usize)
+        .map(|rg| theirs(&path, rg, 0).unwrap())
+        .collect();
+    // 64 KiB bitsets: up to 16 keys are probed one block read each
+    let len = ParquetFile::open(&path)
+        .unwrap()
+        .filter_location(0, 0)
+        .and_then(|l| l.length)
+        .unwrap();
+    assert!(len > 64 << 10 && len < 65 << 10, "{len}");
+    // a quarter of the keys present (any row group), the others from a file never written
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |n: u64| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        (state >> 33) % n
+    };
+    for n in [1, 2, 3, 8, 16, 17, 40, 1_000, 20_000] {
+        let ids: Vec<i64> = (0..n)
+            .map(|_| {
+                let (file, rg, row) = (next(4), next(RGS), next(rows));
+                gen::id(if file == 0 { 0 } else { 5 }, rg, row, rows)
+            })
+            .collect();
+        let hits = |s: &Sbbf| -> Vec<u32> {
+            (0..ids.len() as u32)
+                .filter(|&i| s.check(&ids[i as usize]))
+                .collect()
+        };
+        let expect: Vec<Vec<u32>> = sbbfs.iter().map(hits).collect();
+        for keys in key_lists(&ids) {
+            let any = answer(&path, &keys, Mode::Any).0;
+            let count = answer(&path, &keys, Mode::Count).0;
+            let listed = answer(&path, &keys, Mode::Keys).0;
+            for (rg, e) in expect.iter().enumerate() {
+                assert_eq!(
+                    any[rg],
+                    Hits::Any(!e.is_empty()),
+                    "{n} keys, row group {rg}"
+                );
+                assert_eq!(
+                    count[rg],
+                    Hits::Count(e.len() as u64),
+                    "{n} keys, row group {rg}"
+                );
+                assert_eq!(
+                    listed[rg],
+                    Hits::Keys(e.clone()),
+                    "{n} keys, row group {rg}"
+                );
+            }
+        }
+    }
+    // a prune reads on until the one present key's block: wherever it lies in the bitset,
+    // and at each edge of the parts it reads (the first ends near block 128, each later one
+    // doubles the bytes read)
+    let blocks = (len / 32) as u64;
+    let hasher = bloomery::KeyHasher::parquet();
+    let block_of = |id: i64| SplitBlockBits::block_index(hasher.hash(&id).lo, blocks);
+    let edges: Vec<u64> = [128u64, 256, 512, 1024]
+        .iter()
+        .flat_map(|&e| e - 4..e + 4)
+        .chain([0, blocks - 1])
+        .collect();
+    let mut rows_at_edges: Vec<u64> = edges
+        .iter()
+        .filter_map(|&b| (0..rows).find(|&r| block_of(gen::id(0, 1, r, rows)) == b))
+        .collect();
+    assert!(rows_at_edges.len() >= 30, "{}", rows_at_edges.len());
+    rows_at_edges.extend((0..rows).step_by(211));
+    let absent: Vec<i64> = (0..200).map(|i| gen::id(7, 0, i, rows)).collect();
+    for row in rows_at_edges {
+        let present = gen::id(0, 1, row, rows);
+        let mut ids = absent.clone();
+        ids.insert((row % 200) as usize, present);
+        let expect: Vec<Hits> = sbbfs
+            .iter()
+            .map(|s| Hits::Any(ids.iter().any(|k| s.check(k))))
+            .collect();
+        assert_eq!(expect[1], Hits::Any(true));
+        for keys in key_lists(&ids) {
+            assert_eq!(answer(&path, &keys, Mode::Any).0, expect, "row {row}");
+        }
+    }
 }
 
 /// The footer's metadata bytes (without the 8-byte tail) of a Parquet file's bytes.

@@ -45,6 +45,10 @@ impl Keys {
     }
 }
 
+/// A single key file at least this long is mapped rather than read: a prune that needs its
+/// first keys only touches their pages, and the scan need not wait for the whole file.
+const MAP_KEYS_FROM: u64 = 1 << 20;
+
 fn read_keys(q: &ParquetKeys) -> Result<Keys> {
     let spec = KeySpec::new(&q.spec)?;
     let mut keys = KeyList::new(q.spec.hex);
@@ -80,6 +84,16 @@ fn read_keys(q: &ParquetKeys) -> Result<Keys> {
         if plain.len() == names.len() {
             let single = plain.len() == 1 && keys.is_empty();
             for (name, mut f, len) in plain {
+                if single && len >= MAP_KEYS_FROM {
+                    // SAFETY: a read-only map of a regular file opened here. The keys are read
+                    // through it while the scan runs; if another process truncates the file in
+                    // that time, a read past its new end faults (SIGBUS), as any mapped read
+                    // does (docs/CLI.md, "Parquet"): bloomery never writes it.
+                    let map = unsafe { memmap2::Mmap::map(&f) }
+                        .with_context(|| format!("cannot read `{name}`"))?;
+                    keys = KeyList::from_shared_lines(std::sync::Arc::new(map), q.spec.hex);
+                    continue;
+                }
                 let mut text = Vec::with_capacity(len as usize);
                 f.seek(SeekFrom::Start(0))
                     .and_then(|_| f.read_to_end(&mut text))

@@ -17,6 +17,68 @@ use crate::SplitBlockBloomFilter;
 /// Bytes read from the end of a file in one go: the 8-byte tail and, usually, the whole footer.
 const TAIL_READ: u64 = 8 << 10;
 
+/// How many bytes a scan reads first from the end of each file: the longest footer (with its
+/// tail) it has met so far, at least [`MIN_TAIL_READ`], at most [`TAIL_READ`] — the files of a
+/// lake are usually alike, and a footer longer than the read costs one more read.
+#[derive(Debug)]
+pub(crate) struct TailHint(std::sync::atomic::AtomicU64);
+
+/// The first read from the end of a scan's first files.
+const MIN_TAIL_READ: u64 = 1 << 10;
+
+impl TailHint {
+    pub(crate) fn new() -> Self {
+        Self(std::sync::atomic::AtomicU64::new(MIN_TAIL_READ))
+    }
+
+    fn get(&self) -> u64 {
+        self.0.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// A footer of `n` bytes with its 8-byte tail was met.
+    fn saw(&self, n: u64) {
+        let want = n.next_multiple_of(512).clamp(MIN_TAIL_READ, TAIL_READ);
+        self.0.fetch_max(want, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Bytes read for a filter header before the bitset's first bytes: more than a header of the
+/// spec's fields takes ([`TYPICAL_MAX_LEN`]), with room for a field a newer writer adds.
+const HEAD_READ: u64 = 64;
+
+/// Bytes of a split-block bitset's block.
+const BLOCK_BYTES: usize = 32;
+
+/// `buf` holds at least `n` bytes; bytes already there stay (a reused buffer is not cleared).
+fn fill(buf: &mut Vec<u8>, n: usize) {
+    if buf.len() < n {
+        buf.resize(n, 0);
+    }
+}
+
+/// A filter whose header was read and validated ([`FooterFile::read_filter_head`]): where its
+/// bitset lies in the file and in the read buffer, and how much of it was read with the header.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct FilterHead {
+    rg: usize,
+    col: usize,
+    /// File offset of the bitset.
+    at: u64,
+    /// Offset of the bitset in the read buffer.
+    pub(crate) header_len: usize,
+    /// Bitset length (a positive multiple of 32, checked by the header reader).
+    pub(crate) num_bytes: usize,
+    /// Bytes of the bitset read with the header (from its start).
+    pub(crate) read: usize,
+}
+
+impl FilterHead {
+    /// Where the bitset lies in the read buffer.
+    pub(crate) fn bitset(&self) -> std::ops::Range<usize> {
+        self.header_len..self.header_len + self.num_bytes
+    }
+}
+
 /// Positioned read of exactly `buf.len()` bytes (no shared cursor on Unix).
 pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
     #[cfg(unix)]
@@ -86,7 +148,7 @@ struct RawFooter {
 /// ([`check_counts`](super::footer::check_counts)) before the `parquet` crate reads the file
 /// itself: what a caller of the crate's own file readers runs first.
 pub(crate) fn check_footer(path: &Path) -> Result<(), ParquetError> {
-    let raw = RawFooter::read(path)?;
+    let raw = RawFooter::read(path, None)?;
     super::footer::check_counts(raw.meta()).map_err(|reason| ParquetError::Footer {
         path: path.to_path_buf(),
         reason,
@@ -127,7 +189,7 @@ impl RawFooter {
     /// Open `path` and read its footer: the tail, and the footer in the same read when it
     /// fits (one more read when not). The start of the file is read only to tell a damaged
     /// Parquet file from another file, when the tail is not readable.
-    fn read(path: &Path) -> Result<Self, ParquetError> {
+    fn read(path: &Path, hint: Option<&TailHint>) -> Result<Self, ParquetError> {
         let path = path.to_path_buf();
         let io = |e: std::io::Error| ParquetError::io(&path, e);
         let file = File::open(&path).map_err(io)?;
@@ -147,7 +209,7 @@ impl RawFooter {
             }
             return Err(not(format!("{len} bytes is too short for a Parquet file")));
         }
-        let tail_len = len.min(TAIL_READ);
+        let tail_len = len.min(hint.map_or(TAIL_READ, TailHint::get));
         let mut tail = vec![0u8; tail_len as usize];
         read_exact_at(&file, &mut tail, len - tail_len).map_err(io)?;
         // a file that does not start as Parquet is not Parquet, whatever its end says: the
@@ -189,6 +251,9 @@ impl RawFooter {
                 "the footer claims {meta_len} bytes but the file has {len}: truncated or damaged"
             )));
         }
+        if let Some(h) = hint {
+            h.saw(meta_len + 8);
+        }
         // the footer and its 8-byte tail, from the bytes at hand or one more read
         let footer: Vec<u8> = if meta_len + 8 <= tail_len {
             tail.split_off((tail_len - meta_len - 8) as usize)
@@ -209,7 +274,7 @@ impl RawFooter {
 impl ParquetFile {
     /// Open `path` and decode its footer.
     pub fn open(path: impl AsRef<Path>) -> Result<Self, ParquetError> {
-        let raw = RawFooter::read(path.as_ref())?;
+        let raw = RawFooter::read(path.as_ref(), None)?;
         let meta = raw.decode()?;
         let inner = raw.into_file(Footer::from_metadata(&meta));
         Ok(Self { inner, meta })
@@ -303,8 +368,8 @@ impl ParquetFile {
 impl FooterFile {
     /// Open `path` and read the footer fields a scan needs: by [`Footer::skim`], or by the
     /// `parquet` crate when the skim declines (whose error, if any, is the answer).
-    pub(crate) fn open(path: &Path) -> Result<Self, ParquetError> {
-        let raw = RawFooter::read(path)?;
+    pub(crate) fn open(path: &Path, hint: Option<&TailHint>) -> Result<Self, ParquetError> {
+        let raw = RawFooter::read(path, hint)?;
         let footer = match Footer::skim(raw.meta()) {
             Some(f) => f,
             None => Footer::from_metadata(&raw.decode()?),
@@ -405,7 +470,7 @@ impl FooterFile {
             .map_err(|e| self.filter_err(rg, col, e.to_string()))
     }
 
-    fn filter_err(&self, rg: usize, col: usize, reason: String) -> ParquetError {
+    pub(crate) fn filter_err(&self, rg: usize, col: usize, reason: String) -> ParquetError {
         ParquetError::Filter {
             path: self.path.clone(),
             row_group: rg,
@@ -423,16 +488,30 @@ impl FooterFile {
         col: usize,
         buf: &mut Vec<u8>,
     ) -> Result<Option<std::ops::Range<usize>>, ParquetError> {
+        let Some(head) = self.read_filter_head(rg, col, usize::MAX, buf)? else {
+            return Ok(None);
+        };
+        self.read_bitset_part(&head, head.read..head.num_bytes, buf)?;
+        Ok(Some(head.bitset()))
+    }
+
+    /// Read and validate the header of row group `rg`'s filter of column `col` and, in the
+    /// same read, up to `want` bytes of the bitset after it, into `buf` from its start (the
+    /// bitset's bytes at `header_len..`; None: the chunk has no filter). The rest of the bitset
+    /// is read by [`read_bitset_part`](Self::read_bitset_part) or
+    /// [`read_block`](Self::read_block) as probes need it.
+    pub(crate) fn read_filter_head(
+        &self,
+        rg: usize,
+        col: usize,
+        want: usize,
+        buf: &mut Vec<u8>,
+    ) -> Result<Option<FilterHead>, ParquetError> {
         let (offset, length) = self.filter_fields(rg, col);
         let Some(offset) = offset else {
             return Ok(None);
         };
-        let err = |reason: String| ParquetError::Filter {
-            path: self.path.clone(),
-            row_group: rg,
-            column: self.column_path(col),
-            reason,
-        };
+        let err = |reason: String| self.filter_err(rg, col, reason);
         let io = |e: std::io::Error| err(format!("reading it: {e}"));
         let end = self.len - 8;
         if offset < 4 || offset as u64 >= end {
@@ -446,7 +525,11 @@ impl FooterFile {
         let fits = |n: u64| {
             crate::store::check_size(n, crate::store::max_bytes()).map_err(|e| err(e.to_string()))
         };
-        match length {
+        // the header is small: a read of the header's usual most plus `want` bytes of the
+        // bitset (the whole filter when the footer gives its length and that is less), read
+        // again whole when the header turns out longer than the read
+        let prefix = |limit: u64| limit.min(HEAD_READ.saturating_add(want as u64)) as usize;
+        let (h, read) = match length {
             Some(l) => {
                 if l <= 0 || offset + l as u64 > end {
                     return Err(err(format!(
@@ -454,25 +537,36 @@ impl FooterFile {
                         self.len
                     )));
                 }
-                fits(l as u64)?;
-                buf.resize(l as usize, 0);
-                read_exact_at(&self.file, buf, offset).map_err(io)?;
-                let h = read_filter_header(buf).map_err(|e| err(e.to_string()))?;
-                if h.header_len as u64 + u64::from(h.num_bytes) != l as u64 {
+                let l = l as u64;
+                fits(l)?;
+                let mut n = prefix(l);
+                fill(buf, n);
+                read_exact_at(&self.file, &mut buf[..n], offset).map_err(io)?;
+                let h = match read_filter_header(&buf[..n]) {
+                    Err(_) if (n as u64) < l => {
+                        n = l as usize;
+                        fill(buf, n);
+                        read_exact_at(&self.file, &mut buf[..n], offset).map_err(io)?;
+                        read_filter_header(&buf[..n])
+                    }
+                    h => h,
+                }
+                .map_err(|e| err(e.to_string()))?;
+                if h.header_len as u64 + u64::from(h.num_bytes) != l {
                     return Err(err(format!(
                         "the header declares a {}-byte bitset, the footer a {l}-byte filter \
                          with a {}-byte header",
                         h.num_bytes, h.header_len
                     )));
                 }
-                Ok(Some(h.header_len..l as usize))
+                (h, n)
             }
             None => {
-                // a header is small: read a generous prefix, then the bitset after it
-                let want = (end - offset).min(256.max(TYPICAL_MAX_LEN as u64)) as usize;
-                buf.resize(want, 0);
-                read_exact_at(&self.file, buf, offset).map_err(io)?;
-                let h = read_filter_header(buf).map_err(|e| err(e.to_string()))?;
+                // the bitset's length is in the header: a generous prefix first
+                let n = (end - offset).min(256.max(TYPICAL_MAX_LEN as u64)) as usize;
+                fill(buf, n);
+                read_exact_at(&self.file, &mut buf[..n], offset).map_err(io)?;
+                let h = read_filter_header(&buf[..n]).map_err(|e| err(e.to_string()))?;
                 let start = offset + h.header_len as u64;
                 if start + u64::from(h.num_bytes) > end {
                     return Err(err(format!(
@@ -482,10 +576,47 @@ impl FooterFile {
                     )));
                 }
                 fits(u64::from(h.num_bytes))?;
-                buf.resize(h.num_bytes as usize, 0);
-                read_exact_at(&self.file, buf, start).map_err(io)?;
-                Ok(Some(0..h.num_bytes as usize))
+                (h, n)
             }
+        };
+        let num_bytes = h.num_bytes as usize;
+        // the bitset's place in `buf`, its unread part left as it was
+        fill(buf, h.header_len + num_bytes);
+        Ok(Some(FilterHead {
+            rg,
+            col,
+            at: offset + h.header_len as u64,
+            header_len: h.header_len,
+            num_bytes,
+            read: (read - h.header_len).min(num_bytes),
+        }))
+    }
+
+    /// Read bytes `part` of the bitset `head` describes into their place in `buf` (after
+    /// [`read_filter_head`](Self::read_filter_head) into the same buffer).
+    pub(crate) fn read_bitset_part(
+        &self,
+        head: &FilterHead,
+        part: std::ops::Range<usize>,
+        buf: &mut [u8],
+    ) -> Result<(), ParquetError> {
+        if part.is_empty() {
+            return Ok(());
         }
+        let dst = &mut buf[head.header_len + part.start..head.header_len + part.end];
+        read_exact_at(&self.file, dst, head.at + part.start as u64)
+            .map_err(|e| self.filter_err(head.rg, head.col, format!("reading it: {e}")))
+    }
+
+    /// Read block `b` of the bitset `head` describes alone.
+    pub(crate) fn read_block(
+        &self,
+        head: &FilterHead,
+        b: usize,
+    ) -> Result<[u8; BLOCK_BYTES], ParquetError> {
+        let mut block = [0u8; BLOCK_BYTES];
+        read_exact_at(&self.file, &mut block, head.at + (b * BLOCK_BYTES) as u64)
+            .map_err(|e| self.filter_err(head.rg, head.col, format!("reading it: {e}")))?;
+        Ok(block)
     }
 }

@@ -57,6 +57,13 @@ impl Cursor<'_> {
     /// An unsigned LEB128 varint of at most 10 bytes.
     #[inline]
     fn varint(&mut self) -> Option<u64> {
+        // most varints of a footer take one byte
+        if let Some(&b) = self.b.get(self.at) {
+            if b < 0x80 {
+                self.at += 1;
+                return Some(u64::from(b));
+            }
+        }
         let mut v = 0u64;
         for i in 0..10 {
             let b = self.byte()?;

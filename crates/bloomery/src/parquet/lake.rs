@@ -33,7 +33,7 @@ mod seq {
     }
 }
 
-use super::file::FooterFile;
+use super::file::{FooterFile, TailHint};
 use super::keys::{ColumnType, KeyError};
 use super::sidecar::ParquetSidecar;
 use super::ParquetError;
@@ -46,11 +46,24 @@ use crate::SplitBlockBits;
 #[derive(Debug, Default)]
 pub struct KeyList {
     data: Vec<u8>,
+    /// The text of lines when it is held elsewhere ([`KeyList::from_shared_lines`]); `data`
+    /// is then empty.
+    shared: Option<SharedText>,
     starts: Vec<usize>,
     ends: Vec<usize>,
     raw: bool,
     /// `data` is a text of lines, split on demand (`starts`/`ends` stay empty).
     lines: Option<Lines>,
+}
+
+/// A text of keys held by its owner and shared, e.g. a key file mapped into memory.
+#[derive(Clone)]
+struct SharedText(Arc<dyn AsRef<[u8]> + Send + Sync>);
+
+impl std::fmt::Debug for SharedText {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SharedText({} bytes)", self.0.as_ref().as_ref().len())
+    }
 }
 
 /// The on-demand split of a [`KeyList::from_lines`] text.
@@ -69,6 +82,7 @@ impl Clone for KeyList {
     fn clone(&self) -> Self {
         Self {
             data: self.data.clone(),
+            shared: self.shared.clone(),
             starts: self.starts.clone(),
             ends: self.ends.clone(),
             raw: self.raw,
@@ -133,10 +147,43 @@ impl KeyList {
         }
     }
 
+    /// As [`from_lines`](Self::from_lines), over a text held elsewhere and shared rather than
+    /// copied: e.g. a key file mapped into memory, whose pages are then read only as far as
+    /// the scan reads keys.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use bloomery::parquet::KeyList;
+    ///
+    /// let text: Arc<Vec<u8>> = Arc::new(b"alpha\nbeta\r\ngamma".to_vec());
+    /// let keys = KeyList::from_shared_lines(text, false);
+    /// assert_eq!(keys.len(), 3);
+    /// assert_eq!(keys.get(1), b"beta");
+    /// ```
+    pub fn from_shared_lines(text: Arc<dyn AsRef<[u8]> + Send + Sync>, raw: bool) -> Self {
+        Self {
+            shared: Some(SharedText(text)),
+            raw,
+            lines: Some(Lines::default()),
+            ..Self::default()
+        }
+    }
+
+    /// The text of lines, or the pushed keys back to back.
+    fn text(&self) -> &[u8] {
+        match &self.shared {
+            Some(t) => t.0.as_ref().as_ref(),
+            None => &self.data,
+        }
+    }
+
     /// A list built by [`from_lines`](Self::from_lines) becomes a list of pushed keys.
     fn settle(&mut self) {
         if self.lines.take().is_some() {
-            let text = std::mem::take(&mut self.data);
+            let text = match self.shared.take() {
+                Some(t) => t.0.as_ref().as_ref().to_vec(),
+                None => std::mem::take(&mut self.data),
+            };
             self.push_lines(text);
         }
     }
@@ -169,7 +216,7 @@ impl KeyList {
         match &self.lines {
             None => self.ends.len(),
             Some(l) => *l.count.get_or_init(|| {
-                let text = &self.data;
+                let text = self.text();
                 let newlines = memchr::memchr_iter(b'\n', text).count();
                 newlines + usize::from(text.last().is_some_and(|&b| b != b'\n'))
             }),
@@ -180,7 +227,7 @@ impl KeyList {
     pub fn is_empty(&self) -> bool {
         match &self.lines {
             None => self.ends.is_empty(),
-            Some(_) => self.data.is_empty(),
+            Some(_) => self.text().is_empty(),
         }
     }
 
@@ -188,7 +235,7 @@ impl KeyList {
     /// one byte of it, its `\n`, but for the last).
     pub fn len_bound(&self) -> usize {
         match &self.lines {
-            Some(l) if l.count.get().is_none() => self.data.len(),
+            Some(l) if l.count.get().is_none() => self.text().len(),
             _ => self.len(),
         }
     }
@@ -200,13 +247,13 @@ impl KeyList {
             Some(l) => {
                 let (s, e) = l.index.get_or_init(|| {
                     let (mut s, mut e) = (Vec::new(), Vec::new());
-                    split_lines(&self.data, 0, &mut s, &mut e);
+                    split_lines(self.text(), 0, &mut s, &mut e);
                     (s, e)
                 });
                 (s, e)
             }
         };
-        &self.data[starts[i]..ends[i]]
+        &self.text()[starts[i]..ends[i]]
     }
 
     /// Keys `c·step ..` (at most `step` of them) with their indices, in order; how many
@@ -226,7 +273,7 @@ impl KeyList {
             (first..end).for_each(|i| f(i, self.get(i)));
             return Some(end - first);
         };
-        let text = &self.data;
+        let text = self.text();
         let start = {
             let mut m = l.marks.lock().unwrap_or_else(|p| p.into_inner());
             if m.0 != step || m.1.is_empty() {
@@ -376,6 +423,9 @@ pub struct FileAnswer {
 /// Keys hashed for one column type: one chunk of the key list.
 struct Typed {
     hashes: Vec<u64>,
+    /// The hashes in ascending order (so in the order of the blocks they probe), made when a
+    /// prune first reads a filter in parts.
+    sorted: OnceLock<Vec<u64>>,
     /// Key index of each hash.
     index: Vec<u32>,
     /// Keys in the chunk (hashed and invalid).
@@ -418,6 +468,7 @@ impl<'k> Hashed<'k> {
             .get_or_init(|| {
                 let mut out = Typed {
                     hashes: Vec::with_capacity(self.chunk),
+                    sorted: OnceLock::new(),
                     index: Vec::with_capacity(self.chunk),
                     keys: 0,
                     invalid: 0,
@@ -442,6 +493,15 @@ impl<'k> Hashed<'k> {
                 Some(out)
             })
             .as_ref()
+    }
+
+    /// The only chunk, when the list has no more keys than a chunk holds.
+    fn single(&self) -> Option<&Typed> {
+        if self.keys.len_bound() <= self.chunk {
+            self.get(0)
+        } else {
+            None
+        }
     }
 
     /// The chunks in order, hashed as they are reached.
@@ -496,6 +556,135 @@ impl Probe for crate::SplitBlockBloomFilter {
     fn contains_hash(&self, h: u64) -> bool {
         crate::SplitBlockBloomFilter::contains_hash(self, h)
     }
+}
+
+impl Typed {
+    /// The hashes in ascending order.
+    fn sorted(&self) -> &[u64] {
+        self.sorted.get_or_init(|| {
+            let mut v = self.hashes.clone();
+            v.sort_unstable();
+            v
+        })
+    }
+}
+
+/// A row group's filter is probed one block read at a time when it has at least this many
+/// bytes of bitset per key: a read of one 32-byte block costs about what copying 4 KiB does.
+const BYTES_PER_BLOCK_READ: u64 = 4096;
+
+/// Bytes of the bitset a prune reads with the filter's header; each later read at least
+/// doubles what was read.
+const FIRST_PART: usize = 4096;
+
+/// Probe row group `rg`'s own filter of column `col` (None: the chunk has none), reading of it
+/// only what the probes need:
+/// - few keys against a large bitset: the header, then each key's block alone;
+/// - a prune ([`Mode::Any`]): the header and the bitset's first 4 KiB, then as far again each
+///   time a key's block lies beyond what was read, keys taken in the order of their blocks, up
+///   to the first hit (with many keys, usually within the first part);
+/// - counting and listing keys: the whole filter in one read.
+///
+/// The answer and how many chunks of keys it took, as [`probe`] gives them.
+fn probe_parquet(
+    pf: &FooterFile,
+    rg: usize,
+    col: usize,
+    h: &Hashed<'_>,
+    mode: Mode,
+    buf: &mut Vec<u8>,
+) -> Result<Option<(Hits, usize)>, ParquetError> {
+    let bad = |e: crate::Error| pf.filter_err(rg, col, e.to_string());
+    let few = h.single().filter(|t| {
+        pf.filter_location(rg, col)
+            .and_then(|l| l.length)
+            .is_some_and(|l| (t.hashes.len() as u64).saturating_mul(BYTES_PER_BLOCK_READ) <= l)
+    });
+    if let Some(t) = few {
+        let Some(head) = pf.read_filter_head(rg, col, 0, buf)? else {
+            return Ok(None);
+        };
+        let blocks = (head.num_bytes / 32) as u64;
+        let check = |x: u64| -> Result<bool, ParquetError> {
+            let b = SplitBlockBits::block_index(x, blocks) as usize;
+            let block = if (b + 1) * 32 <= head.read {
+                let at = head.header_len + b * 32;
+                buf[at..at + 32].try_into().unwrap_or([0u8; 32])
+            } else {
+                pf.read_block(&head, b)?
+            };
+            Ok(SplitBlockBits::try_new(&block)
+                .map_err(bad)?
+                .contains_hash(x))
+        };
+        let hits = match mode {
+            Mode::Any => {
+                let mut any = false;
+                for &x in &t.hashes {
+                    if check(x)? {
+                        any = true;
+                        break;
+                    }
+                }
+                return Ok(Some((Hits::Any(any), 1)));
+            }
+            Mode::Count => {
+                let mut n = 0;
+                for &x in &t.hashes {
+                    n += u64::from(check(x)?);
+                }
+                Hits::Count(n)
+            }
+            Mode::Keys => {
+                let mut keys = Vec::new();
+                for (&x, &i) in t.hashes.iter().zip(&t.index) {
+                    if check(x)? {
+                        keys.push(i);
+                    }
+                }
+                Hits::Keys(keys)
+            }
+        };
+        return Ok(Some((hits, usize::MAX)));
+    }
+    if mode != Mode::Any {
+        let Some(bits) = pf.read_filter_bytes(rg, col, buf)? else {
+            return Ok(None);
+        };
+        let view = SplitBlockBits::try_new(&buf[bits]).map_err(bad)?;
+        return Ok(Some(probe(&view, h, mode)));
+    }
+    let Some(head) = pf.read_filter_head(rg, col, FIRST_PART, buf)? else {
+        return Ok(None);
+    };
+    let blocks = (head.num_bytes / 32) as u64;
+    let mut read = head.read;
+    let mut used = 0;
+    for t in h.iter() {
+        used += 1;
+        let sorted = t.sorted();
+        let mut done = 0;
+        while done < sorted.len() {
+            // the keys whose blocks were read, probed; then read on to the next key's block
+            let ready = (read / 32) as u64;
+            let upto = done
+                + sorted[done..]
+                    .partition_point(|&x| SplitBlockBits::block_index(x, blocks) < ready);
+            if upto > done {
+                let view = SplitBlockBits::try_new(&buf[head.bitset()]).map_err(bad)?;
+                if view.first_hit(&sorted[done..upto]).is_some() {
+                    return Ok(Some((Hits::Any(true), used)));
+                }
+                done = upto;
+                continue;
+            }
+            let need = (SplitBlockBits::block_index(sorted[done], blocks) as usize + 1) * 32;
+            let to = need.max(read.saturating_mul(2)).min(head.num_bytes);
+            pf.read_bitset_part(&head, read..to, buf)?;
+            read = to;
+        }
+    }
+    Ok(Some((Hits::Any(false), used)))
 }
 
 /// Probe one row group's filter: its answer and how many chunks of keys that took.
@@ -578,8 +767,9 @@ fn scan_file<'k>(
     path: &Path,
     q: &Query<'k>,
     cache: &TypedCache<'k>,
+    tail: &TailHint,
 ) -> Result<FileAnswer, ParquetError> {
-    let pf = FooterFile::open(path)?;
+    let pf = FooterFile::open(path, Some(tail))?;
     let col = pf.find_column(q.column)?;
     let column = pf.column_path(col);
     let ct = pf.column_type(col);
@@ -597,16 +787,8 @@ fn scan_file<'k>(
     let mut buf = FILTER_BUF.take();
     let mut row_groups = Vec::with_capacity(pf.row_groups());
     for rg in 0..pf.row_groups() {
-        let (source, hits) = match pf.read_filter_bytes(rg, col, &mut buf)? {
-            Some(range) => {
-                let bits =
-                    SplitBlockBits::try_new(&buf[range]).map_err(|e| ParquetError::Filter {
-                        path: path.to_path_buf(),
-                        row_group: rg,
-                        column: column.clone(),
-                        reason: e.to_string(),
-                    })?;
-                let (hits, used) = probe(&bits, &hashed, q.mode);
+        let (source, hits) = match probe_parquet(&pf, rg, col, &hashed, q.mode, &mut buf)? {
+            Some((hits, used)) => {
                 chunks_used = chunks_used.max(used);
                 (FilterSource::Parquet, hits)
             }
@@ -672,8 +854,12 @@ pub fn scan<E>(
     mut emit: impl FnMut(&Path, Result<FileAnswer, ParquetError>) -> Result<(), E>,
 ) -> Result<(), E> {
     let cache: TypedCache<'_> = Mutex::new(HashMap::new());
+    let tail = TailHint::new();
     for batch in files.chunks(BATCH) {
-        let answers: Vec<_> = batch.par_iter().map(|p| scan_file(p, q, &cache)).collect();
+        let answers: Vec<_> = batch
+            .par_iter()
+            .map(|p| scan_file(p, q, &cache, &tail))
+            .collect();
         for (p, a) in batch.iter().zip(answers) {
             emit(p, a)?;
         }

@@ -90,10 +90,33 @@ impl<'a> SplitBlockBits<'a> {
         })
     }
 
+    /// The block a 64-bit hash probes in a bitset of `blocks` blocks: the spec's
+    /// `((h >> 32) · z) >> 32`. It grows with `h >> 32`, so hashes sorted by their high half
+    /// probe the blocks in order; and a single block read alone answers for its hashes as a
+    /// one-block bitset (the index is then 0, the mask the same).
+    ///
+    /// ```
+    /// # fn main() -> bloomery::Result<()> {
+    /// use bloomery::{Filter, SplitBlockBits, SplitBlockBloomFilter};
+    ///
+    /// let mut f = SplitBlockBloomFilter::try_with_bytes(1024)?;
+    /// f.insert("abc");
+    /// let bytes = f.to_parquet_bitset();
+    /// let h = f.hasher().hash("abc").lo;
+    /// let b = SplitBlockBits::block_index(h, 32) as usize;
+    /// let block = SplitBlockBits::try_new(&bytes[b * 32..b * 32 + 32])?;
+    /// assert!(block.contains_hash(h));
+    /// # Ok(()) }
+    /// ```
+    #[inline]
+    pub fn block_index(h: u64, blocks: u64) -> u64 {
+        ((h >> 32) * blocks) >> 32
+    }
+
     /// The spec's `filter_check` of a 64-bit hash.
     #[inline]
     pub fn contains_hash(&self, h: u64) -> bool {
-        let b = (((h >> 32) * self.blocks) >> 32) as usize * BLOCK_BYTES;
+        let b = Self::block_index(h, self.blocks) as usize * BLOCK_BYTES;
         let block: &[u8; BLOCK_BYTES] = match self.bytes[b..b + BLOCK_BYTES].try_into() {
             Ok(a) => a,
             Err(_) => return true, // unreachable: b + 32 <= len by construction
