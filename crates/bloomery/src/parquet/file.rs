@@ -102,6 +102,55 @@ fn head_is_par1(file: &File) -> std::io::Result<bool> {
 }
 
 /// A Parquet file opened for its footer and filters.
+///
+/// ```
+/// use bloomery::parquet::{ColumnType, ParquetFile, PhysicalType};
+///
+/// # use std::sync::Arc;
+/// # use parquet::data_type::Int64Type;
+/// # use parquet::file::{properties::WriterProperties, writer::SerializedFileWriter};
+/// # use parquet::schema::{parser::parse_message_type, types::ColumnPath};
+/// # fn write_lake(path: &std::path::Path) {
+/// #     let schema = "message m { required int64 id; required int64 raw; }";
+/// #     let schema = Arc::new(parse_message_type(schema).unwrap());
+/// #     let props = WriterProperties::builder()
+/// #         .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+/// #         .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 100)
+/// #         .build();
+/// #     let file = std::fs::File::create(path).unwrap();
+/// #     let mut w = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+/// #     for rg in 0..2i64 {
+/// #         let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+/// #         let mut g = w.next_row_group().unwrap();
+/// #         while let Some(mut c) = g.next_column().unwrap() {
+/// #             c.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+/// #             c.close().unwrap();
+/// #         }
+/// #         g.close().unwrap();
+/// #     }
+/// #     w.close().unwrap();
+/// # }
+/// let dir = tempfile::tempdir()?;
+/// let lake = dir.path().join("lake.parquet");
+/// // two row groups, ids 0..100 and 100..200, in columns `id` (with Bloom filters,
+/// // written by the `parquet` crate) and `raw` (without)
+/// write_lake(&lake);
+/// let pf = ParquetFile::open(&lake)?;
+/// assert_eq!(pf.row_groups(), 2);
+/// assert_eq!(pf.rows(1), 100);
+/// assert_eq!(pf.column_paths(), ["id", "raw"]);
+/// let id = pf.find_column("id")?;
+/// assert_eq!(pf.column_type(id), ColumnType::new(PhysicalType::Int64, 0));
+///
+/// // the writer's filter of row group 0 admits its ids; a column without filters has none
+/// let filter = pf.read_filter(0, id)?.expect("`id` has filters");
+/// let mut buf = Vec::new();
+/// for key in [&b"0"[..], b"42", b"99"] {
+///     assert!(filter.contains_hash(pf.column_type(id).hash(key, false, &mut buf)?));
+/// }
+/// assert!(pf.read_filter(0, pf.find_column("raw")?)?.is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct ParquetFile {
     inner: FooterFile,
     meta: ParquetMetaData,
@@ -117,6 +166,51 @@ pub(crate) struct FooterFile {
 }
 
 /// Where a column chunk's filter lies in the file.
+///
+/// ```
+/// use bloomery::parquet::{read_filter_header, FilterLocation, ParquetFile};
+///
+/// # use std::sync::Arc;
+/// # use parquet::data_type::Int64Type;
+/// # use parquet::file::{properties::WriterProperties, writer::SerializedFileWriter};
+/// # use parquet::schema::{parser::parse_message_type, types::ColumnPath};
+/// # fn write_lake(path: &std::path::Path) {
+/// #     let schema = "message m { required int64 id; required int64 raw; }";
+/// #     let schema = Arc::new(parse_message_type(schema).unwrap());
+/// #     let props = WriterProperties::builder()
+/// #         .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+/// #         .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 100)
+/// #         .build();
+/// #     let file = std::fs::File::create(path).unwrap();
+/// #     let mut w = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+/// #     for rg in 0..2i64 {
+/// #         let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+/// #         let mut g = w.next_row_group().unwrap();
+/// #         while let Some(mut c) = g.next_column().unwrap() {
+/// #             c.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+/// #             c.close().unwrap();
+/// #         }
+/// #         g.close().unwrap();
+/// #     }
+/// #     w.close().unwrap();
+/// # }
+/// let dir = tempfile::tempdir()?;
+/// let lake = dir.path().join("lake.parquet");
+/// // two row groups, ids 0..100 and 100..200, in columns `id` (with Bloom filters,
+/// // written by the `parquet` crate) and `raw` (without)
+/// write_lake(&lake);
+/// let pf = ParquetFile::open(&lake)?;
+/// let loc: FilterLocation = pf.filter_location(0, pf.find_column("id")?).expect("a filter");
+/// assert!(loc.offset < pf.len());
+/// // the header at `offset` gives the bitset's size; with the recorded length, they agree
+/// let bytes = std::fs::read(&lake)?;
+/// let header = read_filter_header(&bytes[loc.offset as usize..])?;
+/// if let Some(length) = loc.length {
+///     assert_eq!(length, header.header_len as u64 + u64::from(header.num_bytes));
+/// }
+/// assert_eq!(pf.filter_location(0, pf.find_column("raw")?), None);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FilterLocation {
     /// Offset of the filter header.

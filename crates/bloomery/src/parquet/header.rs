@@ -17,6 +17,21 @@
 use std::fmt;
 
 /// Why a filter header could not be read.
+///
+/// ```
+/// use bloomery::parquet::{read_filter_header, write_filter_header, HeaderError};
+///
+/// let bytes = write_filter_header(1024);
+/// // cut short
+/// assert_eq!(read_filter_header(&bytes[..2]), Err(HeaderError::Truncated));
+/// // a bitset size that is not a multiple of 32 bytes
+/// assert_eq!(read_filter_header(&write_filter_header(100)), Err(HeaderError::BadSize(100)));
+/// // a struct without fields
+/// let err = read_filter_header(&[0x00]).unwrap_err();
+/// assert_eq!(err, HeaderError::Missing("numBytes"));
+/// assert!(err.to_string().contains("numBytes"));
+///
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HeaderError {
@@ -53,6 +68,19 @@ impl fmt::Display for HeaderError {
 impl std::error::Error for HeaderError {}
 
 /// A decoded, validated filter header.
+///
+/// ```
+/// use bloomery::parquet::{read_filter_header, write_filter_header, FilterHeader};
+///
+/// let mut bytes = write_filter_header(1024);
+/// let header_len = bytes.len();
+/// bytes.extend_from_slice(&[0u8; 1024]); // the bitset follows the header
+/// assert_eq!(
+///     read_filter_header(&bytes),
+///     Ok(FilterHeader { num_bytes: 1024, header_len })
+/// );
+///
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FilterHeader {
     /// Bitset size in bytes (a positive multiple of 32).

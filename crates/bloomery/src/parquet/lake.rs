@@ -43,6 +43,24 @@ use crate::SplitBlockBits;
 /// Keys, stored back to back: pushed one by one ([`KeyList::push`], [`KeyList::push_lines`]),
 /// or taken over as a text of lines that is split only as far as it is read
 /// ([`KeyList::from_lines`]: a prune that needs the first keys only never splits the rest).
+///
+/// ```
+/// use bloomery::parquet::KeyList;
+///
+/// let mut keys = KeyList::new(false);
+/// keys.push(b"7");
+/// keys.push_lines(b"8\r\n9\n10".to_vec());
+/// assert_eq!(keys.len(), 4);
+/// assert_eq!(keys.get(1), b"8"); // the `\r` is not part of the key
+/// assert_eq!(keys.get(3), b"10");
+/// assert!(!keys.is_raw());
+///
+/// // a text of lines, split only as far as it is read
+/// let lines = KeyList::from_lines(b"a\nb\n".to_vec(), false);
+/// assert_eq!(lines.len(), 2);
+/// assert_eq!(lines.get(1), b"b");
+///
+/// ```
 #[derive(Debug, Default)]
 pub struct KeyList {
     data: Vec<u8>,
@@ -314,6 +332,60 @@ impl KeyList {
 }
 
 /// What to compute per row group.
+///
+/// ```
+/// use bloomery::parquet::{scan, FileAnswer, Hits, KeyList, Mode, Query};
+///
+/// # use std::sync::Arc;
+/// # use parquet::data_type::Int64Type;
+/// # use parquet::file::{properties::WriterProperties, writer::SerializedFileWriter};
+/// # use parquet::schema::{parser::parse_message_type, types::ColumnPath};
+/// # fn write_lake(path: &std::path::Path) {
+/// #     let schema = "message m { required int64 id; required int64 raw; }";
+/// #     let schema = Arc::new(parse_message_type(schema).unwrap());
+/// #     let props = WriterProperties::builder()
+/// #         .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+/// #         .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 100)
+/// #         .build();
+/// #     let file = std::fs::File::create(path).unwrap();
+/// #     let mut w = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+/// #     for rg in 0..2i64 {
+/// #         let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+/// #         let mut g = w.next_row_group().unwrap();
+/// #         while let Some(mut c) = g.next_column().unwrap() {
+/// #             c.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+/// #             c.close().unwrap();
+/// #         }
+/// #         g.close().unwrap();
+/// #     }
+/// #     w.close().unwrap();
+/// # }
+/// let dir = tempfile::tempdir()?;
+/// let lake = dir.path().join("lake.parquet");
+/// // two row groups, ids 0..100 and 100..200, in columns `id` (with Bloom filters,
+/// // written by the `parquet` crate) and `raw` (without)
+/// write_lake(&lake);
+/// let files = [lake.clone()];
+/// let mut keys = KeyList::new(false);
+/// keys.push_lines(b"5\n150\n1000".to_vec());
+/// // row group 0 holds key 5, row group 1 key 150; 1000 is in neither
+/// let answer = |mode| -> Result<Vec<Hits>, Box<dyn std::error::Error>> {
+///     let q = Query { column: "id", keys: &keys, mode, use_sidecars: false };
+///     let mut hits = Vec::new();
+///     scan(&files, &q, |_, a: Result<FileAnswer, _>| -> Result<(), Box<dyn std::error::Error>> {
+///         hits.extend(a?.row_groups.into_iter().map(|rg| rg.hits));
+///         Ok(())
+///     })?;
+///     Ok(hits)
+/// };
+/// assert_eq!(answer(Mode::Any)?, [Hits::Any(true), Hits::Any(true)]);
+/// // counts and lists may include false positives (at the filters' rate, 1%)
+/// let count = answer(Mode::Count)?;
+/// assert!(matches!(count[0], Hits::Count(n) if (1..=3).contains(&n)), "{count:?}");
+/// let Hits::Keys(listed) = &answer(Mode::Keys)?[1] else { panic!() };
+/// assert!(listed.contains(&1)); // key 1 of the list, 150
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     /// Whether any key may be there (stops at the first).
@@ -325,6 +397,59 @@ pub enum Mode {
 }
 
 /// A lake query.
+///
+/// ```
+/// use bloomery::parquet::{scan, KeyList, Mode, ParquetError, Query};
+///
+/// # use std::sync::Arc;
+/// # use parquet::data_type::Int64Type;
+/// # use parquet::file::{properties::WriterProperties, writer::SerializedFileWriter};
+/// # use parquet::schema::{parser::parse_message_type, types::ColumnPath};
+/// # fn write_lake(path: &std::path::Path) {
+/// #     let schema = "message m { required int64 id; required int64 raw; }";
+/// #     let schema = Arc::new(parse_message_type(schema).unwrap());
+/// #     let props = WriterProperties::builder()
+/// #         .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+/// #         .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 100)
+/// #         .build();
+/// #     let file = std::fs::File::create(path).unwrap();
+/// #     let mut w = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+/// #     for rg in 0..2i64 {
+/// #         let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+/// #         let mut g = w.next_row_group().unwrap();
+/// #         while let Some(mut c) = g.next_column().unwrap() {
+/// #             c.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+/// #             c.close().unwrap();
+/// #         }
+/// #         g.close().unwrap();
+/// #     }
+/// #     w.close().unwrap();
+/// # }
+/// let dir = tempfile::tempdir()?;
+/// let lake = dir.path().join("lake.parquet");
+/// // two row groups, ids 0..100 and 100..200, in columns `id` (with Bloom filters,
+/// // written by the `parquet` crate) and `raw` (without)
+/// write_lake(&lake);
+/// let files = [lake.clone()];
+/// let mut keys = KeyList::new(false);
+/// keys.push_lines(b"5\n150\n1000".to_vec());
+/// let q = Query { column: "id", keys: &keys, mode: Mode::Any, use_sidecars: false };
+/// let mut seen = Vec::new();
+/// scan(&files, &q, |path, answer| -> Result<(), ParquetError> {
+///     let a = answer?;
+///     seen.push(path.to_path_buf());
+///     assert_eq!(a.column, "id");
+///     assert_eq!(a.row_groups.len(), 2);
+///     Ok(())
+/// })?;
+/// assert_eq!(seen, files);
+///
+/// // a column the file lacks is an error for that file
+/// let q = Query { column: "name", ..q };
+/// let r = scan(&files, &q, |_, answer| answer.map(|_| ()));
+/// assert!(matches!(r, Err(ParquetError::NoColumn { .. })));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Query<'a> {
     /// The column: a dotted path, or a leaf name that only one column has.
@@ -338,6 +463,56 @@ pub struct Query<'a> {
 }
 
 /// Where a row group's filter came from.
+///
+/// ```
+/// use bloomery::parquet::{scan, FilterSource, KeyList, Mode, ParquetError, Query};
+///
+/// # use std::sync::Arc;
+/// # use parquet::data_type::Int64Type;
+/// # use parquet::file::{properties::WriterProperties, writer::SerializedFileWriter};
+/// # use parquet::schema::{parser::parse_message_type, types::ColumnPath};
+/// # fn write_lake(path: &std::path::Path) {
+/// #     let schema = "message m { required int64 id; required int64 raw; }";
+/// #     let schema = Arc::new(parse_message_type(schema).unwrap());
+/// #     let props = WriterProperties::builder()
+/// #         .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+/// #         .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 100)
+/// #         .build();
+/// #     let file = std::fs::File::create(path).unwrap();
+/// #     let mut w = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+/// #     for rg in 0..2i64 {
+/// #         let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+/// #         let mut g = w.next_row_group().unwrap();
+/// #         while let Some(mut c) = g.next_column().unwrap() {
+/// #             c.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+/// #             c.close().unwrap();
+/// #         }
+/// #         g.close().unwrap();
+/// #     }
+/// #     w.close().unwrap();
+/// # }
+/// let dir = tempfile::tempdir()?;
+/// let lake = dir.path().join("lake.parquet");
+/// // two row groups, ids 0..100 and 100..200, in columns `id` (with Bloom filters,
+/// // written by the `parquet` crate) and `raw` (without)
+/// write_lake(&lake);
+/// let files = [lake.clone()];
+/// let mut keys = KeyList::new(false);
+/// keys.push_lines(b"5\n150\n1000".to_vec());
+/// let sources = |column| -> Result<Vec<FilterSource>, ParquetError> {
+///     let q = Query { column, keys: &keys, mode: Mode::Any, use_sidecars: true };
+///     let mut sources = Vec::new();
+///     scan(&files, &q, |_, a| -> Result<(), ParquetError> {
+///         sources.extend(a?.row_groups.iter().map(|rg| rg.source));
+///         Ok(())
+///     })?;
+///     Ok(sources)
+/// };
+/// assert_eq!(sources("id")?, [FilterSource::Parquet; 2]);
+/// // `raw` has no filters and no sidecar (see `ParquetSidecar` for one)
+/// assert_eq!(sources("raw")?, [FilterSource::None; 2]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FilterSource {
     /// The Parquet file's own filter.
@@ -349,6 +524,59 @@ pub enum FilterSource {
 }
 
 /// A row group's answer.
+///
+/// ```
+/// use bloomery::parquet::{scan, Hits, KeyList, Mode, ParquetError, Query};
+///
+/// # use std::sync::Arc;
+/// # use parquet::data_type::Int64Type;
+/// # use parquet::file::{properties::WriterProperties, writer::SerializedFileWriter};
+/// # use parquet::schema::{parser::parse_message_type, types::ColumnPath};
+/// # fn write_lake(path: &std::path::Path) {
+/// #     let schema = "message m { required int64 id; required int64 raw; }";
+/// #     let schema = Arc::new(parse_message_type(schema).unwrap());
+/// #     let props = WriterProperties::builder()
+/// #         .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+/// #         .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 100)
+/// #         .build();
+/// #     let file = std::fs::File::create(path).unwrap();
+/// #     let mut w = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+/// #     for rg in 0..2i64 {
+/// #         let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+/// #         let mut g = w.next_row_group().unwrap();
+/// #         while let Some(mut c) = g.next_column().unwrap() {
+/// #             c.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+/// #             c.close().unwrap();
+/// #         }
+/// #         g.close().unwrap();
+/// #     }
+/// #     w.close().unwrap();
+/// # }
+/// let dir = tempfile::tempdir()?;
+/// let lake = dir.path().join("lake.parquet");
+/// // two row groups, ids 0..100 and 100..200, in columns `id` (with Bloom filters,
+/// // written by the `parquet` crate) and `raw` (without)
+/// write_lake(&lake);
+/// let files = [lake.clone()];
+/// let mut keys = KeyList::new(false);
+/// keys.push_lines(b"5\n150\n1000".to_vec());
+/// let mut hits = Vec::new();
+/// for column in ["id", "raw"] {
+///     let q = Query { column, keys: &keys, mode: Mode::Count, use_sidecars: false };
+///     scan(&files, &q, |_, a| -> Result<(), ParquetError> {
+///         hits.extend(a?.row_groups.into_iter().map(|rg| rg.hits));
+///         Ok(())
+///     })?;
+/// }
+/// // `id`: each row group holds one of the keys (maybe a false positive more);
+/// // `raw` has no filters: any key may be there
+/// assert!(matches!(hits[0], Hits::Count(1..=3)), "{hits:?}");
+/// assert!(matches!(hits[1], Hits::Count(1..=3)), "{hits:?}");
+/// assert_eq!(hits[2..], [Hits::Unknown, Hits::Unknown]);
+/// assert!(hits.iter().all(Hits::may_contain_any));
+/// assert!(!Hits::Keys(Vec::new()).may_contain_any());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Hits {
     /// No filter: unknown, any key may be there.
@@ -374,6 +602,56 @@ impl Hits {
 }
 
 /// One row group of a file.
+///
+/// ```
+/// use bloomery::parquet::{
+///     scan, FilterSource, Hits, KeyList, Mode, ParquetError, Query, RowGroupAnswer,
+/// };
+///
+/// # use std::sync::Arc;
+/// # use parquet::data_type::Int64Type;
+/// # use parquet::file::{properties::WriterProperties, writer::SerializedFileWriter};
+/// # use parquet::schema::{parser::parse_message_type, types::ColumnPath};
+/// # fn write_lake(path: &std::path::Path) {
+/// #     let schema = "message m { required int64 id; required int64 raw; }";
+/// #     let schema = Arc::new(parse_message_type(schema).unwrap());
+/// #     let props = WriterProperties::builder()
+/// #         .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+/// #         .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 100)
+/// #         .build();
+/// #     let file = std::fs::File::create(path).unwrap();
+/// #     let mut w = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+/// #     for rg in 0..2i64 {
+/// #         let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+/// #         let mut g = w.next_row_group().unwrap();
+/// #         while let Some(mut c) = g.next_column().unwrap() {
+/// #             c.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+/// #             c.close().unwrap();
+/// #         }
+/// #         g.close().unwrap();
+/// #     }
+/// #     w.close().unwrap();
+/// # }
+/// let dir = tempfile::tempdir()?;
+/// let lake = dir.path().join("lake.parquet");
+/// // two row groups, ids 0..100 and 100..200, in columns `id` (with Bloom filters,
+/// // written by the `parquet` crate) and `raw` (without)
+/// write_lake(&lake);
+/// let mut keys = KeyList::new(false);
+/// keys.push(b"150");
+/// let q = Query { column: "id", keys: &keys, mode: Mode::Keys, use_sidecars: false };
+/// let mut groups: Vec<RowGroupAnswer> = Vec::new();
+/// scan(&[lake], &q, |_, a| -> Result<(), ParquetError> {
+///     groups = a?.row_groups;
+///     Ok(())
+/// })?;
+/// assert_eq!(groups.len(), 2);
+/// let second = &groups[1];
+/// assert_eq!((second.index, second.rows), (1, 100));
+/// assert_eq!(second.source, FilterSource::Parquet);
+/// assert_eq!(second.hits, Hits::Keys(vec![0]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowGroupAnswer {
     /// Index in the file.
@@ -387,6 +665,73 @@ pub struct RowGroupAnswer {
 }
 
 /// What happened with a file's sidecar.
+///
+/// ```
+/// use bloomery::parquet::{
+///     build_filters, scan, KeyList, Mode, ParquetError, ParquetFile, ParquetSidecar, Query,
+///     SidecarFilter, SidecarState, Sizing,
+/// };
+/// use bloomery::Persist;
+///
+/// # use std::sync::Arc;
+/// # use parquet::data_type::Int64Type;
+/// # use parquet::file::{properties::WriterProperties, writer::SerializedFileWriter};
+/// # use parquet::schema::{parser::parse_message_type, types::ColumnPath};
+/// # fn write_lake(path: &std::path::Path) {
+/// #     let schema = "message m { required int64 id; required int64 raw; }";
+/// #     let schema = Arc::new(parse_message_type(schema).unwrap());
+/// #     let props = WriterProperties::builder()
+/// #         .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+/// #         .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 100)
+/// #         .build();
+/// #     let file = std::fs::File::create(path).unwrap();
+/// #     let mut w = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+/// #     for rg in 0..2i64 {
+/// #         let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+/// #         let mut g = w.next_row_group().unwrap();
+/// #         while let Some(mut c) = g.next_column().unwrap() {
+/// #             c.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+/// #             c.close().unwrap();
+/// #         }
+/// #         g.close().unwrap();
+/// #     }
+/// #     w.close().unwrap();
+/// # }
+/// let dir = tempfile::tempdir()?;
+/// let lake = dir.path().join("lake.parquet");
+/// // two row groups, ids 0..100 and 100..200, in columns `id` (with Bloom filters,
+/// // written by the `parquet` crate) and `raw` (without)
+/// write_lake(&lake);
+/// let pf = ParquetFile::open(&lake)?;
+/// let raw = pf.find_column("raw")?;
+/// // filters for the two row groups of `raw`, kept beside the file
+/// let side: Vec<Option<SidecarFilter>> = build_filters(&pf, raw, &[0, 1], 0.01, Sizing::Tight)?
+///     .into_iter()
+///     .map(|b| Some(SidecarFilter { filter: b.filter, distinct: b.distinct, fpr: 0.01 }))
+///     .collect();
+/// let state = |keys: &KeyList| -> Result<SidecarState, ParquetError> {
+///     let q = Query { column: "raw", keys, mode: Mode::Any, use_sidecars: true };
+///     let mut state = SidecarState::Unused;
+///     scan(&[lake.clone()], &q, |_, a| -> Result<(), ParquetError> {
+///         state = a?.sidecar;
+///         Ok(())
+///     })?;
+///     Ok(state)
+/// };
+/// let mut keys = KeyList::new(false);
+/// keys.push(b"5");
+/// assert_eq!(state(&keys)?, SidecarState::Unused); // none yet
+///
+/// let path = ParquetSidecar::path_for(&lake, "raw");
+/// let ct = pf.column_type(raw);
+/// ParquetSidecar::new(pf.len(), pf.footer_hash(), "raw", ct, side.clone())?.save(&path)?;
+/// assert_eq!(state(&keys)?, SidecarState::Used(path.clone()));
+///
+/// // a sidecar of another version of the file is ignored, with the reason
+/// ParquetSidecar::new(pf.len(), pf.footer_hash() ^ 1, "raw", ct, side)?.save(&path)?;
+/// assert!(matches!(state(&keys)?, SidecarState::Ignored(p, _) if p == path));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SidecarState {
     /// Not looked for (every row group had a filter, or sidecars were not asked for), or none.
@@ -398,6 +743,61 @@ pub enum SidecarState {
 }
 
 /// One file's answer.
+///
+/// ```
+/// use bloomery::parquet::{
+///     scan, ColumnType, FileAnswer, KeyList, Mode, ParquetError, PhysicalType, Query,
+///     SidecarState,
+/// };
+///
+/// # use std::sync::Arc;
+/// # use parquet::data_type::Int64Type;
+/// # use parquet::file::{properties::WriterProperties, writer::SerializedFileWriter};
+/// # use parquet::schema::{parser::parse_message_type, types::ColumnPath};
+/// # fn write_lake(path: &std::path::Path) {
+/// #     let schema = "message m { required int64 id; required int64 raw; }";
+/// #     let schema = Arc::new(parse_message_type(schema).unwrap());
+/// #     let props = WriterProperties::builder()
+/// #         .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+/// #         .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 100)
+/// #         .build();
+/// #     let file = std::fs::File::create(path).unwrap();
+/// #     let mut w = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+/// #     for rg in 0..2i64 {
+/// #         let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+/// #         let mut g = w.next_row_group().unwrap();
+/// #         while let Some(mut c) = g.next_column().unwrap() {
+/// #             c.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+/// #             c.close().unwrap();
+/// #         }
+/// #         g.close().unwrap();
+/// #     }
+/// #     w.close().unwrap();
+/// # }
+/// let dir = tempfile::tempdir()?;
+/// let lake = dir.path().join("lake.parquet");
+/// // two row groups, ids 0..100 and 100..200, in columns `id` (with Bloom filters,
+/// // written by the `parquet` crate) and `raw` (without)
+/// write_lake(&lake);
+/// let files = [lake.clone()];
+/// let mut keys = KeyList::new(false);
+/// keys.push_lines(b"5\n150\n1000".to_vec());
+/// keys.push(b"not-a-number"); // key 3: cannot be an INT64 value
+/// let q = Query { column: "id", keys: &keys, mode: Mode::Count, use_sidecars: false };
+/// let mut answers: Vec<FileAnswer> = Vec::new();
+/// scan(&files, &q, |_, a| -> Result<(), ParquetError> {
+///     answers.push(a?);
+///     Ok(())
+/// })?;
+/// let a = &answers[0];
+/// assert_eq!(a.column, "id");
+/// assert_eq!(a.column_type, ColumnType::new(PhysicalType::Int64, 0));
+/// assert_eq!(a.row_groups.len(), 2);
+/// assert_eq!((a.invalid_keys, a.keys_examined), (1, 4));
+/// assert_eq!(a.invalid_example.as_ref().map(|(i, _)| *i), Some(3));
+/// assert_eq!(a.sidecar, SidecarState::Unused);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct FileAnswer {
     /// The column's dotted path in this file.
@@ -882,6 +1282,29 @@ fn skipped(name: &str) -> bool {
 
 /// A file to read: given on the command line (`explicit`: it must be Parquet) or found in a
 /// directory (a file that turns out not to be Parquet may be skipped).
+///
+/// ```
+/// use bloomery::parquet::{walk, Candidate};
+///
+/// let dir = tempfile::tempdir()?;
+/// std::fs::create_dir(dir.path().join("day=1"))?;
+/// for name in ["day=1/a.parquet", "b.parquet", "b.parquet.id.bloomery", "_SUCCESS", ".hidden"] {
+///     std::fs::write(dir.path().join(name), b"")?;
+/// }
+/// let named = dir.path().join("b.parquet");
+/// let (files, errors) = walk(&[dir.path().to_path_buf(), named.clone()]);
+/// assert!(errors.is_empty());
+/// // found in the directory (sorted; sidecars and bookkeeping left out), then named
+/// assert_eq!(
+///     files,
+///     [
+///         Candidate { path: named.clone(), explicit: false },
+///         Candidate { path: dir.path().join("day=1/a.parquet"), explicit: false },
+///         Candidate { path: named, explicit: true },
+///     ]
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
     /// The file.

@@ -49,6 +49,54 @@ pub use lake::{
 pub use sidecar::{ParquetSidecar, SidecarFilter, MAX_ROW_GROUPS};
 
 /// What went wrong with a Parquet file. Every variant names the file.
+///
+/// ```
+/// use bloomery::parquet::{ParquetError, ParquetFile};
+///
+/// # use std::sync::Arc;
+/// # use parquet::data_type::Int64Type;
+/// # use parquet::file::{properties::WriterProperties, writer::SerializedFileWriter};
+/// # use parquet::schema::{parser::parse_message_type, types::ColumnPath};
+/// # fn write_lake(path: &std::path::Path) {
+/// #     let schema = "message m { required int64 id; required int64 raw; }";
+/// #     let schema = Arc::new(parse_message_type(schema).unwrap());
+/// #     let props = WriterProperties::builder()
+/// #         .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+/// #         .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 100)
+/// #         .build();
+/// #     let file = std::fs::File::create(path).unwrap();
+/// #     let mut w = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+/// #     for rg in 0..2i64 {
+/// #         let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+/// #         let mut g = w.next_row_group().unwrap();
+/// #         while let Some(mut c) = g.next_column().unwrap() {
+/// #             c.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+/// #             c.close().unwrap();
+/// #         }
+/// #         g.close().unwrap();
+/// #     }
+/// #     w.close().unwrap();
+/// # }
+/// let dir = tempfile::tempdir()?;
+/// let lake = dir.path().join("lake.parquet");
+/// // two row groups, ids 0..100 and 100..200, in columns `id` (with Bloom filters,
+/// // written by the `parquet` crate) and `raw` (without)
+/// write_lake(&lake);
+/// let text = dir.path().join("notes.txt");
+/// std::fs::write(&text, "not a Parquet file")?;
+/// let err = ParquetFile::open(&text).unwrap_err();
+/// assert!(matches!(err, ParquetError::NotParquet { .. }), "{err}");
+/// assert_eq!(err.path(), text);
+///
+/// let missing = ParquetFile::open(dir.path().join("missing.parquet")).unwrap_err();
+/// assert!(matches!(missing, ParquetError::Io { .. }), "{missing}");
+///
+/// match ParquetFile::open(&lake)?.find_column("name") {
+///     Err(ParquetError::NoColumn { available, .. }) => assert_eq!(available, ["id", "raw"]),
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ParquetError {
