@@ -226,9 +226,24 @@ mod x86 {
         _mm256_testc_si256(v, mask(h as u32)) == 1
     }
 
+    /// Four probes at a time, their answers joined without branching (the loads and the
+    /// products of the four overlap), then the first of a group with a hit found again.
     #[target_feature(enable = "avx2")]
     fn first_hit_le_avx2(bytes: &[u8], blocks: u64, hashes: &[u64]) -> Option<usize> {
-        hashes.iter().position(|&h| check_le_avx2(bytes, blocks, h))
+        let check = |h: u64| check_le_avx2(bytes, blocks, h);
+        let mut groups = hashes.chunks_exact(4);
+        let mut at = 0;
+        for g in &mut groups {
+            if check(g[0]) | check(g[1]) | check(g[2]) | check(g[3]) {
+                return g.iter().position(|&h| check(h)).map(|i| at + i);
+            }
+            at += 4;
+        }
+        groups
+            .remainder()
+            .iter()
+            .position(|&h| check(h))
+            .map(|i| at + i)
     }
 
     #[target_feature(enable = "avx2")]

@@ -648,6 +648,22 @@ mod tests {
         }
         assert_eq!(bits.first_hit(&[]), None);
         assert_eq!(bits.count_hits(&[]), 0);
+        // one hit after n misses, for every place in and after the kernels' groups of four
+        let misses: Vec<u64> = hashes
+            .iter()
+            .zip(&single)
+            .filter(|(_, &s)| !s)
+            .map(|(&h, _)| h)
+            .take(40)
+            .collect();
+        let hit = hashes[single.iter().position(|&b| b).unwrap()];
+        for n in 0..misses.len() {
+            let mut batch = misses[..n].to_vec();
+            assert_eq!(bits.first_hit(&batch), None, "{n} misses");
+            batch.push(hit);
+            batch.extend_from_slice(&misses[..n % 5]);
+            assert_eq!(bits.first_hit(&batch), Some(n), "{n} misses");
+        }
     }
 
     #[test]
