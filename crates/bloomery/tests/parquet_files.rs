@@ -585,6 +585,38 @@ fn prune_stops_at_the_first_hit_with_the_answers_of_a_full_probe() {
     assert_eq!((examined, invalid), (keys.len(), 1));
 }
 
+/// A page index that claims a list of two billion elements is refused, naming the row group,
+/// column and index, before the `parquet` crate reads it; nothing is written.
+#[test]
+fn a_forged_page_index_is_refused_before_a_rewrite_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = lake_file(dir.path(), 0);
+    let out = dir.path().join("out.parquet");
+    // the file as written has a page index, and rewrites
+    let pf = ParquetFile::open(&path).unwrap();
+    let chunk = pf.metadata().row_group(1).column(0);
+    let (offset, length) = (
+        chunk.column_index_offset().unwrap() as usize,
+        chunk.column_index_length().unwrap() as usize,
+    );
+    assert!(length >= 8, "{length}");
+    rewrite_with_filters(&path, &out, "nofilter", 0.01).unwrap();
+    std::fs::remove_file(&out).unwrap();
+    // field 1 (null_pages): a list of 2³¹ − 1 booleans, in the index's own bytes
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[offset..offset + 7].copy_from_slice(&[0x19, 0xF1, 0xFF, 0xFF, 0xFF, 0xFF, 0x07]);
+    let forged = dir.path().join("forged.parquet");
+    std::fs::write(&forged, &bytes).unwrap();
+    let err = rewrite_with_filters(&forged, &out, "nofilter", 0.01).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ParquetError::Footer { .. }), "{msg}");
+    assert!(
+        msg.contains("row group 1, column id: its column index is malformed"),
+        "{msg}"
+    );
+    assert!(!out.exists());
+}
+
 /// The three ways to hold a list of keys: pushed one by one, a text split as it is read, and
 /// a shared text (as a mapped key file is).
 fn key_lists(ids: &[i64]) -> [KeyList; 3] {

@@ -308,8 +308,69 @@ pub struct RewriteReport {
     pub bytes: u64,
 }
 
-fn footer_with_page_index(path: &Path, file: &File) -> Result<ParquetMetaData, ParquetError> {
+/// Check the page index of `meta`'s file before the `parquet` crate reads it: each column
+/// and offset index lies inside the file, within the memory limit, and is a well-formed Thrift
+/// struct whose lists claim no more elements than their bytes hold. A damaged or forged index
+/// is then an error that names the row group, column and index, from this crate's own reader
+/// rather than from whatever the `parquet` crate's reader makes of it.
+fn check_page_index(
+    path: &Path,
+    file: &File,
+    meta: &ParquetMetaData,
+    len: u64,
+) -> Result<(), ParquetError> {
+    let bad = |reason: String| ParquetError::Footer {
+        path: path.to_path_buf(),
+        reason,
+    };
+    let mut buf = Vec::new();
+    for (r, rg) in meta.row_groups().iter().enumerate() {
+        for (c, col) in rg.columns().iter().enumerate() {
+            let indexes = [
+                (
+                    "column index",
+                    col.column_index_offset(),
+                    col.column_index_length(),
+                ),
+                (
+                    "offset index",
+                    col.offset_index_offset(),
+                    col.offset_index_length(),
+                ),
+            ];
+            for (what, offset, length) in indexes {
+                let (Some(offset), Some(length)) = (offset, length) else {
+                    continue;
+                };
+                let at = format!(
+                    "row group {r}, column {}: its {what}",
+                    col.column_path().string()
+                );
+                if offset < 0 || length <= 0 || offset as u64 + length as u64 > len {
+                    return Err(bad(format!(
+                        "{at} ({length} bytes at offset {offset}) is outside the {len}-byte file"
+                    )));
+                }
+                crate::store::check_size(length as u64, crate::store::max_bytes())
+                    .map_err(|e| bad(format!("{at}: {e}")))?;
+                buf.resize(length as usize, 0);
+                super::file::read_exact_at(file, &mut buf, offset as u64)
+                    .map_err(|e| ParquetError::io(path, e))?;
+                super::footer::check_struct(&buf)
+                    .map_err(|e| bad(format!("{at} is malformed: {e}")))?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn footer_with_page_index(
+    path: &Path,
+    file: &File,
+    pf: &ParquetFile,
+) -> Result<ParquetMetaData, ParquetError> {
     super::file::check_footer(path)?;
+    check_page_index(path, file, pf.metadata(), pf.len())?;
     ParquetMetaDataReader::new()
         .with_page_index_policy(PageIndexPolicy::Optional)
         .parse_and_finish(file)
@@ -338,7 +399,7 @@ pub fn rewrite_with_filters(
         .collect();
     let mut built = build_filters(&pf, col, &missing, fpp, Sizing::Parquet)?;
     let file = File::open(input).map_err(|e| ParquetError::io(input, e))?;
-    let meta = footer_with_page_index(input, &file)?;
+    let meta = footer_with_page_index(input, &file, &pf)?;
     let fm = meta.file_metadata();
     let write_err = |e: parquet::errors::ParquetError| {
         ParquetError::data(output, format!("writing the Parquet file: {e}"))

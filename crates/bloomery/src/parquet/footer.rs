@@ -693,6 +693,15 @@ pub(crate) fn decode_metadata(
         .map_err(|e| e.to_string())
 }
 
+/// Check that `bytes` start with one well-formed Thrift compact struct (a page index's
+/// `ColumnIndex` or `OffsetIndex`) whose lists claim no more elements than there are bytes
+/// left: what the `parquet` crate is to decode, checked before it does.
+pub(crate) fn check_struct(bytes: &[u8]) -> Result<(), String> {
+    let mut c = Cursor { b: bytes, at: 0 };
+    c.skip_value(T_STRUCT, 0)
+        .ok_or_else(|| "not well-formed Thrift, or a list longer than its bytes".to_string())
+}
+
 /// How the scan's footer reader and the `parquet` crate read the same footer bytes.
 #[doc(hidden)]
 #[derive(Debug, Clone, PartialEq, Eq)]
