@@ -45,7 +45,7 @@ corpus=fuzz/corpus
 echo "== seed corpora"
 # load_any: one valid file of every kind (and the compressed and delta forms)
 mkdir -p "$corpus/load_any" "$corpus/load_mapped" "$corpus/decompress" "$corpus/cli_input" \
-  "$corpus/parquet_filter_header" "$corpus/redisbloom_chunks"
+  "$corpus/parquet_filter_header" "$corpus/parquet_footer" "$corpus/redisbloom_chunks"
 cp "$golden"/*.bloom "$golden"/*.delta "$corpus/load_any/"
 # load_mapped: the plain (mappable) golden files; compressed ones are refused by the map
 for f in "$golden"/*.bloom; do
@@ -81,6 +81,9 @@ printf '\x15\x80\x02\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x00\x01\x02
   >"$corpus/parquet_filter_header/h128"
 printf '\x15\x80\x01\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x15\x02\x00' \
   >"$corpus/parquet_filter_header/h64-unknown"
+# parquet_footer: the Thrift FileMetaData of a file of the benchmark lake (arrow-rs writer, four
+# row groups, a bloom filter per column chunk)
+cp fuzz/seeds/parquet_footer/* "$corpus/parquet_footer/"
 # redisbloom_chunks: the SCANDUMP chunk files captured from RedisBloom 2.6
 cp crates/bloomery/tests/fixtures/redisbloom/*.rbchunks "$corpus/redisbloom_chunks/"
 if command -v gzip >/dev/null; then

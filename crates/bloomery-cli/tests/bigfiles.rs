@@ -3,62 +3,14 @@
 //! through a copy that is renamed over the original — so a killed or failing update leaves the
 //! old file, and a damaged payload read without verification never crashes.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command as Std, Stdio};
 
-use assert_cmd::Command;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-const BIN: &str = env!("CARGO_BIN_EXE_bloomery");
-
-fn bloomery() -> Command {
-    Command::new(BIN)
-}
-
-fn lines(range: std::ops::Range<u32>) -> String {
-    range.map(|i| format!("key-{i}\n")).collect()
-}
-
-fn create(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
-    let p = dir.join(name);
-    bloomery()
-        .arg("create")
-        .arg(&p)
-        .args(args)
-        .assert()
-        .success();
-    p
-}
-
-fn add(p: &Path, keys: std::ops::Range<u32>) {
-    bloomery()
-        .arg("add")
-        .arg(p)
-        .write_stdin(lines(keys))
-        .assert()
-        .success();
-}
-
-fn stale_temp_files(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".bloomery-"))
-        .collect()
-}
-
-/// A status of a process that ended by itself: 0, 1 or 2, never a signal (a crash).
-fn clean_status(out: &std::process::Output, what: &str) -> i32 {
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!err.contains("panicked"), "{what}: {err}");
-    let code = out
-        .status
-        .code()
-        .unwrap_or_else(|| panic!("{what}: killed by a signal: {:?}; {err}", out.status));
-    assert!((0..=2).contains(&code), "{what}: status {code}: {err}");
-    code
-}
+mod common;
+use common::*;
 
 /// Every kind, its payload damaged: with verification every reading and updating command
 /// refuses the file (status 2, "checksum"); with `--no-verify` they answer (anything) and

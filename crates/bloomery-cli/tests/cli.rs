@@ -4,17 +4,11 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-const BIN: &str = env!("CARGO_BIN_EXE_bloomery");
-
-fn bloomery() -> Command {
-    let mut c = Command::new(BIN);
-    c.env_remove("NO_COLOR");
-    c
-}
+mod common;
+use common::{bloomery_default_color as bloomery, create, info_json, json_of, lines, BIN};
 
 struct T {
     dir: TempDir,
@@ -35,29 +29,8 @@ impl T {
         p
     }
     fn create(&self, name: &str, args: &[&str]) -> PathBuf {
-        let p = self.p(name);
-        bloomery()
-            .arg("create")
-            .arg(&p)
-            .args(args)
-            .assert()
-            .success();
-        p
+        create(self.dir.path(), name, args)
     }
-}
-
-fn lines(range: std::ops::Range<u32>) -> String {
-    range.map(|i| format!("key-{i}\n")).collect()
-}
-
-fn json_of(out: &[u8]) -> serde_json::Value {
-    serde_json::from_slice(out).expect("valid JSON")
-}
-
-fn info_json(p: &Path) -> serde_json::Value {
-    let out = bloomery().args(["info", "--json"]).arg(p).output().unwrap();
-    assert!(out.status.success());
-    json_of(&out.stdout)
 }
 
 /// One line on stderr, starting with `bloomery: error:`, and status 2.

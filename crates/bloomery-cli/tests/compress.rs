@@ -3,19 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-const BIN: &str = env!("CARGO_BIN_EXE_bloomery");
-
-fn bloomery() -> Command {
-    Command::new(BIN)
-}
-
-fn lines(range: std::ops::Range<u32>) -> String {
-    range.map(|i| format!("key-{i}\n")).collect()
-}
+mod common;
+use common::{bloomery, info_json, lines};
 
 struct T(TempDir);
 
@@ -46,16 +38,6 @@ impl T {
 
 fn run(args: &[&Path]) -> assert_cmd::assert::Assert {
     bloomery().args(args).assert()
-}
-
-fn info_json(p: &Path) -> serde_json::Value {
-    let out = bloomery().args(["info", "--json"]).arg(p).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 #[test]

@@ -3,15 +3,11 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-fn bloomery() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_bloomery"));
-    c.env("NO_COLOR", "1");
-    c
-}
+mod common;
+use common::{bloomery_no_color as bloomery, info_json as info};
 
 const KINDS: &[(&str, &[&str])] = &[
     (
@@ -33,15 +29,11 @@ const KINDS: &[(&str, &[&str])] = &[
 ];
 
 fn create(dir: &Path, kind: &str, args: &[&str]) -> PathBuf {
-    let p = dir.join(format!("{kind}.bf"));
-    bloomery()
-        .arg("create")
-        .arg(&p)
-        .args(["--kind", kind])
-        .args(args)
-        .assert()
-        .success();
-    p
+    common::create(
+        dir,
+        &format!("{kind}.bf"),
+        &[&["--kind", kind], args].concat(),
+    )
 }
 
 /// Key i appears (i % 7) + 1 times.
@@ -78,18 +70,6 @@ fn counts(p: &Path, input: &str) -> HashMap<String, u64> {
             (k.to_string(), n.parse().unwrap())
         })
         .collect()
-}
-
-fn info(p: &Path) -> serde_json::Value {
-    let out = bloomery()
-        .args(["info", "--json"])
-        .arg(p)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).unwrap()
 }
 
 #[test]

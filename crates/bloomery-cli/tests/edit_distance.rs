@@ -3,16 +3,16 @@
 
 use std::path::PathBuf;
 
-use assert_cmd::Command;
 use tempfile::TempDir;
 
-const BIN: &str = env!("CARGO_BIN_EXE_bloomery");
+mod common;
+use common::bloomery;
 
 /// A filter of a few weak passwords at p = 1e-9, so that none of the ~2,000 variants of a test
 /// line is a false positive (probability below 1e-5 over the whole file).
 fn blocklist(dir: &TempDir) -> PathBuf {
     let f = dir.path().join("weak.bloom");
-    Command::new(BIN)
+    bloomery()
         .arg("create")
         .arg(&f)
         .args([
@@ -22,7 +22,7 @@ fn blocklist(dir: &TempDir) -> PathBuf {
         .success();
     let words = dir.path().join("words.txt");
     std::fs::write(&words, "password\ndragon\nletmein\nqwerty\nü1\n").unwrap();
-    Command::new(BIN)
+    bloomery()
         .arg("-q")
         .arg("add")
         .arg(&f)
@@ -33,7 +33,7 @@ fn blocklist(dir: &TempDir) -> PathBuf {
 }
 
 fn check(f: &PathBuf, args: &[&str], stdin: &str) -> (i32, String) {
-    let out = Command::new(BIN)
+    let out = bloomery()
         .arg("check")
         .args(args)
         .arg(f)
@@ -153,7 +153,7 @@ fn bad_options_are_errors_not_panics() {
         &["--edit-distance", "1", "--alphabet", ""],
         &["--alphabet", "abc"],
     ] {
-        let out = Command::new(BIN)
+        let out = bloomery()
             .arg("check")
             .args(args)
             .arg(&f)

@@ -3,18 +3,12 @@
 
 use std::path::Path;
 
-use assert_cmd::Command;
 use bloomery::{Filter, HashAlgorithm, KeyHasher, Persist, SeedKind, SplitBlockBloomFilter};
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-const BIN: &str = env!("CARGO_BIN_EXE_bloomery");
-
-fn bloomery() -> Command {
-    let mut c = Command::new(BIN);
-    c.env_remove("NO_COLOR");
-    c
-}
+mod common;
+use common::{bloomery_default_color as bloomery, BIN};
 
 fn tmp() -> TempDir {
     tempfile::tempdir().unwrap()

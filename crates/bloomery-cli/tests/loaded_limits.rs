@@ -3,9 +3,8 @@
 //! as `--max-memory` allows, a growth out of range is refused on load as on creation, and a
 //! file does not carry its creator's memory limit.
 
-use assert_cmd::Command;
-
-const BIN: &str = env!("CARGO_BIN_EXE_bloomery");
+mod common;
+use common::{bloomery, lines};
 
 /// Offsets of the scalable filter's `growth` (u32) and `max_bytes` (u64) in its file.
 const GROWTH: usize = 88;
@@ -17,12 +16,8 @@ fn reseal(b: &mut [u8]) {
     b[n..].copy_from_slice(&sum.to_le_bytes());
 }
 
-fn keys(n: u32) -> String {
-    (0..n).map(|i| format!("key-{i}\n")).collect()
-}
-
 fn create(path: &std::path::Path, extra: &[&str]) {
-    Command::new(BIN)
+    bloomery()
         .args(extra)
         .arg("create")
         .arg(path)
@@ -56,10 +51,10 @@ fn forged_growth_is_bounded_by_max_memory() {
     let before = std::fs::metadata(&path).unwrap().len();
 
     // The 1001st key needs that sub-filter: refused under 20M, the file unchanged.
-    let out = Command::new(BIN)
+    let out = bloomery()
         .args(["--max-memory", "20M", "add"])
         .arg(&path)
-        .write_stdin(keys(1100))
+        .write_stdin(lines(0..1100))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -68,10 +63,10 @@ fn forged_growth_is_bounded_by_max_memory() {
     assert_eq!(std::fs::metadata(&path).unwrap().len(), before);
 
     // Keys within the first sub-filter's capacity still go in.
-    Command::new(BIN)
+    bloomery()
         .args(["--max-memory", "20M", "add"])
         .arg(&path)
-        .write_stdin(keys(500))
+        .write_stdin(lines(0..500))
         .assert()
         .success();
     assert_eq!(std::fs::metadata(&path).unwrap().len(), before);
@@ -85,10 +80,10 @@ fn forged_growth_out_of_range_is_refused_on_load() {
     // 6,000,000 turned a 392-byte file into 991 MB under --max-memory 100M
     forge(&path, 6_000_000);
     for cmd in ["add", "info"] {
-        let out = Command::new(BIN)
+        let out = bloomery()
             .args(["--max-memory", "100M", cmd])
             .arg(&path)
-            .write_stdin(keys(8))
+            .write_stdin(lines(0..8))
             .output()
             .unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -96,7 +91,7 @@ fn forged_growth_out_of_range_is_refused_on_load() {
         assert!(stderr.contains("growth 6000000"), "{cmd}: {stderr}");
     }
     // and on creation
-    let out = Command::new(BIN)
+    let out = bloomery()
         .arg("create")
         .arg(dir.path().join("new.bloom"))
         .args([
@@ -115,7 +110,7 @@ fn create_does_not_bind_the_file_to_the_creators_memory_limit() {
     let path = dir.path().join("grow.bloom");
     // made under a 1 MB limit, with growth 1000: the second sub-filter (1M keys, about
     // 1.5 MB) does not fit that limit ...
-    Command::new(BIN)
+    bloomery()
         .args(["--max-memory", "1M", "create"])
         .arg(&path)
         .args([
@@ -129,18 +124,18 @@ fn create_does_not_bind_the_file_to_the_creators_memory_limit() {
         u64::MAX,
         "the creator's limit is not stored"
     );
-    let out = Command::new(BIN)
+    let out = bloomery()
         .args(["--max-memory", "1M", "add"])
         .arg(&path)
-        .write_stdin(keys(1100))
+        .write_stdin(lines(0..1100))
         .output()
         .unwrap();
     assert!(!out.status.success());
     // ... but a process allowed more grows it
-    Command::new(BIN)
+    bloomery()
         .args(["--max-memory", "100M", "add"])
         .arg(&path)
-        .write_stdin(keys(1100))
+        .write_stdin(lines(0..1100))
         .assert()
         .success();
     assert!(std::fs::metadata(&path).unwrap().len() > 1_000_000);

@@ -3,32 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-fn bloomery() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_bloomery"));
-    c.env("NO_COLOR", "1");
-    c
-}
+mod common;
+use common::{bloomery_no_color as bloomery, info_json as info, key_lines as lines, stdout_lines};
 
 fn create(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
-    let p = dir.join(name);
-    bloomery()
-        .arg("create")
-        .arg(&p)
-        .args(["--kind", "mlbf"])
-        .args(args)
-        .assert()
-        .success();
-    p
-}
-
-fn info(p: &Path) -> serde_json::Value {
-    let out = bloomery().args(["info", "--json"]).arg(p).output().unwrap();
-    assert!(out.status.success());
-    serde_json::from_slice(&out.stdout).unwrap()
+    common::create(dir, name, &[&["--kind", "mlbf"], args].concat())
 }
 
 /// `n` URLs on `n / 10` hosts, 1 to 5 path segments, some with a query string.
@@ -44,18 +26,6 @@ fn urls(n: usize, tag: &str) -> Vec<String> {
             }
             u
         })
-        .collect()
-}
-
-fn lines(v: &[String]) -> String {
-    v.iter().map(|s| format!("{s}\n")).collect()
-}
-
-fn stdout_lines(out: &std::process::Output) -> Vec<String> {
-    String::from_utf8(out.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
         .collect()
 }
 

@@ -5,11 +5,13 @@
 #[path = "../../bloomery/tests/common/parquet_gen.rs"]
 mod parquet_gen;
 
+mod common;
+use common::{bloomery_default_color as bloomery, stdout_line_set as stdout_lines};
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use assert_cmd::Command;
 use parquet::bloom_filter::Sbbf;
 use parquet::column::writer::ColumnCloseResult;
 use parquet::data_type::ByteArray;
@@ -20,15 +22,8 @@ use parquet_gen as gen;
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-const BIN: &str = env!("CARGO_BIN_EXE_bloomery");
 const ROWS: u64 = 400;
 const RGS: u64 = 3;
-
-fn bloomery() -> Command {
-    let mut c = Command::new(BIN);
-    c.env_remove("NO_COLOR");
-    c
-}
 
 /// A lake: `lake/a.parquet` (file 0) and `lake/sub/b.parquet` (file 1), plus a non-Parquet
 /// file and a `_SUCCESS` marker the walk must skip.
@@ -61,14 +56,6 @@ fn sbbfs(path: &Path, column: &str) -> Vec<Option<Sbbf>> {
     meta.row_groups()
         .iter()
         .map(|rg| Sbbf::read_from_column_chunk(rg.column(col), &file).unwrap())
-        .collect()
-}
-
-fn stdout_lines(o: &std::process::Output) -> BTreeSet<String> {
-    String::from_utf8(o.stdout.clone())
-        .unwrap()
-        .lines()
-        .map(String::from)
         .collect()
 }
 

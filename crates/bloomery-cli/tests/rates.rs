@@ -1,31 +1,12 @@
 //! The rates and counts the binary prints, against what the files then do: `-n`/`-p` per kind,
 //! `add`'s warning past the target rate, `intersect`'s item count, `fold`, `dedup`'s summary.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use assert_cmd::Command;
 use tempfile::TempDir;
 
-fn bloomery() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_bloomery"));
-    c.env("NO_COLOR", "1");
-    c
-}
-
-fn create(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
-    let p = dir.join(name);
-    bloomery()
-        .arg("create")
-        .arg(&p)
-        .args(args)
-        .assert()
-        .success();
-    p
-}
-
-fn lines(keys: impl IntoIterator<Item = String>) -> String {
-    keys.into_iter().map(|k| k + "\n").collect()
-}
+mod common;
+use common::{bloomery_no_color as bloomery, create, info_json as info, key_lines as lines};
 
 fn keys(range: std::ops::Range<u64>) -> String {
     lines(range.map(|i| format!("key-{i}")))
@@ -58,18 +39,6 @@ fn present(p: &Path, input: String) -> u64 {
         .trim()
         .parse()
         .unwrap()
-}
-
-fn info(p: &Path) -> serde_json::Value {
-    let out = bloomery()
-        .args(["info", "--json"])
-        .arg(p)
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
-    serde_json::from_slice(&out).unwrap()
 }
 
 /// 5 binomial standard deviations of a rate measured over `trials` queries.

@@ -7,15 +7,11 @@ mod fixtures;
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use bloomery::{AnyFilter, Kind};
 use fixtures::Fixture;
 
-const BIN: &str = env!("CARGO_BIN_EXE_bloomery");
-
-fn bloomery() -> Command {
-    Command::new(BIN)
-}
+mod common;
+use common::bloomery;
 
 /// `index<TAB>hex(key)` lines.
 fn key_lines(dir: &Path, name: &str, keys: &[Vec<u8>]) -> PathBuf {

@@ -3,51 +3,14 @@
 //! `--max-memory` is made, byte for byte the in-memory one; a killed or failing run leaves OUT
 //! as it was.
 
-use std::path::{Path, PathBuf};
 use std::process::{Command as Std, Stdio};
 
-use assert_cmd::Command;
 use bloomery::AnyFilter;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-const BIN: &str = env!("CARGO_BIN_EXE_bloomery");
-
-fn bloomery() -> Command {
-    Command::new(BIN)
-}
-
-fn lines(range: std::ops::Range<u32>) -> String {
-    range.map(|i| format!("key-{i}\n")).collect()
-}
-
-fn create(dir: &Path, name: &str, args: &[&str]) -> PathBuf {
-    let p = dir.join(name);
-    bloomery()
-        .arg("create")
-        .arg(&p)
-        .args(args)
-        .assert()
-        .success();
-    p
-}
-
-fn add(p: &Path, keys: std::ops::Range<u32>) {
-    bloomery()
-        .arg("add")
-        .arg(p)
-        .write_stdin(lines(keys))
-        .assert()
-        .success();
-}
-
-fn stale_temp_files(dir: &Path) -> Vec<String> {
-    std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(".bloomery-"))
-        .collect()
-}
+mod common;
+use common::*;
 
 /// A fold, a union and an intersection of files larger than `--max-memory` succeed, and each
 /// is byte for byte the in-memory result saved (the library's `fold`, `union_with`,

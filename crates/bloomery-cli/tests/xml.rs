@@ -3,15 +3,11 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::Command;
 use predicates::prelude::*;
 use tempfile::TempDir;
 
-fn bloomery() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_bloomery"));
-    c.env("NO_COLOR", "1");
-    c
-}
+mod common;
+use common::bloomery_no_color as bloomery;
 
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);

@@ -202,9 +202,9 @@ def main():
           f"{subprocess.run(['nproc'], capture_output=True, text=True).stdout.strip()} cores; "
           f"Python {platform.python_version()}")
     print("- versions: " + ", ".join(f"{k} {v}" for k, v in versions.items()))
-    print(f"- bloomery's batch queries split large batches over "
+    print(f"- bloomery's batch queries over arrays (NumPy, Arrow) split large batches over "
           f"{bloomery._native._batch_threads()} threads (BLOOMERY_THREADS); everything else, "
-          f"bloomery's batch inserts included, runs on one thread")
+          f"bloomery's queries over lists and its batch inserts included, runs on one thread")
     print(f"- rounds: {a.rounds} (alternating order; medians), pure-Python packages 1 round "
           f"(timed on the first {SLOW_MAX:,} keys when n is larger); keys "
           f"`https://example.org/k/<hex i>/page.html`, queries disjoint; target fpr {FPR}; "

@@ -5,8 +5,11 @@
 //! String and binary arrays (`string`, `large_string`, `binary`, `large_binary`,
 //! `string_view`, `binary_view`, `fixed_size_binary`) are hashed straight from Arrow's buffers,
 //! without a copy. Integer arrays (8 to 64 bits, signed or not) are keys by their decimal text,
-//! as Python ints are ([`crate::keys`]). Nulls are refused (`ValueError`): drop them first, e.g.
-//! with `pyarrow.compute.drop_null`. Dictionary-encoded arrays are refused with a hint
+//! as Python ints are ([`crate::keys`]). Nulls are refused (`ValueError`) before any work, so a
+//! batch with a null inserts nothing: drop them first, e.g. with `pyarrow.compute.drop_null`.
+//! String and binary arrays with 32- or 64-bit offsets go to the library's
+//! `bloomery::ArrowBinaryKeys` ([`ArrowKeys::binary`]), which hashes and probes or inserts
+//! them straight from the buffers; the other layouts are handed out as chunks of key views. Dictionary-encoded arrays are refused with a hint
 //! (`.dictionary_decode()`), other types with a `TypeError`.
 
 use std::ffi::{c_char, c_int, c_void, CStr};
@@ -259,13 +262,15 @@ impl ArrowKeys {
             let layout = format_of(s)?;
             check_array(a, layout)?;
             let len = a.length as usize;
-            return Ok(Some(ArrowKeys {
+            return ArrowKeys {
                 chunks: vec![Chunk { array, layout }],
                 len,
                 _capsules: vec![schema_cap.unbind(), array_cap.unbind()],
                 owned_arrays: Vec::new(),
                 owned_schema: None,
-            }));
+            }
+            .refuse_nulls()
+            .map(Some);
         }
         if obj.hasattr(pyo3::intern!(py, "__arrow_c_stream__"))? {
             let cap = obj.call_method0(pyo3::intern!(py, "__arrow_c_stream__"))?;
@@ -308,7 +313,7 @@ impl ArrowKeys {
                     keys.chunks.push(Chunk { array: ptr, layout });
                 }
             }
-            return Ok(Some(keys));
+            return keys.refuse_nulls().map(Some);
         }
         Ok(None)
     }
@@ -316,6 +321,101 @@ impl ArrowKeys {
     /// Number of keys.
     pub fn len(&self) -> usize {
         self.len
+    }
+
+    /// Refuse an input with a null anywhere (every layout), naming the first one's index, so
+    /// that a batch with a null changes nothing.
+    fn refuse_nulls(self) -> PyResult<Self> {
+        let mut base = 0usize;
+        for c in &self.chunks {
+            // SAFETY: as in `chunks_in`.
+            let a = unsafe { &*c.array };
+            let (off, n) = (a.offset as usize, a.length as usize);
+            // SAFETY: `buffers` has at least 2 entries (checked); the first is the validity
+            // bitmap of at least `offset + length` bits, or null.
+            let validity = unsafe { *a.buffers }.cast::<u8>();
+            if a.null_count != 0 && !validity.is_null() && n > 0 {
+                // SAFETY: see above.
+                let bits = unsafe { std::slice::from_raw_parts(validity, (off + n).div_ceil(8)) };
+                if let Some(i) = (off..off + n).find(|&j| bits[j / 8] & (1 << (j % 8)) == 0) {
+                    return Err(PyValueError::new_err(format!(
+                        "element {} of the Arrow array is null: drop nulls first \
+                         (e.g. pyarrow.compute.drop_null(arr))",
+                        base + i - off
+                    )));
+                }
+            }
+            base += n;
+        }
+        Ok(self)
+    }
+
+    /// The library's views of the arrays (one per chunk of a stream) when every one is a
+    /// `string`, `binary`, `large_string` or `large_binary` array: the batch operations then
+    /// hash the keys straight from Arrow's buffers (`bloomery::ArrowBinaryKeys`). `None` for
+    /// other layouts. Errors for malformed buffers.
+    pub fn binary(&self) -> PyResult<Option<Vec<bloomery::ArrowBinaryKeys<'_>>>> {
+        let mut out = Vec::with_capacity(self.chunks.len());
+        for c in &self.chunks {
+            // SAFETY: as in `chunks_in`: an unreleased array we keep alive, its buffer count
+            // checked by `check_array`.
+            let a = unsafe { &*c.array };
+            let (off, len) = (a.offset as usize, a.length as usize);
+            let end = off + len;
+            // SAFETY: `buffers` has `n_buffers` (3 for these layouts) entries.
+            let bufs = unsafe { std::slice::from_raw_parts(a.buffers, a.n_buffers as usize) };
+            // The C data interface: the validity bitmap (may be null when there are no
+            // nulls) holds at least `offset + length` bits; the offsets buffer `offset +
+            // length + 1` offsets (may be null for an empty array); the values buffer at
+            // least as many bytes as the last offset says. All immutable while the array is
+            // not released, which `self` prevents. The library checks the offsets against
+            // the values' length before reading anything.
+            let validity = (a.null_count != 0 && !bufs[0].is_null() && len > 0).then(|| {
+                // SAFETY: see above.
+                unsafe { std::slice::from_raw_parts(bufs[0].cast::<u8>(), end.div_ceil(8)) }
+            });
+            /// The offsets and values buffers as slices.
+            ///
+            /// # Safety
+            /// `o` and `d` are the array's offsets and values buffers (see above).
+            unsafe fn buffers<'b, O: Copy + Into<i64>>(
+                o: *const c_void,
+                d: *const c_void,
+                end: usize,
+                len: usize,
+            ) -> (&'b [O], &'b [u8]) {
+                if len == 0 || o.is_null() {
+                    return (&[], &[]);
+                }
+                // SAFETY: the caller's contract: `end + 1` offsets.
+                let offsets = unsafe { std::slice::from_raw_parts(o.cast::<O>(), end + 1) };
+                let last = offsets[end].into();
+                let values = if last <= 0 || d.is_null() {
+                    &[][..]
+                } else {
+                    // SAFETY: the values buffer holds at least `last` bytes.
+                    unsafe { std::slice::from_raw_parts(d.cast::<u8>(), last as usize) }
+                };
+                (offsets, values)
+            }
+            let keys = match c.layout {
+                Layout::Offsets32 => {
+                    // SAFETY: buffers 1 and 2 of a `string`/`binary` array.
+                    let (o, d) = unsafe { buffers::<i32>(bufs[1], bufs[2], end, len) };
+                    bloomery::ArrowBinaryKeys::try_from_i32(o, d, validity, off, len)
+                }
+                Layout::Offsets64 => {
+                    // SAFETY: buffers 1 and 2 of a `large_string`/`large_binary` array.
+                    let (o, d) = unsafe { buffers::<i64>(bufs[1], bufs[2], end, len) };
+                    bloomery::ArrowBinaryKeys::try_from_i64(o, d, validity, off, len)
+                }
+                _ => return Ok(None),
+            };
+            out.push(
+                keys.map_err(|e| PyValueError::new_err(format!("malformed Arrow array: {e}")))?,
+            );
+        }
+        Ok(Some(out))
     }
 
     /// Hand the keys with indices in `range` to `f` in chunks of at most `ARROW_CHUNK` (see
@@ -363,9 +463,10 @@ impl ArrowKeys {
                         }
                     }
                 }
-                // SAFETY (each arm): buffer pointers and lengths as the C data interface
-                // defines them for the layout, valid for values `offset .. offset + length`.
                 match c.layout {
+                    // SAFETY: the offsets (i32) and data buffers as the C data interface defines
+                    // them for this layout, valid for values `offset .. offset + length`; `span`
+                    // checks each key's range against the data buffer's length.
                     Layout::Offsets32 => unsafe {
                         let o = bufs[1].cast::<i32>();
                         let d = bufs[2].cast::<u8>();
@@ -374,6 +475,7 @@ impl ArrowKeys {
                             keys.push(span(d, s as i64, e as i64)?);
                         }
                     },
+                    // SAFETY: as for `Offsets32`, with i64 offsets.
                     Layout::Offsets64 => unsafe {
                         let o = bufs[1].cast::<i64>();
                         let d = bufs[2].cast::<u8>();
@@ -381,6 +483,9 @@ impl ArrowKeys {
                             keys.push(span(d, *o.add(i), *o.add(i + 1))?);
                         }
                     },
+                    // SAFETY: the 16-byte views of values `offset .. offset + length` (read
+                    // unaligned); an inline key lies inside its view, an out-of-line one names a
+                    // data buffer checked by `get` and a range checked by `span`.
                     Layout::View => unsafe {
                         let views = bufs[1].cast::<u8>();
                         let data = &bufs[2..bufs.len() - 1];
@@ -406,6 +511,8 @@ impl ArrowKeys {
                             }
                         }
                     },
+                    // SAFETY: a fixed-size binary array's data buffer holds `w` bytes for
+                    // each of values `offset .. offset + length`.
                     Layout::Fixed(w) => unsafe {
                         let d = bufs[1].cast::<u8>();
                         for i in off + start..off + end {
@@ -484,4 +591,35 @@ unsafe fn stream_error(stream: *mut FfiStream, what: &str) -> PyErr {
         "Arrow stream {what} failed: {}",
         msg.unwrap_or_else(|| "no message".into())
     ))
+}
+
+/// Call `f(start, keys)` for the pieces of `views` (the chunks of an input, one after the
+/// other) holding the keys with indices in `range`, in order; `start` is the index of the
+/// piece's first key in the whole input.
+pub fn views_in<'a>(
+    views: &[bloomery::ArrowBinaryKeys<'a>],
+    range: Range<usize>,
+    mut f: impl FnMut(usize, bloomery::ArrowBinaryKeys<'a>) -> PyResult<()>,
+) -> PyResult<()> {
+    let mut base = 0;
+    for v in views {
+        let n = v.len();
+        let lo = range.start.saturating_sub(base).min(n);
+        let hi = range.end.saturating_sub(base).min(n);
+        if let Some(piece) = v.slice(lo..hi).filter(|p| !p.is_empty()) {
+            f(base + lo, piece)?;
+        }
+        base += n;
+    }
+    Ok(())
+}
+
+/// A Python exception through the library's `hash_chunks` (whose callbacks' errors must take
+/// the library's errors).
+pub struct PyFail(pub PyErr);
+
+impl From<bloomery::Error> for PyFail {
+    fn from(e: bloomery::Error) -> Self {
+        PyFail(crate::errors::to_py(e))
+    }
 }

@@ -30,7 +30,7 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PyString, PyTuple, PyType};
 
-use crate::arrow::ArrowKeys;
+use crate::arrow::{ArrowKeys, PyFail};
 
 #[cfg(not(windows))]
 extern "C" {
@@ -137,10 +137,11 @@ fn type_error(obj: &Bound<'_, PyAny>) -> PyErr {
 #[inline(always)]
 pub fn key_bytes<'a>(obj: &'a Bound<'_, PyAny>, buf: &mut Vec<u8>) -> PyResult<Found<'a>> {
     let p = obj.as_ptr();
-    // SAFETY (the type checks below): `p` is a valid object pointer and we hold the GIL.
+    // SAFETY: `p` is a valid object pointer (from a live `Bound`) and we hold the GIL.
     if unsafe { ffi::PyUnicode_CheckExact(p) } != 0 {
         return str_bytes(obj, buf);
     }
+    // SAFETY: as above.
     if unsafe { ffi::PyBytes_CheckExact(p) } != 0 {
         return Ok(Found::Borrowed(obj.cast::<PyBytes>()?.as_bytes()));
     }
@@ -428,6 +429,14 @@ impl Batch {
         }))
     }
 
+    /// The Arrow input, when the keys are an Arrow array or stream.
+    pub fn arrow(&self) -> Option<&ArrowKeys> {
+        match &self.src {
+            Source::Arrow(a) => Some(a),
+            _ => None,
+        }
+    }
+
     /// Number of keys.
     pub fn len(&self) -> usize {
         match &self.src {
@@ -469,9 +478,22 @@ impl Batch {
     }
 }
 
+/// True for a NumPy or Arrow array (or stream), whose keys are read without the GIL; false
+/// for lists, tuples and other iterables of Python objects.
+pub fn is_array(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let py = obj.py();
+    if let Some(nd) = ndarray_type(py)? {
+        if obj.is_instance(nd.bind(py))? {
+            return Ok(true);
+        }
+    }
+    Ok(obj.hasattr(pyo3::intern!(py, "__arrow_c_array__"))?
+        || obj.hasattr(pyo3::intern!(py, "__arrow_c_stream__"))?)
+}
+
 /// Refuse a single str or bytes where an iterable of keys is expected (iterating it would
 /// split it into characters).
-fn not_one_key(obj: &Bound<'_, PyAny>) -> PyResult<()> {
+pub fn not_one_key(obj: &Bound<'_, PyAny>) -> PyResult<()> {
     if obj.is_instance_of::<PyString>()
         || obj.is_instance_of::<PyBytes>()
         || obj.is_instance_of::<PyByteArray>()
@@ -533,33 +555,11 @@ impl Hashes {
                 shape,
             });
         }
-        let mut buf = Vec::new();
         let mut out = Vec::with_capacity(obj.len().unwrap_or(0));
-        let mut one = |item: &Bound<'_, PyAny>| -> PyResult<()> {
-            buf.clear();
-            let hashed = match key_bytes(item, &mut buf).map_err(|e| with_index(e, out.len()))? {
-                Found::Borrowed(b) => h.hash_bytes(b),
-                Found::Written => h.hash_bytes(&buf),
-            };
-            out.push(hashed);
+        hash_objects(obj, h, |x| {
+            out.push(x);
             Ok(())
-        };
-        if let Ok(l) = obj.cast_exact::<PyList>() {
-            // owned items: a key's object stays alive while its bytes are read, even if
-            // Python code run for it (an __index__) changes the list
-            for item in l.iter() {
-                one(&item)?;
-            }
-        } else if let Ok(t) = obj.cast_exact::<PyTuple>() {
-            for item in t.iter_borrowed() {
-                one(&item)?;
-            }
-        } else {
-            let it = obj.try_iter().map_err(|e| not_iterable(e, obj.py()))?;
-            for item in it {
-                one(&item?)?;
-            }
-        }
+        })?;
         Ok(Hashes {
             src: HashSrc::Ready(out),
             shape: None,
@@ -609,6 +609,14 @@ impl Hashes {
                 Ok(())
             }
             HashSrc::Keys(b) => {
+                if let Some(views) = b.arrow().map(ArrowKeys::binary).transpose()?.flatten() {
+                    // string and binary arrays: hashed straight from Arrow's buffers (nulls
+                    // were refused by `ArrowKeys::new`)
+                    return crate::arrow::views_in(&views, range, |start, v| {
+                        v.hash_chunks(&h, |s, hs| f(start + s, hs).map_err(PyFail))
+                            .map_err(|PyFail(e)| e)
+                    });
+                }
                 let mut hs = Vec::with_capacity(CHUNK.min(range.len()));
                 b.chunks_in(range, |start, ks| {
                     hs.clear();
@@ -618,6 +626,66 @@ impl Hashes {
             }
         }
     }
+}
+
+/// Read and hash the keys of a list, tuple or other iterable (not an array) in order with the
+/// GIL held, each object touched once, handing each key's hash to `sink` (which may release
+/// the GIL: a list is read by index, its length checked again at each step, so another thread
+/// changing it meanwhile changes which keys are read, never what memory is). Errors name the
+/// key's index.
+pub fn hash_objects(
+    obj: &Bound<'_, PyAny>,
+    h: KeyHasher,
+    mut sink: impl FnMut(Hashed) -> PyResult<()>,
+) -> PyResult<()> {
+    let mut buf = Vec::new();
+    let mut n = 0;
+    let mut one = |item: &Bound<'_, PyAny>| -> PyResult<()> {
+        buf.clear();
+        let hashed = match key_bytes(item, &mut buf).map_err(|e| with_index(e, n))? {
+            Found::Borrowed(b) => h.hash_bytes(b),
+            Found::Written => h.hash_bytes(&buf),
+        };
+        n += 1;
+        // the key's object is not used after this point: `sink` may release the GIL
+        sink(hashed)
+    };
+    if let Ok(l) = obj.cast_exact::<PyList>() {
+        let (py, lp) = (obj.py(), l.as_ptr());
+        let mut i = 0;
+        // the length read again at each step: Python code run for a key (an __index__)
+        // may change the list
+        // SAFETY: `lp` is a list and we hold the GIL.
+        while (i as ffi::Py_ssize_t) < unsafe { ffi::PyList_Size(lp) } {
+            // SAFETY: `i` is within the list (checked just above, nothing ran since); a
+            // borrowed reference, valid as long as no Python code runs (only Python code
+            // can take the item out of the list and free it).
+            let item = unsafe { pyo3::Borrowed::from_ptr(py, ffi::PyList_GetItem(lp, i as _)) };
+            let p = item.as_ptr();
+            // SAFETY: type checks of a valid object with the GIL held.
+            if unsafe { ffi::PyUnicode_CheckExact(p) != 0 || ffi::PyBytes_CheckExact(p) != 0 } {
+                // exact str and bytes: read and hashed without running Python code, so
+                // the borrowed reference stays valid throughout (no reference count
+                // traffic per key)
+                one(&item)?;
+            } else {
+                // anything else may run Python code (an __index__): an owned reference
+                // keeps the object alive whatever that code does to the list
+                one(&item.to_owned())?;
+            }
+            i += 1;
+        }
+    } else if let Ok(t) = obj.cast_exact::<PyTuple>() {
+        for item in t.iter_borrowed() {
+            one(&item)?;
+        }
+    } else {
+        let it = obj.try_iter().map_err(|e| not_iterable(e, obj.py()))?;
+        for item in it {
+            one(&item?)?;
+        }
+    }
+    Ok(())
 }
 
 /// Decode a NumPy array's elements chunk by chunk.

@@ -143,6 +143,7 @@ mod structured;
 mod version;
 
 // Run-time kinds.
+pub use any::arrow::ArrowBinaryKeys;
 pub use any::batch::PREFETCH_AHEAD;
 pub use any::counter::AnyCounter;
 #[allow(deprecated)]

@@ -6,17 +6,9 @@
 
 use bloomery::{AnyFilter, Kind, SaveOptions, Sizing, Spec, Verify};
 
-/// The process's peak resident memory (VmHWM), in bytes.
-fn peak_rss() -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = s.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        * 1024
-}
+#[path = "common/rss.rs"]
+mod rss;
+use rss::peak_rss;
 
 #[test]
 fn an_empty_file_is_written_without_holding_the_filter_and_as_saved() {

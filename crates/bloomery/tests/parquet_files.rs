@@ -13,7 +13,7 @@ use bloomery::parquet::{
     FilterSource, Hits, KeyList, Mode, ParquetError, ParquetFile, ParquetSidecar, Query,
     SidecarFilter, SidecarState, Sizing,
 };
-use bloomery::{Persist, SplitBlockBloomFilter, Stats};
+use bloomery::{Persist, SplitBlockBits, SplitBlockBloomFilter, Stats};
 use parquet::bloom_filter::Sbbf;
 use parquet::data_type::{ByteArray, FixedLenByteArray};
 use parquet_gen as gen;
@@ -583,4 +583,333 @@ fn prune_stops_at_the_first_hit_with_the_answers_of_a_full_probe() {
     let (count, examined, invalid) = answer(&path, &keys, Mode::Count);
     assert!(count.iter().all(Hits::may_contain_any));
     assert_eq!((examined, invalid), (keys.len(), 1));
+}
+
+/// A page index that claims a list of two billion elements is refused, naming the row group,
+/// column and index, before the `parquet` crate reads it; nothing is written.
+#[test]
+fn a_forged_page_index_is_refused_before_a_rewrite_reads_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = lake_file(dir.path(), 0);
+    let out = dir.path().join("out.parquet");
+    // the file as written has a page index, and rewrites
+    let pf = ParquetFile::open(&path).unwrap();
+    let chunk = pf.metadata().row_group(1).column(0);
+    let (offset, length) = (
+        chunk.column_index_offset().unwrap() as usize,
+        chunk.column_index_length().unwrap() as usize,
+    );
+    assert!(length >= 8, "{length}");
+    rewrite_with_filters(&path, &out, "nofilter", 0.01).unwrap();
+    std::fs::remove_file(&out).unwrap();
+    // field 1 (null_pages): a list of 2³¹ − 1 booleans, in the index's own bytes
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[offset..offset + 7].copy_from_slice(&[0x19, 0xF1, 0xFF, 0xFF, 0xFF, 0xFF, 0x07]);
+    let forged = dir.path().join("forged.parquet");
+    std::fs::write(&forged, &bytes).unwrap();
+    let err = rewrite_with_filters(&forged, &out, "nofilter", 0.01).unwrap_err();
+    let msg = err.to_string();
+    assert!(matches!(err, ParquetError::Footer { .. }), "{msg}");
+    assert!(
+        msg.contains("row group 1, column id: its column index is malformed"),
+        "{msg}"
+    );
+    assert!(!out.exists());
+}
+
+/// The three ways to hold a list of keys: pushed one by one, a text split as it is read, and
+/// a shared text (as a mapped key file is).
+fn key_lists(ids: &[i64]) -> [KeyList; 3] {
+    let mut pushed = KeyList::new(false);
+    let mut text = Vec::new();
+    for id in ids {
+        pushed.push(id.to_string().as_bytes());
+        text.extend_from_slice(format!("{id}\n").as_bytes());
+    }
+    [
+        pushed,
+        KeyList::from_lines(text.clone(), false),
+        KeyList::from_shared_lines(std::sync::Arc::new(text), false),
+    ]
+}
+
+/// A scan reads of a filter what its probes need: each key's block alone when the keys are
+/// few against the bitset, a prune's parts growing from the bitset's start, the whole filter
+/// for counts and key lists. Every way gives arrow-rs' answers, for every way of holding the
+/// keys.
+#[test]
+fn every_way_of_reading_a_filter_answers_as_arrow_rs() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = 6000;
+    let path = dir.path().join("wide-filters.parquet");
+    gen::write(&path, 0, RGS, rows, 1e-7);
+    let sbbfs: Vec<Sbbf> = (0..RGS as usize)
+        .map(|rg| theirs(&path, rg, 0).unwrap())
+        .collect();
+    // 64 KiB bitsets: up to 16 keys are probed one block read each
+    let len = ParquetFile::open(&path)
+        .unwrap()
+        .filter_location(0, 0)
+        .and_then(|l| l.length)
+        .unwrap();
+    assert!(len > 64 << 10 && len < 65 << 10, "{len}");
+    // a quarter of the keys present (any row group), the others from a file never written
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move |n: u64| {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1);
+        (state >> 33) % n
+    };
+    for n in [1, 2, 3, 8, 16, 17, 40, 1_000, 20_000] {
+        let ids: Vec<i64> = (0..n)
+            .map(|_| {
+                let (file, rg, row) = (next(4), next(RGS), next(rows));
+                gen::id(if file == 0 { 0 } else { 5 }, rg, row, rows)
+            })
+            .collect();
+        let hits = |s: &Sbbf| -> Vec<u32> {
+            (0..ids.len() as u32)
+                .filter(|&i| s.check(&ids[i as usize]))
+                .collect()
+        };
+        let expect: Vec<Vec<u32>> = sbbfs.iter().map(hits).collect();
+        for keys in key_lists(&ids) {
+            let any = answer(&path, &keys, Mode::Any).0;
+            let count = answer(&path, &keys, Mode::Count).0;
+            let listed = answer(&path, &keys, Mode::Keys).0;
+            for (rg, e) in expect.iter().enumerate() {
+                assert_eq!(
+                    any[rg],
+                    Hits::Any(!e.is_empty()),
+                    "{n} keys, row group {rg}"
+                );
+                assert_eq!(
+                    count[rg],
+                    Hits::Count(e.len() as u64),
+                    "{n} keys, row group {rg}"
+                );
+                assert_eq!(
+                    listed[rg],
+                    Hits::Keys(e.clone()),
+                    "{n} keys, row group {rg}"
+                );
+            }
+        }
+    }
+    // a prune reads on until the one present key's block: wherever it lies in the bitset,
+    // and at each edge of the parts it reads (the first ends near block 128, each later one
+    // doubles the bytes read)
+    let blocks = (len / 32) as u64;
+    let hasher = bloomery::KeyHasher::parquet();
+    let block_of = |id: i64| SplitBlockBits::block_index(hasher.hash(&id).lo, blocks);
+    let edges: Vec<u64> = [128u64, 256, 512, 1024]
+        .iter()
+        .flat_map(|&e| e - 4..e + 4)
+        .chain([0, blocks - 1])
+        .collect();
+    let mut rows_at_edges: Vec<u64> = edges
+        .iter()
+        .filter_map(|&b| (0..rows).find(|&r| block_of(gen::id(0, 1, r, rows)) == b))
+        .collect();
+    assert!(rows_at_edges.len() >= 30, "{}", rows_at_edges.len());
+    rows_at_edges.extend((0..rows).step_by(211));
+    let absent: Vec<i64> = (0..200).map(|i| gen::id(7, 0, i, rows)).collect();
+    for row in rows_at_edges {
+        let present = gen::id(0, 1, row, rows);
+        let mut ids = absent.clone();
+        ids.insert((row % 200) as usize, present);
+        let expect: Vec<Hits> = sbbfs
+            .iter()
+            .map(|s| Hits::Any(ids.iter().any(|k| s.check(k))))
+            .collect();
+        assert_eq!(expect[1], Hits::Any(true));
+        for keys in key_lists(&ids) {
+            assert_eq!(answer(&path, &keys, Mode::Any).0, expect, "row {row}");
+        }
+    }
+}
+
+/// The footer's metadata bytes (without the 8-byte tail) of a Parquet file's bytes.
+fn footer_of(bytes: &[u8]) -> &[u8] {
+    let n = bytes.len();
+    let meta_len = u32::from_le_bytes(bytes[n - 8..n - 4].try_into().unwrap()) as usize;
+    &bytes[n - 8 - meta_len..n - 8]
+}
+
+/// A file with nested groups, repeated and optional leaves, a leaf name used twice and the
+/// physical types the lake file lacks (BOOLEAN, INT96, FIXED_LEN_BYTE_ARRAY without UUID),
+/// a filter on the nested `a.b`, two row groups.
+fn nested_file(path: &Path) {
+    use parquet::data_type::{BoolType, ByteArrayType, FixedLenByteArrayType, Int64Type};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    use parquet::schema::types::ColumnPath;
+    use std::sync::Arc;
+    let schema = parse_message_type(
+        "message m {
+            required group a { required int64 b; optional group c { repeated binary b (UTF8); } }
+            required boolean e;
+            optional fixed_len_byte_array(4) g;
+        }",
+    )
+    .unwrap();
+    let props = WriterProperties::builder()
+        .set_column_bloom_filter_enabled(ColumnPath::new(vec!["a".into(), "b".into()]), true)
+        .set_column_bloom_filter_enabled(ColumnPath::from("e"), true)
+        .build();
+    let out = std::fs::File::create(path).unwrap();
+    let mut w = SerializedFileWriter::new(out, Arc::new(schema), Arc::new(props)).unwrap();
+    for rg in 0..2i64 {
+        let mut g = w.next_row_group().unwrap();
+        let mut c = 0;
+        while let Some(mut col) = g.next_column().unwrap() {
+            match c {
+                0 => {
+                    col.typed::<Int64Type>()
+                        .write_batch(&[rg, rg + 10, rg + 20], None, None)
+                        .unwrap();
+                }
+                1 => {
+                    let v: Vec<ByteArray> = vec!["x".into(), "y".into()];
+                    col.typed::<ByteArrayType>()
+                        .write_batch(&v, Some(&[2, 2, 0, 1]), Some(&[0, 1, 0, 0]))
+                        .unwrap();
+                }
+                2 => {
+                    col.typed::<BoolType>()
+                        .write_batch(&[true, false, true], None, None)
+                        .unwrap();
+                }
+                _ => {
+                    let v = vec![FixedLenByteArray::from(vec![1, 2, 3, 4])];
+                    col.typed::<FixedLenByteArrayType>()
+                        .write_batch(&v, Some(&[1, 0, 0]), None)
+                        .unwrap();
+                }
+            }
+            col.close().unwrap();
+            c += 1;
+        }
+        g.close().unwrap();
+    }
+    w.close().unwrap();
+}
+
+/// The scan's footer reader reads every file written here exactly as the `parquet` crate
+/// does (it declines none of them, so a scan never falls back on them), and the scan answers
+/// nested columns by their dotted path.
+#[test]
+fn the_scans_footer_reader_reads_every_test_file_as_the_parquet_crate() {
+    use bloomery::parquet::{compare_footer_readers, FooterReaders};
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = vec![lake_file(dir.path(), 0)];
+    let one = dir.path().join("one.parquet");
+    gen::write(&one, 1, 1, 10, 0.05);
+    files.push(one);
+    let nested = dir.path().join("nested.parquet");
+    nested_file(&nested);
+    files.push(nested.clone());
+    let rewritten = dir.path().join("rewritten.parquet");
+    rewrite_with_filters(&files[1], &rewritten, "nofilter", 0.01).unwrap();
+    files.push(rewritten);
+    for f in &files {
+        let bytes = std::fs::read(f).unwrap();
+        assert_eq!(
+            compare_footer_readers(footer_of(&bytes)),
+            FooterReaders::Agree,
+            "{}",
+            f.display()
+        );
+    }
+    let pf = ParquetFile::open(&nested).unwrap();
+    assert_eq!(pf.column_paths(), ["a.b", "a.c.b", "e", "g"]);
+    // `b` names two leaves: ambiguous, in the scan as in the file
+    let mut keys = KeyList::new(false);
+    keys.push(b"10");
+    let q = Query {
+        column: "b",
+        keys: &keys,
+        mode: Mode::Any,
+        use_sidecars: false,
+    };
+    let mut res = Vec::new();
+    scan(std::slice::from_ref(&nested), &q, |_, a| {
+        res.push(a.map(|a| a.row_groups.len()));
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+    assert!(
+        matches!(res[0], Err(ParquetError::NoColumn { .. })),
+        "{res:?}"
+    );
+    let q = Query { column: "a.b", ..q };
+    let mut res = Vec::new();
+    scan(std::slice::from_ref(&nested), &q, |_, a| {
+        res.push(
+            a.unwrap()
+                .row_groups
+                .into_iter()
+                .map(|r| r.hits)
+                .collect::<Vec<_>>(),
+        );
+        Ok::<_, ()>(())
+    })
+    .unwrap();
+    // 10 is in row group 0 (0, 10, 20): a filter never misses it
+    assert_eq!(res[0][0], Hits::Any(true));
+}
+
+/// Damaged footers (every third truncation, 3,000 changed footers, fixed seed): the two
+/// readers never read one differently. The scan's reader declines most of what the crate
+/// refuses; what it reads although the crate refuses is damage inside fields it skips (e.g. a
+/// required field missing from a page-encoding statistic), never in the fields it reads.
+#[test]
+fn damaged_footers_are_never_read_differently_by_the_two_readers() {
+    use bloomery::parquet::{compare_footer_readers, FooterReaders};
+    let dir = tempfile::tempdir().unwrap();
+    let nested = dir.path().join("nested.parquet");
+    nested_file(&nested);
+    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let (mut agree, mut declined, mut only_skim) = (0, 0, 0);
+    for path in [lake_file(dir.path(), 2), nested] {
+        let bytes = std::fs::read(&path).unwrap();
+        let meta = footer_of(&bytes).to_vec();
+        let mut check = |m: &[u8]| match compare_footer_readers(m) {
+            FooterReaders::Agree => agree += 1,
+            FooterReaders::Declined | FooterReaders::BothRefused => declined += 1,
+            FooterReaders::OnlySkimRead(_) => only_skim += 1,
+            FooterReaders::Differ(d) => panic!("{d}"),
+        };
+        for cut in (0..meta.len()).step_by(3) {
+            check(&meta[..cut]);
+        }
+        for _ in 0..1500 {
+            let mut m = meta.clone();
+            for _ in 0..1 + next() % 3 {
+                let pos = (next() % m.len() as u64) as usize;
+                m[pos] = match next() % 4 {
+                    0 => m[pos] ^ (1 << (next() % 8)),
+                    1 => 0,
+                    2 => 0xFF,
+                    _ => next() as u8,
+                };
+            }
+            check(&m);
+        }
+    }
+    // both outcomes occur: the damage reaches fields the scan reads and ones it skips
+    assert!(
+        agree > 100 && declined > 100,
+        "{agree} {declined} {only_skim}"
+    );
+    // truncations are all declined: such cases are a minority of the damage
+    assert!(only_skim < declined, "{agree} {declined} {only_skim}");
 }

@@ -7,17 +7,9 @@
 
 use bloomery::{AnyFilter, Kind, MappedFile, SaveOptions, Sizing, Spec, Verify};
 
-/// The process's peak resident memory (VmHWM), in bytes.
-fn peak_rss() -> u64 {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = s.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
-    line.split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse::<u64>()
-        .unwrap()
-        * 1024
-}
+#[path = "common/rss.rs"]
+mod rss;
+use rss::peak_rss;
 
 #[test]
 fn a_streamed_fold_of_a_256_mib_file_holds_a_few_pieces() {

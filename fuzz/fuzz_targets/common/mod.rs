@@ -83,7 +83,7 @@ pub fn exercise_file(bytes: &[u8]) {
     if let Ok(f) = TopK::from_bytes(bytes) {
         let mut f = round_trip(&f, "topk");
         for k in &keys {
-            let _ = f.add(k);
+            let _ = f.insert(k);
             let _ = f.query(k);
         }
         let _ = f.list();

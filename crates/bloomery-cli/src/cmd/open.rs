@@ -276,7 +276,8 @@ pub fn open_update(path: &Path, verify: bool) -> Result<Update> {
     open_update_as(path, verify, false)
 }
 
-/// [`open_update`] for a blocked filter's sweep in file order (`add`): a big plain file is
+/// [`open_update`] for a blocked filter's sweep in file order (`add`): a big plain file in the
+/// positions layout (the sectors layout is copied first, as [`open_update`] does) is
 /// copied as the sweep advances (the source read once and the copy written once, in order;
 /// [`bloomery::FileUpdate::open_sweep`]), so the sweep's inserts land in pages just written.
 /// The caller copies through each range before touching it ([`Sealer::copy_through`]) and

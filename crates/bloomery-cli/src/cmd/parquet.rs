@@ -45,6 +45,10 @@ impl Keys {
     }
 }
 
+/// A single key file at least this long is mapped rather than read: a prune that needs its
+/// first keys only touches their pages, and the scan need not wait for the whole file.
+const MAP_KEYS_FROM: u64 = 1 << 20;
+
 fn read_keys(q: &ParquetKeys) -> Result<Keys> {
     let spec = KeySpec::new(&q.spec)?;
     let mut keys = KeyList::new(q.spec.hex);
@@ -78,14 +82,30 @@ fn read_keys(q: &ParquetKeys) -> Result<Keys> {
             }
         }
         if plain.len() == names.len() {
+            let single = plain.len() == 1 && keys.is_empty();
             for (name, mut f, len) in plain {
+                if single && len >= MAP_KEYS_FROM {
+                    // SAFETY: a read-only map of a regular file opened here. The keys are read
+                    // through it while the scan runs; if another process truncates the file in
+                    // that time, a read past its new end faults (SIGBUS), as any mapped read
+                    // does (docs/CLI.md, "Parquet"): bloomery never writes it.
+                    let map = unsafe { memmap2::Mmap::map(&f) }
+                        .with_context(|| format!("cannot read `{name}`"))?;
+                    keys = KeyList::from_shared_lines(std::sync::Arc::new(map), q.spec.hex);
+                    continue;
+                }
                 let mut text = Vec::with_capacity(len as usize);
                 f.seek(SeekFrom::Start(0))
                     .and_then(|_| f.read_to_end(&mut text))
                     .with_context(|| format!("cannot read `{name}`"))?;
-                keys.push_lines(text);
+                if single {
+                    // split only as far as the scan reads (a prune often needs the first keys)
+                    keys = KeyList::from_lines(text, q.spec.hex);
+                } else {
+                    keys.push_lines(text);
+                }
             }
-            if keys.len() > u32::MAX as usize {
+            if keys.len_bound() > u32::MAX as usize && keys.len() > u32::MAX as usize {
                 bail!("at most {} keys per query", group(u64::from(u32::MAX)));
             }
             return Ok(Keys { keys, lines });
@@ -132,9 +152,8 @@ struct Tally {
     not_parquet: u64,
     invalid_keys: u64,
     invalid_example: Option<String>,
-    /// Keys the invalid count covers (the most any file's answer examined) and in all.
+    /// Keys the invalid count covers (the most any file's answer examined).
     keys_examined: usize,
-    keys_total: usize,
     ignored_sidecars: u64,
 }
 
@@ -180,10 +199,11 @@ impl Tally {
         output::error(&e.to_string());
     }
 
-    fn summary(&self, what: &str) {
+    /// The warnings and the summary line; `keys` is counted only for a warning about them.
+    fn summary(&self, what: &str, keys: &KeyList) {
         if self.invalid_keys > 0 {
             // a prune stops reading keys once every row group may hold one
-            let of = if self.keys_examined < self.keys_total {
+            let of = if self.keys_examined < keys.len() {
                 format!(
                     " of the first {} (all the prune needed)",
                     group(self.keys_examined as u64)
@@ -241,7 +261,6 @@ fn keys_and_files(q: &ParquetKeys, paths: &[PathBuf], tally: &mut Tally) -> Resu
         (keys, walked)
     });
     let keys = keys?;
-    tally.keys_total = keys.keys.len();
     for e in &errors {
         tally.error(e, true);
     }
@@ -389,11 +408,14 @@ fn check(a: ParquetCheckArgs) -> Result<u8> {
         }))?;
     }
     out.flush()?;
-    tally.summary(if a.invert {
-        "so no key is certainly absent and none is printed"
-    } else {
-        "they are not listed per key"
-    });
+    tally.summary(
+        if a.invert {
+            "so no key is certainly absent and none is printed"
+        } else {
+            "they are not listed per key"
+        },
+        &keys.keys,
+    );
     Ok(status(printed > 0, &tally))
 }
 
@@ -481,7 +503,7 @@ fn prune(a: ParquetPruneArgs) -> Result<u8> {
         }))?;
     }
     out.flush()?;
-    tally.summary("they are listed");
+    tally.summary("they are listed", &keys.keys);
     note(&format!(
         "{} of {} files, {} of {} row groups may hold a key",
         group(listed),

@@ -15,7 +15,7 @@ pub const PREFETCH_AHEAD: usize = 16;
 
 /// Call `f(s, i, h)` for every hash of `hashes` in order, `PREFETCH_AHEAD` keys after
 /// `prefetch(s, h)`; stops at the first error.
-fn pipelined<S, E>(
+pub(crate) fn pipelined<S, E>(
     s: &mut S,
     hashes: &[Hashed],
     prefetch: impl Fn(&S, Hashed),

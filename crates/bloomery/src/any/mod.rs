@@ -4,6 +4,7 @@
 //! from the kinds table ([`for_each_kind!`]) and dispatch to each structure's
 //! [`SetKind`](crate::dispatch::SetKind) or [`CounterKind`](crate::dispatch::CounterKind).
 
+pub(crate) mod arrow;
 pub(crate) mod batch;
 pub(crate) mod counter;
 pub(crate) mod filter;

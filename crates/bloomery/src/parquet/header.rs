@@ -17,6 +17,21 @@
 use std::fmt;
 
 /// Why a filter header could not be read.
+///
+/// ```
+/// use bloomery::parquet::{read_filter_header, write_filter_header, HeaderError};
+///
+/// let bytes = write_filter_header(1024);
+/// // cut short
+/// assert_eq!(read_filter_header(&bytes[..2]), Err(HeaderError::Truncated));
+/// // a bitset size that is not a multiple of 32 bytes
+/// assert_eq!(read_filter_header(&write_filter_header(100)), Err(HeaderError::BadSize(100)));
+/// // a struct without fields
+/// let err = read_filter_header(&[0x00]).unwrap_err();
+/// assert_eq!(err, HeaderError::Missing("numBytes"));
+/// assert!(err.to_string().contains("numBytes"));
+///
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HeaderError {
@@ -53,6 +68,19 @@ impl fmt::Display for HeaderError {
 impl std::error::Error for HeaderError {}
 
 /// A decoded, validated filter header.
+///
+/// ```
+/// use bloomery::parquet::{read_filter_header, write_filter_header, FilterHeader};
+///
+/// let mut bytes = write_filter_header(1024);
+/// let header_len = bytes.len();
+/// bytes.extend_from_slice(&[0u8; 1024]); // the bitset follows the header
+/// assert_eq!(
+///     read_filter_header(&bytes),
+///     Ok(FilterHeader { num_bytes: 1024, header_len })
+/// );
+///
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FilterHeader {
     /// Bitset size in bytes (a positive multiple of 32).
@@ -68,20 +96,20 @@ pub const TYPICAL_MAX_LEN: usize = 32;
 /// Deepest nesting of structs and containers the skipper follows.
 const MAX_DEPTH: usize = 16;
 
-// Thrift compact protocol type ids.
-const T_STOP: u8 = 0;
-const T_TRUE: u8 = 1;
-const T_FALSE: u8 = 2;
-const T_BYTE: u8 = 3;
-const T_I16: u8 = 4;
-const T_I32: u8 = 5;
-const T_I64: u8 = 6;
-const T_DOUBLE: u8 = 7;
-const T_BINARY: u8 = 8;
-const T_LIST: u8 = 9;
-const T_SET: u8 = 10;
-const T_MAP: u8 = 11;
-const T_STRUCT: u8 = 12;
+// Thrift compact protocol type ids (shared with the footer reader).
+pub(super) const T_STOP: u8 = 0;
+pub(super) const T_TRUE: u8 = 1;
+pub(super) const T_FALSE: u8 = 2;
+pub(super) const T_BYTE: u8 = 3;
+pub(super) const T_I16: u8 = 4;
+pub(super) const T_I32: u8 = 5;
+pub(super) const T_I64: u8 = 6;
+pub(super) const T_DOUBLE: u8 = 7;
+pub(super) const T_BINARY: u8 = 8;
+pub(super) const T_LIST: u8 = 9;
+pub(super) const T_SET: u8 = 10;
+pub(super) const T_MAP: u8 = 11;
+pub(super) const T_STRUCT: u8 = 12;
 
 struct Cursor<'a> {
     b: &'a [u8],

@@ -7,6 +7,22 @@ use std::fmt;
 use crate::hash::KeyHasher;
 
 /// Parquet's physical types (parquet-format `Type`).
+///
+/// ```
+/// use bloomery::parquet::{ColumnType, PhysicalType};
+///
+/// let t = PhysicalType::Int32;
+/// assert_eq!(t.name(), "INT32");
+/// assert_eq!(PhysicalType::from_id(t.id()), Some(t));
+/// assert_eq!(PhysicalType::from_id(8), None);
+/// // the same key is a different value, and hash, in each physical type
+/// let mut buf = Vec::new();
+/// let int32 = ColumnType::new(PhysicalType::Int32, 0).hash(b"42", false, &mut buf)?;
+/// let int64 = ColumnType::new(PhysicalType::Int64, 0).hash(b"42", false, &mut buf)?;
+/// let bytes = ColumnType::new(PhysicalType::ByteArray, 0).hash(b"42", false, &mut buf)?;
+/// assert!(int32 != int64 && int64 != bytes && int32 != bytes);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PhysicalType {
     /// BOOLEAN (no writer puts Bloom filters on it; keys are `true`/`false`, one byte).
@@ -73,6 +89,25 @@ impl PhysicalType {
 }
 
 /// Logical types that change how a key's text is read (all others read by the physical type).
+///
+/// ```
+/// use bloomery::parquet::{days_since_epoch, ColumnType, PhysicalType, TextForm};
+///
+/// let plain = ColumnType::new(PhysicalType::Int32, 0);
+/// let date = ColumnType { text: TextForm::Date, ..plain };
+/// assert_eq!(date.describe(), "INT32 DATE");
+/// let mut buf = Vec::new();
+/// // a DATE column takes `YYYY-MM-DD` as well as the number of days
+/// let days = days_since_epoch("2024-02-29").expect("a real date");
+/// assert_eq!(days, 19_782);
+/// assert_eq!(
+///     date.hash(b"2024-02-29", false, &mut buf)?,
+///     date.hash(days.to_string().as_bytes(), false, &mut buf)?
+/// );
+/// // a plain INT32 column does not
+/// assert!(plain.hash(b"2024-02-29", false, &mut buf).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TextForm {
     /// By the physical type only.
@@ -84,6 +119,27 @@ pub enum TextForm {
 }
 
 /// How a column's values are encoded for hashing.
+///
+/// ```
+/// use bloomery::parquet::{ColumnType, PhysicalType};
+///
+/// let t = ColumnType::new(PhysicalType::Int64, 0);
+/// assert_eq!(t.describe(), "INT64");
+/// assert_eq!(t.fixed_size(), Some(8));
+/// // text keys are parsed by the type and hashed by their plain encoding ...
+/// let mut out = Vec::new();
+/// t.encode(b"-7", false, &mut out)?;
+/// assert_eq!(out, (-7i64).to_le_bytes());
+/// // ... so a text key and its raw encoding hash alike
+/// let mut buf = Vec::new();
+/// assert_eq!(
+///     t.hash(b"-7", false, &mut buf)?,
+///     t.hash(&(-7i64).to_le_bytes(), true, &mut buf)?
+/// );
+/// let uuid = ColumnType::new(PhysicalType::FixedLenByteArray, 16);
+/// assert_eq!(uuid.fixed_size(), Some(16));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ColumnType {
     /// Physical type.
@@ -95,6 +151,20 @@ pub struct ColumnType {
 }
 
 /// A key that cannot be a value of the column (so it is certainly not in it).
+///
+/// ```
+/// use bloomery::parquet::{ColumnType, KeyError, PhysicalType};
+///
+/// let t = ColumnType::new(PhysicalType::Int32, 0);
+/// let mut buf = Vec::new();
+/// let err: KeyError = t.hash(b"forty-two", false, &mut buf).unwrap_err();
+/// assert_eq!(err.expected, "INT32");
+/// assert!(err.to_string().starts_with("not a INT32 value"));
+/// // too large for 32 bits, and raw bytes of the wrong size
+/// assert!(t.hash(b"4294967296", false, &mut buf).is_err());
+/// assert!(t.hash(&[1, 2, 3], true, &mut buf).is_err());
+///
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyError {
     /// The column type's description.

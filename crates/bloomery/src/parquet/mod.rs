@@ -7,7 +7,9 @@
 //!
 //! - [`ParquetFile`]: a file's footer (decoded by the `parquet` crate) and its filters (header
 //!   and bitset, read by [`read_filter_header`] from the offsets in the footer). Nothing else
-//!   of the file is read.
+//!   of the file is read. A scan reads only the footer fields it needs (columns, row counts,
+//!   filter offsets) straight from the footer's Thrift bytes, and hands any footer that reader
+//!   is not sure of to the `parquet` crate.
 //! - [`ColumnType`]: keys typed by the column's physical type, hashed as the specification
 //!   does (xxHash64, seed 0, over the plain encoding: integers and floats little-endian, byte
 //!   arrays as their bytes).
@@ -23,6 +25,7 @@
 
 mod build;
 mod file;
+mod footer;
 mod header;
 mod keys;
 mod lake;
@@ -35,6 +38,8 @@ pub use build::{
     build_filters, rewrite_with_filters, verify_rewrite, BuiltFilter, RewriteReport, Sizing,
 };
 pub use file::{FilterLocation, ParquetFile};
+#[doc(hidden)]
+pub use footer::{compare_footer_readers, FooterReaders};
 pub use header::{read_filter_header, write_filter_header, FilterHeader, HeaderError};
 pub use keys::{days_since_epoch, ColumnType, KeyError, PhysicalType, TextForm};
 pub use lake::{
@@ -44,6 +49,54 @@ pub use lake::{
 pub use sidecar::{ParquetSidecar, SidecarFilter, MAX_ROW_GROUPS};
 
 /// What went wrong with a Parquet file. Every variant names the file.
+///
+/// ```
+/// use bloomery::parquet::{ParquetError, ParquetFile};
+///
+/// # use std::sync::Arc;
+/// # use parquet::data_type::Int64Type;
+/// # use parquet::file::{properties::WriterProperties, writer::SerializedFileWriter};
+/// # use parquet::schema::{parser::parse_message_type, types::ColumnPath};
+/// # fn write_lake(path: &std::path::Path) {
+/// #     let schema = "message m { required int64 id; required int64 raw; }";
+/// #     let schema = Arc::new(parse_message_type(schema).unwrap());
+/// #     let props = WriterProperties::builder()
+/// #         .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+/// #         .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 100)
+/// #         .build();
+/// #     let file = std::fs::File::create(path).unwrap();
+/// #     let mut w = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+/// #     for rg in 0..2i64 {
+/// #         let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+/// #         let mut g = w.next_row_group().unwrap();
+/// #         while let Some(mut c) = g.next_column().unwrap() {
+/// #             c.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+/// #             c.close().unwrap();
+/// #         }
+/// #         g.close().unwrap();
+/// #     }
+/// #     w.close().unwrap();
+/// # }
+/// let dir = tempfile::tempdir()?;
+/// let lake = dir.path().join("lake.parquet");
+/// // two row groups, ids 0..100 and 100..200, in columns `id` (with Bloom filters,
+/// // written by the `parquet` crate) and `raw` (without)
+/// write_lake(&lake);
+/// let text = dir.path().join("notes.txt");
+/// std::fs::write(&text, "not a Parquet file")?;
+/// let err = ParquetFile::open(&text).unwrap_err();
+/// assert!(matches!(err, ParquetError::NotParquet { .. }), "{err}");
+/// assert_eq!(err.path(), text);
+///
+/// let missing = ParquetFile::open(dir.path().join("missing.parquet")).unwrap_err();
+/// assert!(matches!(missing, ParquetError::Io { .. }), "{missing}");
+///
+/// match ParquetFile::open(&lake)?.find_column("name") {
+///     Err(ParquetError::NoColumn { available, .. }) => assert_eq!(available, ["id", "raw"]),
+///     other => panic!("{other:?}"),
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum ParquetError {

@@ -19,6 +19,56 @@ pub const MAX_ROW_GROUPS: usize = 40_000;
 pub const MAX_COLUMN_PATH: usize = 4096;
 
 /// One row group's filter in a sidecar.
+///
+/// ```
+/// use bloomery::parquet::{build_filters, ParquetFile, ParquetSidecar, SidecarFilter, Sizing};
+///
+/// # use std::sync::Arc;
+/// # use parquet::data_type::Int64Type;
+/// # use parquet::file::{properties::WriterProperties, writer::SerializedFileWriter};
+/// # use parquet::schema::{parser::parse_message_type, types::ColumnPath};
+/// # fn write_lake(path: &std::path::Path) {
+/// #     let schema = "message m { required int64 id; required int64 raw; }";
+/// #     let schema = Arc::new(parse_message_type(schema).unwrap());
+/// #     let props = WriterProperties::builder()
+/// #         .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+/// #         .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 100)
+/// #         .build();
+/// #     let file = std::fs::File::create(path).unwrap();
+/// #     let mut w = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+/// #     for rg in 0..2i64 {
+/// #         let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+/// #         let mut g = w.next_row_group().unwrap();
+/// #         while let Some(mut c) = g.next_column().unwrap() {
+/// #             c.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+/// #             c.close().unwrap();
+/// #         }
+/// #         g.close().unwrap();
+/// #     }
+/// #     w.close().unwrap();
+/// # }
+/// let dir = tempfile::tempdir()?;
+/// let lake = dir.path().join("lake.parquet");
+/// // two row groups, ids 0..100 and 100..200, in columns `id` (with Bloom filters,
+/// // written by the `parquet` crate) and `raw` (without)
+/// write_lake(&lake);
+/// let pf = ParquetFile::open(&lake)?;
+/// let raw = pf.find_column("raw")?;
+/// // filters for the two row groups of `raw`, kept beside the file
+/// let side: Vec<Option<SidecarFilter>> = build_filters(&pf, raw, &[0, 1], 0.01, Sizing::Tight)?
+///     .into_iter()
+///     .map(|b| Some(SidecarFilter { filter: b.filter, distinct: b.distinct, fpr: 0.01 }))
+///     .collect();
+/// assert!(side.iter().flatten().all(|f| f.distinct == 100 && f.fpr == 0.01));
+/// let ct = pf.column_type(raw);
+/// let sidecar = ParquetSidecar::new(pf.len(), pf.footer_hash(), "raw", ct, side)?;
+/// assert_eq!(sidecar.filters(), 2);
+/// // a rate outside [0, 1) is refused
+/// let bad = SidecarFilter { fpr: 1.5, ..sidecar.row_groups[0].clone().unwrap() };
+/// let refused = ParquetSidecar::new(pf.len(), pf.footer_hash(), "raw", ct, vec![Some(bad), None]);
+/// assert!(refused.is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct SidecarFilter {
     /// The filter.
@@ -48,6 +98,61 @@ pub struct SidecarFilter {
 /// The length and footer hash tie a sidecar to one version of its file: a rewritten file (new
 /// footer) makes it stale, and the queries then ignore it with a warning instead of answering
 /// from filters of other data.
+///
+/// ```
+/// use bloomery::parquet::{build_filters, ParquetFile, ParquetSidecar, SidecarFilter, Sizing};
+/// use bloomery::Persist;
+///
+/// # use std::sync::Arc;
+/// # use parquet::data_type::Int64Type;
+/// # use parquet::file::{properties::WriterProperties, writer::SerializedFileWriter};
+/// # use parquet::schema::{parser::parse_message_type, types::ColumnPath};
+/// # fn write_lake(path: &std::path::Path) {
+/// #     let schema = "message m { required int64 id; required int64 raw; }";
+/// #     let schema = Arc::new(parse_message_type(schema).unwrap());
+/// #     let props = WriterProperties::builder()
+/// #         .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
+/// #         .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), 100)
+/// #         .build();
+/// #     let file = std::fs::File::create(path).unwrap();
+/// #     let mut w = SerializedFileWriter::new(file, schema, Arc::new(props)).unwrap();
+/// #     for rg in 0..2i64 {
+/// #         let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+/// #         let mut g = w.next_row_group().unwrap();
+/// #         while let Some(mut c) = g.next_column().unwrap() {
+/// #             c.typed::<Int64Type>().write_batch(&ids, None, None).unwrap();
+/// #             c.close().unwrap();
+/// #         }
+/// #         g.close().unwrap();
+/// #     }
+/// #     w.close().unwrap();
+/// # }
+/// let dir = tempfile::tempdir()?;
+/// let lake = dir.path().join("lake.parquet");
+/// // two row groups, ids 0..100 and 100..200, in columns `id` (with Bloom filters,
+/// // written by the `parquet` crate) and `raw` (without)
+/// write_lake(&lake);
+/// let pf = ParquetFile::open(&lake)?;
+/// let raw = pf.find_column("raw")?;
+/// // filters for the two row groups of `raw`, kept beside the file
+/// let side: Vec<Option<SidecarFilter>> = build_filters(&pf, raw, &[0, 1], 0.01, Sizing::Tight)?
+///     .into_iter()
+///     .map(|b| Some(SidecarFilter { filter: b.filter, distinct: b.distinct, fpr: 0.01 }))
+///     .collect();
+/// let ct = pf.column_type(raw);
+/// let sidecar = ParquetSidecar::new(pf.len(), pf.footer_hash(), "raw", ct, side)?;
+/// let path = ParquetSidecar::path_for(&lake, "raw");
+/// assert_eq!(path, dir.path().join("lake.parquet.raw.bloomery"));
+/// sidecar.save(&path)?;
+/// let loaded = ParquetSidecar::load(&path)?;
+/// assert_eq!(loaded, sidecar);
+/// assert_eq!((loaded.source_len, loaded.filters()), (pf.len(), 2));
+/// // the ids of row group 1 are in its filter
+/// let filter = &loaded.row_groups[1].as_ref().unwrap().filter;
+/// let mut buf = Vec::new();
+/// assert!(filter.contains_hash(ct.hash(b"150", false, &mut buf)?));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParquetSidecar {
     /// Length of the Parquet file.

@@ -79,6 +79,33 @@ impl SplitBlock {
         imp::insert(self, x)
     }
 
+    /// The first of `hashes` the spec's `filter_check` accepts over `bytes`, a bitset of
+    /// `blocks` 32-byte little-endian blocks (None: it rejects them all): the probe loop
+    /// compiled once per kernel, so the mask and test inline into it.
+    #[inline]
+    pub(super) fn first_hit_le(bytes: &[u8], blocks: u64, hashes: &[u64]) -> Option<usize> {
+        imp::first_hit_le(bytes, blocks, hashes)
+    }
+
+    /// How many of `hashes` the spec's `filter_check` accepts over `bytes` (as
+    /// [`first_hit_le`](Self::first_hit_le)).
+    #[inline]
+    pub(super) fn count_hits_le(bytes: &[u8], blocks: u64, hashes: &[u64]) -> usize {
+        imp::count_hits_le(bytes, blocks, hashes)
+    }
+
+    /// [`first_hit_le`](Self::first_hit_le) on the portable kernel (for tests).
+    #[cfg(test)]
+    pub(super) fn first_hit_le_scalar(bytes: &[u8], blocks: u64, hashes: &[u64]) -> Option<usize> {
+        scalar::first_hit_le(bytes, blocks, hashes)
+    }
+
+    /// [`count_hits_le`](Self::count_hits_le) on the portable kernel (for tests).
+    #[cfg(test)]
+    pub(super) fn count_hits_le_scalar(bytes: &[u8], blocks: u64, hashes: &[u64]) -> usize {
+        scalar::count_hits_le(bytes, blocks, hashes)
+    }
+
     /// [`check`](Self::check) on the portable kernel (for tests comparing kernels).
     #[cfg(test)]
     pub(super) fn check_scalar(&self, x: u32) -> bool {
@@ -116,6 +143,31 @@ mod scalar {
         }
         miss != 0
     }
+
+    /// The spec's `filter_check` of `h` over the little-endian bitset `bytes` of `blocks`
+    /// blocks (`bytes.len() == 32 · blocks`).
+    #[inline(always)]
+    pub(super) fn check_le(bytes: &[u8], blocks: u64, h: u64) -> bool {
+        let b = (((h >> 32) * blocks) >> 32) as usize * 32;
+        match bytes
+            .get(b..b + 32)
+            .and_then(|s| <&[u8; 32]>::try_from(s).ok())
+        {
+            Some(block) => check(&SplitBlock::from_le_bytes(block), h as u32),
+            None => true, // unreachable: b + 32 <= len by construction
+        }
+    }
+
+    pub(super) fn first_hit_le(bytes: &[u8], blocks: u64, hashes: &[u64]) -> Option<usize> {
+        hashes.iter().position(|&h| check_le(bytes, blocks, h))
+    }
+
+    pub(super) fn count_hits_le(bytes: &[u8], blocks: u64, hashes: &[u64]) -> usize {
+        hashes
+            .iter()
+            .filter(|&&h| check_le(bytes, blocks, h))
+            .count()
+    }
 }
 
 /// The AVX2 kernels: the eight salted products are one `vpmulld`, the shifts one `vpsrld`
@@ -142,6 +194,64 @@ mod x86 {
             return unsafe { insert_avx2(block, x) };
         }
         scalar::insert(block, x)
+    }
+
+    pub(super) fn first_hit_le(bytes: &[u8], blocks: u64, hashes: &[u64]) -> Option<usize> {
+        if crate::simd::avx2() {
+            // SAFETY: the CPU supports AVX2, the only feature the kernel enables.
+            return unsafe { first_hit_le_avx2(bytes, blocks, hashes) };
+        }
+        scalar::first_hit_le(bytes, blocks, hashes)
+    }
+
+    pub(super) fn count_hits_le(bytes: &[u8], blocks: u64, hashes: &[u64]) -> usize {
+        if crate::simd::avx2() {
+            // SAFETY: the CPU supports AVX2, the only feature the kernel enables.
+            return unsafe { count_hits_le_avx2(bytes, blocks, hashes) };
+        }
+        scalar::count_hits_le(bytes, blocks, hashes)
+    }
+
+    /// `filter_check` of `h` over the little-endian bitset (as `scalar::check_le`).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn check_le_avx2(bytes: &[u8], blocks: u64, h: u64) -> bool {
+        let b = (((h >> 32) * blocks) >> 32) as usize * 32;
+        let Some(block) = bytes.get(b..b + 32) else {
+            return true; // unreachable: b + 32 <= len by construction
+        };
+        // SAFETY: `block` is 32 readable bytes, exactly one unaligned 256-bit load; on
+        // little-endian x86-64 lane i is the block's 32-bit word i.
+        let v = unsafe { _mm256_loadu_si256(block.as_ptr() as *const __m256i) };
+        _mm256_testc_si256(v, mask(h as u32)) == 1
+    }
+
+    /// Four probes at a time, their answers joined without branching (the loads and the
+    /// products of the four overlap), then the first of a group with a hit found again.
+    #[target_feature(enable = "avx2")]
+    fn first_hit_le_avx2(bytes: &[u8], blocks: u64, hashes: &[u64]) -> Option<usize> {
+        let check = |h: u64| check_le_avx2(bytes, blocks, h);
+        let mut groups = hashes.chunks_exact(4);
+        let mut at = 0;
+        for g in &mut groups {
+            if check(g[0]) | check(g[1]) | check(g[2]) | check(g[3]) {
+                return g.iter().position(|&h| check(h)).map(|i| at + i);
+            }
+            at += 4;
+        }
+        groups
+            .remainder()
+            .iter()
+            .position(|&h| check(h))
+            .map(|i| at + i)
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn count_hits_le_avx2(bytes: &[u8], blocks: u64, hashes: &[u64]) -> usize {
+        hashes
+            .iter()
+            .map(|&h| usize::from(check_le_avx2(bytes, blocks, h)))
+            .sum()
     }
 
     /// `mask(x)` as eight 32-bit lanes, lane i = 32-bit word i of the block.

@@ -1,0 +1,781 @@
+//! What a lake scan needs of a Parquet footer, read straight from its Thrift compact bytes
+//! (parquet-format `parquet.thrift`, `FileMetaData`): the leaf columns (dotted path, name,
+//! physical type, type length, DATE/UUID annotation), each row group's row count, and each
+//! column chunk's `bloom_filter_offset` / `bloom_filter_length`. Everything else (statistics,
+//! encodings, key-value metadata, page-index offsets) is skipped unread.
+//!
+//! The reader is conservative: any footer it is not sure to read exactly as the `parquet`
+//! crate does (a missing required field, an unexpected type id, an encrypted column, an empty
+//! group, a column count that disagrees with the schema, names that are not UTF-8, ...) gives
+//! `None`, and the caller decodes the footer with the `parquet` crate instead, whose answer or
+//! error message stands. Its output is checked against the crate's decode
+//! ([`Footer::from_metadata`]) in the tests, on every file they write, and by a fuzz target.
+
+use parquet::basic::{ConvertedType, LogicalType, Type};
+use parquet::file::metadata::ParquetMetaData;
+
+use super::keys::{ColumnType, PhysicalType, TextForm};
+
+use super::header::{
+    T_BINARY, T_BYTE, T_DOUBLE, T_FALSE, T_I16, T_I32, T_I64, T_LIST, T_MAP, T_SET, T_STRUCT,
+    T_TRUE,
+};
+
+/// Deepest nesting of structs and containers skipped.
+const MAX_DEPTH: usize = 32;
+
+/// A Thrift compact-protocol reader over untrusted bytes that only accepts or declines (the
+/// filter header's reader, which says why it refuses, is `header.rs`'s): every length is
+/// checked against the bytes left, nesting is bounded.
+struct Cursor<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    #[inline]
+    fn byte(&mut self) -> Option<u8> {
+        let v = *self.b.get(self.at)?;
+        self.at += 1;
+        Some(v)
+    }
+
+    #[inline]
+    fn left(&self) -> usize {
+        self.b.len() - self.at
+    }
+
+    #[inline]
+    fn skip(&mut self, n: u64) -> Option<()> {
+        if n > self.left() as u64 {
+            return None;
+        }
+        self.at += n as usize;
+        Some(())
+    }
+
+    /// An unsigned LEB128 varint of at most 10 bytes.
+    #[inline]
+    fn varint(&mut self) -> Option<u64> {
+        // most varints of a footer take one byte
+        if let Some(&b) = self.b.get(self.at) {
+            if b < 0x80 {
+                self.at += 1;
+                return Some(u64::from(b));
+            }
+        }
+        let mut v = 0u64;
+        for i in 0..10 {
+            let b = self.byte()?;
+            if i == 9 && b > 1 {
+                return None;
+            }
+            v |= u64::from(b & 0x7f) << (7 * i);
+            if b & 0x80 == 0 {
+                return Some(v);
+            }
+        }
+        None
+    }
+
+    #[inline]
+    fn zigzag(&mut self) -> Option<i64> {
+        let v = self.varint()?;
+        Some(((v >> 1) as i64) ^ -((v & 1) as i64))
+    }
+
+    /// The next field header: `None` at the struct's stop byte (or when malformed: `ok`
+    /// false), else (field id, type).
+    #[inline]
+    fn field(&mut self, last_id: &mut i16, ok: &mut bool) -> Option<(i16, u8)> {
+        let Some(b) = self.byte() else {
+            *ok = false;
+            return None;
+        };
+        if b == 0 {
+            return None;
+        }
+        let ty = b & 0x0f;
+        let delta = b >> 4;
+        let id = if delta == 0 {
+            match self.zigzag().and_then(|id| i16::try_from(id).ok()) {
+                Some(id) => id,
+                None => {
+                    *ok = false;
+                    return None;
+                }
+            }
+        } else {
+            match last_id.checked_add(i16::from(delta)) {
+                Some(id) => id,
+                None => {
+                    *ok = false;
+                    return None;
+                }
+            }
+        };
+        *last_id = id;
+        Some((id, ty))
+    }
+
+    /// Skip one value of type `ty`.
+    fn skip_value(&mut self, ty: u8, depth: usize) -> Option<()> {
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        match ty {
+            T_TRUE | T_FALSE => Some(()),
+            T_BYTE => self.skip(1),
+            T_I16 | T_I32 | T_I64 => self.varint().map(|_| ()),
+            T_DOUBLE => self.skip(8),
+            T_BINARY => {
+                let n = self.varint()?;
+                self.skip(n)
+            }
+            T_LIST | T_SET => {
+                let (elem, n) = self.list()?;
+                for _ in 0..n {
+                    self.element(elem, depth)?;
+                }
+                Some(())
+            }
+            T_MAP => {
+                let n = self.varint()?;
+                if n == 0 {
+                    return Some(());
+                }
+                let kv = self.byte()?;
+                if n.saturating_mul(2) > self.left() as u64 {
+                    return None;
+                }
+                for _ in 0..n {
+                    self.element(kv >> 4, depth)?;
+                    self.element(kv & 0x0f, depth)?;
+                }
+                Some(())
+            }
+            T_STRUCT => self.skip_struct(depth + 1),
+            _ => None,
+        }
+    }
+
+    /// One element of a container (booleans take a byte each there).
+    #[inline]
+    fn element(&mut self, ty: u8, depth: usize) -> Option<()> {
+        match ty {
+            T_TRUE | T_FALSE => self.skip(1),
+            t => self.skip_value(t, depth + 1),
+        }
+    }
+
+    fn skip_struct(&mut self, depth: usize) -> Option<()> {
+        let mut last = 0i16;
+        let mut ok = true;
+        while let Some((_, ty)) = self.field(&mut last, &mut ok) {
+            self.skip_value(ty, depth)?;
+        }
+        ok.then_some(())
+    }
+
+    /// A list or set header: (element type, count), the count bounded by the bytes left
+    /// (every element takes at least one byte).
+    #[inline]
+    fn list(&mut self) -> Option<(u8, usize)> {
+        let h = self.byte()?;
+        let n = match h >> 4 {
+            15 => self.varint()?,
+            n => u64::from(n),
+        };
+        if n > self.left() as u64 {
+            return None;
+        }
+        Some((h & 0x0f, n as usize))
+    }
+
+    /// A union whose members are structs: its one member's field id (the member skipped).
+    fn union_member(&mut self) -> Option<i16> {
+        let mut last = 0i16;
+        let mut ok = true;
+        let mut member = None;
+        while let Some((id, ty)) = self.field(&mut last, &mut ok) {
+            if ty != T_STRUCT || member.replace(id).is_some() {
+                return None;
+            }
+            self.skip_struct(1)?;
+        }
+        if !ok {
+            return None;
+        }
+        member
+    }
+}
+
+/// A leaf column of the schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Leaf {
+    /// Dotted path from the root's children (`a.b.c`).
+    pub(crate) path: String,
+    /// Its last name.
+    pub(crate) name: String,
+    /// How its values are hashed.
+    pub(crate) column_type: ColumnType,
+}
+
+/// Where a column chunk's filter lies: `bloom_filter_offset` and `bloom_filter_length`.
+pub(crate) type FilterField = (Option<i64>, Option<i32>);
+
+/// The footer fields a scan reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Footer {
+    /// The leaf columns, in schema order.
+    pub(crate) leaves: Vec<Leaf>,
+    /// Rows of each row group.
+    pub(crate) rows: Vec<i64>,
+    /// Filter fields of row group `rg`, column `c` at `rg · leaves + c`.
+    pub(crate) filters: Vec<FilterField>,
+}
+
+/// Deepest schema nesting read (deeper schemas go to the `parquet` crate).
+const MAX_SCHEMA_DEPTH: usize = 64;
+
+/// The column type of a leaf from its physical type id, type length and annotations (as
+/// [`Footer::from_metadata`] derives it from the crate's schema).
+fn column_type(
+    physical: PhysicalType,
+    type_length: Option<i32>,
+    logical: Option<i16>,
+    converted: Option<i32>,
+) -> ColumnType {
+    let type_length = if physical == PhysicalType::FixedLenByteArray {
+        type_length.unwrap_or(-1).max(0) as u32
+    } else {
+        0
+    };
+    // LogicalType members: DATE 6, UUID 14; ConvertedType DATE 6
+    let text = match (logical, converted) {
+        (Some(6), _) | (None, Some(6)) => TextForm::Date,
+        (Some(14), _) if type_length == 16 => TextForm::Uuid,
+        _ => TextForm::Plain,
+    };
+    ColumnType {
+        physical,
+        type_length,
+        text,
+    }
+}
+
+/// One `SchemaElement`.
+struct Element {
+    physical: Option<i32>,
+    type_length: Option<i32>,
+    repetition: Option<i32>,
+    name: String,
+    children: Option<i32>,
+    converted: Option<i32>,
+    logical: Option<i16>,
+}
+
+fn i32_of(c: &mut Cursor<'_>) -> Option<i32> {
+    i32::try_from(c.zigzag()?).ok()
+}
+
+fn element(c: &mut Cursor<'_>) -> Option<Element> {
+    let mut e = Element {
+        physical: None,
+        type_length: None,
+        repetition: None,
+        name: String::new(),
+        children: None,
+        converted: None,
+        logical: None,
+    };
+    let mut name = None;
+    let mut last = 0i16;
+    let mut ok = true;
+    while let Some((id, ty)) = c.field(&mut last, &mut ok) {
+        match (id, ty) {
+            (1, T_I32) => e.physical = Some(i32_of(c)?),
+            (2, T_I32) => e.type_length = Some(i32_of(c)?),
+            (3, T_I32) => e.repetition = Some(i32_of(c)?),
+            (4, T_BINARY) => {
+                let n = c.varint()?;
+                let start = c.at;
+                c.skip(n)?;
+                name = Some(std::str::from_utf8(&c.b[start..c.at]).ok()?.to_string());
+            }
+            (5, T_I32) => e.children = Some(i32_of(c)?),
+            (6, T_I32) => e.converted = Some(i32_of(c)?),
+            (10, T_STRUCT) => e.logical = Some(c.union_member()?),
+            (1..=6 | 10, _) => return None,
+            (_, ty) => c.skip_value(ty, 1)?,
+        }
+    }
+    if !ok {
+        return None;
+    }
+    e.name = name?;
+    Some(e)
+}
+
+/// The leaves under the group `elements[at - 1]` with `children` children, from
+/// `elements[at]` on; returns where the group's last descendant ends.
+fn leaves(
+    elements: &[Element],
+    mut at: usize,
+    children: i32,
+    prefix: &str,
+    depth: usize,
+    out: &mut Vec<Leaf>,
+) -> Option<usize> {
+    if depth > MAX_SCHEMA_DEPTH || children < 0 {
+        return None;
+    }
+    for _ in 0..children {
+        let e = elements.get(at)?;
+        at += 1;
+        // a repetition is required below the root (the crate refuses a leaf without one)
+        if !matches!(e.repetition, Some(0..=2)) {
+            return None;
+        }
+        let path = if prefix.is_empty() {
+            e.name.clone()
+        } else {
+            format!("{prefix}.{}", e.name)
+        };
+        match e.children {
+            Some(n) if n > 0 => {
+                if e.physical.is_some() {
+                    return None;
+                }
+                at = leaves(elements, at, n, &path, depth + 1, out)?;
+            }
+            _ => {
+                // a leaf (parquet-cpp writes num_children = 0 for some); one without a type
+                // would be an empty group: left to the crate
+                let physical = u32::try_from(e.physical?)
+                    .ok()
+                    .and_then(PhysicalType::from_id)?;
+                if let Some(ct) = e.converted {
+                    // ConvertedType runs from UTF8 (0) to INTERVAL (21)
+                    if !(0..=21).contains(&ct) {
+                        return None;
+                    }
+                }
+                let t = column_type(physical, e.type_length, e.logical, e.converted);
+                // annotations the crate checks against the physical type: DATE is an INT32,
+                // UUID a 16-byte FIXED_LEN_BYTE_ARRAY
+                if t.text == TextForm::Date && physical != PhysicalType::Int32 {
+                    return None;
+                }
+                if e.logical == Some(14) && t.text != TextForm::Uuid {
+                    return None;
+                }
+                if physical == PhysicalType::FixedLenByteArray && e.type_length.unwrap_or(-1) < 0 {
+                    return None;
+                }
+                out.push(Leaf {
+                    path,
+                    name: e.name.clone(),
+                    column_type: t,
+                });
+            }
+        }
+    }
+    Some(at)
+}
+
+/// One `ColumnChunk`: (physical type id of its metadata, filter fields).
+fn column_chunk(c: &mut Cursor<'_>) -> Option<(i32, FilterField)> {
+    let mut file_offset = false;
+    let mut meta = None;
+    let mut last = 0i16;
+    let mut ok = true;
+    while let Some((id, ty)) = c.field(&mut last, &mut ok) {
+        match (id, ty) {
+            (2, T_I64) => {
+                c.zigzag()?;
+                file_offset = true;
+            }
+            (3, T_STRUCT) => meta = Some(column_meta(c)?),
+            // encrypted columns: left to the crate
+            (8 | 9, _) => return None,
+            (2 | 3, _) => return None,
+            (_, ty) => c.skip_value(ty, 1)?,
+        }
+    }
+    if !ok {
+        return None;
+    }
+    if !file_offset {
+        return None;
+    }
+    meta
+}
+
+/// One `ColumnMetaData`: its physical type id and filter fields, every required field present.
+fn column_meta(c: &mut Cursor<'_>) -> Option<(i32, FilterField)> {
+    let mut ty_id = None;
+    let (mut offset, mut length) = (None, None);
+    // required fields: type 1, encodings 2, path_in_schema 3, codec 4, num_values 5,
+    // total_uncompressed_size 6, total_compressed_size 7, data_page_offset 9
+    let mut seen = 0u32;
+    let mut last = 0i16;
+    let mut ok = true;
+    while let Some((id, ty)) = c.field(&mut last, &mut ok) {
+        match (id, ty) {
+            (1, T_I32) => ty_id = Some(i32_of(c)?),
+            (4, T_I32) => {
+                i32_of(c)?;
+            }
+            (5 | 6 | 7 | 9, T_I64) => {
+                c.zigzag()?;
+            }
+            (2 | 3, T_LIST) => c.skip_value(T_LIST, 1)?,
+            (14, T_I64) => offset = Some(c.zigzag()?),
+            (15, T_I32) => length = Some(i32_of(c)?),
+            (1..=7 | 9 | 14 | 15, _) => return None,
+            (_, ty) => {
+                c.skip_value(ty, 1)?;
+                continue;
+            }
+        }
+        seen |= 1 << id;
+    }
+    if !ok {
+        return None;
+    }
+    const REQUIRED: u32 = 0b10_1111_1110;
+    if seen & REQUIRED != REQUIRED {
+        return None;
+    }
+    Some((ty_id?, (offset, length)))
+}
+
+/// One `RowGroup`: its rows, appending its chunks' filter fields; the physical type ids of its
+/// chunks must be the leaves'.
+fn row_group(
+    c: &mut Cursor<'_>,
+    leaves: &[Leaf],
+    types: &[i32],
+    filters: &mut Vec<FilterField>,
+) -> Option<i64> {
+    let (mut columns, mut total, mut rows) = (false, false, None);
+    let mut last = 0i16;
+    let mut ok = true;
+    while let Some((id, ty)) = c.field(&mut last, &mut ok) {
+        match (id, ty) {
+            (1, T_LIST) => {
+                if columns {
+                    return None;
+                }
+                let (et, n) = c.list()?;
+                if et != T_STRUCT || n != leaves.len() {
+                    return None;
+                }
+                for &want in types {
+                    let (t, f) = column_chunk(c)?;
+                    if t != want {
+                        return None;
+                    }
+                    filters.push(f);
+                }
+                columns = true;
+            }
+            (2, T_I64) => {
+                c.zigzag()?;
+                total = true;
+            }
+            (3, T_I64) => rows = Some(c.zigzag()?),
+            (1..=3, _) => return None,
+            (_, ty) => c.skip_value(ty, 1)?,
+        }
+    }
+    if !ok {
+        return None;
+    }
+    if !(columns && total) {
+        return None;
+    }
+    rows
+}
+
+impl Footer {
+    /// Read the footer's Thrift bytes (`FileMetaData`, without the 8-byte tail). None when
+    /// the bytes are anything but a footer this reader is sure to read as the `parquet` crate
+    /// does.
+    pub(crate) fn skim(bytes: &[u8]) -> Option<Footer> {
+        let mut c = Cursor { b: bytes, at: 0 };
+        let mut out = Footer {
+            leaves: Vec::new(),
+            rows: Vec::new(),
+            filters: Vec::new(),
+        };
+        let (mut version, mut schema, mut num_rows, mut groups) = (false, false, false, false);
+        let mut types = Vec::new();
+        let mut last = 0i16;
+        let mut ok = true;
+        while let Some((id, ty)) = c.field(&mut last, &mut ok) {
+            match (id, ty) {
+                (1, T_I32) => {
+                    i32_of(&mut c)?;
+                    version = true;
+                }
+                (2, T_LIST) => {
+                    if schema {
+                        return None;
+                    }
+                    let (et, n) = c.list()?;
+                    if et != T_STRUCT || n == 0 {
+                        return None;
+                    }
+                    let mut elements = Vec::with_capacity(n);
+                    for _ in 0..n {
+                        elements.push(element(&mut c)?);
+                    }
+                    // the root: a group with children, every element under it
+                    let root = &elements[0];
+                    let children = root.children.filter(|&n| n > 0)?;
+                    if root.physical.is_some() {
+                        return None;
+                    }
+                    let end = leaves(&elements, 1, children, "", 0, &mut out.leaves)?;
+                    if end != elements.len() {
+                        return None;
+                    }
+                    types = out
+                        .leaves
+                        .iter()
+                        .map(|l| l.column_type.physical.id() as i32)
+                        .collect();
+                    schema = true;
+                }
+                (3, T_I64) => {
+                    c.zigzag()?;
+                    num_rows = true;
+                }
+                (4, T_LIST) => {
+                    // the row groups refer to the schema's leaves: it must come first
+                    if !schema || groups {
+                        return None;
+                    }
+                    let (et, n) = c.list()?;
+                    if et != T_STRUCT {
+                        return None;
+                    }
+                    out.rows.reserve(n);
+                    out.filters.reserve(n * out.leaves.len());
+                    for _ in 0..n {
+                        let rows = row_group(&mut c, &out.leaves, &types, &mut out.filters)?;
+                        out.rows.push(rows);
+                    }
+                    groups = true;
+                }
+                // an encrypted file's footer: left to the crate
+                (8 | 9, _) => return None,
+                (1..=4, _) => return None,
+                (_, ty) => c.skip_value(ty, 1)?,
+            }
+        }
+        if !ok {
+            return None;
+        }
+        (version && schema && num_rows && groups).then_some(out)
+    }
+
+    /// The same fields from the `parquet` crate's decode.
+    pub(crate) fn from_metadata(meta: &ParquetMetaData) -> Footer {
+        let schema = meta.file_metadata().schema_descr();
+        let leaves: Vec<Leaf> = schema
+            .columns()
+            .iter()
+            .map(|c| {
+                let physical = match c.physical_type() {
+                    Type::BOOLEAN => PhysicalType::Boolean,
+                    Type::INT32 => PhysicalType::Int32,
+                    Type::INT64 => PhysicalType::Int64,
+                    Type::INT96 => PhysicalType::Int96,
+                    Type::FLOAT => PhysicalType::Float,
+                    Type::DOUBLE => PhysicalType::Double,
+                    Type::BYTE_ARRAY => PhysicalType::ByteArray,
+                    Type::FIXED_LEN_BYTE_ARRAY => PhysicalType::FixedLenByteArray,
+                };
+                let type_length = if physical == PhysicalType::FixedLenByteArray {
+                    c.type_length().max(0) as u32
+                } else {
+                    0
+                };
+                let text = match (c.logical_type_ref(), c.converted_type()) {
+                    (Some(LogicalType::Date), _) | (None, ConvertedType::DATE) => TextForm::Date,
+                    (Some(LogicalType::Uuid), _) if type_length == 16 => TextForm::Uuid,
+                    _ => TextForm::Plain,
+                };
+                Leaf {
+                    path: c.path().string(),
+                    name: c.name().to_string(),
+                    column_type: ColumnType {
+                        physical,
+                        type_length,
+                        text,
+                    },
+                }
+            })
+            .collect();
+        let mut rows = Vec::with_capacity(meta.num_row_groups());
+        let mut filters = Vec::with_capacity(meta.num_row_groups() * leaves.len());
+        for rg in meta.row_groups() {
+            rows.push(rg.num_rows());
+            for cc in rg.columns() {
+                filters.push((cc.bloom_filter_offset(), cc.bloom_filter_length()));
+            }
+        }
+        Footer {
+            leaves,
+            rows,
+            filters,
+        }
+    }
+}
+
+/// Check footer bytes (the Thrift `FileMetaData`) before the `parquet` crate decodes them: the
+/// crate reserves memory by counts it reads (a schema element's `num_children`, a list's
+/// length), so a forged footer of a few bytes could ask for gigabytes. Refused here: bytes
+/// that are not well-formed compact Thrift within [`MAX_DEPTH`] levels, a list claiming more
+/// elements than bytes left, and a schema element claiming more children than the schema has
+/// elements. What passes costs the crate memory in proportion to the footer's size.
+pub(crate) fn check_counts(bytes: &[u8]) -> Result<(), String> {
+    let mut c = Cursor { b: bytes, at: 0 };
+    let malformed = || "malformed footer (not well-formed Thrift metadata)".to_string();
+    let mut last = 0i16;
+    let mut ok = true;
+    while let Some((id, ty)) = c.field(&mut last, &mut ok) {
+        if (id, ty) != (2, T_LIST) {
+            c.skip_value(ty, 1).ok_or_else(malformed)?;
+            continue;
+        }
+        let (et, n) = c.list().ok_or_else(malformed)?;
+        if et != T_STRUCT {
+            c.skip_value(T_LIST, 1).ok_or_else(malformed)?; // a wrong type: the crate's to refuse
+            continue;
+        }
+        for _ in 0..n {
+            let mut last = 0i16;
+            let mut ok = true;
+            while let Some((id, ty)) = c.field(&mut last, &mut ok) {
+                if (id, ty) == (5, T_I32) {
+                    let children = c.zigzag().ok_or_else(malformed)?;
+                    if !(0..=n as i64).contains(&children) {
+                        return Err(format!(
+                            "malformed footer: a schema element claims {children} children, \
+                             the schema has {n} elements"
+                        ));
+                    }
+                } else {
+                    c.skip_value(ty, 2).ok_or_else(malformed)?;
+                }
+            }
+            if !ok {
+                return Err(malformed());
+            }
+        }
+    }
+    if !ok {
+        return Err(malformed());
+    }
+    Ok(())
+}
+
+/// The `parquet` crate's decode of footer bytes, after [`check_counts`].
+pub(crate) fn decode_metadata(
+    bytes: &[u8],
+) -> Result<parquet::file::metadata::ParquetMetaData, String> {
+    check_counts(bytes)?;
+    parquet::file::metadata::ParquetMetaDataReader::decode_metadata(bytes)
+        .map_err(|e| e.to_string())
+}
+
+/// Check that `bytes` start with one well-formed Thrift compact struct (a page index's
+/// `ColumnIndex` or `OffsetIndex`) whose lists claim no more elements than there are bytes
+/// left: what the `parquet` crate is to decode, checked before it does.
+pub(crate) fn check_struct(bytes: &[u8]) -> Result<(), String> {
+    let mut c = Cursor { b: bytes, at: 0 };
+    c.skip_value(T_STRUCT, 0)
+        .ok_or_else(|| "not well-formed Thrift, or a list longer than its bytes".to_string())
+}
+
+/// How the scan's footer reader and the `parquet` crate read the same footer bytes.
+#[doc(hidden)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FooterReaders {
+    /// Both read it, to the same columns, types, row counts and filter offsets.
+    Agree,
+    /// The scan's reader declined it (the crate's answer stands, as a scan uses it).
+    Declined,
+    /// The crate refused it, and the scan's reader declined it too.
+    BothRefused,
+    /// The crate refused it but the scan's reader read it (the crate's error: a footer the
+    /// scan would read while the rest of the library refuses it).
+    OnlySkimRead(String),
+    /// Both read it, differently (a bug).
+    Differ(String),
+}
+
+/// Read footer bytes (the Thrift `FileMetaData`, without the 8-byte tail) with both readers
+/// and compare: for the tests and the fuzz target.
+#[doc(hidden)]
+pub fn compare_footer_readers(meta: &[u8]) -> FooterReaders {
+    let skim = Footer::skim(meta);
+    match (skim, decode_metadata(meta)) {
+        (Some(s), Ok(m)) => {
+            let theirs = Footer::from_metadata(&m);
+            if s == theirs {
+                FooterReaders::Agree
+            } else {
+                FooterReaders::Differ(format!("skim {s:?}\ncrate {theirs:?}"))
+            }
+        }
+        (None, Ok(_)) => FooterReaders::Declined,
+        (None, Err(_)) => FooterReaders::BothRefused,
+        (Some(_), Err(e)) => FooterReaders::OnlySkimRead(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A forged footer of 84 bytes (found by the `parquet_footer` fuzz target) whose schema
+    /// element's child count is an over-long varint the `parquet` crate reads as billions: it
+    /// would reserve about 3 GB for them. Refused before the crate sees it.
+    #[test]
+    fn a_footer_claiming_more_children_than_elements_is_refused_before_the_crate() {
+        let forged: [u8; 84] = [
+            0x15, 0x02, 0x19, 0x3c, 0x48, 0x01, 0x6d, 0x15, 0x9d, 0x9d, 0x9d, 0x9d, 0x9d, 0xe8,
+            0x9d, 0x9d, 0x9d, 0x9d, 0x04, 0x15, 0x02, 0x19, 0x3c, 0x48, 0x01, 0x6d, 0x15, 0x04,
+            0x00, 0x15, 0x04, 0x25, 0x00, 0x18, 0x02, 0x69, 0x64, 0x00, 0x15, 0x0c, 0x25, 0x00,
+            0x18, 0x07, 0x70, 0x61, 0x79, 0x6c, 0x6f, 0x61, 0x64, 0x25, 0x00, 0x00, 0x16, 0x80,
+            0xf1, 0x04, 0x19, 0x4c, 0x19, 0x2c, 0x26, 0x00, 0x1c, 0x15, 0x04, 0x19, 0x35, 0x00,
+            0x06, 0x10, 0x19, 0x18, 0x02, 0x69, 0x64, 0x15, 0x39, 0x18, 0x05, 0x72, 0x02, 0x6f,
+        ];
+        assert!(check_counts(&forged).is_err());
+        assert!(decode_metadata(&forged).is_err());
+        assert_eq!(compare_footer_readers(&forged), FooterReaders::BothRefused);
+    }
+
+    /// Counts are checked in proportion to the bytes: a list claiming more elements than bytes
+    /// left is refused, and so is a child count just over the schema's size; a count equal to
+    /// the rest of the schema passes the check.
+    #[test]
+    fn counts_are_bounded_by_the_footer() {
+        // FileMetaData { 2: schema list of 2 structs { 5: num_children = c } }
+        let schema = |c: i64| {
+            let zz = ((c << 1) ^ (c >> 63)) as u8;
+            vec![0x29, 0x2c, 0x55, zz, 0x00, 0x55, 0x00, 0x00, 0x00]
+        };
+        assert!(check_counts(&schema(1)).is_ok());
+        assert!(check_counts(&schema(2)).is_ok());
+        assert!(check_counts(&schema(3)).unwrap_err().contains("3 children"));
+        assert!(check_counts(&schema(-1)).is_err());
+        // a list header claiming 15 + 100 structs in a few bytes
+        assert!(check_counts(&[0x29, 0xfc, 0x64, 0x00, 0x00]).is_err());
+    }
+}
