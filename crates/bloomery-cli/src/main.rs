@@ -9,6 +9,7 @@ mod cmd;
 mod input;
 mod num;
 mod output;
+mod pagecache;
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};

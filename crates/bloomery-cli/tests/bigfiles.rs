@@ -552,3 +552,183 @@ fn fold_and_flatten_refuse_a_result_over_the_memory_limit() {
         .unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout), "1000\n");
 }
+
+/// The two layouts of a blocked filter, as `create` makes them, a little over two 8 MiB
+/// pieces of the one-pass update long (its pieces' edges are crossed): `-n/-p` is the sectors
+/// layout, `--bits/--hashes` the positions layout.
+const BLOCKED_LAYOUTS: [(&str, &[&str]); 2] = [
+    ("sectors", &["-n", "14M", "-p", "0.01"]),
+    (
+        "positions",
+        &["--kind", "blocked", "--bits", "150M", "--hashes", "7"],
+    ),
+];
+
+/// `add` with the update forced by `BLOOMERY_UPDATE`.
+fn add_by(how: &str, p: &Path, input: &Path) -> std::process::Output {
+    let out = bloomery_no_color()
+        .env("BLOOMERY_UPDATE", how)
+        .arg("add")
+        .arg(p)
+        .arg(input)
+        .output()
+        .unwrap();
+    assert_eq!(
+        clean_status(&out, how),
+        0,
+        "{how}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// `add` through the one-pass update (the file read, changed and written with its new
+/// checksum in one pass) writes the file the sweep's update writes, and the library inserting
+/// in input order, in both layouts: the same bytes, the same summary (new items, fill, rate);
+/// every key added is found; no temp file is left. Keys repeat, and some were in the file
+/// before, so the item count must count each new key once. A damaged file is refused.
+#[test]
+fn a_one_pass_add_writes_what_the_sweeping_add_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("keys.txt");
+    let text: String = lines(500..40_000) + &lines(0..3000);
+    std::fs::write(&input, &text).unwrap();
+    for (layout, args) in BLOCKED_LAYOUTS {
+        let a = create(dir.path(), "a.bloom", &[args, &["--force"]].concat());
+        add(&a, 0..1000);
+        let old = std::fs::read(&a).unwrap();
+        assert!(old.len() > 2 * (8 << 20), "{layout}: {}", old.len());
+        let b = dir.path().join("b.bloom");
+        std::fs::copy(&a, &b).unwrap();
+        let one_pass = add_by("one-pass", &a, &input);
+        let swept = add_by("sweep", &b, &input);
+        let got = std::fs::read(&a).unwrap();
+        assert!(
+            got == std::fs::read(&b).unwrap(),
+            "{layout}: the files differ"
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&one_pass.stderr),
+            String::from_utf8_lossy(&swept.stderr),
+            "{layout}: the summaries differ"
+        );
+        assert!(
+            String::from_utf8_lossy(&one_pass.stderr).contains("39,000 new items"),
+            "{layout}: {}",
+            String::from_utf8_lossy(&one_pass.stderr)
+        );
+        use bloomery::KeySet;
+        let mut want = bloomery::AnyFilter::from_bytes(&old).unwrap();
+        for line in text.lines() {
+            want.try_insert_key(line.as_bytes()).unwrap();
+        }
+        assert_eq!(want.len(), 40_000, "{layout}");
+        assert!(
+            got == want.to_bytes(),
+            "{layout}: not the in-memory insert's file"
+        );
+        // zero false negatives, the file's checksum verified
+        let out = bloomery()
+            .args(["check", "-c"])
+            .arg(&a)
+            .write_stdin(lines(0..40_000))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "40000\n", "{layout}");
+        assert!(stale_temp_files(dir.path()).is_empty(), "{layout}");
+    }
+    // a payload damaged behind every key's block: the one pass checks the source's checksum
+    // as it reads it, refuses the file and leaves it as it was
+    let a = dir.path().join("a.bloom");
+    let mut bytes = std::fs::read(&a).unwrap();
+    let at = bytes.len() - 8 - 1;
+    bytes[at] ^= 0x10;
+    std::fs::write(&a, &bytes).unwrap();
+    let out = bloomery()
+        .env("BLOOMERY_UPDATE", "one-pass")
+        .arg("add")
+        .arg(&a)
+        .write_stdin("key-1\n")
+        .output()
+        .unwrap();
+    assert_eq!(clean_status(&out, "one-pass add of a damaged file"), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("checksum"));
+    assert!(std::fs::read(&a).unwrap() == bytes, "the file is as it was");
+    assert!(stale_temp_files(dir.path()).is_empty());
+    // a choice that is not one of the three is refused, the file untouched
+    let before = std::fs::read(&a).unwrap();
+    let out = bloomery()
+        .env("BLOOMERY_UPDATE", "fast")
+        .arg("add")
+        .arg(&a)
+        .write_stdin("key-1\n")
+        .output()
+        .unwrap();
+    assert_eq!(clean_status(&out, "BLOOMERY_UPDATE=fast"), 2);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("one-pass, sweep or auto"));
+    assert!(std::fs::read(&a).unwrap() == before);
+}
+
+/// `add` through the one-pass update killed at random points (counting the new keys, in the
+/// pass, at the fsync or the rename), in both layouts: the file afterwards is byte for byte
+/// the old one or the completed new one, it loads with its checksum verified and finds every
+/// key it held (and every new key, when it is the new one).
+#[test]
+fn a_one_pass_add_killed_at_any_point_leaves_the_old_or_the_new_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("keys.txt");
+    std::fs::write(&input, lines(1000..150_000)).unwrap();
+    let mut rng = StdRng::seed_from_u64(20);
+    let mut saw_old = 0;
+    for (layout, args) in BLOCKED_LAYOUTS {
+        let p = create(dir.path(), "f.bloom", &[args, &["--force"]].concat());
+        add(&p, 0..1000);
+        let old = std::fs::read(&p).unwrap();
+        // the completed update, and how long it takes, to spread the kills over it
+        let done = dir.path().join("done.bloom");
+        std::fs::write(&done, &old).unwrap();
+        let t0 = std::time::Instant::now();
+        add_by("one-pass", &done, &input);
+        let whole = t0.elapsed();
+        let new = std::fs::read(&done).unwrap();
+        std::fs::remove_file(&done).unwrap();
+        for round in 0..6 {
+            std::fs::write(&p, &old).unwrap();
+            let mut child = Std::new(BIN)
+                .env("BLOOMERY_UPDATE", "one-pass")
+                .arg("add")
+                .arg(&p)
+                .arg(&input)
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap();
+            let at = whole.mul_f64(rng.gen_range(0.0..1.2));
+            std::thread::sleep(at);
+            let _ = child.kill();
+            let _ = child.wait();
+            let now = std::fs::read(&p).unwrap();
+            let what = format!("{layout} round {round} (killed after {at:?} of {whole:?})");
+            assert!(
+                now == old || now == new,
+                "{what}: neither the old nor the new file"
+            );
+            let (keys, want) = if now == old {
+                saw_old += 1;
+                (lines(0..1000), "1000\n")
+            } else {
+                (lines(0..150_000), "150000\n")
+            };
+            let out = bloomery()
+                .args(["check", "-c"])
+                .arg(&p)
+                .write_stdin(keys)
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{what}");
+            for t in stale_temp_files(dir.path()) {
+                std::fs::remove_file(dir.path().join(t)).unwrap();
+            }
+        }
+    }
+    assert!(saw_old > 0, "no kill landed before the rename");
+}

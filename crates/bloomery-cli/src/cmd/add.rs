@@ -2,12 +2,14 @@
 //! occurrence. The file is updated in place of a copy and renamed over the original when every
 //! line is in (see `open::open_update`): a failed add leaves the file as it was, and the
 //! resident memory is the pages the keys touch (on a big blocked file, swept in file order
-//! and dropped behind the sweep).
+//! and dropped behind the sweep). A blocked file longer than half the page cache the process
+//! can use is instead updated in one pass that copies it, inserts the keys and seals it
+//! (`open::AddPath`; `BLOOMERY_UPDATE=one-pass|sweep|auto` forces the choice).
 
 use anyhow::{bail, Result};
 use bloomery::{AnyCounter, AnyFilter, KeySet, LineError, LineSource, LINE_CHUNK};
 
-use super::open::{open_update, open_update_sweep, Sealer, Structure};
+use super::open::{open_update, open_update_sweep, AddPath, Sealer, Structure};
 use crate::cli::AddArgs;
 use crate::input::{self, Counts, KeySpec};
 use crate::num::{count, group, rate, target};
@@ -19,9 +21,10 @@ pub fn run(a: AddArgs) -> Result<u8> {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    // one thread on a big blocked file: a sweep in file order, the file copied as it advances
+    // one thread on a big blocked file: a sweep in file order, the file copied as it
+    // advances, or the one pass when the file is larger than the page cache can hold
     let mut up = if threads == 1 {
-        open_update_sweep(&a.file, a.verify.verify())?
+        open_update_sweep(&a.file, a.verify.verify(), AddPath::from_env()?)?
     } else {
         open_update(&a.file, a.verify.verify())?
     };
@@ -69,6 +72,8 @@ pub fn run(a: AddArgs) -> Result<u8> {
         Structure::Set(f) => {
             let before = f.len();
             let mut invalid = None;
+            // the last batch of a one-pass update, inserted by the pass that seals the file
+            let mut pending = None;
             let counts = match &mut *f {
                 AnyFilter::Blocked(b) if threads > 1 => parallel(b, &a.inputs, &spec, threads)?,
                 other => {
@@ -83,17 +88,32 @@ pub fn run(a: AddArgs) -> Result<u8> {
                         invalid = a.skip_invalid.then_some(bad);
                         counts
                     } else {
-                        add_hashed(other, &a.inputs, &spec, &up.sealer)?
+                        let (counts, last) = add_hashed(other, &a.inputs, &spec, &up.sealer)?;
+                        pending = last;
+                        counts
                     }
                 }
             };
-            let new = f.len().saturating_sub(before);
-            // the summary's fill is counted inside the seal's checksum pass (skipped with -q)
+            let (i, new) = match pending {
+                Some(mut hashes) => {
+                    let i = up.commit_with_keys(&mut hashes)?;
+                    let new = i.items.saturating_sub(before);
+                    (i, new)
+                }
+                None => {
+                    let new = f.len().saturating_sub(before);
+                    // the summary's fill is counted inside the seal's checksum pass (skipped
+                    // with -q)
+                    if crate::output::is_quiet() {
+                        up.commit()?;
+                        return Ok(0);
+                    }
+                    (up.commit_with_info()?, new)
+                }
+            };
             if crate::output::is_quiet() {
-                up.commit()?;
                 return Ok(0);
             }
-            let i = up.commit_with_info()?;
             let mut skipped = if counts.skipped > 0 {
                 format!(" ({} without field, skipped)", group(counts.skipped))
             } else {
@@ -122,39 +142,46 @@ const SWEEP_KEYS: usize = 4 << 20;
 
 /// Every set kind with the pre-hashed path, a batch of keys at a time through the library's
 /// prefetching batch insert. A blocked filter in a big file is swept instead: its keys are
-/// collected, sorted by block and inserted front to back, the pages behind the sweep dropped
+/// collected, sorted by block and inserted front to back, the pages dropped behind the sweep
 /// ([`bloomery::BlockedBloomFilter::insert_sorted`]; same bits and count as input order).
+/// On a one-pass update ([`Sealer::one_pass`]) the first full batch goes into the pass that
+/// copies the file and later ones are swept into the copy; the last batch is returned, for
+/// the pass that seals the file ([`super::open::Update::commit_with_keys`]): with up to
+/// 4 Mi keys, the whole update is that one pass.
 fn add_hashed(
     f: &mut AnyFilter,
     inputs: &[String],
     spec: &KeySpec,
     sealer: &Sealer,
-) -> Result<Counts> {
+) -> Result<(Counts, Option<Vec<bloomery::Hashed>>)> {
     let hasher = *f.hasher();
     if let (AnyFilter::Blocked(b), true) = (&mut *f, sealer.sweeps()) {
+        let one_pass = sealer.one_pass();
         let mut hashes = Vec::new();
-        let behind = |r: std::ops::Range<u64>| sealer.release_payload(r);
-        let ahead = |r: std::ops::Range<u64>| sealer.copy_through(r);
         let counts = input::for_each_batch(inputs, spec, &hasher, |batch| {
             hashes.extend_from_slice(&batch.hashes);
             if hashes.len() >= SWEEP_KEYS {
-                b.insert_sweep(&mut hashes, ahead, behind)?;
+                sealer.insert_batch(b, &mut hashes)?;
                 hashes.clear();
             }
             Ok(())
         })?;
-        b.insert_sweep(&mut hashes, ahead, behind)?;
+        if one_pass {
+            return Ok((counts, Some(hashes)));
+        }
+        sealer.insert_batch(b, &mut hashes)?;
         sealer.copy_rest()?;
-        return Ok(counts);
+        return Ok((counts, None));
     }
-    input::for_each_batch(inputs, spec, &hasher, |batch| {
+    let counts = input::for_each_batch(inputs, spec, &hasher, |batch| {
         if let Err((i, e)) = f.insert_hashed_batch(&batch.hashes) {
             let (n, _) = batch.keyed_lines().nth(i).unwrap_or((batch.first, &[]));
             // the library's error stays in the chain (a size over the limit names the flag)
             return Err(anyhow::Error::new(e).context(format!("line {n}")));
         }
         Ok(())
-    })
+    })?;
+    Ok((counts, None))
 }
 
 /// A counting kind: one occurrence per key, a batch at a time.

@@ -107,6 +107,8 @@ pub struct Sealer {
     path: std::path::PathBuf,
     /// Sweep in file order and drop pages behind (files large enough for it to matter).
     release: bool,
+    /// A blocked filter's keys go into the pass that copies the file ([`AddPath::OnePass`]).
+    one_pass: bool,
 }
 
 /// Files at least this large are updated by sweeps in file order that drop the pages behind
@@ -114,6 +116,35 @@ pub struct Sealer {
 const RELEASE_ABOVE: u64 = 64 << 20;
 
 impl Sealer {
+    /// Whether a blocked filter's keys go into the pass that copies the file, and the last
+    /// batch into the pass that also seals it ([`Update::commit_with_keys`]).
+    pub fn one_pass(&self) -> bool {
+        self.one_pass && matches!(self.commit, Commit::Mapped(_))
+    }
+
+    /// Insert a batch of keys, sorted by block, into a blocked filter decoded from this
+    /// update, when more batches follow: the first batch of a [`one_pass`](Self::one_pass)
+    /// update in the pass that copies the file
+    /// ([`bloomery::BlockedBloomFilter::insert_copying`]), later ones by a sweep of the copy
+    /// (the pages dropped behind it). Returns the keys that were new.
+    pub fn insert_batch(
+        &self,
+        b: &mut bloomery::BlockedBloomFilter,
+        hashes: &mut [Hashed],
+    ) -> bloomery::Result<u64> {
+        if let Commit::Mapped(up) = &self.commit {
+            if self.one_pass && up.copied() == 0 {
+                let mut bar = Progress::bytes("updating", up.len());
+                return b.insert_copying(up, hashes, &mut |n| bar.set(n));
+            }
+        }
+        b.insert_sweep(
+            hashes,
+            |r| self.copy_through(r),
+            |r| self.release_payload(r),
+        )
+    }
+
     /// Whether inserts should sweep the file in order, dropping its pages behind them (a
     /// mapped update of a file large enough for it to matter).
     pub fn sweeps(&self) -> bool {
@@ -178,13 +209,37 @@ impl Update {
         }
     }
 
+    /// Insert a last batch of keys into a set kind and seal the update, returning the
+    /// filter's info: on a [`one_pass`](Sealer::one_pass) update whose copy has not started,
+    /// in one pass over the file that copies it, inserts the keys and seals it
+    /// ([`AnyFilter::commit_with_keys`]); else the keys are inserted into the copy and the
+    /// seal's pass counts the info ([`commit_with_info`](Self::commit_with_info)).
+    pub fn commit_with_keys(self, hashes: &mut [Hashed]) -> Result<bloomery::FilterInfo> {
+        let Update { s, sealer } = self;
+        let mut f = match s {
+            Structure::Set(f) => f,
+            Structure::Counter(c) => return Err(not_a_set(c.kind(), &sealer.path)),
+        };
+        match sealer.commit {
+            Commit::Mapped(up) => {
+                let mut bar = Progress::bytes("updating", up.len());
+                f.commit_with_keys(up, hashes, &mut |n| bar.set(n))
+                    .with_context(|| format!("cannot update `{}`", sealer.path.display()))
+            }
+            commit => {
+                f.insert_hashed_batch(hashes).map_err(|(_, e)| e)?;
+                Update {
+                    s: Structure::Set(f),
+                    sealer: Sealer { commit, ..sealer },
+                }
+                .commit_with_info()
+            }
+        }
+    }
+
     /// Seal the update and replace the file (atomic).
     pub fn commit(self) -> Result<()> {
-        let Sealer {
-            commit,
-            path,
-            release: _,
-        } = self.sealer;
+        let Sealer { commit, path, .. } = self.sealer;
         let ctx = || format!("cannot write `{}`", path.display());
         match commit {
             Commit::Mapped(up) => {
@@ -276,16 +331,76 @@ pub fn open_update(path: &Path, verify: bool) -> Result<Update> {
     open_update_as(path, verify, false)
 }
 
-/// [`open_update`] for a blocked filter's sweep in file order (`add`): a big plain file in the
-/// positions layout (the sectors layout is copied first, as [`open_update`] does) is
-/// copied as the sweep advances (the source read once and the copy written once, in order;
-/// [`bloomery::FileUpdate::open_sweep`]), so the sweep's inserts land in pages just written.
-/// The caller copies through each range before touching it ([`Sealer::copy_through`]) and
-/// the rest before reading the structure whole ([`Sealer::copy_rest`]). Other files open as
-/// [`open_update`] opens them.
-pub fn open_update_sweep(path: &Path, verify: bool) -> Result<Update> {
+/// How `add` updates a plain blocked-filter file (`BLOOMERY_UPDATE=one-pass|sweep|auto`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AddPath {
+    /// Copy the file (as the sweep advances, or first), sweep the keys into the copy in block
+    /// order, then seal it with a checksum pass that reads the copy again: the fastest when
+    /// the copy stays in the page cache until the seal reads it.
+    Sweep,
+    /// One pass that reads each piece of the file, inserts its blocks' keys and writes it to
+    /// the copy with the new checksum ([`AnyFilter::commit_with_keys`]): the file is read from
+    /// the disk once and the copy written once, what a file larger than the page cache needs.
+    OnePass,
+    /// [`OnePass`](Self::OnePass) for a file longer than half the page cache this process
+    /// can use ([`crate::pagecache::budget`]; see [`one_pass_above`]), else
+    /// [`Sweep`](Self::Sweep).
+    Auto,
+}
+
+impl AddPath {
+    /// From the environment variable `BLOOMERY_UPDATE` (unset or empty: `auto`).
+    pub fn from_env() -> Result<Self> {
+        match std::env::var("BLOOMERY_UPDATE") {
+            Err(std::env::VarError::NotPresent) => Ok(AddPath::Auto),
+            Ok(v) => match v.as_str() {
+                "" | "auto" => Ok(AddPath::Auto),
+                "sweep" => Ok(AddPath::Sweep),
+                "one-pass" => Ok(AddPath::OnePass),
+                other => anyhow::bail!(
+                    "BLOOMERY_UPDATE is `{other}`: it must be one-pass, sweep or auto"
+                ),
+            },
+            Err(e) => anyhow::bail!("BLOOMERY_UPDATE: {e}"),
+        }
+    }
+}
+
+/// The file length above which [`AddPath::Auto`] takes the one-pass update, given the page
+/// cache this process can use (`budget`): half of it. The sweep's update holds two files in
+/// the page cache, the source it reads and the copy it writes, and its seal reads the copy
+/// back: while both fit, that read is from memory and the sweep is faster (on a 1.9 GB file
+/// with the cache warm, 5.3 s against 6.9 s; docs/BENCHMARKS.md); once the copy is evicted
+/// before the seal reads it, the seal reads it from the disk again, and the one pass, which
+/// reads the source once and never reads the copy, is faster (docs/BENCHMARKS.md, "A file
+/// larger than RAM").
+pub fn one_pass_above(budget: u64) -> u64 {
+    budget / 2
+}
+
+/// [`open_update`] for `add`'s update of a blocked filter, by `how`
+/// ([`AddPath`]). The one-pass update opens any plain blocked file with
+/// [`bloomery::FileUpdate::open_sweep`], nothing copied yet ([`Sealer::one_pass`]). The sweep
+/// opens a big plain file (over 64 MiB) the same way, copied as the sweep advances (the source
+/// read once and the copy written once, in order), so the sweep's inserts land in pages just
+/// written: the caller copies through each range before touching it
+/// ([`Sealer::copy_through`]) and the rest before reading the structure whole
+/// ([`Sealer::copy_rest`]). Other files open as [`open_update`] opens them.
+pub fn open_update_sweep(path: &Path, verify: bool, how: AddPath) -> Result<Update> {
     let head = bloomery::peek_file(path).with_context(|| load_ctx(path))?;
-    if head.compressed || head.file_len < RELEASE_ABOVE || head.header.kind != Kind::Blocked {
+    if head.compressed || head.header.kind != Kind::Blocked {
+        return open_update(path, verify);
+    }
+    let len = head.file_len;
+    let one_pass = match how {
+        AddPath::OnePass => true,
+        AddPath::Sweep => false,
+        AddPath::Auto => {
+            len >= RELEASE_ABOVE
+                && crate::pagecache::budget().is_some_and(|b| len > one_pass_above(b))
+        }
+    };
+    if !one_pass && len < RELEASE_ABOVE {
         return open_update(path, verify);
     }
     let verify_mode = if verify {
@@ -302,6 +417,7 @@ pub fn open_update_sweep(path: &Path, verify: bool) -> Result<Update> {
             commit: Commit::Mapped(up),
             path: path.to_path_buf(),
             release: true,
+            one_pass,
         },
     })
 }
@@ -323,6 +439,7 @@ pub fn open_update_as(path: &Path, verify: bool, plain: bool) -> Result<Update> 
                 commit: Commit::Compressed { plain },
                 path: path.to_path_buf(),
                 release: false,
+                one_pass: false,
             },
         });
     }
@@ -338,6 +455,7 @@ pub fn open_update_as(path: &Path, verify: bool, plain: bool) -> Result<Update> 
             commit: Commit::Mapped(up),
             path: path.to_path_buf(),
             release: len >= RELEASE_ABOVE,
+            one_pass: false,
         },
     })
 }
