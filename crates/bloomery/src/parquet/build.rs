@@ -325,7 +325,7 @@ fn check_page_index(
     };
     let mut buf = Vec::new();
     for (r, rg) in meta.row_groups().iter().enumerate() {
-        for (c, col) in rg.columns().iter().enumerate() {
+        for col in rg.columns() {
             let indexes = [
                 (
                     "column index",
