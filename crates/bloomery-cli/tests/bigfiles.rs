@@ -602,20 +602,26 @@ fn a_one_pass_add_writes_what_the_sweeping_add_writes() {
         std::fs::copy(&a, &b).unwrap();
         let one_pass = add_by("one-pass", &a, &input);
         let swept = add_by("sweep", &b, &input);
+        // the path forced is the one taken, and says so
+        let summary = |out: &std::process::Output, path: &str| {
+            let err = String::from_utf8_lossy(&out.stderr).into_owned();
+            let (said, rest) = err.split_once('\n').unwrap_or_default();
+            assert!(said.contains(path), "{layout}: {err}");
+            rest.to_owned()
+        };
+        let (one_pass, swept) = (
+            summary(&one_pass, "in one pass"),
+            summary(&swept, "by the copy and sweep"),
+        );
         let got = std::fs::read(&a).unwrap();
         assert!(
             got == std::fs::read(&b).unwrap(),
             "{layout}: the files differ"
         );
-        assert_eq!(
-            String::from_utf8_lossy(&one_pass.stderr),
-            String::from_utf8_lossy(&swept.stderr),
-            "{layout}: the summaries differ"
-        );
+        assert_eq!(one_pass, swept, "{layout}: the summaries differ");
         assert!(
-            String::from_utf8_lossy(&one_pass.stderr).contains("39,000 new items"),
-            "{layout}: {}",
-            String::from_utf8_lossy(&one_pass.stderr)
+            one_pass.contains("39,000 new items"),
+            "{layout}: {one_pass}"
         );
         use bloomery::KeySet;
         let mut want = bloomery::AnyFilter::from_bytes(&old).unwrap();
@@ -688,8 +694,12 @@ fn a_one_pass_add_killed_at_any_point_leaves_the_old_or_the_new_file() {
         let done = dir.path().join("done.bloom");
         std::fs::write(&done, &old).unwrap();
         let t0 = std::time::Instant::now();
-        add_by("one-pass", &done, &input);
+        let out = add_by("one-pass", &done, &input);
         let whole = t0.elapsed();
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("in one pass"),
+            "{layout}"
+        );
         let new = std::fs::read(&done).unwrap();
         std::fs::remove_file(&done).unwrap();
         for round in 0..6 {

@@ -388,7 +388,8 @@ pub fn one_pass_above(budget: u64) -> u64 {
 /// ([`Sealer::copy_rest`]). Other files open as [`open_update`] opens them.
 pub fn open_update_sweep(path: &Path, verify: bool, how: AddPath) -> Result<Update> {
     let head = bloomery::peek_file(path).with_context(|| load_ctx(path))?;
-    if head.compressed || head.header.kind != Kind::Blocked {
+    let kind = head.header.kind;
+    if head.compressed || !matches!(kind, Kind::Blocked | Kind::BlockedSectors) {
         return open_update(path, verify);
     }
     let len = head.file_len;
@@ -400,7 +401,16 @@ pub fn open_update_sweep(path: &Path, verify: bool, how: AddPath) -> Result<Upda
                 && crate::pagecache::budget().is_some_and(|b| len > one_pass_above(b))
         }
     };
-    if !one_pass && len < RELEASE_ABOVE {
+    if how != AddPath::Auto {
+        crate::output::note(if one_pass {
+            "BLOOMERY_UPDATE: the update is made in one pass"
+        } else {
+            "BLOOMERY_UPDATE: the update is made by the copy and sweep"
+        });
+    }
+    // the sectors layout is swept after a copy made first (the copy as the sweep advances
+    // serves the positions layout)
+    if !one_pass && (len < RELEASE_ABOVE || kind != Kind::Blocked) {
         return open_update(path, verify);
     }
     let verify_mode = if verify {
