@@ -730,6 +730,103 @@ fn every_way_of_reading_a_filter_answers_as_arrow_rs() {
     }
 }
 
+/// Damaged filters — bytes changed at random (seeded) in headers and bitsets — never panic a
+/// scan, and its ways of reading a filter agree on whatever the bytes now say: where a file is
+/// answered in every mode, a prune passes a row group exactly when its count is positive and
+/// its list of keys is not empty.
+#[test]
+fn damaged_filters_are_errors_or_read_alike_by_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = 6000;
+    let path = dir.path().join("clean.parquet");
+    gen::write(&path, 0, RGS, rows, 1e-7);
+    let pf = ParquetFile::open(&path).unwrap();
+    let filters: Vec<(usize, usize)> = (0..RGS as usize)
+        .map(|rg| {
+            let l = pf.filter_location(rg, 0).unwrap();
+            (l.offset as usize, l.length.unwrap() as usize)
+        })
+        .collect();
+    let clean = std::fs::read(&path).unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    // 1 and 3 keys: one block read each; 600: a prune's parts, or the whole filter
+    let lists: Vec<KeyList> = [1u64, 3, 600]
+        .iter()
+        .map(|&n| {
+            let mut keys = KeyList::new(false);
+            for i in 0..n {
+                let file = if i % 2 == 0 { 0 } else { 3 };
+                keys.push(
+                    gen::id(file, i % RGS, (i * 37) % rows, rows)
+                        .to_string()
+                        .as_bytes(),
+                );
+            }
+            keys
+        })
+        .collect();
+    let damaged = dir.path().join("damaged.parquet");
+    let (mut errors, mut answered) = (0, 0);
+    for _ in 0..150 {
+        let mut bytes = clean.clone();
+        let (offset, length) = filters[next(RGS) as usize];
+        for _ in 0..1 + next(4) {
+            // a third of the changes in the header, the rest anywhere in the bitset
+            let at = if next(3) == 0 {
+                offset + next(20) as usize
+            } else {
+                offset + next(length as u64) as usize
+            };
+            bytes[at] = next(256) as u8;
+        }
+        std::fs::write(&damaged, &bytes).unwrap();
+        for keys in &lists {
+            let run = |mode| {
+                let q = Query {
+                    column: "id",
+                    keys,
+                    mode,
+                    use_sidecars: false,
+                };
+                let mut out = None;
+                scan(&[damaged.clone()], &q, |_, a| {
+                    out = Some(
+                        a.map(|a| a.row_groups.into_iter().map(|r| r.hits).collect::<Vec<_>>()),
+                    );
+                    Ok::<_, ()>(())
+                })
+                .unwrap();
+                out.unwrap()
+            };
+            match (run(Mode::Any), run(Mode::Count), run(Mode::Keys)) {
+                (Ok(any), Ok(count), Ok(listed)) => {
+                    answered += 1;
+                    for ((a, c), k) in any.iter().zip(&count).zip(&listed) {
+                        assert_eq!(a.may_contain_any(), c.may_contain_any(), "{a:?} {c:?}");
+                        assert_eq!(a.may_contain_any(), k.may_contain_any(), "{a:?} {k:?}");
+                        if let (Hits::Count(n), Hits::Keys(k)) = (c, k) {
+                            assert_eq!(*n as usize, k.len());
+                        }
+                    }
+                }
+                (Err(_), Err(_), Err(_)) => errors += 1,
+                (a, c, k) => panic!("modes disagree: {a:?} {c:?} {k:?}"),
+            }
+        }
+    }
+    // both kinds of outcome were met
+    assert!(
+        errors > 0 && answered > 0,
+        "{errors} errors, {answered} answered"
+    );
+}
+
 /// The footer's metadata bytes (without the 8-byte tail) of a Parquet file's bytes.
 fn footer_of(bytes: &[u8]) -> &[u8] {
     let n = bytes.len();
