@@ -795,7 +795,7 @@ fn damaged_filters_are_errors_or_read_alike_by_every_mode() {
                     use_sidecars: false,
                 };
                 let mut out = None;
-                scan(&[damaged.clone()], &q, |_, a| {
+                scan(std::slice::from_ref(&damaged), &q, |_, a| {
                     out = Some(
                         a.map(|a| a.row_groups.into_iter().map(|r| r.hits).collect::<Vec<_>>()),
                     );
