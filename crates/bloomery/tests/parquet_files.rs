@@ -504,6 +504,15 @@ fn filter_headers_are_written_as_arrow_rs_writes_them() {
 
 /// Row group answers of one file for `keys` in `mode`, with the keys examined and invalid.
 fn answer(path: &Path, keys: &KeyList, mode: Mode) -> (Vec<Hits>, usize, u64) {
+    try_answer(path, keys, mode).unwrap()
+}
+
+/// [`answer`], or the file's error.
+fn try_answer(
+    path: &Path,
+    keys: &KeyList,
+    mode: Mode,
+) -> Result<(Vec<Hits>, usize, u64), ParquetError> {
     let q = Query {
         column: "id",
         keys,
@@ -512,12 +521,13 @@ fn answer(path: &Path, keys: &KeyList, mode: Mode) -> (Vec<Hits>, usize, u64) {
     };
     let mut out = None;
     scan(&[path.to_path_buf()], &q, |_, a| {
-        let a = a.unwrap();
-        out = Some((
-            a.row_groups.into_iter().map(|r| r.hits).collect(),
-            a.keys_examined,
-            a.invalid_keys,
-        ));
+        out = Some(a.map(|a| {
+            (
+                a.row_groups.into_iter().map(|r| r.hits).collect(),
+                a.keys_examined,
+                a.invalid_keys,
+            )
+        }));
         Ok::<_, ()>(())
     })
     .unwrap();
@@ -617,6 +627,17 @@ fn a_forged_page_index_is_refused_before_a_rewrite_reads_it() {
     assert!(!out.exists());
 }
 
+/// Rows per row group of [`wide_file`].
+const WIDE_ROWS: u64 = 6000;
+
+/// A file whose `id` filters are 64 KiB (6,000 values each at 1e-7): up to 16 keys are probed
+/// one block read at a time.
+fn wide_file(dir: &Path) -> PathBuf {
+    let path = dir.join("wide.parquet");
+    gen::write(&path, 0, RGS, WIDE_ROWS, 1e-7);
+    path
+}
+
 /// The three ways to hold a list of keys: pushed one by one, a text split as it is read, and
 /// a shared text (as a mapped key file is).
 fn key_lists(ids: &[i64]) -> [KeyList; 3] {
@@ -640,9 +661,7 @@ fn key_lists(ids: &[i64]) -> [KeyList; 3] {
 #[test]
 fn every_way_of_reading_a_filter_answers_as_arrow_rs() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = 6000;
-    let path = dir.path().join("wide-filters.parquet");
-    gen::write(&path, 0, RGS, rows, 1e-7);
+    let (path, rows) = (wide_file(dir.path()), WIDE_ROWS);
     let sbbfs: Vec<Sbbf> = (0..RGS as usize)
         .map(|rg| theirs(&path, rg, 0).unwrap())
         .collect();
@@ -737,9 +756,7 @@ fn every_way_of_reading_a_filter_answers_as_arrow_rs() {
 #[test]
 fn damaged_filters_are_errors_or_read_alike_by_every_mode() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = 6000;
-    let path = dir.path().join("clean.parquet");
-    gen::write(&path, 0, RGS, rows, 1e-7);
+    let (path, rows) = (wide_file(dir.path()), WIDE_ROWS);
     let pf = ParquetFile::open(&path).unwrap();
     let filters: Vec<(usize, usize)> = (0..RGS as usize)
         .map(|rg| {
@@ -787,23 +804,7 @@ fn damaged_filters_are_errors_or_read_alike_by_every_mode() {
         }
         std::fs::write(&damaged, &bytes).unwrap();
         for keys in &lists {
-            let run = |mode| {
-                let q = Query {
-                    column: "id",
-                    keys,
-                    mode,
-                    use_sidecars: false,
-                };
-                let mut out = None;
-                scan(std::slice::from_ref(&damaged), &q, |_, a| {
-                    out = Some(
-                        a.map(|a| a.row_groups.into_iter().map(|r| r.hits).collect::<Vec<_>>()),
-                    );
-                    Ok::<_, ()>(())
-                })
-                .unwrap();
-                out.unwrap()
-            };
+            let run = |mode| try_answer(&damaged, keys, mode).map(|a| a.0);
             match (run(Mode::Any), run(Mode::Count), run(Mode::Keys)) {
                 (Ok(any), Ok(count), Ok(listed)) => {
                     answered += 1;
