@@ -719,7 +719,7 @@ fn every_way_of_reading_a_filter_answers_as_arrow_rs() {
     // a prune reads on until the one present key's block: wherever it lies in the bitset,
     // and at each edge of the parts it reads (the first ends near block 128, each later one
     // doubles the bytes read)
-    let blocks = (len / 32) as u64;
+    let blocks = len / 32;
     let hasher = bloomery::KeyHasher::parquet();
     let block_of = |id: i64| SplitBlockBits::block_index(hasher.hash(&id).lo, blocks);
     let edges: Vec<u64> = [128u64, 256, 512, 1024]
