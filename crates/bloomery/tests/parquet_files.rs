@@ -504,6 +504,15 @@ fn filter_headers_are_written_as_arrow_rs_writes_them() {
 
 /// Row group answers of one file for `keys` in `mode`, with the keys examined and invalid.
 fn answer(path: &Path, keys: &KeyList, mode: Mode) -> (Vec<Hits>, usize, u64) {
+    try_answer(path, keys, mode).unwrap()
+}
+
+/// [`answer`], or the file's error.
+fn try_answer(
+    path: &Path,
+    keys: &KeyList,
+    mode: Mode,
+) -> Result<(Vec<Hits>, usize, u64), ParquetError> {
     let q = Query {
         column: "id",
         keys,
@@ -512,12 +521,13 @@ fn answer(path: &Path, keys: &KeyList, mode: Mode) -> (Vec<Hits>, usize, u64) {
     };
     let mut out = None;
     scan(&[path.to_path_buf()], &q, |_, a| {
-        let a = a.unwrap();
-        out = Some((
-            a.row_groups.into_iter().map(|r| r.hits).collect(),
-            a.keys_examined,
-            a.invalid_keys,
-        ));
+        out = Some(a.map(|a| {
+            (
+                a.row_groups.into_iter().map(|r| r.hits).collect(),
+                a.keys_examined,
+                a.invalid_keys,
+            )
+        }));
         Ok::<_, ()>(())
     })
     .unwrap();
@@ -617,6 +627,17 @@ fn a_forged_page_index_is_refused_before_a_rewrite_reads_it() {
     assert!(!out.exists());
 }
 
+/// Rows per row group of [`wide_file`].
+const WIDE_ROWS: u64 = 6000;
+
+/// A file whose `id` filters are 64 KiB (6,000 values each at 1e-7): up to 16 keys are probed
+/// one block read at a time.
+fn wide_file(dir: &Path) -> PathBuf {
+    let path = dir.join("wide.parquet");
+    gen::write(&path, 0, RGS, WIDE_ROWS, 1e-7);
+    path
+}
+
 /// The three ways to hold a list of keys: pushed one by one, a text split as it is read, and
 /// a shared text (as a mapped key file is).
 fn key_lists(ids: &[i64]) -> [KeyList; 3] {
@@ -640,9 +661,7 @@ fn key_lists(ids: &[i64]) -> [KeyList; 3] {
 #[test]
 fn every_way_of_reading_a_filter_answers_as_arrow_rs() {
     let dir = tempfile::tempdir().unwrap();
-    let rows = 6000;
-    let path = dir.path().join("wide-filters.parquet");
-    gen::write(&path, 0, RGS, rows, 1e-7);
+    let (path, rows) = (wide_file(dir.path()), WIDE_ROWS);
     let sbbfs: Vec<Sbbf> = (0..RGS as usize)
         .map(|rg| theirs(&path, rg, 0).unwrap())
         .collect();
@@ -700,7 +719,7 @@ fn every_way_of_reading_a_filter_answers_as_arrow_rs() {
     // a prune reads on until the one present key's block: wherever it lies in the bitset,
     // and at each edge of the parts it reads (the first ends near block 128, each later one
     // doubles the bytes read)
-    let blocks = (len / 32) as u64;
+    let blocks = len / 32;
     let hasher = bloomery::KeyHasher::parquet();
     let block_of = |id: i64| SplitBlockBits::block_index(hasher.hash(&id).lo, blocks);
     let edges: Vec<u64> = [128u64, 256, 512, 1024]
@@ -728,6 +747,85 @@ fn every_way_of_reading_a_filter_answers_as_arrow_rs() {
             assert_eq!(answer(&path, &keys, Mode::Any).0, expect, "row {row}");
         }
     }
+}
+
+/// Damaged filters — bytes changed at random (seeded) in headers and bitsets — never panic a
+/// scan, and its ways of reading a filter agree on whatever the bytes now say: where a file is
+/// answered in every mode, a prune passes a row group exactly when its count is positive and
+/// its list of keys is not empty.
+#[test]
+fn damaged_filters_are_errors_or_read_alike_by_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, rows) = (wide_file(dir.path()), WIDE_ROWS);
+    let pf = ParquetFile::open(&path).unwrap();
+    let filters: Vec<(usize, usize)> = (0..RGS as usize)
+        .map(|rg| {
+            let l = pf.filter_location(rg, 0).unwrap();
+            (l.offset as usize, l.length.unwrap() as usize)
+        })
+        .collect();
+    let clean = std::fs::read(&path).unwrap();
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    };
+    // 1 and 3 keys: one block read each; 600: a prune's parts, or the whole filter
+    let lists: Vec<KeyList> = [1u64, 3, 600]
+        .iter()
+        .map(|&n| {
+            let mut keys = KeyList::new(false);
+            for i in 0..n {
+                let file = if i % 2 == 0 { 0 } else { 3 };
+                keys.push(
+                    gen::id(file, i % RGS, (i * 37) % rows, rows)
+                        .to_string()
+                        .as_bytes(),
+                );
+            }
+            keys
+        })
+        .collect();
+    let damaged = dir.path().join("damaged.parquet");
+    let (mut errors, mut answered) = (0, 0);
+    for _ in 0..150 {
+        let mut bytes = clean.clone();
+        let (offset, length) = filters[next(RGS) as usize];
+        for _ in 0..1 + next(4) {
+            // a third of the changes in the header, the rest anywhere in the bitset
+            let at = if next(3) == 0 {
+                offset + next(20) as usize
+            } else {
+                offset + next(length as u64) as usize
+            };
+            bytes[at] = next(256) as u8;
+        }
+        std::fs::write(&damaged, &bytes).unwrap();
+        for keys in &lists {
+            let run = |mode| try_answer(&damaged, keys, mode).map(|a| a.0);
+            match (run(Mode::Any), run(Mode::Count), run(Mode::Keys)) {
+                (Ok(any), Ok(count), Ok(listed)) => {
+                    answered += 1;
+                    for ((a, c), k) in any.iter().zip(&count).zip(&listed) {
+                        assert_eq!(a.may_contain_any(), c.may_contain_any(), "{a:?} {c:?}");
+                        assert_eq!(a.may_contain_any(), k.may_contain_any(), "{a:?} {k:?}");
+                        if let (Hits::Count(n), Hits::Keys(k)) = (c, k) {
+                            assert_eq!(*n as usize, k.len());
+                        }
+                    }
+                }
+                (Err(_), Err(_), Err(_)) => errors += 1,
+                (a, c, k) => panic!("modes disagree: {a:?} {c:?} {k:?}"),
+            }
+        }
+    }
+    // both kinds of outcome were met
+    assert!(
+        errors > 0 && answered > 0,
+        "{errors} errors, {answered} answered"
+    );
 }
 
 /// The footer's metadata bytes (without the 8-byte tail) of a Parquet file's bytes.
