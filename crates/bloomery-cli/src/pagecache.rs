@@ -1,8 +1,8 @@
 //! How much memory the kernel can give this process's files in the page cache: the machine's
 //! `MemAvailable` (free memory plus the page cache and other memory it can reclaim), and, when
 //! the process is in a memory cgroup, what its limit leaves (limit minus usage, the cgroup's
-//! page cache counted in its usage), for the process's cgroup and every ancestor that has a
-//! limit. `add` compares a file's length with it to choose how to update the file
+//! page cache counted as free: the kernel reclaims it for new pages), for the process's cgroup
+//! and every ancestor that has a limit. `add` compares a file's length with it to choose how to update the file
 //! (`cmd/add.rs`).
 
 use std::path::{Path, PathBuf};
@@ -47,17 +47,25 @@ fn cgroup_room(
         else {
             continue;
         };
-        let (base, limit_file, usage_file) = if controllers.split(',').any(|c| c == "memory") {
-            (
-                root.join("memory"),
-                "memory.limit_in_bytes",
-                "memory.usage_in_bytes",
-            )
-        } else if id == "0" && controllers.is_empty() {
-            (root.to_path_buf(), "memory.max", "memory.current")
-        } else {
-            continue;
-        };
+        // (directory, limit file, usage file, the page-cache keys of memory.stat)
+        let (base, limit_file, usage_file, cache_keys): (_, _, _, &[&str]) =
+            if controllers.split(',').any(|c| c == "memory") {
+                (
+                    root.join("memory"),
+                    "memory.limit_in_bytes",
+                    "memory.usage_in_bytes",
+                    &["total_cache", "cache"],
+                )
+            } else if id == "0" && controllers.is_empty() {
+                (
+                    root.to_path_buf(),
+                    "memory.max",
+                    "memory.current",
+                    &["file"],
+                )
+            } else {
+                continue;
+            };
         for dir in ancestors(&base, path) {
             let number = |f: &str| read(&dir.join(f)).and_then(|s| s.trim().parse::<u64>().ok());
             // "max" (v2) does not parse: no limit
@@ -68,11 +76,25 @@ fn cgroup_room(
             if limit >= 1 << 62 {
                 continue;
             }
-            let left = limit.saturating_sub(usage);
+            // the cgroup's page cache is reclaimable: room for this file's pages too
+            let cache = read(&dir.join("memory.stat"))
+                .and_then(|st| stat_value(&st, cache_keys))
+                .unwrap_or(0);
+            let left = limit.saturating_sub(usage.saturating_sub(cache));
             room = Some(room.map_or(left, |r| r.min(left)));
         }
     }
     room
+}
+
+/// The first of `keys` that `memory.stat` (lines of "key value") has.
+fn stat_value(stat: &str, keys: &[&str]) -> Option<u64> {
+    keys.iter().find_map(|k| {
+        stat.lines().find_map(|l| {
+            let (key, value) = l.split_once(' ')?;
+            (key == *k).then(|| value.trim().parse().ok()).flatten()
+        })
+    })
 }
 
 /// `base/path` and each of its parents up to `base` (the cgroup root itself excluded: its
@@ -126,6 +148,25 @@ mod tests {
             ),
         ]);
         assert_eq!(cgroup_room(proc, Path::new("/cg"), &read), Some(1 << 30));
+        // its page cache (a file read in it) is room too
+        let read = files(&[
+            (
+                "/cg/memory/outer/bench/memory.limit_in_bytes",
+                "2147483648\n",
+            ),
+            (
+                "/cg/memory/outer/bench/memory.usage_in_bytes",
+                "2000000000\n",
+            ),
+            (
+                "/cg/memory/outer/bench/memory.stat",
+                "cache 1900000000\nrss 1000\ntotal_cache 1900000000\ntotal_rss 1000\n",
+            ),
+        ]);
+        assert_eq!(
+            cgroup_room(proc, Path::new("/cg"), &read),
+            Some(2_147_483_648 - 100_000_000)
+        );
         // a parent with less room bounds it
         let read = files(&[
             ("/cg/memory/outer/memory.limit_in_bytes", "1000\n"),
@@ -168,5 +209,12 @@ mod tests {
         ]);
         assert_eq!(cgroup_room(proc, Path::new("/cg"), &read), Some(0));
         assert_eq!(cgroup_room("0::/\n", Path::new("/cg"), &read), None);
+        // its page cache ("file" in memory.stat) is room too
+        let read = files(&[
+            ("/cg/user.slice/job/memory.max", "1000\n"),
+            ("/cg/user.slice/job/memory.current", "900\n"),
+            ("/cg/user.slice/job/memory.stat", "anon 100\nfile 700\n"),
+        ]);
+        assert_eq!(cgroup_room(proc, Path::new("/cg"), &read), Some(800));
     }
 }
