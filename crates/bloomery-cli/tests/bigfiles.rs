@@ -148,17 +148,11 @@ fn an_add_killed_at_any_point_leaves_the_old_or_the_new_file() {
     let (mut saw_old, mut saw_new) = (false, false);
     for round in 0..8 {
         std::fs::write(&p, &old).unwrap();
-        let mut child = Std::new(BIN)
-            .arg("add")
-            .arg(&p)
-            .arg(&input)
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let at = whole.mul_f64(rng.gen_range(0.0..1.2));
-        std::thread::sleep(at);
-        let _ = child.kill();
-        let _ = child.wait();
+        let at = kill_at_random(
+            Std::new(BIN).arg("add").arg(&p).arg(&input),
+            whole,
+            &mut rng,
+        );
         let now = std::fs::read(&p).unwrap();
         assert!(
             now == old || now == new,
@@ -704,18 +698,15 @@ fn a_one_pass_add_killed_at_any_point_leaves_the_old_or_the_new_file() {
         std::fs::remove_file(&done).unwrap();
         for round in 0..6 {
             std::fs::write(&p, &old).unwrap();
-            let mut child = Std::new(BIN)
-                .env("BLOOMERY_UPDATE", "one-pass")
-                .arg("add")
-                .arg(&p)
-                .arg(&input)
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            let at = whole.mul_f64(rng.gen_range(0.0..1.2));
-            std::thread::sleep(at);
-            let _ = child.kill();
-            let _ = child.wait();
+            let at = kill_at_random(
+                Std::new(BIN)
+                    .env("BLOOMERY_UPDATE", "one-pass")
+                    .arg("add")
+                    .arg(&p)
+                    .arg(&input),
+                whole,
+                &mut rng,
+            );
             let now = std::fs::read(&p).unwrap();
             let what = format!("{layout} round {round} (killed after {at:?} of {whole:?})");
             assert!(

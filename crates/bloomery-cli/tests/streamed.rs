@@ -3,11 +3,11 @@
 //! `--max-memory` is made, byte for byte the in-memory one; a killed or failing run leaves OUT
 //! as it was.
 
-use std::process::{Command as Std, Stdio};
+use std::process::Command as Std;
 
 use bloomery::AnyFilter;
 use rand::rngs::StdRng;
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 
 mod common;
 use common::*;
@@ -152,15 +152,7 @@ fn a_failed_or_killed_fold_or_union_leaves_out_as_it_was() {
         let mut saw_old = false;
         for round in 0..6 {
             std::fs::write(&out, &old).unwrap();
-            let mut child = Std::new(BIN)
-                .args(&args)
-                .stderr(Stdio::null())
-                .spawn()
-                .unwrap();
-            let at = whole.mul_f64(rng.gen_range(0.0..1.2));
-            std::thread::sleep(at);
-            let _ = child.kill();
-            let _ = child.wait();
+            let at = kill_at_random(Std::new(BIN).args(&args), whole, &mut rng);
             let now = std::fs::read(&out).unwrap();
             assert!(
                 now == old || now == new,

@@ -112,3 +112,18 @@ pub fn clean_status(out: &std::process::Output, what: &str) -> i32 {
     assert!((0..=2).contains(&code), "{what}: status {code}: {err}");
     code
 }
+
+/// Start `cmd` (stderr dropped), kill it after a random share (0–1.2) of `whole`, the time a
+/// full run took, and wait for it: how long it ran. For the crash-safety tests.
+pub fn kill_at_random(
+    cmd: &mut std::process::Command,
+    whole: std::time::Duration,
+    rng: &mut impl rand::Rng,
+) -> std::time::Duration {
+    let mut child = cmd.stderr(std::process::Stdio::null()).spawn().unwrap();
+    let at = whole.mul_f64(rng.gen_range(0.0..1.2));
+    std::thread::sleep(at);
+    let _ = child.kill();
+    let _ = child.wait();
+    at
+}
