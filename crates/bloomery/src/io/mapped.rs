@@ -722,15 +722,7 @@ impl LazyCopy {
         let mut at = 0;
         while at < len {
             let n = PASS_CHUNK.min(len - at);
-            #[cfg(unix)]
-            {
-                let next = at + n;
-                let _ = map.advise_range(
-                    crate::map::Advice::WillNeed,
-                    next,
-                    PASS_CHUNK.min(len - next),
-                );
-            }
+            read_ahead(&map, at + n);
             let bytes = &mut bytemuck::cast_slice_mut::<u64, u8>(buf)[..n];
             bytes.copy_from_slice(&map[at..at + n]);
             release_readonly(&map, at, n);
@@ -785,15 +777,7 @@ impl LazyCopy {
         while self.copied < end {
             let at = self.copied;
             let n = PASS_CHUNK.min(len - at);
-            #[cfg(unix)]
-            {
-                let next = at + n;
-                let _ = map.advise_range(
-                    crate::map::Advice::WillNeed,
-                    next,
-                    PASS_CHUNK.min(len - next),
-                );
-            }
+            read_ahead(map, at + n);
             let chunk = &map[at..at + n];
             if let Some(h) = &mut self.hash {
                 h.update(&chunk[..n.min(body.saturating_sub(at))]);
@@ -836,6 +820,22 @@ fn write_all_at(f: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
     }
 }
 
+/// Ask the kernel to read the [`PASS_CHUNK`] of `map` from byte `next` ahead of a pass (none
+/// past the end; a no-op where maps take no advice).
+fn read_ahead(map: &crate::map::Mmap, next: usize) {
+    #[cfg(unix)]
+    {
+        let next = next.min(map.len());
+        let _ = map.advise_range(
+            crate::map::Advice::WillNeed,
+            next,
+            PASS_CHUNK.min(map.len() - next),
+        );
+    }
+    #[cfg(not(unix))]
+    let _ = (map, next);
+}
+
 /// Copy `src` to `dst` through the source's map, computing the checksum on the way; refuses a
 /// source whose checksum does not match.
 fn copy_verified(src: &MappedFile, dst: &mut File, progress: Progress<'_>) -> Result<()> {
@@ -847,15 +847,7 @@ fn copy_verified(src: &MappedFile, dst: &mut File, progress: Progress<'_>) -> Re
     let mut at = 0;
     while at < map.len() {
         let n = PASS_CHUNK.min(map.len() - at);
-        #[cfg(unix)]
-        {
-            let next = (at + n).min(map.len());
-            let _ = map.advise_range(
-                crate::map::Advice::WillNeed,
-                next,
-                PASS_CHUNK.min(map.len() - next),
-            );
-        }
+        read_ahead(map, at + n);
         let chunk = &map[at..at + n];
         h.update(&chunk[..n.min(body.saturating_sub(at))]);
         dst.write_all(chunk)?;
