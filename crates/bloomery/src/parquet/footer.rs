@@ -642,33 +642,37 @@ impl Footer {
     }
 }
 
-/// A field's type as the `parquet` crate reads it. The crate reads a field it knows by the
-/// type the format gives that field, whatever type the bytes announce, so footer bytes whose
-/// types disagree with the format are read one way by a generic Thrift walk and another way by
-/// the crate. [`check_counts`] refuses them wherever that could change a count it checks.
+/// A field's type as the `parquet` crate (60.x) reads it. The crate reads a field it knows by
+/// the type the format gives that field, whatever type the bytes announce, so footer bytes
+/// whose types disagree with the format are read one way by a generic Thrift walk and
+/// another way by the crate, which may then find a child count, a list length or a list of
+/// booleans (see [`BOOL_CONTAINER`]) that the walk never saw. [`check_counts`] refuses them.
 #[derive(Clone, Copy)]
 enum Shape {
     /// A value of this compact type (an enum is an `i32`).
     Is(u8),
     /// A boolean (its value is the field's type: true or false).
     Bool,
-    /// A struct or union whose known fields have these shapes (others are skipped by type).
+    /// A struct or union whose known fields have these shapes (others the crate skips by
+    /// their own type, as this walk does).
     Struct(&'static [(i16, Shape)]),
+    /// A list of values of this shape.
+    List(&'static Shape),
 }
 
+const I32: Shape = Shape::Is(T_I32);
+const I64: Shape = Shape::Is(T_I64);
+const BINARY: Shape = Shape::Is(T_BINARY);
 const EMPTY: Shape = Shape::Struct(&[]);
 const TIME_UNIT: Shape = Shape::Struct(&[(1, EMPTY), (2, EMPTY), (3, EMPTY)]);
 const TIME: Shape = Shape::Struct(&[(1, Shape::Bool), (2, TIME_UNIT)]);
-/// parquet-format `LogicalType`, as parquet 60 reads it.
+/// parquet-format `LogicalType`.
 const LOGICAL_TYPE: Shape = Shape::Struct(&[
     (1, EMPTY),
     (2, EMPTY),
     (3, EMPTY),
     (4, EMPTY),
-    (
-        5,
-        Shape::Struct(&[(1, Shape::Is(T_I32)), (2, Shape::Is(T_I32))]),
-    ),
+    (5, Shape::Struct(&[(1, I32), (2, I32)])),
     (6, EMPTY),
     (7, TIME),
     (8, TIME),
@@ -682,25 +686,124 @@ const LOGICAL_TYPE: Shape = Shape::Struct(&[
     (14, EMPTY),
     (15, EMPTY),
     (16, Shape::Struct(&[(1, Shape::Is(T_BYTE))])),
-    (17, Shape::Struct(&[(1, Shape::Is(T_BINARY))])),
-    (
-        18,
-        Shape::Struct(&[(1, Shape::Is(T_BINARY)), (2, Shape::Is(T_I32))]),
-    ),
+    (17, Shape::Struct(&[(1, BINARY)])),
+    (18, Shape::Struct(&[(1, BINARY), (2, I32)])),
     (19, EMPTY),
 ]);
 /// parquet-format `SchemaElement`.
 const SCHEMA_ELEMENT: &[(i16, Shape)] = &[
-    (1, Shape::Is(T_I32)),
-    (2, Shape::Is(T_I32)),
-    (3, Shape::Is(T_I32)),
-    (4, Shape::Is(T_BINARY)),
-    (5, Shape::Is(T_I32)),
-    (6, Shape::Is(T_I32)),
-    (7, Shape::Is(T_I32)),
-    (8, Shape::Is(T_I32)),
-    (9, Shape::Is(T_I32)),
+    (1, I32),
+    (2, I32),
+    (3, I32),
+    (4, BINARY),
+    (5, I32),
+    (6, I32),
+    (7, I32),
+    (8, I32),
+    (9, I32),
     (10, LOGICAL_TYPE),
+];
+/// parquet-format `KeyValue`.
+const KEY_VALUE: Shape = Shape::Struct(&[(1, BINARY), (2, BINARY)]);
+/// parquet-format `Statistics`.
+const STATISTICS: Shape = Shape::Struct(&[
+    (1, BINARY),
+    (2, BINARY),
+    (3, I64),
+    (4, I64),
+    (5, BINARY),
+    (6, BINARY),
+    (7, Shape::Bool),
+    (8, Shape::Bool),
+    (9, I64),
+]);
+const DOUBLE: Shape = Shape::Is(T_DOUBLE);
+/// parquet-format `ColumnMetaData`, the fields the crate reads (3 and 8 it skips).
+const COLUMN_META_DATA: Shape = Shape::Struct(&[
+    (1, I32),
+    (2, Shape::List(&I32)),
+    (4, I32),
+    (5, I64),
+    (6, I64),
+    (7, I64),
+    (9, I64),
+    (10, I64),
+    (11, I64),
+    (12, STATISTICS),
+    // PageEncodingStats
+    (
+        13,
+        Shape::List(&Shape::Struct(&[(1, I32), (2, I32), (3, I32)])),
+    ),
+    (14, I64),
+    (15, I32),
+    // SizeStatistics
+    (
+        16,
+        Shape::Struct(&[(1, I64), (2, Shape::List(&I64)), (3, Shape::List(&I64))]),
+    ),
+    // GeospatialStatistics { BoundingBox, list<i32> }
+    (
+        17,
+        Shape::Struct(&[
+            (
+                1,
+                Shape::Struct(&[
+                    (1, DOUBLE),
+                    (2, DOUBLE),
+                    (3, DOUBLE),
+                    (4, DOUBLE),
+                    (5, DOUBLE),
+                    (6, DOUBLE),
+                    (7, DOUBLE),
+                    (8, DOUBLE),
+                ]),
+            ),
+            (2, Shape::List(&I32)),
+        ]),
+    ),
+]);
+/// parquet-format `ColumnChunk` (8 and 9, encryption, the crate skips: it is built without
+/// its `encryption` feature).
+const COLUMN_CHUNK: Shape = Shape::Struct(&[
+    (1, BINARY),
+    (2, I64),
+    (3, COLUMN_META_DATA),
+    (4, I64),
+    (5, I32),
+    (6, I64),
+    (7, I32),
+]);
+/// parquet-format `RowGroup` (6 the crate skips).
+const ROW_GROUP: Shape = Shape::Struct(&[
+    (1, Shape::List(&COLUMN_CHUNK)),
+    (2, I64),
+    (3, I64),
+    // SortingColumn
+    (
+        4,
+        Shape::List(&Shape::Struct(&[
+            (1, I32),
+            (2, Shape::Bool),
+            (3, Shape::Bool),
+        ])),
+    ),
+    (5, I64),
+    (7, Shape::Is(T_I16)),
+]);
+/// parquet-format `FileMetaData` but its schema (field 2, walked by [`check_counts`]);
+/// 8 and 9, encryption, the crate skips.
+const FILE_META_DATA: &[(i16, Shape)] = &[
+    (1, I32),
+    (3, I64),
+    (4, Shape::List(&ROW_GROUP)),
+    (5, Shape::List(&KEY_VALUE)),
+    (6, BINARY),
+    // ColumnOrder, a union of empty structs
+    (
+        7,
+        Shape::List(&Shape::Struct(&[(1, EMPTY), (2, EMPTY), (3, EMPTY)])),
+    ),
 ];
 /// `SchemaElement.num_children`.
 const NUM_CHILDREN: i16 = 5;
@@ -725,22 +828,12 @@ fn typed_struct(
     while let Some((id, ty)) = c.field(&mut last, &mut ok) {
         let shape = fields.iter().find(|(known, _)| *known == id).map(|f| f.1);
         match shape {
-            None => c.skip_value(ty, depth).ok_or(MALFORMED)?,
-            Some(Shape::Bool) if matches!(ty, T_TRUE | T_FALSE) => {}
             Some(Shape::Is(T_I32)) if ty == T_I32 => {
                 let v = c.zigzag().ok_or(MALFORMED)?;
                 seen(id, v)?;
             }
-            Some(Shape::Is(t)) if t == ty => c.skip_value(ty, depth).ok_or(MALFORMED)?,
-            Some(Shape::Struct(inner)) if ty == T_STRUCT => {
-                typed_struct(c, inner, depth + 1, &mut |_, _| Ok(()))?
-            }
-            Some(_) => {
-                return Err(format!(
-                    "malformed footer: field {id} of the schema has Thrift type {ty}, \
-                     not the type the Parquet format gives it"
-                ))
-            }
+            Some(shape) => typed_value(c, shape, id, ty, depth)?,
+            None => c.skip_value(ty, depth).ok_or(MALFORMED)?,
         }
     }
     if ok {
@@ -750,19 +843,59 @@ fn typed_struct(
     }
 }
 
+/// Walk the value of field `id`, of shape `shape`, announced as of type `ty`.
+fn typed_value(
+    c: &mut Cursor<'_>,
+    shape: Shape,
+    id: i16,
+    ty: u8,
+    depth: usize,
+) -> Result<(), String> {
+    let wrong = || {
+        format!(
+            "malformed footer: a field {id} has Thrift type {ty}, not the type the Parquet \
+             format gives it"
+        )
+    };
+    if depth > MAX_DEPTH {
+        return Err(MALFORMED.to_string());
+    }
+    match shape {
+        Shape::Bool if matches!(ty, T_TRUE | T_FALSE) => Ok(()),
+        Shape::Is(t) if t == ty => c.skip_value(ty, depth).ok_or_else(|| MALFORMED.to_string()),
+        Shape::Struct(inner) if ty == T_STRUCT => {
+            typed_struct(c, inner, depth + 1, &mut |_, _| Ok(()))
+        }
+        Shape::List(elem) if ty == T_LIST => {
+            let (et, n) = c.list().ok_or(MALFORMED)?;
+            let want = match *elem {
+                Shape::Is(t) => t,
+                Shape::Struct(_) => T_STRUCT,
+                Shape::Bool | Shape::List(_) => return Err(wrong()),
+            };
+            if et != want && n > 0 {
+                return Err(wrong());
+            }
+            for _ in 0..n {
+                typed_value(c, *elem, id, want, depth + 1)?;
+            }
+            Ok(())
+        }
+        _ => Err(wrong()),
+    }
+}
+
 /// Check footer bytes (the Thrift `FileMetaData`) before the `parquet` crate decodes them: the
 /// crate reserves memory by counts it reads (a schema element's `num_children`, a list's
 /// length), so a forged footer of a few bytes could ask for gigabytes. Refused here: bytes
 /// that are not well-formed compact Thrift within [`MAX_DEPTH`] levels, a list claiming more
-/// elements than bytes left, and a schema element claiming more children than the schema has
+/// elements than bytes left, a schema element claiming more children than the schema has
 /// elements, or nesting groups more than [`MAX_SCHEMA_NESTING`] deep. What passes costs the
 /// crate memory in proportion to the footer's size, and bounded stack.
 ///
-/// The crate reads the schema the way this check does only if the types in the bytes are the
-/// format's, so up to the end of the schema they must be: `version` an `i32`, the schema a
-/// list of structs, every known field of a schema element (and of its logical type) of its
-/// type, and no other field of `FileMetaData` before the schema (writers put fields in id
-/// order; `num_rows`, an `i64`, is let through).
+/// The crate reads the footer the way this check does only if the types in the bytes are the
+/// format's, so they must be: every field the crate reads, at every level, must have the
+/// type the format gives it (see [`Shape`]).
 pub(crate) fn check_counts(bytes: &[u8]) -> Result<(), String> {
     let mut c = Cursor { b: bytes, at: 0 };
     let malformed = || MALFORMED.to_string();
@@ -770,17 +903,13 @@ pub(crate) fn check_counts(bytes: &[u8]) -> Result<(), String> {
     let mut ok = true;
     let mut schema_read = false;
     while let Some((id, ty)) = c.field(&mut last, &mut ok) {
-        if schema_read || !(1..=9).contains(&id) || (id, ty) == (1, T_I32) || (id, ty) == (3, T_I64)
-        {
-            // read as its type says, by the crate too
-            c.skip_value(ty, 1).ok_or_else(malformed)?;
+        if id != 2 || schema_read {
+            // a second schema the crate skips by its type, as this walk does
+            match FILE_META_DATA.iter().find(|(known, _)| *known == id) {
+                Some(&(_, shape)) if id != 2 => typed_value(&mut c, shape, id, ty, 1)?,
+                _ => c.skip_value(ty, 1).ok_or_else(malformed)?,
+            }
             continue;
-        }
-        if id != 2 {
-            return Err(format!(
-                "malformed footer: field {id} of the file metadata comes before the schema \
-                 or has the wrong Thrift type"
-            ));
         }
         if ty != T_LIST {
             return Err("malformed footer: the schema is not a Thrift list".to_string());
@@ -1067,6 +1196,25 @@ mod tests {
         // a list of 2 i32 in its place is not
         assert!(check_counts(&[0xf9, 0x21, 0x01, 0x02, 0x00]).is_err());
         assert!(check_counts(&[0xf9, 0x25, 0x01, 0x02, 0x00]).is_ok());
+    }
+
+    /// A forged footer of 79 bytes (found by the `parquet_footer` fuzz target) whose
+    /// `num_rows` (field 3) is typed as a binary: a generic walk skips the binary, the crate
+    /// reads a varint and then the rest differently, into a list of booleans it loops over for
+    /// seconds. Refused by the field's type, wherever in the footer it is.
+    #[test]
+    fn a_footer_field_typed_unlike_the_format_is_refused_anywhere() {
+        let forged: [u8; 79] = [
+            0x15, 0x02, 0x19, 0x1c, 0x48, 0x01, 0x6d, 0x05, 0x04, 0x00, 0x00, 0x18, 0x02, 0x07,
+            0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0x12, 0x98, 0x16, 0x15, 0x02, 0x19, 0x1c, 0x48,
+            0x01, 0x6d, 0x05, 0x04, 0x00, 0x05, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0x3e, 0x46, 0x46,
+            0x46, 0x46, 0x46, 0x46, 0x46, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9,
+            0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9,
+            0xb9, 0xb9, 0xf1, 0xf1, 0xf3, 0xf3, 0xfa, 0x04, 0x39,
+        ];
+        let why = check_counts(&forged).unwrap_err();
+        assert!(why.contains("field 3"), "{why}");
+        assert_eq!(compare_footer_readers(&forged), FooterReaders::BothRefused);
     }
 
     /// Counts are checked in proportion to the bytes: a list claiming more elements than bytes
