@@ -38,6 +38,7 @@ use super::keys::{ColumnType, KeyError};
 use super::sidecar::ParquetSidecar;
 use super::ParquetError;
 use crate::io::format::Persist;
+use crate::sets::split_block::MaskedHash;
 use crate::SplitBlockBits;
 
 /// Keys, stored back to back: pushed one by one ([`KeyList::push`], [`KeyList::push_lines`]),
@@ -823,9 +824,10 @@ pub struct FileAnswer {
 /// Keys hashed for one column type: one chunk of the key list.
 struct Typed {
     hashes: Vec<u64>,
-    /// The hashes in ascending order (so in the order of the blocks they probe), made when a
-    /// prune first reads a filter in parts.
-    sorted: OnceLock<Vec<u64>>,
+    /// The hashes in ascending order (so in the order of the blocks they probe), with their
+    /// masks (a prune probes them against many filters), made when a prune first reads a
+    /// filter in parts.
+    sorted: OnceLock<Vec<MaskedHash>>,
     /// Key index of each hash.
     index: Vec<u32>,
     /// Keys in the chunk (hashed and invalid).
@@ -964,12 +966,12 @@ impl Probe for crate::SplitBlockBloomFilter {
 }
 
 impl Typed {
-    /// The hashes in ascending order.
-    fn sorted(&self) -> &[u64] {
+    /// The hashes in ascending order, with their masks.
+    fn sorted(&self) -> &[MaskedHash] {
         self.sorted.get_or_init(|| {
             let mut v = self.hashes.clone();
             v.sort_unstable();
-            v
+            v.into_iter().map(MaskedHash::new).collect()
         })
     }
 }
@@ -1089,16 +1091,16 @@ fn probe_parquet(
             let ready = (read / 32) as u64;
             let upto = done
                 + sorted[done..]
-                    .partition_point(|&x| SplitBlockBits::block_index(x, blocks) < ready);
+                    .partition_point(|x| SplitBlockBits::block_index(x.hash, blocks) < ready);
             if upto > done {
                 let view = SplitBlockBits::try_new(&buf[head.bitset()]).map_err(bad)?;
-                if view.first_hit(&sorted[done..upto]).is_some() {
+                if view.first_hit_masked(&sorted[done..upto]).is_some() {
                     return Ok(Some((Hits::Any(true), used)));
                 }
                 done = upto;
                 continue;
             }
-            let need = (SplitBlockBits::block_index(sorted[done], blocks) as usize + 1) * 32;
+            let need = (SplitBlockBits::block_index(sorted[done].hash, blocks) as usize + 1) * 32;
             let to = need.max(read.saturating_mul(2)).min(head.num_bytes);
             pf.read_bitset_part(&head, read..to, buf)?;
             read = to;

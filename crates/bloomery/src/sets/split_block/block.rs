@@ -87,6 +87,16 @@ impl SplitBlock {
         imp::first_hit_le(bytes, blocks, hashes)
     }
 
+    /// [`first_hit_le`](Self::first_hit_le) of hashes whose masks were made before.
+    #[inline]
+    pub(super) fn first_hit_masked_le(
+        bytes: &[u8],
+        blocks: u64,
+        probes: &[super::MaskedHash],
+    ) -> Option<usize> {
+        imp::first_hit_masked_le(bytes, blocks, probes)
+    }
+
     /// How many of `hashes` the spec's `filter_check` accepts over `bytes` (as
     /// [`first_hit_le`](Self::first_hit_le)).
     #[inline]
@@ -98,6 +108,16 @@ impl SplitBlock {
     #[cfg(test)]
     pub(super) fn first_hit_le_scalar(bytes: &[u8], blocks: u64, hashes: &[u64]) -> Option<usize> {
         scalar::first_hit_le(bytes, blocks, hashes)
+    }
+
+    /// [`first_hit_masked_le`](Self::first_hit_masked_le) on the portable kernel (for tests).
+    #[cfg(test)]
+    pub(super) fn first_hit_masked_le_scalar(
+        bytes: &[u8],
+        blocks: u64,
+        probes: &[super::MaskedHash],
+    ) -> Option<usize> {
+        scalar::first_hit_masked_le(bytes, blocks, probes)
     }
 
     /// [`count_hits_le`](Self::count_hits_le) on the portable kernel (for tests).
@@ -162,6 +182,26 @@ mod scalar {
         hashes.iter().position(|&h| check_le(bytes, blocks, h))
     }
 
+    pub(super) fn first_hit_masked_le(
+        bytes: &[u8],
+        blocks: u64,
+        probes: &[super::super::MaskedHash],
+    ) -> Option<usize> {
+        probes.iter().position(|p| {
+            let b = (((p.hash >> 32) * blocks) >> 32) as usize * 32;
+            match bytes
+                .get(b..b + 32)
+                .and_then(|s| <&[u8; 32]>::try_from(s).ok())
+            {
+                Some(block) => {
+                    let block = SplitBlock::from_le_bytes(block);
+                    (0..super::SPLIT_WORDS).all(|i| p.mask.0[i] & !block.0[i] == 0)
+                }
+                None => true, // unreachable: b + 32 <= len by construction
+            }
+        })
+    }
+
     pub(super) fn count_hits_le(bytes: &[u8], blocks: u64, hashes: &[u64]) -> usize {
         hashes
             .iter()
@@ -174,6 +214,7 @@ mod scalar {
 /// and one `vpsllvd`, the test one `vptest`.
 #[cfg(target_arch = "x86_64")]
 mod x86 {
+    use super::super::MaskedHash;
     use super::{scalar, SplitBlock, SALT};
     use std::arch::x86_64::*;
 
@@ -204,6 +245,18 @@ mod x86 {
         scalar::first_hit_le(bytes, blocks, hashes)
     }
 
+    pub(super) fn first_hit_masked_le(
+        bytes: &[u8],
+        blocks: u64,
+        probes: &[MaskedHash],
+    ) -> Option<usize> {
+        if crate::simd::avx2() {
+            // SAFETY: the CPU supports AVX2, the only feature the kernel enables.
+            return unsafe { first_hit_masked_le_avx2(bytes, blocks, probes) };
+        }
+        scalar::first_hit_masked_le(bytes, blocks, probes)
+    }
+
     pub(super) fn count_hits_le(bytes: &[u8], blocks: u64, hashes: &[u64]) -> usize {
         if crate::simd::avx2() {
             // SAFETY: the CPU supports AVX2, the only feature the kernel enables.
@@ -226,24 +279,50 @@ mod x86 {
         _mm256_testc_si256(v, mask(h as u32)) == 1
     }
 
-    /// Four probes at a time, their answers joined without branching (the loads and the
-    /// products of the four overlap), then the first of a group with a hit found again.
-    #[target_feature(enable = "avx2")]
-    fn first_hit_le_avx2(bytes: &[u8], blocks: u64, hashes: &[u64]) -> Option<usize> {
-        let check = |h: u64| check_le_avx2(bytes, blocks, h);
-        let mut groups = hashes.chunks_exact(4);
+    /// The first of `items` that `check` accepts, four at a time: the four answers joined
+    /// without branching (so the loads and the products of the four overlap), then the first
+    /// of a group with a hit found again.
+    #[inline(always)]
+    fn first_by_fours<T>(items: &[T], check: impl Fn(&T) -> bool) -> Option<usize> {
+        let mut groups = items.chunks_exact(4);
         let mut at = 0;
         for g in &mut groups {
-            if check(g[0]) | check(g[1]) | check(g[2]) | check(g[3]) {
-                return g.iter().position(|&h| check(h)).map(|i| at + i);
+            if check(&g[0]) | check(&g[1]) | check(&g[2]) | check(&g[3]) {
+                return g.iter().position(&check).map(|i| at + i);
             }
             at += 4;
         }
-        groups
-            .remainder()
-            .iter()
-            .position(|&h| check(h))
-            .map(|i| at + i)
+        groups.remainder().iter().position(check).map(|i| at + i)
+    }
+
+    #[target_feature(enable = "avx2")]
+    fn first_hit_le_avx2(bytes: &[u8], blocks: u64, hashes: &[u64]) -> Option<usize> {
+        first_by_fours(hashes, |&h| check_le_avx2(bytes, blocks, h))
+    }
+
+    /// `filter_check` of a hash whose mask was made before: two loads and a `vptest`.
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    fn check_masked_le_avx2(bytes: &[u8], blocks: u64, p: &MaskedHash) -> bool {
+        let b = (((p.hash >> 32) * blocks) >> 32) as usize * 32;
+        let Some(block) = bytes.get(b..b + 32) else {
+            return true; // unreachable: b + 32 <= len by construction
+        };
+        // SAFETY: `block` is 32 readable bytes and `p.mask` 4 u64s (32 bytes): one unaligned
+        // 256-bit load each; on little-endian x86-64 lane i of both is 32-bit word i.
+        let (v, m) = unsafe {
+            (
+                _mm256_loadu_si256(block.as_ptr() as *const __m256i),
+                _mm256_loadu_si256(p.mask.0.as_ptr() as *const __m256i),
+            )
+        };
+        _mm256_testc_si256(v, m) == 1
+    }
+
+    /// As `first_hit_le_avx2`, with the masks made before.
+    #[target_feature(enable = "avx2")]
+    fn first_hit_masked_le_avx2(bytes: &[u8], blocks: u64, probes: &[MaskedHash]) -> Option<usize> {
+        first_by_fours(probes, |p| check_masked_le_avx2(bytes, blocks, p))
     }
 
     #[target_feature(enable = "avx2")]

@@ -131,6 +131,13 @@ impl<'a> SplitBlockBits<'a> {
         SplitBlock::first_hit_le(self.bytes, self.blocks, hashes)
     }
 
+    /// [`first_hit`](Self::first_hit) of hashes whose masks were made before: for keys
+    /// probed against many filters (a prune of a lake), each probe is then two loads and a
+    /// test.
+    pub(crate) fn first_hit_masked(&self, probes: &[MaskedHash]) -> Option<usize> {
+        SplitBlock::first_hit_masked_le(self.bytes, self.blocks, probes)
+    }
+
     /// How many of `hashes` [`contains_hash`](Self::contains_hash) accepts (as
     /// [`first_hit`](Self::first_hit), over the whole batch).
     pub fn count_hits(&self, hashes: &[u64]) -> usize {
@@ -140,6 +147,24 @@ impl<'a> SplitBlockBits<'a> {
     /// Number of 256-bit blocks.
     pub fn blocks(&self) -> u64 {
         self.blocks
+    }
+}
+
+/// A hash with the spec's `mask` of its low half made once: the mask is the same in every
+/// filter (only the block depends on the filter's size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MaskedHash {
+    /// The 64-bit hash (its high half picks the block).
+    pub(crate) hash: u64,
+    mask: SplitBlock,
+}
+
+impl MaskedHash {
+    pub(crate) fn new(hash: u64) -> Self {
+        Self {
+            hash,
+            mask: SplitBlock::mask(hash as u32),
+        }
     }
 }
 
@@ -638,6 +663,7 @@ mod tests {
         assert_eq!(bits.count_hits(&hashes), hits);
         let b = bits.blocks();
         assert_eq!(SplitBlock::count_hits_le_scalar(&bytes, b, &hashes), hits);
+        let masked: Vec<MaskedHash> = hashes.iter().map(|&h| MaskedHash::new(h)).collect();
         for start in (0..hashes.len()).step_by(37) {
             let want = single[start..].iter().position(|&b| b);
             assert_eq!(bits.first_hit(&hashes[start..]), want);
@@ -645,8 +671,14 @@ mod tests {
                 SplitBlock::first_hit_le_scalar(&bytes, b, &hashes[start..]),
                 want
             );
+            assert_eq!(bits.first_hit_masked(&masked[start..]), want);
+            assert_eq!(
+                SplitBlock::first_hit_masked_le_scalar(&bytes, b, &masked[start..]),
+                want
+            );
         }
         assert_eq!(bits.first_hit(&[]), None);
+        assert_eq!(bits.first_hit_masked(&[]), None);
         assert_eq!(bits.count_hits(&[]), 0);
         // one hit after n misses, for every place in and after the kernels' groups of four
         let misses: Vec<u64> = hashes
@@ -663,6 +695,9 @@ mod tests {
             batch.push(hit);
             batch.extend_from_slice(&misses[..n % 5]);
             assert_eq!(bits.first_hit(&batch), Some(n), "{n} misses");
+            let batch: Vec<MaskedHash> = batch.into_iter().map(MaskedHash::new).collect();
+            assert_eq!(bits.first_hit_masked(&batch), Some(n), "{n} misses");
+            assert_eq!(bits.first_hit_masked(&batch[..n]), None, "{n} misses");
         }
     }
 
