@@ -12,7 +12,7 @@
 //! - for each list, the three modes (prune: `Mode::Any`; `check -c`: `Mode::Count`; `check`:
 //!   `Mode::Keys`) answer the file alike: all with the same error, or with the same row
 //!   groups, sources and sidecar, a prune passing a row group exactly when its count is
-//!   positive and its list of keys is not empty, the count the list's length;
+//!   positive and its list of keys is not empty, the count that list's length;
 //! - the lists agree with each other: the same error, or the keys a shorter list finds are
 //!   the longer list's finds among its first keys;
 //! - where the `parquet` crate decodes the footer too (`ParquetFile::open`), the scan answers
@@ -23,6 +23,10 @@
 //! When the crate opens the file and the column has row groups without a filter, a sidecar is
 //! planted beside it first: current (it holds one key for each such row group) for inputs of
 //! even length, stale (another footer hash: the scan must ignore it) for odd ones.
+//!
+//! The scans run on one thread of their own, whose filter buffer (reused from file to file)
+//! is filled with set bits before every prune: a prune that probed bytes of a bitset it did
+//! not read would pass row groups their counts say hold no key.
 #![no_main]
 
 mod common;

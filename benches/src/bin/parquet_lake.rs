@@ -79,11 +79,14 @@ fn gen(dir: &Path, files: u64, rgs: u64, rows: u64) {
     });
 }
 
-/// The fuzz seeds: (name, row groups, rows, the `id` filters' distinct values and rate, if
-/// any). arrow-rs sizes a filter for the distinct values, then folds it (halves it, ORing
-/// block pairs) while its estimated rate stays below the one asked for: the tiny rates keep
-/// a 4 KiB filter for 16 values (12 written) and 256 bytes for 40 (4 written).
-const SEEDS: [(&str, u64, u64, Option<(u64, f64)>); 3] = [
+/// A fuzz seed: its name, row groups, rows per row group, and the `id` filters' distinct
+/// values and rate (None: no filters).
+type Seed = (&'static str, u64, u64, Option<(u64, f64)>);
+
+/// The fuzz seeds. arrow-rs sizes a filter for the distinct values, then folds it (halves it,
+/// ORing block pairs) while its estimated rate stays below the one asked for: the tiny rates
+/// keep a 4 KiB filter for 16 values (12 written) and 256 bytes for 40 (4 written).
+const SEEDS: [Seed; 3] = [
     ("one-row-group-4k-filter", 1, 12, Some((16, 1e-19))),
     ("three-row-groups", 3, 4, Some((40, 1e-13))),
     ("no-filters", 2, 3, None),
