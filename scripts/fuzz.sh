@@ -6,6 +6,7 @@
 #   bash scripts/fuzz.sh 300             # every target, 5 minutes each (a real fuzzing run)
 #   bash scripts/fuzz.sh 600 load_any    # one target
 #   FUZZ_SECONDS=60 bash scripts/fuzz.sh
+#   FUZZ_SEED=1234 bash scripts/fuzz.sh    # libFuzzer's seed (random and printed otherwise)
 #
 # Needs the nightly toolchain (libFuzzer and the sanitizers need it); installs cargo-fuzz
 # when it is missing. Without nightly it prints a SKIP line and exits 0, or 1 when CI is set
@@ -83,7 +84,8 @@ printf '\x15\x80\x02\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x00\x01\x02
 printf '\x15\x80\x01\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x15\x02\x00' \
   >"$corpus/parquet_filter_header/h64-unknown"
 # parquet_footer: the Thrift FileMetaData of a file of the benchmark lake (arrow-rs writer, four
-# row groups, a bloom filter per column chunk)
+# row groups, a bloom filter per column chunk), and forged footers once found here (a schema
+# field whose Thrift type is not the format's)
 cp fuzz/seeds/parquet_footer/* "$corpus/parquet_footer/"
 # parquet_scan: whole Parquet files of a few row groups (arrow-rs writer, `parquet_lake seeds`
 # of benches/src/bin/parquet_lake.rs): one with a 4 KiB filter on `id` (a scan reads single
@@ -112,20 +114,23 @@ max_len() {
   esac
 }
 
+# libFuzzer's random seed, printed so that a failing run can be repeated (FUZZ_SEED=N)
+seed=${FUZZ_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+echo "== libFuzzer seed $seed"
 status=0
 for t in $targets; do
   echo "== $t: ${seconds}s"
   log=$(mktemp)
   if cargo +nightly fuzz run "$t" "corpus/$t" -- \
-      -max_total_time="$seconds" -max_len="$(max_len "$t")" -timeout=10 -rss_limit_mb=2048 \
-      -print_final_stats=1 >"$log" 2>&1; then
+      -seed="$seed" -max_total_time="$seconds" -max_len="$(max_len "$t")" -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1; then
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
     echo "ok   $t: ${execs:-?} executions, ${cov:-?} edges covered, no crash"
   else
     status=1
     tail -40 "$log"
-    echo "FAIL $t: see the log above and fuzz/artifacts/$t/"
+    echo "FAIL $t (seed $seed): see the log above and fuzz/artifacts/$t/"
   fi
   rm -f "$log"
 done

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Every test of the project, on a fresh machine: installs what the tests need, then runs
 #   1. cargo test --workspace (library, CLI, Redis module with its own redis-server, lab);
-#   2. the Python package's tests (a fresh virtual environment; scripts/test-python.sh);
+#   2. the Python package's tests (a fresh virtual environment; scripts/test-python.sh), and
+#      `bloomery parquet` on files written by pyarrow and DuckDB against DuckDB's own bloom
+#      probe (scripts/test-parquet-engines.sh);
 #   3. a short run of every fuzz target (scripts/fuzz.sh; visibly skipped without a nightly
 #      toolchain).
 # Needs: a Rust toolchain (rustup; Rust 1.88 or newer), Python 3.9+, and Debian/Ubuntu's apt for
@@ -65,6 +67,10 @@ if [ "$python" = 1 ]; then
   if [ -f scripts/test-python.sh ]; then
     echo "== Python package"
     bash scripts/test-python.sh
+  fi
+  if [ -f scripts/test-parquet-engines.sh ]; then
+    echo "== Parquet files written by pyarrow and DuckDB"
+    bash scripts/test-parquet-engines.sh
   fi
 fi
 

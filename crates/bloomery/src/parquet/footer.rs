@@ -32,6 +32,12 @@ struct Cursor<'a> {
     at: usize,
 }
 
+/// A container of booleans: one byte per element by the compact protocol, but no byte at all
+/// when the `parquet` crate (60.x) skips one, so that the crate and this reader part ways
+/// there; and the crate's skip then loops up to 2³¹ times on a list header of six bytes. No
+/// field of a footer holds one, so the footer's readers refuse it wherever it appears.
+const BOOL_CONTAINER: Option<()> = None;
+
 impl Cursor<'_> {
     #[inline]
     fn byte(&mut self) -> Option<u8> {
@@ -163,7 +169,7 @@ impl Cursor<'_> {
     #[inline]
     fn element(&mut self, ty: u8, depth: usize) -> Option<()> {
         match ty {
-            T_TRUE | T_FALSE => self.skip(1),
+            T_TRUE | T_FALSE => BOOL_CONTAINER,
             t => self.skip_value(t, depth + 1),
         }
     }
@@ -636,47 +642,315 @@ impl Footer {
     }
 }
 
+/// A field's type as the `parquet` crate (60.x) reads it. The crate reads a field it knows by
+/// the type the format gives that field, whatever type the bytes announce, so footer bytes
+/// whose types disagree with the format are read one way by a generic Thrift walk and
+/// another way by the crate, which may then find a child count, a list length or a list of
+/// booleans (see [`BOOL_CONTAINER`]) that the walk never saw. [`check_counts`] refuses them.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// A value of this compact type (an enum is an `i32`).
+    Is(u8),
+    /// A boolean (its value is the field's type: true or false).
+    Bool,
+    /// A struct or union whose known fields have these shapes (others the crate skips by
+    /// their own type, as this walk does).
+    Struct(&'static [(i16, Shape)]),
+    /// A list of values of this shape.
+    List(&'static Shape),
+}
+
+const I32: Shape = Shape::Is(T_I32);
+const I64: Shape = Shape::Is(T_I64);
+const BINARY: Shape = Shape::Is(T_BINARY);
+const EMPTY: Shape = Shape::Struct(&[]);
+const TIME_UNIT: Shape = Shape::Struct(&[(1, EMPTY), (2, EMPTY), (3, EMPTY)]);
+const TIME: Shape = Shape::Struct(&[(1, Shape::Bool), (2, TIME_UNIT)]);
+/// parquet-format `LogicalType`.
+const LOGICAL_TYPE: Shape = Shape::Struct(&[
+    (1, EMPTY),
+    (2, EMPTY),
+    (3, EMPTY),
+    (4, EMPTY),
+    (5, Shape::Struct(&[(1, I32), (2, I32)])),
+    (6, EMPTY),
+    (7, TIME),
+    (8, TIME),
+    (
+        10,
+        Shape::Struct(&[(1, Shape::Is(T_BYTE)), (2, Shape::Bool)]),
+    ),
+    (11, EMPTY),
+    (12, EMPTY),
+    (13, EMPTY),
+    (14, EMPTY),
+    (15, EMPTY),
+    (16, Shape::Struct(&[(1, Shape::Is(T_BYTE))])),
+    (17, Shape::Struct(&[(1, BINARY)])),
+    (18, Shape::Struct(&[(1, BINARY), (2, I32)])),
+    (19, EMPTY),
+]);
+/// parquet-format `SchemaElement`.
+const SCHEMA_ELEMENT: &[(i16, Shape)] = &[
+    (1, I32),
+    (2, I32),
+    (3, I32),
+    (4, BINARY),
+    (5, I32),
+    (6, I32),
+    (7, I32),
+    (8, I32),
+    (9, I32),
+    (10, LOGICAL_TYPE),
+];
+/// parquet-format `KeyValue`.
+const KEY_VALUE: Shape = Shape::Struct(&[(1, BINARY), (2, BINARY)]);
+/// parquet-format `Statistics`.
+const STATISTICS: Shape = Shape::Struct(&[
+    (1, BINARY),
+    (2, BINARY),
+    (3, I64),
+    (4, I64),
+    (5, BINARY),
+    (6, BINARY),
+    (7, Shape::Bool),
+    (8, Shape::Bool),
+    (9, I64),
+]);
+const DOUBLE: Shape = Shape::Is(T_DOUBLE);
+/// parquet-format `ColumnMetaData`, the fields the crate reads (3 and 8 it skips).
+const COLUMN_META_DATA: Shape = Shape::Struct(&[
+    (1, I32),
+    (2, Shape::List(&I32)),
+    (4, I32),
+    (5, I64),
+    (6, I64),
+    (7, I64),
+    (9, I64),
+    (10, I64),
+    (11, I64),
+    (12, STATISTICS),
+    // PageEncodingStats
+    (
+        13,
+        Shape::List(&Shape::Struct(&[(1, I32), (2, I32), (3, I32)])),
+    ),
+    (14, I64),
+    (15, I32),
+    // SizeStatistics
+    (
+        16,
+        Shape::Struct(&[(1, I64), (2, Shape::List(&I64)), (3, Shape::List(&I64))]),
+    ),
+    // GeospatialStatistics { BoundingBox, list<i32> }
+    (
+        17,
+        Shape::Struct(&[
+            (
+                1,
+                Shape::Struct(&[
+                    (1, DOUBLE),
+                    (2, DOUBLE),
+                    (3, DOUBLE),
+                    (4, DOUBLE),
+                    (5, DOUBLE),
+                    (6, DOUBLE),
+                    (7, DOUBLE),
+                    (8, DOUBLE),
+                ]),
+            ),
+            (2, Shape::List(&I32)),
+        ]),
+    ),
+]);
+/// parquet-format `ColumnChunk` (8 and 9, encryption, the crate skips: it is built without
+/// its `encryption` feature).
+const COLUMN_CHUNK: Shape = Shape::Struct(&[
+    (1, BINARY),
+    (2, I64),
+    (3, COLUMN_META_DATA),
+    (4, I64),
+    (5, I32),
+    (6, I64),
+    (7, I32),
+]);
+/// parquet-format `RowGroup` (6 the crate skips).
+const ROW_GROUP: Shape = Shape::Struct(&[
+    (1, Shape::List(&COLUMN_CHUNK)),
+    (2, I64),
+    (3, I64),
+    // SortingColumn
+    (
+        4,
+        Shape::List(&Shape::Struct(&[
+            (1, I32),
+            (2, Shape::Bool),
+            (3, Shape::Bool),
+        ])),
+    ),
+    (5, I64),
+    (7, Shape::Is(T_I16)),
+]);
+/// parquet-format `FileMetaData` but its schema (field 2, walked by [`check_counts`]);
+/// 8 and 9, encryption, the crate skips.
+const FILE_META_DATA: &[(i16, Shape)] = &[
+    (1, I32),
+    (3, I64),
+    (4, Shape::List(&ROW_GROUP)),
+    (5, Shape::List(&KEY_VALUE)),
+    (6, BINARY),
+    // ColumnOrder, a union of empty structs
+    (
+        7,
+        Shape::List(&Shape::Struct(&[(1, EMPTY), (2, EMPTY), (3, EMPTY)])),
+    ),
+];
+/// `SchemaElement.num_children`.
+const NUM_CHILDREN: i16 = 5;
+
+/// Deepest nesting of groups in a schema the `parquet` crate is given: it builds the schema
+/// tree by recursion, one stack frame per level, so a forged footer of a few hundred KB could
+/// otherwise overflow the stack. Real schemas nest a few levels per list or map.
+const MAX_SCHEMA_NESTING: usize = 256;
+
+const MALFORMED: &str = "malformed footer (not well-formed Thrift metadata)";
+
+/// Walk one struct of shape `fields`, refusing a known field whose type is not the format's;
+/// `i32` fields of the outermost struct are handed to `seen` as (field id, value).
+fn typed_struct(
+    c: &mut Cursor<'_>,
+    fields: &[(i16, Shape)],
+    depth: usize,
+    seen: &mut dyn FnMut(i16, i64) -> Result<(), String>,
+) -> Result<(), String> {
+    let mut last = 0i16;
+    let mut ok = true;
+    while let Some((id, ty)) = c.field(&mut last, &mut ok) {
+        let shape = fields.iter().find(|(known, _)| *known == id).map(|f| f.1);
+        match shape {
+            Some(Shape::Is(T_I32)) if ty == T_I32 => {
+                let v = c.zigzag().ok_or(MALFORMED)?;
+                seen(id, v)?;
+            }
+            Some(shape) => typed_value(c, shape, id, ty, depth)?,
+            None => c.skip_value(ty, depth).ok_or(MALFORMED)?,
+        }
+    }
+    if ok {
+        Ok(())
+    } else {
+        Err(MALFORMED.to_string())
+    }
+}
+
+/// Walk the value of field `id`, of shape `shape`, announced as of type `ty`.
+fn typed_value(
+    c: &mut Cursor<'_>,
+    shape: Shape,
+    id: i16,
+    ty: u8,
+    depth: usize,
+) -> Result<(), String> {
+    let wrong = || {
+        format!(
+            "malformed footer: a field {id} has Thrift type {ty}, not the type the Parquet \
+             format gives it"
+        )
+    };
+    if depth > MAX_DEPTH {
+        return Err(MALFORMED.to_string());
+    }
+    match shape {
+        Shape::Bool if matches!(ty, T_TRUE | T_FALSE) => Ok(()),
+        Shape::Is(t) if t == ty => c.skip_value(ty, depth).ok_or_else(|| MALFORMED.to_string()),
+        Shape::Struct(inner) if ty == T_STRUCT => {
+            typed_struct(c, inner, depth + 1, &mut |_, _| Ok(()))
+        }
+        Shape::List(elem) if ty == T_LIST => {
+            let (et, n) = c.list().ok_or(MALFORMED)?;
+            let want = match *elem {
+                Shape::Is(t) => t,
+                Shape::Struct(_) => T_STRUCT,
+                Shape::Bool | Shape::List(_) => return Err(wrong()),
+            };
+            if et != want && n > 0 {
+                return Err(wrong());
+            }
+            for _ in 0..n {
+                typed_value(c, *elem, id, want, depth + 1)?;
+            }
+            Ok(())
+        }
+        _ => Err(wrong()),
+    }
+}
+
 /// Check footer bytes (the Thrift `FileMetaData`) before the `parquet` crate decodes them: the
 /// crate reserves memory by counts it reads (a schema element's `num_children`, a list's
 /// length), so a forged footer of a few bytes could ask for gigabytes. Refused here: bytes
 /// that are not well-formed compact Thrift within [`MAX_DEPTH`] levels, a list claiming more
-/// elements than bytes left, and a schema element claiming more children than the schema has
-/// elements. What passes costs the crate memory in proportion to the footer's size.
+/// elements than bytes left, a schema element claiming more children than the schema has
+/// elements, or nesting groups more than [`MAX_SCHEMA_NESTING`] deep. What passes costs the
+/// crate memory in proportion to the footer's size, and bounded stack.
+///
+/// The crate reads the footer the way this check does only if the types in the bytes are the
+/// format's, so they must be: every field the crate reads, at every level, must have the
+/// type the format gives it (see [`Shape`]).
 pub(crate) fn check_counts(bytes: &[u8]) -> Result<(), String> {
     let mut c = Cursor { b: bytes, at: 0 };
-    let malformed = || "malformed footer (not well-formed Thrift metadata)".to_string();
+    let malformed = || MALFORMED.to_string();
     let mut last = 0i16;
     let mut ok = true;
+    let mut schema_read = false;
     while let Some((id, ty)) = c.field(&mut last, &mut ok) {
-        if (id, ty) != (2, T_LIST) {
-            c.skip_value(ty, 1).ok_or_else(malformed)?;
+        if id != 2 || schema_read {
+            // a second schema the crate skips by its type, as this walk does
+            match FILE_META_DATA.iter().find(|(known, _)| *known == id) {
+                Some(&(_, shape)) if id != 2 => typed_value(&mut c, shape, id, ty, 1)?,
+                _ => c.skip_value(ty, 1).ok_or_else(malformed)?,
+            }
             continue;
+        }
+        if ty != T_LIST {
+            return Err("malformed footer: the schema is not a Thrift list".to_string());
         }
         let (et, n) = c.list().ok_or_else(malformed)?;
-        if et != T_STRUCT {
-            c.skip_value(T_LIST, 1).ok_or_else(malformed)?; // a wrong type: the crate's to refuse
-            continue;
+        if et != T_STRUCT && n > 0 {
+            return Err("malformed footer: the schema is not a list of structs".to_string());
         }
+        // children still to come of each group open above the element read next
+        let mut open: Vec<i64> = Vec::new();
         for _ in 0..n {
-            let mut last = 0i16;
-            let mut ok = true;
-            while let Some((id, ty)) = c.field(&mut last, &mut ok) {
-                if (id, ty) == (5, T_I32) {
-                    let children = c.zigzag().ok_or_else(malformed)?;
-                    if !(0..=n as i64).contains(&children) {
+            let mut children = 0;
+            typed_struct(&mut c, SCHEMA_ELEMENT, 2, &mut |field, v| {
+                if field == NUM_CHILDREN {
+                    if !(0..=n as i64).contains(&v) {
                         return Err(format!(
-                            "malformed footer: a schema element claims {children} children, \
+                            "malformed footer: a schema element claims {v} children, \
                              the schema has {n} elements"
                         ));
                     }
-                } else {
-                    c.skip_value(ty, 2).ok_or_else(malformed)?;
+                    children = v; // the crate keeps the last
+                }
+                Ok(())
+            })?;
+            if let Some(left) = open.last_mut() {
+                *left -= 1;
+            }
+            if children > 0 {
+                open.push(children);
+                if open.len() > MAX_SCHEMA_NESTING {
+                    return Err(format!(
+                        "malformed footer: the schema nests groups more than \
+                         {MAX_SCHEMA_NESTING} deep"
+                    ));
                 }
             }
-            if !ok {
-                return Err(malformed());
+            while open.last() == Some(&0) {
+                open.pop();
             }
         }
+        schema_read = true;
     }
     if !ok {
         return Err(malformed());
@@ -696,10 +970,27 @@ pub(crate) fn decode_metadata(
 /// Check that `bytes` start with one well-formed Thrift compact struct (a page index's
 /// `ColumnIndex` or `OffsetIndex`) whose lists claim no more elements than there are bytes
 /// left: what the `parquet` crate is to decode, checked before it does.
+///
+/// The one container of booleans is `ColumnIndex.null_pages` (field 1), which the crate reads
+/// one byte per page; anywhere else one is refused, as in a footer.
 pub(crate) fn check_struct(bytes: &[u8]) -> Result<(), String> {
     let mut c = Cursor { b: bytes, at: 0 };
-    c.skip_value(T_STRUCT, 0)
-        .ok_or_else(|| "not well-formed Thrift, or a list longer than its bytes".to_string())
+    let bad = || "not well-formed Thrift, or a list longer than its bytes".to_string();
+    let mut last = 0i16;
+    let mut ok = true;
+    while let Some((id, ty)) = c.field(&mut last, &mut ok) {
+        if (id, ty) == (1, T_LIST) {
+            let at = c.at;
+            let (et, n) = c.list().ok_or_else(bad)?;
+            if matches!(et, T_TRUE | T_FALSE) {
+                c.skip(n as u64).ok_or_else(bad)?;
+                continue;
+            }
+            c.at = at;
+        }
+        c.skip_value(ty, 1).ok_or_else(bad)?;
+    }
+    ok.then_some(()).ok_or_else(bad)
 }
 
 /// How the scan's footer reader and the `parquet` crate read the same footer bytes.
@@ -758,6 +1049,171 @@ mod tests {
         ];
         assert!(check_counts(&forged).is_err());
         assert!(decode_metadata(&forged).is_err());
+        assert_eq!(compare_footer_readers(&forged), FooterReaders::BothRefused);
+    }
+
+    /// A forged footer of 196 bytes (found by the `parquet_footer` fuzz target) whose third
+    /// schema element has a `logicalType` field (id 10) typed as an `i16`. The crate reads that
+    /// field as a struct anyway, then reads the bytes after it as more fields of the element,
+    /// one of them a child count it would reserve about 4 GB for. Refused before the crate
+    /// sees it, by the field's type.
+    #[test]
+    fn a_footer_whose_schema_field_types_disagree_with_the_format_is_refused() {
+        let forged: [u8; 192] = [
+            0x15, 0x02, 0x19, 0x3c, 0x48, 0x01, 0x6d, 0x15, 0x04, 0x00, 0x15, 0x04, 0x25, 0x00,
+            0x18, 0x02, 0x69, 0x64, 0x00, 0x15, 0x0c, 0x25, 0x00, 0x18, 0x07, 0x28, 0x70, 0x61,
+            0x79, 0x6c, 0x6f, 0x61, 0x64, 0x25, 0x00, 0x00, 0x16, 0x80, 0xf1, 0x04, 0x19, 0x4c,
+            0x19, 0x2c, 0x26, 0x00, 0x1c, 0x15, 0x04, 0x19, 0x35, 0x15, 0x9e, 0x9e, 0x9e, 0x9e,
+            0x9e, 0x9e, 0x9e, 0x9e, 0x9e, 0x9e, 0x00, 0x16, 0x80, 0xf1, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x01, 0x0a, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0x69, 0x64, 0x00,
+            0x15, 0x0c, 0x25, 0x00, 0x18, 0x07, 0x28, 0x70, 0x61, 0x79, 0x6c, 0x6f, 0x61, 0x64,
+            0x25, 0x00, 0x00, 0x16, 0x80, 0xf1, 0x04, 0x19, 0x4c, 0x19, 0x2c, 0x26, 0x00, 0x1c,
+            0x15, 0x04, 0x19, 0x35, 0x15, 0x9e, 0x9e, 0x9e, 0x9e, 0x9e, 0x9e, 0x9e, 0x9e, 0x9e,
+            0x9e, 0x00, 0x16, 0x80, 0xf1, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x0a, 0xfb,
+            0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0xfb, 0x72, 0x71, 0x65, 0x74, 0x2d, 0x72,
+            0x73, 0xbb, 0x20, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e, 0x20, 0x36, 0x31, 0x2e,
+            0x31, 0x2e, 0x30, 0x19, 0x2c, 0x1c, 0x00, 0x00, 0x04, 0x00, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x1c, 0x00, 0xfe, 0xff, 0xff, 0xff, 0x00, 0x00,
+        ];
+        let why = check_counts(&forged).unwrap_err();
+        assert!(why.contains("field 10"), "{why}");
+        assert!(decode_metadata(&forged).is_err());
+        assert_eq!(compare_footer_readers(&forged), FooterReaders::BothRefused);
+    }
+
+    /// Footers the format allows pass the check whatever the logical types, and the crate
+    /// decodes them: the types the check requires are the format's.
+    #[test]
+    fn footers_of_every_logical_type_pass_the_check() {
+        use parquet::basic::{LogicalType, TimeUnit, Type as Physical};
+        use parquet::file::writer::SerializedFileWriter;
+        use parquet::schema::types::Type;
+        use std::sync::Arc;
+        let logical = [
+            (Physical::BYTE_ARRAY, LogicalType::String),
+            (Physical::BYTE_ARRAY, LogicalType::Json),
+            (Physical::BYTE_ARRAY, LogicalType::Bson),
+            (Physical::BYTE_ARRAY, LogicalType::Enum),
+            (Physical::INT32, LogicalType::Date),
+            (Physical::INT32, LogicalType::integer(16, false)),
+            (Physical::INT64, LogicalType::decimal(2, 12)),
+            (Physical::INT64, LogicalType::time(true, TimeUnit::MICROS)),
+            (
+                Physical::INT64,
+                LogicalType::timestamp(false, TimeUnit::NANOS),
+            ),
+            (
+                Physical::INT64,
+                LogicalType::timestamp(true, TimeUnit::MILLIS),
+            ),
+        ];
+        let fields = logical
+            .iter()
+            .enumerate()
+            .map(|(i, (physical, lt))| {
+                let name = format!("c{i}");
+                let mut b = Type::primitive_type_builder(&name, *physical)
+                    .with_logical_type(Some(lt.clone()));
+                if let LogicalType::Decimal { .. } = lt {
+                    b = b.with_precision(12).with_scale(2);
+                }
+                Arc::new(b.build().unwrap())
+            })
+            .collect();
+        let schema = Type::group_type_builder("m")
+            .with_fields(fields)
+            .build()
+            .unwrap();
+        let mut out = Vec::new();
+        SerializedFileWriter::new(&mut out, Arc::new(schema), Default::default())
+            .unwrap()
+            .close()
+            .unwrap();
+        let meta_len = u32::from_le_bytes(out[out.len() - 8..out.len() - 4].try_into().unwrap());
+        let meta = &out[out.len() - 8 - meta_len as usize..out.len() - 8];
+        check_counts(meta).unwrap();
+        assert_eq!(
+            decode_metadata(meta)
+                .unwrap()
+                .file_metadata()
+                .schema_descr()
+                .num_columns(),
+            10
+        );
+    }
+
+    /// A schema nested [`MAX_SCHEMA_NESTING`] groups deep is decoded by the crate (on a test
+    /// thread's 2 MiB stack); one level more is refused before the crate recurses into it.
+    #[test]
+    fn schema_nesting_is_bounded() {
+        // FileMetaData { 1: version 1, 2: schema [root{4: "r", 5: 1}, g{3: 0, 4: "g", 5: 1} × (d - 1),
+        // leaf{1: 1, 3: 0, 4: "x"}] }
+        let footer = |d: usize| {
+            let mut b = vec![0x15, 0x02, 0x19, 0xfc];
+            let n = d + 1;
+            b.extend_from_slice(&[n as u8 | 0x80, (n >> 7) as u8]);
+            b.extend_from_slice(&[0x48, 0x01, b'r', 0x15, 0x02, 0x00]);
+            for _ in 1..d {
+                b.extend_from_slice(&[0x35, 0x00, 0x18, 0x01, b'g', 0x15, 0x02, 0x00]);
+            }
+            b.extend_from_slice(&[0x15, 0x02, 0x25, 0x00, 0x18, 0x01, b'x', 0x00]);
+            b.extend_from_slice(&[0x16, 0x00, 0x19, 0x0c, 0x00]); // num_rows 0, no row groups
+            b
+        };
+        let ok = footer(MAX_SCHEMA_NESTING);
+        check_counts(&ok).unwrap();
+        let meta = decode_metadata(&ok).unwrap();
+        assert_eq!(
+            meta.file_metadata()
+                .schema_descr()
+                .column(0)
+                .path()
+                .parts()
+                .len(),
+            MAX_SCHEMA_NESTING
+        );
+        let why = check_counts(&footer(MAX_SCHEMA_NESTING + 1)).unwrap_err();
+        assert!(why.contains("nests groups"), "{why}");
+    }
+
+    /// A forged footer of 58 bytes (found by the `parquet_footer` fuzz target) holding lists
+    /// of booleans in fields the crate skips: the crate skips a boolean element without
+    /// reading its byte, so it reads what follows differently, down to a list header claiming
+    /// hundreds of millions of booleans that it then loops over for seconds. Refused by the
+    /// check, before the crate.
+    #[test]
+    fn a_footer_holding_lists_of_booleans_is_refused() {
+        let forged: [u8; 58] = [
+            0x05, 0x2e, 0x05, 0x2a, 0x2a, 0x2a, 0x2a, 0x2a, 0x2a, 0x2a, 0x15, 0x02, 0x19, 0x1c,
+            0x48, 0x00, 0x3a, 0x2a, 0x2a, 0x2a, 0x2a, 0x51, 0x51, 0xbb, 0x00, 0x00, 0x00, 0x00,
+            0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0xf2, 0xff,
+            0xff, 0xa8, 0xff, 0x00, 0x00, 0x00, 0x05, 0x51, 0x51, 0x51, 0x51, 0x2c, 0x51, 0x3f,
+            0x3f, 0x2a,
+        ];
+        assert!(check_counts(&forged).is_err());
+        assert_eq!(compare_footer_readers(&forged), FooterReaders::BothRefused);
+        // FileMetaData { 15: a list of 2 booleans } is refused even with its bytes all there;
+        // a list of 2 i32 in its place is not
+        assert!(check_counts(&[0xf9, 0x21, 0x01, 0x02, 0x00]).is_err());
+        assert!(check_counts(&[0xf9, 0x25, 0x01, 0x02, 0x00]).is_ok());
+    }
+
+    /// A forged footer of 79 bytes (found by the `parquet_footer` fuzz target) whose
+    /// `num_rows` (field 3) is typed as a binary: a generic walk skips the binary, the crate
+    /// reads a varint and then the rest differently, into a list of booleans it loops over for
+    /// seconds. Refused by the field's type, wherever in the footer it is.
+    #[test]
+    fn a_footer_field_typed_unlike_the_format_is_refused_anywhere() {
+        let forged: [u8; 79] = [
+            0x15, 0x02, 0x19, 0x1c, 0x48, 0x01, 0x6d, 0x05, 0x04, 0x00, 0x00, 0x18, 0x02, 0x07,
+            0x00, 0x00, 0x00, 0xff, 0xff, 0xff, 0x12, 0x98, 0x16, 0x15, 0x02, 0x19, 0x1c, 0x48,
+            0x01, 0x6d, 0x05, 0x04, 0x00, 0x05, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0x3e, 0x46, 0x46,
+            0x46, 0x46, 0x46, 0x46, 0x46, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9,
+            0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9, 0xb9,
+            0xb9, 0xb9, 0xf1, 0xf1, 0xf3, 0xf3, 0xfa, 0x04, 0x39,
+        ];
+        let why = check_counts(&forged).unwrap_err();
+        assert!(why.contains("field 3"), "{why}");
         assert_eq!(compare_footer_readers(&forged), FooterReaders::BothRefused);
     }
 
