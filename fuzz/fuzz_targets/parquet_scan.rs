@@ -247,7 +247,7 @@ fn expected(fx: &Fixture, data: &[u8]) -> Option<Result<Expected, String>> {
                 })
             })
             .collect();
-        let current = data.len() % 2 == 0;
+        let current = data.len().is_multiple_of(2);
         let hash = pf.footer_hash() ^ u64::from(!current);
         // too many row groups or too long a column path for a sidecar: none planted
         if let Ok(s) = ParquetSidecar::new(pf.len(), hash, &column, column_type, filters.clone()) {
