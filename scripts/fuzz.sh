@@ -2,7 +2,7 @@
 # Run every cargo-fuzz target in fuzz/ for a fixed time each, from seed corpora made here, so
 # that no target rots (a target that fails on its own seeds fails this script at once).
 #
-#   bash scripts/fuzz.sh                 # every target, 15 s each (the CI setting: 1 minute)
+#   bash scripts/fuzz.sh                 # every target, 15 s each (CI sets FUZZ_SECONDS=10)
 #   bash scripts/fuzz.sh 300             # every target, 5 minutes each (a real fuzzing run)
 #   bash scripts/fuzz.sh 600 load_any    # one target
 #   FUZZ_SECONDS=60 bash scripts/fuzz.sh
@@ -46,7 +46,8 @@ corpus=fuzz/corpus
 echo "== seed corpora"
 # load_any: one valid file of every kind (and the compressed and delta forms)
 mkdir -p "$corpus/load_any" "$corpus/load_mapped" "$corpus/decompress" "$corpus/cli_input" \
-  "$corpus/parquet_filter_header" "$corpus/parquet_footer" "$corpus/redisbloom_chunks"
+  "$corpus/parquet_filter_header" "$corpus/parquet_footer" "$corpus/parquet_scan" \
+  "$corpus/redisbloom_chunks"
 cp "$golden"/*.bloom "$golden"/*.delta "$corpus/load_any/"
 # load_mapped: the plain (mappable) golden files; compressed ones are refused by the map
 for f in "$golden"/*.bloom; do
@@ -86,6 +87,11 @@ printf '\x15\x80\x01\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x1c\x1c\x00\x00\x15\x02\x00
 # row groups, a bloom filter per column chunk), and forged footers once found here (a schema
 # field whose Thrift type is not the format's)
 cp fuzz/seeds/parquet_footer/* "$corpus/parquet_footer/"
+# parquet_scan: whole Parquet files of a few row groups (arrow-rs writer, `parquet_lake seeds`
+# of benches/src/bin/parquet_lake.rs): one with a 4 KiB filter on `id` (a scan reads single
+# blocks of it for one key, and a prune doubles its reads for many), one with three row groups
+# of 256-byte filters, one without filters (a sidecar is then planted beside it)
+cp fuzz/seeds/parquet_scan/* "$corpus/parquet_scan/"
 # redisbloom_chunks: the SCANDUMP chunk files captured from RedisBloom 2.6
 cp crates/bloomery/tests/fixtures/redisbloom/*.rbchunks "$corpus/redisbloom_chunks/"
 if command -v gzip >/dev/null; then
@@ -99,6 +105,15 @@ cd fuzz
 echo "== build (release, debug assertions, address sanitizer)"
 cargo +nightly fuzz build
 
+# inputs up to 4 KiB, but whole Parquet files: their seeds are up to 5 KiB, and a filter must
+# be 4 KiB for a scan to read it one block at a time
+max_len() {
+  case $1 in
+    parquet_scan) echo 8192 ;;
+    *) echo 4096 ;;
+  esac
+}
+
 # libFuzzer's random seed, printed so that a failing run can be repeated (FUZZ_SEED=N)
 seed=${FUZZ_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 echo "== libFuzzer seed $seed"
@@ -107,8 +122,8 @@ for t in $targets; do
   echo "== $t: ${seconds}s"
   log=$(mktemp)
   if cargo +nightly fuzz run "$t" "corpus/$t" -- \
-      -seed="$seed" -max_total_time="$seconds" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
-      -print_final_stats=1 >"$log" 2>&1; then
+      -seed="$seed" -max_total_time="$seconds" -max_len="$(max_len "$t")" -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=1 >"$log" 2>&1; then
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
     echo "ok   $t: ${execs:-?} executions, ${cov:-?} edges covered, no crash"

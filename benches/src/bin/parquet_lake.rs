@@ -5,6 +5,11 @@
 //! `(f·ROW_GROUPS + g)·ROWS + i`; a `payload` string column), with the `parquet` crate's
 //! writer and a split-block filter on `id` sized for ROWS values at 1%.
 //!
+//! `parquet_lake seeds DIR` writes the seed files of the `parquet_scan` fuzz target
+//! (fuzz/seeds/parquet_scan/): the same two columns, uncompressed, a few rows each, filters
+//! on `id` larger than the rows need (a 4 KiB bitset: a scan reads single blocks of it for
+//! one key) or no filters at all.
+//!
 //! `parquet_lake floor DIR [REPEATS]` measures the I/O floor of a lake query: per file, open it
 //! and read the bytes of its footer and of every row group's `id` filter (one positioned
 //! read each, offsets found beforehand), files in parallel on the rayon pool, best of
@@ -25,47 +30,82 @@ use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
 use rayon::prelude::*;
 
-fn gen(dir: &Path, files: u64, rgs: u64, rows: u64) {
-    std::fs::create_dir_all(dir).unwrap();
+/// Write file number `f` of a lake: `rgs` row groups of `rows` rows (ids `(f·rgs + g)·rows + i`).
+fn write_file(path: &Path, f: u64, rgs: u64, rows: u64, props: WriterProperties) {
     let schema = Arc::new(
         parse_message_type("message m { required int64 id; required binary payload (UTF8); }")
             .unwrap(),
     );
+    let mut w =
+        SerializedFileWriter::new(File::create(path).unwrap(), schema, Arc::new(props)).unwrap();
+    for g in 0..rgs {
+        let base = (f * rgs + g) * rows;
+        let ids: Vec<i64> = (0..rows).map(|i| (base + i) as i64).collect();
+        let mut rg = w.next_row_group().unwrap();
+        let mut col = rg.next_column().unwrap().unwrap();
+        col.typed::<Int64Type>()
+            .write_batch(&ids, None, None)
+            .unwrap();
+        col.close().unwrap();
+        let mut col = rg.next_column().unwrap().unwrap();
+        let v: Vec<ByteArray> = ids
+            .iter()
+            .map(|i| format!("row {i}").as_str().into())
+            .collect();
+        col.typed::<ByteArrayType>()
+            .write_batch(&v, None, None)
+            .unwrap();
+        col.close().unwrap();
+        rg.close().unwrap();
+    }
+    w.close().unwrap();
+}
+
+fn gen(dir: &Path, files: u64, rgs: u64, rows: u64) {
+    std::fs::create_dir_all(dir).unwrap();
     (0..files).into_par_iter().for_each(|f| {
         let props = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
             .set_column_bloom_filter_fpp(ColumnPath::from("id"), 0.01)
             .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), rows)
             .build();
-        let path = dir.join(format!("part-{f:05}.parquet"));
-        let mut w = SerializedFileWriter::new(
-            File::create(&path).unwrap(),
-            schema.clone(),
-            Arc::new(props),
-        )
-        .unwrap();
-        for g in 0..rgs {
-            let base = (f * rgs + g) * rows;
-            let ids: Vec<i64> = (0..rows).map(|i| (base + i) as i64).collect();
-            let mut rg = w.next_row_group().unwrap();
-            let mut col = rg.next_column().unwrap().unwrap();
-            col.typed::<Int64Type>()
-                .write_batch(&ids, None, None)
-                .unwrap();
-            col.close().unwrap();
-            let mut col = rg.next_column().unwrap().unwrap();
-            let v: Vec<ByteArray> = ids
-                .iter()
-                .map(|i| format!("row {i}").as_str().into())
-                .collect();
-            col.typed::<ByteArrayType>()
-                .write_batch(&v, None, None)
-                .unwrap();
-            col.close().unwrap();
-            rg.close().unwrap();
-        }
-        w.close().unwrap();
+        write_file(
+            &dir.join(format!("part-{f:05}.parquet")),
+            f,
+            rgs,
+            rows,
+            props,
+        );
     });
+}
+
+/// A fuzz seed: its name, row groups, rows per row group, and the `id` filters' distinct
+/// values and rate (None: no filters).
+type Seed = (&'static str, u64, u64, Option<(u64, f64)>);
+
+/// The fuzz seeds. arrow-rs sizes a filter for the distinct values, then folds it (halves it,
+/// ORing block pairs) while its estimated rate stays below the one asked for: the tiny rates
+/// keep a 4 KiB filter for 16 values (12 written) and 256 bytes for 40 (4 written).
+const SEEDS: [Seed; 3] = [
+    ("one-row-group-4k-filter", 1, 12, Some((16, 1e-19))),
+    ("three-row-groups", 3, 4, Some((40, 1e-13))),
+    ("no-filters", 2, 3, None),
+];
+
+fn seeds(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (name, rgs, rows, filter) in SEEDS {
+        let mut props = WriterProperties::builder()
+            .set_compression(Compression::UNCOMPRESSED)
+            .set_dictionary_enabled(false)
+            .set_statistics_enabled(parquet::file::properties::EnabledStatistics::None);
+        if let Some((ndv, fpp)) = filter {
+            props = props
+                .set_column_bloom_filter_fpp(ColumnPath::from("id"), fpp)
+                .set_column_bloom_filter_max_ndv(ColumnPath::from("id"), ndv);
+        }
+        write_file(&dir.join(name), 0, rgs, rows, props.build());
+    }
 }
 
 /// Per file: (footer range, filter ranges).
@@ -158,11 +198,12 @@ fn main() {
             a[4].parse().unwrap(),
             a[5].parse().unwrap(),
         ),
+        Some("seeds") if a.len() == 3 => seeds(Path::new(&a[2])),
         Some("floor") if a.len() >= 3 => {
             floor(Path::new(&a[2]), a.get(3).map_or(5, |r| r.parse().unwrap()))
         }
         _ => {
-            eprintln!("usage: parquet_lake gen DIR FILES ROW_GROUPS ROWS | floor DIR [REPEATS]");
+            eprintln!("usage: parquet_lake gen DIR FILES ROW_GROUPS ROWS | seeds DIR | floor DIR [REPEATS]");
             std::process::exit(2);
         }
     }
