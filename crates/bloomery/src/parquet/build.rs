@@ -17,6 +17,7 @@ use parquet::file::serialized_reader::SerializedPageReader;
 use parquet::file::writer::SerializedFileWriter;
 
 use super::file::ParquetFile;
+use super::footer::PageIndexPart;
 use super::ParquetError;
 use crate::hash::KeyHasher;
 use crate::SplitBlockBloomFilter;
@@ -329,16 +330,18 @@ fn check_page_index(
             let indexes = [
                 (
                     "column index",
+                    PageIndexPart::Column,
                     col.column_index_offset(),
                     col.column_index_length(),
                 ),
                 (
                     "offset index",
+                    PageIndexPart::Offset,
                     col.offset_index_offset(),
                     col.offset_index_length(),
                 ),
             ];
-            for (what, offset, length) in indexes {
+            for (what, part, offset, length) in indexes {
                 let (Some(offset), Some(length)) = (offset, length) else {
                     continue;
                 };
@@ -356,7 +359,7 @@ fn check_page_index(
                 buf.resize(length as usize, 0);
                 super::file::read_exact_at(file, &mut buf, offset as u64)
                     .map_err(|e| ParquetError::io(path, e))?;
-                super::footer::check_struct(&buf)
+                super::footer::check_struct(&buf, part)
                     .map_err(|e| bad(format!("{at} is malformed: {e}")))?;
             }
         }

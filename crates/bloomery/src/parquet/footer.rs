@@ -871,7 +871,14 @@ fn typed_value(
             let want = match *elem {
                 Shape::Is(t) => t,
                 Shape::Struct(_) => T_STRUCT,
-                Shape::Bool | Shape::List(_) => return Err(wrong()),
+                Shape::Bool => {
+                    // one byte each, read as such by the crate where it knows the field
+                    if !matches!(et, T_TRUE | T_FALSE) && n > 0 {
+                        return Err(wrong());
+                    }
+                    return c.skip(n as u64).ok_or_else(|| MALFORMED.to_string());
+                }
+                Shape::List(_) => return Err(wrong()),
             };
             if et != want && n > 0 {
                 return Err(wrong());
@@ -967,30 +974,51 @@ pub(crate) fn decode_metadata(
         .map_err(|e| e.to_string())
 }
 
+/// parquet-format `ColumnIndex`, as the crate reads it.
+const COLUMN_INDEX: &[(i16, Shape)] = &[
+    (1, Shape::List(&Shape::Bool)),
+    (2, Shape::List(&BINARY)),
+    (3, Shape::List(&BINARY)),
+    (4, I32),
+    (5, Shape::List(&I64)),
+    (6, Shape::List(&I64)),
+    (7, Shape::List(&I64)),
+    (8, Shape::List(&I64)),
+];
+/// parquet-format `OffsetIndex` (a list of `PageLocation`), as the crate reads it.
+const OFFSET_INDEX: &[(i16, Shape)] = &[
+    (
+        1,
+        Shape::List(&Shape::Struct(&[(1, I64), (2, I32), (3, I64)])),
+    ),
+    (2, Shape::List(&I64)),
+];
+
+/// Which structure of a page index [`check_struct`] checks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PageIndexPart {
+    /// A `ColumnIndex`.
+    Column,
+    /// An `OffsetIndex`.
+    Offset,
+}
+
 /// Check that `bytes` start with one well-formed Thrift compact struct (a page index's
 /// `ColumnIndex` or `OffsetIndex`) whose lists claim no more elements than there are bytes
-/// left: what the `parquet` crate is to decode, checked before it does.
-///
-/// The one container of booleans is `ColumnIndex.null_pages` (field 1), which the crate reads
-/// one byte per page; anywhere else one is refused, as in a footer.
-pub(crate) fn check_struct(bytes: &[u8]) -> Result<(), String> {
+/// left, every field the `parquet` crate reads of the type the format gives it (as
+/// [`check_counts`] checks a footer), before the crate decodes it.
+pub(crate) fn check_struct(bytes: &[u8], part: PageIndexPart) -> Result<(), String> {
     let mut c = Cursor { b: bytes, at: 0 };
-    let bad = || "not well-formed Thrift, or a list longer than its bytes".to_string();
-    let mut last = 0i16;
-    let mut ok = true;
-    while let Some((id, ty)) = c.field(&mut last, &mut ok) {
-        if (id, ty) == (1, T_LIST) {
-            let at = c.at;
-            let (et, n) = c.list().ok_or_else(bad)?;
-            if matches!(et, T_TRUE | T_FALSE) {
-                c.skip(n as u64).ok_or_else(bad)?;
-                continue;
-            }
-            c.at = at;
-        }
-        c.skip_value(ty, 1).ok_or_else(bad)?;
-    }
-    ok.then_some(()).ok_or_else(bad)
+    let fields = match part {
+        PageIndexPart::Column => COLUMN_INDEX,
+        PageIndexPart::Offset => OFFSET_INDEX,
+    };
+    typed_struct(&mut c, fields, 1, &mut |_, _| Ok(())).map_err(|e| {
+        let e = e.trim_start_matches("malformed footer");
+        format!(
+            "not well-formed Thrift, a list longer than its bytes, or a field of the wrong type{e}"
+        )
+    })
 }
 
 /// How the scan's footer reader and the `parquet` crate read the same footer bytes.
@@ -1215,6 +1243,36 @@ mod tests {
         let why = check_counts(&forged).unwrap_err();
         assert!(why.contains("field 3"), "{why}");
         assert_eq!(compare_footer_readers(&forged), FooterReaders::BothRefused);
+    }
+
+    /// A page index is checked as a footer is: its known fields must have the format's types
+    /// (the crate reads them by it), and its one container of booleans is `null_pages`.
+    #[test]
+    fn page_indexes_are_checked_by_the_types_the_crate_reads() {
+        // ColumnIndex { 1: [true, false], 2: ["a", "b"], 3: ["c", "d"], 4: 0 }
+        let column = [
+            0x19, 0x21, 0x01, 0x00, 0x19, 0x28, 0x01, b'a', 0x01, b'b', 0x19, 0x28, 0x01, b'c',
+            0x01, b'd', 0x15, 0x00, 0x00,
+        ];
+        check_struct(&column, PageIndexPart::Column).unwrap();
+        // min_values typed as an i32
+        let mut wrong = column[..4].to_vec();
+        wrong.extend_from_slice(&[0x15, 0x02, 0x00]);
+        let why = check_struct(&wrong, PageIndexPart::Column).unwrap_err();
+        assert!(why.contains("field 2"), "{why}");
+        // a list of booleans in a field the crate skips
+        let mut stray = column[..column.len() - 1].to_vec();
+        stray.extend_from_slice(&[0x59, 0x21, 0x01, 0x00, 0x00]);
+        assert!(check_struct(&stray, PageIndexPart::Column).is_err());
+        // OffsetIndex { 1: [PageLocation { 1: 4, 2: 8, 3: 0 }] }
+        let offset = [0x19, 0x1c, 0x16, 0x08, 0x15, 0x10, 0x16, 0x00, 0x00, 0x00];
+        check_struct(&offset, PageIndexPart::Offset).unwrap();
+        // compressed_page_size typed as an i64
+        let mut wrong = offset;
+        wrong[4] = 0x16;
+        assert!(check_struct(&wrong, PageIndexPart::Offset).is_err());
+        // the column index's bytes are not an offset index
+        assert!(check_struct(&column, PageIndexPart::Offset).is_err());
     }
 
     /// Counts are checked in proportion to the bytes: a list claiming more elements than bytes
