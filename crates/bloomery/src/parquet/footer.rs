@@ -1080,7 +1080,7 @@ mod tests {
         assert_eq!(compare_footer_readers(&forged), FooterReaders::BothRefused);
     }
 
-    /// A forged footer of 196 bytes (found by the `parquet_footer` fuzz target) whose third
+    /// A forged footer of 192 bytes (found by the `parquet_footer` fuzz target) whose third
     /// schema element has a `logicalType` field (id 10) typed as an `i16`. The crate reads that
     /// field as a struct anyway, then reads the bytes after it as more fields of the element,
     /// one of them a child count it would reserve about 4 GB for. Refused before the crate
