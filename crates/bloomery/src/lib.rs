@@ -193,7 +193,7 @@ pub use sets::classic::BloomFilter;
 pub use sets::cuckoo::{CuckooBuilder, CuckooFilter, CuckooOptions};
 pub use sets::partitioned::PartitionedBloomFilter;
 pub use sets::scalable::ScalableBloomFilter;
-pub use sets::split_block::{parquet_num_bytes, SplitBlockBits, SplitBlockBloomFilter};
+pub use sets::split_block::{parquet_num_bytes, MaskedHash, SplitBlockBits, SplitBlockBloomFilter};
 pub use sets::xor::{XorBuilder, XorFilter};
 // Multisets.
 pub use multisets::blocked_counting::{BlockedCountingBloomFilter, BlockedCountingBuilder};

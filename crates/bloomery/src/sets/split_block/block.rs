@@ -7,7 +7,7 @@
 //! [`crate::simd`] says the CPU has it (and `BLOOMERY_NO_SIMD` is unset) and the portable
 //! kernel otherwise. The module a build uses is picked once, by `cfg`, as `imp`.
 
-use super::SALT;
+use super::{MaskedHash, SALT};
 
 #[cfg(not(target_arch = "x86_64"))]
 use scalar as imp;
@@ -92,7 +92,7 @@ impl SplitBlock {
     pub(super) fn first_hit_masked_le(
         bytes: &[u8],
         blocks: u64,
-        probes: &[super::MaskedHash],
+        probes: &[MaskedHash],
     ) -> Option<usize> {
         imp::first_hit_masked_le(bytes, blocks, probes)
     }
@@ -115,7 +115,7 @@ impl SplitBlock {
     pub(super) fn first_hit_masked_le_scalar(
         bytes: &[u8],
         blocks: u64,
-        probes: &[super::MaskedHash],
+        probes: &[MaskedHash],
     ) -> Option<usize> {
         scalar::first_hit_masked_le(bytes, blocks, probes)
     }
@@ -139,18 +139,32 @@ impl SplitBlock {
     }
 }
 
+/// The 32 little-endian bytes of the block `h` probes in the bitset `bytes` of `blocks`
+/// blocks (None only when `bytes` is shorter than `32 · blocks`, which callers rule out).
+#[inline(always)]
+fn block_bytes(bytes: &[u8], blocks: u64, h: u64) -> Option<&[u8; 32]> {
+    let b = (((h >> 32) * blocks) >> 32) as usize * 32;
+    bytes.get(b..b + 32).and_then(|s| s.try_into().ok())
+}
+
 /// The portable kernels.
 mod scalar {
-    use super::SplitBlock;
+    use super::{block_bytes, SplitBlock};
+    use crate::sets::split_block::MaskedHash;
 
+    /// True if every bit of the mask `m` is set in `block`.
     #[inline(always)]
-    pub(super) fn check(block: &SplitBlock, x: u32) -> bool {
-        let m = SplitBlock::mask(x);
+    fn covers(block: &SplitBlock, m: &SplitBlock) -> bool {
         let mut miss = 0u64;
         for i in 0..super::SPLIT_WORDS {
             miss |= m.0[i] & !block.0[i];
         }
         miss == 0
+    }
+
+    #[inline(always)]
+    pub(super) fn check(block: &SplitBlock, x: u32) -> bool {
+        covers(block, &SplitBlock::mask(x))
     }
 
     #[inline(always)]
@@ -168,14 +182,8 @@ mod scalar {
     /// blocks (`bytes.len() == 32 · blocks`).
     #[inline(always)]
     pub(super) fn check_le(bytes: &[u8], blocks: u64, h: u64) -> bool {
-        let b = (((h >> 32) * blocks) >> 32) as usize * 32;
-        match bytes
-            .get(b..b + 32)
-            .and_then(|s| <&[u8; 32]>::try_from(s).ok())
-        {
-            Some(block) => check(&SplitBlock::from_le_bytes(block), h as u32),
-            None => true, // unreachable: b + 32 <= len by construction
-        }
+        // None is unreachable: b + 32 <= len by construction
+        block_bytes(bytes, blocks, h).is_none_or(|b| check(&SplitBlock::from_le_bytes(b), h as u32))
     }
 
     pub(super) fn first_hit_le(bytes: &[u8], blocks: u64, hashes: &[u64]) -> Option<usize> {
@@ -185,20 +193,11 @@ mod scalar {
     pub(super) fn first_hit_masked_le(
         bytes: &[u8],
         blocks: u64,
-        probes: &[super::super::MaskedHash],
+        probes: &[MaskedHash],
     ) -> Option<usize> {
         probes.iter().position(|p| {
-            let b = (((p.hash >> 32) * blocks) >> 32) as usize * 32;
-            match bytes
-                .get(b..b + 32)
-                .and_then(|s| <&[u8; 32]>::try_from(s).ok())
-            {
-                Some(block) => {
-                    let block = SplitBlock::from_le_bytes(block);
-                    (0..super::SPLIT_WORDS).all(|i| p.mask.0[i] & !block.0[i] == 0)
-                }
-                None => true, // unreachable: b + 32 <= len by construction
-            }
+            block_bytes(bytes, blocks, p.hash)
+                .is_none_or(|b| covers(&SplitBlock::from_le_bytes(b), &p.mask))
         })
     }
 
@@ -214,8 +213,8 @@ mod scalar {
 /// and one `vpsllvd`, the test one `vptest`.
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::super::MaskedHash;
-    use super::{scalar, SplitBlock, SALT};
+    use super::{block_bytes, scalar, SplitBlock, SALT};
+    use crate::sets::split_block::MaskedHash;
     use std::arch::x86_64::*;
 
     #[inline(always)]
@@ -269,8 +268,7 @@ mod x86 {
     #[inline]
     #[target_feature(enable = "avx2")]
     fn check_le_avx2(bytes: &[u8], blocks: u64, h: u64) -> bool {
-        let b = (((h >> 32) * blocks) >> 32) as usize * 32;
-        let Some(block) = bytes.get(b..b + 32) else {
+        let Some(block) = block_bytes(bytes, blocks, h) else {
             return true; // unreachable: b + 32 <= len by construction
         };
         // SAFETY: `block` is 32 readable bytes, exactly one unaligned 256-bit load; on
@@ -304,8 +302,7 @@ mod x86 {
     #[inline]
     #[target_feature(enable = "avx2")]
     fn check_masked_le_avx2(bytes: &[u8], blocks: u64, p: &MaskedHash) -> bool {
-        let b = (((p.hash >> 32) * blocks) >> 32) as usize * 32;
-        let Some(block) = bytes.get(b..b + 32) else {
+        let Some(block) = block_bytes(bytes, blocks, p.hash) else {
             return true; // unreachable: b + 32 <= len by construction
         };
         // SAFETY: `block` is 32 readable bytes and `p.mask` 4 u64s (32 bytes): one unaligned

@@ -131,10 +131,23 @@ impl<'a> SplitBlockBits<'a> {
         SplitBlock::first_hit_le(self.bytes, self.blocks, hashes)
     }
 
-    /// [`first_hit`](Self::first_hit) of hashes whose masks were made before: for keys
-    /// probed against many filters (a prune of a lake), each probe is then two loads and a
-    /// test.
-    pub(crate) fn first_hit_masked(&self, probes: &[MaskedHash]) -> Option<usize> {
+    /// [`first_hit`](Self::first_hit) of hashes whose masks were made before
+    /// ([`MaskedHash`]): for keys probed against many filters (a prune of a lake of Parquet
+    /// files), each probe is then two loads and a test.
+    ///
+    /// ```
+    /// use bloomery::{KeyHasher, MaskedHash, SplitBlockBits, SplitBlockBloomFilter};
+    ///
+    /// let hasher = KeyHasher::parquet();
+    /// let mut f = SplitBlockBloomFilter::try_with_bytes(1024)?;
+    /// f.insert_hash(hasher.hash(&7i64).lo);
+    /// let bitset = f.to_parquet_bitset();
+    /// let bits = SplitBlockBits::try_new(&bitset)?;
+    /// let keys: Vec<MaskedHash> = [3i64, 7].iter().map(|k| MaskedHash::new(hasher.hash(k).lo)).collect();
+    /// assert_eq!(bits.first_hit_masked(&keys), Some(1));
+    /// # Ok::<(), bloomery::Error>(())
+    /// ```
+    pub fn first_hit_masked(&self, probes: &[MaskedHash]) -> Option<usize> {
         SplitBlock::first_hit_masked_le(self.bytes, self.blocks, probes)
     }
 
@@ -150,21 +163,28 @@ impl<'a> SplitBlockBits<'a> {
     }
 }
 
-/// A hash with the spec's `mask` of its low half made once: the mask is the same in every
-/// filter (only the block depends on the filter's size).
+/// A split-block key hash with the Parquet spec's `mask` of its low half made once: the mask
+/// is the same in every filter (only the block depends on the filter's size), so keys probed
+/// against many filters ([`SplitBlockBits::first_hit_masked`]) make it once.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct MaskedHash {
+pub struct MaskedHash {
     /// The 64-bit hash (its high half picks the block).
     pub(crate) hash: u64,
     mask: SplitBlock,
 }
 
 impl MaskedHash {
-    pub(crate) fn new(hash: u64) -> Self {
+    /// The hash `hash` (as [`SplitBlockBits::contains_hash`] takes it) with its mask.
+    pub fn new(hash: u64) -> Self {
         Self {
             hash,
             mask: SplitBlock::mask(hash as u32),
         }
+    }
+
+    /// The 64-bit hash.
+    pub fn hash(&self) -> u64 {
+        self.hash
     }
 }
 
