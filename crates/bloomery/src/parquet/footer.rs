@@ -813,7 +813,9 @@ const NUM_CHILDREN: i16 = 5;
 /// otherwise overflow the stack. Real schemas nest a few levels per list or map.
 const MAX_SCHEMA_NESTING: usize = 256;
 
-const MALFORMED: &str = "malformed footer (not well-formed Thrift metadata)";
+/// Why bytes are refused when they are not well-formed Thrift (a list longer than its bytes
+/// among them).
+const NOT_THRIFT: &str = "not well-formed Thrift (or a list longer than its bytes)";
 
 /// Walk one struct of shape `fields`, refusing a known field whose type is not the format's;
 /// `i32` fields of the outermost struct are handed to `seen` as (field id, value).
@@ -829,17 +831,17 @@ fn typed_struct(
         let shape = fields.iter().find(|(known, _)| *known == id).map(|f| f.1);
         match shape {
             Some(Shape::Is(T_I32)) if ty == T_I32 => {
-                let v = c.zigzag().ok_or(MALFORMED)?;
+                let v = c.zigzag().ok_or(NOT_THRIFT)?;
                 seen(id, v)?;
             }
             Some(shape) => typed_value(c, shape, id, ty, depth)?,
-            None => c.skip_value(ty, depth).ok_or(MALFORMED)?,
+            None => c.skip_value(ty, depth).ok_or(NOT_THRIFT)?,
         }
     }
     if ok {
         Ok(())
     } else {
-        Err(MALFORMED.to_string())
+        Err(NOT_THRIFT.to_string())
     }
 }
 
@@ -851,23 +853,21 @@ fn typed_value(
     ty: u8,
     depth: usize,
 ) -> Result<(), String> {
-    let wrong = || {
-        format!(
-            "malformed footer: a field {id} has Thrift type {ty}, not the type the Parquet \
-             format gives it"
-        )
-    };
+    let wrong =
+        || format!("field {id} has Thrift type {ty}, not the type the Parquet format gives it");
     if depth > MAX_DEPTH {
-        return Err(MALFORMED.to_string());
+        return Err(NOT_THRIFT.to_string());
     }
     match shape {
         Shape::Bool if matches!(ty, T_TRUE | T_FALSE) => Ok(()),
-        Shape::Is(t) if t == ty => c.skip_value(ty, depth).ok_or_else(|| MALFORMED.to_string()),
+        Shape::Is(t) if t == ty => c
+            .skip_value(ty, depth)
+            .ok_or_else(|| NOT_THRIFT.to_string()),
         Shape::Struct(inner) if ty == T_STRUCT => {
             typed_struct(c, inner, depth + 1, &mut |_, _| Ok(()))
         }
         Shape::List(elem) if ty == T_LIST => {
-            let (et, n) = c.list().ok_or(MALFORMED)?;
+            let (et, n) = c.list().ok_or(NOT_THRIFT)?;
             let want = match *elem {
                 Shape::Is(t) => t,
                 Shape::Struct(_) => T_STRUCT,
@@ -876,7 +876,7 @@ fn typed_value(
                     if !matches!(et, T_TRUE | T_FALSE) && n > 0 {
                         return Err(wrong());
                     }
-                    return c.skip(n as u64).ok_or_else(|| MALFORMED.to_string());
+                    return c.skip(n as u64).ok_or_else(|| NOT_THRIFT.to_string());
                 }
                 Shape::List(_) => return Err(wrong()),
             };
@@ -904,8 +904,13 @@ fn typed_value(
 /// format's, so they must be: every field the crate reads, at every level, must have the
 /// type the format gives it (see [`Shape`]).
 pub(crate) fn check_counts(bytes: &[u8]) -> Result<(), String> {
+    walk_footer(bytes).map_err(|why| format!("malformed footer: {why}"))
+}
+
+/// [`check_counts`]' walk; why it refuses.
+fn walk_footer(bytes: &[u8]) -> Result<(), String> {
     let mut c = Cursor { b: bytes, at: 0 };
-    let malformed = || MALFORMED.to_string();
+    let malformed = || NOT_THRIFT.to_string();
     let mut last = 0i16;
     let mut ok = true;
     let mut schema_read = false;
@@ -919,11 +924,11 @@ pub(crate) fn check_counts(bytes: &[u8]) -> Result<(), String> {
             continue;
         }
         if ty != T_LIST {
-            return Err("malformed footer: the schema is not a Thrift list".to_string());
+            return Err("the schema is not a Thrift list".to_string());
         }
         let (et, n) = c.list().ok_or_else(malformed)?;
         if et != T_STRUCT && n > 0 {
-            return Err("malformed footer: the schema is not a list of structs".to_string());
+            return Err("the schema is not a list of structs".to_string());
         }
         // children still to come of each group open above the element read next
         let mut open: Vec<i64> = Vec::new();
@@ -933,8 +938,7 @@ pub(crate) fn check_counts(bytes: &[u8]) -> Result<(), String> {
                 if field == NUM_CHILDREN {
                     if !(0..=n as i64).contains(&v) {
                         return Err(format!(
-                            "malformed footer: a schema element claims {v} children, \
-                             the schema has {n} elements"
+                            "a schema element claims {v} children, the schema has {n} elements"
                         ));
                     }
                     children = v; // the crate keeps the last
@@ -948,8 +952,7 @@ pub(crate) fn check_counts(bytes: &[u8]) -> Result<(), String> {
                 open.push(children);
                 if open.len() > MAX_SCHEMA_NESTING {
                     return Err(format!(
-                        "malformed footer: the schema nests groups more than \
-                         {MAX_SCHEMA_NESTING} deep"
+                        "the schema nests groups more than {MAX_SCHEMA_NESTING} deep"
                     ));
                 }
             }
@@ -1013,12 +1016,7 @@ pub(crate) fn check_struct(bytes: &[u8], part: PageIndexPart) -> Result<(), Stri
         PageIndexPart::Column => COLUMN_INDEX,
         PageIndexPart::Offset => OFFSET_INDEX,
     };
-    typed_struct(&mut c, fields, 1, &mut |_, _| Ok(())).map_err(|e| {
-        let e = e.trim_start_matches("malformed footer");
-        format!(
-            "not well-formed Thrift, a list longer than its bytes, or a field of the wrong type{e}"
-        )
-    })
+    typed_struct(&mut c, fields, 1, &mut |_, _| Ok(()))
 }
 
 /// How the scan's footer reader and the `parquet` crate read the same footer bytes.
