@@ -132,7 +132,7 @@ cg_remove() { # a cgroup directory and its children; processes left in them (an 
 }
 cleanup() {
     cg_remove "$CG"
-    rm -f "$COPY" "$TIMES" "$LOG" "$DIR"/.bloomery-*.tmp "$DIR/probe.bloom"
+    rm -f "$COPY" "$TIMES" "$LOG" "$DIR"/.bloomery-*.tmp "$DIR"/.bloomery-*.sums "$DIR/probe.bloom"
     if [ "$KEEP" = 1 ]; then
         if [ -e "$PRISTINE" ]; then
             restore
@@ -173,7 +173,7 @@ in_cg() { local procs="$1/cgroup.procs"; shift; sh -c 'echo $$ > "$0" && exec "$
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 ino() { stat -c %i "$1"; }
 restore() { # FILE back to the file as created, nothing else beside it
-    rm -f "$COPY" "$DIR"/.bloomery-*.tmp
+    rm -f "$COPY" "$DIR"/.bloomery-*.tmp "$DIR"/.bloomery-*.sums
     if [ ! -e "$F" ] || [ "$(ino "$F")" != "$(ino "$PRISTINE")" ]; then
         rm -f "$F"
         ln "$PRISTINE" "$F"

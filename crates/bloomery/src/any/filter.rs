@@ -575,11 +575,11 @@ impl AnyFilter {
     /// Insert a batch of pre-hashed keys into this filter, decoded from `up`
     /// ([`from_update`](Self::from_update)), seal the update and return the filter's
     /// [`info`](Self::info). An update opened by [`FileUpdate::open_sweep`] of a blocked filter
-    /// does it all in one pass over the file: the keys that will be new are counted from
-    /// their blocks (so the new header is known), then each piece of the file is read (its
-    /// checksum verified, as the update was opened), the keys of its blocks inserted, the new
-    /// checksum and the fill counted on it, and it is written to the copy once; the seal is
-    /// then an fsync and a rename, with no pass over the copy
+    /// does it all in one pass over the file: each piece of the file is read (its checksum
+    /// verified, as the update was opened), the keys of its blocks inserted, the new checksum
+    /// (all but the header's part, which waits for the new item count) and the fill counted
+    /// on it, and it is written to the copy once; the seal then writes the new header and
+    /// folds it into the checksum, an fsync and a rename, with no pass over the copy
     /// ([`BlockedBloomFilter::insert_copying`](crate::BlockedBloomFilter::insert_copying)
     /// describes the pass). Any other update inserts the keys, then seals as
     /// [`commit_with_info`](Self::commit_with_info) does. The bits, the item count and the

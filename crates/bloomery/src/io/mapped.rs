@@ -48,6 +48,7 @@ use crate::io::temp::TempFile;
 use crate::error::{at_path, Error, FormatError, Result};
 use crate::io::format::{self, release_readonly, Encode, Persist, Progress, Source};
 use crate::io::header::{stream_checksum, Decoded, Header, Verify, PASS_CHUNK};
+use crate::io::late_head::LateHeadHash;
 use crate::store::SharedMap;
 
 /// A filter file opened through a read-only memory map: its header decoded and validated, its
@@ -263,6 +264,13 @@ pub struct FileUpdate {
 
 /// The source of an update whose copy is made as a sweep advances
 /// ([`FileUpdate::open_sweep`]).
+/// A copy [`FileUpdate::rewrite`] wrote whose checksum waits for its header: the hash of
+/// everything after the header, and the spill file of its block sums.
+pub(crate) struct Unsealed {
+    hash: LateHeadHash,
+    _spill: TempFile,
+}
+
 struct LazyCopy {
     src: MappedFile,
     /// Bytes of the source copied so far (from the front).
@@ -443,15 +451,6 @@ impl FileUpdate {
         self.copy_until(usize::MAX)
     }
 
-    /// The source of an update made by [`open_sweep`](Self::open_sweep) that nothing has
-    /// copied yet: what a pass that must read some of it before the copy starts (a blocked
-    /// filter's count of the keys that will be new, for the header) reads.
-    pub(crate) fn unread_source(&self) -> Result<Arc<crate::map::Mmap>> {
-        let l = self.untouched_lazy()?;
-        let map = Arc::clone(&l.src.map);
-        Ok(map)
-    }
-
     fn untouched_lazy(&self) -> Result<std::sync::MutexGuard<'_, LazyCopy>> {
         let not_sweep = || {
             Error::Unsupported(
@@ -474,37 +473,62 @@ impl FileUpdate {
     /// changes it on the way: each [`PASS_CHUNK`] piece of the source is read (and hashed,
     /// when the source is verified), `edit(offset, words)` is handed the piece's payload words
     /// (native order; `offset` the payload byte where they start) to change in place, and the
-    /// piece is written to the copy. With `head` (the new header, of the old one's length),
-    /// the header is replaced and the new file's checksum computed over the bytes written,
-    /// and written as the trailer: the copy is then a complete file, sealed by
-    /// [`persist_rewritten`](Self::persist_rewritten) without another pass. Without it, the
-    /// copy's header and trailer are the source's (a later [`commit`](Self::commit) seals it).
-    /// A source whose checksum does not match fails it, after the copy is written; the
-    /// original file is never written.
+    /// piece is written to the copy. With `seal`, the new file's checksum is computed over the
+    /// bytes as they are written, all but the header's ([`LateHeadHash`]): the caller, who
+    /// knows the new header only after the pass (its item count), hands it to
+    /// [`persist_rewritten`](Self::persist_rewritten), which seals the copy without another
+    /// pass. Without it, the copy's header and trailer are the source's (a later
+    /// [`commit`](Self::commit) seals it). A source whose checksum does not match fails it,
+    /// after the copy is written; the original file is never written.
     pub(crate) fn rewrite(
         &self,
-        head: Option<&[u8]>,
+        seal: bool,
         edit: &mut dyn FnMut(u64, &mut [u64]) -> Result<()>,
         progress: Progress<'_>,
-    ) -> Result<Option<u64>> {
+    ) -> Result<Option<Unsealed>> {
         let mut l = self.untouched_lazy()?;
-        let r = l.rewrite(
-            self.tmp.as_file(),
-            self.decoded.payload_offset,
-            head,
-            edit,
-            progress,
-        );
+        let r = (|| {
+            let mut unsealed = if seal {
+                let spill = TempFile::new_in(&TempFile::dir_of(&self.target), ".sums")?;
+                let file = spill.as_file().try_clone()?;
+                Some(Unsealed {
+                    hash: LateHeadHash::new(self.decoded.payload_offset, file),
+                    _spill: spill,
+                })
+            } else {
+                None
+            };
+            l.rewrite(
+                self.tmp.as_file(),
+                self.decoded.payload_offset,
+                unsealed.as_mut().map(|u| &mut u.hash),
+                edit,
+                progress,
+            )?;
+            Ok(unsealed)
+        })();
         if r.is_err() {
             l.failed = true;
         }
         r
     }
 
-    /// Replace the original by a copy [`rewrite`](Self::rewrite) sealed (with a header):
-    /// fsync the copy, rename it over the original, fsync the directory.
-    pub(crate) fn persist_rewritten(self) -> Result<()> {
-        self.tmp.as_file().sync_all()?;
+    /// Seal a copy [`rewrite`](Self::rewrite) made with `seal` and replace the original by it:
+    /// write `head` (the new header, of the old one's length), finish the checksum with it and
+    /// write the trailer, fsync the copy, rename it over the original, fsync the directory.
+    pub(crate) fn persist_rewritten(self, unsealed: Unsealed, head: &[u8]) -> Result<()> {
+        let h = self.decoded.payload_offset;
+        if head.len() != h {
+            return Err(crate::error::inconsistent(
+                "the new header's length differs",
+            ));
+        }
+        let sum = unsealed.hash.finish(head)?;
+        let body = (h + self.decoded.payload_len) as u64;
+        let file = self.tmp.as_file();
+        write_all_at(file, head, 0)?;
+        write_all_at(file, &sum.to_le_bytes(), body)?;
+        file.sync_all()?;
         self.tmp.persist(&self.target)?;
         format::sync_dir(&self.target);
         Ok(())
@@ -702,23 +726,17 @@ impl LazyCopy {
         &mut self,
         dst: &File,
         h: usize,
-        head: Option<&[u8]>,
+        mut seal: Option<&mut LateHeadHash>,
         edit: &mut dyn FnMut(u64, &mut [u64]) -> Result<()>,
         progress: Progress<'_>,
-    ) -> Result<Option<u64>> {
+    ) -> Result<()> {
         let map = Arc::clone(&self.src.map);
         let len = map.len();
         let body = len - 8;
-        if head.is_some_and(|b| b.len() != h) {
-            return Err(crate::error::inconsistent(
-                "the new header's length differs",
-            ));
-        }
         // page-aligned: the kernel's copy into the page cache runs at full speed
         let mut whole = vec![0u64; (PASS_CHUNK + 4096) / 8];
         let skip = whole.as_ptr().align_offset(4096).min(4096 / 8);
         let buf = &mut whole[skip..skip + PASS_CHUNK / 8];
-        let mut sum = head.map(|_| crate::io::header::StreamHash::new());
         let mut at = 0;
         while at < len {
             let n = PASS_CHUNK.min(len - at);
@@ -730,10 +748,6 @@ impl LazyCopy {
             if let Some(s) = &mut self.hash {
                 s.update(&bytes[..hashed]);
             }
-            if let Some(head) = head.filter(|b| at < b.len()) {
-                let e = head.len().min(at + n);
-                bytes[..e - at].copy_from_slice(&head[at..e]);
-            }
             // the payload's whole words in this piece (pieces start at multiples of 8 bytes)
             let (p0, p1) = (at.max(h), (at + n).min(body));
             if p0 < p1 {
@@ -744,8 +758,8 @@ impl LazyCopy {
                 r?;
             }
             let bytes = &bytemuck::cast_slice::<u64, u8>(buf)[..n];
-            if let Some(s) = &mut sum {
-                s.update(&bytes[..hashed]);
+            if let Some(s) = &mut seal {
+                s.update(&bytes[..hashed])?;
             }
             write_all_at(dst, bytes, at as u64)?;
             at += n;
@@ -759,11 +773,7 @@ impl LazyCopy {
                 return Err(FormatError::ChecksumMismatch { stored, computed }.into());
             }
         }
-        let sum = sum.map(|s| s.digest());
-        if let Some(d) = sum {
-            write_all_at(dst, &d.to_le_bytes(), body as u64)?;
-        }
-        Ok(sum)
+        Ok(())
     }
 
     /// Copy the source's bytes `[copied, end)` (clipped to the file) to the same offsets of

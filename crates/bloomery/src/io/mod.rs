@@ -17,6 +17,7 @@
 pub mod compress;
 pub(crate) mod format;
 pub(crate) mod header;
+pub(crate) mod late_head;
 pub(crate) mod mapped;
 pub(crate) mod stream;
 pub(crate) mod temp;

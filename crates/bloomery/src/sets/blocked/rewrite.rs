@@ -3,24 +3,22 @@
 //! the piece while it is in a buffer, and the piece written to the copy once, changed — no
 //! page of the copy is written twice and, when the pass also seals the file, none is read back.
 //!
-//! Sealing in the same pass needs the new header first (the checksum covers it, and it holds
-//! the item count): the keys that will be new are counted before the pass by reading only
-//! their blocks of the source, back to front (the blocks of each [`PASS_CHUNK`] piece
-//! requested from the disk ahead of the count, the pages dropped behind it), so the pass
-//! itself, front to back, finds the front of a file larger than the page cache still cached.
+//! Sealing in the same pass needs the new header, which holds the item count, inside the
+//! checksum, but the count is only known once every key is in: the pass hashes what it
+//! writes after the header and the header is hashed in at the end
+//! ([`crate::io::late_head`]), so the source is read once and the copy never.
 
 use std::sync::Arc;
 
 use super::fill::FillPass;
 use super::*;
 use crate::error::Error;
-use crate::io::header::PASS_CHUNK;
-use crate::io::mapped::FileUpdate;
+use crate::io::mapped::{FileUpdate, Unsealed};
 
 impl BlockedBloomFilter {
     /// Insert pre-hashed keys into a filter decoded from an update opened by
     /// [`FileUpdate::open_sweep`] (with [`AnyFilter::from_update`](crate::AnyFilter::from_update))
-    /// while the update's copy is made: one pass over the file, each [`PASS_CHUNK`] piece read
+    /// while the update's copy is made: one pass over the file, each [`PASS_CHUNK`](crate::PASS_CHUNK) piece read
     /// from the source (its checksum computed when the update verifies it), the keys of its
     /// blocks inserted, and the piece written to the copy. Afterwards the copy is the whole
     /// file and the filter can be read and changed as any filter decoded from an update (more
@@ -65,14 +63,14 @@ impl BlockedBloomFilter {
     ) -> Result<u64> {
         self.check_decoded_from(up)?;
         self.sort_by_block(hashes);
-        let (new, _) = self.insert_in_pass(up, hashes, None, progress)?;
+        let (new, _, _) = self.insert_in_pass(up, hashes, false, progress)?;
         self.core.items = self.core.items.saturating_add(new);
         Ok(new)
     }
 
     /// [`insert_copying`](Self::insert_copying) that also seals the file in the same pass
-    /// (the new header, whose item count is counted first from the keys' blocks, and the new
-    /// checksum computed over the bytes as they are written) and replaces the original
+    /// (the new checksum computed over the bytes as they are written, the new header —
+    /// whose item count the pass itself counts — hashed in last) and replaces the original
     /// (fsync, rename, directory fsync): no pass over the copy after it. Returns the filter
     /// and its fill figures, counted on the pieces as they were written.
     pub(crate) fn commit_rewriting(
@@ -83,22 +81,14 @@ impl BlockedBloomFilter {
     ) -> Result<(Self, SetStats)> {
         self.check_decoded_from(&up)?;
         self.sort_by_block(hashes);
-        let src = up.unread_source()?;
-        let new = self.count_new(&src, up.payload_offset() as usize, hashes);
-        drop(src);
-        let before = self.core.items;
-        self.core.items = before.saturating_add(new);
+        let (new, fill, unsealed) = self.insert_in_pass(&up, hashes, true, progress)?;
+        self.core.items = self.core.items.saturating_add(new);
         let head = {
             let (header, payload) = self.encode_parts();
             header.encode(payload.len())
         };
-        let (inserted, fill) = self.insert_in_pass(&up, hashes, Some(&head), progress)?;
-        if inserted != new {
-            return Err(Error::Io(std::io::Error::other(
-                "the file changed while it was updated",
-            )));
-        }
-        up.persist_rewritten()?;
+        let unsealed = unsealed.ok_or_else(|| crate::error::inconsistent("no checksum state"))?;
+        up.persist_rewritten(unsealed, &head)?;
         let stats = fill.finish(&self);
         Ok((self, stats))
     }
@@ -123,80 +113,23 @@ impl BlockedBloomFilter {
         }
     }
 
-    /// How many of the keys (sorted by block) would be new, read from their blocks in `src`
-    /// (the file, its payload at byte `h`): each block copied, its keys inserted in the copy
-    /// in order. The blocks are visited back to front a [`PASS_CHUNK`] piece of the file at a
-    /// time, the next piece's blocks requested ahead and each piece's pages dropped behind.
-    fn count_new(&self, src: &crate::map::Mmap, h: usize, hashes: &[Hashed]) -> u64 {
-        let blocks = self.blocks;
-        let byte = |x: Hashed| h + block_start(x, blocks) * 8;
-        let mut groups = Vec::new();
-        let mut i = 0;
-        while i < hashes.len() {
-            let piece = byte(hashes[i]) / PASS_CHUNK;
-            let j = i + hashes[i..].partition_point(|&x| byte(x) / PASS_CHUNK == piece);
-            groups.push(i..j);
-            i = j;
-        }
-        // the bytes of a group's blocks, first to last
-        let span = |g: &std::ops::Range<usize>| {
-            let a = byte(hashes[g.start]);
-            (a, byte(hashes[g.end - 1]) + BLOCK_WORDS * 8 - a)
-        };
-        let ahead = |g: &std::ops::Range<usize>| {
-            #[cfg(unix)]
-            {
-                let (a, n) = span(g);
-                let _ = src.advise_range(crate::map::Advice::WillNeed, a, n);
-            }
-            #[cfg(not(unix))]
-            let _ = g;
-        };
-        let mut new = 0u64;
-        if let Some(last) = groups.last() {
-            ahead(last);
-        }
-        for (gi, g) in groups.iter().enumerate().rev() {
-            if gi > 0 {
-                ahead(&groups[gi - 1]);
-            }
-            let mut k = g.start;
-            while k < g.end {
-                let b = block_start(hashes[k], blocks);
-                let at = h + b * 8;
-                let mut block: [u64; BLOCK_WORDS] = std::array::from_fn(|w| {
-                    let s = at + w * 8;
-                    u64::from_le_bytes(src[s..s + 8].try_into().expect("8 bytes"))
-                });
-                let block = Block::at_mut(&mut block, 0);
-                while k < g.end && block_start(hashes[k], blocks) == b {
-                    new += u64::from(block.insert(hashes[k], self.k, self.layout));
-                    k += 1;
-                }
-            }
-            let (a, n) = span(g);
-            format::release_readonly(src, a, n);
-        }
-        new
-    }
-
     /// The pass of [`FileUpdate::rewrite`] inserting the keys (sorted by block) into each
-    /// piece, counting the fill of the pieces written when sealing (`head`). Returns the keys
-    /// that were new and the fill so far.
+    /// piece, counting the fill of the pieces written when sealing (`seal`). Returns the keys
+    /// that were new, the fill so far and, when sealing, the checksum waiting for the header.
     fn insert_in_pass(
         &self,
         up: &FileUpdate,
         hashes: &[Hashed],
-        head: Option<&[u8]>,
+        seal: bool,
         progress: format::Progress<'_>,
-    ) -> Result<(u64, FillPass)> {
+    ) -> Result<(u64, FillPass, Option<Unsealed>)> {
         let (blocks, k, layout) = (self.blocks, self.k, self.layout);
         let mut fill = FillPass::new(self);
         let mut next = 0usize;
         let mut new = 0u64;
         let out_of_order = || crate::error::inconsistent("a key's block outside the sweep's piece");
-        up.rewrite(
-            head,
+        let unsealed = up.rewrite(
+            seal,
             &mut |p, words| {
                 let w0 = usize::try_from(p / 8).map_err(|_| out_of_order())?;
                 let w1 = w0 + words.len();
@@ -212,7 +145,7 @@ impl BlockedBloomFilter {
                     new += u64::from(Block::at_mut(words, at).insert(x, k, layout));
                     next += 1;
                 }
-                if head.is_some() {
+                if seal {
                     fill.advance_words(layout, words);
                 }
                 Ok(())
@@ -222,7 +155,7 @@ impl BlockedBloomFilter {
         if next != hashes.len() {
             return Err(out_of_order());
         }
-        Ok((new, fill))
+        Ok((new, fill, unsealed))
     }
 }
 
@@ -231,6 +164,7 @@ mod tests {
     use super::*;
     use crate::error::FormatError;
     use crate::io::header::Verify;
+    use crate::io::header::PASS_CHUNK;
     use crate::{AnyFilter, Filter, FilterInfo};
     use proptest::prelude::*;
 
