@@ -327,7 +327,7 @@ impl AnyFilter {
             _ => FoldMap::Classic(times),
         };
         let mut fill = Fill::new(&shell);
-        let mut w = StreamOut::create(out.as_ref(), true)?;
+        let mut w = StreamOut::create(out.as_ref(), None)?;
         w.write(&head)?;
         let n = input.words().len();
         // the output words from `base` on, not yet written
@@ -472,7 +472,7 @@ fn combine(
     let shell0 = shell(&inputs[0].filter, 0, union_items)?;
     let (head, out_words, payload_len) = layout_of(&shell0);
     let mut fill = Fill::new(&shell0);
-    let mut w = StreamOut::create(out, !and)?;
+    let mut w = StreamOut::create(out, and.then_some(head.len()))?;
     w.write(&head)?;
     // intersection: the bits set of each input and of each partial AND
     let mut in_ones = vec![0u64; inputs.len()];
@@ -543,6 +543,6 @@ fn combine(
     }
     let shell = shell(&inputs[0].filter, 0, items)?;
     let (head, _, _) = layout_of(&shell);
-    w.finish_with_head(&head, &mut |_| {})?;
+    w.finish_with_head(&head)?;
     Ok(fill.finish(&shell))
 }

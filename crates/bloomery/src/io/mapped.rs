@@ -809,8 +809,8 @@ impl LazyCopy {
     }
 }
 
-/// Write all of `buf` at `offset` of `f`, without moving its cursor.
-fn write_all_at(f: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+/// Write all of `buf` at `offset` of `f` (on Unix without moving its cursor).
+pub(crate) fn write_all_at(f: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         std::os::unix::fs::FileExt::write_all_at(f, buf, offset)

@@ -4,37 +4,55 @@
 //!
 //! The bytes go to a temporary file beside the target ([`TempFile`]) with positioned writes
 //! (a full disk or an I/O error is an error, never a fault on a mapped page), the checksum is
-//! computed as they pass (or, when the header is known only at the end, in one pass reading
-//! the file back), then the trailer, fsync, rename over the target and fsync of the directory:
+//! computed as they pass (when the header is known only at the end, all but the header's part,
+//! [`LateHeadHash`]), then the trailer, fsync, rename over the target and fsync of the directory:
 //! the save of [`save_atomic`](crate::io::format::save_atomic), without the whole file in
 //! memory. Until the rename the target is never written; dropping a [`StreamOut`] without
 //! finishing removes the temporary file.
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::io::format::{sync_dir, Progress};
-use crate::io::header::{StreamHash, PASS_CHUNK};
+use crate::io::format::sync_dir;
+use crate::io::header::StreamHash;
+use crate::io::late_head::LateHeadHash;
+use crate::io::mapped::write_all_at;
 use crate::io::temp::TempFile;
+
+/// The checksum of the bytes written, computed as they pass.
+enum Sum {
+    /// Every byte, header included.
+    Inline(StreamHash),
+    /// All but the header, which is hashed in at the end; the block sums' spill file.
+    LateHead(LateHeadHash, TempFile),
+}
 
 /// A file being written front to back (see the module docs).
 pub(crate) struct StreamOut {
     target: PathBuf,
     tmp: TempFile,
-    /// The checksum of the bytes written, while they are hashed as they pass.
-    hash: Option<StreamHash>,
+    hash: Sum,
     written: u64,
 }
 
 impl StreamOut {
     /// A temporary file beside `target` of the mode of the file it will replace (else 0644),
-    /// to hold `len` bytes before the trailer. With `hash_inline` the checksum is computed as
-    /// the bytes are written ([`finish`](Self::finish)); without it the first `head` bytes
-    /// are written last and hashed with the rest by reading the file back
-    /// ([`finish_with_head`](Self::finish_with_head)).
-    pub(crate) fn create(target: &Path, hash_inline: bool) -> Result<Self> {
-        let tmp = TempFile::new_in(&TempFile::dir_of(target), ".tmp")?;
+    /// to hold `len` bytes before the trailer. The checksum is computed as the bytes are
+    /// written: all of them ([`finish`](Self::finish)) or, with `late_head`, all but the
+    /// first `late_head` bytes (the header, written first as a placeholder), which are given
+    /// at the end ([`finish_with_head`](Self::finish_with_head)).
+    pub(crate) fn create(target: &Path, late_head: Option<usize>) -> Result<Self> {
+        let dir = TempFile::dir_of(target);
+        let tmp = TempFile::new_in(&dir, ".tmp")?;
+        let hash = match late_head {
+            None => Sum::Inline(StreamHash::new()),
+            Some(head) => {
+                let spill = TempFile::new_in(&dir, ".sums")?;
+                let file = spill.as_file().try_clone()?;
+                Sum::LateHead(LateHeadHash::new(head, file), spill)
+            }
+        };
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -47,15 +65,16 @@ impl StreamOut {
         Ok(Self {
             target: target.to_path_buf(),
             tmp,
-            hash: hash_inline.then(StreamHash::new),
+            hash,
             written: 0,
         })
     }
 
-    /// Append `bytes` (and hash them, when hashing inline).
+    /// Append `bytes` (and hash them).
     pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<()> {
-        if let Some(h) = &mut self.hash {
-            h.update(bytes);
+        match &mut self.hash {
+            Sum::Inline(h) => h.update(bytes),
+            Sum::LateHead(h, _) => h.update(bytes)?,
         }
         self.tmp.as_file_mut().write_all(bytes)?;
         self.written += bytes.len() as u64;
@@ -81,39 +100,29 @@ impl StreamOut {
     /// Seal a file whose every byte was hashed as it was written: the trailer, fsync, rename
     /// over the target, fsync of the directory.
     pub(crate) fn finish(mut self) -> Result<()> {
-        let sum = self
-            .hash
-            .take()
-            .map(|h| h.digest())
-            .ok_or_else(|| std::io::Error::other("the checksum was not computed inline"))?;
+        match std::mem::replace(&mut self.hash, Sum::Inline(StreamHash::new())) {
+            Sum::Inline(h) => self.seal(h.digest()),
+            Sum::LateHead(..) => Err(std::io::Error::other("the header was not given").into()),
+        }
+    }
+
+    /// Seal a file made with a late header: write `head` (the header, of the length given to
+    /// [`create`](Self::create)) at the start, hash it in, then the trailer, fsync, rename and
+    /// fsync of the directory. The file is not read back.
+    pub(crate) fn finish_with_head(mut self, head: &[u8]) -> Result<()> {
+        let Sum::LateHead(h, spill) =
+            std::mem::replace(&mut self.hash, Sum::Inline(StreamHash::new()))
+        else {
+            return Err(std::io::Error::other("the checksum covers the header already").into());
+        };
+        let sum = h.finish(head)?;
+        drop(spill);
+        write_all_at(self.tmp.as_file(), head, 0)?;
         self.seal(sum)
     }
 
-    /// Seal a file whose first bytes (`head`, the header) are known only now: write them at
-    /// the start, compute the checksum in one pass reading the file back ([`PASS_CHUNK`] at
-    /// a time, from the page cache while it holds the file; `progress` is told the bytes
-    /// done), then the trailer, fsync, rename and fsync of the directory.
-    pub(crate) fn finish_with_head(mut self, head: &[u8], progress: Progress<'_>) -> Result<()> {
-        let f = self.tmp.as_file_mut();
-        f.seek(SeekFrom::Start(0))?;
-        f.write_all(head)?;
-        f.seek(SeekFrom::Start(0))?;
-        let mut h = StreamHash::new();
-        let mut buf = vec![0u8; PASS_CHUNK.min(self.written as usize).max(1)];
-        let mut done = 0u64;
-        while done < self.written {
-            let n = (buf.len() as u64).min(self.written - done) as usize;
-            f.read_exact(&mut buf[..n])?;
-            h.update(&buf[..n]);
-            done += n as u64;
-            progress(done);
-        }
-        f.seek(SeekFrom::Start(self.written))?;
-        self.seal(h.digest())
-    }
-
-    fn seal(mut self, sum: u64) -> Result<()> {
-        self.tmp.as_file_mut().write_all(&sum.to_le_bytes())?;
+    fn seal(self, sum: u64) -> Result<()> {
+        write_all_at(self.tmp.as_file(), &sum.to_le_bytes(), self.written)?;
         self.tmp.as_file().sync_all()?;
         self.tmp.persist(&self.target)?;
         sync_dir(&self.target);
