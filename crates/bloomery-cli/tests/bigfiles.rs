@@ -733,3 +733,54 @@ fn a_one_pass_add_killed_at_any_point_leaves_the_old_or_the_new_file() {
     }
     assert!(saw_old > 0, "no kill landed before the rename");
 }
+
+/// `add` of more keys than one batch (4 Mi) through the one-pass update: the first batch goes
+/// into the pass that copies the file, the rest is inserted into the copy and sealed by a
+/// checksum pass. The file and the summary are those of the copy-and-sweep update (which
+/// sweeps each batch in turn), keys repeated across batches are not counted twice, and every
+/// key is found.
+#[test]
+fn a_one_pass_add_of_more_than_one_batch_writes_what_the_sweeping_add_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("keys.txt");
+    let n = (4u32 << 20) + 5000;
+    // the last 5,000 keys (in the second batch) repeat keys of the first
+    std::fs::write(&input, lines(0..n - 5000) + &lines(0..5000)).unwrap();
+    let (layout, args) = BLOCKED_LAYOUTS[0];
+    let a = create(dir.path(), "a.bloom", &[args, &["--force"]].concat());
+    let b = dir.path().join("b.bloom");
+    std::fs::copy(&a, &b).unwrap();
+    let summary = |out: std::process::Output, path: &str| {
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let (said, rest) = err.split_once('\n').unwrap_or_default();
+        assert!(said.contains(path), "{layout}: {err}");
+        rest.to_owned()
+    };
+    let one_pass = summary(add_by("one-pass", &a, &input), "in one pass");
+    let swept = summary(add_by("sweep", &b, &input), "by the copy and sweep");
+    assert_eq!(one_pass, swept, "{layout}: the summaries differ");
+    assert!(
+        std::fs::read(&a).unwrap() == std::fs::read(&b).unwrap(),
+        "{layout}: the files differ"
+    );
+    // at most the distinct keys are new (fewer by the false positives among them)
+    let new: u64 = one_pass
+        .split(" new items")
+        .next()
+        .and_then(|s| s.rsplit(' ').next())
+        .map(|s| s.replace(',', "").parse().unwrap())
+        .unwrap();
+    let distinct = u64::from(n - 5000);
+    assert!(
+        new <= distinct && new > distinct - 1000,
+        "{layout}: {one_pass}"
+    );
+    let out = bloomery()
+        .args(["check", "-c"])
+        .arg(&a)
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), format!("{n}\n"));
+    assert!(stale_temp_files(dir.path()).is_empty());
+}
