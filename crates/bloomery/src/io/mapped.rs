@@ -31,7 +31,8 @@
 //!    fsyncs the copy, renames it over the original and fsyncs the directory.
 //!
 //! Until the rename the original is never written; a failure or a crash leaves it as it was
-//! (and a stale `.bloomery-*.tmp` file beside it after a crash, as any atomic save does). The
+//! (and a stale `.bloomery-*.tmp` file beside it after a crash, as any atomic save does, and
+//! a `.bloomery-*.sums` one after a crash of a one-pass update). The
 //! cost is one copy of the file and one streaming checksum pass; the disk needs room for the
 //! copy. An in-place update with a journal would write less for a few keys, but every reader
 //! would then have to recover an interrupted update before it could trust the file; the copy
@@ -231,7 +232,8 @@ impl MappedFile {
 /// into which a structure writes in place; [`commit`](Self::commit) seals the copy and
 /// renames it over the original. Until that rename the original is never written: after a
 /// crash or an I/O error at any point the file is the old one or the new one (a crash may
-/// leave a stale `.bloomery-*.tmp` copy beside it). Dropping it without a commit removes the
+/// leave a stale `.bloomery-*.tmp` copy beside it, and a `.bloomery-*.sums` file after a
+/// one-pass update's crash). Dropping it without a commit removes the
 /// copy and leaves the file as it was. The cost is one copy of the file (by the kernel where
 /// it can, `copy_file_range`) and one streaming checksum pass at the commit.
 ///
