@@ -71,6 +71,9 @@ fn field_ref<'a>(line: &'a [u8], delim: &[u8], n: usize) -> Option<&'a [u8]> {
     pieces.get(n - 1).copied()
 }
 
+/// A line and the key taken from it (None: the line has no such field).
+type LineKey = (Vec<u8>, Option<Vec<u8>>);
+
 /// What `for_each_line` must report for `content`: (line, key) pairs up to the first bad hex
 /// key, and whether it must fail (a bad key, or no lines at all).
 fn reference(
@@ -78,7 +81,7 @@ fn reference(
     delim: &[u8],
     field: Option<usize>,
     hex: bool,
-) -> (Vec<(Vec<u8>, Option<Vec<u8>>)>, bool) {
+) -> (Vec<LineKey>, bool) {
     let mut out = Vec::new();
     let mut pieces: Vec<&[u8]> = content.split(|&b| b == b'\n').collect();
     if pieces.last().is_some_and(|l| l.is_empty()) {
