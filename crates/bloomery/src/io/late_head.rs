@@ -71,11 +71,12 @@ fn stripe(acc: &mut [u64; 8], data: &[u8], key: usize) {
 }
 
 /// The sums of whole blocks, written to `out` (64 bytes each), with the CPU's widest vector
-/// unit (AVX2 where the CPU has it, chosen at run time).
+/// unit (AVX2 where the CPU has it and `BLOOMERY_NO_SIMD` is unset, chosen at run time).
 fn block_sums(blocks: &[u8], out: &mut Vec<u8>) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, the one feature `block_sums_avx2` is compiled for.
+    if crate::simd::avx2() {
+        // SAFETY: the CPU has AVX2 (`simd::avx2` checked it), the one feature
+        // `block_sums_avx2` is compiled for.
         return unsafe { block_sums_avx2(blocks, out) };
     }
     block_sums_portable(blocks, out);
