@@ -164,6 +164,8 @@ pub(crate) struct LateHeadHash {
     /// summed only once a byte after it arrives).
     summed: u64,
     spill: BufWriter<File>,
+    /// The sums of the blocks of one `update`, before they are spilled (reused).
+    sums: Vec<u8>,
 }
 
 impl LateHeadHash {
@@ -179,6 +181,7 @@ impl LateHeadHash {
             fed: 0,
             summed: 0,
             spill: BufWriter::with_capacity(1 << 20, spill),
+            sums: Vec::new(),
         }
     }
 
@@ -199,9 +202,9 @@ impl LateHeadHash {
                 // whole blocks straight from the input, the last one kept as the current block
                 let whole = (bytes.len() - 1) / BLOCK;
                 let (blocks, rest) = bytes.split_at(whole * BLOCK);
-                let mut sums = Vec::with_capacity(whole * STRIPE);
-                block_sums(blocks, &mut sums);
-                self.spill.write_all(&sums)?;
+                self.sums.clear();
+                block_sums(blocks, &mut self.sums);
+                self.spill.write_all(&self.sums)?;
                 self.summed += whole as u64;
                 self.before
                     .copy_from_slice(&blocks[blocks.len() - STRIPE..]);
@@ -215,9 +218,9 @@ impl LateHeadHash {
     }
 
     fn spill_current(&mut self) -> io::Result<()> {
-        let mut sum = Vec::with_capacity(STRIPE);
-        block_sums(&self.current, &mut sum);
-        self.spill.write_all(&sum)?;
+        self.sums.clear();
+        block_sums(&self.current, &mut self.sums);
+        self.spill.write_all(&self.sums)?;
         self.summed += 1;
         self.before.copy_from_slice(&self.current[BLOCK - STRIPE..]);
         self.current.clear();
