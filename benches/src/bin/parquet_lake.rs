@@ -14,6 +14,11 @@
 //! and read the bytes of its footer and of every row group's `id` filter (one positioned
 //! read each, offsets found beforehand), files in parallel on the rayon pool, best of
 //! REPEATS. It prints the seconds, the bytes read, and the time to decode the footers too.
+//!
+//! `parquet_lake ranges DIR OUT` writes those offsets to OUT (one line per file: its path, then
+//! offset and length of the footer and of each filter), and `parquet_lake read RANGES` makes
+//! the same reads once and exits: the floor as a command, timed from outside the way the
+//! `bloomery` commands are (a process started, its work, its exit).
 
 use std::fs::File;
 use std::os::unix::fs::FileExt;
@@ -189,6 +194,39 @@ fn floor(dir: &Path, repeats: usize) {
     );
 }
 
+fn write_ranges(dir: &Path, out: &Path) {
+    let mut text = String::new();
+    for (p, (fo, fl), fs) in ranges(dir) {
+        text.push_str(&format!("{} {fo} {fl}", p.display()));
+        for (o, l) in fs {
+            text.push_str(&format!(" {o} {l}"));
+        }
+        text.push('\n');
+    }
+    std::fs::write(out, text).unwrap();
+}
+
+/// The reads of [`floor`], once, from a file [`write_ranges`] wrote.
+fn read(ranges: &Path) {
+    let text = std::fs::read_to_string(ranges).unwrap();
+    let r: Vec<(&str, Vec<u64>)> = text
+        .lines()
+        .map(|l| {
+            let mut w = l.split(' ');
+            let p = w.next().unwrap();
+            (p, w.map(|x| x.parse().unwrap()).collect())
+        })
+        .collect();
+    r.par_iter().for_each(|(p, v)| {
+        let f = File::open(p).unwrap();
+        for ol in v.chunks_exact(2) {
+            let mut b = vec![0u8; ol[1] as usize];
+            f.read_exact_at(&mut b, ol[0]).unwrap();
+            std::hint::black_box(&b);
+        }
+    });
+}
+
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     match a.get(1).map(String::as_str) {
@@ -202,8 +240,13 @@ fn main() {
         Some("floor") if a.len() >= 3 => {
             floor(Path::new(&a[2]), a.get(3).map_or(5, |r| r.parse().unwrap()))
         }
+        Some("ranges") if a.len() == 4 => write_ranges(Path::new(&a[2]), Path::new(&a[3])),
+        Some("read") if a.len() == 3 => read(Path::new(&a[2])),
         _ => {
-            eprintln!("usage: parquet_lake gen DIR FILES ROW_GROUPS ROWS | seeds DIR | floor DIR [REPEATS]");
+            eprintln!(
+                "usage: parquet_lake gen DIR FILES ROW_GROUPS ROWS | seeds DIR | floor DIR [REPEATS] \
+                 | ranges DIR OUT | read RANGES"
+            );
             std::process::exit(2);
         }
     }
