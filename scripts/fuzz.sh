@@ -102,6 +102,9 @@ if command -v zstd >/dev/null; then
 fi
 
 cd fuzz
+# the fuzz crate is outside the workspace, so the workspace's clippy does not see it
+echo "== clippy of the fuzz targets"
+cargo +nightly clippy -q --all-targets -- -D warnings
 echo "== build (release, debug assertions, address sanitizer)"
 cargo +nightly fuzz build
 
