@@ -3,8 +3,9 @@
 //! line is in (see `open::open_update`): a failed add leaves the file as it was, and the
 //! resident memory is the pages the keys touch (on a big blocked file, swept in file order
 //! and dropped behind the sweep). A blocked file longer than half the page cache the process
-//! can use (the file and its copy do not both fit) is instead updated in one pass that copies it, inserts the keys and seals it
-//! (`open::AddPath`; `BLOOMERY_UPDATE=one-pass|sweep|auto` forces the choice).
+//! can use (the file and its copy do not both fit) is instead updated in one pass that copies
+//! it, inserts the keys and seals it (`open::AddPath`; `BLOOMERY_UPDATE=one-pass|sweep|auto`
+//! forces the choice).
 
 use anyhow::{bail, Result};
 use bloomery::{AnyCounter, AnyFilter, KeySet, LineError, LineSource, LINE_CHUNK};

@@ -371,7 +371,7 @@ impl AddPath {
 /// writes the copy and its seal reads the copy back, so it is fast only while the source and
 /// the copy both stay in the page cache; the one pass reads the source once and never reads
 /// the copy. A 1.90 GB file (docs/BENCHMARKS.md, "A file larger than RAM") took, against
-/// the durable copy, 7.50× by the sweep and 1.15× by the one pass in a 3 GiB memory cgroup
+/// the durable copy, 8.06× by the sweep and 1.21× by the one pass in a 3 GiB memory cgroup
 /// (the file cached), 14.06× and 1.57× in 2 GiB (uncached), and about the same by both in
 /// 4 GiB (1.09× and 1.14×, uncached).
 pub fn one_pass_above(budget: u64) -> u64 {

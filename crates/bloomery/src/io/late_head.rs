@@ -16,6 +16,9 @@
 //! (tested against it for every length class: short, mid-size, one block, many, partial).
 
 use std::fs::File;
+use std::path::Path;
+
+use crate::io::temp::TempFile;
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 
 /// Bytes of a stripe and of a block (16 stripes with the default secret).
@@ -166,6 +169,11 @@ pub(crate) struct LateHeadHash {
     spill: BufWriter<File>,
     /// The sums of the blocks of one `update`, before they are spilled (reused).
     sums: Vec<u8>,
+    /// The temporary file behind `spill`, when this hash made it ([`spilling_in`]): removed
+    /// with the hash.
+    ///
+    /// [`spilling_in`]: Self::spilling_in
+    _owned: Option<TempFile>,
 }
 
 impl LateHeadHash {
@@ -182,7 +190,17 @@ impl LateHeadHash {
             summed: 0,
             spill: BufWriter::with_capacity(1 << 20, spill),
             sums: Vec::new(),
+            _owned: None,
         }
+    }
+
+    /// [`new`](Self::new), the block sums spilled to a temporary `.bloomery-*.sums` file in
+    /// `dir` (beside the file being written), removed when the hash is finished or dropped.
+    pub(crate) fn spilling_in(dir: &Path, head: usize) -> io::Result<Self> {
+        let tmp = TempFile::new_in(dir, ".sums")?;
+        let mut h = Self::new(head, tmp.as_file().try_clone()?);
+        h._owned = Some(tmp);
+        Ok(h)
     }
 
     pub(crate) fn update(&mut self, mut bytes: &[u8]) -> io::Result<()> {

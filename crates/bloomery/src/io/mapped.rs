@@ -264,15 +264,14 @@ pub struct FileUpdate {
     lazy: Option<Box<std::sync::Mutex<LazyCopy>>>,
 }
 
-/// The source of an update whose copy is made as a sweep advances
-/// ([`FileUpdate::open_sweep`]).
 /// A copy [`FileUpdate::rewrite`] wrote whose checksum waits for its header: the hash of
-/// everything after the header, and the spill file of its block sums.
+/// everything after the header (its block sums spilled beside the copy).
 pub(crate) struct Unsealed {
     hash: LateHeadHash,
-    _spill: TempFile,
 }
 
+/// The source of an update whose copy is made as a sweep advances
+/// ([`FileUpdate::open_sweep`]).
 struct LazyCopy {
     src: MappedFile,
     /// Bytes of the source copied so far (from the front).
@@ -491,11 +490,11 @@ impl FileUpdate {
         let mut l = self.untouched_lazy()?;
         let r = (|| {
             let mut unsealed = if seal {
-                let spill = TempFile::new_in(&TempFile::dir_of(&self.target), ".sums")?;
-                let file = spill.as_file().try_clone()?;
                 Some(Unsealed {
-                    hash: LateHeadHash::new(self.decoded.payload_offset, file),
-                    _spill: spill,
+                    hash: LateHeadHash::spilling_in(
+                        &TempFile::dir_of(&self.target),
+                        self.decoded.payload_offset,
+                    )?,
                 })
             } else {
                 None

@@ -24,8 +24,8 @@ use crate::io::temp::TempFile;
 enum Sum {
     /// Every byte, header included.
     Inline(StreamHash),
-    /// All but the header, which is hashed in at the end; the block sums' spill file.
-    LateHead(LateHeadHash, TempFile),
+    /// All but the header, which is hashed in at the end.
+    LateHead(LateHeadHash),
 }
 
 /// A file being written front to back (see the module docs).
@@ -47,11 +47,7 @@ impl StreamOut {
         let tmp = TempFile::new_in(&dir, ".tmp")?;
         let hash = match late_head {
             None => Sum::Inline(StreamHash::new()),
-            Some(head) => {
-                let spill = TempFile::new_in(&dir, ".sums")?;
-                let file = spill.as_file().try_clone()?;
-                Sum::LateHead(LateHeadHash::new(head, file), spill)
-            }
+            Some(head) => Sum::LateHead(LateHeadHash::spilling_in(&dir, head)?),
         };
         #[cfg(unix)]
         {
@@ -74,7 +70,7 @@ impl StreamOut {
     pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<()> {
         match &mut self.hash {
             Sum::Inline(h) => h.update(bytes),
-            Sum::LateHead(h, _) => h.update(bytes)?,
+            Sum::LateHead(h) => h.update(bytes)?,
         }
         self.tmp.as_file_mut().write_all(bytes)?;
         self.written += bytes.len() as u64;
@@ -102,7 +98,7 @@ impl StreamOut {
     pub(crate) fn finish(mut self) -> Result<()> {
         match std::mem::replace(&mut self.hash, Sum::Inline(StreamHash::new())) {
             Sum::Inline(h) => self.seal(h.digest()),
-            Sum::LateHead(..) => Err(std::io::Error::other("the header was not given").into()),
+            Sum::LateHead(_) => Err(std::io::Error::other("the header was not given").into()),
         }
     }
 
@@ -110,13 +106,11 @@ impl StreamOut {
     /// [`create`](Self::create)) at the start, hash it in, then the trailer, fsync, rename and
     /// fsync of the directory. The file is not read back.
     pub(crate) fn finish_with_head(mut self, head: &[u8]) -> Result<()> {
-        let Sum::LateHead(h, spill) =
-            std::mem::replace(&mut self.hash, Sum::Inline(StreamHash::new()))
+        let Sum::LateHead(h) = std::mem::replace(&mut self.hash, Sum::Inline(StreamHash::new()))
         else {
             return Err(std::io::Error::other("the checksum covers the header already").into());
         };
         let sum = h.finish(head)?;
-        drop(spill);
         write_all_at(self.tmp.as_file(), head, 0)?;
         self.seal(sum)
     }
