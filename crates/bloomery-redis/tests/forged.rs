@@ -246,7 +246,7 @@ fn forged_values_of_every_type_are_refused_in_an_rdb_file() {
         // checks the file and exits. The module says why; nothing crashes or hangs.
         let module = common::module_path();
         let started = Instant::now();
-        let out = Command::new("redis-server")
+        let out = Command::new(common::server_bin())
             .args([
                 "--port",
                 &common::free_port().to_string(),

@@ -132,7 +132,8 @@ fn maxmemory_refuses_new_values_of_every_type() {
         // A first value of the type, deleted: what the server sets up once (client buffers,
         // lazily built tables) is not part of any value.
         run(c, &create(kind, "warm-up")).unwrap();
-        let _: () = q(c, &["FLUSHALL"]);
+        // SYNC: Valkey frees a flushed database in the background by default.
+        let _: () = q(c, &["FLUSHALL", "SYNC"]);
         let before = info_memory(c);
         let first = format!("{kind}:0");
         run(c, &create(kind, &first)).unwrap();

@@ -874,7 +874,7 @@ fn max_bytes_module_argument() {
 
     // Bad module arguments refuse to load.
     let d2 = tmp();
-    let out = std::process::Command::new("redis-server")
+    let out = std::process::Command::new(common::server_bin())
         .args([
             "--port",
             &common::free_port().to_string(),

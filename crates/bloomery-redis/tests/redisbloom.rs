@@ -646,7 +646,7 @@ fn redisbloom_rdb_values_are_refused_cleanly() {
     .unwrap();
     let port = common::free_port();
     let log_path = dir.path().join("refused.log");
-    let mut child = Command::new("redis-server")
+    let mut child = Command::new(common::server_bin())
         .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--dir"])
         .arg(dir.path())
         .args(["--save", "", "--appendonly", "no", "--logfile"])

@@ -34,13 +34,25 @@ pub fn module_path() -> PathBuf {
         .expect("module built by cargo build -p bloomery-redis")
 }
 
+/// The server binary the tests run: `BLOOMERY_REDIS_SERVER` (a path to `redis-server` or
+/// `valkey-server`; scripts/test-valkey.sh sets it to Valkey's), or `redis-server` on `PATH`.
+pub fn server_bin() -> std::ffi::OsString {
+    std::env::var_os("BLOOMERY_REDIS_SERVER").unwrap_or_else(|| "redis-server".into())
+}
+
+/// Whether the server is Valkey (`INFO server` names it), for the few answers that differ.
+pub fn is_valkey(con: &mut redis::Connection) -> bool {
+    let info: String = q(con, &["INFO", "server"]);
+    info.contains("server_name:valkey")
+}
+
 /// Whether redis-server is installed. The tests that need it are also
 /// `#[cfg_attr(not(have_redis), ignore = ...)]`: `build.rs` sets `cfg(have_redis)` when it
 /// finds redis-server on `PATH` (or when `CI` is set), so without it they show as ignored in
 /// the test summary; this check catches a server removed since the build (a skip with a note,
 /// a failure when `CI` is set).
 pub fn have_redis() -> bool {
-    let ok = Command::new("redis-server")
+    let ok = Command::new(server_bin())
         .arg("--version")
         .stdout(Stdio::null())
         .status()
@@ -105,7 +117,7 @@ impl Server {
             args.extend(["--appendonly".into(), "no".into()]);
         }
         let log = std::fs::File::create(dir.join(format!("redis-{port}.log"))).unwrap();
-        let child = Command::new("redis-server")
+        let child = Command::new(server_bin())
             .args(&args)
             .stdout(log.try_clone().unwrap())
             .stderr(log)
