@@ -7,7 +7,7 @@ use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 use crate::args;
 use crate::config;
 use crate::dump;
-use crate::errors::{lib_error, BF_FULL, ITEM_EXISTS, NOT_FOUND};
+use crate::errors::{create_error, lib_error, BF_FULL, ITEM_EXISTS, NOT_FOUND, NO_MEMORY_FILTER};
 use crate::keys;
 use crate::limits::{
     BF_DEFAULT_CAPACITY, BF_DEFAULT_ERROR_RATE, BF_DEFAULT_EXPANSION, BF_MAX_EXPANSION,
@@ -72,7 +72,7 @@ fn create(p: Params) -> Result<ScalableBloomFilter, RedisError> {
             .scaling(p.scaling)
             .max_bytes(config::max_bytes())
             .try_build()
-            .map_err(lib_error)
+            .map_err(create_error(NO_MEMORY_FILTER))
     })
 }
 

@@ -8,7 +8,7 @@ use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 use crate::args;
 use crate::config;
 use crate::dump;
-use crate::errors::{lib_error, CF_FULL, ITEM_EXISTS, NOT_FOUND};
+use crate::errors::{create_error, lib_error, CF_FULL, ITEM_EXISTS, NOT_FOUND, NO_MEMORY_FILTER};
 use crate::keys;
 use crate::limits::{
     CF_DEFAULT_BUCKET_SIZE, CF_DEFAULT_CAPACITY, CF_DEFAULT_EXPANSION, CF_DEFAULT_MAX_ITERATIONS,
@@ -30,7 +30,7 @@ fn options(capacity: u64) -> CuckooBuilder {
 }
 
 fn create(o: CuckooBuilder) -> Result<CuckooFilter, RedisError> {
-    o.try_build().map_err(lib_error)
+    o.try_build().map_err(create_error(NO_MEMORY_FILTER))
 }
 
 /// Run `f` on the filter under `key`, creating it with `create_with` if absent; a filter that

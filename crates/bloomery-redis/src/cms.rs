@@ -11,7 +11,7 @@ use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 use crate::args::{self, int};
 use crate::config;
 use crate::dump;
-use crate::errors::lib_error;
+use crate::errors::{create_error, lib_error, NO_MEMORY_CMS};
 use crate::keys;
 use crate::limits::{CMS_MAX_DEPTH, CMS_MAX_TOTAL};
 use crate::reply::{self, int as count};
@@ -41,7 +41,7 @@ fn create(ctx: &Context, key: &RedisString, width: u64, depth: u32) -> RedisResu
         .dimensions(width, depth)
         .max_bytes(config::max_bytes())
         .try_build()
-        .map_err(lib_error)?;
+        .map_err(create_error(NO_MEMORY_CMS))?;
     keys::create(ctx, &CMS_TYPE, key, EXISTS, sketch)
 }
 
@@ -55,8 +55,23 @@ pub fn initbydim(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         .filter(|&w| w >= 1)
         .ok_or(RedisError::Str("CMS: invalid width"))?;
     let depth = int(&args[3])
-        .filter(|&d| (1..=i64::from(CMS_MAX_DEPTH)).contains(&d))
+        .filter(|&d| d >= 1)
         .ok_or(RedisError::Str("CMS: invalid depth"))?;
+    // RedisBloom's order: a shape whose cell count overflows is invalid; one too big to
+    // allocate is refused as such, before the row limit (64 here, none there) is checked.
+    let cells = (width as u64)
+        .checked_mul(depth as u64)
+        .ok_or(RedisError::Str("CMS: invalid init arguments"))?;
+    let bytes = cells.saturating_mul(8);
+    if bytes > config::max_bytes() {
+        return Err(create_error(NO_MEMORY_CMS)(Error::TooLarge {
+            requested: bytes,
+            limit: config::max_bytes(),
+        }));
+    }
+    if depth > i64::from(CMS_MAX_DEPTH) {
+        return Err(RedisError::Str("CMS: invalid depth"));
+    }
     create(ctx, &args[1], width as u64, depth as u32)
 }
 

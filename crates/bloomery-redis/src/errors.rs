@@ -15,6 +15,27 @@ pub const BF_FULL: &str = "ERR non scaling filter is full";
 /// `CF.ADD` when no slot can be found and the filter cannot grow.
 pub const CF_FULL: &str = "Filter is full";
 
+/// A creation over the limit, in RedisBloom's words (`BF.RESERVE`, `BF.INSERT`, `CF.RESERVE`,
+/// `CF.INSERT`): clients match on them; the sizes follow.
+pub const NO_MEMORY_FILTER: &str = "ERR Insufficient memory to create filter";
+/// As [`NO_MEMORY_FILTER`], for `CMS.INITBYDIM`/`INITBYPROB`.
+pub const NO_MEMORY_CMS: &str = "CMS: Insufficient memory to create the key";
+/// As [`NO_MEMORY_FILTER`], for `TOPK.RESERVE`.
+pub const NO_MEMORY_TOPK: &str = "ERR Insufficient memory to create topk data structure";
+
+/// A library error from creating a structure: over the limit, RedisBloom's `prefix` (one of
+/// the `NO_MEMORY_*` texts) and then the sizes; anything else as [`lib_error`].
+pub fn create_error(prefix: &'static str) -> impl Fn(Error) -> RedisError {
+    move |e| match e {
+        Error::TooLarge { requested, limit } => {
+            let detail = too_large(requested, limit);
+            let detail = detail.strip_prefix("ERR the structure").unwrap_or(&detail);
+            RedisError::String(format!("{prefix}: it{detail}"))
+        }
+        other => lib_error(other),
+    }
+}
+
 /// A library error as an error reply. Sizes over `MAX-BYTES` name the limit; a structure that
 /// cannot take more items says so.
 pub fn lib_error(e: Error) -> RedisError {
@@ -60,5 +81,18 @@ mod tests {
             limit: 5
         }))
         .contains("more than the module's MAX-BYTES limit of 5 bytes"));
+        let t = e(create_error(NO_MEMORY_CMS)(Error::TooLarge {
+            requested: 10,
+            limit: 5,
+        }));
+        assert_eq!(
+            t,
+            "CMS: Insufficient memory to create the key: it would need 10 bytes, over the \
+             module's MAX-BYTES limit of 5"
+        );
+        assert_eq!(
+            e(create_error(NO_MEMORY_CMS)(Error::Full { capacity: 1 })),
+            BF_FULL
+        );
     }
 }

@@ -96,8 +96,7 @@ struct Limit(#[allow(dead_code)] std::sync::RwLockWriteGuard<'static, ()>);
 
 impl Drop for Limit {
     fn drop(&mut self) {
-        let default = crate::config::DEFAULT_MAX_BYTES.to_string();
-        crate::config::apply(&[b"MAX-BYTES".to_vec(), default.into()]).unwrap();
+        crate::config::apply(&[b"MAX-BYTES".to_vec(), b"auto".to_vec()]).unwrap();
     }
 }
 

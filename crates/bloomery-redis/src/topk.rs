@@ -16,7 +16,7 @@ use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 use crate::args::{self, int};
 use crate::config;
 use crate::dump;
-use crate::errors::lib_error;
+use crate::errors::{create_error, NO_MEMORY_TOPK};
 use crate::keys;
 use crate::limits::{TOPK_DEFAULTS, TOPK_MAX_DEPTH, TOPK_MAX_INCREMENT, TOPK_MAX_K};
 use crate::reply::{self, int as count};
@@ -56,7 +56,7 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         .decay(decay)
         .max_bytes(config::max_bytes())
         .try_build()
-        .map_err(lib_error)?;
+        .map_err(create_error(NO_MEMORY_TOPK))?;
     keys::create(ctx, &TOPK_TYPE, &args[1], EXISTS, topk)
 }
 

@@ -46,7 +46,8 @@ fn cms_commands_and_errors() {
         return;
     }
     let d = tmp();
-    let s = Server::start_in(d.path(), &[], &[]);
+    // an explicit limit (the default, `auto`, is the machine's memory): the refusals below
+    let s = Server::start_in(d.path(), &["MAX-BYTES", "268435456"], &[]);
     let c = &mut s.con();
     let _: () = q(c, &["CMS.INITBYDIM", "a", "1000", "5"]);
     let _: () = q(c, &["CMS.INITBYPROB", "p", "0.001", "0.01"]);
@@ -194,8 +195,21 @@ fn cms_commands_and_errors() {
             (&["CMS.INITBYDIM", "n", "10", "0"], "CMS: invalid depth"),
             (&["CMS.INITBYDIM", "n", "10", "65"], "CMS: invalid depth"),
             (&["CMS.INITBYDIM", "n", "10", "nan"], "CMS: invalid depth"),
-            (&["CMS.INITBYDIM", "n", &max, "64"], "MAX-BYTES"),
-            (&["CMS.INITBYDIM", "n", "1000000000", "5"], "MAX-BYTES"),
+            // RedisBloom's order: a cell count that overflows is invalid; a shape too big to
+            // allocate is refused as such, before the row limit
+            (
+                &["CMS.INITBYDIM", "n", &max, "64"],
+                "CMS: invalid init arguments",
+            ),
+            (
+                &["CMS.INITBYDIM", "n", "1000000000", "5"],
+                "CMS: Insufficient memory to create the key: it would need 40000000000 bytes, \
+                 over the module's MAX-BYTES limit of 268435456",
+            ),
+            (
+                &["CMS.INITBYDIM", "n", "2294967296", "2294967296"],
+                "CMS: Insufficient memory to create the key",
+            ),
             (
                 &["CMS.INITBYPROB", "n", "0", "0.1"],
                 "CMS: invalid overestimation value",
@@ -216,7 +230,10 @@ fn cms_commands_and_errors() {
                 &["CMS.INITBYPROB", "n", "0.1", "NaN"],
                 "CMS: invalid prob value",
             ),
-            (&["CMS.INITBYPROB", "n", "1e-12", "0.1"], "ERR"),
+            (
+                &["CMS.INITBYPROB", "n", "1e-12", "0.1"],
+                "CMS: Insufficient memory to create the key",
+            ),
             (&["CMS.INITBYDIM", "n", "10"], "wrong number of arguments"),
             (&["CMS.INITBYPROB", "n", "0.1"], "wrong number of arguments"),
             (&["CMS.INCRBY", "a", "foo"], "wrong number of arguments"),
@@ -756,7 +773,8 @@ fn bcbf_commands_and_errors() {
         return;
     }
     let d = tmp();
-    let s = Server::start_in(d.path(), &[], &[]);
+    // an explicit limit (the default, `auto`, is the machine's memory): the refusals below
+    let s = Server::start_in(d.path(), &["MAX-BYTES", "268435456"], &[]);
     let c = &mut s.con();
     let _: () = q(c, &["BCBF.RESERVE", "b", "1000", "0.01"]);
     let _: () = q(

@@ -54,7 +54,8 @@ fn topk_commands_and_errors() {
         return;
     }
     let d = tmp();
-    let s = Server::start_in(d.path(), &[], &[]);
+    // an explicit limit (the default, `auto`, is the machine's memory): the refusals below
+    let s = Server::start_in(d.path(), &["MAX-BYTES", "268435456"], &[]);
     let c = &mut s.con();
     // Defaults: width 8, depth 7, decay 0.9.
     let _: () = q(c, &["TOPK.RESERVE", "t", "3"]);
@@ -191,7 +192,7 @@ fn topk_commands_and_errors() {
             (&["TOPK.RESERVE", "n", "2", &max, "7", "0.9"], "MAX-BYTES"),
             (
                 &["TOPK.RESERVE", "n", "2", "100000000", "7", "0.9"],
-                "MAX-BYTES",
+                "Insufficient memory to create topk data structure: it would need",
             ),
             (&["TOPK.RESERVE", "n"], "wrong number of arguments"),
             (
