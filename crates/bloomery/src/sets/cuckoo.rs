@@ -455,8 +455,10 @@ impl CuckooFilter {
         (h.hi % 255) as u8 + 1
     }
 
-    /// Add a key (a second add stores a second copy). Grows when the newest table is full;
-    /// fails with [`Error::Full`] when growth is disabled or exhausted — the filter is then
+    /// Add a key (a second add stores a second copy). As in RedisBloom, a free slot of the
+    /// key's two buckets is looked for in every sub-table, newest first; only when there is
+    /// none does the insert evict within the newest table, and when that fails it grows. Fails
+    /// with [`Error::Full`] when growth is disabled or exhausted — the filter is then
     /// unchanged.
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<()> {
         self.insert_hashed(self.hasher.hash(key))
@@ -466,6 +468,14 @@ impl CuckooFilter {
     pub fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
         let fp = Self::fingerprint(h);
         let (iters, rng) = (self.max_iterations, h.lo ^ h.hi.rotate_left(17));
+        for t in self.tables.iter_mut().rev() {
+            let i1 = t.index(h);
+            let i2 = t.alt(i1, fp);
+            if t.try_put(i1, fp) || t.try_put(i2, fp) {
+                t.items = t.items.saturating_add(1);
+                return Ok(());
+            }
+        }
         if let Some(t) = self.tables.last_mut() {
             let i = t.index(h);
             if t.insert(i, fp, iters, rng) {
@@ -827,6 +837,30 @@ mod tests {
         assert!(added.len() >= 40 && added.len() < 1000);
         assert!(added.iter().all(|i| f.contains(i)));
         assert_eq!(f.len(), added.len() as u64);
+    }
+
+    /// Inserts look for a free slot in every sub-table before evicting in the newest, so the
+    /// older tables fill up: 1 000 keys in tables of 64 one-slot buckets need at least 16
+    /// tables (1 000 / 64), and take about 18 when every table is searched (RedisBloom's
+    /// count); evicting only in the newest table leaves each near the 50 % load of two-choice
+    /// hashing with one slot per bucket: 26 tables.
+    #[test]
+    fn inserts_fill_older_tables_first() {
+        let mut f = CuckooFilter::builder()
+            .capacity(64)
+            .bucket_size(1)
+            .max_iterations(20)
+            .expansion(1)
+            .max_bytes(1 << 20)
+            .try_build()
+            .unwrap();
+        for i in 0..1000u32 {
+            f.insert(&i).unwrap();
+        }
+        let n = f.tables().len();
+        assert!((16..=20).contains(&n), "{n} tables");
+        assert!((0..1000u32).all(|i| f.contains(&i)));
+        assert_eq!(f.len(), 1000);
     }
 
     #[test]
