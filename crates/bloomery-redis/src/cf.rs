@@ -279,7 +279,8 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let pairs = keys::read_existing(ctx, &CF_TYPE, &args[1], NOT_FOUND, |f: &CuckooFilter| {
         vec![
             ("Size", reply::int(crate::types::value_size(f))),
-            ("Number of buckets", reply::int(f.buckets())),
+            // the first sub-filter's, as RedisBloom reports it
+            ("Number of buckets", reply::int(f.tables()[0].buckets())),
             ("Number of filters", reply::int(f.tables().len() as u64)),
             ("Number of items inserted", reply::int(f.len())),
             ("Number of items deleted", reply::int(f.deletes())),

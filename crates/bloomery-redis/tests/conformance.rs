@@ -92,3 +92,19 @@ fn cuckoo_inserts_search_every_sub_filter() {
         assert_eq!(v, Value::Int(1));
     }
 }
+
+/// `CF.INFO`'s "Number of buckets" is the first sub-filter's, as RedisBloom reports it.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn cf_info_reports_the_first_sub_filter_s_buckets() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(d.path(), &[], &[]);
+    let c = &mut s.con();
+    let _: () = q(c, &["CF.RESERVE", "g", "64", "EXPANSION", "2"]);
+    pipelined(c, "CF.ADD", "g", 0, 500);
+    assert!(cf_info(c, "g", "Number of filters") >= 3);
+    assert_eq!(cf_info(c, "g", "Number of buckets"), 32);
+}
