@@ -95,6 +95,10 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if capacity < 2 * i64::from(bucket_size) {
         return Err(RedisError::Str(CAPACITY_TOO_SMALL));
     }
+    // RedisBloom keeps the expansion rounded up to a power of two (and reports it so).
+    if expansion > 0 {
+        expansion = expansion.next_power_of_two();
+    }
     keys::must_be_missing(ctx, &args[1], ITEM_EXISTS)?;
     let filter = create(
         options(capacity as u64)

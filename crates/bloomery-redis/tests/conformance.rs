@@ -108,3 +108,36 @@ fn cf_info_reports_the_first_sub_filter_s_buckets() {
     assert!(cf_info(c, "g", "Number of filters") >= 3);
     assert_eq!(cf_info(c, "g", "Number of buckets"), 32);
 }
+
+/// `CF.RESERVE` sizes as RedisBloom: `capacity / bucket size` rounded down, then up to a
+/// power of two (`CF.RESERVE a 9`: 4 buckets, not 8), and the expansion rounded up to a power
+/// of two.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn cf_reserve_sizes_as_redisbloom() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(d.path(), &[], &[]);
+    let c = &mut s.con();
+    for (cap, bs, buckets) in [
+        ("9", "2", 4),
+        ("1024", "2", 512),
+        ("1000", "2", 512),
+        ("1026", "2", 1024),
+        ("100", "3", 64),
+    ] {
+        let key = format!("r{cap}-{bs}");
+        let _: () = q(c, &["CF.RESERVE", &key, cap, "BUCKETSIZE", bs]);
+        assert_eq!(cf_info(c, &key, "Number of buckets"), buckets, "{key}");
+    }
+    // 4 buckets of 2 slots without growth: at most 8 items before `Filter is full`
+    let _: () = q(c, &["CF.RESERVE", "n", "9", "EXPANSION", "0"]);
+    let replies = pipelined(c, "CF.ADD", "n", 0, 20);
+    let ok = replies.iter().filter(|v| **v == Value::Int(1)).count();
+    assert!((1..=8).contains(&ok), "{ok} accepted");
+    assert!(replies.iter().any(|v| is_err(v, "Filter is full")));
+    let _: () = q(c, &["CF.RESERVE", "x", "1000", "EXPANSION", "3"]);
+    assert_eq!(cf_info(c, "x", "Expansion rate"), 4);
+}

@@ -413,19 +413,25 @@ impl CuckooFilter {
         Ok(f)
     }
 
+    /// Buckets of sub-table `i`, sized as RedisBloom sizes them: the first table has
+    /// `capacity / bucket_size` buckets (rounded down, then up to a power of two), and each
+    /// later one the expansion (rounded up to a power of two) times the one before.
     fn table_buckets(&self, i: usize) -> Result<u64> {
         let growth = u64::from(self.expansion.max(1))
+            .next_power_of_two()
             .checked_pow(i as u32)
             .ok_or(Error::TooLarge {
                 requested: u64::MAX,
                 limit: self.max_bytes,
             })?;
-        let cap = self.capacity.checked_mul(growth).ok_or(Error::TooLarge {
-            requested: u64::MAX,
-            limit: self.max_bytes,
-        })?;
-        let buckets = cap.div_ceil(u64::from(self.bucket_size)).max(1);
-        buckets.checked_next_power_of_two().ok_or(Error::TooLarge {
+        let first = (self.capacity / u64::from(self.bucket_size))
+            .max(1)
+            .checked_next_power_of_two()
+            .ok_or(Error::TooLarge {
+                requested: u64::MAX,
+                limit: self.max_bytes,
+            })?;
+        first.checked_mul(growth).ok_or(Error::TooLarge {
             requested: u64::MAX,
             limit: self.max_bytes,
         })
@@ -837,6 +843,31 @@ mod tests {
         assert!(added.len() >= 40 && added.len() < 1000);
         assert!(added.iter().all(|i| f.contains(i)));
         assert_eq!(f.len(), added.len() as u64);
+    }
+
+    /// RedisBloom's sizing: `capacity / bucket_size` rounded down, then up to a power of two;
+    /// the expansion rounded up to a power of two.
+    #[test]
+    fn tables_are_sized_as_redisbloom_sizes_them() {
+        let buckets = |cap: u64, b: u32, e: u32, n: usize| {
+            let mut f = CuckooFilter::builder()
+                .capacity(cap)
+                .bucket_size(b)
+                .expansion(e)
+                .try_build()
+                .unwrap();
+            while f.tables().len() < n {
+                f.grow().unwrap();
+            }
+            f.tables().iter().map(|t| t.buckets()).collect::<Vec<_>>()
+        };
+        assert_eq!(buckets(9, 2, 1, 1), [4]);
+        assert_eq!(buckets(1024, 2, 1, 2), [512, 512]);
+        assert_eq!(buckets(1000, 2, 1, 1), [512]);
+        assert_eq!(buckets(1025, 2, 1, 1), [512]);
+        assert_eq!(buckets(1026, 2, 1, 1), [1024]);
+        assert_eq!(buckets(100, 3, 3, 3), [64, 256, 1024]);
+        assert_eq!(buckets(9, 2, 2, 3), [4, 8, 16]);
     }
 
     /// Inserts look for a free slot in every sub-table before evicting in the newest, so the
