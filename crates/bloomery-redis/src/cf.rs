@@ -296,9 +296,26 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     reply::map(ctx, pairs)
 }
 
-/// `CF.SCANDUMP key iterator`.
+/// `CF.SCANDUMP key iterator`: bloomery's chunks, with RedisBloom's ends: a filter without
+/// items dumps nothing (`[0, nil]`), and the end marker is `[0, nil]`.
 pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    dump::scandump::<CuckooFilter>(ctx, args, &CF_TYPE)
+    let empty = match args.get(1) {
+        Some(key) if args.len() == 3 => {
+            args::iterator(&args[2])?;
+            keys::read(ctx, &CF_TYPE, key, |f: Option<&CuckooFilter>| {
+                f.is_some_and(CuckooFilter::is_empty)
+            })?
+        }
+        _ => false,
+    };
+    let end = || RedisValue::Array(vec![RedisValue::Integer(0), RedisValue::Null]);
+    if empty {
+        return Ok(end());
+    }
+    match dump::scandump::<CuckooFilter>(ctx, args, &CF_TYPE)? {
+        RedisValue::Array(v) if matches!(v[..], [RedisValue::Integer(0), _]) => Ok(end()),
+        other => Ok(other),
+    }
 }
 
 /// `CF.LOADCHUNK key iterator data`.

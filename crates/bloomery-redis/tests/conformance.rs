@@ -9,6 +9,15 @@ mod common;
 use common::{have_redis, q, Server};
 use redis::{ConnectionLike, Value};
 
+fn raw(c: &mut redis::Connection, args: &[&str]) -> Value {
+    let mut cmd = redis::cmd(args[0]);
+    for a in &args[1..] {
+        cmd.arg(*a);
+    }
+    c.req_packed_command(&cmd.get_packed_command())
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
 /// `cmd key item` for items `from..to`, pipelined; the raw replies, errors included.
 fn pipelined(c: &mut redis::Connection, cmd: &str, key: &str, from: u32, to: u32) -> Vec<Value> {
     let mut p = redis::pipe();
@@ -140,4 +149,57 @@ fn cf_reserve_sizes_as_redisbloom() {
     assert!(replies.iter().any(|v| is_err(v, "Filter is full")));
     let _: () = q(c, &["CF.RESERVE", "x", "1000", "EXPANSION", "3"]);
     assert_eq!(cf_info(c, "x", "Expansion rate"), 4);
+}
+
+/// `CF.SCANDUMP` of a filter without items is `[0, nil]`, and the end marker is nil (RedisBloom
+/// dumps nothing of an empty filter); the chunks of a filter with items still load.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn cf_scandump_ends_as_redisbloom() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(d.path(), &[], &[]);
+    for c in [&mut s.con(), &mut s.con3()] {
+        let _: () = q(c, &["DEL", "e", "f", "g"]);
+        let _: () = q(c, &["CF.RESERVE", "e", "100"]);
+        let end = Value::Array(vec![Value::Int(0), Value::Nil]);
+        assert_eq!(raw(c, &["CF.SCANDUMP", "e", "0"]), end);
+        assert_eq!(raw(c, &["CF.SCANDUMP", "e", "7"]), end);
+
+        pipelined(c, "CF.ADD", "f", 0, 300);
+        let mut it = 0i64;
+        let mut chunks = Vec::new();
+        loop {
+            match raw(c, &["CF.SCANDUMP", "f", &it.to_string()]) {
+                Value::Array(v) if v == [Value::Int(0), Value::Nil] => break,
+                Value::Array(v) => match &v[..] {
+                    [Value::Int(n), Value::BulkString(data)] => {
+                        assert!(*n > 0);
+                        chunks.push((*n, data.clone()));
+                        it = *n;
+                    }
+                    other => panic!("{other:?}"),
+                },
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(chunks.len() >= 2);
+        for (n, data) in &chunks {
+            let _: () = redis::cmd("CF.LOADCHUNK")
+                .arg("g")
+                .arg(*n)
+                .arg(&data[..])
+                .query(c)
+                .unwrap();
+        }
+        for v in pipelined(c, "CF.EXISTS", "g", 0, 300) {
+            assert!(matches!(v, Value::Int(1) | Value::Boolean(true)), "{v:?}");
+        }
+        // a filter emptied by deletes dumps nothing too
+        let _: () = q(c, &["CF.ADD", "e", "x"]);
+        let _: () = q(c, &["CF.DEL", "e", "x"]);
+        assert_eq!(raw(c, &["CF.SCANDUMP", "e", "0"]), end);
+    }
 }
