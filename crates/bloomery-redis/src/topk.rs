@@ -92,26 +92,21 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 }
 
 /// `TOPK.INCRBY key item increment [item increment ...]`: increments are integers in
-/// `0..=100000` (0 changes nothing); all are checked before any is applied.
+/// `0..=100000` (0 changes nothing); as in RedisBloom, an increment outside them answers the
+/// error in its item's place and the other items are applied.
 pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 4 || !args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
-    // The key first (as RedisBloom), then every increment before any is applied.
-    read(ctx, &args[1], |_| ())?;
-    let pairs = args[2..]
-        .chunks(2)
-        .map(|p| {
-            int(&p[1])
-                .filter(|&n| (0..=TOPK_MAX_INCREMENT).contains(&n))
-                .map(|n| (p[0].as_slice(), n as u32))
-                .ok_or(RedisError::Str(BAD_INCREMENT))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
     let out = with_topk(ctx, &args[1], |t| {
-        pairs
-            .iter()
-            .map(|&(item, n)| expelled(t.incr_by(item, n)))
+        args[2..]
+            .chunks(2)
+            .map(
+                |p| match int(&p[1]).filter(|&n| (0..=TOPK_MAX_INCREMENT).contains(&n)) {
+                    Some(n) => expelled(t.incr_by(p[0].as_slice(), n as u32)),
+                    None => RedisValue::StaticError(BAD_INCREMENT),
+                },
+            )
             .collect::<Vec<_>>()
     })?;
     ctx.replicate_verbatim();

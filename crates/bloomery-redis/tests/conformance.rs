@@ -203,3 +203,30 @@ fn cf_scandump_ends_as_redisbloom() {
         assert_eq!(raw(c, &["CF.SCANDUMP", "e", "0"]), end);
     }
 }
+
+/// `TOPK.INCRBY` with one increment out of range answers the error in that item's place and
+/// applies the others (RedisBloom's shape).
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn topk_incrby_reports_bad_increments_per_item() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(d.path(), &[], &[]);
+    let c = &mut s.con();
+    let _: () = q(c, &["TOPK.RESERVE", "t", "3"]);
+    let r = raw(
+        c,
+        &["TOPK.INCRBY", "t", "a", "5", "b", "-1", "c", "7", "d", "x"],
+    );
+    let Value::Array(v) = r else { panic!("{r:?}") };
+    assert_eq!(v.len(), 4);
+    assert_eq!(v[0], Value::Nil);
+    assert!(is_err(&v[1], "TopK: increment must be an integer"), "{v:?}");
+    assert_eq!(v[2], Value::Nil);
+    assert!(is_err(&v[3], "TopK: increment must be an integer"), "{v:?}");
+    let mut list: Vec<String> = q(c, &["TOPK.LIST", "t"]);
+    list.sort();
+    assert_eq!(list, ["a", "c"]);
+}
