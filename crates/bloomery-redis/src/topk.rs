@@ -38,8 +38,9 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         .ok_or(RedisError::Str("TopK: invalid k"))? as u32;
     let (mut width, mut depth, mut decay) = TOPK_DEFAULTS;
     if args.len() == 6 {
+        // RedisBloom keeps the width in 32 bits
         width = int(&args[3])
-            .filter(|&w| w >= 1)
+            .filter(|&w| (1..=i64::from(u32::MAX)).contains(&w))
             .ok_or(RedisError::Str("TopK: invalid width"))? as u64;
         depth = int(&args[4])
             .filter(|&d| (1..=i64::from(TOPK_MAX_DEPTH)).contains(&d))

@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{have_redis, q, Server};
+use common::{err, have_redis, q, Server};
 use redis::{ConnectionLike, Value};
 
 fn raw(c: &mut redis::Connection, args: &[&str]) -> Value {
@@ -229,4 +229,23 @@ fn topk_incrby_reports_bad_increments_per_item() {
     let mut list: Vec<String> = q(c, &["TOPK.LIST", "t"]);
     list.sort();
     assert_eq!(list, ["a", "c"]);
+}
+
+/// `TOPK.RESERVE` refuses a width or depth beyond 32 bits with RedisBloom's texts.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn topk_reserve_refuses_widths_beyond_32_bits() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(d.path(), &[], &[]);
+    let c = &mut s.con();
+    for (w, dp, want) in [
+        ("4294967296", "7", "TopK: invalid width"),
+        ("99999999999999", "7", "TopK: invalid width"),
+        ("8", "4294967296", "TopK: invalid depth"),
+    ] {
+        assert_eq!(err(c, &["TOPK.RESERVE", "t", "3", w, dp, "0.9"]), want);
+    }
 }

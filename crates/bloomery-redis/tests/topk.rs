@@ -179,7 +179,10 @@ fn topk_commands_and_errors() {
                 &["TOPK.RESERVE", "n", "2", "8", "7", "x"],
                 "TopK: invalid decay",
             ),
-            (&["TOPK.RESERVE", "n", "2", &max, "7", "0.9"], "MAX-BYTES"),
+            (
+                &["TOPK.RESERVE", "n", "2", &max, "7", "0.9"],
+                "TopK: invalid width",
+            ),
             (
                 &["TOPK.RESERVE", "n", "2", "100000000", "7", "0.9"],
                 "MAX-BYTES",
