@@ -256,7 +256,14 @@ pub fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         &args[1],
         None,
         "Not found",
-        |f: &mut CuckooFilter| f.remove(args[2].as_slice()).is_ok(),
+        |f: &mut CuckooFilter| {
+            let removed = f.remove(args[2].as_slice()).is_ok();
+            // RedisBloom compacts once deletes pass a tenth of the items
+            if removed && f.tables().len() > 1 && f.deletes() as f64 > f.len() as f64 * 0.10 {
+                f.compact(true);
+            }
+            removed
+        },
     )?;
     if removed {
         ctx.replicate_verbatim();
@@ -294,6 +301,24 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         ]
     })?;
     reply::map(ctx, pairs)
+}
+
+/// `CF.COMPACT key`: move fingerprints from newer sub-filters into free slots of older ones
+/// and drop the newest sub-filters left empty (see [`CuckooFilter::compact`]); `OK`.
+pub fn compact(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    keys::write(
+        ctx,
+        &CF_TYPE,
+        &args[1],
+        None,
+        "Cuckoo filter was not found",
+        |f: &mut CuckooFilter| f.compact(false),
+    )?;
+    ctx.replicate_verbatim();
+    Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
 /// `CF.SCANDUMP key iterator`: bloomery's chunks, with RedisBloom's ends: a filter without

@@ -182,6 +182,10 @@ mod module {
     fn cf_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         route::first(ctx, args, cf::info, rbcf::info)
     }
+    /// `CF.COMPACT key`: move items into older sub-filters and drop the emptied newest ones.
+    fn cf_compact(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        route::first(ctx, args, cf::compact, rbcf::compact)
+    }
     /// `CF.SCANDUMP key iterator`: the filter's bytes, chunk by chunk.
     fn cf_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         route::first(ctx, args, cf::scandump, rbcf::scandump)
@@ -425,6 +429,7 @@ mod module {
             ["CF.DEL", cf_del, "write fast", 1, 1, 1, ""],
             ["CF.COUNT", cf_count, "readonly fast", 1, 1, 1, ""],
             ["CF.INFO", cf_info, "readonly fast", 1, 1, 1, ""],
+            ["CF.COMPACT", cf_compact, "write", 1, 1, 1, ""],
             ["CF.SCANDUMP", cf_scandump, "readonly", 1, 1, 1, ""],
             ["CF.LOADCHUNK", cf_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // Count-min sketches (RedisBloom-compatible; SCANDUMP/LOADCHUNK are extensions).

@@ -189,6 +189,17 @@ pub fn del(ctx: &Context, args: &[RedisString]) -> Option<RedisResult> {
     })
 }
 
+pub fn compact(ctx: &Context, args: &[RedisString]) -> Option<RedisResult> {
+    if args.len() != 2 {
+        return None;
+    }
+    with_filter(ctx, &args[1], |c| {
+        c.compact(true);
+        ctx.replicate_verbatim();
+        Ok(RedisValue::SimpleStringStatic("OK"))
+    })
+}
+
 pub fn info(ctx: &Context, args: &[RedisString]) -> Option<RedisResult> {
     if args.len() != 2 {
         return None;

@@ -204,6 +204,57 @@ fn cf_scandump_ends_as_redisbloom() {
     }
 }
 
+/// `CF.COMPACT key` moves items into older sub-filters, drops the emptied newest ones, resets
+/// "Number of items deleted", keeps every item, and answers `OK`; a missing key is
+/// `Cuckoo filter was not found`.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn cf_compact() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(d.path(), &[], &[]);
+    let c = &mut s.con();
+    let _: () = q(c, &["CF.RESERVE", "c", "64", "BUCKETSIZE", "2"]);
+    pipelined(c, "CF.ADD", "c", 0, 1000);
+    let before = cf_info(c, "c", "Number of filters");
+    assert!(before >= 16, "{before}");
+    // 80 deletes stay below a tenth of the items: no compaction yet
+    for v in pipelined(c, "CF.DEL", "c", 0, 80) {
+        assert_eq!(v, Value::Int(1));
+    }
+    assert_eq!(cf_info(c, "c", "Number of items deleted"), 80);
+    assert_eq!(cf_info(c, "c", "Number of filters"), before);
+    let ok: String = q(c, &["CF.COMPACT", "c"]);
+    assert_eq!(ok, "OK");
+    assert_eq!(cf_info(c, "c", "Number of items deleted"), 0);
+    assert_eq!(cf_info(c, "c", "Number of items inserted"), 920);
+    assert!(cf_info(c, "c", "Number of filters") <= before);
+    for v in pipelined(c, "CF.EXISTS", "c", 80, 1000) {
+        assert_eq!(v, Value::Int(1));
+    }
+    // most items gone: deletes compact as in RedisBloom, and what is left fits in few
+    // sub-filters (64 slots each for 50 items)
+    pipelined(c, "CF.DEL", "c", 80, 950);
+    let _: String = q(c, &["CF.COMPACT", "c"]);
+    let after = cf_info(c, "c", "Number of filters");
+    assert!(after <= 3, "{after} sub-filters for 50 items");
+    for v in pipelined(c, "CF.EXISTS", "c", 950, 1000) {
+        assert_eq!(v, Value::Int(1));
+    }
+    assert_eq!(
+        err(c, &["CF.COMPACT", "missing"]),
+        "Cuckoo filter was not found"
+    );
+    let _: () = q(c, &["CF.RESERVE", "empty", "100"]);
+    let ok: String = q(c, &["CF.COMPACT", "empty"]);
+    assert_eq!(ok, "OK");
+    assert!(err(c, &["CF.COMPACT"]).contains("wrong number of arguments"));
+    let _: () = q(c, &["SET", "str", "x"]);
+    assert!(err(c, &["CF.COMPACT", "str"]).starts_with("WRONGTYPE"));
+}
+
 /// `TOPK.INCRBY` with one increment out of range answers the error in that item's place and
 /// applies the others (RedisBloom's shape).
 #[test]

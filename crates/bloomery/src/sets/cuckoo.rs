@@ -569,6 +569,95 @@ impl CuckooFilter {
         Err(RemoveError::NotPresent)
     }
 
+    /// Move fingerprints from newer sub-tables into free slots of older ones, and drop the
+    /// newest tables this leaves empty (the first table always stays); the count of removals
+    /// is reset. RedisBloom's `CF.COMPACT`: tables are visited newest first, and
+    /// `stop_at_first_failure` ends the pass at the first table that cannot be emptied (what
+    /// RedisBloom's deletes trigger) instead of going on to move what fits from the older
+    /// ones. Returns the number of tables removed.
+    ///
+    /// A fingerprint moves only where a lookup of its key finds it: between tables of equal
+    /// size always, into a smaller table only when both of its possible primary buckets there
+    /// give the same pair of buckets.
+    ///
+    /// ```
+    /// use bloomery::CuckooFilter;
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let mut f = CuckooFilter::builder().capacity(64).bucket_size(1).try_build()?;
+    /// for i in 0..200u32 {
+    ///     f.insert(&i)?;
+    /// }
+    /// for i in 0..150u32 {
+    ///     f.remove(&i)?;
+    /// }
+    /// let before = f.tables().len();
+    /// let removed = f.compact(false);
+    /// assert_eq!(f.tables().len(), before - removed);
+    /// assert!((150..200u32).all(|i| f.contains(&i)));
+    /// # Ok(()) }
+    /// ```
+    pub fn compact(&mut self, stop_at_first_failure: bool) -> usize {
+        let before = self.tables.len();
+        for idx in (1..self.tables.len()).rev() {
+            let emptied = self.compact_table(idx);
+            if emptied && idx == self.tables.len() - 1 {
+                self.tables.pop();
+            } else if !emptied && stop_at_first_failure {
+                break;
+            }
+        }
+        self.tables.shrink_to_fit();
+        self.deletes = 0;
+        before - self.tables.len()
+    }
+
+    /// Move what fits of table `idx` into the older tables; whether it is empty afterwards.
+    fn compact_table(&mut self, idx: usize) -> bool {
+        let (older, rest) = self.tables.split_at_mut(idx);
+        let t = &mut rest[0];
+        let b = t.bucket_size as usize;
+        for j in 0..t.buckets {
+            for k in 0..b {
+                let slot = j as usize * b + k;
+                let fp = t.bytes()[slot];
+                if fp == 0 {
+                    continue;
+                }
+                let moved = older.iter_mut().any(|u| {
+                    let Some(c) = Self::bucket_in(t.buckets, j, fp, u.buckets) else {
+                        return false;
+                    };
+                    let put = u.try_put(c, fp) || u.try_put(u.alt(c, fp), fp);
+                    if put {
+                        u.items = u.items.saturating_add(1);
+                    }
+                    put
+                });
+                if moved {
+                    t.bytes_mut()[slot] = 0;
+                    t.items -= 1;
+                }
+            }
+        }
+        t.items == 0
+    }
+
+    /// The primary bucket, in a table of `small` buckets, of a fingerprint stored in bucket
+    /// `j` of a table of `big` buckets (`small <= big`, both powers of two), when it is
+    /// determined: the stored bucket is either the key's primary one or its alternate, and
+    /// the two readings must give the same pair of buckets in the smaller table.
+    fn bucket_in(big: u64, j: u64, fp: u8, small: u64) -> Option<u64> {
+        if small > big {
+            return None;
+        }
+        let shift = big.trailing_zeros() - small.trailing_zeros();
+        let m = mix64(u64::from(fp));
+        let c1 = j >> shift;
+        let c2 = (j ^ (m & (big - 1))) >> shift;
+        (c2 == c1 || c2 == c1 ^ (m & (small - 1))).then_some(c1)
+    }
+
     /// Items stored (inserts minus removes).
     pub fn len(&self) -> u64 {
         self.tables.iter().map(|t| t.len()).sum()
@@ -892,6 +981,54 @@ mod tests {
         assert!((16..=20).contains(&n), "{n} tables");
         assert!((0..1000u32).all(|i| f.contains(&i)));
         assert_eq!(f.len(), 1000);
+    }
+
+    /// Compaction moves fingerprints into older tables where lookups find them, drops the
+    /// emptied newest tables, and never loses a key (tables of equal and of growing size).
+    #[test]
+    fn compact_moves_down_and_keeps_every_key() {
+        for e in [1u32, 2] {
+            let mut f = CuckooFilter::builder()
+                .capacity(64)
+                .bucket_size(2)
+                .expansion(e)
+                .try_build()
+                .unwrap();
+            for i in 0..2000u32 {
+                f.insert(&i).unwrap();
+            }
+            let before = f.tables().len();
+            assert!(before > 3);
+            // a remove may take another key's matching fingerprint (the cuckoo contract), so
+            // compaction is checked against what the filter answers just before it
+            let removed = (0..1900u32).filter(|i| f.remove(i).is_ok()).count() as u64;
+            assert!(removed >= 1890, "{removed}");
+            assert_eq!(f.deletes(), removed);
+            let len = f.len();
+            let found: Vec<u32> = (0..2000u32).filter(|i| f.contains(i)).collect();
+            assert!(found.len() >= 100);
+            let dropped = f.compact(false);
+            assert_eq!(f.tables().len(), before - dropped);
+            assert_eq!(f.len(), len);
+            assert_eq!(f.deletes(), 0);
+            assert!(found.iter().all(|i| f.contains(i)), "expansion {e}");
+            let stored: u64 = f.tables().iter().map(|t| t.len()).sum();
+            let bytes: u64 = f
+                .tables()
+                .iter()
+                .map(|t| t.bytes().iter().filter(|&&b| b != 0).count() as u64)
+                .sum();
+            assert_eq!(stored, bytes);
+            if e == 1 {
+                // about 100 keys fit in the first table's 64 slots and one or two more
+                assert!(f.tables().len() <= 3, "{} tables", f.tables().len());
+            }
+            f.compact(true);
+            assert!(found.iter().all(|i| f.contains(i)));
+            // the compacted filter still round-trips through the file format
+            let g = CuckooFilter::from_bytes(&f.to_bytes()).unwrap();
+            assert_eq!(f, g);
+        }
     }
 
     #[test]
