@@ -91,3 +91,22 @@ pub fn must_be_missing(ctx: &Context, key: &RedisString, exists: &'static str) -
         Err(RedisError::Str(exists))
     }
 }
+
+/// Store `value` under `key`, replacing a value of the same type (a value still being
+/// loaded by LOADCHUNK included) or creating the key.
+pub fn replace<T: Structure>(
+    ctx: &Context,
+    ty: &RedisType,
+    key: &RedisString,
+    value: T,
+) -> Result<(), RedisError> {
+    let k = ctx.open_key_writable(key);
+    match k
+        .get_value::<Slot<T>>(ty)
+        .map_err(|_| RedisError::WrongType)?
+    {
+        Some(slot) => *slot = Slot::Ready(value),
+        None => k.set_value(ty, Slot::Ready(value))?,
+    }
+    Ok(())
+}

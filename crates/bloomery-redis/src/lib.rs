@@ -22,9 +22,9 @@
 //! arguments). `BF.*` and `CF.*` also serve values moved from RedisBloom: [`route`] hands each
 //! command to [`rbbf`] / [`rbcf`] when the key holds one (their types in [`moved`]). Every
 //! command names its one key at position 1 (first = last = 1, step 1), so a
-//! cluster routes it and answers MOVED/CROSSSLOT as for built-in commands; `CMS.MERGE`, whose
-//! keys depend on `numKeys`, is registered with `getkeys-api` and reports the destination and
-//! every source when Redis asks (cluster routing, CROSSSLOT, `COMMAND GETKEYS`, ACL key checks).
+//! cluster routes it and answers MOVED/CROSSSLOT as for built-in commands; `CMS.MERGE` and
+//! `BF.MERGE`, whose keys depend on `numKeys`, are registered with `getkeys-api` and report the
+//! destination and every source when Redis asks (cluster routing, CROSSSLOT, `COMMAND GETKEYS`, ACL key checks).
 
 pub mod args;
 pub mod bcbf;
@@ -139,6 +139,10 @@ mod module {
     /// `BF.LOADCHUNK key iterator data`: rebuild a filter from `BF.SCANDUMP`'s chunks (bloomery's, or RedisBloom's: a moved value).
     fn bf_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         route::first(ctx, args, bf::loadchunk, rbbf::loadchunk)
+    }
+    /// `BF.MERGE dest numkeys src [src ...]`: the union of filters made alike (keys reported by the getkeys callback).
+    fn bf_merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bf::merge(ctx, args)
     }
 
     // Cuckoo filters (RedisBloom-compatible; values moved from RedisBloom answer as there).
@@ -418,6 +422,7 @@ mod module {
             ["BF.CARD", bf_card, "readonly fast", 1, 1, 1, ""],
             ["BF.SCANDUMP", bf_scandump, "readonly", 1, 1, 1, ""],
             ["BF.LOADCHUNK", bf_loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["BF.MERGE", bf_merge, "write deny-oom getkeys-api", 1, 1, 1, ""],
             // Cuckoo filters (RedisBloom-compatible).
             ["CF.RESERVE", cf_reserve, "write deny-oom", 1, 1, 1, ""],
             ["CF.ADD", cf_add, "write deny-oom", 1, 1, 1, ""],

@@ -300,3 +300,124 @@ fn topk_reserve_refuses_widths_beyond_32_bits() {
         assert_eq!(err(c, &["TOPK.RESERVE", "t", "3", w, dp, "0.9"]), want);
     }
 }
+
+fn bf_info(c: &mut redis::Connection, key: &str, field: &str) -> i64 {
+    let v: Vec<i64> = q(c, &["BF.INFO", key, field]);
+    v[0]
+}
+
+fn all_in(c: &mut redis::Connection, key: &str, items: impl Iterator<Item = u32>) -> bool {
+    items.into_iter().all(|i| {
+        let v: i64 = q(c, &["BF.EXISTS", key, &format!("item-{i}")]);
+        v == 1
+    })
+}
+
+/// `BF.MERGE dest numkeys src...`: the union of filters made alike (also when they grew to
+/// different numbers of sub-filters), into a new key or an existing one; incompatible
+/// filters are refused and nothing changes; replicas and the AOF get the same value.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn bf_merge_unites_filters_made_alike() {
+    if !have_redis() {
+        return;
+    }
+    let (d1, d2) = (tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap());
+    let p = Server::start_in(d1.path(), &[], &["--appendonly", "yes"]);
+    let r = Server::start_in(d2.path(), &[], &[]);
+    let c = &mut p.con();
+    let rc = &mut r.con();
+    let _: () = q(rc, &["REPLICAOF", "127.0.0.1", &p.port.to_string()]);
+
+    let _: () = q(c, &["BF.RESERVE", "a", "0.01", "100"]);
+    let _: () = q(c, &["BF.RESERVE", "b", "0.01", "100"]);
+    pipelined(c, "BF.ADD", "a", 0, 50);
+    pipelined(c, "BF.ADD", "b", 1000, 1400);
+    assert_eq!(bf_info(c, "a", "FILTERS"), 1);
+    let grown = bf_info(c, "b", "FILTERS");
+    assert!(grown >= 3, "{grown}");
+
+    // a new destination: a copy of the first source, then the union
+    let ok: String = q(c, &["BF.MERGE", "m", "2", "a", "b"]);
+    assert_eq!(ok, "OK");
+    assert!(all_in(c, "m", (0..50).chain(1000..1400)));
+    assert_eq!(bf_info(c, "m", "FILTERS"), grown);
+    assert_eq!(
+        bf_info(c, "m", "ITEMS"),
+        400,
+        "the larger count, a lower bound"
+    );
+    // sources are untouched
+    assert_eq!(bf_info(c, "a", "FILTERS"), 1);
+    // an existing destination, which may be a source too
+    let _: String = q(c, &["BF.MERGE", "a", "2", "a", "b"]);
+    assert!(all_in(c, "a", (0..50).chain(1000..1400)));
+    // the merged filter takes more items and keeps them
+    pipelined(c, "BF.ADD", "m", 5000, 5300);
+    assert!(all_in(c, "m", (0..50).chain(1000..1400).chain(5000..5300)));
+    // filters made by BF.ADD (the defaults) merge
+    let _: i64 = q(c, &["BF.ADD", "x", "item-1"]);
+    let _: i64 = q(c, &["BF.ADD", "y", "item-2"]);
+    let _: String = q(c, &["BF.MERGE", "z", "2", "x", "y"]);
+    assert!(all_in(c, "z", 1..3));
+
+    // incompatible parameters: refused, nothing changes
+    let _: () = q(c, &["BF.RESERVE", "other", "0.001", "100"]);
+    let _: i64 = q(c, &["BF.ADD", "other", "q"]);
+    let before: Vec<u8> = q(c, &["BLOOMERY.DUMP", "a"]);
+    let e = err(c, &["BF.MERGE", "a", "1", "other"]);
+    assert!(e.starts_with("ERR filters cannot be merged"), "{e}");
+    let e = err(c, &["BF.MERGE", "fresh", "2", "a", "other"]);
+    assert!(e.starts_with("ERR filters cannot be merged"), "{e}");
+    let after: Vec<u8> = q(c, &["BLOOMERY.DUMP", "a"]);
+    assert_eq!(before, after);
+    let exists: i64 = q(c, &["EXISTS", "fresh"]);
+    assert_eq!(exists, 0);
+    // argument and key errors
+    assert_eq!(err(c, &["BF.MERGE", "a", "1", "missing"]), "ERR not found");
+    assert_eq!(
+        err(c, &["BF.MERGE", "a", "0", "b"]),
+        "ERR numkeys must be a positive integer"
+    );
+    assert_eq!(
+        err(c, &["BF.MERGE", "a", "x", "b"]),
+        "ERR numkeys must be a positive integer"
+    );
+    assert_eq!(
+        err(c, &["BF.MERGE", "a", "2", "b"]),
+        "ERR the number of source keys does not match numkeys"
+    );
+    assert!(err(c, &["BF.MERGE", "a", "1"]).contains("wrong number of arguments"));
+    let _: () = q(c, &["SET", "str", "v"]);
+    assert!(err(c, &["BF.MERGE", "a", "1", "str"]).starts_with("WRONGTYPE"));
+    let _: () = q(c, &["CF.ADD", "cuckoo", "v"]);
+    assert!(err(c, &["BF.MERGE", "cuckoo", "1", "a"]).starts_with("WRONGTYPE"));
+    // every key is reported (cluster routing, ACLs)
+    let keys: Vec<String> = q(c, &["COMMAND", "GETKEYS", "BF.MERGE", "d", "2", "s1", "s2"]);
+    assert_eq!(keys, ["d", "s1", "s2"]);
+
+    // the replica and the AOF hold the same values
+    let acked: i64 = q(c, &["WAIT", "1", "10000"]);
+    assert_eq!(acked, 1);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let want: Vec<Vec<u8>> = ["m", "a", "z"]
+        .iter()
+        .map(|k| q(c, &["BLOOMERY.DUMP", k]))
+        .collect();
+    loop {
+        let got: Vec<Option<Vec<u8>>> = ["m", "a", "z"]
+            .iter()
+            .map(|k| q(rc, &["BLOOMERY.DUMP", k]))
+            .collect();
+        if got.iter().zip(&want).all(|(g, w)| g.as_ref() == Some(w)) {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "replica differs");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let _: () = q(c, &["DEBUG", "LOADAOF"]);
+    for (k, w) in ["m", "a", "z"].iter().zip(&want) {
+        let got: Vec<u8> = q(c, &["BLOOMERY.DUMP", k]);
+        assert_eq!(&got, w, "{k} after the AOF reload");
+    }
+}
