@@ -421,3 +421,31 @@ fn bf_merge_unites_filters_made_alike() {
         assert_eq!(&got, w, "{k} after the AOF reload");
     }
 }
+
+/// Arity errors name the command as RedisBloom registers it (lower case), whatever the case
+/// typed: `wrong number of arguments for 'bf.add' command`.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn arity_errors_name_the_command_in_lower_case() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(d.path(), &[], &[]);
+    let c = &mut s.con();
+    for (args, name) in [
+        (&["BF.ADD", "k"][..], "bf.add"),
+        (&["bf.add", "k"], "bf.add"),
+        (&["Cf.Reserve"], "cf.reserve"),
+        (&["CMS.QUERY", "k"], "cms.query"),
+        (&["TOPK.ADD", "k"], "topk.add"),
+        (&["CBF.ADD", "k"], "cbf.add"),
+        (&["BLOOMERY.DUMP"], "bloomery.dump"),
+    ] {
+        assert_eq!(
+            err(c, args),
+            format!("ERR wrong number of arguments for '{name}' command"),
+            "{args:?}"
+        );
+    }
+}
