@@ -207,7 +207,7 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         Error::TooLarge { .. } => RedisError::Str(CANNOT_GROW),
         other => lib_error(other),
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(reply::bool(new))
 }
 
@@ -220,7 +220,7 @@ pub fn madd(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let out = write(ctx, &args[1], Some(Params::default()), |f| {
         add_all(f, &args[2..])
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 
@@ -289,7 +289,7 @@ pub fn insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let out = write(ctx, &args[1], (!nocreate).then_some(p), |f| {
         add_all(f, items)
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 
@@ -463,6 +463,6 @@ pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         })?;
     }
     keys::replace(ctx, &BF_TYPE, &args[1], result)?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }

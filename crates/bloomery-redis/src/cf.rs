@@ -128,7 +128,7 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         f.insert(args[2].as_slice())
     })?;
     r.map_err(insert_error)?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(reply::bool(true))
 }
 
@@ -141,7 +141,7 @@ pub fn addnx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         f.insert_unique(args[2].as_slice())
     })?;
     let added = r.map_err(insert_error)?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(reply::bool(added))
 }
 
@@ -202,7 +202,7 @@ fn insert_generic(ctx: &Context, args: Vec<RedisString>, nx: bool) -> RedisResul
             })
             .collect::<Vec<_>>()
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 
@@ -266,7 +266,7 @@ pub fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         },
     )?;
     if removed {
-        ctx.replicate_verbatim();
+        crate::keys::written(ctx, &args[1]);
     }
     Ok(reply::bool(removed))
 }
@@ -317,7 +317,7 @@ pub fn compact(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         "Cuckoo filter was not found",
         |f: &mut CuckooFilter| f.compact(false),
     )?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 

@@ -126,7 +126,7 @@ pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             })
             .collect::<Vec<_>>())
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 
@@ -267,7 +267,7 @@ pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         }
         Ok(())
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 

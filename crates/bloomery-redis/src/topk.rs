@@ -88,7 +88,7 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             .map(|it| expelled(t.incr_by(it.as_slice(), 1)))
             .collect::<Vec<_>>()
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 
@@ -110,7 +110,7 @@ pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             )
             .collect::<Vec<_>>()
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 

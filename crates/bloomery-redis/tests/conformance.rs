@@ -1,7 +1,8 @@
 //! Behaviours where RedisBloom 2.6's own test suite and its clients see a difference unless
 //! the module matches it: how cuckoo filters fill and report their sub-filters, the ends of
-//! `CF.SCANDUMP`, `CF.COMPACT`, `TOPK.INCRBY`'s partial failures and `TOPK.RESERVE`'s limits.
-//! The expected values are RedisBloom 2.6's implemented behaviour (`rebloom.c`, `cuckoo.c`,
+//! `CF.SCANDUMP`, `CF.COMPACT`, `TOPK.INCRBY`'s partial failures, `TOPK.RESERVE`'s limits and
+//! arity errors; and what RedisBloom lacks: `BF.MERGE` and keyspace notifications. The
+//! expected values are RedisBloom 2.6's implemented behaviour (`rebloom.c`, `cuckoo.c`,
 //! `rm_topk.c`); counts that depend on RedisBloom's hash are asserted within tolerances.
 
 mod common;
@@ -448,4 +449,105 @@ fn arity_errors_name_the_command_in_lower_case() {
             "{args:?}"
         );
     }
+}
+
+/// Every write announces itself to keyspace subscribers: the event is the command's name in
+/// lower case (`bf.add`, `cf.insert`, …) in the generic class, on the key written; reads and
+/// writes that change nothing announce nothing.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn writes_notify_keyspace_subscribers() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(d.path(), &[], &[]);
+    let c = &mut s.con();
+    let _: () = q(c, &["CONFIG", "SET", "notify-keyspace-events", "Eg"]);
+    let mut sub = s.con();
+    let mut ps = sub.as_pubsub();
+    ps.psubscribe("__keyevent@0__:*").unwrap();
+    ps.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .unwrap();
+    let writes: &[&[&str]] = &[
+        &["BF.RESERVE", "b", "0.01", "100"],
+        &["bf.add", "b", "x"],
+        &["BF.MADD", "b", "y", "z"],
+        &["BF.INSERT", "b2", "ITEMS", "w"],
+        &["BF.MERGE", "b3", "1", "b"],
+        &["CF.RESERVE", "c", "100"],
+        &["CF.ADD", "c", "x"],
+        &["CF.ADDNX", "c", "y"],
+        &["CF.INSERT", "c", "ITEMS", "z"],
+        &["CF.INSERTNX", "c", "ITEMS", "q"],
+        &["CF.DEL", "c", "x"],
+        &["CF.COMPACT", "c"],
+        &["CMS.INITBYDIM", "m", "10", "5"],
+        &["CMS.INITBYPROB", "m2", "0.01", "0.01"],
+        &["CMS.INCRBY", "m", "a", "1"],
+        &["CMS.MERGE", "m", "1", "m"],
+        &["TOPK.RESERVE", "t", "3"],
+        &["TOPK.ADD", "t", "a"],
+        &["TOPK.INCRBY", "t", "a", "2"],
+        &["CBF.RESERVE", "n", "100", "0.01"],
+        &["CBF.ADD", "n", "a"],
+        &["CBF.DEL", "n", "a"],
+        &["MLBF.RESERVE", "u", "100", "0.01"],
+        &["MLBF.ADD", "u", "http://example.com/"],
+    ];
+    // reads and refused or empty writes in between: no event
+    let silent: &[&[&str]] = &[
+        &["BF.EXISTS", "b", "x"],
+        &["CF.DEL", "c", "never-added"],
+        &["CF.INFO", "c"],
+        &["TOPK.LIST", "t"],
+        &["CMS.QUERY", "m", "a"],
+    ];
+    let mut want = Vec::new();
+    for (i, w) in writes.iter().enumerate() {
+        let _: Value = raw(c, w);
+        want.push((
+            format!("__keyevent@0__:{}", w[0].to_lowercase()),
+            w[1].to_string(),
+        ));
+        let _: Value = raw(c, silent[i % silent.len()]);
+    }
+    // chunks of a dump, loaded elsewhere: one event per chunk
+    let chunks: Vec<(i64, Vec<u8>)> = {
+        let mut out = Vec::new();
+        let mut it = 0i64;
+        loop {
+            let (n, data): (i64, Option<Vec<u8>>) =
+                redis::cmd("CF.SCANDUMP").arg("c").arg(it).query(c).unwrap();
+            let Some(data) = data.filter(|_| n != 0) else {
+                break;
+            };
+            out.push((n, data));
+            it = n;
+        }
+        out
+    };
+    for (n, data) in &chunks {
+        let _: () = redis::cmd("CF.LOADCHUNK")
+            .arg("c2")
+            .arg(*n)
+            .arg(&data[..])
+            .query(c)
+            .unwrap();
+        want.push(("__keyevent@0__:cf.loadchunk".into(), "c2".into()));
+    }
+    let got: Vec<(String, String)> = (0..want.len())
+        .map(|_| {
+            let m = ps.get_message().expect("an event");
+            (
+                m.get_channel_name().to_string(),
+                m.get_payload::<String>().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, want);
+    // nothing more
+    ps.set_read_timeout(Some(std::time::Duration::from_millis(300)))
+        .unwrap();
+    assert!(ps.get_message().is_err(), "an extra event");
 }
