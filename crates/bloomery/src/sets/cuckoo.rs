@@ -176,9 +176,12 @@ impl CuckooTable {
 /// A key's hash gives an 8-bit fingerprint `f` (never 0, which marks an empty slot) and a
 /// bucket `i₁`; its alternate bucket is `i₂ = i₁ ⊕ h(f)` (partial-key cuckoo hashing: either
 /// bucket and the fingerprint give the other, so entries can move without the key). An insert
-/// takes a free slot in either bucket, or evicts a random resident to its alternate bucket, up
-/// to `max_iterations` times. When that fails the eviction chain is undone (nothing is ever
-/// lost) and, like RedisBloom, a new sub-table with `expansion` times the capacity is added.
+/// takes a free slot in either bucket of any sub-table, newest first, or else evicts a random
+/// resident of the newest table to its alternate bucket, up to `max_iterations` times. When
+/// that fails the eviction chain is undone (nothing is ever lost) and, like RedisBloom, a new
+/// sub-table with `expansion` times the buckets is added. Sub-tables are sized as RedisBloom
+/// sizes them (`capacity / bucket_size` buckets rounded down, then up to a power of two), and
+/// [`compact`](Self::compact) moves fingerprints back into older tables as `CF.COMPACT` does.
 /// Adding a key twice stores two copies: `count` reports copies and `remove` deletes one.
 ///
 /// False-positive rate: a query compares its fingerprint with up to `2b` slots per sub-table,
