@@ -207,7 +207,7 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         Error::TooLarge { .. } => RedisError::Str(CANNOT_GROW),
         other => lib_error(other),
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(reply::bool(new))
 }
 
@@ -220,7 +220,7 @@ pub fn madd(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let out = write(ctx, &args[1], Some(Params::default()), |f| {
         add_all(f, &args[2..])
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 
@@ -289,7 +289,7 @@ pub fn insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let out = write(ctx, &args[1], (!nocreate).then_some(p), |f| {
         add_all(f, items)
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 
@@ -396,4 +396,73 @@ pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 /// `BF.LOADCHUNK key iterator data`.
 pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     dump::loadchunk::<ScalableBloomFilter>(ctx, args, &BF_TYPE)
+}
+
+/// The key positions of `BF.MERGE dest numkeys src [src ...]`: the destination and every
+/// source (`None` when the arguments do not name them).
+pub fn merge_key_positions(args: &[RedisString]) -> Option<Vec<usize>> {
+    let n = usize::try_from(args::int(args.get(2)?)?).ok()?;
+    if n == 0 || args.len() != 3 + n {
+        return None;
+    }
+    Some(std::iter::once(1).chain(3..3 + n).collect())
+}
+
+/// `BF.MERGE dest numkeys src [src ...]`: `dest` becomes the union of itself (when it exists)
+/// and the sources, which must have been made with the same parameters; a missing `dest` is
+/// created as a copy of the first source. Filters that grew to different numbers of
+/// sub-filters merge (the result has the most); any other difference of shape is refused and
+/// nothing changes. `OK`.
+pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if ctx.is_keys_position_request() {
+        if let Some(pos) = merge_key_positions(&args) {
+            for p in pos {
+                ctx.key_at_pos(p as i32);
+            }
+        }
+        return Ok(RedisValue::NoReply);
+    }
+    if args.len() < 4 {
+        return Err(RedisError::WrongArity);
+    }
+    let n = args::int(&args[2])
+        .and_then(|n| usize::try_from(n).ok())
+        .filter(|&n| n >= 1)
+        .ok_or(RedisError::Str("ERR numkeys must be a positive integer"))?;
+    if args.len() != 3 + n {
+        return Err(RedisError::Str(
+            "ERR the number of source keys does not match numkeys",
+        ));
+    }
+    let sources = &args[3..];
+    let existing = keys::read(
+        ctx,
+        &BF_TYPE,
+        &args[1],
+        |d: Option<&ScalableBloomFilter>| d.cloned(),
+    )?;
+    let mut result = match existing {
+        Some(d) => d,
+        None => keys::read_existing(
+            ctx,
+            &BF_TYPE,
+            &sources[0],
+            NOT_FOUND,
+            |s: &ScalableBloomFilter| s.clone(),
+        )?,
+    };
+    for key in sources {
+        keys::read_existing(ctx, &BF_TYPE, key, NOT_FOUND, |s: &ScalableBloomFilter| {
+            result.union_grown(s)
+        })?
+        .map_err(|e| match e {
+            Error::TooLarge { requested, limit } => {
+                RedisError::String(crate::errors::too_large(requested, limit))
+            }
+            other => RedisError::String(format!("ERR filters cannot be merged: {other}")),
+        })?;
+    }
+    keys::replace(ctx, &BF_TYPE, &args[1], result)?;
+    crate::keys::written(ctx, &args[1]);
+    Ok(RedisValue::SimpleStringStatic("OK"))
 }

@@ -95,6 +95,10 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if capacity < 2 * i64::from(bucket_size) {
         return Err(RedisError::Str(CAPACITY_TOO_SMALL));
     }
+    // RedisBloom keeps the expansion rounded up to a power of two (and reports it so).
+    if expansion > 0 {
+        expansion = expansion.next_power_of_two();
+    }
     keys::must_be_missing(ctx, &args[1], ITEM_EXISTS)?;
     let filter = create(
         options(capacity as u64)
@@ -124,7 +128,7 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         f.insert(args[2].as_slice())
     })?;
     r.map_err(insert_error)?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(reply::bool(true))
 }
 
@@ -137,7 +141,7 @@ pub fn addnx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         f.insert_unique(args[2].as_slice())
     })?;
     let added = r.map_err(insert_error)?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(reply::bool(added))
 }
 
@@ -198,7 +202,7 @@ fn insert_generic(ctx: &Context, args: Vec<RedisString>, nx: bool) -> RedisResul
             })
             .collect::<Vec<_>>()
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 
@@ -252,10 +256,17 @@ pub fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         &args[1],
         None,
         "Not found",
-        |f: &mut CuckooFilter| f.remove(args[2].as_slice()).is_ok(),
+        |f: &mut CuckooFilter| {
+            let removed = f.remove(args[2].as_slice()).is_ok();
+            // RedisBloom compacts once deletes pass a tenth of the items
+            if removed && f.tables().len() > 1 && f.deletes() as f64 > f.len() as f64 * 0.10 {
+                f.compact(true);
+            }
+            removed
+        },
     )?;
     if removed {
-        ctx.replicate_verbatim();
+        crate::keys::written(ctx, &args[1]);
     }
     Ok(reply::bool(removed))
 }
@@ -279,7 +290,8 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let pairs = keys::read_existing(ctx, &CF_TYPE, &args[1], NOT_FOUND, |f: &CuckooFilter| {
         vec![
             ("Size", reply::int(crate::types::value_size(f))),
-            ("Number of buckets", reply::int(f.buckets())),
+            // the first sub-filter's, as RedisBloom reports it
+            ("Number of buckets", reply::int(f.tables()[0].buckets())),
             ("Number of filters", reply::int(f.tables().len() as u64)),
             ("Number of items inserted", reply::int(f.len())),
             ("Number of items deleted", reply::int(f.deletes())),
@@ -291,9 +303,44 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     reply::map(ctx, pairs)
 }
 
-/// `CF.SCANDUMP key iterator`.
+/// `CF.COMPACT key`: move fingerprints from newer sub-filters into free slots of older ones
+/// and drop the newest sub-filters left empty (see [`CuckooFilter::compact`]); `OK`.
+pub fn compact(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+    if args.len() != 2 {
+        return Err(RedisError::WrongArity);
+    }
+    keys::write(
+        ctx,
+        &CF_TYPE,
+        &args[1],
+        None,
+        "Cuckoo filter was not found",
+        |f: &mut CuckooFilter| f.compact(false),
+    )?;
+    crate::keys::written(ctx, &args[1]);
+    Ok(RedisValue::SimpleStringStatic("OK"))
+}
+
+/// `CF.SCANDUMP key iterator`: bloomery's chunks, with RedisBloom's ends: a filter without
+/// items dumps nothing (`[0, nil]`), and the end marker is `[0, nil]`.
 pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    dump::scandump::<CuckooFilter>(ctx, args, &CF_TYPE)
+    let empty = match args.get(1) {
+        Some(key) if args.len() == 3 => {
+            args::iterator(&args[2])?;
+            keys::read(ctx, &CF_TYPE, key, |f: Option<&CuckooFilter>| {
+                f.is_some_and(CuckooFilter::is_empty)
+            })?
+        }
+        _ => false,
+    };
+    let end = || RedisValue::Array(vec![RedisValue::Integer(0), RedisValue::Null]);
+    if empty {
+        return Ok(end());
+    }
+    match dump::scandump::<CuckooFilter>(ctx, args, &CF_TYPE)? {
+        RedisValue::Array(v) if matches!(v[..], [RedisValue::Integer(0), _]) => Ok(end()),
+        other => Ok(other),
+    }
 }
 
 /// `CF.LOADCHUNK key iterator data`.

@@ -141,7 +141,7 @@ pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             })
             .collect::<Vec<_>>())
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 
@@ -282,7 +282,7 @@ pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         }
         Ok(())
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 

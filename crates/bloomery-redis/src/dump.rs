@@ -88,7 +88,7 @@ pub fn loadchunk<T: Structure>(
             Some(slot) => *slot = Slot::Loading(partial),
             None => k.set_value(ty, Slot::<T>::Loading(partial))?,
         }
-        ctx.replicate_verbatim();
+        crate::keys::written(ctx, &args[1]);
         return Ok(RedisValue::SimpleStringStatic("OK"));
     }
     let slot = current.ok_or(RedisError::Str("ERR not found"))?;
@@ -115,7 +115,7 @@ pub fn loadchunk<T: Structure>(
             }
         }
     }
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 

@@ -3,10 +3,34 @@
 //! create it on demand.
 
 use redis_module::native_types::RedisType;
-use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
+use redis_module::{Context, NotifyEvent, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::errors::LOADING;
 use crate::types::{Slot, Structure};
+
+/// After a write to `key`: replicate the command verbatim and announce it to keyspace
+/// subscribers, the event being the command's registered name (`bf.add`, `cf.insert`,
+/// `cms.incrby`, …) in the generic class (`notify-keyspace-events` with `g` or `A`, and `K`
+/// or `E`), the class valkey-bloom uses.
+pub fn written(ctx: &Context, key: &RedisString) {
+    ctx.replicate_verbatim();
+    // SAFETY: reading a function pointer Redis filled in at module load.
+    let Some(current) = (unsafe { redis_module::raw::RedisModule_GetCurrentCommandName }) else {
+        return;
+    };
+    // SAFETY: `ctx.ctx` is the live context of the running command; Redis answers the name
+    // of the command it runs, or null.
+    let name = unsafe { current(ctx.ctx) };
+    if name.is_null() {
+        return;
+    }
+    // SAFETY: a non-null answer is a NUL-terminated string owned by Redis for the command's
+    // lifetime.
+    let name = unsafe { std::ffi::CStr::from_ptr(name) };
+    if let Ok(event) = name.to_str() {
+        ctx.notify_keyspace_event(NotifyEvent::GENERIC, event, key);
+    }
+}
 
 /// Run `f` on the structure under `key`, creating it with `create` if the key is missing
 /// (`None`: reply `missing` instead).
@@ -78,7 +102,7 @@ pub fn create<T: Structure>(
         return Err(RedisError::Str(exists));
     }
     k.set_value(ty, Slot::Ready(value))?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, key);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
@@ -90,4 +114,23 @@ pub fn must_be_missing(ctx: &Context, key: &RedisString, exists: &'static str) -
     } else {
         Err(RedisError::Str(exists))
     }
+}
+
+/// Store `value` under `key`, replacing a value of the same type (a value still being
+/// loaded by LOADCHUNK included) or creating the key.
+pub fn replace<T: Structure>(
+    ctx: &Context,
+    ty: &RedisType,
+    key: &RedisString,
+    value: T,
+) -> Result<(), RedisError> {
+    let k = ctx.open_key_writable(key);
+    match k
+        .get_value::<Slot<T>>(ty)
+        .map_err(|_| RedisError::WrongType)?
+    {
+        Some(slot) => *slot = Slot::Ready(value),
+        None => k.set_value(ty, Slot::Ready(value))?,
+    }
+    Ok(())
 }

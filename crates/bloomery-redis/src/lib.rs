@@ -22,9 +22,9 @@
 //! arguments). `BF.*` and `CF.*` also serve values moved from RedisBloom: [`route`] hands each
 //! command to [`rbbf`] / [`rbcf`] when the key holds one (their types in [`moved`]). Every
 //! command names its one key at position 1 (first = last = 1, step 1), so a
-//! cluster routes it and answers MOVED/CROSSSLOT as for built-in commands; `CMS.MERGE`, whose
-//! keys depend on `numKeys`, is registered with `getkeys-api` and reports the destination and
-//! every source when Redis asks (cluster routing, CROSSSLOT, `COMMAND GETKEYS`, ACL key checks).
+//! cluster routes it and answers MOVED/CROSSSLOT as for built-in commands; `CMS.MERGE` and
+//! `BF.MERGE`, whose keys depend on `numKeys`, are registered with `getkeys-api` and report the
+//! destination and every source when Redis asks (cluster routing, CROSSSLOT, `COMMAND GETKEYS`, ACL key checks).
 
 pub mod args;
 pub mod bcbf;
@@ -140,6 +140,10 @@ mod module {
     fn bf_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         route::first(ctx, args, bf::loadchunk, rbbf::loadchunk)
     }
+    /// `BF.MERGE dest numkeys src [src ...]`: the union of filters made alike (keys reported by the getkeys callback).
+    fn bf_merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        bf::merge(ctx, args)
+    }
 
     // Cuckoo filters (RedisBloom-compatible; values moved from RedisBloom answer as there).
     /// `CF.RESERVE key capacity [BUCKETSIZE b] [MAXITERATIONS m] [EXPANSION e]`: create an empty cuckoo filter.
@@ -181,6 +185,10 @@ mod module {
     /// `CF.INFO key`: the filter's parameters.
     fn cf_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         route::first(ctx, args, cf::info, rbcf::info)
+    }
+    /// `CF.COMPACT key`: move items into older sub-filters and drop the emptied newest ones.
+    fn cf_compact(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        route::first(ctx, args, cf::compact, rbcf::compact)
     }
     /// `CF.SCANDUMP key iterator`: the filter's bytes, chunk by chunk.
     fn cf_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
@@ -402,85 +410,90 @@ mod module {
             RB_BF_TYPE, RB_CF_TYPE
         ],
         init: init,
+        // Names in lower case, as RedisBloom registers them: Redis names the registered
+        // command in its errors (`wrong number of arguments for 'bf.add' command`), `COMMAND`
+        // and `INFO commandstats`; lookup ignores case.
         commands: [
             // Bloom filters (RedisBloom-compatible).
-            ["BF.RESERVE", bf_reserve, "write deny-oom", 1, 1, 1, ""],
-            ["BF.ADD", bf_add, "write deny-oom", 1, 1, 1, ""],
-            ["BF.MADD", bf_madd, "write deny-oom", 1, 1, 1, ""],
-            ["BF.INSERT", bf_insert, "write deny-oom", 1, 1, 1, ""],
-            ["BF.EXISTS", bf_exists, "readonly fast", 1, 1, 1, ""],
-            ["BF.MEXISTS", bf_mexists, "readonly fast", 1, 1, 1, ""],
-            ["BF.INFO", bf_info, "readonly fast", 1, 1, 1, ""],
-            ["BF.CARD", bf_card, "readonly fast", 1, 1, 1, ""],
-            ["BF.SCANDUMP", bf_scandump, "readonly", 1, 1, 1, ""],
-            ["BF.LOADCHUNK", bf_loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["bf.reserve", bf_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["bf.add", bf_add, "write deny-oom", 1, 1, 1, ""],
+            ["bf.madd", bf_madd, "write deny-oom", 1, 1, 1, ""],
+            ["bf.insert", bf_insert, "write deny-oom", 1, 1, 1, ""],
+            ["bf.exists", bf_exists, "readonly fast", 1, 1, 1, ""],
+            ["bf.mexists", bf_mexists, "readonly fast", 1, 1, 1, ""],
+            ["bf.info", bf_info, "readonly fast", 1, 1, 1, ""],
+            ["bf.card", bf_card, "readonly fast", 1, 1, 1, ""],
+            ["bf.scandump", bf_scandump, "readonly", 1, 1, 1, ""],
+            ["bf.loadchunk", bf_loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["bf.merge", bf_merge, "write deny-oom getkeys-api", 1, 1, 1, ""],
             // Cuckoo filters (RedisBloom-compatible).
-            ["CF.RESERVE", cf_reserve, "write deny-oom", 1, 1, 1, ""],
-            ["CF.ADD", cf_add, "write deny-oom", 1, 1, 1, ""],
-            ["CF.ADDNX", cf_addnx, "write deny-oom", 1, 1, 1, ""],
-            ["CF.INSERT", cf_insert, "write deny-oom", 1, 1, 1, ""],
-            ["CF.INSERTNX", cf_insertnx, "write deny-oom", 1, 1, 1, ""],
-            ["CF.EXISTS", cf_exists, "readonly fast", 1, 1, 1, ""],
-            ["CF.MEXISTS", cf_mexists, "readonly fast", 1, 1, 1, ""],
-            ["CF.DEL", cf_del, "write fast", 1, 1, 1, ""],
-            ["CF.COUNT", cf_count, "readonly fast", 1, 1, 1, ""],
-            ["CF.INFO", cf_info, "readonly fast", 1, 1, 1, ""],
-            ["CF.SCANDUMP", cf_scandump, "readonly", 1, 1, 1, ""],
-            ["CF.LOADCHUNK", cf_loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["cf.reserve", cf_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["cf.add", cf_add, "write deny-oom", 1, 1, 1, ""],
+            ["cf.addnx", cf_addnx, "write deny-oom", 1, 1, 1, ""],
+            ["cf.insert", cf_insert, "write deny-oom", 1, 1, 1, ""],
+            ["cf.insertnx", cf_insertnx, "write deny-oom", 1, 1, 1, ""],
+            ["cf.exists", cf_exists, "readonly fast", 1, 1, 1, ""],
+            ["cf.mexists", cf_mexists, "readonly fast", 1, 1, 1, ""],
+            ["cf.del", cf_del, "write fast", 1, 1, 1, ""],
+            ["cf.count", cf_count, "readonly fast", 1, 1, 1, ""],
+            ["cf.info", cf_info, "readonly fast", 1, 1, 1, ""],
+            ["cf.compact", cf_compact, "write", 1, 1, 1, ""],
+            ["cf.scandump", cf_scandump, "readonly", 1, 1, 1, ""],
+            ["cf.loadchunk", cf_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // Count-min sketches (RedisBloom-compatible; SCANDUMP/LOADCHUNK are extensions).
-            ["CMS.INITBYDIM", cms_initbydim, "write deny-oom", 1, 1, 1, ""],
-            ["CMS.INITBYPROB", cms_initbyprob, "write deny-oom", 1, 1, 1, ""],
-            ["CMS.INCRBY", cms_incrby, "write deny-oom", 1, 1, 1, ""],
-            ["CMS.QUERY", cms_query, "readonly fast", 1, 1, 1, ""],
-            ["CMS.MERGE", cms_merge, "write deny-oom getkeys-api", 1, 1, 1, ""],
-            ["CMS.INFO", cms_info, "readonly fast", 1, 1, 1, ""],
-            ["CMS.SCANDUMP", cms_scandump, "readonly", 1, 1, 1, ""],
-            ["CMS.LOADCHUNK", cms_loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["cms.initbydim", cms_initbydim, "write deny-oom", 1, 1, 1, ""],
+            ["cms.initbyprob", cms_initbyprob, "write deny-oom", 1, 1, 1, ""],
+            ["cms.incrby", cms_incrby, "write deny-oom", 1, 1, 1, ""],
+            ["cms.query", cms_query, "readonly fast", 1, 1, 1, ""],
+            ["cms.merge", cms_merge, "write deny-oom getkeys-api", 1, 1, 1, ""],
+            ["cms.info", cms_info, "readonly fast", 1, 1, 1, ""],
+            ["cms.scandump", cms_scandump, "readonly", 1, 1, 1, ""],
+            ["cms.loadchunk", cms_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // Top-k (RedisBloom-compatible; SCANDUMP/LOADCHUNK are extensions).
-            ["TOPK.RESERVE", topk_reserve, "write deny-oom", 1, 1, 1, ""],
-            ["TOPK.ADD", topk_add, "write deny-oom", 1, 1, 1, ""],
-            ["TOPK.INCRBY", topk_incrby, "write deny-oom", 1, 1, 1, ""],
-            ["TOPK.QUERY", topk_query, "readonly", 1, 1, 1, ""],
-            ["TOPK.COUNT", topk_count, "readonly", 1, 1, 1, ""],
-            ["TOPK.LIST", topk_list, "readonly", 1, 1, 1, ""],
-            ["TOPK.INFO", topk_info, "readonly fast", 1, 1, 1, ""],
-            ["TOPK.SCANDUMP", topk_scandump, "readonly", 1, 1, 1, ""],
-            ["TOPK.LOADCHUNK", topk_loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["topk.reserve", topk_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["topk.add", topk_add, "write deny-oom", 1, 1, 1, ""],
+            ["topk.incrby", topk_incrby, "write deny-oom", 1, 1, 1, ""],
+            ["topk.query", topk_query, "readonly", 1, 1, 1, ""],
+            ["topk.count", topk_count, "readonly", 1, 1, 1, ""],
+            ["topk.list", topk_list, "readonly", 1, 1, 1, ""],
+            ["topk.info", topk_info, "readonly fast", 1, 1, 1, ""],
+            ["topk.scandump", topk_scandump, "readonly", 1, 1, 1, ""],
+            ["topk.loadchunk", topk_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own: multi-layer Bloom filter for URLs.
-            ["MLBF.RESERVE", mlbf_reserve, "write deny-oom", 1, 1, 1, ""],
-            ["MLBF.ADD", mlbf_add, "write deny-oom", 1, 1, 1, ""],
-            ["MLBF.EXISTS", mlbf_exists, "readonly fast", 1, 1, 1, ""],
-            ["MLBF.INFO", mlbf_info, "readonly fast", 1, 1, 1, ""],
-            ["MLBF.SCANDUMP", mlbf_scandump, "readonly", 1, 1, 1, ""],
-            ["MLBF.LOADCHUNK", mlbf_loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["mlbf.reserve", mlbf_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["mlbf.add", mlbf_add, "write deny-oom", 1, 1, 1, ""],
+            ["mlbf.exists", mlbf_exists, "readonly fast", 1, 1, 1, ""],
+            ["mlbf.info", mlbf_info, "readonly fast", 1, 1, 1, ""],
+            ["mlbf.scandump", mlbf_scandump, "readonly", 1, 1, 1, ""],
+            ["mlbf.loadchunk", mlbf_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own: counting Bloom filter.
-            ["CBF.RESERVE", cbf_reserve, "write deny-oom", 1, 1, 1, ""],
-            ["CBF.ADD", cbf_add, "write deny-oom", 1, 1, 1, ""],
-            ["CBF.DEL", cbf_del, "write", 1, 1, 1, ""],
-            ["CBF.EXISTS", cbf_exists, "readonly fast", 1, 1, 1, ""],
-            ["CBF.COUNT", cbf_count, "readonly fast", 1, 1, 1, ""],
-            ["CBF.INFO", cbf_info, "readonly fast", 1, 1, 1, ""],
-            ["CBF.SCANDUMP", cbf_scandump, "readonly", 1, 1, 1, ""],
-            ["CBF.LOADCHUNK", cbf_loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["cbf.reserve", cbf_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["cbf.add", cbf_add, "write deny-oom", 1, 1, 1, ""],
+            ["cbf.del", cbf_del, "write", 1, 1, 1, ""],
+            ["cbf.exists", cbf_exists, "readonly fast", 1, 1, 1, ""],
+            ["cbf.count", cbf_count, "readonly fast", 1, 1, 1, ""],
+            ["cbf.info", cbf_info, "readonly fast", 1, 1, 1, ""],
+            ["cbf.scandump", cbf_scandump, "readonly", 1, 1, 1, ""],
+            ["cbf.loadchunk", cbf_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own: blocked counting Bloom filter (a key's counters in one line).
-            ["BCBF.RESERVE", bcbf_reserve, "write deny-oom", 1, 1, 1, ""],
-            ["BCBF.ADD", bcbf_add, "write deny-oom", 1, 1, 1, ""],
-            ["BCBF.DEL", bcbf_del, "write", 1, 1, 1, ""],
-            ["BCBF.EXISTS", bcbf_exists, "readonly fast", 1, 1, 1, ""],
-            ["BCBF.COUNT", bcbf_count, "readonly fast", 1, 1, 1, ""],
-            ["BCBF.INFO", bcbf_info, "readonly fast", 1, 1, 1, ""],
-            ["BCBF.SCANDUMP", bcbf_scandump, "readonly", 1, 1, 1, ""],
-            ["BCBF.LOADCHUNK", bcbf_loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["bcbf.reserve", bcbf_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["bcbf.add", bcbf_add, "write deny-oom", 1, 1, 1, ""],
+            ["bcbf.del", bcbf_del, "write", 1, 1, 1, ""],
+            ["bcbf.exists", bcbf_exists, "readonly fast", 1, 1, 1, ""],
+            ["bcbf.count", bcbf_count, "readonly fast", 1, 1, 1, ""],
+            ["bcbf.info", bcbf_info, "readonly fast", 1, 1, 1, ""],
+            ["bcbf.scandump", bcbf_scandump, "readonly", 1, 1, 1, ""],
+            ["bcbf.loadchunk", bcbf_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own: Iterative Bloom Filter.
-            ["IBF.RESERVE", ibf_reserve, "write deny-oom", 1, 1, 1, ""],
-            ["IBF.ADD", ibf_add, "write deny-oom", 1, 1, 1, ""],
-            ["IBF.EXISTS", ibf_exists, "readonly fast", 1, 1, 1, ""],
-            ["IBF.COUNT", ibf_count, "readonly fast", 1, 1, 1, ""],
-            ["IBF.INFO", ibf_info, "readonly fast", 1, 1, 1, ""],
-            ["IBF.SCANDUMP", ibf_scandump, "readonly", 1, 1, 1, ""],
-            ["IBF.LOADCHUNK", ibf_loadchunk, "write deny-oom", 1, 1, 1, ""],
+            ["ibf.reserve", ibf_reserve, "write deny-oom", 1, 1, 1, ""],
+            ["ibf.add", ibf_add, "write deny-oom", 1, 1, 1, ""],
+            ["ibf.exists", ibf_exists, "readonly fast", 1, 1, 1, ""],
+            ["ibf.count", ibf_count, "readonly fast", 1, 1, 1, ""],
+            ["ibf.info", ibf_info, "readonly fast", 1, 1, 1, ""],
+            ["ibf.scandump", ibf_scandump, "readonly", 1, 1, 1, ""],
+            ["ibf.loadchunk", ibf_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own.
-            ["BLOOMERY.DUMP", bloomery_dump, "readonly", 1, 1, 1, ""],
+            ["bloomery.dump", bloomery_dump, "readonly", 1, 1, 1, ""],
         ],
     }
 }

@@ -89,7 +89,7 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         |f: &mut MultiLayerBloomFilter| f.insert(u),
     )?
     .map_err(lib_error)?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(reply::bool(new))
 }
 

@@ -54,7 +54,7 @@ pub(crate) fn add_generic<T: Structure + Filter>(
     let new = with_filter(ctx, ty, &args[1], Some(create), |f: &mut T| {
         f.insert(args[2].as_slice())
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(reply::bool(new))
 }
 
@@ -138,7 +138,7 @@ pub(crate) fn del_generic<T: Structure + Remove>(
         RemoveError::NotPresent => RedisError::Str("ERR item not present"),
         other => RedisError::String(format!("ERR {other}")),
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(reply::bool(true))
 }
 

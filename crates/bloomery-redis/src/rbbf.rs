@@ -42,7 +42,7 @@ fn with_chain(
     match k.get_value::<RedisBloomFilter>(&moved::RB_BF_TYPE) {
         Ok(Some(b)) => {
             let r = f(b);
-            ctx.replicate_verbatim();
+            crate::keys::written(ctx, key);
             Some(r)
         }
         _ => None,
@@ -235,7 +235,7 @@ pub fn loadchunk(ctx: &Context, args: &[RedisString]) -> Option<RedisResult> {
             Err(e) => Err(moved::too_large(&e).unwrap_or(RedisError::Str("ERR received bad data"))),
         };
         if r.is_ok() {
-            ctx.replicate_verbatim();
+            crate::keys::written(ctx, &args[1]);
         }
         return Some(r);
     }
@@ -245,7 +245,7 @@ pub fn loadchunk(ctx: &Context, args: &[RedisString]) -> Option<RedisResult> {
     };
     Some(match b.load_chunk(it, data) {
         Ok(()) => {
-            ctx.replicate_verbatim();
+            crate::keys::written(ctx, &args[1]);
             Ok(RedisValue::SimpleStringStatic("OK"))
         }
         Err(RedisBloomChunkError::NoSubFilter { .. }) => {

@@ -39,6 +39,7 @@ fn with_filter(
 /// `cfInsertCommon` on an existing filter.
 fn insert_items(
     ctx: &Context,
+    key: &RedisString,
     c: &mut RedisBloomCuckooFilter,
     items: &[RedisString],
     nx: bool,
@@ -67,13 +68,13 @@ fn insert_items(
             RedisBloomCuckooInsert::NoSpace if r3 && !nx => RedisValue::Bool(false),
             RedisBloomCuckooInsert::NoSpace => RedisValue::Integer(-1),
             RedisBloomCuckooInsert::NoMemory if !multi => {
-                ctx.replicate_verbatim();
+                crate::keys::written(ctx, key);
                 return Err(RedisError::Str("Memory allocation failure"));
             }
             RedisBloomCuckooInsert::NoMemory => RedisValue::Integer(-1),
         });
     }
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, key);
     Ok(if multi {
         RedisValue::Array(out)
     } else {
@@ -86,7 +87,7 @@ fn add_generic(ctx: &Context, args: &[RedisString], nx: bool) -> Option<RedisRes
         return None;
     }
     with_filter(ctx, &args[1], |c| {
-        insert_items(ctx, c, &args[2..], nx, false)
+        insert_items(ctx, &args[1], c, &args[2..], nx, false)
     })
 }
 
@@ -135,7 +136,7 @@ fn insert_generic(ctx: &Context, args: &[RedisString], nx: bool) -> Option<Redis
         return Some(Err(RedisError::WrongArity));
     };
     with_filter(ctx, &args[1], |c| {
-        insert_items(ctx, c, &args[items..], nx, true)
+        insert_items(ctx, &args[1], c, &args[items..], nx, true)
     })
 }
 
@@ -184,8 +185,19 @@ pub fn del(ctx: &Context, args: &[RedisString]) -> Option<RedisResult> {
         return None;
     }
     with_filter(ctx, &args[1], |c| {
-        ctx.replicate_verbatim();
+        crate::keys::written(ctx, &args[1]);
         Ok(RedisValue::Bool(c.remove(args[2].as_slice()).is_ok()))
+    })
+}
+
+pub fn compact(ctx: &Context, args: &[RedisString]) -> Option<RedisResult> {
+    if args.len() != 2 {
+        return None;
+    }
+    with_filter(ctx, &args[1], |c| {
+        c.compact(true);
+        crate::keys::written(ctx, &args[1]);
+        Ok(RedisValue::SimpleStringStatic("OK"))
     })
 }
 
@@ -251,7 +263,7 @@ pub fn loadchunk(ctx: &Context, args: &[RedisString]) -> Option<RedisResult> {
             }
         };
         if r.is_ok() {
-            ctx.replicate_verbatim();
+            crate::keys::written(ctx, &args[1]);
         }
         return Some(r);
     }
@@ -264,7 +276,7 @@ pub fn loadchunk(ctx: &Context, args: &[RedisString]) -> Option<RedisResult> {
         Some(1) => Err(RedisError::Str("ERR item exists")),
         Some(pos) => match c.load_chunk(pos, blob) {
             Ok(()) => {
-                ctx.replicate_verbatim();
+                crate::keys::written(ctx, &args[1]);
                 Ok(RedisValue::SimpleStringStatic("OK"))
             }
             Err(_) => Err(RedisError::Str("Couldn't load chunk!")),

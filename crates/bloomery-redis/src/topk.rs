@@ -38,8 +38,9 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         .ok_or(RedisError::Str("TopK: invalid k"))? as u32;
     let (mut width, mut depth, mut decay) = TOPK_DEFAULTS;
     if args.len() == 6 {
+        // RedisBloom keeps the width in 32 bits
         width = int(&args[3])
-            .filter(|&w| w >= 1)
+            .filter(|&w| (1..=i64::from(u32::MAX)).contains(&w))
             .ok_or(RedisError::Str("TopK: invalid width"))? as u64;
         depth = int(&args[4])
             .filter(|&d| (1..=i64::from(TOPK_MAX_DEPTH)).contains(&d))
@@ -87,34 +88,29 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             .map(|it| expelled(t.incr_by(it.as_slice(), 1)))
             .collect::<Vec<_>>()
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 
 /// `TOPK.INCRBY key item increment [item increment ...]`: increments are integers in
-/// `0..=100000` (0 changes nothing); all are checked before any is applied.
+/// `0..=100000` (0 changes nothing); as in RedisBloom, an increment outside them answers the
+/// error in its item's place and the other items are applied.
 pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 4 || !args.len().is_multiple_of(2) {
         return Err(RedisError::WrongArity);
     }
-    // The key first (as RedisBloom), then every increment before any is applied.
-    read(ctx, &args[1], |_| ())?;
-    let pairs = args[2..]
-        .chunks(2)
-        .map(|p| {
-            int(&p[1])
-                .filter(|&n| (0..=TOPK_MAX_INCREMENT).contains(&n))
-                .map(|n| (p[0].as_slice(), n as u32))
-                .ok_or(RedisError::Str(BAD_INCREMENT))
-        })
-        .collect::<Result<Vec<_>, _>>()?;
     let out = with_topk(ctx, &args[1], |t| {
-        pairs
-            .iter()
-            .map(|&(item, n)| expelled(t.incr_by(item, n)))
+        args[2..]
+            .chunks(2)
+            .map(
+                |p| match int(&p[1]).filter(|&n| (0..=TOPK_MAX_INCREMENT).contains(&n)) {
+                    Some(n) => expelled(t.incr_by(p[0].as_slice(), n as u32)),
+                    None => RedisValue::StaticError(BAD_INCREMENT),
+                },
+            )
             .collect::<Vec<_>>()
     })?;
-    ctx.replicate_verbatim();
+    crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 

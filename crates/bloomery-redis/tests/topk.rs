@@ -189,7 +189,10 @@ fn topk_commands_and_errors() {
                 &["TOPK.RESERVE", "n", "2", "8", "7", "x"],
                 "TopK: invalid decay",
             ),
-            (&["TOPK.RESERVE", "n", "2", &max, "7", "0.9"], "MAX-BYTES"),
+            (
+                &["TOPK.RESERVE", "n", "2", &max, "7", "0.9"],
+                "TopK: invalid width",
+            ),
             (
                 &["TOPK.RESERVE", "n", "2", "100000000", "7", "0.9"],
                 "Insufficient memory to create topk data structure: it would need",
@@ -243,8 +246,9 @@ fn topk_commands_and_errors() {
         ],
     );
     assert_eq!(q::<i64>(c, &["EXISTS", "n", "missing"]), 0);
-    // The refused INCRBY (a bad second increment) did not apply its first pair.
-    assert_eq!(q::<Vec<i64>>(c, &["TOPK.COUNT", "w", "a"]), [4]);
+    // An INCRBY with a bad second increment applied its first pair (RedisBloom's shape: the
+    // error in the bad item's place).
+    assert_eq!(q::<Vec<i64>>(c, &["TOPK.COUNT", "w", "a"]), [5]);
     assert!(s.log().lines().all(|l| !l.contains("crashed")));
 }
 

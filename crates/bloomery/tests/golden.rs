@@ -880,8 +880,9 @@ struct TypedGolden {
     file: &'static str,
     kind: Kind,
     build: fn() -> Vec<u8>,
-    /// False when the structure makes random choices not derived from the seed, so a rebuild
-    /// may legitimately give other bytes.
+    /// False when the structure makes random choices not derived from the seed, or when the
+    /// way it places keys changed after the file was frozen (the format did not), so a
+    /// rebuild may legitimately give other bytes.
     deterministic: bool,
     check: fn(&[u8]),
 }
@@ -1149,7 +1150,9 @@ fn typed_goldens() -> Vec<TypedGolden> {
                 }
                 f.to_bytes()
             },
-            deterministic: true,
+            // frozen before inserts looked for a free slot in every sub-table: today's inserts
+            // place some fingerprints elsewhere, in the same format
+            deterministic: false,
             check: |bytes| {
                 let f: CuckooFilter = load("cuckoo.bloom", bytes);
                 assert_eq!(f.capacity(), 32);

@@ -176,9 +176,12 @@ impl CuckooTable {
 /// A key's hash gives an 8-bit fingerprint `f` (never 0, which marks an empty slot) and a
 /// bucket `i₁`; its alternate bucket is `i₂ = i₁ ⊕ h(f)` (partial-key cuckoo hashing: either
 /// bucket and the fingerprint give the other, so entries can move without the key). An insert
-/// takes a free slot in either bucket, or evicts a random resident to its alternate bucket, up
-/// to `max_iterations` times. When that fails the eviction chain is undone (nothing is ever
-/// lost) and, like RedisBloom, a new sub-table with `expansion` times the capacity is added.
+/// takes a free slot in either bucket of any sub-table, newest first, or else evicts a random
+/// resident of the newest table to its alternate bucket, up to `max_iterations` times. When
+/// that fails the eviction chain is undone (nothing is ever lost) and, like RedisBloom, a new
+/// sub-table with `expansion` times the buckets is added. Sub-tables are sized as RedisBloom
+/// sizes them (`capacity / bucket_size` buckets rounded down, then up to a power of two), and
+/// [`compact`](Self::compact) moves fingerprints back into older tables as `CF.COMPACT` does.
 /// Adding a key twice stores two copies: `count` reports copies and `remove` deletes one.
 ///
 /// False-positive rate: a query compares its fingerprint with up to `2b` slots per sub-table,
@@ -413,19 +416,25 @@ impl CuckooFilter {
         Ok(f)
     }
 
+    /// Buckets of sub-table `i`, sized as RedisBloom sizes them: the first table has
+    /// `capacity / bucket_size` buckets (rounded down, then up to a power of two), and each
+    /// later one the expansion (rounded up to a power of two) times the one before.
     fn table_buckets(&self, i: usize) -> Result<u64> {
         let growth = u64::from(self.expansion.max(1))
+            .next_power_of_two()
             .checked_pow(i as u32)
             .ok_or(Error::TooLarge {
                 requested: u64::MAX,
                 limit: self.max_bytes,
             })?;
-        let cap = self.capacity.checked_mul(growth).ok_or(Error::TooLarge {
-            requested: u64::MAX,
-            limit: self.max_bytes,
-        })?;
-        let buckets = cap.div_ceil(u64::from(self.bucket_size)).max(1);
-        buckets.checked_next_power_of_two().ok_or(Error::TooLarge {
+        let first = (self.capacity / u64::from(self.bucket_size))
+            .max(1)
+            .checked_next_power_of_two()
+            .ok_or(Error::TooLarge {
+                requested: u64::MAX,
+                limit: self.max_bytes,
+            })?;
+        first.checked_mul(growth).ok_or(Error::TooLarge {
             requested: u64::MAX,
             limit: self.max_bytes,
         })
@@ -455,8 +464,10 @@ impl CuckooFilter {
         (h.hi % 255) as u8 + 1
     }
 
-    /// Add a key (a second add stores a second copy). Grows when the newest table is full;
-    /// fails with [`Error::Full`] when growth is disabled or exhausted — the filter is then
+    /// Add a key (a second add stores a second copy). As in RedisBloom, a free slot of the
+    /// key's two buckets is looked for in every sub-table, newest first; only when there is
+    /// none does the insert evict within the newest table, and when that fails it grows. Fails
+    /// with [`Error::Full`] when growth is disabled or exhausted — the filter is then
     /// unchanged.
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) -> Result<()> {
         self.insert_hashed(self.hasher.hash(key))
@@ -466,6 +477,14 @@ impl CuckooFilter {
     pub fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
         let fp = Self::fingerprint(h);
         let (iters, rng) = (self.max_iterations, h.lo ^ h.hi.rotate_left(17));
+        for t in self.tables.iter_mut().rev() {
+            let i1 = t.index(h);
+            let i2 = t.alt(i1, fp);
+            if t.try_put(i1, fp) || t.try_put(i2, fp) {
+                t.items = t.items.saturating_add(1);
+                return Ok(());
+            }
+        }
         if let Some(t) = self.tables.last_mut() {
             let i = t.index(h);
             if t.insert(i, fp, iters, rng) {
@@ -551,6 +570,95 @@ impl CuckooFilter {
             }
         }
         Err(RemoveError::NotPresent)
+    }
+
+    /// Move fingerprints from newer sub-tables into free slots of older ones, and drop the
+    /// newest tables this leaves empty (the first table always stays); the count of removals
+    /// is reset. RedisBloom's `CF.COMPACT`: tables are visited newest first, and
+    /// `stop_at_first_failure` ends the pass at the first table that cannot be emptied (what
+    /// RedisBloom's deletes trigger) instead of going on to move what fits from the older
+    /// ones. Returns the number of tables removed.
+    ///
+    /// A fingerprint moves only where a lookup of its key finds it: between tables of equal
+    /// size always, into a smaller table only when both of its possible primary buckets there
+    /// give the same pair of buckets.
+    ///
+    /// ```
+    /// use bloomery::CuckooFilter;
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let mut f = CuckooFilter::builder().capacity(64).bucket_size(1).try_build()?;
+    /// for i in 0..200u32 {
+    ///     f.insert(&i)?;
+    /// }
+    /// for i in 0..150u32 {
+    ///     f.remove(&i)?;
+    /// }
+    /// let before = f.tables().len();
+    /// let removed = f.compact(false);
+    /// assert_eq!(f.tables().len(), before - removed);
+    /// assert!((150..200u32).all(|i| f.contains(&i)));
+    /// # Ok(()) }
+    /// ```
+    pub fn compact(&mut self, stop_at_first_failure: bool) -> usize {
+        let before = self.tables.len();
+        for idx in (1..self.tables.len()).rev() {
+            let emptied = self.compact_table(idx);
+            if emptied && idx == self.tables.len() - 1 {
+                self.tables.pop();
+            } else if !emptied && stop_at_first_failure {
+                break;
+            }
+        }
+        self.tables.shrink_to_fit();
+        self.deletes = 0;
+        before - self.tables.len()
+    }
+
+    /// Move what fits of table `idx` into the older tables; whether it is empty afterwards.
+    fn compact_table(&mut self, idx: usize) -> bool {
+        let (older, rest) = self.tables.split_at_mut(idx);
+        let t = &mut rest[0];
+        let b = t.bucket_size as usize;
+        for j in 0..t.buckets {
+            for k in 0..b {
+                let slot = j as usize * b + k;
+                let fp = t.bytes()[slot];
+                if fp == 0 {
+                    continue;
+                }
+                let moved = older.iter_mut().any(|u| {
+                    let Some(c) = Self::bucket_in(t.buckets, j, fp, u.buckets) else {
+                        return false;
+                    };
+                    let put = u.try_put(c, fp) || u.try_put(u.alt(c, fp), fp);
+                    if put {
+                        u.items = u.items.saturating_add(1);
+                    }
+                    put
+                });
+                if moved {
+                    t.bytes_mut()[slot] = 0;
+                    t.items -= 1;
+                }
+            }
+        }
+        t.items == 0
+    }
+
+    /// The primary bucket, in a table of `small` buckets, of a fingerprint stored in bucket
+    /// `j` of a table of `big` buckets (`small <= big`, both powers of two), when it is
+    /// determined: the stored bucket is either the key's primary one or its alternate, and
+    /// the two readings must give the same pair of buckets in the smaller table.
+    fn bucket_in(big: u64, j: u64, fp: u8, small: u64) -> Option<u64> {
+        if small > big {
+            return None;
+        }
+        let shift = big.trailing_zeros() - small.trailing_zeros();
+        let m = mix64(u64::from(fp));
+        let c1 = j >> shift;
+        let c2 = (j ^ (m & (big - 1))) >> shift;
+        (c2 == c1 || c2 == c1 ^ (m & (small - 1))).then_some(c1)
     }
 
     /// Items stored (inserts minus removes).
@@ -827,6 +935,103 @@ mod tests {
         assert!(added.len() >= 40 && added.len() < 1000);
         assert!(added.iter().all(|i| f.contains(i)));
         assert_eq!(f.len(), added.len() as u64);
+    }
+
+    /// RedisBloom's sizing: `capacity / bucket_size` rounded down, then up to a power of two;
+    /// the expansion rounded up to a power of two.
+    #[test]
+    fn tables_are_sized_as_redisbloom_sizes_them() {
+        let buckets = |cap: u64, b: u32, e: u32, n: usize| {
+            let mut f = CuckooFilter::builder()
+                .capacity(cap)
+                .bucket_size(b)
+                .expansion(e)
+                .try_build()
+                .unwrap();
+            while f.tables().len() < n {
+                f.grow().unwrap();
+            }
+            f.tables().iter().map(|t| t.buckets()).collect::<Vec<_>>()
+        };
+        assert_eq!(buckets(9, 2, 1, 1), [4]);
+        assert_eq!(buckets(1024, 2, 1, 2), [512, 512]);
+        assert_eq!(buckets(1000, 2, 1, 1), [512]);
+        assert_eq!(buckets(1025, 2, 1, 1), [512]);
+        assert_eq!(buckets(1026, 2, 1, 1), [1024]);
+        assert_eq!(buckets(100, 3, 3, 3), [64, 256, 1024]);
+        assert_eq!(buckets(9, 2, 2, 3), [4, 8, 16]);
+    }
+
+    /// Inserts look for a free slot in every sub-table before evicting in the newest, so the
+    /// older tables fill up: 1 000 keys in tables of 64 one-slot buckets need at least 16
+    /// tables (1 000 / 64), and take about 18 when every table is searched (RedisBloom's
+    /// count); evicting only in the newest table leaves each near the 50 % load of two-choice
+    /// hashing with one slot per bucket: 26 tables.
+    #[test]
+    fn inserts_fill_older_tables_first() {
+        let mut f = CuckooFilter::builder()
+            .capacity(64)
+            .bucket_size(1)
+            .max_iterations(20)
+            .expansion(1)
+            .max_bytes(1 << 20)
+            .try_build()
+            .unwrap();
+        for i in 0..1000u32 {
+            f.insert(&i).unwrap();
+        }
+        let n = f.tables().len();
+        assert!((16..=20).contains(&n), "{n} tables");
+        assert!((0..1000u32).all(|i| f.contains(&i)));
+        assert_eq!(f.len(), 1000);
+    }
+
+    /// Compaction moves fingerprints into older tables where lookups find them, drops the
+    /// emptied newest tables, and never loses a key (tables of equal and of growing size).
+    #[test]
+    fn compact_moves_down_and_keeps_every_key() {
+        for e in [1u32, 2] {
+            let mut f = CuckooFilter::builder()
+                .capacity(64)
+                .bucket_size(2)
+                .expansion(e)
+                .try_build()
+                .unwrap();
+            for i in 0..2000u32 {
+                f.insert(&i).unwrap();
+            }
+            let before = f.tables().len();
+            assert!(before > 3);
+            // a remove may take another key's matching fingerprint (the cuckoo contract), so
+            // compaction is checked against what the filter answers just before it
+            let removed = (0..1900u32).filter(|i| f.remove(i).is_ok()).count() as u64;
+            assert!(removed >= 1890, "{removed}");
+            assert_eq!(f.deletes(), removed);
+            let len = f.len();
+            let found: Vec<u32> = (0..2000u32).filter(|i| f.contains(i)).collect();
+            assert!(found.len() >= 100);
+            let dropped = f.compact(false);
+            assert_eq!(f.tables().len(), before - dropped);
+            assert_eq!(f.len(), len);
+            assert_eq!(f.deletes(), 0);
+            assert!(found.iter().all(|i| f.contains(i)), "expansion {e}");
+            let stored: u64 = f.tables().iter().map(|t| t.len()).sum();
+            let bytes: u64 = f
+                .tables()
+                .iter()
+                .map(|t| t.bytes().iter().filter(|&&b| b != 0).count() as u64)
+                .sum();
+            assert_eq!(stored, bytes);
+            if e == 1 {
+                // about 100 keys fit in the first table's 64 slots and one or two more
+                assert!(f.tables().len() <= 3, "{} tables", f.tables().len());
+            }
+            f.compact(true);
+            assert!(found.iter().all(|i| f.contains(i)));
+            // the compacted filter still round-trips through the file format
+            let g = CuckooFilter::from_bytes(&f.to_bytes()).unwrap();
+            assert_eq!(f, g);
+        }
     }
 
     #[test]

@@ -386,6 +386,87 @@ impl Merge for ScalableBloomFilter {
 }
 
 impl ScalableBloomFilter {
+    /// Union with a filter made with the same parameters (initial capacity, rate, growth,
+    /// tightening, scaling and hashing) that may have grown to more or fewer sub-filters:
+    /// sub-filters present in both are OR-ed, and those only `other` has are copied, so the
+    /// result answers true for every key of either. [`Merge::union_with`] asks for the same
+    /// number of sub-filters; this is the union of two filters reserved alike that grew
+    /// differently. The item count becomes the larger of the two (a lower bound). Fails,
+    /// changing nothing, when the parameters or a shared sub-filter's shape differ, or when
+    /// the copied sub-filters would take the filter past its memory limit.
+    ///
+    /// ```
+    /// use bloomery::{Filter, ScalableBloomFilter};
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let mut a = ScalableBloomFilter::try_new(100, 0.01)?;
+    /// let mut b = ScalableBloomFilter::try_new(100, 0.01)?;
+    /// for i in 0..50u32 {
+    ///     a.try_insert(&i)?;
+    /// }
+    /// for i in 1000..1500u32 {
+    ///     b.try_insert(&i)?; // grows to several sub-filters
+    /// }
+    /// a.union_grown(&b)?;
+    /// assert_eq!(a.filters().len(), b.filters().len());
+    /// assert!((0..50u32).chain(1000..1500).all(|i| a.contains(&i)));
+    /// # Ok(()) }
+    /// ```
+    pub fn union_grown(&mut self, other: &Self) -> Result<()> {
+        let params = |f: &Self| {
+            format!(
+                "initial capacity {}, rate {}, growth {}, tightening {}, {}",
+                f.initial_capacity,
+                f.fpr,
+                f.growth,
+                f.tightening,
+                if f.scaling { "scaling" } else { "non-scaling" }
+            )
+        };
+        if params(self) != params(other) {
+            return Err(shape_mismatch(params(self), params(other)));
+        }
+        if self.hasher != other.hasher {
+            return Err(Error::Incompatible(crate::Incompatibility::Hashing));
+        }
+        for (i, (a, b)) in self.filters.iter().zip(&other.filters).enumerate() {
+            if (a.blocks(), a.hashes()) != (b.blocks(), b.hashes()) {
+                return Err(shape_mismatch(
+                    format!(
+                        "sub-filter {i}: {} blocks, {} hashes",
+                        a.blocks(),
+                        a.hashes()
+                    ),
+                    format!(
+                        "sub-filter {i}: {} blocks, {} hashes",
+                        b.blocks(),
+                        b.hashes()
+                    ),
+                ));
+            }
+        }
+        let common = self.filters.len().min(other.filters.len());
+        let extra = &other.filters[common..];
+        let needed = self
+            .allocated_bytes()
+            .saturating_add(extra.iter().map(|f| f.bit_len() / 8).sum());
+        if needed > self.max_bytes {
+            return Err(Error::TooLarge {
+                requested: needed,
+                limit: self.max_bytes,
+            });
+        }
+        for (a, b) in self.filters.iter_mut().zip(&other.filters) {
+            a.union_with(b)?;
+        }
+        if !extra.is_empty() {
+            self.filters.extend(extra.iter().cloned());
+            self.filters.shrink_to_fit();
+        }
+        self.items = self.items.max(other.items);
+        Ok(())
+    }
+
     fn check_compatible(&self, other: &Self) -> Result<()> {
         let shape = |f: &Self| {
             f.filters
