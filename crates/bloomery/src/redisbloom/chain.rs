@@ -468,8 +468,9 @@ impl RedisBloomFilter {
         if !cur.set(h) {
             return false;
         }
-        cur.p.size = cur.p.size.wrapping_add(1);
-        self.size = self.size.wrapping_add(1);
+        // counts saturate, as every kind's do: a chain at u64::MAX keys stays loadable
+        cur.p.size = cur.p.size.saturating_add(1);
+        self.size = self.size.saturating_add(1);
         true
     }
 
@@ -710,14 +711,11 @@ impl RedisBloomFilter {
     }
 }
 
-/// RedisBloom's chain rule: the links' sizes add up to the chain's (without overflow).
+/// RedisBloom's chain rule: the links' sizes add up to the chain's. The counts saturate at
+/// `u64::MAX` (as every kind's item count does), so the sum does too: a chain whose count
+/// reached it still loads.
 fn check_sizes(size: u64, links: impl Iterator<Item = u64>) -> std::result::Result<(), String> {
-    let mut total = 0u64;
-    for s in links {
-        total = total
-            .checked_add(s)
-            .ok_or_else(|| "link sizes overflow".to_string())?;
-    }
+    let total = links.fold(0u64, u64::saturating_add);
     if total != size {
         return Err(format!("chain size {size}, links hold {total}"));
     }
