@@ -48,6 +48,20 @@ pub fn check_size(bytes: u64, limit: u64) -> Result<()> {
     Ok(())
 }
 
+/// A structure that grows one part at a time sizes the new part within what its limit
+/// leaves (`limit - used`); a refusal is reported for the whole structure (`used` plus the
+/// part, against `limit`), so that the limit named is the structure's own: the process-wide
+/// one, or a smaller one it was built with (and stores in its file).
+pub(crate) fn whole_after_growth(e: Error, used: u64, limit: u64) -> Error {
+    match e {
+        Error::TooLarge { requested, .. } => Error::TooLarge {
+            requested: used.saturating_add(requested),
+            limit,
+        },
+        e => e,
+    }
+}
+
 /// One cache line of words; the heap storage unit, so the heap buffer is 64-byte aligned.
 #[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(64))]

@@ -454,8 +454,10 @@ impl RedisBloomFilter {
             }
             let entries = cur.p.entries.wrapping_mul(u64::from(self.growth));
             let error = cur.p.error * TIGHTENING;
-            let room = self.max_bytes.saturating_sub(self.held_bytes());
-            let link = RedisBloomLink::init(entries, error, self.options, room)?;
+            let held = self.held_bytes();
+            let room = self.max_bytes.saturating_sub(held);
+            let link = RedisBloomLink::init(entries, error, self.options, room)
+                .map_err(|e| store::whole_after_growth(e, held, self.max_bytes))?;
             self.links.push(link);
         }
         Ok(self.add_to_newest(h))
