@@ -79,6 +79,36 @@ fn a_small_file_declaring_3_gib_is_refused_over_the_limit() {
     assert!(t.elapsed() < Duration::from_millis(500));
 }
 
+/// The declared plain size is checked before the checksum pass over the compressed file: a
+/// well-formed bomb declaring 1 TiB, damaged where no header check looks (its item count, so
+/// that the pass would refuse it as a checksum mismatch), is refused as too large, by the
+/// decoder and by a mapped file's verification (under the process's default limit, the
+/// machine's RAM) alike.
+#[test]
+fn the_declared_plain_size_is_checked_before_the_checksum() {
+    let _serial = serial();
+    const TIB: u64 = 1 << 40;
+    let mut bomb = forged(TIB, &stream(0xB1, 8 * TIB, 0, &[]), 0x1234);
+    bomb[48] ^= 0x01; // the item count, not resealed
+    match decompress_file(&bomb, GIB) {
+        Err(Error::TooLarge { requested, limit }) => assert_eq!((requested, limit), (TIB, GIB)),
+        other => panic!("{other:?}"),
+    }
+    // under a limit above the declared size, the checksum pass refuses it
+    assert!(matches!(
+        decompress_file(&bomb, 2 * TIB),
+        Err(Error::Format(FormatError::ChecksumMismatch { .. }))
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bomb.bloom");
+    std::fs::write(&path, &bomb).unwrap();
+    assert!(max_bytes() < TIB);
+    match MappedFile::open(&path).unwrap().verify(&mut |_| {}) {
+        Err(Error::TooLarge { requested, .. }) => assert_eq!(requested, TIB),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn a_forged_stream_in_a_mode_the_encoder_never_writes_is_refused_at_once() {
     let _serial = serial();

@@ -1089,9 +1089,40 @@ struct Packed<'a> {
     stream: Stream<'a>,
 }
 
+/// Refuse a compressed file (header `d`, decoded from `bytes`) whose declared plain payload
+/// exceeds `limit_bytes`, from its header, its container's fields and its stream's header
+/// alone: before the checksum pass over the file, which for a large file takes as long as
+/// reading it. Only a well-formed container is judged by its size here (its lengths, padding
+/// and stream header agree with the declared size): a damaged file, or a plain one whose flag
+/// was damaged, is left to the checksum, whose error names the damage.
+pub(crate) fn check_declared_plain(
+    bytes: &[u8],
+    d: &format::Decoded,
+    limit_bytes: u64,
+) -> Result<()> {
+    let c = &bytes[d.payload_offset..d.payload_offset + d.payload_len];
+    if c.len() < PACK_FIXED {
+        return Ok(());
+    }
+    let plain_len = le64(c, 0);
+    let well_formed = plain_len.is_multiple_of(64)
+        && plain_len.checked_mul(8).is_some_and(|m| {
+            container_stream(c, PACK_FIXED).is_ok_and(|s| check_stream(s, m).is_ok())
+        });
+    if well_formed {
+        store::check_size(plain_len, limit_bytes)?;
+    }
+    Ok(())
+}
+
 /// Validate a compressed file (its checksum, container and stream header) against
-/// `limit_bytes`, before anything of the plain payload's size is allocated.
+/// `limit_bytes`, before anything of the plain payload's size is allocated (the declared
+/// size first, before the checksum pass).
 fn check_packed(bytes: &[u8], limit_bytes: u64) -> Result<Packed<'_>> {
+    let (d, flags) = format::decode_with_flags(bytes, format::Verify::HeaderOnly)?;
+    if flags == format::FLAG_COMPRESSED {
+        check_declared_plain(bytes, &d, limit_bytes)?;
+    }
     let (d, flags) = format::decode_with_flags(bytes, format::Verify::Checksum)?;
     if flags != format::FLAG_COMPRESSED {
         return Err(delta_not_filter());
