@@ -157,7 +157,10 @@ fn untouched_map(_len: usize) -> std::io::Result<crate::map::MmapMut> {
 }
 
 /// A writable shared map of a whole file, for updates in place (see `FileUpdate`): the words
-/// of a structure decoded from it write straight into the file's pages. The map is only ever
+/// of a structure decoded from it write straight into the file's pages. It also holds the
+/// plain file rebuilt from a compressed one (an anonymous map, see `PlainBytes`), whose
+/// structure's words write in place the same way; [`release`](Self::release) is for file
+/// maps only (it would drop an anonymous map's contents). The map is only ever
 /// reached through raw pointers (never a `&[u8]` of the whole map), so structures holding
 /// disjoint ranges of it can write while the update reads or writes other ranges.
 pub struct SharedMap {

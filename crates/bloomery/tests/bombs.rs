@@ -128,9 +128,11 @@ fn a_forged_stream_in_a_mode_the_encoder_never_writes_is_refused_at_once() {
 }
 
 /// Resident memory while loading compressed files: a bomb under the limit fails on its
-/// checksum without touching the pages it declared, and a large sparse filter loads holding
-/// its plain payload once (the words use the rebuilt file in place), touching only the pages
-/// that hold bits. Serial: no other test of this file allocates while it measures.
+/// checksum without touching the pages it declared, a large sparse filter loads holding its
+/// plain payload once (the words use the rebuilt file in place), touching only the pages
+/// that hold bits, and takes inserts there (no copy on the first write); the sizes of a dense
+/// compressed file are measured without rebuilding it. Serial: no other test of this file
+/// allocates while it measures.
 #[test]
 fn loading_touches_only_the_memory_it_needs() {
     let _serial = serial();
@@ -174,12 +176,44 @@ fn loading_touches_only_the_memory_it_needs() {
     assert!(grew < 4 << 20, "resident memory grew by {grew} bytes");
     #[cfg(not(feature = "mmap"))]
     let _ = grew;
+    // an insert writes the rebuilt payload in place: no copy of the 12 MiB
+    let mut g = g;
+    let before = rss_bytes();
+    g.try_insert_key(b"one more").unwrap();
+    let grew = rss_bytes().saturating_sub(before);
+    assert!(g.contains_key(b"one more"));
+    #[cfg(feature = "mmap")]
+    assert!(
+        grew < 4 << 20,
+        "an insert grew resident memory by {grew} bytes"
+    );
     drop(g);
     assert_eq!(decompress_file(&c, 12 << 20).unwrap(), plain);
+
+    // every bit set: a dense payload of 12 MiB in a compressed file of a few hundred bytes,
+    // whose sizes are measured exactly without rebuilding the payload
+    let mut dense = plain;
+    let h = u32::from_le_bytes(dense[12..16].try_into().unwrap()) as usize;
+    let n = dense.len() - 8;
+    dense[h..n].fill(0xFF);
+    reseal(&mut dense);
+    let c = compress_file(&dense).unwrap();
+    assert!(c.len() < 4096, "{}", c.len());
+    let want = (dense.len() as u64, c.len() as u64);
+    drop(dense);
+    let before = rss_bytes();
+    let sizes = bloomery::compress::packed_sizes(&c, false).unwrap();
+    let grew = rss_bytes().saturating_sub(before);
+    assert_eq!((sizes.plain_bytes, sizes.compressed_bytes), want);
+    assert!(sizes.exact && sizes.compressed_input && sizes.entropy_bits == 0.0);
+    assert!(
+        grew < 4 << 20,
+        "measuring grew resident memory by {grew} bytes"
+    );
 }
 
-/// A structure loaded from a large compressed file uses the rebuilt payload in place; it
-/// still takes inserts (its words are copied on the first write), for every set kind.
+/// A structure loaded from a large compressed file uses the rebuilt payload in place, and
+/// takes inserts there, for every set kind.
 #[test]
 fn a_filter_loaded_in_place_from_a_compressed_file_takes_inserts() {
     let _serial = serial();
