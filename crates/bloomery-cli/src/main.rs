@@ -117,12 +117,19 @@ fn too_large(requested: u64, limit: u64, in_context: bool) -> String {
             bytes(process)
         )
     };
-    // the file reader allows header room above the limit: still the process limit
-    let over = if limit >= process {
-        format!("over {source}")
-    } else {
-        format!("over a limit of {} ({source})", bytes(limit))
-    };
+    // the file reader allows header room above the limit: still the process limit. A
+    // smaller limit is a structure's own (given when it was built and stored in its file: a
+    // scalable or cuckoo filter grows within it), which --max-memory cannot raise
+    if limit < process {
+        return format!(
+            "this needs {} ({} bytes), over the filter's own limit of {} (stored in its file, \
+             below {source})",
+            bytes(requested),
+            group(requested),
+            bytes(limit)
+        );
+    }
+    let over = format!("over {source}");
     let flag = LIMIT_FROM_FLAG.load(Ordering::Relaxed);
     let remedy = match (in_context, flag) {
         (false, false) => "; ask for a smaller capacity or a larger error rate",

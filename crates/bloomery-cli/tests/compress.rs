@@ -276,3 +276,71 @@ fn corrupted_files_exit_2() {
     std::fs::write(&junk, b"hello world").unwrap();
     run(&[Path::new("compress"), &junk, &t.p("j.bloomz")]).code(2);
 }
+
+/// A compressed file declaring a plain payload over `--max-memory` is refused from its
+/// header, container and stream header, before the checksum pass over it: a well-formed
+/// container declaring 1 TiB of zero bits in a file damaged where no header check looks (its
+/// item count, so that the pass would report a checksum mismatch) is reported by its size by
+/// every command that decompresses.
+#[test]
+fn a_declared_plain_size_over_the_limit_is_refused_before_the_checksum() {
+    let t = T::new();
+    let (plain, z) = (t.p("a.bloom"), t.p("a.bloomz"));
+    run(&[
+        Path::new("create"),
+        &plain,
+        Path::new("-n"),
+        Path::new("1000"),
+        Path::new("-p"),
+        Path::new("0.01"),
+    ])
+    .success();
+    run(&[Path::new("compress"), &plain, &z]).success();
+    let b = std::fs::read(&z).unwrap();
+    let h = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+    // the container: plain length 1 TiB, plain checksum, stream length, then the stream
+    // header of an all-zero array (tag, m = 8 TiB bits, no one bits), padded to 64 bytes
+    let plain_len = 1u64 << 40;
+    let mut stream = vec![0xB1];
+    stream.extend_from_slice(&(8 * plain_len).to_le_bytes());
+    stream.extend_from_slice(&0u64.to_le_bytes());
+    let mut c = Vec::new();
+    c.extend_from_slice(&plain_len.to_le_bytes());
+    c.extend_from_slice(&0x1234u64.to_le_bytes());
+    c.extend_from_slice(&(stream.len() as u64).to_le_bytes());
+    c.extend_from_slice(&stream);
+    c.resize(64, 0);
+    let mut b = [&b[..h], &c[..], &[0u8; 8]].concat();
+    b[16..24].copy_from_slice(&64u64.to_le_bytes());
+    let n = b.len() - 8;
+    let sum = xxhash_rust::xxh3::xxh3_64(&b[..n]);
+    b[n..].copy_from_slice(&sum.to_le_bytes());
+    b[48] ^= 1; // the item count, not resealed
+    std::fs::write(&z, &b).unwrap();
+    let out = t.p("out.bloom");
+    let cases: [&[&Path]; 6] = [
+        &[Path::new("info"), &z],
+        &[Path::new("check"), &z],
+        &[Path::new("add"), &z],
+        &[Path::new("union"), &out, &z, &plain],
+        &[Path::new("estimate"), &z],
+        &[Path::new("decompress"), &z, &out],
+    ];
+    for args in cases {
+        let o = bloomery()
+            .args(["--max-memory", "1M"])
+            .args(args)
+            .write_stdin("k\n")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("this needs 1.0 TiB") && err.contains("1.0 MiB set by --max-memory"),
+            "{args:?}: {err}"
+        );
+        assert!(!err.contains("checksum"), "{args:?}: {err}");
+    }
+    assert!(!out.exists());
+    assert_eq!(std::fs::read(&z).unwrap(), b);
+}

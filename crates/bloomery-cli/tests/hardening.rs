@@ -640,3 +640,33 @@ fn a_damaged_file_is_named_once() {
         }
     }
 }
+
+/// `dedup --state` on a counting-kind file is refused from the header, before the file is
+/// copied or its checksum read: with its payload damaged the error is still the kind's.
+#[test]
+fn dedup_state_refuses_a_counting_file_from_its_header() {
+    let dir = tmp();
+    let path = dir.path().join("c.bloom");
+    bloomery()
+        .arg("create")
+        .arg(&path)
+        .args(["--kind", "counting", "-n", "1000", "-p", "0.01"])
+        .assert()
+        .success();
+    let mut b = std::fs::read(&path).unwrap();
+    let n = b.len();
+    b[n - 100] ^= 0xff; // in the payload: a checksum pass would refuse it
+    std::fs::write(&path, &b).unwrap();
+    let out = bloomery()
+        .args(["dedup", "--state"])
+        .arg(&path)
+        .write_stdin("a\nb\n")
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("a counting kind"), "{err}");
+    assert!(!err.contains("checksum"), "{err}");
+    assert_eq!(std::fs::read(&path).unwrap(), b);
+    assert!(common::stale_temp_files(dir.path()).is_empty());
+}

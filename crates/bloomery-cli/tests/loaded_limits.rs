@@ -140,3 +140,72 @@ fn create_does_not_bind_the_file_to_the_creators_memory_limit() {
         .success();
     assert!(std::fs::metadata(&path).unwrap().len() > 1_000_000);
 }
+
+/// Files queried through their map hold none of their payload in the heap, so `--max-memory`
+/// does not bound them, whatever the kind: a scalable file and a multi-layer (mlbf) file of a
+/// few hundred bytes answer `check` and `info` under a limit of 64 bytes, as the other kinds
+/// do.
+#[test]
+fn mapped_scalable_and_mlbf_files_are_not_counted_against_max_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    for kind in ["scalable", "mlbf", "blocked"] {
+        let path = dir.path().join(format!("{kind}.bloom"));
+        bloomery()
+            .arg("create")
+            .arg(&path)
+            .args(["--kind", kind, "-n", "100", "-p", "0.01"])
+            .assert()
+            .success();
+        bloomery()
+            .arg("add")
+            .arg(&path)
+            .write_stdin("http://a.example/x\n")
+            .assert()
+            .success();
+        let payload = common::info_json(&path)["payload_bytes"].as_u64().unwrap();
+        assert!(payload > 64, "{kind}: {payload}");
+        let o = bloomery()
+            .args(["--max-memory", "64", "check"])
+            .arg(&path)
+            .write_stdin("http://a.example/x\n")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{kind}: {err}");
+        assert_eq!(String::from_utf8_lossy(&o.stdout), "http://a.example/x\n");
+        let o = bloomery()
+            .args(["--max-memory", "64", "info"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "{kind}: {err}");
+    }
+}
+
+/// A scalable file whose own limit (stored in it: here forged to 0) stops its growth is
+/// refused with that limit named as the file's, never as the `--max-memory` one.
+#[test]
+fn a_scalable_files_own_limit_is_reported_as_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("own.bloom");
+    create(&path, &[]);
+    let mut b = std::fs::read(&path).unwrap();
+    b[MAX_BYTES..MAX_BYTES + 8].copy_from_slice(&0u64.to_le_bytes());
+    reseal(&mut b);
+    std::fs::write(&path, &b).unwrap();
+    let out = bloomery()
+        .args(["--max-memory", "100M", "add"])
+        .arg(&path)
+        .write_stdin(lines(0..1100))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("over the filter's own limit of 0 B (stored in its file, below the memory limit of 100.0 MiB set by --max-memory)"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("raise --max-memory"), "{stderr}");
+    assert_eq!(std::fs::read(&path).unwrap(), b);
+}

@@ -15,7 +15,9 @@ use std::sync::Arc;
 use parquet::bloom_filter::Sbbf;
 use parquet::column::writer::ColumnCloseResult;
 use parquet::data_type::ByteArray;
-use parquet::file::metadata::ParquetMetaDataReader;
+use parquet::file::metadata::{
+    ColumnChunkMetaDataBuilder, ParquetMetaDataReader, ParquetMetaDataWriter,
+};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet_gen as gen;
@@ -876,4 +878,95 @@ fn bloomery_filters_embedded_in_parquet_answer_the_same() {
         })
         .collect();
     assert_eq!(got, want_arrow);
+}
+
+/// Re-encode the footer of `path` with the chunks of column `column` in row group 0 changed
+/// by `forge` (the data before the footer is kept byte for byte).
+fn forge_chunk(
+    path: &Path,
+    column: &str,
+    forge: &dyn Fn(ColumnChunkMetaDataBuilder) -> ColumnChunkMetaDataBuilder,
+) {
+    let bytes = std::fs::read(path).unwrap();
+    let meta_len = u32::from_le_bytes(bytes[bytes.len() - 8..bytes.len() - 4].try_into().unwrap());
+    let start = bytes.len() - 8 - meta_len as usize;
+    let meta = ParquetMetaDataReader::new()
+        .parse_and_finish(&std::fs::File::open(path).unwrap())
+        .unwrap();
+    let col = meta
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .position(|c| c.name() == column)
+        .unwrap();
+    let mut b = meta.into_builder();
+    let mut rgs = b.take_row_groups();
+    let mut rg = rgs.remove(0).into_builder();
+    let mut cols = rg.take_columns();
+    cols[col] = forge(cols[col].clone().into_builder()).build().unwrap();
+    rgs.insert(0, rg.set_column_metadata(cols).build().unwrap());
+    let meta = b.set_row_groups(rgs).build();
+    let mut out = bytes[..start].to_vec();
+    ParquetMetaDataWriter::new(&mut out, &meta)
+        .finish()
+        .unwrap();
+    std::fs::write(path, out).unwrap();
+}
+
+/// A footer whose column chunk has a negative offset or size (one flipped bit of a zigzag
+/// varint turns 4300 into -4301): `parquet index` reports the file and indexes the others,
+/// `index --rewrite` refuses it; never a panic (the `parquet` crate asserts on such fields).
+#[test]
+fn negative_chunk_offsets_and_sizes_are_an_error_for_their_file() {
+    type Forge = fn(ColumnChunkMetaDataBuilder) -> ColumnChunkMetaDataBuilder;
+    let forged: [(&str, Forge); 4] = [
+        ("dictionary_page_offset", |c| {
+            c.set_dictionary_page_offset(Some(-4301))
+        }),
+        ("data_page_offset", |c| c.set_data_page_offset(-4301)),
+        ("total_compressed_size", |c| {
+            c.set_total_compressed_size(-4301)
+        }),
+        ("num_values", |c| c.set_num_values(-1)),
+    ];
+    for (field, forge) in forged {
+        let (t, lake, files) = lake();
+        for col in ["nofilter", "id"] {
+            forge_chunk(&files[0], col, &forge);
+        }
+        let o = bloomery()
+            .args(["parquet", "index"])
+            .arg(&lake)
+            .args(["--column", "nofilter"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{field}: {err}");
+        assert!(!err.contains("panicked"), "{field}: {err}");
+        assert!(
+            err.contains(&format!("`{}`", files[0].display())) && err.contains(field),
+            "{field}: {err}"
+        );
+        assert!(err.contains("1 sidecar files written"), "{field}: {err}");
+        assert!(files[1]
+            .with_file_name("b.parquet.nofilter.bloomery")
+            .is_file());
+        assert!(!files[0]
+            .with_file_name("a.parquet.nofilter.bloomery")
+            .exists());
+        let out = t.path().join("rewritten.parquet");
+        let o = bloomery()
+            .args(["parquet", "index"])
+            .arg(&files[0])
+            .args(["--column", "nofilter", "--rewrite"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{field}: {err}");
+        assert!(!err.contains("panicked"), "{field}: {err}");
+        assert!(err.contains(&format!("`{}`", files[0].display())), "{err}");
+        assert!(!out.exists());
+    }
 }

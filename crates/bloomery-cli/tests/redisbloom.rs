@@ -235,3 +235,46 @@ fn import_errors_are_reported() {
         .code(2)
         .stderr(predicates::str::contains("--force"));
 }
+
+/// A `redisbloom-bf` file whose item count is `u64::MAX` (forged, with a valid checksum:
+/// the header's count at byte 48 and the first link's size at 128) takes more keys with `add`
+/// and stays a file every command loads, its count still `u64::MAX` (counts saturate).
+#[test]
+fn a_chain_at_the_largest_item_count_takes_keys_and_still_loads() {
+    use bloomery::{Persist, RedisBloomFilter};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("full.bloom");
+    let mut f = RedisBloomFilter::reserve(100, 0.01, 2, true).unwrap();
+    f.try_insert(b"first").unwrap();
+    let mut b = f.to_bytes();
+    for at in [48, 128] {
+        assert_eq!(u64::from_le_bytes(b[at..at + 8].try_into().unwrap()), 1);
+        b[at..at + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    }
+    let n = b.len() - 8;
+    let sum = xxhash_rust::xxh3::xxh3_64(&b[..n]);
+    b[n..].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&path, &b).unwrap();
+    bloomery()
+        .arg("add")
+        .arg(&path)
+        .write_stdin("a\nb\nc\n")
+        .assert()
+        .success();
+    let o = bloomery()
+        .args(["info", "--json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["items"], u64::MAX, "{j}");
+    let o = bloomery()
+        .arg("check")
+        .arg(&path)
+        .write_stdin("a\nb\nc\n")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 3);
+}

@@ -48,6 +48,20 @@ pub fn check_size(bytes: u64, limit: u64) -> Result<()> {
     Ok(())
 }
 
+/// A structure that grows one part at a time sizes the new part within what its limit
+/// leaves (`limit - used`); a refusal is reported for the whole structure (`used` plus the
+/// part, against `limit`), so that the limit named is the structure's own: the process-wide
+/// one, or a smaller one it was built with (and stores in its file).
+pub(crate) fn whole_after_growth(e: Error, used: u64, limit: u64) -> Error {
+    match e {
+        Error::TooLarge { requested, .. } => Error::TooLarge {
+            requested: used.saturating_add(requested),
+            limit,
+        },
+        e => e,
+    }
+}
+
 /// One cache line of words; the heap storage unit, so the heap buffer is 64-byte aligned.
 #[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(64))]
@@ -143,7 +157,10 @@ fn untouched_map(_len: usize) -> std::io::Result<crate::map::MmapMut> {
 }
 
 /// A writable shared map of a whole file, for updates in place (see `FileUpdate`): the words
-/// of a structure decoded from it write straight into the file's pages. The map is only ever
+/// of a structure decoded from it write straight into the file's pages. It also holds the
+/// plain file rebuilt from a compressed one (an anonymous map, see `PlainBytes`), whose
+/// structure's words write in place the same way; [`release`](Self::release) is for file
+/// maps only (it would drop an anonymous map's contents). The map is only ever
 /// reached through raw pointers (never a `&[u8]` of the whole map), so structures holding
 /// disjoint ranges of it can write while the update reads or writes other ranges.
 pub struct SharedMap {

@@ -79,6 +79,36 @@ fn a_small_file_declaring_3_gib_is_refused_over_the_limit() {
     assert!(t.elapsed() < Duration::from_millis(500));
 }
 
+/// The declared plain size is checked before the checksum pass over the compressed file: a
+/// well-formed bomb declaring 1 TiB, damaged where no header check looks (its item count, so
+/// that the pass would refuse it as a checksum mismatch), is refused as too large, by the
+/// decoder and by a mapped file's verification (under the process's default limit, the
+/// machine's RAM) alike.
+#[test]
+fn the_declared_plain_size_is_checked_before_the_checksum() {
+    let _serial = serial();
+    const TIB: u64 = 1 << 40;
+    let mut bomb = forged(TIB, &stream(0xB1, 8 * TIB, 0, &[]), 0x1234);
+    bomb[48] ^= 0x01; // the item count, not resealed
+    match decompress_file(&bomb, GIB) {
+        Err(Error::TooLarge { requested, limit }) => assert_eq!((requested, limit), (TIB, GIB)),
+        other => panic!("{other:?}"),
+    }
+    // under a limit above the declared size, the checksum pass refuses it
+    assert!(matches!(
+        decompress_file(&bomb, 2 * TIB),
+        Err(Error::Format(FormatError::ChecksumMismatch { .. }))
+    ));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bomb.bloom");
+    std::fs::write(&path, &bomb).unwrap();
+    assert!(max_bytes() < TIB);
+    match MappedFile::open(&path).unwrap().verify(&mut |_| {}) {
+        Err(Error::TooLarge { requested, .. }) => assert_eq!(requested, TIB),
+        other => panic!("{other:?}"),
+    }
+}
+
 #[test]
 fn a_forged_stream_in_a_mode_the_encoder_never_writes_is_refused_at_once() {
     let _serial = serial();
@@ -98,9 +128,11 @@ fn a_forged_stream_in_a_mode_the_encoder_never_writes_is_refused_at_once() {
 }
 
 /// Resident memory while loading compressed files: a bomb under the limit fails on its
-/// checksum without touching the pages it declared, and a large sparse filter loads holding
-/// its plain payload once (the words use the rebuilt file in place), touching only the pages
-/// that hold bits. Serial: no other test of this file allocates while it measures.
+/// checksum without touching the pages it declared, a large sparse filter loads holding its
+/// plain payload once (the words use the rebuilt file in place), touching only the pages
+/// that hold bits, and takes inserts there (no copy on the first write); the sizes of a dense
+/// compressed file are measured without rebuilding it. Serial: no other test of this file
+/// allocates while it measures.
 #[test]
 fn loading_touches_only_the_memory_it_needs() {
     let _serial = serial();
@@ -144,12 +176,44 @@ fn loading_touches_only_the_memory_it_needs() {
     assert!(grew < 4 << 20, "resident memory grew by {grew} bytes");
     #[cfg(not(feature = "mmap"))]
     let _ = grew;
+    // an insert writes the rebuilt payload in place: no copy of the 12 MiB
+    let mut g = g;
+    let before = rss_bytes();
+    g.try_insert_key(b"one more").unwrap();
+    let grew = rss_bytes().saturating_sub(before);
+    assert!(g.contains_key(b"one more"));
+    #[cfg(feature = "mmap")]
+    assert!(
+        grew < 4 << 20,
+        "an insert grew resident memory by {grew} bytes"
+    );
     drop(g);
     assert_eq!(decompress_file(&c, 12 << 20).unwrap(), plain);
+
+    // every bit set: a dense payload of 12 MiB in a compressed file of a few hundred bytes,
+    // whose sizes are measured exactly without rebuilding the payload
+    let mut dense = plain;
+    let h = u32::from_le_bytes(dense[12..16].try_into().unwrap()) as usize;
+    let n = dense.len() - 8;
+    dense[h..n].fill(0xFF);
+    reseal(&mut dense);
+    let c = compress_file(&dense).unwrap();
+    assert!(c.len() < 4096, "{}", c.len());
+    let want = (dense.len() as u64, c.len() as u64);
+    drop(dense);
+    let before = rss_bytes();
+    let sizes = bloomery::compress::packed_sizes(&c, false).unwrap();
+    let grew = rss_bytes().saturating_sub(before);
+    assert_eq!((sizes.plain_bytes, sizes.compressed_bytes), want);
+    assert!(sizes.exact && sizes.compressed_input && sizes.entropy_bits == 0.0);
+    assert!(
+        grew < 4 << 20,
+        "measuring grew resident memory by {grew} bytes"
+    );
 }
 
-/// A structure loaded from a large compressed file uses the rebuilt payload in place; it
-/// still takes inserts (its words are copied on the first write), for every set kind.
+/// A structure loaded from a large compressed file uses the rebuilt payload in place, and
+/// takes inserts there, for every set kind.
 #[test]
 fn a_filter_loaded_in_place_from_a_compressed_file_takes_inserts() {
     let _serial = serial();

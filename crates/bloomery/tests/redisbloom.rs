@@ -601,3 +601,70 @@ fn chunk_files_round_trip() {
         assert_eq!(file.pttl, -1);
     }
 }
+
+/// Recompute the xxh3-64 trailer after patching, so only the patched fields are wrong.
+fn reseal(b: &mut [u8]) {
+    let n = b.len() - 8;
+    let sum = xxhash_rust::xxh3::xxh3_64(&b[..n]);
+    b[n..].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// Byte offsets in a file: the header's item count, and the first link's `size` in a
+/// `redisbloom-bf` file (parameters from 72: options, growth, links, zero, then per link
+/// entries, error, bpe, bits, bytes, size).
+const ITEMS: usize = 48;
+const FIRST_LINK_SIZE: usize = 72 + 16 + 40;
+
+/// Item counts saturate at `u64::MAX` as every native kind's do: a file whose count is there
+/// (forged, with a valid checksum) takes more keys and is saved as a file that loads again,
+/// with the count still `u64::MAX`.
+#[test]
+fn item_counts_saturate_and_the_file_still_loads() {
+    // a chain: the full first link makes the next key grow a second one
+    let mut f = RedisBloomFilter::reserve(100, 0.01, 2, true).unwrap();
+    f.try_insert(b"first").unwrap();
+    let mut b = f.to_bytes();
+    assert_eq!(
+        u64::from_le_bytes(b[FIRST_LINK_SIZE..FIRST_LINK_SIZE + 8].try_into().unwrap()),
+        1,
+        "link size field moved"
+    );
+    b[ITEMS..ITEMS + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    b[FIRST_LINK_SIZE..FIRST_LINK_SIZE + 8].copy_from_slice(&u64::MAX.to_le_bytes());
+    reseal(&mut b);
+    let mut f = RedisBloomFilter::from_bytes(&b).unwrap();
+    assert_eq!(f.len(), u64::MAX);
+    for i in 0..10u32 {
+        assert!(f.try_insert(&i.to_le_bytes()).unwrap());
+    }
+    assert_eq!(f.len(), u64::MAX);
+    assert_eq!(f.links().len(), 2);
+    let g = RedisBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(g.len(), u64::MAX);
+    assert!((0..10u32).all(|i| g.contains(&i.to_le_bytes())));
+    // and through RedisBloom's chunks
+    let mut h = RedisBloomFilter::from_header_chunk(&g.header_chunk(), 1 << 20).unwrap();
+    let mut it = 1;
+    while let Some((next, data)) = g.chunk(it) {
+        h.load_chunk(next, &data).unwrap();
+        it = next;
+    }
+    assert_eq!(h, g);
+
+    // a cuckoo filter at u64::MAX items stays there; at 0 a delete leaves 0
+    let mut c = RedisBloomCuckooFilter::reserve(64, 2, 20, 1, 1 << 20).unwrap();
+    c.insert(b"first");
+    for (items, want) in [(u64::MAX, u64::MAX), (0, 0)] {
+        let mut b = c.to_bytes();
+        b[ITEMS..ITEMS + 8].copy_from_slice(&items.to_le_bytes());
+        reseal(&mut b);
+        let mut d = RedisBloomCuckooFilter::from_bytes(&b).unwrap();
+        if items == 0 {
+            d.remove(b"first").unwrap();
+        } else {
+            assert_eq!(d.insert(b"second"), RedisBloomCuckooInsert::Inserted);
+        }
+        let e = RedisBloomCuckooFilter::from_bytes(&d.to_bytes()).unwrap();
+        assert_eq!(e.len(), want);
+    }
+}

@@ -80,8 +80,9 @@ pub fn diff(a: DiffArgs) -> Result<u8> {
         a.out.display(),
         bytes(d.len() as u64),
         bytes(
-            c::plain_file(new.bytes())
-                .map(|p| p.len() as u64)
+            // measured without decompressing a compressed input again
+            c::packed_sizes(new.bytes(), false)
+                .map(|p| p.plain_bytes)
                 .unwrap_or(new.len())
         )
     ));

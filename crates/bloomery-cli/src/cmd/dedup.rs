@@ -4,12 +4,12 @@
 
 use std::io::{BufWriter, Write};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use bloomery::KeySet;
 
 use bloomery::AnyFilter;
 
-use super::open::{open_update_as, Sealer, Structure, Update};
+use super::open::{load_ctx, open_update_as, Sealer, Structure, Update};
 use crate::cli::DedupArgs;
 use crate::cmd::create::{build, Sizing};
 use crate::input::{self, KeySpec};
@@ -23,6 +23,14 @@ pub fn run(a: DedupArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
     let (mut f, sealer): (AnyFilter, Option<Sealer>) = match &a.state {
         Some(p) if p.exists() => {
+            // a counting file is refused from its header, before the copy and checksum pass
+            let kind = bloomery::peek_file(p)
+                .with_context(|| load_ctx(p))?
+                .header
+                .kind;
+            if !kind.is_set() {
+                return Err(super::open::not_a_set(kind, p));
+            }
             let up = open_update_as(p, a.verify.verify(), true)?;
             match up.s {
                 Structure::Set(f) => (f, Some(up.sealer)),

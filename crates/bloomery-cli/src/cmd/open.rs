@@ -264,7 +264,7 @@ impl Update {
     }
 }
 
-fn load_ctx(path: &Path) -> String {
+pub fn load_ctx(path: &Path) -> String {
     format!("cannot load `{}`", path.display())
 }
 

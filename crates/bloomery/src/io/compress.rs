@@ -1089,9 +1089,40 @@ struct Packed<'a> {
     stream: Stream<'a>,
 }
 
+/// Refuse a compressed file (header `d`, decoded from `bytes`) whose declared plain payload
+/// exceeds `limit_bytes`, from its header, its container's fields and its stream's header
+/// alone: before the checksum pass over the file, which for a large file takes as long as
+/// reading it. Only a well-formed container is judged by its size here (its lengths, padding
+/// and stream header agree with the declared size): a damaged file, or a plain one whose flag
+/// was damaged, is left to the checksum, whose error names the damage.
+pub(crate) fn check_declared_plain(
+    bytes: &[u8],
+    d: &format::Decoded,
+    limit_bytes: u64,
+) -> Result<()> {
+    let c = &bytes[d.payload_offset..d.payload_offset + d.payload_len];
+    if c.len() < PACK_FIXED {
+        return Ok(());
+    }
+    let plain_len = le64(c, 0);
+    let well_formed = plain_len.is_multiple_of(64)
+        && plain_len.checked_mul(8).is_some_and(|m| {
+            container_stream(c, PACK_FIXED).is_ok_and(|s| check_stream(s, m).is_ok())
+        });
+    if well_formed {
+        store::check_size(plain_len, limit_bytes)?;
+    }
+    Ok(())
+}
+
 /// Validate a compressed file (its checksum, container and stream header) against
-/// `limit_bytes`, before anything of the plain payload's size is allocated.
+/// `limit_bytes`, before anything of the plain payload's size is allocated (the declared
+/// size first, before the checksum pass).
 fn check_packed(bytes: &[u8], limit_bytes: u64) -> Result<Packed<'_>> {
+    let (d, flags) = format::decode_with_flags(bytes, format::Verify::HeaderOnly)?;
+    if flags == format::FLAG_COMPRESSED {
+        check_declared_plain(bytes, &d, limit_bytes)?;
+    }
     let (d, flags) = format::decode_with_flags(bytes, format::Verify::Checksum)?;
     if flags != format::FLAG_COMPRESSED {
         return Err(delta_not_filter());
@@ -1143,6 +1174,82 @@ fn rebuild(p: &Packed<'_>, out: &mut [u8]) -> Result<()> {
         }));
     }
     out[payload_end..].copy_from_slice(&got.to_le_bytes());
+    Ok(())
+}
+
+/// The words of a plain payload, given as the decoder yields them (the non-zero ones, in
+/// increasing order), hashed in order with the zero words between them: a checksum of the
+/// payload without holding it.
+struct WordHasher {
+    h: xxhash_rust::xxh3::Xxh3,
+    buf: Vec<u8>,
+    filled: usize,
+    /// The index of the next word to hash.
+    next: usize,
+}
+
+impl WordHasher {
+    fn new(head: &[u8]) -> Self {
+        let mut h = xxhash_rust::xxh3::Xxh3::new();
+        h.update(head);
+        Self {
+            h,
+            buf: vec![0; 1 << 16],
+            filled: 0,
+            next: 0,
+        }
+    }
+
+    fn flush_if_full(&mut self) {
+        if self.filled == self.buf.len() {
+            self.h.update(&self.buf);
+            self.filled = 0;
+        }
+    }
+
+    /// Zero words up to index `end` (exclusive).
+    fn zeros_to(&mut self, end: usize) {
+        while self.next < end {
+            self.flush_if_full();
+            let n = ((self.buf.len() - self.filled) / 8).min(end - self.next);
+            self.buf[self.filled..self.filled + 8 * n].fill(0);
+            self.filled += 8 * n;
+            self.next += n;
+        }
+    }
+
+    fn word(&mut self, i: usize, w: u64) {
+        self.zeros_to(i);
+        self.flush_if_full();
+        self.buf[self.filled..self.filled + 8].copy_from_slice(&w.to_le_bytes());
+        self.filled += 8;
+        self.next = i + 1;
+    }
+
+    fn digest(mut self, words: usize) -> u64 {
+        self.zeros_to(words);
+        self.h.update(&self.buf[..self.filled]);
+        self.h.digest()
+    }
+}
+
+/// Verify a checked compressed file's plain checksum as [`rebuild`] does, decoding the stream
+/// into a running hash instead of a buffer: the plain payload is never held.
+fn verify_streamed(p: &Packed<'_>) -> Result<()> {
+    let mut head = p.header.to_vec();
+    head[AT_PAYLOAD_LEN..AT_PAYLOAD_LEN + 8].copy_from_slice(&p.plain_len.to_le_bytes());
+    head[AT_FLAGS..AT_FLAGS + 2].copy_from_slice(&0u16.to_le_bytes());
+    let mut hasher = WordHasher::new(&head);
+    decode_into(&p.stream, &mut |i, w| hasher.word(i, w))?;
+    let words = usize::try_from(p.plain_len / 8)
+        .map_err(|_| invalid("payload", "too large for this platform"))?;
+    let got = hasher.digest(words);
+    if got != p.plain_sum {
+        return Err(Error::Format(FormatError::ChecksumMismatch {
+            stored: p.plain_sum,
+            computed: got,
+        }));
+    }
     Ok(())
 }
 
@@ -1217,15 +1324,18 @@ pub fn plain_file(bytes: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>> {
 
 /// The plain file behind `bytes`, as the loaders use it: borrowed when plain; when
 /// compressed, rebuilt into one buffer — on the heap when small, else in an anonymous map
-/// that the structure's words then use in place (see [`format::Source::Mapped`]), so loading
-/// a compressed file holds its plain payload once.
+/// that the structure's words then use in place, writable (see
+/// [`format::Source::Shared`](crate::io::format::Source::Shared)), so loading a compressed
+/// file holds its plain payload once, and so does updating it (an insert writes the map
+/// rather than a copy of it).
 pub(crate) enum PlainBytes<'a> {
     /// A plain input.
     Borrowed(&'a [u8]),
     /// A small rebuilt file.
     Heap(Vec<u8>),
-    /// A large rebuilt file, read-only.
-    Mapped(std::sync::Arc<crate::map::Mmap>),
+    /// A large rebuilt file: process memory, private to this process (no file behind it, so
+    /// nothing ever releases its pages).
+    Mapped(std::sync::Arc<store::SharedMap>),
 }
 
 impl PlainBytes<'_> {
@@ -1234,14 +1344,17 @@ impl PlainBytes<'_> {
         match self {
             PlainBytes::Borrowed(b) => b,
             PlainBytes::Heap(v) => v,
-            PlainBytes::Mapped(m) => m,
+            // SAFETY: the whole map is initialised and readable; while the bytes are borrowed
+            // from `self` no `Words` writes the map (one is made from it only through
+            // `source`, by a decoder, which reads the bytes before any insert writes them).
+            PlainBytes::Mapped(m) => unsafe { std::slice::from_raw_parts(m.ptr(), m.len()) },
         }
     }
 
     /// Where a structure's words come from: copied from the bytes, or the map in place.
     pub(crate) fn source(&self) -> crate::io::format::Source<'_> {
         match self {
-            PlainBytes::Mapped(m) => crate::io::format::Source::Mapped(m),
+            PlainBytes::Mapped(m) => crate::io::format::Source::Shared(m),
             other => crate::io::format::Source::Bytes(other.bytes()),
         }
     }
@@ -1268,7 +1381,7 @@ pub(crate) fn plain_bytes(bytes: &[u8]) -> Result<PlainBytes<'_>> {
                 })?;
             rebuild(&p, &mut map)?;
             Ok(PlainBytes::Mapped(std::sync::Arc::new(
-                map.make_read_only()?,
+                store::SharedMap::new(map),
             )))
         }
         format::FLAG_DELTA => {
@@ -1323,9 +1436,30 @@ impl PackedSizes {
 /// compressed to measure its compressed form; without, the compressed sizes of a plain file
 /// are predicted from the entropy bound (the coder's stream is `⌈m·H(p)/8⌉` bytes plus its
 /// 22-byte fixed cost, to within 0.01 %: see the module docs), which costs one pass of
-/// popcounts instead of a compression. A compressed file is always measured exactly.
+/// popcounts instead of a compression. A compressed file is always measured exactly, and
+/// both its checksums verified, without decompressing it into memory (its stream is decoded
+/// into the plain checksum; the entropy comes from the stream's count of one bits).
 pub fn packed_sizes(bytes: &[u8], exact: bool) -> Result<PackedSizes> {
     let compressed_input = is_packed(bytes);
+    if compressed_input {
+        let p = check_packed(bytes, store::max_bytes())?;
+        verify_streamed(&p)?;
+        let (m, ones) = (p.stream.m, p.stream.ones);
+        let entropy = if m == 0 {
+            0.0
+        } else {
+            m as f64 * crate::params::entropy((m - ones) as f64 / m as f64)
+        };
+        let (pd, _) = format::decode_with_flags(bytes, format::Verify::HeaderOnly)?;
+        return Ok(PackedSizes {
+            compressed_input,
+            exact: true,
+            plain_bytes: plain_total(&p)? as u64,
+            compressed_bytes: bytes.len() as u64,
+            stream_bytes: le64(bytes, pd.payload_offset + 16),
+            entropy_bits: entropy,
+        });
+    }
     let plain = plain_bytes(bytes)?;
     let plain = plain.bytes();
     let d = decode_plain(plain)?;

@@ -420,6 +420,12 @@ impl Source<'_> {
         }
     }
 
+    /// Whether [`words`](Self::words) copies the payload into the heap (where the memory
+    /// limit bounds it), rather than viewing a file's pages in place (which it does not).
+    pub(crate) fn copies(&self) -> bool {
+        matches!(self, Source::Bytes(_))
+    }
+
     /// The `words` words at byte `offset`, copied or mapped.
     pub fn words(&self, offset: usize, words: usize, limit: u64) -> Result<Words> {
         match self {

@@ -177,8 +177,25 @@ impl MappedFile {
     /// time, dropping each chunk's pages from the process behind the pass (they stay in the
     /// page cache): resident memory stays at about two chunks whatever the file's size.
     /// `progress` is told the bytes done after each chunk (of [`len`](Self::len) in all).
+    ///
+    /// A compressed file whose declared plain payload exceeds the memory limit is refused
+    /// before the pass (decoding it would be refused after it).
     pub fn verify(&self, progress: Progress<'_>) -> Result<()> {
+        self.check_declared_plain()?;
         format::verify_map(&self.map, progress).map_err(|e| at_path(&self.path, e))
+    }
+
+    /// For a compressed file, its declared plain payload against the memory limit.
+    fn check_declared_plain(&self) -> Result<()> {
+        if !self.is_compressed() {
+            return Ok(());
+        }
+        crate::io::compress::check_declared_plain(
+            &self.map,
+            &self.decoded,
+            crate::store::max_bytes(),
+        )
+        .map_err(|e| at_path(&self.path, e))
     }
 
     /// One streaming pass over the file (as [`verify`](Self::verify), checking the checksum
@@ -191,6 +208,7 @@ impl MappedFile {
         visit: &mut dyn FnMut(usize, usize),
         progress: Progress<'_>,
     ) -> Result<()> {
+        self.check_declared_plain()?;
         format::pass_map(&self.map, verify, visit, progress).map_err(|e| at_path(&self.path, e))
     }
 

@@ -18,6 +18,7 @@ use parquet::file::writer::SerializedFileWriter;
 
 use super::file::ParquetFile;
 use super::footer::PageIndexPart;
+use super::guarded;
 use super::ParquetError;
 use crate::hash::KeyHasher;
 use crate::SplitBlockBloomFilter;
@@ -208,6 +209,37 @@ fn column_hashes(
     Ok(hashes)
 }
 
+/// Check that every column chunk of `pf` lies inside the file (its start, the dictionary
+/// page's offset or else the first data page's, plus its compressed size), before the
+/// `parquet` crate reads or copies the chunks by those fields: a damaged or forged footer is
+/// then an error naming the row group and column.
+fn check_chunk_ranges(pf: &ParquetFile) -> Result<(), ParquetError> {
+    let len = pf.len();
+    for (r, rg) in pf.metadata().row_groups().iter().enumerate() {
+        for col in rg.columns() {
+            let start = col
+                .dictionary_page_offset()
+                .unwrap_or_else(|| col.data_page_offset());
+            let size = col.compressed_size();
+            let end = u64::try_from(start)
+                .ok()
+                .zip(u64::try_from(size).ok())
+                .and_then(|(s, n)| s.checked_add(n));
+            if end.is_none_or(|e| e > len) || col.data_page_offset() < start {
+                return Err(ParquetError::Footer {
+                    path: pf.path().to_path_buf(),
+                    reason: format!(
+                        "row group {r}, column {}: its chunk ({size} bytes at offset {start}) \
+                         is outside the {len}-byte file",
+                        col.column_path().string()
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Build filters for row groups `row_groups` of column `col` at rate `fpp`, reading the
 /// column's values.
 pub fn build_filters(
@@ -218,11 +250,12 @@ pub fn build_filters(
     sizing: Sizing,
 ) -> Result<Vec<BuiltFilter>, ParquetError> {
     let path = pf.path();
+    check_chunk_ranges(pf)?;
     let file = File::open(path).map_err(|e| ParquetError::io(path, e))?;
     let file = Arc::new(file);
     let mut out = Vec::with_capacity(row_groups.len());
     for &rg in row_groups {
-        let mut hashes = column_hashes(pf, &file, rg, col)?;
+        let mut hashes = guarded(path, "reading values", || column_hashes(pf, &file, rg, col))?;
         let values = hashes.len() as u64;
         hashes.sort_unstable();
         hashes.dedup();
@@ -374,13 +407,15 @@ fn footer_with_page_index(
 ) -> Result<ParquetMetaData, ParquetError> {
     super::file::check_footer(path)?;
     check_page_index(path, file, pf.metadata(), pf.len())?;
-    ParquetMetaDataReader::new()
-        .with_page_index_policy(PageIndexPolicy::Optional)
-        .parse_and_finish(file)
-        .map_err(|e| ParquetError::Footer {
-            path: path.to_path_buf(),
-            reason: e.to_string(),
-        })
+    guarded(path, "reading the page index", || {
+        ParquetMetaDataReader::new()
+            .with_page_index_policy(PageIndexPolicy::Optional)
+            .parse_and_finish(file)
+            .map_err(|e| ParquetError::Footer {
+                path: path.to_path_buf(),
+                reason: e.to_string(),
+            })
+    })
 }
 
 /// Write a copy of `input` to `output` (atomically: a temporary file in the same directory,
@@ -395,7 +430,18 @@ pub fn rewrite_with_filters(
     column: &str,
     fpp: f64,
 ) -> Result<RewriteReport, ParquetError> {
+    guarded(input, "rewriting", || rewrite(input, output, column, fpp))
+}
+
+/// [`rewrite_with_filters`], panics of the `parquet` crate not caught.
+fn rewrite(
+    input: &Path,
+    output: &Path,
+    column: &str,
+    fpp: f64,
+) -> Result<RewriteReport, ParquetError> {
     let pf = ParquetFile::open(input)?;
+    check_chunk_ranges(&pf)?;
     let col = pf.find_column(column)?;
     let missing: Vec<usize> = (0..pf.row_groups())
         .filter(|&rg| pf.filter_location(rg, col).is_none())
@@ -506,6 +552,11 @@ pub fn rewrite_with_filters(
 /// `parquet` crate's own reader (`Sbbf::read_from_column_chunk`), that admits every value the
 /// output file's column chunk holds.
 pub fn verify_rewrite(input: &Path, output: &Path, column: &str) -> Result<(), ParquetError> {
+    guarded(output, "verifying", || verify(input, output, column))
+}
+
+/// [`verify_rewrite`], panics of the `parquet` crate not caught.
+fn verify(input: &Path, output: &Path, column: &str) -> Result<(), ParquetError> {
     let a = ParquetFile::open(input)?;
     let b = ParquetFile::open(output)?;
     let fail = |what: String| ParquetError::data(output, format!("verification failed: {what}"));

@@ -651,6 +651,10 @@ impl Footer {
 enum Shape {
     /// A value of this compact type (an enum is an `i32`).
     Is(u8),
+    /// An `i32` or `i64` the crate uses as a file offset, a size or a count (named here):
+    /// a negative one is refused, as the crate asserts on some (`byte_range`) or casts them
+    /// to unsigned offsets.
+    NonNegative(u8, &'static str),
     /// A boolean (its value is the field's type: true or false).
     Bool,
     /// A struct or union whose known fields have these shapes (others the crate skips by
@@ -662,6 +666,14 @@ enum Shape {
 
 const I32: Shape = Shape::Is(T_I32);
 const I64: Shape = Shape::Is(T_I64);
+/// An `i64` offset, size or count (see [`Shape::NonNegative`]).
+const fn offset64(name: &'static str) -> Shape {
+    Shape::NonNegative(T_I64, name)
+}
+/// An `i32` size (see [`Shape::NonNegative`]).
+const fn size32(name: &'static str) -> Shape {
+    Shape::NonNegative(T_I32, name)
+}
 const BINARY: Shape = Shape::Is(T_BINARY);
 const EMPTY: Shape = Shape::Struct(&[]);
 const TIME_UNIT: Shape = Shape::Struct(&[(1, EMPTY), (2, EMPTY), (3, EMPTY)]);
@@ -723,20 +735,20 @@ const COLUMN_META_DATA: Shape = Shape::Struct(&[
     (1, I32),
     (2, Shape::List(&I32)),
     (4, I32),
-    (5, I64),
-    (6, I64),
-    (7, I64),
-    (9, I64),
-    (10, I64),
-    (11, I64),
+    (5, offset64("num_values")),
+    (6, offset64("total_uncompressed_size")),
+    (7, offset64("total_compressed_size")),
+    (9, offset64("data_page_offset")),
+    (10, offset64("index_page_offset")),
+    (11, offset64("dictionary_page_offset")),
     (12, STATISTICS),
     // PageEncodingStats
     (
         13,
         Shape::List(&Shape::Struct(&[(1, I32), (2, I32), (3, I32)])),
     ),
-    (14, I64),
-    (15, I32),
+    (14, offset64("bloom_filter_offset")),
+    (15, size32("bloom_filter_length")),
     // SizeStatistics
     (
         16,
@@ -767,18 +779,18 @@ const COLUMN_META_DATA: Shape = Shape::Struct(&[
 /// its `encryption` feature).
 const COLUMN_CHUNK: Shape = Shape::Struct(&[
     (1, BINARY),
-    (2, I64),
+    (2, offset64("file_offset")),
     (3, COLUMN_META_DATA),
-    (4, I64),
-    (5, I32),
-    (6, I64),
-    (7, I32),
+    (4, offset64("offset_index_offset")),
+    (5, size32("offset_index_length")),
+    (6, offset64("column_index_offset")),
+    (7, size32("column_index_length")),
 ]);
 /// parquet-format `RowGroup` (6 the crate skips).
 const ROW_GROUP: Shape = Shape::Struct(&[
     (1, Shape::List(&COLUMN_CHUNK)),
-    (2, I64),
-    (3, I64),
+    (2, offset64("total_byte_size")),
+    (3, offset64("num_rows")),
     // SortingColumn
     (
         4,
@@ -788,14 +800,14 @@ const ROW_GROUP: Shape = Shape::Struct(&[
             (3, Shape::Bool),
         ])),
     ),
-    (5, I64),
+    (5, offset64("file_offset")),
     (7, Shape::Is(T_I16)),
 ]);
 /// parquet-format `FileMetaData` but its schema (field 2, walked by [`check_counts`]);
 /// 8 and 9, encryption, the crate skips.
 const FILE_META_DATA: &[(i16, Shape)] = &[
     (1, I32),
-    (3, I64),
+    (3, offset64("num_rows")),
     (4, Shape::List(&ROW_GROUP)),
     (5, Shape::List(&KEY_VALUE)),
     (6, BINARY),
@@ -863,13 +875,22 @@ fn typed_value(
         Shape::Is(t) if t == ty => c
             .skip_value(ty, depth)
             .ok_or_else(|| NOT_THRIFT.to_string()),
+        Shape::NonNegative(t, name) if t == ty => {
+            let v = c.zigzag().ok_or(NOT_THRIFT)?;
+            // the crate truncates an i32 field's varint to 32 bits
+            let v = if t == T_I32 { i64::from(v as i32) } else { v };
+            if v < 0 {
+                return Err(format!("{name} (field {id}) is negative ({v})"));
+            }
+            Ok(())
+        }
         Shape::Struct(inner) if ty == T_STRUCT => {
             typed_struct(c, inner, depth + 1, &mut |_, _| Ok(()))
         }
         Shape::List(elem) if ty == T_LIST => {
             let (et, n) = c.list().ok_or(NOT_THRIFT)?;
             let want = match *elem {
-                Shape::Is(t) => t,
+                Shape::Is(t) | Shape::NonNegative(t, _) => t,
                 Shape::Struct(_) => T_STRUCT,
                 Shape::Bool => {
                     // one byte each, read as such by the crate where it knows the field
@@ -973,8 +994,17 @@ pub(crate) fn decode_metadata(
     bytes: &[u8],
 ) -> Result<parquet::file::metadata::ParquetMetaData, String> {
     check_counts(bytes)?;
-    parquet::file::metadata::ParquetMetaDataReader::decode_metadata(bytes)
-        .map_err(|e| e.to_string())
+    // a panic in the crate's decoder is an error for this footer, as its errors are
+    std::panic::catch_unwind(|| {
+        parquet::file::metadata::ParquetMetaDataReader::decode_metadata(bytes)
+            .map_err(|e| e.to_string())
+    })
+    .unwrap_or_else(|p| {
+        Err(format!(
+            "the parquet crate failed: {}",
+            super::panic_message(&*p)
+        ))
+    })
 }
 
 /// parquet-format `ColumnIndex`, as the crate reads it.
@@ -992,7 +1022,11 @@ const COLUMN_INDEX: &[(i16, Shape)] = &[
 const OFFSET_INDEX: &[(i16, Shape)] = &[
     (
         1,
-        Shape::List(&Shape::Struct(&[(1, I64), (2, I32), (3, I64)])),
+        Shape::List(&Shape::Struct(&[
+            (1, offset64("offset")),
+            (2, size32("compressed_page_size")),
+            (3, offset64("first_row_index")),
+        ])),
     ),
     (2, Shape::List(&I64)),
 ];
@@ -1271,6 +1305,18 @@ mod tests {
         assert!(check_struct(&wrong, PageIndexPart::Offset).is_err());
         // the column index's bytes are not an offset index
         assert!(check_struct(&column, PageIndexPart::Offset).is_err());
+        // a negative page offset (zigzag 9: -5) or size (zigzag 0x11: -9) is refused
+        let mut negative = offset;
+        negative[3] = 0x09;
+        let why = check_struct(&negative, PageIndexPart::Offset).unwrap_err();
+        assert!(why.contains("offset (field 1) is negative (-5)"), "{why}");
+        let mut negative = offset;
+        negative[5] = 0x11;
+        let why = check_struct(&negative, PageIndexPart::Offset).unwrap_err();
+        assert!(
+            why.contains("compressed_page_size (field 2) is negative"),
+            "{why}"
+        );
     }
 
     /// Page indexes changed at random (seeded) are refused by the check or decoded by the

@@ -194,6 +194,34 @@ impl ParquetError {
     }
 }
 
+/// The message of a caught panic's payload.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic".to_string()
+    }
+}
+
+/// Run `f`, which calls into the `parquet` crate's decoders, readers or writer, turning a
+/// panic inside the crate (an assertion on a forged field the checks before it did not
+/// foresee) into an error for the file `path`, so that the other files of a command are still
+/// answered. The crate's state is dropped with the closure's.
+pub(crate) fn guarded<T>(
+    path: &Path,
+    what: &str,
+    f: impl FnOnce() -> Result<T, ParquetError>,
+) -> Result<T, ParquetError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        Err(ParquetError::data(
+            path,
+            format!("{what}: the parquet crate failed: {}", panic_message(&*p)),
+        ))
+    })
+}
+
 impl fmt::Display for ParquetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let p = self.path().display();
@@ -242,5 +270,28 @@ impl std::error::Error for ParquetError {
             ParquetError::Bloomery { source, .. } => Some(source),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A panic inside a call into the `parquet` crate is an error for the file, never the
+    /// end of the caller.
+    #[test]
+    fn a_panic_in_the_parquet_crate_is_an_error_for_the_file() {
+        let path = Path::new("lake/a.parquet");
+        let e = guarded::<()>(path, "reading values", || {
+            panic!("column start and length should not be negative")
+        })
+        .unwrap_err();
+        assert_eq!(e.path(), path);
+        let msg = e.to_string();
+        assert!(
+            msg.contains("reading values: the parquet crate failed: column start"),
+            "{msg}"
+        );
+        assert_eq!(guarded(path, "x", || Ok(7)).unwrap(), 7);
     }
 }

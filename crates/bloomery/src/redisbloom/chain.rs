@@ -454,8 +454,10 @@ impl RedisBloomFilter {
             }
             let entries = cur.p.entries.wrapping_mul(u64::from(self.growth));
             let error = cur.p.error * TIGHTENING;
-            let room = self.max_bytes.saturating_sub(self.held_bytes());
-            let link = RedisBloomLink::init(entries, error, self.options, room)?;
+            let held = self.held_bytes();
+            let room = self.max_bytes.saturating_sub(held);
+            let link = RedisBloomLink::init(entries, error, self.options, room)
+                .map_err(|e| store::whole_after_growth(e, held, self.max_bytes))?;
             self.links.push(link);
         }
         Ok(self.add_to_newest(h))
@@ -468,8 +470,9 @@ impl RedisBloomFilter {
         if !cur.set(h) {
             return false;
         }
-        cur.p.size = cur.p.size.wrapping_add(1);
-        self.size = self.size.wrapping_add(1);
+        // counts saturate, as every kind's do: a chain at u64::MAX keys stays loadable
+        cur.p.size = cur.p.size.saturating_add(1);
+        self.size = self.size.saturating_add(1);
         true
     }
 
@@ -710,14 +713,11 @@ impl RedisBloomFilter {
     }
 }
 
-/// RedisBloom's chain rule: the links' sizes add up to the chain's (without overflow).
+/// RedisBloom's chain rule: the links' sizes add up to the chain's. The counts saturate at
+/// `u64::MAX` (as every kind's item count does), so the sum does too: a chain whose count
+/// reached it still loads.
 fn check_sizes(size: u64, links: impl Iterator<Item = u64>) -> std::result::Result<(), String> {
-    let mut total = 0u64;
-    for s in links {
-        total = total
-            .checked_add(s)
-            .ok_or_else(|| "link sizes overflow".to_string())?;
-    }
+    let total = links.fold(0u64, u64::saturating_add);
     if total != size {
         return Err(format!("chain size {size}, links hold {total}"));
     }

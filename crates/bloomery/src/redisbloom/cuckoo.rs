@@ -367,12 +367,12 @@ impl RedisBloomCuckooFilter {
             for i in (0..self.subs.len()).rev() {
                 if let Some(j) = self.free_slot(&self.subs[i], &l) {
                     set_byte(self.subs[i].slots.as_mut_slice(), j, l.fp);
-                    self.items = self.items.wrapping_add(1);
+                    self.items = self.items.saturating_add(1);
                     return RedisBloomCuckooInsert::Inserted;
                 }
             }
             if self.kick_out(&l) {
-                self.items = self.items.wrapping_add(1);
+                self.items = self.items.saturating_add(1);
                 return RedisBloomCuckooInsert::Inserted;
             }
             if self.expansion == 0 {
@@ -435,8 +435,9 @@ impl RedisBloomCuckooFilter {
                 .or_else(|| self.find_in(s, self.bucket_start(s, l.h2), l.fp));
             if let Some(j) = hit {
                 set_byte(self.subs[i].slots.as_mut_slice(), j, 0);
-                self.items = self.items.wrapping_sub(1);
-                self.deletes = self.deletes.wrapping_add(1);
+                // counts saturate (a forged count of 0 or u64::MAX stays one)
+                self.items = self.items.saturating_sub(1);
+                self.deletes = self.deletes.saturating_add(1);
                 if self.subs.len() > 1 && self.deletes as f64 > self.items as f64 * 0.10 {
                     self.compact(false);
                 }

@@ -452,7 +452,8 @@ impl CuckooFilter {
             buckets,
             self.bucket_size,
             self.max_bytes.saturating_sub(used),
-        )?;
+        )
+        .map_err(|e| store::whole_after_growth(e, used, self.max_bytes))?;
         // one table at a time: the list holds exactly what it needs (memory reports count it)
         self.tables.reserve_exact(1);
         self.tables.push(t);

@@ -210,7 +210,8 @@ impl ScalableBloomFilter {
             .fpr(fpr)
             .hasher(self.hasher)
             .max_bytes(self.max_bytes.saturating_sub(used))
-            .try_build()?;
+            .try_build()
+            .map_err(|e| crate::store::whole_after_growth(e, used, self.max_bytes))?;
         // one sub-filter at a time: the list holds exactly what it needs (memory reports count it)
         self.filters.reserve_exact(1);
         self.filters.push(f);
@@ -575,7 +576,10 @@ impl Persist for ScalableBloomFilter {
         if total != d.payload_len as u64 {
             return Err(inconsistent("payload longer than the sub-filters"));
         }
-        store::check_size(total, limit)?;
+        if src.copies() {
+            // a mapped file's sub-filters are its pages, not the heap the limit bounds
+            store::check_size(total, limit)?;
+        }
         Ok(Self {
             filters,
             hasher: d.header.hasher,

@@ -116,7 +116,8 @@ pub(crate) fn level_filters(
             .fpr(fpr)
             .hasher(hasher)
             .max_bytes(max_bytes.saturating_sub(used))
-            .try_build()?;
+            .try_build()
+            .map_err(|e| crate::store::whole_after_growth(e, used, max_bytes))?;
         used += f.blocks() * 64;
         for k in keys {
             crate::Filter::insert(&mut f, k.as_str());
@@ -169,7 +170,10 @@ pub(crate) fn decode_filters(
         if total > d.payload_len as u64 {
             return Err(inconsistent("sub-filters exceed the payload"));
         }
-        store::check_size(total, limit)?;
+        if src.copies() {
+            // a mapped file's sub-filters are its pages, not the heap the limit bounds
+            store::check_size(total, limit)?;
+        }
         let w = src.words(offset, words, limit)?;
         offset += format::padded_len(words) as usize;
         filters.push(BlockedBloomFilter::from_parts(

@@ -36,7 +36,10 @@ impl Persist for MultiLayerBloomFilter {
                 d.payload_len
             )));
         }
-        store::check_size(total, limit)?;
+        if src.copies() {
+            // a mapped file's layers are its pages, not the heap the limit bounds
+            store::check_size(total, limit)?;
+        }
         let mut arrays = Vec::with_capacity(layers as usize + 1);
         for i in 0..=layers as usize {
             let w = src.words(d.payload_offset + i * per as usize, words, limit)?;
