@@ -369,7 +369,7 @@ impl TDigest {
         self.merged_weight = total;
         self.unmerged = 0;
         self.unmerged_weight = 0;
-        self.compressions += 1;
+        self.compressions = self.compressions.saturating_add(1);
     }
 
     /// The merged centroids, merging the buffer into a copy when it is not empty.

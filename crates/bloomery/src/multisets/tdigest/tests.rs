@@ -381,6 +381,10 @@ fn forged_payloads_are_refused() {
         TDigest::from_bytes(&b)
     };
     assert!(forge(field(5), 77).is_ok(), "the compression count is free");
+    // ... up to u64::MAX, where it stays
+    let mut loaded = forge(field(5), u64::MAX).unwrap();
+    loaded.compress();
+    assert_eq!(loaded.compressions(), u64::MAX);
     let cases: [(&str, usize, u64); 15] = [
         ("compression 0", field(0), 0),
         ("compression 11", field(0), 11),
