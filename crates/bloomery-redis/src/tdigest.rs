@@ -311,7 +311,9 @@ pub fn trimmed_mean(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 fn ranks(ctx: &Context, args: Vec<RedisString>, reverse: bool) -> RedisResult {
     let xs = parsed(ctx, &args, |a| {
-        args::double(a).ok_or(RedisError::Str("ERR T-Digest: error parsing value"))
+        args::double(a)
+            .filter(|v| !v.is_nan())
+            .ok_or(RedisError::Str("ERR T-Digest: error parsing value"))
     })?;
     query(ctx, &args[1], |td| {
         RedisValue::Array(

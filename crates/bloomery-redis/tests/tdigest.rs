@@ -310,6 +310,10 @@ fn tdigest_errors_as_redisbloom() {
                 "ERR T-Digest: error parsing value",
             ),
             (
+                &["TDIGEST.RANK", "t", "nan"],
+                "ERR T-Digest: error parsing value",
+            ),
+            (
                 &["TDIGEST.REVRANK", "t", "1", "x"],
                 "ERR T-Digest: error parsing value",
             ),
