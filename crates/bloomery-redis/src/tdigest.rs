@@ -171,8 +171,11 @@ pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     let dest = &args[1];
-    let existing: Option<TDigest> =
-        keys::read(ctx, &TDIGEST_TYPE, dest, |d: Option<&TDigest>| d.cloned())?;
+    // the destination's compression when it exists (no copy of any digest is made: each is
+    // read in place while it is merged)
+    let existing: Option<u64> = keys::read(ctx, &TDIGEST_TYPE, dest, |d: Option<&TDigest>| {
+        d.map(TDigest::compression)
+    })?;
     let n =
         args::long_long(&args[2]).ok_or(RedisError::Str("ERR T-Digest: error parsing numkeys"))?;
     if n <= 0 {
@@ -197,30 +200,35 @@ pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             return Err(RedisError::Str(WRONG_KEYWORD));
         }
     }
-    let mut sources: Vec<TDigest> = Vec::with_capacity(n);
-    for key in &args[3..3 + n] {
-        if key.as_slice() == dest.as_slice() {
-            sources.push(existing.clone().ok_or(RedisError::Str(NO_KEY))?);
+    let sources = &args[3..3 + n];
+    let mut largest = 0;
+    for key in sources {
+        let c = if key.as_slice() == dest.as_slice() {
+            existing.ok_or(RedisError::Str(NO_KEY))?
         } else {
-            let s = keys::read_existing(ctx, &TDIGEST_TYPE, key, NO_KEY, |t: &TDigest| t.clone())?;
-            sources.push(s);
-        }
+            keys::read_existing(ctx, &TDIGEST_TYPE, key, NO_KEY, TDigest::compression)?
+        };
+        largest = largest.max(c);
     }
-    let c = match (given, &existing, override_) {
+    let c = match (given, existing, override_) {
         (Some(c), _, _) => c,
-        (None, Some(d), false) => d.compression(),
-        _ => sources.iter().map(TDigest::compression).max().unwrap_or(1),
+        (None, Some(d), false) => d,
+        _ => largest,
     };
     let mut out = new_digest(c, "ERR T-Digest: allocation of destination digest failed")?;
-    let merge_err = |e: Error| match e {
-        Error::InvalidParameter { .. } => RedisError::Str(OVERFLOW),
-        e => lib_error(e),
+    let mut merge_from = |key: &RedisString| -> Result<(), RedisError> {
+        keys::read_existing(ctx, &TDIGEST_TYPE, key, NO_KEY, |t: &TDigest| out.merge(t))?.map_err(
+            |e| match e {
+                Error::InvalidParameter { .. } => RedisError::Str(OVERFLOW),
+                e => lib_error(e),
+            },
+        )
     };
-    if let (Some(d), false) = (&existing, override_) {
-        out.merge(d).map_err(merge_err)?;
+    if existing.is_some() && !override_ {
+        merge_from(dest)?;
     }
-    for s in &sources {
-        out.merge(s).map_err(merge_err)?;
+    for key in sources {
+        merge_from(key)?;
     }
     let k = ctx.open_key_writable(dest);
     k.set_value(&TDIGEST_TYPE, Slot::Ready(out))?;
