@@ -17,6 +17,7 @@ mod filters;
 mod keys;
 mod lock;
 mod par;
+mod quantiles;
 mod sets;
 mod sketches;
 mod typed;
@@ -31,7 +32,7 @@ use errors::IntoPy;
 
 /// Load a file of any kind bloomery's Python package has a class for, returning an object of
 /// that class (BloomFilter, ScalableBloomFilter, UrlFilter, CountingBloomFilter,
-/// CountMinSketch, TopK, CuckooFilter or XorFilter).
+/// CountMinSketch, TopK, TDigest, CuckooFilter or XorFilter).
 #[pyfunction]
 fn load(py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
     let kind = py
@@ -47,6 +48,7 @@ fn load(py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
         Kind::Cuckoo => py.get_type::<filters::PyCuckooFilter>(),
         Kind::Xor => py.get_type::<filters::PyXorFilter>(),
         Kind::TopK => py.get_type::<sketches::PyTopK>(),
+        Kind::TDigest => py.get_type::<quantiles::PyTDigest>(),
         k => {
             return Err(PyTypeError::new_err(format!(
                 "{}: a {} structure has no Python class yet: use the CLI or the Rust library",
@@ -93,6 +95,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<counting::PyCountingBloomFilter>()?;
     m.add_class::<sketches::PyCountMinSketch>()?;
     m.add_class::<sketches::PyTopK>()?;
+    m.add_class::<quantiles::PyTDigest>()?;
     m.add_class::<filters::PyCuckooFilter>()?;
     m.add_class::<filters::PyXorFilter>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;

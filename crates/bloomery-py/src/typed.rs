@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use bloomery::{AnyCounter, CountMinSketch, CuckooFilter, Persist, TopK, XorFilter};
+use bloomery::{AnyCounter, CountMinSketch, CuckooFilter, Persist, TDigest, TopK, XorFilter};
 
 /// A library structure a Python class holds.
 pub trait Structure: Clone + Send + Sync + Sized + 'static {
@@ -35,7 +35,7 @@ macro_rules! persist_structure {
         }
     )*};
 }
-persist_structure!(CountMinSketch, CuckooFilter, XorFilter, TopK);
+persist_structure!(CountMinSketch, CuckooFilter, XorFilter, TopK, TDigest);
 
 impl Structure for AnyCounter {
     fn load_file(path: &Path) -> bloomery::Result<Self> {

@@ -158,6 +158,9 @@ pub fn bloomery_dump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     {
         return ready_bytes(s);
     }
+    if let Ok(Some(s)) = k.get_value::<Slot<bloomery::TDigest>>(&crate::types::TDIGEST_TYPE) {
+        return ready_bytes(s);
+    }
     if let Some(r) = crate::moved::bloomery_dump(&k) {
         return r;
     }

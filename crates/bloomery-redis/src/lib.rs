@@ -7,13 +7,13 @@
 //! serve its [`CountingBloomFilter`](bloomery::CountingBloomFilter), its
 //! [`BlockedCountingBloomFilter`](bloomery::BlockedCountingBloomFilter) and its
 //! [`IterativeBloomFilter`](bloomery::IterativeBloomFilter); `TOPK.*` runs on its HeavyKeeper
-//! [`TopK`](bloomery::TopK) and `MLBF.*` on its
+//! [`TopK`](bloomery::TopK), `TDIGEST.*` on its merging [`TDigest`](bloomery::TDigest) and `MLBF.*` on its
 //! [`MultiLayerBloomFilter`](bloomery::MultiLayerBloomFilter). Keys are the raw argument bytes hashed
 //! by the library's one hash path, so `BLOOMERY.DUMP key` returns bytes that the `bloomery` CLI
 //! loads and answers identically. See `README.md` for loading, configuration and clusters.
 //!
 //! This file only wires commands to their handlers, one documented function per command:
-//! [`bf`], [`cf`], [`cms`], [`topk`], [`cbf`], [`bcbf`], [`ibf`], [`mlbf`] (the last four share
+//! [`bf`], [`cf`], [`cms`], [`topk`], [`tdigest`], [`cbf`], [`bcbf`], [`ibf`], [`mlbf`] (the last four share
 //! helpers in [`own`]) and [`dump`] (SCANDUMP/LOADCHUNK, `BLOOMERY.DUMP`); small empty
 //! structures are copied from [`templates`]. Beneath them, with
 //! no module importing one above it: [`keys`] (the value under a key), [`types`] (the data
@@ -49,6 +49,7 @@ pub mod rbbf;
 pub mod rbcf;
 pub mod reply;
 pub mod route;
+pub mod tdigest;
 pub mod templates;
 pub mod topk;
 pub mod types;
@@ -64,6 +65,7 @@ mod module {
     use crate::{
         bcbf, bf, cbf, cf, cms, config, dump, ibf, memory, mlbf, rbbf, rbcf, reply, route, topk,
     };
+    use crate::{tdigest, types::TDIGEST_TYPE};
 
     fn init(ctx: &Context, args: &[RedisString]) -> Status {
         if !reply::server_supported() {
@@ -271,6 +273,72 @@ mod module {
         topk::loadchunk(ctx, args)
     }
 
+    // t-digest (RedisBloom-compatible; SCANDUMP/LOADCHUNK are extensions).
+    /// `TDIGEST.CREATE key [COMPRESSION compression]`: create an empty t-digest (compression 100 by default).
+    fn tdigest_create(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::create(ctx, args)
+    }
+    /// `TDIGEST.RESET key`: forget every value.
+    fn tdigest_reset(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::reset(ctx, args)
+    }
+    /// `TDIGEST.ADD key value [value ...]`: add values.
+    fn tdigest_add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::add(ctx, args)
+    }
+    /// `TDIGEST.MERGE destination numkeys source [source ...] [COMPRESSION c] [OVERRIDE]`: merge digests into the destination (keys reported by the getkeys callback).
+    fn tdigest_merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::merge(ctx, args)
+    }
+    /// `TDIGEST.MIN key`: the smallest value added.
+    fn tdigest_min(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::min(ctx, args)
+    }
+    /// `TDIGEST.MAX key`: the largest value added.
+    fn tdigest_max(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::max(ctx, args)
+    }
+    /// `TDIGEST.QUANTILE key quantile [quantile ...]`: estimated values at these quantiles.
+    fn tdigest_quantile(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::quantile(ctx, args)
+    }
+    /// `TDIGEST.CDF key value [value ...]`: estimated fractions of values at or below each (half the equal ones).
+    fn tdigest_cdf(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::cdf(ctx, args)
+    }
+    /// `TDIGEST.TRIMMED_MEAN key low high`: the mean of the values between two quantiles.
+    fn tdigest_trimmed_mean(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::trimmed_mean(ctx, args)
+    }
+    /// `TDIGEST.RANK key value [value ...]`: estimated ranks.
+    fn tdigest_rank(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::rank(ctx, args)
+    }
+    /// `TDIGEST.REVRANK key value [value ...]`: estimated reverse ranks.
+    fn tdigest_revrank(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::revrank(ctx, args)
+    }
+    /// `TDIGEST.BYRANK key rank [rank ...]`: estimated values of these ranks.
+    fn tdigest_byrank(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::byrank(ctx, args)
+    }
+    /// `TDIGEST.BYREVRANK key rank [rank ...]`: estimated values of these reverse ranks.
+    fn tdigest_byrevrank(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::byrevrank(ctx, args)
+    }
+    /// `TDIGEST.INFO key`: compression, capacity, nodes, weights, compressions, memory.
+    fn tdigest_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::info(ctx, args)
+    }
+    /// `TDIGEST.SCANDUMP key iterator`: the digest's bytes, chunk by chunk (bloomery extension).
+    fn tdigest_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::scandump(ctx, args)
+    }
+    /// `TDIGEST.LOADCHUNK key iterator data`: rebuild a digest from `TDIGEST.SCANDUMP`'s chunks (bloomery extension).
+    fn tdigest_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
+        tdigest::loadchunk(ctx, args)
+    }
+
     // bloomery's own: multi-layer Bloom filter for URLs.
     /// `MLBF.RESERVE key capacity error_rate [LAYERS L]`: create an empty multi-layer URL filter.
     fn mlbf_reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
@@ -407,7 +475,7 @@ mod module {
         allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
         data_types: [
             BF_TYPE, CF_TYPE, CMS_TYPE, CBF_TYPE, BCBF_TYPE, IBF_TYPE, TOPK_TYPE, MLBF_TYPE,
-            RB_BF_TYPE, RB_CF_TYPE
+            RB_BF_TYPE, RB_CF_TYPE, TDIGEST_TYPE
         ],
         init: init,
         // Names in lower case, as RedisBloom registers them: Redis names the registered
@@ -459,6 +527,23 @@ mod module {
             ["topk.info", topk_info, "readonly fast", 1, 1, 1, ""],
             ["topk.scandump", topk_scandump, "readonly", 1, 1, 1, ""],
             ["topk.loadchunk", topk_loadchunk, "write deny-oom", 1, 1, 1, ""],
+            // t-digest (RedisBloom-compatible; SCANDUMP/LOADCHUNK are extensions).
+            ["tdigest.create", tdigest_create, "write deny-oom", 1, 1, 1, ""],
+            ["tdigest.reset", tdigest_reset, "write", 1, 1, 1, ""],
+            ["tdigest.add", tdigest_add, "write deny-oom", 1, 1, 1, ""],
+            ["tdigest.merge", tdigest_merge, "write deny-oom getkeys-api", 1, 1, 1, ""],
+            ["tdigest.min", tdigest_min, "readonly", 1, 1, 1, ""],
+            ["tdigest.max", tdigest_max, "readonly", 1, 1, 1, ""],
+            ["tdigest.quantile", tdigest_quantile, "readonly", 1, 1, 1, ""],
+            ["tdigest.cdf", tdigest_cdf, "readonly", 1, 1, 1, ""],
+            ["tdigest.trimmed_mean", tdigest_trimmed_mean, "readonly", 1, 1, 1, ""],
+            ["tdigest.rank", tdigest_rank, "readonly", 1, 1, 1, ""],
+            ["tdigest.revrank", tdigest_revrank, "readonly", 1, 1, 1, ""],
+            ["tdigest.byrank", tdigest_byrank, "readonly", 1, 1, 1, ""],
+            ["tdigest.byrevrank", tdigest_byrevrank, "readonly", 1, 1, 1, ""],
+            ["tdigest.info", tdigest_info, "readonly", 1, 1, 1, ""],
+            ["tdigest.scandump", tdigest_scandump, "readonly", 1, 1, 1, ""],
+            ["tdigest.loadchunk", tdigest_loadchunk, "write deny-oom", 1, 1, 1, ""],
             // bloomery's own: multi-layer Bloom filter for URLs.
             ["mlbf.reserve", mlbf_reserve, "write deny-oom", 1, 1, 1, ""],
             ["mlbf.add", mlbf_add, "write deny-oom", 1, 1, 1, ""],

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use bloomery::{
     BlockedCountingBloomFilter, Count, CountMinSketch, CountingBloomFilter, CuckooFilter, Filter,
     IterativeBloomFilter, MultiLayerBloomFilter, Persist, RedisBloomCuckooFilter, RedisBloomFilter,
-    Remove, ScalableBloomFilter, TopK,
+    Remove, ScalableBloomFilter, TDigest, TopK,
 };
 
 use crate::limits;
@@ -506,6 +506,57 @@ impl Case for TopK {
     }
 }
 
+impl Case for TDigest {
+    const NAME: &'static str = "tdigest";
+    structure_io!();
+    const FIELDS: &'static [(usize, usize)] = &[
+        (48, 8),
+        (72, 8),
+        (72, 8),
+        (72, 8),
+        (80, 8),
+        (88, 8),
+        (96, 8),
+        (104, 8),
+        (112, 8),
+        (120, 8),
+        (128, 8),
+    ];
+    fn seeds() -> Vec<Self> {
+        let mut a = TDigest::try_new(50).unwrap();
+        for i in 0..3000u32 {
+            a.insert(f64::from(i % 977) * 1.5 - 200.0).unwrap();
+        }
+        let mut b = TDigest::try_new(7).unwrap();
+        b.insert(2.5).unwrap();
+        vec![a, b, TDigest::try_new(100).unwrap()]
+    }
+    fn exercise(&mut self) {
+        timed("TDIGEST.ADD", || {
+            for i in 0..500u32 {
+                std::hint::black_box(self.insert(f64::from(i)).is_ok());
+            }
+        });
+        timed("TDIGEST queries", || {
+            let qs = [0.0, 0.01, 0.5, 0.99, 1.0];
+            std::hint::black_box(self.quantiles(&qs));
+            std::hint::black_box(self.cdfs(&[-1.0, 10.0, 1e9]));
+            std::hint::black_box(self.ranks(&[3.0, 400.0], true));
+            std::hint::black_box(self.by_ranks(&[0, 5, u64::MAX], false));
+            std::hint::black_box(self.trimmed_mean(0.1, 0.9));
+        });
+        timed("TDIGEST.MERGE", || {
+            let mut out = TDigest::try_new(self.compression()).unwrap();
+            std::hint::black_box(out.merge(self).is_ok());
+        });
+    }
+    fn within_create_limits(&self) {
+        assert!((1..=TDigest::MAX_COMPRESSION).contains(&self.compression()));
+        assert!(self.capacity() * 16 <= MAX_BYTES);
+        assert!(self.count() <= TDigest::MAX_WEIGHT);
+    }
+}
+
 impl Case for CountingBloomFilter {
     const NAME: &'static str = "cbf";
     structure_io!();
@@ -895,6 +946,11 @@ fn cms_loader() {
 #[test]
 fn topk_loader() {
     run::<TopK>();
+}
+
+#[test]
+fn tdigest_loader() {
+    run::<TDigest>();
 }
 
 #[test]

@@ -22,7 +22,7 @@ use std::os::raw::{c_int, c_void};
 
 use bloomery::{
     BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, CuckooFilter, Filter,
-    IterativeBloomFilter, Kind, MultiLayerBloomFilter, Persist, ScalableBloomFilter, TopK,
+    IterativeBloomFilter, Kind, MultiLayerBloomFilter, Persist, ScalableBloomFilter, TDigest, TopK,
 };
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -257,6 +257,24 @@ impl Structure for MultiLayerBloomFilter {
     }
 }
 
+impl Structure for TDigest {
+    const FILE_KIND: Kind = Kind::TDigest;
+    const LOADCHUNK: &'static CStr = c"TDIGEST.LOADCHUNK";
+    /// The centroid buffer (`6δ + 10` centroids of 16 bytes).
+    fn held(&self) -> u64 {
+        charged(words_bytes(self.capacity() * 2))
+    }
+    /// The library checks the compression, the centroids and the weights (at most
+    /// `i64::MAX`) on load; a value `TDIGEST.CREATE` could make within `MAX-BYTES`.
+    fn validate(&self) -> Result<(), String> {
+        check_count("observations", self.count())?;
+        let bytes = self.capacity() * 16;
+        check(bytes <= crate::config::max_bytes(), || {
+            format!("{bytes} bytes of centroids over MAX-BYTES")
+        })
+    }
+}
+
 /// What a ready value holds, as Redis counts it: its [`MEMORY USAGE`](Slot::mem_usage)
 /// without the key (the `Size` field of the `INFO` commands).
 pub fn value_size<T: Structure>(f: &T) -> u64 {
@@ -370,6 +388,10 @@ pub static MLBF_TYPE: RedisType = RedisType::new(
     ENCODING_VERSION,
     methods::<MultiLayerBloomFilter>(),
 );
+
+/// The t-digest type behind `TDIGEST.*`.
+pub static TDIGEST_TYPE: RedisType =
+    RedisType::new("BLMRY-TDG", ENCODING_VERSION, methods::<TDigest>());
 
 const STATE_READY: u64 = 0;
 const STATE_LOADING: u64 = 1;

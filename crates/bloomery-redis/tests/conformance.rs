@@ -494,6 +494,10 @@ fn writes_notify_keyspace_subscribers() {
         &["CBF.DEL", "n", "a"],
         &["MLBF.RESERVE", "u", "100", "0.01"],
         &["MLBF.ADD", "u", "http://example.com/"],
+        &["TDIGEST.CREATE", "d"],
+        &["TDIGEST.ADD", "d", "1.5", "2"],
+        &["TDIGEST.MERGE", "d2", "1", "d"],
+        &["TDIGEST.RESET", "d"],
     ];
     // reads and refused or empty writes in between: no event
     let silent: &[&[&str]] = &[

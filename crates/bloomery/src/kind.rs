@@ -70,6 +70,8 @@ macro_rules! for_each_kind {
                     "Cuckoo filter: buckets of fingerprints; deletes.";
                 TopK = 19, "topk", TopK,
                     "HeavyKeeper top-k: the heaviest items of a stream.";
+                TDigest = 25, "tdigest", TDigest,
+                    "Merging t-digest: quantiles, CDF and ranks of a stream of numbers.";
                 #[cfg(feature = "parquet")]
                 ParquetSidecar = 24, "parquet-sidecar", ParquetSidecar,
                     "Split-block filters for the row groups of one column of a Parquet file.";

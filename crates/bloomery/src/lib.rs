@@ -47,6 +47,7 @@
 //! | a static key → small value map | [`BloomierFilter`] | hypergraph peeling, optional fingerprint (Chazelle et al.; Broder & Mitzenmacher §9) |
 //! | a static set, least memory | [`XorFilter`] | binary-fuse layout, ≈ 1.13× the lower bound with 8-bit fingerprints (Graf & Lemire) |
 //! | the k heaviest items of a stream, listed | [`TopK`] | HeavyKeeper (Gong et al.): counts with exponential decay plus a min-heap; counts never over-estimate |
+//! | quantiles, CDF and ranks of a stream of numbers | [`TDigest`] | merging t-digest with the k₁ scale (Dunning & Ertl §2.1–2.2); fixed memory, mergeable |
 //! | data moved from RedisBloom (`BF.*`, `CF.*` SCANDUMP chunks) | [`RedisBloomFilter`], [`RedisBloomCuckooFilter`] | RedisBloom's exact hashing and layout: answers as RedisBloom did ([`RedisBloomValue::from_chunks`]) |
 //! | a file whose kind you learn when you open it | [`AnyFilter`], [`AnyCounter`] | every set kind, every counting kind, behind one type |
 //!
@@ -203,6 +204,7 @@ pub use multisets::dleft::{DLeftBuilder, DLeftCountingBloomFilter};
 pub use multisets::iterative::{IterativeBloomFilter, IterativeBuilder};
 pub use multisets::space_code::{SpaceCodeBloomFilter, SpaceCodeBuilder};
 pub use multisets::spectral::{SpectralBloomFilter, SpectralBuilder, SpectralMethod};
+pub use multisets::tdigest::TDigest;
 pub use multisets::topk::{TopK, TopKBuilder};
 // RedisBloom's own structures (values moved from RedisBloom) and its SCANDUMP chunks.
 pub use redisbloom::{

@@ -86,6 +86,7 @@ serde_via_format!(
     crate::BloomierFilter,
     crate::XorFilter,
     crate::TopK,
+    crate::TDigest,
     crate::RedisBloomFilter,
     crate::RedisBloomCuckooFilter
 );

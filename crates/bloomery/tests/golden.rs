@@ -918,7 +918,7 @@ fn typed_goldens() -> Vec<TypedGolden> {
         AttenuatedBloomFilter, BlockedCountingBloomFilter, BloomierFilter, BreadthBloomFilter,
         CountMinSketch, CountingBloomFilter, CuckooFilter, DLeftCountingBloomFilter,
         DepthBloomFilter, IterativeBloomFilter, MultiLayerBloomFilter, SpaceCodeBloomFilter,
-        SpectralBloomFilter, SpectralMethod, TopK, XorFilter,
+        SpectralBloomFilter, SpectralMethod, TDigest, TopK, XorFilter,
     };
     vec![
         // The compressed form of a classic filter (flag 1, range-coded payload) and a
@@ -1531,6 +1531,44 @@ fn typed_goldens() -> Vec<TypedGolden> {
                 pin("topk: decay draws", f.draws(), 2787);
                 let c = |k: &String| f.count(k);
                 pin("topk: count sum", golden_keys().iter().map(c).sum(), 489);
+            },
+        },
+        // A t-digest of compression 20 (130 slots): 1000 values of a fixed sequence, then 7
+        // more left in the buffer, so the merged centroids, the buffer and every count are pinned.
+        TypedGolden {
+            file: "tdigest.bloom",
+            kind: Kind::TDigest,
+            build: || {
+                let mut td = TDigest::try_new(20).unwrap();
+                for i in 0..1000u64 {
+                    // a fixed permutation of 0..1000, squared: skewed like a latency
+                    let x = (i * 389 % 1000) as f64;
+                    td.insert(x * x / 1000.0).unwrap();
+                }
+                td.compress();
+                for v in [3.5, -2.0, 999.0, 1e6, 0.0, 0.0, 42.0] {
+                    td.insert(v).unwrap();
+                }
+                td.to_bytes()
+            },
+            deterministic: true,
+            check: |bytes| {
+                let td: TDigest = load("tdigest.bloom", bytes);
+                assert_eq!((td.compression(), td.capacity()), (20, 130));
+                assert_eq!((td.count(), td.unmerged_nodes()), (1007, 7));
+                assert_eq!((td.min(), td.max()), (-2.0, 1e6));
+                let merged = td.merged_nodes() as u64;
+                pin("tdigest: merged centroids", merged, 12);
+                pin("tdigest: compressions", td.compressions(), 9);
+                let median = td.quantile(0.5);
+                pin(
+                    "tdigest: median bits",
+                    median.to_bits(),
+                    4643211135403693426,
+                );
+                // the exact median of the 1007 values is 250.0 (x = 500); k₁ at δ = 20 keeps
+                // it within a few percent of the ranks
+                assert!((td.cdf(250.0) - 0.5).abs() < 0.05, "{}", td.cdf(250.0));
             },
         },
         // RedisBloom's Bloom chain (kind 22): BF.RESERVE k 0.01 16 EXPANSION 2, three links

@@ -10,7 +10,7 @@
 use bloomery::prelude::*;
 use bloomery::{
     AnyCounter, AttenuatedBloomFilter, BloomierFilter, BreadthBloomFilter, CuckooFilter,
-    DepthBloomFilter, TopK, XorFilter,
+    DepthBloomFilter, TDigest, TopK, XorFilter,
 };
 
 /// The memory limit every target runs under.
@@ -88,6 +88,16 @@ pub fn exercise_file(bytes: &[u8]) {
         }
         let _ = f.list();
         round_trip(&f, "topk after adds");
+    }
+    if let Ok(f) = TDigest::from_bytes(bytes) {
+        let mut f = round_trip(&f, "tdigest");
+        let _ = (f.quantiles(&[0.0, 0.5, 1.0]), f.cdfs(&[0.0, 1e300]));
+        let _ = (f.ranks(&[-1.0, 1.0], false), f.by_ranks(&[0, 7], true));
+        let _ = f.trimmed_mean(0.1, 0.9);
+        for (i, k) in keys.iter().enumerate() {
+            let _ = f.insert(k.len() as f64 * 0.5 - i as f64);
+        }
+        round_trip(&f, "tdigest after adds");
     }
     if let Ok(f) = XorFilter::from_bytes(bytes) {
         let f = round_trip(&f, "xor");

@@ -22,7 +22,7 @@ use crate::kind::{for_each_kind, Capabilities, Kind};
 use crate::parquet::ParquetSidecar;
 use crate::{
     AttenuatedBloomFilter, BloomierFilter, BreadthBloomFilter, CuckooFilter, DepthBloomFilter,
-    TopK, XorFilter,
+    TDigest, TopK, XorFilter,
 };
 
 /// Generates [`Kind::capabilities`] for the kinds outside [`AnyFilter`](filter::AnyFilter)

@@ -1,8 +1,8 @@
 //! Multiset structures: counts per key, deletion, and summaries of streams.
 //!
 //! Counting filters with deletion ([`counting`], [`blocked_counting`], [`dleft`]), count
-//! estimators ([`spectral`], [`count_min`], [`iterative`], [`space_code`]) and the heavy hitters
-//! of a stream ([`topk`]). Each module's docs name its paper and say when to pick it.
+//! estimators ([`spectral`], [`count_min`], [`iterative`], [`space_code`]) the heavy hitters
+//! of a stream ([`topk`]) and its quantiles ([`tdigest`]). Each module's docs name its paper and say when to pick it.
 
 pub(crate) mod blocked_counting;
 pub(crate) mod count_min;
@@ -11,6 +11,7 @@ pub(crate) mod dleft;
 pub(crate) mod iterative;
 pub(crate) mod space_code;
 pub(crate) mod spectral;
+pub(crate) mod tdigest;
 pub(crate) mod topk;
 
 #[cfg(test)]
