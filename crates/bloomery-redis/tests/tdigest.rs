@@ -234,7 +234,8 @@ fn tdigest_errors_as_redisbloom() {
         return;
     }
     let d = tmp();
-    let s = Server::start_in(d.path(), &[], &[]);
+    // an explicit limit (the default, `auto`, is the machine's memory): the refusal below
+    let s = Server::start_in(d.path(), &["MAX-BYTES", "268435456"], &[]);
     let c = &mut s.con();
     let _: () = q(c, &["TDIGEST.CREATE", "t"]);
     let _: () = q(c, &["SET", "str", "x"]);
@@ -378,7 +379,7 @@ fn tdigest_errors_as_redisbloom() {
         let e = err(c, args);
         assert!(e.contains("wrong number of arguments"), "{args:?}: {e}");
     }
-    // Over MAX-BYTES (256 MiB by default): the module's limit, named.
+    // Over MAX-BYTES (256 MiB here): the module's limit, named.
     let e = err(c, &["TDIGEST.CREATE", "n", "COMPRESSION", "100000000"]);
     assert!(e.contains("MAX-BYTES"), "{e}");
     // Nothing was applied by the refused ADDs; no key was created by the refused commands.
