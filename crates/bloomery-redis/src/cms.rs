@@ -1,11 +1,13 @@
-//! `CMS.*`: RedisBloom's count-min sketch commands on bloomery's [`CountMinSketch`].
+//! `CMS.*`: RedisBloom's count-min sketch commands on bloomery's [`CountMinSketch32`].
 //!
-//! Counters are the library's u64 counters, but every value a client can observe stays at most
-//! `i64::MAX` (what a RESP integer carries): an INCRBY or MERGE that would take the sketch's
-//! total count past it is refused with an error and changes nothing. Since no counter exceeds
-//! the total, this also keeps every counter exact (no saturation, no wrap).
+//! Counters are 32-bit, as RedisBloom 2.6's: an `INCRBY` that takes one of an item's counters
+//! past `u32::MAX` leaves it at `u32::MAX` and answers `CMS: INCRBY overflow` in that item's
+//! place (the other items are applied); `MERGE` with signed weights refuses a result with a
+//! counter outside `0..=u32::MAX` or a negative total. The total count (`CMS.INFO`'s count)
+//! stays at most `i64::MAX` (what a RESP integer carries): an `INCRBY` or `MERGE` that would
+//! take it further is refused whole and changes nothing.
 
-use bloomery::{Count, CountMinSketch, Error, Merge};
+use bloomery::{Count, CountMinSketch, CountMinSketch32, Error};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::args::{self, int};
@@ -19,6 +21,8 @@ use crate::types::CMS_TYPE;
 
 const NO_KEY: &str = "CMS: key does not exist";
 const EXISTS: &str = "CMS: key already exists";
+const INCRBY_OVERFLOW: &str = "CMS: INCRBY overflow";
+const MERGE_OVERFLOW: &str = "CMS: MERGE overflow";
 
 fn prob(arg: &RedisString) -> Option<f64> {
     args::float(arg).filter(|&v| v > 0.0 && v < 1.0)
@@ -40,7 +44,7 @@ fn create(ctx: &Context, key: &RedisString, width: u64, depth: u32) -> RedisResu
     let sketch = CountMinSketch::builder()
         .dimensions(width, depth)
         .max_bytes(config::max_bytes())
-        .try_build()
+        .try_build_u32()
         .map_err(create_error(NO_MEMORY_CMS))?;
     keys::create(ctx, &CMS_TYPE, key, EXISTS, sketch)
 }
@@ -62,7 +66,7 @@ pub fn initbydim(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let cells = (width as u64)
         .checked_mul(depth as u64)
         .ok_or(RedisError::Str("CMS: invalid init arguments"))?;
-    let bytes = cells.saturating_mul(8);
+    let bytes = cells.saturating_mul(4);
     if bytes > config::max_bytes() {
         return Err(create_error(NO_MEMORY_CMS)(Error::TooLarge {
             requested: bytes,
@@ -91,7 +95,7 @@ pub fn initbyprob(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 fn with_sketch<R>(
     ctx: &Context,
     key: &RedisString,
-    f: impl FnOnce(&mut CountMinSketch) -> Result<R, RedisError>,
+    f: impl FnOnce(&mut CountMinSketch32) -> Result<R, RedisError>,
 ) -> Result<R, RedisError> {
     keys::write(ctx, &CMS_TYPE, key, None, NO_KEY, f)?
 }
@@ -99,13 +103,14 @@ fn with_sketch<R>(
 fn read<R>(
     ctx: &Context,
     key: &RedisString,
-    f: impl FnOnce(&CountMinSketch) -> R,
+    f: impl FnOnce(&CountMinSketch32) -> R,
 ) -> Result<R, RedisError> {
     keys::read_existing(ctx, &CMS_TYPE, key, NO_KEY, f)
 }
 
 /// `CMS.INCRBY key item increment [item increment ...]`: each item's count right after its
-/// increment.
+/// increment, or `CMS: INCRBY overflow` in the place of an item whose count reached
+/// `u32::MAX` (its counters saturate there, as RedisBloom 2.6's do).
 /// Increments are integers ≥ 0; an update taking the total past `i64::MAX` is refused whole.
 pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() < 4 || !args.len().is_multiple_of(2) {
@@ -136,8 +141,10 @@ pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             .map(|&(item, inc)| {
                 // hash once: the update and the count read the same cells
                 let h = s.key_hasher().hash(item);
-                s.insert_many_hashed(h, inc);
-                count(s.count_hashed(h))
+                match s.insert_many_hashed(h, inc) {
+                    c if c >= u64::from(u32::MAX) => RedisValue::StaticError(INCRBY_OVERFLOW),
+                    c => count(c),
+                }
             })
             .collect::<Vec<_>>())
     })?;
@@ -170,31 +177,12 @@ pub fn merge_key_positions(args: &[RedisString]) -> Option<Vec<usize>> {
     Some(std::iter::once(1).chain(3..3 + n).collect())
 }
 
-/// `sketch × weight` by doubling and adding, with the library's merge (shapes already equal).
-fn scaled(s: &CountMinSketch, weight: u64) -> Result<Option<CountMinSketch>, Error> {
-    let mut acc: Option<CountMinSketch> = None;
-    let mut power = s.clone();
-    let mut w = weight;
-    while w > 0 {
-        if w & 1 == 1 {
-            match acc.as_mut() {
-                Some(a) => a.union_with(&power)?,
-                None => acc = Some(power.clone()),
-            }
-        }
-        w >>= 1;
-        if w > 0 {
-            let copy = power.clone();
-            power.union_with(&copy)?;
-        }
-    }
-    Ok(acc)
-}
-
 /// `CMS.MERGE destination numKeys source [source ...] [WEIGHTS weight [weight ...]]`: the
-/// destination (which must exist) becomes the weighted sum of the sources. Weights are
-/// integers ≥ 0 (default 1); a result whose total count would exceed `i64::MAX` is refused
-/// with an error and the destination is left untouched.
+/// destination (which must exist; it may also be a source) becomes `Σ weight·source`. Weights
+/// are signed integers (default 1; a negative one subtracts). Each counter of the result is
+/// computed in 64-bit signed arithmetic, as RedisBloom does: a product or partial sum beyond
+/// it, a counter outside `0..=u32::MAX`, or a total below 0 or above `i64::MAX`, answers
+/// `CMS: MERGE overflow` and the destination is left untouched.
 pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if ctx.is_keys_position_request() {
         if let Some(pos) = merge_key_positions(&args) {
@@ -219,7 +207,7 @@ pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     }
     let sources = &args[3..3 + n];
     let rest = &args[3 + n..];
-    let weights: Vec<u64> = if rest.is_empty() {
+    let weights: Vec<i64> = if rest.is_empty() {
         vec![1; n]
     } else {
         if !args::is(&rest[0], "WEIGHTS") {
@@ -230,57 +218,41 @@ pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         }
         rest[1..]
             .iter()
-            .map(|w| {
-                int(w)
-                    .filter(|&w| w >= 0)
-                    .map(|w| w as u64)
-                    .ok_or(RedisError::Str("CMS: invalid weight value"))
-            })
+            .map(|w| int(w).ok_or(RedisError::Str("CMS: invalid weight value")))
             .collect::<Result<_, _>>()?
     };
-    // First pass: shapes and the overflow check, before anything is allocated or changed.
-    let mut total: u64 = 0;
-    for (key, &w) in sources.iter().zip(&weights) {
-        let (sw, sd, st) = read(ctx, key, |s| (s.width(), s.depth(), s.total()))?;
+    // First pass: shapes, before anything is allocated or changed.
+    for key in sources {
+        let (sw, sd) = read(ctx, key, |s| (s.width(), s.depth()))?;
         if sw != width || sd != depth {
             return Err(RedisError::Str("CMS: width/depth is not equal"));
         }
-        total = st
-            .checked_mul(w)
-            .and_then(|t| t.checked_add(total))
-            .filter(|&t| t <= CMS_MAX_TOTAL)
-            .ok_or(RedisError::Str("CMS: MERGE overflow"))?;
     }
-    // Second pass: accumulate without copying every source (memory stays a few sketches).
-    let mut result: Option<CountMinSketch> = None;
+    // Second pass: the weighted sums, one source at a time (a work area of 8 bytes a
+    // counter); the destination is changed only when every counter and the total fit.
+    let mut acc: Vec<i64> = Vec::new();
+    let mut total: i64 = 0;
     for (key, &w) in sources.iter().zip(&weights) {
-        read(ctx, key, |s| -> Result<(), Error> {
-            // An empty sketch (or weight 0) adds nothing.
-            if s.total() == 0 || w == 0 {
-                return Ok(());
-            }
-            if let Some(part) = scaled(s, w)? {
-                match result.as_mut() {
-                    Some(r) => r.union_with(&part)?,
-                    None => result = Some(part),
-                }
-            }
-            Ok(())
-        })?
-        .map_err(lib_error)?;
+        read(ctx, key, |s| -> Result<(), RedisError> {
+            total = i64::try_from(s.total())
+                .ok()
+                .and_then(|t| t.checked_mul(w))
+                .and_then(|t| t.checked_add(total))
+                .ok_or(RedisError::Str(MERGE_OVERFLOW))?;
+            s.accumulate_weighted(&mut acc, w)
+                .map_err(|_| RedisError::Str(MERGE_OVERFLOW))
+        })??;
+    }
+    let total = u64::try_from(total).map_err(|_| RedisError::Str(MERGE_OVERFLOW))?;
+    // sources with another hasher than the destination's cannot be summed into it
+    for key in sources {
+        read(ctx, key, |s| {
+            read(ctx, &args[1], |d| d.check_mergeable(s).map_err(lib_error))
+        })???;
     }
     with_sketch(ctx, &args[1], |d| {
-        match result {
-            Some(r) => {
-                // Check hashing/update-rule compatibility with the destination too.
-                let mut fresh = d.clone();
-                fresh.clear();
-                fresh.union_with(&r).map_err(lib_error)?;
-                *d = fresh;
-            }
-            None => d.clear(),
-        }
-        Ok(())
+        d.assign_accumulated(&acc, total)
+            .map_err(|_| RedisError::Str(MERGE_OVERFLOW))
     })?;
     crate::keys::written(ctx, &args[1]);
     Ok(RedisValue::SimpleStringStatic("OK"))
@@ -303,10 +275,10 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 
 /// `CMS.SCANDUMP key iterator` (bloomery extension; the AOF rewrite uses `CMS.LOADCHUNK`).
 pub fn scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    dump::scandump::<CountMinSketch>(ctx, args, &CMS_TYPE)
+    dump::scandump::<CountMinSketch32>(ctx, args, &CMS_TYPE)
 }
 
 /// `CMS.LOADCHUNK key iterator data` (bloomery extension).
 pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    dump::loadchunk::<CountMinSketch>(ctx, args, &CMS_TYPE)
+    dump::loadchunk::<CountMinSketch32>(ctx, args, &CMS_TYPE)
 }

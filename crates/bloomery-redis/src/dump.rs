@@ -13,7 +13,7 @@
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::args;
-use crate::chunk::{check_header, chunk_at};
+use crate::chunk::chunk_at;
 use crate::types::{Partial, Slot, Structure};
 
 /// `XX.SCANDUMP key iterator`.
@@ -73,7 +73,7 @@ pub fn loadchunk<T: Structure>(
         if matches!(current, Some(Slot::Ready(_))) {
             return Err(RedisError::Str("ERR item exists"));
         }
-        let head = check_header(data, T::FILE_KIND)
+        let head = crate::types::check_kind_header::<T>(data)
             .map_err(|e| RedisError::String(format!("ERR invalid chunk - {e}")))?;
         if head.header_len != data.len() {
             return Err(RedisError::Str(
@@ -133,7 +133,7 @@ pub fn bloomery_dump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if let Ok(Some(s)) = k.get_value::<Slot<bloomery::CuckooFilter>>(&crate::types::CF_TYPE) {
         return ready_bytes(s);
     }
-    if let Ok(Some(s)) = k.get_value::<Slot<bloomery::CountMinSketch>>(&crate::types::CMS_TYPE) {
+    if let Ok(Some(s)) = k.get_value::<Slot<bloomery::CountMinSketch32>>(&crate::types::CMS_TYPE) {
         return ready_bytes(s);
     }
     if let Ok(Some(s)) = k.get_value::<Slot<bloomery::CountingBloomFilter>>(&crate::types::CBF_TYPE)

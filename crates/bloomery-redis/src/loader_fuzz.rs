@@ -26,9 +26,9 @@ use std::sync::Once;
 use std::time::{Duration, Instant};
 
 use bloomery::{
-    BlockedCountingBloomFilter, Count, CountMinSketch, CountingBloomFilter, CuckooFilter, Filter,
-    IterativeBloomFilter, MultiLayerBloomFilter, Persist, RedisBloomCuckooFilter, RedisBloomFilter,
-    Remove, ScalableBloomFilter, TDigest, TopK,
+    BlockedCountingBloomFilter, Count, CountMinSketch, CountMinSketch32, CountingBloomFilter,
+    CuckooFilter, Filter, IterativeBloomFilter, MultiLayerBloomFilter, Persist,
+    RedisBloomCuckooFilter, RedisBloomFilter, Remove, ScalableBloomFilter, TDigest, TopK,
 };
 
 use crate::limits;
@@ -438,9 +438,22 @@ impl Case for CuckooFilter {
     }
 }
 
+/// The 64-bit form of earlier versions: loaded as `CMS.*` loads it (checked, then converted to
+/// the 32-bit form), and as itself to exercise it.
 impl Case for CountMinSketch {
     const NAME: &'static str = "cms";
-    structure_io!();
+    fn load_value(bytes: &[u8]) -> Result<Self, String> {
+        let narrow = <CountMinSketch32 as Structure>::decode(bytes)?;
+        let wide = <Self as Structure>::decode(bytes)?;
+        assert_eq!(
+            (narrow.width(), narrow.depth()),
+            (wide.width(), wide.depth())
+        );
+        Ok(wide)
+    }
+    fn usage(&self) -> u64 {
+        crate::types::value_size(self)
+    }
     const FIELDS: &'static [(usize, usize)] = &[(48, 8), (72, 8), (80, 4), (84, 1)];
     fn seeds() -> Vec<Self> {
         let mut a = CountMinSketch::try_with_shape(200, 5).unwrap();
@@ -456,6 +469,44 @@ impl Case for CountMinSketch {
                     self.insert_many(k.as_slice(), 3);
                 }
                 std::hint::black_box(self.count(k.as_slice()));
+            }
+        });
+    }
+    fn within_create_limits(&self) {
+        assert!((1..=limits::CMS_MAX_DEPTH).contains(&self.depth()));
+        assert!(self.width() >= 1);
+        assert!(self.total() <= limits::CMS_MAX_TOTAL);
+    }
+}
+
+impl Case for CountMinSketch32 {
+    const NAME: &'static str = "cms32";
+    structure_io!();
+    const FIELDS: &'static [(usize, usize)] = &[(48, 8), (72, 8), (72, 8), (80, 4), (80, 4)];
+    fn seeds() -> Vec<Self> {
+        let mut a = CountMinSketch32::try_with_shape(200, 5).unwrap();
+        for (i, k) in keys(300, 7).iter().enumerate() {
+            a.insert_many(k.as_slice(), i as u64 % 7 + 1);
+        }
+        let mut odd = CountMinSketch32::try_with_shape(33, 3).unwrap();
+        odd.insert_many(b"x".as_slice(), u64::from(u32::MAX));
+        vec![a, odd]
+    }
+    fn exercise(&mut self) {
+        timed("CMS.INCRBY", || {
+            for k in keys(500, 8) {
+                if self.total() < limits::CMS_MAX_TOTAL - 10 {
+                    let h = self.key_hasher().hash(k.as_slice());
+                    let _ = self.try_insert_many_hashed(h, 3);
+                    self.insert_many_hashed(h, 3);
+                }
+                std::hint::black_box(self.count(k.as_slice()));
+            }
+        });
+        timed("CMS.MERGE", || {
+            let mut acc = Vec::new();
+            if self.accumulate_weighted(&mut acc, -1).is_ok() {
+                std::hint::black_box(self.clone().assign_accumulated(&acc, 0).is_err());
             }
         });
     }
@@ -941,6 +992,11 @@ fn cf_loader() {
 #[test]
 fn cms_loader() {
     run::<CountMinSketch>();
+}
+
+#[test]
+fn cms32_loader() {
+    run::<CountMinSketch32>();
 }
 
 #[test]

@@ -12,7 +12,11 @@
 //!           string  the bytes received so far (header validated again on load)
 //! ```
 //!
-//! Loading dispatches on `encver` in `rdb_load`; a future version 2 gets its own arm, and
+//! Version 2 (`BLMRY-CMS` only) has the same layout; its ready bytes are the count-min sketch
+//! with 32-bit counters (kind `cms32`), where version 1 held the 64-bit form (kind `cms`):
+//! both load, the 64-bit form converted ([`Structure::OLD_KINDS`]).
+//!
+//! Loading dispatches on `encver` in `rdb_load`; a future version gets its own arm, and
 //! older layouts stay loadable (the RedisJSON `backward.rs` pattern). Whatever the bytes, a
 //! malformed payload makes `rdb_load` return NULL (RESTORE answers an error, a bad RDB file
 //! stops the load) — it never panics or allocates beyond `MAX-BYTES`.
@@ -21,8 +25,9 @@ use std::ffi::CStr;
 use std::os::raw::{c_int, c_void};
 
 use bloomery::{
-    BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, CuckooFilter, Filter,
-    IterativeBloomFilter, Kind, MultiLayerBloomFilter, Persist, ScalableBloomFilter, TDigest, TopK,
+    BlockedCountingBloomFilter, CountMinSketch, CountMinSketch32, CountingBloomFilter,
+    CuckooFilter, Filter, IterativeBloomFilter, Kind, MultiLayerBloomFilter, Persist,
+    ScalableBloomFilter, TDigest, TopK,
 };
 use redis_module::native_types::RedisType;
 use redis_module::raw;
@@ -34,12 +39,20 @@ use crate::memory::{charged, words_bytes};
 /// Encoding version written by this build.
 pub const ENCODING_VERSION: i32 = 1;
 
+/// Encoding version of `BLMRY-CMS` (2: 32-bit counters; 1, the 64-bit form, still loads).
+pub const CMS_ENCODING_VERSION: i32 = 2;
+
 /// A structure stored under a key.
 pub trait Structure: Persist + Clone + 'static {
     /// The kind the file-format header must announce.
     const FILE_KIND: Kind;
     /// The command that rebuilds it from chunks (AOF rewrite).
     const LOADCHUNK: &'static CStr;
+    /// Kinds that earlier versions stored for this type, which [`Structure::decode`] converts
+    /// (and a LOADCHUNK sequence or partial RDB value may announce).
+    const OLD_KINDS: &'static [Kind] = &[];
+    /// The highest RDB encoding version this type loads (and the one it writes).
+    const ENCODING: i32 = ENCODING_VERSION;
     /// Bytes the structure holds on Redis's heap (its arrays and their bookkeeping, as Redis's
     /// allocator counts them), not counting the structure itself.
     fn held(&self) -> u64;
@@ -64,6 +77,16 @@ fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
     } else {
         Err(what())
     }
+}
+
+/// [`chunk::check_header`] for `T`'s kind, or one of its [old kinds](Structure::OLD_KINDS).
+pub fn check_kind_header<T: Structure>(b: &[u8]) -> Result<chunk::Head, String> {
+    chunk::check_header(b, T::FILE_KIND).or_else(|e| {
+        T::OLD_KINDS
+            .iter()
+            .find_map(|&k| chunk::check_header(b, k).ok())
+            .ok_or(e)
+    })
 }
 
 /// Counts a command reports or increments stay at most `i64::MAX` (what a RESP integer
@@ -136,6 +159,8 @@ impl Structure for CuckooFilter {
     }
 }
 
+/// The 64-bit form that `CMS.*` stored before the 32-bit counters (RDB encoding version 1):
+/// validated as it was then, then converted ([`CountMinSketch32`]'s `decode`).
 impl Structure for CountMinSketch {
     const FILE_KIND: Kind = Kind::CountMin;
     const LOADCHUNK: &'static CStr = c"CMS.LOADCHUNK";
@@ -169,6 +194,42 @@ impl Structure for CountMinSketch {
             }
         }
         Ok(())
+    }
+}
+
+/// The sketch behind `CMS.*`: 32-bit counters, as RedisBloom's.
+impl Structure for CountMinSketch32 {
+    const FILE_KIND: Kind = Kind::CountMin32;
+    const LOADCHUNK: &'static CStr = c"CMS.LOADCHUNK";
+    const OLD_KINDS: &'static [Kind] = &[Kind::CountMin];
+    const ENCODING: i32 = CMS_ENCODING_VERSION;
+    fn held(&self) -> u64 {
+        charged(words_bytes(self.as_words().len() as u64))
+    }
+    /// The depth as `CMS.INITBYDIM` accepts it; the total within `i64::MAX` (counters cannot
+    /// pass `u32::MAX`: the library's decoding keeps the unused half-word zero).
+    fn validate(&self) -> Result<(), String> {
+        let depth = self.depth();
+        check((1..=limits::CMS_MAX_DEPTH).contains(&depth), || {
+            format!("depth {depth} outside 1..={}", limits::CMS_MAX_DEPTH)
+        })?;
+        let total = self.total();
+        check(total <= limits::CMS_MAX_TOTAL, || {
+            format!("total count {total} exceeds i64::MAX")
+        })
+    }
+    /// The 32-bit form, or the 64-bit form earlier versions stored (checked as it was then,
+    /// then converted: counters above `u32::MAX` become `u32::MAX`).
+    fn decode(bytes: &[u8]) -> Result<Self, String> {
+        let kind = bytes.get(10..12).map(|b| u16::from_le_bytes([b[0], b[1]]));
+        let s = if kind == Some(Kind::CountMin.id()) {
+            let wide = <CountMinSketch as Structure>::decode(bytes)?;
+            Self::from_wide(&wide).map_err(|e| e.to_string())?
+        } else {
+            Self::from_bytes(bytes).map_err(|e| e.to_string())?
+        };
+        s.validate()?;
+        Ok(s)
     }
 }
 
@@ -355,8 +416,11 @@ pub static CF_TYPE: RedisType =
     RedisType::new("BLMRY-CUF", ENCODING_VERSION, methods::<CuckooFilter>());
 
 /// The count-min sketch type behind `CMS.*`.
-pub static CMS_TYPE: RedisType =
-    RedisType::new("BLMRY-CMS", ENCODING_VERSION, methods::<CountMinSketch>());
+pub static CMS_TYPE: RedisType = RedisType::new(
+    "BLMRY-CMS",
+    CMS_ENCODING_VERSION,
+    methods::<CountMinSketch32>(),
+);
 
 /// The counting Bloom filter type behind `CBF.*` (bloomery's own).
 pub static CBF_TYPE: RedisType = RedisType::new(
@@ -401,7 +465,7 @@ pub fn decode_v1<T: Structure>(state: u64, total: u64, bytes: &[u8]) -> Result<S
     match state {
         STATE_READY => T::decode(bytes).map(Slot::Ready),
         STATE_LOADING => {
-            let head = chunk::check_header(bytes, T::FILE_KIND)?;
+            let head = check_kind_header::<T>(bytes)?;
             if head.total != total || (bytes.len() as u64) > total || bytes.len() < head.header_len
             {
                 return Err("inconsistent partial load".into());
@@ -431,7 +495,8 @@ unsafe extern "C" fn rdb_load<T: Structure>(
     encver: c_int,
 ) -> *mut c_void {
     let loaded = match encver {
-        1 => load_v1::<T>(rdb),
+        // versions 1 and 2 share the layout; what the bytes hold is told by their kind
+        v if (1..=T::ENCODING).contains(&v) => load_v1::<T>(rdb),
         v => Err(format!("unknown encoding version {v}")),
     };
     match loaded {

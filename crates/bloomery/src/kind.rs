@@ -72,6 +72,8 @@ macro_rules! for_each_kind {
                     "HeavyKeeper top-k: the heaviest items of a stream.";
                 TDigest = 25, "tdigest", TDigest,
                     "Merging t-digest: quantiles, CDF and ranks of a stream of numbers.";
+                CountMin32 = 26, "cms32", CountMinSketch32,
+                    "Count-min sketch with 32-bit counters (RedisBloom's cell size); no deletion.";
                 #[cfg(feature = "parquet")]
                 ParquetSidecar = 24, "parquet-sidecar", ParquetSidecar,
                     "Split-block filters for the row groups of one column of a Parquet file.";

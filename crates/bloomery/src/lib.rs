@@ -199,6 +199,7 @@ pub use sets::xor::{XorBuilder, XorFilter};
 // Multisets.
 pub use multisets::blocked_counting::{BlockedCountingBloomFilter, BlockedCountingBuilder};
 pub use multisets::count_min::{CountMinBuilder, CountMinSketch};
+pub use multisets::count_min32::{CountMinSketch32, CounterOverflow};
 pub use multisets::counting::{CountingBloomFilter, CountingBuilder};
 pub use multisets::dleft::{DLeftBuilder, DLeftCountingBloomFilter};
 pub use multisets::iterative::{IterativeBloomFilter, IterativeBuilder};

@@ -1062,6 +1062,43 @@ fn typed_goldens() -> Vec<TypedGolden> {
             },
         },
         TypedGolden {
+            file: "count-min32.bloom",
+            kind: Kind::CountMin32,
+            build: || {
+                let mut f = CountMinSketch::builder()
+                    .dimensions(63, 3)
+                    .seed(0x5EED)
+                    .try_build_u32()
+                    .unwrap();
+                for (i, k) in golden_keys().iter().enumerate() {
+                    f.insert_many(k, mult(i));
+                }
+                f.to_bytes()
+            },
+            deterministic: true,
+            check: |bytes| {
+                let f: bloomery::CountMinSketch32 = load("count-min32.bloom", bytes);
+                assert_eq!((f.width(), f.depth()), (63, 3));
+                assert_eq!(f.as_words().len(), 95, "two counters a word");
+                let want: u64 = (0..50).map(mult).sum();
+                assert_eq!(f.total(), want);
+                for (i, k) in golden_keys().iter().enumerate() {
+                    assert!(f.count(k) >= mult(i), "count-min32: count of {k}");
+                }
+                let c = |k: &String| f.count(k);
+                pin(
+                    "count-min32: count sum",
+                    golden_keys().iter().map(c).sum(),
+                    109,
+                );
+                pin(
+                    "count-min32: absent count sum",
+                    absent_keys().iter().map(c).sum(),
+                    64,
+                );
+            },
+        },
+        TypedGolden {
             file: "count-min.bloom",
             kind: Kind::CountMin,
             build: || {

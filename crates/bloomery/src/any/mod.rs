@@ -20,6 +20,7 @@ use crate::io::mapped::{FileUpdate, MappedFile};
 use crate::kind::{for_each_kind, Capabilities, Kind};
 #[cfg(feature = "parquet")]
 use crate::parquet::ParquetSidecar;
+use crate::CountMinSketch32;
 use crate::{
     AttenuatedBloomFilter, BloomierFilter, BreadthBloomFilter, CuckooFilter, DepthBloomFilter,
     TDigest, TopK, XorFilter,

@@ -37,6 +37,11 @@ pub const UPDATE_AHEAD: usize = 8;
 /// Merges are refused with a typed [`crate::Error::Incompatible`] when the shapes, the update
 /// rule or the hashers differ. [`CountMinSketch::saturated_counters`] reports saturation.
 ///
+/// **32-bit counters:** [`CountMinSketch32`](crate::CountMinSketch32)
+/// ([`CountMinBuilder::try_build_u32`]) holds the same rows in half the memory, with checked or
+/// saturating updates at `u32::MAX` and signed weighted merges (what RedisBloom's `CMS.*`
+/// offers); pick it when counts stay below 2^32.
+///
 /// **Heavy hitters:** a sketch stores no keys and cannot enumerate them.
 /// [`CountMinSketch::heavy_hitters`] checks the keys the caller offers (e.g. the keys of the
 /// stream seen so far, or a candidate list kept beside the sketch) against a threshold.
@@ -150,8 +155,9 @@ impl CountMinBuilder {
         self
     }
 
-    /// Build, validating every parameter.
-    pub fn try_build(self) -> Result<CountMinSketch> {
+    /// The validated shape and options (shared by [`try_build`](Self::try_build) and
+    /// [`try_build_u32`](Self::try_build_u32)).
+    pub(crate) fn parts(self) -> Result<(u64, u32, bool, KeyHasher, u64)> {
         let (width, depth) = match (self.dims, self.error) {
             (Some(d), None) => d,
             (None, Some((e, d))) => params::count_min_dimensions(e, d)?,
@@ -164,13 +170,19 @@ impl CountMinBuilder {
             (None, None) => return Err(invalid("dimensions", "required (or epsilon and delta)")),
         };
         check_shape(width, depth).map_err(|(n, r)| invalid(n, r))?;
+        Ok((width, depth, self.conservative, self.hasher, self.max_bytes))
+    }
+
+    /// Build, validating every parameter.
+    pub fn try_build(self) -> Result<CountMinSketch> {
+        let (width, depth, conservative, hasher, max_bytes) = self.parts()?;
         let words = words_for(width, depth)?;
         Ok(CountMinSketch {
-            table: Words::zeroed(words, self.max_bytes)?,
+            table: Words::zeroed(words, max_bytes)?,
             width,
             depth,
-            conservative: self.conservative,
-            hasher: self.hasher,
+            conservative,
+            hasher,
             total: 0,
         })
     }

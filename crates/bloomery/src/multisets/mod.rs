@@ -6,6 +6,7 @@
 
 pub(crate) mod blocked_counting;
 pub(crate) mod count_min;
+pub(crate) mod count_min32;
 pub(crate) mod counting;
 pub(crate) mod dleft;
 pub(crate) mod iterative;
