@@ -26,11 +26,14 @@ fn options(capacity: u64) -> CuckooBuilder {
         .bucket_size(CF_DEFAULT_BUCKET_SIZE)
         .max_iterations(CF_DEFAULT_MAX_ITERATIONS)
         .expansion(CF_DEFAULT_EXPANSION)
-        .max_bytes(config::max_bytes())
 }
 
+/// Build the filter `o` describes, under the limit in force (asked only now: `CF.ADD` makes
+/// its options on every call, and most calls find the key).
 fn create(o: CuckooBuilder) -> Result<CuckooFilter, RedisError> {
-    o.try_build().map_err(create_error(NO_MEMORY_FILTER))
+    o.max_bytes(config::max_bytes())
+        .try_build()
+        .map_err(create_error(NO_MEMORY_FILTER))
 }
 
 /// Run `f` on the filter under `key`, creating it with `create_with` if absent; a filter that

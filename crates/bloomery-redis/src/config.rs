@@ -3,8 +3,8 @@
 //! `MAX-BYTES n` — the largest structure (in bytes of filter storage) a client may create, grow
 //! to, or load through LOADCHUNK/RESTORE/RDB. Requests beyond it get an error reply; nothing
 //! is allocated. `MAX-BYTES auto`, the default, takes the memory the server may use: its
-//! `maxmemory` when one is set (read again at most every 100 ms, so a `CONFIG SET maxmemory`
-//! applies within 100 ms), otherwise the machine's memory (`total_system_memory`). So a
+//! `maxmemory` when one is set (read at each check, so a `CONFIG SET maxmemory` applies at
+//! once), otherwise the machine's memory (`total_system_memory`). So a
 //! reservation RedisBloom accepts on a server with the memory for it is accepted here too, and
 //! a forged size in a loaded payload is still bounded by what the server could hold.
 
@@ -45,26 +45,10 @@ fn auto_limit() -> u64 {
     }
 }
 
-/// `maxmemory` and `total_system_memory` from the server's `INFO memory`, asked again at most
-/// every 100 ms (`CF.ADD` checks its creation options on every call, and building that section
-/// costs more than the add); `None` without a server (unit tests) or without the field.
+/// `maxmemory` and `total_system_memory` from the server's `INFO memory`, asked at each check
+/// (a few microseconds; checks come with creations and loads, not with writes to existing
+/// values); `None` without a server (unit tests) or without the field.
 fn server_memory() -> (Option<u64>, Option<u64>) {
-    use std::sync::Mutex;
-    use std::time::{Duration, Instant};
-    type Reading = (Instant, (Option<u64>, Option<u64>));
-    static LAST: Mutex<Option<Reading>> = Mutex::new(None);
-    let mut last = LAST.lock().unwrap_or_else(|e| e.into_inner());
-    match *last {
-        Some((at, v)) if at.elapsed() < Duration::from_millis(100) => v,
-        _ => {
-            let v = ask_server_memory();
-            *last = Some((Instant::now(), v));
-            v
-        }
-    }
-}
-
-fn ask_server_memory() -> (Option<u64>, Option<u64>) {
     use redis_module::raw;
     let (Some(get), Some(field), Some(free)) = (
         // SAFETY: reading function pointers Redis filled in at module load (None outside a
