@@ -37,14 +37,9 @@ fn strs(v: &[String]) -> Vec<&str> {
     v.iter().map(String::as_str).collect()
 }
 
-/// A double in RESP2 is a bulk string the server formats: `%.17g` on Redis 7 (`redis7`, as
-/// RedisBloom's documentation shows), the shortest form that reads back on Valkey 9.
-fn resp2_double(c: &mut redis::Connection, x: f64, redis7: &str) -> Value {
-    if common::is_valkey(c) {
-        Value::BulkString(x.to_string().into_bytes())
-    } else {
-        Value::BulkString(redis7.as_bytes().to_vec())
-    }
+/// A double in RESP2: a bulk string the server formats (see `common::double_text`).
+fn resp2_double(c: &mut redis::Connection, redis7: &str) -> Value {
+    Value::BulkString(common::double_text(c, redis7).into_bytes())
 }
 
 #[test]
@@ -69,7 +64,7 @@ fn topk_commands_and_errors() {
             Value::SimpleString("depth".into()),
             Value::Int(7),
             Value::SimpleString("decay".into()),
-            resp2_double(c, 0.9, "0.90000000000000002"),
+            resp2_double(c, "0.90000000000000002"),
         ])
     );
     let c3 = &mut s.con3();
@@ -115,7 +110,7 @@ fn topk_commands_and_errors() {
         ])
     );
     let info: Vec<Value> = q(c, &["TOPK.INFO", "w"]);
-    assert_eq!(info[7], resp2_double(c, 0.925, "0.92500000000000004"));
+    assert_eq!(info[7], resp2_double(c, "0.92500000000000004"));
     // The empty string is an item like any other.
     let _: Vec<Option<String>> = q(c, &["TOPK.INCRBY", "w", "", "100"]);
     assert_eq!(q::<Vec<i64>>(c, &["TOPK.QUERY", "w", ""]), [1]);

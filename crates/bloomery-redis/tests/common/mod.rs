@@ -46,6 +46,20 @@ pub fn is_valkey(con: &mut redis::Connection) -> bool {
     info.contains("server_name:valkey")
 }
 
+/// The text of a double in a RESP2 reply, which the server formats: `redis7` as Redis 7
+/// writes it (`%.17g`, e.g. `0.90000000000000002`), or on Valkey the shortest text that reads
+/// back as the same double (`0.9`).
+pub fn double_text(con: &mut redis::Connection, redis7: &str) -> String {
+    if !is_valkey(con) {
+        return redis7.to_string();
+    }
+    match redis7.parse::<f64>() {
+        Ok(x) if x.is_nan() => "nan".to_string(),
+        Ok(x) => x.to_string(),
+        Err(_) => redis7.to_string(),
+    }
+}
+
 /// Whether redis-server is installed. The tests that need it are also
 /// `#[cfg_attr(not(have_redis), ignore = ...)]`: `build.rs` sets `cfg(have_redis)` when it
 /// finds redis-server on `PATH` (or when `CI` is set), so without it they show as ignored in
