@@ -5,9 +5,9 @@ Starts two redis-servers on free loopback ports, one with bloomery's module (rel
 one with a RedisBloom module you built yourself (this script does not build or fetch it), and
 measures:
 
-1. throughput (requests/s) of BF.ADD and BF.EXISTS with `redis-benchmark -P 16 -c 50` on
-   random items, in ROUNDS rounds that alternate between the two servers (so background load
-   hits both alike); the median of each and their ratio;
+1. throughput (requests/s) of BF.ADD, BF.EXISTS, TDIGEST.ADD and TDIGEST.QUANTILE with
+   `redis-benchmark -P 16 -c 50` on random items, in ROUNDS rounds that alternate between the
+   two servers (so background load hits both alike); the median of each and their ratio;
 2. memory of BF.RESERVE'd filters (1M and 10M items at 1% and 0.1%, scaling and not) and of a
    filter created by BF.ADD and grown by 1M adds: MEMORY USAGE and the change of used_memory
    (what Redis counts against maxmemory), and the false-positive rate measured on 500,000 items
@@ -34,6 +34,18 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = int(os.environ.get("N", "1000000"))
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 BIG = os.environ.get("BIG") == "1"
+
+
+# The throughput rounds: (name, redis-benchmark command line). `__rand_int__` is a random
+# integer below 1,000,000 (`-r`); the t-digest gets random values, then is queried (each
+# round's QUANTILE runs after that round's ADDs, so both modules answer with values waiting
+# in their buffers).
+COMMANDS = [
+    ("BF.ADD", "BF.ADD bf key:__rand_int__"),
+    ("BF.EXISTS", "BF.EXISTS bf key:__rand_int__"),
+    ("TDIGEST.ADD", "TDIGEST.ADD td __rand_int__"),
+    ("TDIGEST.QUANTILE", "TDIGEST.QUANTILE td 0.5 0.99"),
+]
 
 
 def free_port():
@@ -108,17 +120,18 @@ def main():
         # 1. throughput, alternating
         for _, _, r in servers.values():
             r.execute_command("BF.RESERVE", "bf", "0.01", str(2 * N))
-        rps = {(name, cmd): [] for name in servers for cmd in ("BF.ADD", "BF.EXISTS")}
+            r.execute_command("TDIGEST.CREATE", "td", "COMPRESSION", "100")
+        rps = {(name, cmd): [] for name in servers for cmd, _ in COMMANDS}
         for rnd in range(ROUNDS):
             order = list(servers) if rnd % 2 == 0 else list(reversed(servers))
-            for cmd in ("BF.ADD", "BF.EXISTS"):
+            for cmd, line in COMMANDS:
                 for name in order:
-                    v = bench(servers[name][1], f"{cmd} bf key:__rand_int__")
+                    v = bench(servers[name][1], line)
                     rps[(name, cmd)].append(v)
                     print(f"round {rnd}: {name} {cmd} {v:.0f}", file=sys.stderr)
         print(f"| command | bloomery (req/s, median of {ROUNDS}) | RedisBloom | ratio | runs |")
         print("|---|---|---|---|---|")
-        for cmd in ("BF.ADD", "BF.EXISTS"):
+        for cmd, _ in COMMANDS:
             a, b = (statistics.median(rps[(n, cmd)]) for n in servers)
             runs = " / ".join(f"{x:.0f}:{y:.0f}" for x, y in zip(rps[("bloomery", cmd)], rps[("RedisBloom", cmd)]))
             print(f"| {cmd} | {a:,.0f} | {b:,.0f} | {a / b:.3f} | {runs} |")
