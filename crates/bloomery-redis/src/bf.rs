@@ -398,28 +398,13 @@ pub fn loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     dump::loadchunk::<ScalableBloomFilter>(ctx, args, &BF_TYPE)
 }
 
-/// The key positions of `BF.MERGE dest numkeys src [src ...]`: the destination and every
-/// source (`None` when the arguments do not name them).
-pub fn merge_key_positions(args: &[RedisString]) -> Option<Vec<usize>> {
-    let n = usize::try_from(args::int(args.get(2)?)?).ok()?;
-    if n == 0 || args.len() != 3 + n {
-        return None;
-    }
-    Some(std::iter::once(1).chain(3..3 + n).collect())
-}
-
 /// `BF.MERGE dest numkeys src [src ...]`: `dest` becomes the union of itself (when it exists)
 /// and the sources, which must have been made with the same parameters; a missing `dest` is
 /// created as a copy of the first source. Filters that grew to different numbers of
 /// sub-filters merge (the result has the most); any other difference of shape is refused and
 /// nothing changes. `OK`.
 pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if ctx.is_keys_position_request() {
-        if let Some(pos) = merge_key_positions(&args) {
-            for p in pos {
-                ctx.key_at_pos(p as i32);
-            }
-        }
+    if keys::answered_key_positions(ctx, &args, true) {
         return Ok(RedisValue::NoReply);
     }
     if args.len() < 4 {

@@ -167,16 +167,6 @@ pub fn query(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     })
 }
 
-/// Where `CMS.MERGE destination numKeys source... [WEIGHTS w...]` names its keys (the
-/// destination and `numKeys` sources), or `None` when the arguments are malformed.
-pub fn merge_key_positions(args: &[RedisString]) -> Option<Vec<usize>> {
-    let n = usize::try_from(int(args.get(2)?)?).ok()?;
-    if n == 0 || args.len() < 3 + n {
-        return None;
-    }
-    Some(std::iter::once(1).chain(3..3 + n).collect())
-}
-
 /// `CMS.MERGE destination numKeys source [source ...] [WEIGHTS weight [weight ...]]`: the
 /// destination (which must exist; it may also be a source) becomes `Σ weight·source`. Weights
 /// are signed integers (default 1; a negative one subtracts). Each counter of the result is
@@ -184,12 +174,7 @@ pub fn merge_key_positions(args: &[RedisString]) -> Option<Vec<usize>> {
 /// it, a counter outside `0..=u32::MAX`, or a total below 0 or above `i64::MAX`, answers
 /// `CMS: MERGE overflow` and the destination is left untouched.
 pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if ctx.is_keys_position_request() {
-        if let Some(pos) = merge_key_positions(&args) {
-            for p in pos {
-                ctx.key_at_pos(p as i32);
-            }
-        }
+    if keys::answered_key_positions(ctx, &args, false) {
         return Ok(RedisValue::NoReply);
     }
     if args.len() < 4 {

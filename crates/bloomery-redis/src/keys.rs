@@ -134,3 +134,28 @@ pub fn replace<T: Structure>(
     }
     Ok(())
 }
+
+/// Where `CMD destination numkeys source [source ...]` names its keys (the `MERGE` commands):
+/// the destination and `numkeys` sources, with nothing after them when `exact` (options may
+/// follow otherwise). `None` when the arguments do not name them.
+pub fn dest_and_sources(args: &[RedisString], exact: bool) -> Option<Vec<usize>> {
+    let n = usize::try_from(crate::args::int(args.get(2)?)?).ok()?;
+    let fits = if exact {
+        args.len() == 3 + n
+    } else {
+        args.len() >= 3 + n
+    };
+    (n > 0 && fits).then(|| std::iter::once(1).chain(3..3 + n).collect())
+}
+
+/// Answers a key-positions request (`COMMAND GETKEYS`, cluster routing) for such a command:
+/// `true` when the call was one (the command then replies nothing else).
+pub fn answered_key_positions(ctx: &Context, args: &[RedisString], exact: bool) -> bool {
+    if !ctx.is_keys_position_request() {
+        return false;
+    }
+    for p in dest_and_sources(args, exact).unwrap_or_default() {
+        ctx.key_at_pos(p as i32);
+    }
+    true
+}

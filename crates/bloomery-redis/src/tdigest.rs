@@ -144,27 +144,12 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
-/// Where `TDIGEST.MERGE destination numkeys source...` names its keys, or `None` when the
-/// arguments are malformed.
-pub fn merge_key_positions(args: &[RedisString]) -> Option<Vec<usize>> {
-    let n = usize::try_from(args::int(args.get(2)?)?).ok()?;
-    if n == 0 || args.len() < 3 + n {
-        return None;
-    }
-    Some(std::iter::once(1).chain(3..3 + n).collect())
-}
-
 /// `TDIGEST.MERGE destination numkeys source [source ...] [COMPRESSION c] [OVERRIDE]`: the
 /// destination becomes a new digest of the sources (and of its own values, unless
 /// `OVERRIDE`), of compression `c`, else the destination's, else (new destination or
 /// `OVERRIDE`) the largest of the sources'.
 pub fn merge(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if ctx.is_keys_position_request() {
-        if let Some(pos) = merge_key_positions(&args) {
-            for p in pos {
-                ctx.key_at_pos(p as i32);
-            }
-        }
+    if keys::answered_key_positions(ctx, &args, false) {
         return Ok(RedisValue::NoReply);
     }
     if args.len() < 4 {

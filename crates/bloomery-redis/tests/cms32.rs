@@ -5,28 +5,10 @@
 mod common;
 
 use bloomery::{Count, CountMinSketch, CountMinSketch32, Persist};
-use common::{err, have_redis, q, Server};
-use redis::{ConnectionLike, Value};
+use common::{err, have_redis, is_err, q, raw, tmp, Server};
+use redis::Value;
 
 const U32_MAX: i64 = u32::MAX as i64;
-
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
-
-fn is_err(v: &Value, text: &str) -> bool {
-    matches!(v, Value::ServerError(e) if format!("{} {}", e.code(), e.details().unwrap_or("")).contains(text))
-}
-
-/// The reply as sent, errors inside arrays included.
-fn raw(c: &mut redis::Connection, args: &[&str]) -> Value {
-    let mut cmd = redis::cmd(args[0]);
-    for a in &args[1..] {
-        cmd.arg(*a);
-    }
-    c.req_packed_command(&cmd.get_packed_command())
-        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
 
 fn count(c: &mut redis::Connection, key: &str) -> i64 {
     let info: Vec<Value> = q(c, &["CMS.INFO", key]);

@@ -7,17 +7,8 @@
 
 mod common;
 
-use common::{err, have_redis, q, Server};
+use common::{err, have_redis, is_err, q, raw, Server};
 use redis::{ConnectionLike, Value};
-
-fn raw(c: &mut redis::Connection, args: &[&str]) -> Value {
-    let mut cmd = redis::cmd(args[0]);
-    for a in &args[1..] {
-        cmd.arg(*a);
-    }
-    c.req_packed_command(&cmd.get_packed_command())
-        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
 
 /// `cmd key item` for items `from..to`, pipelined; the raw replies, errors included.
 fn pipelined(c: &mut redis::Connection, cmd: &str, key: &str, from: u32, to: u32) -> Vec<Value> {
@@ -43,10 +34,6 @@ fn cf_info(c: &mut redis::Connection, key: &str, field: &str) -> i64 {
         Value::Int(n) => *n,
         other => panic!("{field}: {other:?}"),
     }
-}
-
-fn is_err(v: &Value, text: &str) -> bool {
-    matches!(v, Value::ServerError(e) if format!("{} {}", e.code(), e.details().unwrap_or("")).contains(text))
 }
 
 /// Inserts look for a free slot in every sub-filter, newest first, before evicting in the

@@ -6,22 +6,8 @@
 
 mod common;
 
-use common::{err, have_redis, q, Server};
-use redis::{ConnectionLike, Value};
-
-fn raw(c: &mut redis::Connection, args: &[&str]) -> Value {
-    let mut cmd = redis::cmd(args[0]);
-    for a in &args[1..] {
-        cmd.arg(*a);
-    }
-    // the raw reply, error elements of arrays included
-    c.req_packed_command(&cmd.get_packed_command())
-        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
-}
-
-fn is_err(v: &Value, text: &str) -> bool {
-    matches!(v, Value::ServerError(e) if format!("{} {}", e.code(), e.details().unwrap_or("")).contains(text))
-}
+use common::{err, have_redis, is_err, q, raw, Server};
+use redis::Value;
 
 #[test]
 #[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]

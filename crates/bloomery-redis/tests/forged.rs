@@ -14,14 +14,8 @@ use bloomery::{
     BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, CuckooFilter, Filter,
     IterativeBloomFilter, MultiLayerBloomFilter, Persist, ScalableBloomFilter, TopK,
 };
-use common::{have_redis, q, Server};
+use common::{have_redis, q, reseal, Server};
 use redis::Value;
-
-fn reseal(b: &mut [u8]) {
-    let n = b.len() - 8;
-    let sum = xxhash_rust::xxh3::xxh3_64(&b[..n]);
-    b[n..].copy_from_slice(&sum.to_le_bytes());
-}
 
 fn forge(valid: &[u8], at: usize, value: &[u8]) -> Vec<u8> {
     let mut b = valid.to_vec();

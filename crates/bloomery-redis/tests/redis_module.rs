@@ -8,16 +8,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use bloomery::{CuckooFilter, Filter, Persist, ScalableBloomFilter};
-use common::{err, have_redis, q, Server};
+use common::{err, have_redis, items, q, tmp, Server};
 use redis::Value;
-
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
-
-fn items(prefix: &str, n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("{prefix}{i}")).collect()
-}
 
 /// Answers of BF.EXISTS / CF.EXISTS and INFO for probes, to compare before/after.
 fn answers(con: &mut redis::Connection) -> Vec<Value> {

@@ -9,16 +9,8 @@ use bloomery::{
     BlockedCountingBloomFilter, Count, CountMinSketch, CountMinSketch32, CountingBloomFilter,
     Filter, IterativeBloomFilter, Persist, Remove,
 };
-use common::{err, have_redis, q, Server};
+use common::{err, have_redis, items, q, tmp, Server};
 use redis::Value;
-
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
-
-fn items(prefix: &str, n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("{prefix}{i}")).collect()
-}
 
 /// The error as the server sent it: `CODE detail`.
 fn wire_err(c: &mut redis::Connection, args: &[&str]) -> String {

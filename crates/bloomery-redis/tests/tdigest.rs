@@ -8,12 +8,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use bloomery::{Persist, TDigest};
-use common::{err, have_redis, q, Server};
+use common::{err, have_redis, q, reseal, tmp, wait_aof_rewrite, Server};
 use redis::Value;
-
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
 
 fn assert_errors(c: &mut redis::Connection, cases: &[(&[&str], &str)]) {
     for (args, want) in cases {
@@ -487,24 +483,6 @@ fn answers(c: &mut redis::Connection) -> Vec<Value> {
         out.push(q::<Value>(c, &["TDIGEST.TRIMMED_MEAN", k, "0.1", "0.9"]));
     }
     out
-}
-
-fn wait_aof_rewrite(c: &mut redis::Connection) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let info: String = q(c, &["INFO", "persistence"]);
-        if info.contains("aof_rewrite_in_progress:0") && !info.contains("aof_rewrite_scheduled:1") {
-            return;
-        }
-        assert!(Instant::now() < deadline, "AOF rewrite did not finish");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn reseal(b: &mut [u8]) {
-    let body = b.len() - 8;
-    let sum = xxhash_rust::xxh3::xxh3_64(&b[..body]);
-    b[body..].copy_from_slice(&sum.to_le_bytes());
 }
 
 /// DEBUG RELOAD (RDB), the AOF replayed as written and as rewritten (`TDIGEST.LOADCHUNK`),

@@ -3,15 +3,9 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use bloomery::{Count, MultiLayerBloomFilter, Persist, TopK};
-use common::{have_redis, q, Server};
+use common::{have_redis, items, q, reseal, tmp, wait_aof_rewrite, Server};
 use redis::Value;
-
-fn tmp() -> tempfile::TempDir {
-    tempfile::tempdir().unwrap()
-}
 
 /// The error as the server sent it: `CODE detail`.
 fn wire_err(c: &mut redis::Connection, args: &[&[u8]]) -> String {
@@ -374,10 +368,6 @@ fn mlbf_commands_and_errors() {
     assert_eq!(q::<i64>(c, &["EXISTS", "new"]), 0, "nothing was created");
 }
 
-fn items(prefix: &str, n: usize) -> Vec<String> {
-    (0..n).map(|i| format!("{prefix}{i}")).collect()
-}
-
 fn fill(c: &mut redis::Connection) {
     let _: () = q(c, &["TOPK.RESERVE", "tk", "5", "16", "4", "0.9"]);
     let _: () = q(c, &["MLBF.RESERVE", "ml", "500", "0.01", "LAYERS", "3"]);
@@ -410,24 +400,6 @@ fn answers(c: &mut redis::Connection) -> Vec<Value> {
     }
     out.push(q::<Value>(c, &["MLBF.INFO", "ml"]));
     out
-}
-
-fn wait_aof_rewrite(c: &mut redis::Connection) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let info: String = q(c, &["INFO", "persistence"]);
-        if info.contains("aof_rewrite_in_progress:0") && !info.contains("aof_rewrite_scheduled:1") {
-            return;
-        }
-        assert!(Instant::now() < deadline, "AOF rewrite did not finish");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn reseal(b: &mut [u8]) {
-    let body = b.len() - 8;
-    let sum = xxhash_rust::xxh3::xxh3_64(&b[..body]);
-    b[body..].copy_from_slice(&sum.to_le_bytes());
 }
 
 #[test]

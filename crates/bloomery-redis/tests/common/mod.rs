@@ -7,6 +7,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use redis::{ConnectionLike, Value};
+
 /// The built module. `cargo test` builds the cdylib into `target/<profile>/deps/` next to the
 /// test binary (it is only copied up to `target/<profile>/` by `cargo build`), so look there
 /// first.
@@ -238,4 +240,50 @@ pub fn q<T: redis::FromRedisValue>(con: &mut redis::Connection, args: &[&str]) -
     }
     c.query::<T>(con)
         .unwrap_or_else(|e| panic!("{args:?} failed: {e}"))
+}
+
+/// A temporary directory for a server's files.
+pub fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// The reply as sent, errors inside arrays included.
+pub fn raw(c: &mut redis::Connection, args: &[&str]) -> Value {
+    let mut cmd = redis::cmd(args[0]);
+    for a in &args[1..] {
+        cmd.arg(*a);
+    }
+    c.req_packed_command(&cmd.get_packed_command())
+        .unwrap_or_else(|e| panic!("{args:?}: {e}"))
+}
+
+/// Whether `v` is an error reply whose `CODE detail` contains `text`.
+pub fn is_err(v: &Value, text: &str) -> bool {
+    matches!(v, Value::ServerError(e) if format!("{} {}", e.code(), e.details().unwrap_or("")).contains(text))
+}
+
+/// Recompute the trailer of file-format bytes (xxh3-64 of everything before it), as a forger
+/// would.
+pub fn reseal(b: &mut [u8]) {
+    let n = b.len() - 8;
+    let sum = xxhash_rust::xxh3::xxh3_64(&b[..n]);
+    b[n..].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// Wait until no AOF rewrite is running or scheduled (20 s at most).
+pub fn wait_aof_rewrite(c: &mut redis::Connection) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let info: String = q(c, &["INFO", "persistence"]);
+        if info.contains("aof_rewrite_in_progress:0") && !info.contains("aof_rewrite_scheduled:1") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "AOF rewrite did not finish");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `n` item names with a prefix.
+pub fn items(prefix: &str, n: usize) -> Vec<String> {
+    (0..n).map(|i| format!("{prefix}{i}")).collect()
 }
