@@ -8,12 +8,13 @@ use redis_module::{Context, NotifyEvent, RedisError, RedisResult, RedisString, R
 use crate::errors::LOADING;
 use crate::types::{Slot, Structure};
 
-/// After a write to `key`: replicate the command verbatim and announce it to keyspace
-/// subscribers, the event being the command's registered name (`bf.add`, `cf.insert`,
+/// After a write to `key`: replicate the command verbatim, measure the value again for the
+/// module's `INFO` section ([`crate::stats`]) and announce the write to keyspace subscribers, the event being the command's registered name (`bf.add`, `cf.insert`,
 /// `cms.incrby`, …) in the generic class (`notify-keyspace-events` with `g` or `A`, and `K`
 /// or `E`), the class valkey-bloom uses.
 pub fn written(ctx: &Context, key: &RedisString) {
     ctx.replicate_verbatim();
+    crate::stats::touched(ctx, key);
     // SAFETY: reading a function pointer Redis filled in at module load.
     let Some(current) = (unsafe { redis_module::raw::RedisModule_GetCurrentCommandName }) else {
         return;

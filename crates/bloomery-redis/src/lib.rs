@@ -49,6 +49,7 @@ pub mod rbbf;
 pub mod rbcf;
 pub mod reply;
 pub mod route;
+pub mod stats;
 pub mod tdigest;
 pub mod templates;
 pub mod topk;
@@ -63,7 +64,8 @@ mod module {
         BCBF_TYPE, BF_TYPE, CBF_TYPE, CF_TYPE, CMS_TYPE, IBF_TYPE, MLBF_TYPE, TOPK_TYPE,
     };
     use crate::{
-        bcbf, bf, cbf, cf, cms, config, dump, ibf, memory, mlbf, rbbf, rbcf, reply, route, topk,
+        bcbf, bf, cbf, cf, cms, config, dump, ibf, memory, mlbf, rbbf, rbcf, reply, route, stats,
+        topk,
     };
     use crate::{tdigest, types::TDIGEST_TYPE};
 
@@ -85,6 +87,9 @@ mod module {
                 )
             };
         }
+        // The module's INFO section: values and bytes per type (see `stats`). Registered
+        // here, after the framework's own (empty) handler, which it replaces.
+        redis_module::raw::register_info_function(ctx.ctx, Some(stats::info));
         // Every byte a value holds goes through Redis's allocator (see `memory`).
         bloomery::set_global_allocator_only(true);
         memory::calibrate();

@@ -27,6 +27,7 @@ use redis_module::native_types::RedisType;
 use redis_module::{raw, RedisError, RedisResult, RedisValue};
 
 use crate::memory::charged;
+use crate::stats::Family;
 use crate::{errors, limits};
 
 /// Encoding version of the two types' RDB layout.
@@ -36,6 +37,8 @@ const ENCODING_VERSION: i32 = 1;
 pub trait Moved: Persist + Clone + 'static {
     /// Name in log messages.
     const NAME: &'static str;
+    /// Its name in the module's `INFO` section.
+    const INFO: &'static str;
     /// The command the AOF rewrite emits.
     const LOADCHUNK: &'static CStr;
     /// The value as RedisBloom's LOADCHUNK sequence.
@@ -81,6 +84,7 @@ fn lines(bytes: u64) -> u64 {
 
 impl Moved for RedisBloomFilter {
     const NAME: &'static str = "RedisBloom bloom filter";
+    const INFO: &'static str = "redisbloom_bf";
     const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
     fn load_sequence(&self) -> Vec<(i64, Vec<u8>)> {
         sequence(self.header_chunk(), |it| self.chunk(it))
@@ -107,6 +111,7 @@ impl Moved for RedisBloomFilter {
 
 impl Moved for RedisBloomCuckooFilter {
     const NAME: &'static str = "RedisBloom cuckoo filter";
+    const INFO: &'static str = "redisbloom_cf";
     const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
     fn load_sequence(&self) -> Vec<(i64, Vec<u8>)> {
         if self.is_empty() {
@@ -209,7 +214,7 @@ unsafe extern "C" fn rdb_load<T: Moved>(
         v => Err(format!("unknown encoding version {v}")),
     };
     match loaded {
-        Ok(v) => Box::into_raw(Box::new(v)).cast::<c_void>(),
+        Ok(v) => boxed(v),
         Err(e) => {
             log_io(
                 rdb,
@@ -272,7 +277,33 @@ unsafe extern "C" fn aof_rewrite<T: Moved>(
     }
 }
 
+/// A value handed to Redis (loaded or copied), counted in `INFO`.
+fn boxed<T: Moved>(t: T) -> *mut c_void {
+    let value = Box::into_raw(Box::new(t)).cast::<c_void>();
+    // SAFETY: `value` is the live value just made, of this type.
+    let bytes = unsafe { mem_usage::<T>(value) } as u64;
+    crate::stats::counted(T::INFO, value, bytes);
+    value
+}
+
+/// The two types, for the module's `INFO` section.
+pub fn families() -> Vec<Family> {
+    vec![
+        Family {
+            name: RedisBloomFilter::INFO,
+            ty: &RB_BF_TYPE,
+            measure: mem_usage::<RedisBloomFilter>,
+        },
+        Family {
+            name: RedisBloomCuckooFilter::INFO,
+            ty: &RB_CF_TYPE,
+            measure: mem_usage::<RedisBloomCuckooFilter>,
+        },
+    ]
+}
+
 unsafe extern "C" fn free<T: Moved>(v: *mut c_void) {
+    crate::stats::freed(v);
     if !v.is_null() {
         // SAFETY: the pointer came from Box::into_raw of a T and Redis frees it once.
         drop(unsafe { Box::from_raw(v.cast::<T>()) });
@@ -300,7 +331,7 @@ unsafe extern "C" fn copy<T: Moved>(
 ) -> *mut c_void {
     // SAFETY: Redis passes a value of this type.
     let t = unsafe { value::<T>(v) };
-    Box::into_raw(Box::new(t.clone())).cast::<c_void>()
+    boxed(t.clone())
 }
 
 /// `BLOOMERY.DUMP` of a moved value: its file-format bytes.

@@ -35,6 +35,7 @@ use redis_module::raw;
 use crate::chunk;
 use crate::limits;
 use crate::memory::{charged, words_bytes};
+use crate::stats::Family;
 
 /// Encoding version written by this build.
 pub const ENCODING_VERSION: i32 = 1;
@@ -46,6 +47,8 @@ pub const CMS_ENCODING_VERSION: i32 = 2;
 pub trait Structure: Persist + Clone + 'static {
     /// The kind the file-format header must announce.
     const FILE_KIND: Kind;
+    /// Its name in the module's `INFO` section (the command family: `bf`, `cms`, …).
+    const INFO: &'static str;
     /// The command that rebuilds it from chunks (AOF rewrite).
     const LOADCHUNK: &'static CStr;
     /// Kinds that earlier versions stored for this type, which [`Structure::decode`] converts
@@ -104,6 +107,7 @@ fn vec_bytes<T>(items: &[T]) -> u64 {
 
 impl Structure for ScalableBloomFilter {
     const FILE_KIND: Kind = Kind::Scalable;
+    const INFO: &'static str = "bf";
     const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
     fn held(&self) -> u64 {
         let arrays: u64 = self
@@ -128,6 +132,7 @@ impl Structure for ScalableBloomFilter {
 
 impl Structure for CuckooFilter {
     const FILE_KIND: Kind = Kind::Cuckoo;
+    const INFO: &'static str = "cf";
     const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
     fn held(&self) -> u64 {
         let arrays: u64 = self
@@ -163,6 +168,7 @@ impl Structure for CuckooFilter {
 /// validated as it was then, then converted ([`CountMinSketch32`]'s `decode`).
 impl Structure for CountMinSketch {
     const FILE_KIND: Kind = Kind::CountMin;
+    const INFO: &'static str = "cms64";
     const LOADCHUNK: &'static CStr = c"CMS.LOADCHUNK";
     fn held(&self) -> u64 {
         charged(words_bytes(self.as_words().len() as u64))
@@ -200,6 +206,7 @@ impl Structure for CountMinSketch {
 /// The sketch behind `CMS.*`: 32-bit counters, as RedisBloom's.
 impl Structure for CountMinSketch32 {
     const FILE_KIND: Kind = Kind::CountMin32;
+    const INFO: &'static str = "cms";
     const LOADCHUNK: &'static CStr = c"CMS.LOADCHUNK";
     const OLD_KINDS: &'static [Kind] = &[Kind::CountMin];
     const ENCODING: i32 = CMS_ENCODING_VERSION;
@@ -242,6 +249,7 @@ fn check_counter_bits(bits: u32) -> Result<(), String> {
 
 impl Structure for CountingBloomFilter {
     const FILE_KIND: Kind = Kind::Counting;
+    const INFO: &'static str = "cbf";
     const LOADCHUNK: &'static CStr = c"CBF.LOADCHUNK";
     fn held(&self) -> u64 {
         charged(words_bytes(self.counters().words().len() as u64))
@@ -254,6 +262,7 @@ impl Structure for CountingBloomFilter {
 
 impl Structure for BlockedCountingBloomFilter {
     const FILE_KIND: Kind = Kind::BlockedCounting;
+    const INFO: &'static str = "bcbf";
     const LOADCHUNK: &'static CStr = c"BCBF.LOADCHUNK";
     fn held(&self) -> u64 {
         charged(words_bytes(self.as_words().len() as u64))
@@ -266,6 +275,7 @@ impl Structure for BlockedCountingBloomFilter {
 
 impl Structure for IterativeBloomFilter {
     const FILE_KIND: Kind = Kind::Iterative;
+    const INFO: &'static str = "ibf";
     const LOADCHUNK: &'static CStr = c"IBF.LOADCHUNK";
     fn held(&self) -> u64 {
         charged(words_bytes(self.as_words().len() as u64))
@@ -279,6 +289,7 @@ impl Structure for IterativeBloomFilter {
 
 impl Structure for TopK {
     const FILE_KIND: Kind = Kind::TopK;
+    const INFO: &'static str = "topk";
     const LOADCHUNK: &'static CStr = c"TOPK.LOADCHUNK";
     /// The buckets and every allocation of the top-k list (entries, items, saved form), each
     /// as Redis's allocator counts it.
@@ -300,6 +311,7 @@ impl Structure for TopK {
 
 impl Structure for MultiLayerBloomFilter {
     const FILE_KIND: Kind = Kind::Mlbf;
+    const INFO: &'static str = "mlbf";
     const LOADCHUNK: &'static CStr = c"MLBF.LOADCHUNK";
     /// The arrays of every layer (the list of them, a few dozen bytes per layer, aside).
     fn held(&self) -> u64 {
@@ -320,6 +332,7 @@ impl Structure for MultiLayerBloomFilter {
 
 impl Structure for TDigest {
     const FILE_KIND: Kind = Kind::TDigest;
+    const INFO: &'static str = "tdigest";
     const LOADCHUNK: &'static CStr = c"TDIGEST.LOADCHUNK";
     /// The centroid buffer (`6δ + 10` centroids of 16 bytes).
     fn held(&self) -> u64 {
@@ -457,6 +470,28 @@ pub static MLBF_TYPE: RedisType = RedisType::new(
 pub static TDIGEST_TYPE: RedisType =
     RedisType::new("BLMRY-TDG", ENCODING_VERSION, methods::<TDigest>());
 
+/// Every type of this framework, for the module's `INFO` section.
+pub fn families() -> Vec<Family> {
+    fn family<T: Structure>(ty: &'static RedisType) -> Family {
+        Family {
+            name: T::INFO,
+            ty,
+            measure: mem_usage::<T>,
+        }
+    }
+    vec![
+        family::<ScalableBloomFilter>(&BF_TYPE),
+        family::<CuckooFilter>(&CF_TYPE),
+        family::<CountMinSketch32>(&CMS_TYPE),
+        family::<CountingBloomFilter>(&CBF_TYPE),
+        family::<BlockedCountingBloomFilter>(&BCBF_TYPE),
+        family::<IterativeBloomFilter>(&IBF_TYPE),
+        family::<TopK>(&TOPK_TYPE),
+        family::<MultiLayerBloomFilter>(&MLBF_TYPE),
+        family::<TDigest>(&TDIGEST_TYPE),
+    ]
+}
+
 const STATE_READY: u64 = 0;
 const STATE_LOADING: u64 = 1;
 
@@ -500,7 +535,7 @@ unsafe extern "C" fn rdb_load<T: Structure>(
         v => Err(format!("unknown encoding version {v}")),
     };
     match loaded {
-        Ok(slot) => Box::into_raw(Box::new(slot)).cast::<c_void>(),
+        Ok(slot) => boxed(slot),
         Err(e) => {
             log_io(
                 rdb,
@@ -577,7 +612,16 @@ unsafe extern "C" fn aof_rewrite<T: Structure>(
     }
 }
 
+/// A value handed to Redis (loaded or copied), counted in `INFO`.
+fn boxed<T: Structure>(slot: Slot<T>) -> *mut c_void {
+    let bytes = slot.mem_usage() as u64;
+    let value = Box::into_raw(Box::new(slot)).cast::<c_void>();
+    crate::stats::counted(T::INFO, value, bytes);
+    value
+}
+
 unsafe extern "C" fn free<T: Structure>(value: *mut c_void) {
+    crate::stats::freed(value);
     if !value.is_null() {
         // SAFETY: the pointer came from Box::into_raw of a Slot<T> and Redis frees it once.
         drop(unsafe { Box::from_raw(value.cast::<Slot<T>>()) });
@@ -621,5 +665,5 @@ unsafe extern "C" fn copy<T: Structure>(
 ) -> *mut c_void {
     // SAFETY: Redis passes a value of this type.
     let s = unsafe { slot::<T>(value) };
-    Box::into_raw(Box::new(s.clone())).cast::<c_void>()
+    boxed(s.clone())
 }

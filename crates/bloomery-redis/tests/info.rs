@@ -1,0 +1,83 @@
+//! `INFO bloomery`: values and bytes per type, kept as values are created, written, loaded,
+//! copied and freed (never by walking the keyspace).
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::{have_redis, q, tmp, Server};
+
+fn section(c: &mut redis::Connection) -> BTreeMap<String, u64> {
+    let info: String = q(c, &["INFO", "bloomery"]);
+    info.lines()
+        .filter_map(|l| l.strip_prefix("bloomery_"))
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.to_string(), v.trim().parse().unwrap()))
+        .collect()
+}
+
+fn usage(c: &mut redis::Connection, key: &str) -> u64 {
+    q(c, &["MEMORY", "USAGE", key])
+}
+
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn info_counts_values_and_bytes_per_type() {
+    if !have_redis() {
+        return;
+    }
+    let d = tmp();
+    let s = Server::start_in(d.path(), &[], &[]);
+    let c = &mut s.con();
+    let zero = section(c);
+    assert_eq!(zero["values"], 0);
+    assert_eq!(zero["bytes"], 0);
+    for k in [
+        "bf", "cf", "cms", "cbf", "bcbf", "ibf", "topk", "mlbf", "tdigest",
+    ] {
+        assert_eq!(zero[&format!("{k}_values")], 0, "{k}");
+    }
+
+    let _: i64 = q(c, &["BF.ADD", "b", "x"]);
+    let _: () = q(c, &["CF.RESERVE", "c", "1000"]);
+    let _: () = q(c, &["CMS.INITBYDIM", "m", "1000", "5"]);
+    let _: () = q(c, &["TOPK.RESERVE", "t", "10"]);
+    let _: () = q(c, &["TDIGEST.CREATE", "d"]);
+    let i = section(c);
+    for k in ["bf", "cf", "cms", "topk", "tdigest"] {
+        assert_eq!(i[&format!("{k}_values")], 1, "{k}");
+    }
+    assert_eq!(i["values"], 5);
+    // the bytes are each value's MEMORY USAGE without its key: the key's part (its name, its
+    // entry and object) is the same few dozen bytes for every one-letter key
+    let key_part = usage(c, "b") - i["bf_bytes"];
+    assert!(key_part < 128, "{key_part}");
+    assert_eq!(usage(c, "m") - i["cms_bytes"], key_part);
+    assert_eq!(usage(c, "d") - i["tdigest_bytes"], key_part);
+    assert_eq!(usage(c, "t") - i["topk_bytes"], key_part);
+
+    // growth is followed
+    for n in 0..2000 {
+        let _: i64 = q(c, &["BF.ADD", "b", &format!("k{n}")]);
+    }
+    let grown = section(c);
+    assert!(grown["bf_bytes"] > i["bf_bytes"]);
+    assert_eq!(usage(c, "b") - grown["bf_bytes"], key_part);
+
+    // loaded and copied values count; freed ones leave nothing behind
+    let _: () = q(c, &["DEBUG", "RELOAD"]);
+    assert_eq!(section(c), grown);
+    let _: bool = q(c, &["COPY", "b", "b2"]);
+    let copied = section(c);
+    assert_eq!(copied["bf_values"], 2);
+    assert_eq!(copied["bf_bytes"], 2 * grown["bf_bytes"]);
+    let _: i64 = q(c, &["DEL", "b", "c"]);
+    let after_del = section(c);
+    assert_eq!(after_del["bf_values"], 1);
+    assert_eq!(after_del["cf_values"], 0);
+    assert_eq!(after_del["cf_bytes"], 0);
+    let _: () = q(c, &["FLUSHALL", "SYNC"]);
+    let flushed = section(c);
+    assert_eq!(flushed["values"], 0);
+    assert_eq!(flushed["bytes"], 0);
+}
