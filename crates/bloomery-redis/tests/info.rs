@@ -81,3 +81,50 @@ fn info_counts_values_and_bytes_per_type() {
     assert_eq!(flushed["values"], 0);
     assert_eq!(flushed["bytes"], 0);
 }
+
+/// The module's ACL categories (`@bloom`, `@cuckoo`, `@cms`, `@topk`, `@tdigest` as in Redis 8,
+/// `@bloomery` for its own types) on servers that let modules add categories (Valkey 8+,
+/// Redis 7.4+); older servers load the module without them.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn acl_categories_where_the_server_has_them() {
+    if !have_redis() {
+        return;
+    }
+    let d = tmp();
+    let s = Server::start_in(d.path(), &[], &[]);
+    let c = &mut s.con();
+    let cats: Vec<String> = q(c, &["ACL", "CAT"]);
+    let info: String = q(c, &["INFO", "server"]);
+    let version = |field: &str| {
+        info.lines().find_map(|l| l.strip_prefix(field)).map(|v| {
+            let parts: Vec<u32> = v.trim().split('.').filter_map(|p| p.parse().ok()).collect();
+            (parts[0], parts.get(1).copied().unwrap_or(0))
+        })
+    };
+    let supported = match version("valkey_version:") {
+        Some(v) => v >= (8, 0),
+        None => version("redis_version:").is_some_and(|v| v >= (7, 4)),
+    };
+    if !supported {
+        assert!(!cats.iter().any(|c| c == "bloom"), "{cats:?}");
+        return;
+    }
+    for (cat, cmd) in [
+        ("bloom", "bf.add"),
+        ("cuckoo", "cf.add"),
+        ("cms", "cms.incrby"),
+        ("topk", "topk.add"),
+        ("tdigest", "tdigest.add"),
+        ("bloomery", "cbf.add"),
+    ] {
+        let cmds: Vec<String> = q(c, &["ACL", "CAT", cat]);
+        assert!(cmds.iter().any(|c| c == cmd), "{cat}: {cmds:?}");
+    }
+    // a user limited to @bloom runs BF.* and nothing else of the module
+    let _: () = q(c, &["ACL", "SETUSER", "b", "on", "nopass", "~*", "+@bloom"]);
+    let _: () = q(c, &["AUTH", "b", "x"]);
+    let _: i64 = q(c, &["BF.ADD", "k", "x"]);
+    let e = common::err(c, &["CF.ADD", "c", "x"]);
+    assert!(e.contains("NOPERM"), "{e}");
+}
