@@ -96,7 +96,10 @@ fn check_key(ctx: &Context, key: &RedisString) -> Result<(), RedisError> {
 /// value itself is left as the writes made it (RedisBloom merges it in place), so a replica or
 /// an AOF replay, which sees only the writes, holds exactly the primary's digest.
 fn query<R>(ctx: &Context, key: &RedisString, f: impl FnOnce(&TDigest) -> R) -> RedisResult<R> {
-    keys::read_existing(ctx, &TDIGEST_TYPE, key, NO_KEY, f)
+    let r = keys::read_existing(ctx, &TDIGEST_TYPE, key, NO_KEY, f)?;
+    // the merged centroids a query keeps count in INFO as in MEMORY USAGE
+    crate::stats::touched(ctx, key);
+    Ok(r)
 }
 
 /// `TDIGEST.RESET key`.
@@ -349,7 +352,9 @@ pub fn byrevrank(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
 }
 
 /// `TDIGEST.INFO key`: RedisBloom's nine fields (a map in RESP3, the flat array in RESP2).
-/// `Memory usage` is the value's `MEMORY USAGE` without the key.
+/// `Memory usage` is the digest's own bytes: the value's `MEMORY USAGE` without the key and
+/// without the merged centroids a query keeps until the next write (so it depends on the
+/// digest only, as on a replica).
 pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if args.len() != 2 {
         return Err(RedisError::WrongArity);
@@ -364,7 +369,10 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             ("Unmerged weight", int(td.unmerged_weight())),
             ("Observations", int(td.count())),
             ("Total compressions", int(td.compressions())),
-            ("Memory usage", int(value_size(td))),
+            (
+                "Memory usage",
+                int(value_size(td) - crate::types::tdigest_view_bytes(td)),
+            ),
         ]
     })?;
     reply::map(ctx, pairs)

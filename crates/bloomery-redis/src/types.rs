@@ -334,9 +334,10 @@ impl Structure for TDigest {
     const FILE_KIND: Kind = Kind::TDigest;
     const INFO: &'static str = "tdigest";
     const LOADCHUNK: &'static CStr = c"TDIGEST.LOADCHUNK";
-    /// The centroid buffer (`6δ + 10` centroids of 16 bytes).
+    /// The centroid buffer (`6δ + 10` centroids of 16 bytes), and the merged centroids a
+    /// query keeps until the next write.
     fn held(&self) -> u64 {
-        charged(words_bytes(self.capacity() * 2))
+        charged(words_bytes(self.capacity() * 2)) + tdigest_view_bytes(self)
     }
     /// The library checks the compression, the centroids and the weights (at most
     /// `i64::MAX`) on load; a value `TDIGEST.CREATE` could make within `MAX-BYTES`.
@@ -351,6 +352,15 @@ impl Structure for TDigest {
 
 /// What a ready value holds, as Redis counts it: its [`MEMORY USAGE`](Slot::mem_usage)
 /// without the key (the `Size` field of the `INFO` commands).
+/// Bytes of the merged centroids a t-digest's queries keep until its next write, as Redis's
+/// allocator counts them.
+pub fn tdigest_view_bytes(td: &TDigest) -> u64 {
+    match td.view_bytes() as u64 {
+        0 => 0,
+        n => charged(n),
+    }
+}
+
 pub fn value_size<T: Structure>(f: &T) -> u64 {
     charged(std::mem::size_of::<Slot<T>>() as u64).saturating_add(f.held())
 }

@@ -1,6 +1,6 @@
 //! The merging t-digest: [`TDigest`] (its docs say which paper it follows and when to pick it).
 
-use std::borrow::Cow;
+use std::sync::OnceLock;
 
 use crate::error::{inconsistent, invalid, Error, Result};
 use crate::hash::KeyHasher;
@@ -83,6 +83,10 @@ pub struct TDigest {
     /// −∞ while empty.
     max: f64,
     compressions: u64,
+    /// The centroids with the buffer merged, made by the first query after a write while the
+    /// buffer holds values, and dropped by the next write: queries between two writes share
+    /// one merge (the digest itself stays as the writes left it).
+    view: OnceLock<Vec<Node>>,
 }
 
 impl std::fmt::Debug for TDigest {
@@ -220,6 +224,7 @@ impl TDigest {
             min: f64::INFINITY,
             max: f64::NEG_INFINITY,
             compressions: 0,
+            view: OnceLock::new(),
         })
     }
 
@@ -227,6 +232,7 @@ impl TDigest {
     pub fn try_clone(&self) -> Result<Self> {
         Ok(Self {
             nodes: self.nodes.try_clone()?,
+            view: OnceLock::new(),
             ..*self
         })
     }
@@ -236,6 +242,7 @@ impl TDigest {
     }
 
     fn slots_mut(&mut self) -> &mut [Node] {
+        self.view.take();
         bytemuck::cast_slice_mut(self.nodes.as_mut_slice())
     }
 
@@ -304,11 +311,20 @@ impl TDigest {
 
     /// Bytes held: the centroid buffer and the struct.
     pub fn memory_usage(&self) -> usize {
-        std::mem::size_of::<Self>() + self.nodes.allocated_bytes()
+        std::mem::size_of::<Self>() + self.nodes.allocated_bytes() + self.view_bytes()
+    }
+
+    /// Bytes of the merged centroids kept for queries (see [`compress`](Self::compress)):
+    /// none after a write, at most the buffer's centroids after a query.
+    pub fn view_bytes(&self) -> usize {
+        self.view
+            .get()
+            .map_or(0, |v| v.capacity() * std::mem::size_of::<Node>())
     }
 
     /// Forgets every value (compression and capacity stay).
     pub fn reset(&mut self) {
+        self.view.take();
         self.nodes.as_mut_slice().fill(0);
         self.merged = 0;
         self.unmerged = 0;
@@ -333,6 +349,7 @@ impl TDigest {
         if weight == 0 {
             return Err(invalid("weight", "must be at least 1"));
         }
+        self.view.take();
         if self
             .count()
             .checked_add(weight)
@@ -372,16 +389,20 @@ impl TDigest {
         self.compressions = self.compressions.saturating_add(1);
     }
 
-    /// The merged centroids, merging the buffer into a copy when it is not empty.
-    fn centroids(&self) -> Cow<'_, [Node]> {
+    /// The merged centroids: the buffer merged into a copy when it is not empty, kept until
+    /// the next write.
+    fn centroids(&self) -> &[Node] {
         let n = self.merged + self.unmerged;
         if self.unmerged == 0 {
-            return Cow::Borrowed(&self.slots()[..n]);
+            return &self.slots()[..n];
         }
-        let mut v = self.slots()[..n].to_vec();
-        let m = compress_nodes(&mut v, self.count() as f64, self.compression as f64);
-        v.truncate(m);
-        Cow::Owned(v)
+        self.view.get_or_init(|| {
+            let mut v = self.slots()[..n].to_vec();
+            let m = compress_nodes(&mut v, self.count() as f64, self.compression as f64);
+            v.truncate(m);
+            v.shrink_to_fit();
+            v
+        })
     }
 
     /// Adds every value of `other` (its centroids, as weighted values) to this digest, which
@@ -395,7 +416,7 @@ impl TDigest {
         {
             return Err(overflow());
         }
-        let theirs = other.centroids().into_owned();
+        let theirs = other.centroids().to_vec();
         self.compress();
         for c in &theirs {
             self.insert_weighted(mean(c), c[1])?;
@@ -415,7 +436,7 @@ impl TDigest {
             return f64::NAN;
         }
         let c = self.centroids();
-        self.quantile_in(&c, q)
+        self.quantile_in(c, q)
     }
 
     /// [`quantile`](Self::quantile) of each of `qs`, merging the buffer once.
@@ -424,7 +445,7 @@ impl TDigest {
         qs.iter()
             .map(|&q| {
                 if (0.0..=1.0).contains(&q) {
-                    self.quantile_in(&c, q)
+                    self.quantile_in(c, q)
                 } else {
                     f64::NAN
                 }
@@ -496,13 +517,13 @@ impl TDigest {
     /// 0 below the smallest value, 1 above the largest, NaN when empty.
     pub fn cdf(&self, x: f64) -> f64 {
         let c = self.centroids();
-        self.cdf_in(&c, x)
+        self.cdf_in(c, x)
     }
 
     /// [`cdf`](Self::cdf) of each of `xs`, merging the buffer once.
     pub fn cdfs(&self, xs: &[f64]) -> Vec<f64> {
         let c = self.centroids();
-        xs.iter().map(|&x| self.cdf_in(&c, x)).collect()
+        xs.iter().map(|&x| self.cdf_in(c, x)).collect()
     }
 
     fn cdf_in(&self, c: &[Node], x: f64) -> f64 {
@@ -615,7 +636,7 @@ impl TDigest {
                         n as i64
                     }
                 } else {
-                    let at = self.cdf_in(&c, x) * n;
+                    let at = self.cdf_in(c, x) * n;
                     if reverse {
                         (n - at.round()).round() as i64
                     } else {
@@ -662,7 +683,7 @@ impl TDigest {
                     }
                 } else {
                     let r = if reverse { n - r - 1.0 } else { r };
-                    self.quantile_in(&c, r / n)
+                    self.quantile_in(c, r / n)
                 }
             })
             .collect()
@@ -826,6 +847,7 @@ impl Persist for TDigest {
             min,
             max,
             compressions,
+            view: OnceLock::new(),
         })
     }
 }

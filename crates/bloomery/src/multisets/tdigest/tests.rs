@@ -458,3 +458,29 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn queries_share_one_merge_until_the_next_write() {
+    let mut td = TDigest::try_new(100).unwrap();
+    for i in 0..1000 {
+        td.insert(f64::from(i)).unwrap();
+    }
+    assert!(td.unmerged_nodes() > 0);
+    assert_eq!(td.view_bytes(), 0);
+    let before = td.clone();
+    let q = td.quantile(0.5);
+    let kept = td.view_bytes();
+    assert!(kept > 0, "a query keeps the merged centroids");
+    // later queries use them: same answers, nothing more kept, the digest itself unchanged
+    assert_eq!(td.quantile(0.5).to_bits(), q.to_bits());
+    assert_eq!(td.cdf(500.0), before.cdf(500.0));
+    assert_eq!(td.view_bytes(), kept);
+    assert!(td == before);
+    assert_eq!(td.to_bytes(), before.to_bytes());
+    // a write drops them, and the next query merges the new buffer
+    td.insert(5000.0).unwrap();
+    assert_eq!(td.view_bytes(), 0);
+    assert_eq!(td.quantile(1.0), 5000.0);
+    td.reset();
+    assert_eq!(td.view_bytes(), 0);
+}
