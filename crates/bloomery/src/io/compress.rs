@@ -1114,19 +1114,20 @@ pub(crate) fn compress_parts(
 
 /// [`compress_file`] written to `path` (atomically, see [`crate::io::stream`]) as the stream
 /// is made: memory holds a piece of the stream, never the whole, whatever the file's size.
-/// The bytes are those of [`compress_file`]; returns how many. A compressed input is
-/// validated (streamed, without decompressing it into memory) and copied.
-pub fn compress_file_to(bytes: &[u8], path: &std::path::Path) -> Result<u64> {
+/// The bytes are those of [`compress_file`]; returns their sizes, as [`packed_sizes`] of the
+/// file written gives them. A compressed input is validated (streamed, without decompressing
+/// it into memory) and copied.
+pub fn compress_file_to(bytes: &[u8], path: &std::path::Path) -> Result<PackedSizes> {
     if is_packed(bytes) {
-        let p = check_packed(bytes, u64::MAX)?;
-        verify_streamed(&p)?;
+        let sizes = packed_sizes(bytes, true)?;
         let mut out = StreamOut::create(path, None)?;
         out.write(&bytes[..bytes.len() - 8])?;
         out.finish()?;
-        return Ok(bytes.len() as u64);
+        return Ok(sizes);
     }
     let d = decode_plain(bytes)?;
     let m = d.payload_len as u64 * 8;
+    let entropy_bits = entropy_of(&payload_of(bytes, &d), m)?;
     let h = d.payload_offset;
     let mut out = StreamOut::create(path, Some(h + PACK_FIXED))?;
     out.write_zeros((h + PACK_FIXED) as u64)?;
@@ -1141,7 +1142,14 @@ pub fn compress_file_to(bytes: &[u8], path: &std::path::Path) -> Result<u64> {
     head.extend_from_slice(&le64(bytes, bytes.len() - 8).to_le_bytes());
     head.extend_from_slice(&stream_len.to_le_bytes());
     out.finish_with_head(&head)?;
-    Ok(h as u64 + padded + 8)
+    Ok(PackedSizes {
+        compressed_input: true,
+        exact: true,
+        plain_bytes: bytes.len() as u64,
+        compressed_bytes: h as u64 + padded + 8,
+        stream_bytes: stream_len,
+        entropy_bits,
+    })
 }
 
 /// Run an encoder whose output goes to `out` a piece at a time; returns the stream's length.
@@ -1889,6 +1897,22 @@ pub fn patch_file_to(old: &[u8], delta: &[u8], path: &std::path::Path) -> Result
     Ok(n)
 }
 
+/// [`patch_file_to`], the result compressed ([`compress_file_to`]): written as a plain file to
+/// a temporary file beside `path`, then coded from it (mapped) into `path`, so memory holds
+/// neither the result nor its stream. The bytes are those of [`compress_file`] of
+/// [`patch_file`]'s result; returns their sizes.
+pub fn patch_file_compressed_to(
+    old: &[u8],
+    delta: &[u8],
+    path: &std::path::Path,
+) -> Result<PackedSizes> {
+    let dir = crate::io::temp::TempFile::dir_of(path);
+    let plain = crate::io::temp::TempFile::new_in(&dir, ".plain.tmp")?;
+    patch_file_to(old, delta, plain.path())?;
+    let result = crate::io::mapped::MappedFile::open(plain.path())?;
+    compress_file_to(result.bytes(), path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -2302,12 +2326,13 @@ mod tests {
             }
             let new = f.to_bytes();
 
-            let len = compress_file_to(&new, &at("c")).unwrap();
+            let sizes = compress_file_to(&new, &at("c")).unwrap();
             let packed = compress_file(&new).unwrap();
             assert_eq!(std::fs::read(at("c")).unwrap(), packed, "n {n}");
-            assert_eq!(len, packed.len() as u64);
+            assert_eq!(sizes, packed_sizes(&packed, true).unwrap());
             // a compressed input is copied as it is
-            compress_file_to(&packed, &at("c2")).unwrap();
+            let again = compress_file_to(&packed, &at("c2")).unwrap();
+            assert_eq!(again, sizes);
             assert_eq!(std::fs::read(at("c2")).unwrap(), packed);
 
             let len = diff_files_to(&old, &new, &at("d")).unwrap();
@@ -2319,6 +2344,9 @@ mod tests {
             assert_eq!(std::fs::read(at("p")).unwrap(), new, "n {n}");
             assert_eq!(len, new.len() as u64);
             assert_eq!(patch_file(&old, &delta, LIMIT).unwrap(), new);
+            let sizes = patch_file_compressed_to(&old, &delta, &at("pc")).unwrap();
+            assert_eq!(std::fs::read(at("pc")).unwrap(), packed, "n {n}");
+            assert_eq!(sizes, packed_sizes(&packed, true).unwrap());
         }
         // a damaged delta, a wrong base: errors, and the target keeps its bytes
         let mut f = BloomFilter::try_with_shape(1 << 16, 3).unwrap();
@@ -2337,7 +2365,7 @@ mod tests {
         assert!(patch_file_to(&old, &bad, &at("p")).is_err());
         assert_eq!(std::fs::read(at("p")).unwrap(), b"before");
         let names = std::fs::read_dir(dir.path()).unwrap().count();
-        assert_eq!(names, 4, "a temporary file left");
+        assert_eq!(names, 5, "a temporary file left");
     }
 
     #[test]
