@@ -345,7 +345,8 @@ proptest! {
 fn partitioned_and_split_block_unions_and_intersections_stream() {
     use bloomery::{PartitionedBloomFilter, SplitBlockBloomFilter};
     let dir = tempfile::tempdir().unwrap();
-    let makers: Vec<(&str, Box<dyn Fn() -> AnyFilter>)> = vec![
+    type Maker = Box<dyn Fn() -> AnyFilter>;
+    let makers: Vec<(&str, Maker)> = vec![
         (
             "partitioned, slices of 10007 bits",
             Box::new(|| {
