@@ -49,7 +49,11 @@ fuzz_target!(|data: &[u8]| {
     let back = compress::decompress_bits(&c, m, LIMIT).unwrap();
     let mask = |i: usize, w: u64| {
         let end = (m - 64 * i as u64).min(64);
-        if end == 64 { w } else { w & ((1u64 << end) - 1) }
+        if end == 64 {
+            w
+        } else {
+            w & ((1u64 << end) - 1)
+        }
     };
     for (i, (&a, &b)) in words.iter().zip(back.as_slice()).enumerate() {
         assert_eq!(mask(i, a), b, "word {i}");

@@ -6,9 +6,7 @@
 //! fails leaves no output.
 #![no_main]
 
-use bloomery::parquet::{
-    build_filters, rewrite_with_filters, verify_rewrite, ParquetFile, Sizing,
-};
+use bloomery::parquet::{build_filters, rewrite_with_filters, verify_rewrite, ParquetFile, Sizing};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
