@@ -47,7 +47,7 @@ echo "== seed corpora"
 # load_any: one valid file of every kind (and the compressed and delta forms)
 mkdir -p "$corpus/load_any" "$corpus/load_mapped" "$corpus/decompress" "$corpus/cli_input" \
   "$corpus/parquet_filter_header" "$corpus/parquet_footer" "$corpus/parquet_scan" \
-  "$corpus/redisbloom_chunks"
+  "$corpus/redisbloom_chunks" "$corpus/compress_encoder" "$corpus/parquet_index"
 cp "$golden"/*.bloom "$golden"/*.delta "$corpus/load_any/"
 # load_mapped: the plain (mappable) golden files; compressed ones are refused by the map
 for f in "$golden"/*.bloom; do
@@ -92,6 +92,15 @@ cp fuzz/seeds/parquet_footer/* "$corpus/parquet_footer/"
 # blocks of it for one key, and a prune doubles its reads for many), one with three row groups
 # of 256-byte filters, one without filters (a sidecar is then planted beside it)
 cp fuzz/seeds/parquet_scan/* "$corpus/parquet_scan/"
+# parquet_index: the same whole files, for the sidecar build and the rewrite of `parquet index`
+cp fuzz/seeds/parquet_scan/* "$corpus/parquet_index/"
+# compress_encoder: m (two bytes) then bits: sparse, half full, dense
+printf '\xff\x0f\x01\x00\x00\x00\x00\x00\x00\x80\x00\x00\x00\x00\x00\x00\x00\x00\x10' \
+  >"$corpus/compress_encoder/sparse"
+printf '\x00\x02\x5a\xa5\x3c\xc3\x96\x69\x0f\xf0\x12\xed\x34\xcb\x56\xa9\x78\x87' \
+  >"$corpus/compress_encoder/half"
+printf '\x40\x00\xff\xff\xff\xfe\xff\xff\xff\xff\xff\xff\xef\xff\xff\xff\xff\xff' \
+  >"$corpus/compress_encoder/dense"
 # redisbloom_chunks: the SCANDUMP chunk files captured from RedisBloom 2.6
 cp crates/bloomery/tests/fixtures/redisbloom/*.rbchunks "$corpus/redisbloom_chunks/"
 if command -v gzip >/dev/null; then
@@ -112,7 +121,7 @@ cargo +nightly fuzz build
 # be 4 KiB for a scan to read it one block at a time
 max_len() {
   case $1 in
-    parquet_scan) echo 8192 ;;
+    parquet_scan | parquet_index) echo 8192 ;;
     *) echo 4096 ;;
   esac
 }

@@ -344,3 +344,97 @@ fn a_declared_plain_size_over_the_limit_is_refused_before_the_checksum() {
     assert!(!out.exists());
     assert_eq!(std::fs::read(&z).unwrap(), b);
 }
+
+/// A classic filter of 32 MB whose payload is random bits (as a half-full filter's:
+/// incompressible, the coder stores it), re-signed.
+fn half_full(t: &T, name: &str, seed: u64) -> PathBuf {
+    use rand::{RngCore, SeedableRng};
+    let p = t.p(name);
+    run(&[
+        Path::new("create"),
+        &p,
+        Path::new("--kind"),
+        Path::new("classic"),
+        Path::new("--bits"),
+        Path::new("256M"),
+        Path::new("--hashes"),
+        Path::new("7"),
+    ])
+    .success();
+    let mut b = std::fs::read(&p).unwrap();
+    let h = u32::from_le_bytes(b[12..16].try_into().unwrap()) as usize;
+    let n = b.len() - 8;
+    rand::rngs::StdRng::seed_from_u64(seed).fill_bytes(&mut b[h..n]);
+    let sum = xxhash_rust::xxh3::xxh3_64(&b[..n]);
+    b[n..].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&p, &b).unwrap();
+    p
+}
+
+/// `compress`, `diff` and `patch --compress` of a 32 MB half-full filter with `--max-memory
+/// 8M`, under a data-segment limit of 16 MiB (bash's `ulimit -d`, in KiB: heap and anonymous
+/// maps; the inputs are mapped files, not counted): they write their output as it is made.
+/// The files written equal what the commands write without a limit, and decode to the input.
+#[test]
+fn compress_diff_and_patch_hold_a_piece_of_a_big_file() {
+    let t = T::new();
+    let old = half_full(&t, "old.bloom", 1);
+    let new = t.p("new.bloom");
+    {
+        // the new version: 4 KiB of its payload changed
+        let mut b = std::fs::read(&old).unwrap();
+        let n = b.len() - 8;
+        for x in &mut b[1 << 20..(1 << 20) + 4096] {
+            *x ^= 0x5a;
+        }
+        let sum = xxhash_rust::xxh3::xxh3_64(&b[..n]);
+        b[n..].copy_from_slice(&sum.to_le_bytes());
+        std::fs::write(&new, &b).unwrap();
+    }
+    let limited = |args: &[&Path]| {
+        let o = std::process::Command::new("bash")
+            .arg("-c")
+            .arg("ulimit -d 16384 && exec \"$@\"")
+            .arg("limited")
+            .arg(common::BIN)
+            .args(["--max-memory", "8M"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    };
+    let (z, d, pz) = (t.p("new.bloomz"), t.p("d.delta"), t.p("patched.bloomz"));
+    limited(&[Path::new("compress"), &new, &z]);
+    limited(&[Path::new("diff"), &old, &new, &d]);
+    limited(&[Path::new("patch"), &old, &d, &pz, Path::new("--compress")]);
+    assert!(std::fs::metadata(&z).unwrap().len() > 30 << 20, "stored");
+    assert!(
+        std::fs::metadata(&d).unwrap().len() < 64 << 10,
+        "a small delta"
+    );
+    // what the commands write without a limit
+    let (z2, d2, p2) = (t.p("z2"), t.p("d2"), t.p("p2"));
+    run(&[Path::new("compress"), &new, &z2]).success();
+    run(&[Path::new("diff"), &old, &new, &d2]).success();
+    run(&[Path::new("patch"), &old, &d2, &p2]).success();
+    let newb = std::fs::read(&new).unwrap();
+    assert_eq!(std::fs::read(&z).unwrap(), std::fs::read(&z2).unwrap());
+    assert_eq!(std::fs::read(&d).unwrap(), std::fs::read(&d2).unwrap());
+    assert_eq!(std::fs::read(&pz).unwrap(), std::fs::read(&z).unwrap());
+    assert_eq!(std::fs::read(&p2).unwrap(), newb);
+    let back = t.p("back.bloom");
+    run(&[Path::new("decompress"), &z, &back]).success();
+    assert_eq!(std::fs::read(&back).unwrap(), newb);
+    // no temporary file left
+    let mut names: Vec<String> = std::fs::read_dir(t.0.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert!(names.iter().all(|n| !n.starts_with('.')), "{names:?}");
+}

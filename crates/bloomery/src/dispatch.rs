@@ -60,6 +60,24 @@ impl SetStats {
         }
     }
 
+    /// The figures of a single bit-array filter whose `ones` bits set and current rate are
+    /// already counted (by a pass over its words a piece at a time), as [`of`](Self::of)
+    /// gives them.
+    pub fn of_counted<S: crate::filter::Stats>(f: &S, ones: u64, current_fpr: f64) -> Self {
+        let (bits, k) = (f.bit_len(), f.hash_count());
+        Self {
+            bits,
+            hashes: k,
+            ones,
+            current_fpr,
+            capacity: f.capacity(),
+            target_fpr: f.target_fpr(),
+            estimated_items: crate::params::estimate_items(bits, k, ones),
+            sub_filters: 1,
+            layers: 0,
+        }
+    }
+
     /// The figures of a classic filter (a rate that follows from the fill alone) whose
     /// `ones` bits set are already counted.
     pub fn of_ones(f: &crate::sets::classic::BloomFilter, ones: u64) -> Self {

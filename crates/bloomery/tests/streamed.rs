@@ -336,3 +336,96 @@ proptest! {
         }
     }
 }
+
+/// Partitioned and split-block files combine as streams too: the bytes of the in-memory union
+/// and intersection, and their figures (the fill counted per slice or per block on the pieces
+/// as they are written), for slices that do not start on a word and for files of one piece
+/// and of two.
+#[test]
+fn partitioned_and_split_block_unions_and_intersections_stream() {
+    use bloomery::{PartitionedBloomFilter, SplitBlockBloomFilter};
+    let dir = tempfile::tempdir().unwrap();
+    type Maker = Box<dyn Fn() -> AnyFilter>;
+    let makers: Vec<(&str, Maker)> = vec![
+        (
+            "partitioned, slices of 10007 bits",
+            Box::new(|| {
+                PartitionedBloomFilter::try_with_shape(10_007, 5)
+                    .unwrap()
+                    .into()
+            }),
+        ),
+        (
+            "partitioned, two pieces",
+            Box::new(|| {
+                PartitionedBloomFilter::try_with_shape((1 << 24) + 13, 5)
+                    .unwrap()
+                    .into()
+            }),
+        ),
+        (
+            "split-block, 32 KiB",
+            Box::new(|| {
+                SplitBlockBloomFilter::try_with_bytes(1 << 15)
+                    .unwrap()
+                    .into()
+            }),
+        ),
+        (
+            "split-block, two pieces",
+            Box::new(|| {
+                SplitBlockBloomFilter::try_with_bytes(3 << 22)
+                    .unwrap()
+                    .into()
+            }),
+        ),
+    ];
+    for (i, (what, make)) in makers.iter().enumerate() {
+        let fs: Vec<AnyFilter> = [0u64, 3000, 4000]
+            .iter()
+            .map(|&from| {
+                let mut f = make();
+                for k in from..from + 6000 {
+                    f.insert(&k).unwrap();
+                }
+                f
+            })
+            .collect();
+        let paths: Vec<PathBuf> = fs
+            .iter()
+            .enumerate()
+            .map(|(j, f)| save(dir.path(), &format!("k{i}-{j}"), f))
+            .collect();
+        let maps: Vec<MappedFile> = paths.iter().map(|p| MappedFile::open(p).unwrap()).collect();
+        assert!(maps.iter().all(AnyFilter::streams));
+        for n in [2, 3] {
+            let ins: Vec<&MappedFile> = maps[..n].iter().collect();
+            for and in [false, true] {
+                let mut want = fs[0].clone();
+                for g in &fs[1..n] {
+                    if and {
+                        want.intersect_with(g).unwrap();
+                    } else {
+                        want.union_with(g).unwrap();
+                    }
+                }
+                let out = dir.path().join(format!("kr{i}-{n}-{and}"));
+                let info = if and {
+                    AnyFilter::intersect_files(&ins, &out, Verify::Checksum, &mut |_| {})
+                } else {
+                    AnyFilter::union_files(&ins, &out, Verify::Checksum, &mut |_| {})
+                }
+                .unwrap();
+                assert!(
+                    std::fs::read(&out).unwrap() == want.to_bytes(),
+                    "{what}: {n} inputs, and = {and}"
+                );
+                assert_eq!(info, want.info(), "{what}: {n} inputs, and = {and}");
+            }
+        }
+        // no fold: refused, nothing written
+        let out = dir.path().join(format!("kf{i}"));
+        assert!(AnyFilter::fold_file(&maps[0], 1, &out, Verify::Checksum, &mut |_| {}).is_err());
+        assert!(!out.exists());
+    }
+}

@@ -39,12 +39,10 @@ fn sizes_note(out: &Path, s: &PackedSizes) {
 pub fn compress(a: PackArgs) -> Result<u8> {
     super::check_out(&a.out, &[&a.input], a.force)?;
     let data = read(&a.input)?;
-    let packed = c::compress_file(data.bytes())
+    // written as it is coded: memory holds a piece of the stream, never the whole
+    let s = c::compress_file_to(data.bytes(), &a.out)
         .with_context(|| format!("cannot compress `{}`", a.input.display()))?;
-    write(&a.out, &packed)?;
-    if let Ok(s) = c::packed_sizes(&packed, true) {
-        sizes_note(&a.out, &s);
-    }
+    sizes_note(&a.out, &s);
     Ok(0)
 }
 
@@ -67,18 +65,17 @@ pub fn diff(a: DiffArgs) -> Result<u8> {
     super::check_out(&a.out, &[&a.old, &a.new], a.force)?;
     let old = read(&a.old)?;
     let new = read(&a.new)?;
-    let d = c::diff_files(old.bytes(), new.bytes()).with_context(|| {
+    let len = c::diff_files_to(old.bytes(), new.bytes(), &a.out).with_context(|| {
         format!(
             "cannot diff `{}` against `{}`",
             a.new.display(),
             a.old.display()
         )
     })?;
-    write(&a.out, &d)?;
     note(&format!(
         "wrote {}: a delta of {} (the new version is {} plain)",
         a.out.display(),
-        bytes(d.len() as u64),
+        bytes(len),
         bytes(
             // measured without decompressing a compressed input again
             c::packed_sizes(new.bytes(), false)
@@ -93,22 +90,22 @@ pub fn patch(a: PatchArgs) -> Result<u8> {
     super::check_out(&a.out, &[&a.old, &a.diff], a.force)?;
     let old = read(&a.old)?;
     let delta = read(&a.diff)?;
-    let mut out =
-        c::patch_file(old.bytes(), delta.bytes(), bloomery::max_bytes()).with_context(|| {
-            format!(
-                "cannot apply `{}` to `{}`",
-                a.diff.display(),
-                a.old.display()
-            )
-        })?;
-    if a.compress {
-        out = c::compress_file(&out)?;
-    }
-    write(&a.out, &out)?;
-    note(&format!(
-        "wrote {}: {}",
-        a.out.display(),
-        bytes(out.len() as u64)
-    ));
+    let context = || {
+        format!(
+            "cannot apply `{}` to `{}`",
+            a.diff.display(),
+            a.old.display()
+        )
+    };
+    // the result is written as it is made; with --compress, to a temporary plain file beside
+    // OUT first, then coded from it (mapped) into OUT
+    let len = if a.compress {
+        c::patch_file_compressed_to(old.bytes(), delta.bytes(), &a.out)
+            .with_context(context)?
+            .compressed_bytes
+    } else {
+        c::patch_file_to(old.bytes(), delta.bytes(), &a.out).with_context(context)?
+    };
+    note(&format!("wrote {}: {}", a.out.display(), bytes(len)));
     Ok(0)
 }

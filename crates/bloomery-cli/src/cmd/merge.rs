@@ -31,7 +31,8 @@ pub fn union(a: MergeArgs, intersect: bool) -> Result<u8> {
     Ok(0)
 }
 
-/// Map every input; when all stream (plain classic or blocked files), combine them into OUT
+/// Map every input; when all stream (plain classic, blocked, partitioned or split-block
+/// files), combine them into OUT
 /// in one pass and return the result's summary, else `None`.
 fn streamed_union(a: &MergeArgs, intersect: bool, verify: bool) -> Result<Option<FilterInfo>> {
     let mut files = Vec::with_capacity(a.inputs.len());

@@ -509,8 +509,9 @@ impl AnyFilter {
     /// [`PASS_CHUNK`](crate::PASS_CHUNK) pieces, calling `behind(range)` with each piece's
     /// byte range in the payload once it is counted: a caller updating a big file drops
     /// those pages ([`FileUpdate::release_range`]), so the pass holds about one piece
-    /// resident. Classic and blocked filters count piece by piece; the other kinds count as
-    /// [`info`](Self::info) does, then report their whole payload behind them.
+    /// resident. Classic, blocked, partitioned and split-block filters count piece by piece;
+    /// the other kinds count as [`info`](Self::info) does, then report their whole payload
+    /// behind them.
     pub fn info_pass(&self, behind: &mut dyn FnMut(std::ops::Range<u64>)) -> FilterInfo {
         let chunk = crate::io::header::PASS_CHUNK as u64;
         let mut pass = FillPass::new(self);
@@ -529,7 +530,7 @@ impl AnyFilter {
     /// [`info`](Self::info), counted inside the seal's checksum pass (each piece counted before
     /// its pages are dropped): the summary of a big update costs no pass of its own (classic
     /// and blocked filters; the other kinds count first, as [`info_pass`](Self::info_pass)
-    /// does). `progress` is told the bytes of the checksum pass done.
+    /// does, piece by piece for partitioned and split-block filters). `progress` is told the bytes of the checksum pass done.
     ///
     /// ```
     /// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Persist, Verify};
@@ -714,6 +715,22 @@ enum FillPass<'a> {
         next: usize,
         ones: u64,
     },
+    /// Bits set per slice, counted a piece at a time; the rate is their product at the end.
+    Partitioned {
+        f: &'a PartitionedBloomFilter,
+        /// Words counted so far.
+        next: usize,
+        slice_ones: Vec<u64>,
+    },
+    /// Bits set and the sum over blocks of each block's rate, in block order (the order
+    /// [`Stats::current_fpr`](crate::filter::Stats::current_fpr) sums them in).
+    SplitBlock {
+        f: &'a SplitBlockBloomFilter,
+        /// Words counted so far (whole 4-word blocks).
+        next: usize,
+        ones: u64,
+        fpr_sum: f64,
+    },
     /// Counted whole at the end.
     Whole(&'a AnyFilter),
 }
@@ -727,6 +744,17 @@ impl<'a> FillPass<'a> {
                 next: 0,
                 ones: 0,
             },
+            AnyFilter::Partitioned(p) => Self::Partitioned {
+                f: p,
+                next: 0,
+                slice_ones: vec![0; p.hashes() as usize],
+            },
+            AnyFilter::SplitBlock(b) => Self::SplitBlock {
+                f: b,
+                next: 0,
+                ones: 0,
+                fpr_sum: 0.0,
+            },
             other => Self::Whole(other),
         }
     }
@@ -736,6 +764,8 @@ impl<'a> FillPass<'a> {
         match self {
             Self::Blocked(b, _) => b.as_words().len() as u64 * 8,
             Self::Classic { f, .. } => f.as_words().len() as u64 * 8,
+            Self::Partitioned { f, .. } => f.as_words().len() as u64 * 8,
+            Self::SplitBlock { f, .. } => f.as_words().len() as u64 * 8,
             Self::Whole(f) => f.encode_parts().1.len(),
         }
     }
@@ -752,6 +782,44 @@ impl<'a> FillPass<'a> {
                     *next = end;
                 }
             }
+            Self::Partitioned {
+                f,
+                next,
+                slice_ones,
+            } => {
+                let words = f.as_words();
+                let end = usize::try_from(bytes / 8).map_or(words.len(), |e| e.min(words.len()));
+                if end > *next {
+                    let (lo, hi) = (*next as u64 * 64, end as u64 * 64);
+                    let s = f.slice_bits();
+                    for (i, ones) in slice_ones.iter_mut().enumerate() {
+                        let (a, b) = (i as u64 * s, (i as u64 + 1) * s);
+                        *ones += crate::store::count_ones_range(words, a.max(lo), b.min(hi));
+                    }
+                    *next = end;
+                }
+            }
+            Self::SplitBlock {
+                f,
+                next,
+                ones,
+                fpr_sum,
+            } => {
+                let words = f.as_words();
+                let end = usize::try_from(bytes / 32)
+                    .map_or(words.len(), |e| (e * 4).min(words.len() / 4 * 4));
+                if end > *next {
+                    for b in words[*next..end].chunks_exact(4) {
+                        let mut fpr = 1.0;
+                        for w in b.iter().flat_map(|w| [*w as u32, (*w >> 32) as u32]) {
+                            *ones += u64::from(w.count_ones());
+                            fpr *= f64::from(w.count_ones()) / 32.0;
+                        }
+                        *fpr_sum += fpr;
+                    }
+                    *next = end;
+                }
+            }
             Self::Whole(_) => {}
         }
     }
@@ -761,6 +829,20 @@ impl<'a> FillPass<'a> {
         match self {
             Self::Blocked(b, p) => p.finish(b),
             Self::Classic { f, ones, .. } => SetStats::of_ones(f, ones),
+            Self::Partitioned { f, slice_ones, .. } => {
+                let s = f.slice_bits() as f64;
+                SetStats::of_counted(
+                    f,
+                    slice_ones.iter().sum(),
+                    slice_ones.iter().map(|&o| o as f64 / s).product(),
+                )
+            }
+            Self::SplitBlock {
+                f, ones, fpr_sum, ..
+            } => {
+                use crate::filter::Stats;
+                SetStats::of_counted(f, ones, fpr_sum / (f.bit_len() / 256) as f64)
+            }
             Self::Whole(f) => f.as_dyn().stats(),
         }
     }
@@ -848,5 +930,45 @@ mod mlbf_tests {
             .unwrap();
         assert!(u.union_with(&blocked).is_err());
         assert_eq!(blocked.info().layers, 0);
+    }
+}
+
+#[cfg(test)]
+mod fill_pass_tests {
+    use super::*;
+
+    /// The figures counted a piece at a time are those of the whole-filter count, exactly,
+    /// whatever the pieces: pieces cutting slices and blocks anywhere, and fills from empty
+    /// to dense.
+    #[test]
+    fn piece_counts_equal_whole_counts() {
+        for kind in [Kind::Partitioned, Kind::SplitBlock, Kind::Classic] {
+            for n in [0u64, 1, 3_000, 40_000] {
+                let mut f = AnyFilter::builder(kind)
+                    .capacity(10_000)
+                    .fpr(0.01)
+                    .try_build()
+                    .unwrap();
+                for i in 0..n {
+                    f.insert(&i).unwrap();
+                }
+                let whole = f.info();
+                assert_eq!(f.info_pass(&mut |_| {}), whole, "{kind:?} n {n}");
+                for step in [8u64, 24, 40, 1000, 4096] {
+                    let mut pass = FillPass::new(&f);
+                    let len = pass.len();
+                    let mut at = 0;
+                    while at < len {
+                        at = (at + step).min(len);
+                        pass.advance(at);
+                    }
+                    assert_eq!(
+                        f.info_from(pass.finish()),
+                        whole,
+                        "{kind:?} n {n} step {step}"
+                    );
+                }
+            }
+        }
     }
 }

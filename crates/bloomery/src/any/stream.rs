@@ -42,14 +42,14 @@ impl<'a> Input<'a> {
     fn open(file: &'a MappedFile, verify: Verify) -> Result<Self> {
         if !AnyFilter::streams(file) {
             return Err(Error::Unsupported(format!(
-                "`{}` is not a plain classic or blocked filter file: only those stream (load \
-                 it into memory instead)",
+                "`{}` is not a plain classic, blocked, partitioned or split-block filter file: \
+                 only those stream (load it into memory instead)",
                 file.path().display()
             )));
         }
         let filter = AnyFilter::from_mapped(file)?;
         let words = words_of(&filter)
-            .ok_or_else(|| Error::Unsupported("only classic and blocked filters stream".into()))?;
+            .ok_or_else(|| Error::Unsupported("this kind does not stream".into()))?;
         let base = (words.as_ptr() as usize).wrapping_sub(file.bytes().as_ptr() as usize);
         if base != file.header_len() as usize {
             // the words are not the file's pages (a copy): nothing to stream from
@@ -135,6 +135,8 @@ fn words_of(f: &AnyFilter) -> Option<&[u64]> {
     match f {
         AnyFilter::Classic(c) => Some(c.as_words()),
         AnyFilter::Blocked(b) => Some(b.as_words()),
+        AnyFilter::Partitioned(p) => Some(p.as_words()),
+        AnyFilter::SplitBlock(b) => Some(b.as_words()),
         _ => None,
     }
 }
@@ -146,6 +148,17 @@ enum Fill {
         crate::sets::blocked::FillPass,
         crate::sets::blocked::BlockLayout,
     ),
+    /// Bits set per slice of `slice_bits`; `next` is the bit the next piece starts at.
+    Partitioned {
+        slice_bits: u64,
+        next: u64,
+        slice_ones: Vec<u64>,
+    },
+    /// Bits set and the sum over blocks of each block's rate, in block order.
+    SplitBlock {
+        ones: u64,
+        fpr_sum: f64,
+    },
 }
 
 impl Fill {
@@ -154,6 +167,15 @@ impl Fill {
             AnyFilter::Blocked(b) => {
                 Self::Blocked(crate::sets::blocked::FillPass::new(b), b.layout())
             }
+            AnyFilter::Partitioned(p) => Self::Partitioned {
+                slice_bits: p.slice_bits(),
+                next: 0,
+                slice_ones: vec![0; p.hashes() as usize],
+            },
+            AnyFilter::SplitBlock(_) => Self::SplitBlock {
+                ones: 0,
+                fpr_sum: 0.0,
+            },
             _ => Self::Classic(0),
         }
     }
@@ -162,6 +184,33 @@ impl Fill {
         match self {
             Self::Classic(ones) => *ones += crate::store::count_ones(words),
             Self::Blocked(p, layout) => p.advance_words(*layout, words),
+            Self::Partitioned {
+                slice_bits,
+                next,
+                slice_ones,
+            } => {
+                let (lo, hi) = (*next, *next + words.len() as u64 * 64);
+                for (i, ones) in slice_ones.iter_mut().enumerate() {
+                    let (a, b) = (i as u64 * *slice_bits, (i as u64 + 1) * *slice_bits);
+                    let (a, b) = (a.max(lo), b.min(hi));
+                    if a < b {
+                        *ones += crate::store::count_ones_range(words, a - lo, b - lo);
+                    }
+                }
+                *next = hi;
+            }
+            Self::SplitBlock { ones, fpr_sum } => {
+                // pieces are whole blocks of 4 words (every piece but the last is a multiple
+                // of them, and the payload is whole blocks)
+                for b in words.chunks_exact(4) {
+                    let mut fpr = 1.0;
+                    for w in b.iter().flat_map(|w| [*w as u32, (*w >> 32) as u32]) {
+                        *ones += u64::from(w.count_ones());
+                        fpr *= f64::from(w.count_ones()) / 32.0;
+                    }
+                    *fpr_sum += fpr;
+                }
+            }
         }
     }
 
@@ -170,6 +219,17 @@ impl Fill {
         let stats = match (self, shell) {
             (Self::Blocked(p, _), AnyFilter::Blocked(b)) => p.finish(b),
             (Self::Classic(ones), AnyFilter::Classic(c)) => SetStats::of_ones(c, ones),
+            (Self::Partitioned { slice_ones, .. }, AnyFilter::Partitioned(p)) => {
+                let s = p.slice_bits() as f64;
+                SetStats::of_counted(
+                    p,
+                    slice_ones.iter().sum(),
+                    slice_ones.iter().map(|&o| o as f64 / s).product(),
+                )
+            }
+            (Self::SplitBlock { ones, fpr_sum }, AnyFilter::SplitBlock(b)) => {
+                SetStats::of_counted(b, ones, fpr_sum / (b.bit_len() / 256) as f64)
+            }
             (_, other) => return other.info(),
         };
         shell.info_from(stats)
@@ -182,9 +242,16 @@ fn shell(f: &AnyFilter, times: u32, items: u64) -> Result<AnyFilter> {
     Ok(match f {
         AnyFilter::Classic(c) => AnyFilter::Classic(c.stream_shell(times, items)?),
         AnyFilter::Blocked(b) => AnyFilter::Blocked(b.stream_shell(times, items)?),
+        AnyFilter::Partitioned(p) if times == 0 => AnyFilter::Partitioned(p.stream_shell(items)?),
+        AnyFilter::SplitBlock(b) if times == 0 => AnyFilter::SplitBlock(b.stream_shell(items)?),
+        AnyFilter::Partitioned(_) | AnyFilter::SplitBlock(_) => {
+            return Err(Error::Unsupported(
+                "partitioned and split-block filters do not fold".into(),
+            ))
+        }
         _ => {
             return Err(Error::Unsupported(
-                "only classic and blocked filters stream".into(),
+                "only classic, blocked, partitioned and split-block filters stream".into(),
             ))
         }
     })
@@ -262,16 +329,21 @@ fn shr(x: usize, t: u32) -> usize {
 }
 
 impl AnyFilter {
-    /// True when `file` can be folded, combined or intersected as a stream
-    /// ([`fold_file`](Self::fold_file), [`union_files`](Self::union_files),
-    /// [`intersect_files`](Self::intersect_files)): a plain (not compressed) classic or
-    /// blocked filter file. The other kinds, and compressed files, are folded and combined
-    /// in memory ([`fold`](Self::fold), [`union_with`](Self::union_with)).
+    /// True when `file` can be combined or intersected as a stream
+    /// ([`union_files`](Self::union_files), [`intersect_files`](Self::intersect_files)): a
+    /// plain (not compressed) classic, blocked, partitioned or split-block filter file; the
+    /// classic and blocked ones also fold as a stream ([`fold_file`](Self::fold_file), which
+    /// refuses the other two: they do not fold). The other kinds, and compressed files, are
+    /// folded and combined in memory ([`fold`](Self::fold), [`union_with`](Self::union_with)).
     pub fn streams(file: &MappedFile) -> bool {
         file.is_plain()
             && matches!(
                 file.header().kind,
-                Kind::Classic | Kind::Blocked | Kind::BlockedSectors
+                Kind::Classic
+                    | Kind::Blocked
+                    | Kind::BlockedSectors
+                    | Kind::Partitioned
+                    | Kind::SplitBlock
             )
     }
 
@@ -435,6 +507,8 @@ fn check_pair(a: &AnyFilter, b: &AnyFilter) -> Result<()> {
     match (a, b) {
         (AnyFilter::Classic(x), AnyFilter::Classic(y)) => x.check_compatible(y)?,
         (AnyFilter::Blocked(x), AnyFilter::Blocked(y)) => x.check_compatible(y)?,
+        (AnyFilter::Partitioned(x), AnyFilter::Partitioned(y)) => x.check_compatible(y)?,
+        (AnyFilter::SplitBlock(x), AnyFilter::SplitBlock(y)) => x.check_compatible(y)?,
         _ => return Err(kind_mismatch(a, b)),
     }
     if a.hasher() != b.hasher() {
@@ -447,6 +521,8 @@ fn bits_and_k(f: &AnyFilter) -> (u64, u32) {
     match f {
         AnyFilter::Classic(c) => (c.bit_len(), c.hash_count()),
         AnyFilter::Blocked(b) => (b.bit_len(), b.hash_count()),
+        AnyFilter::Partitioned(p) => (p.bit_len(), p.hash_count()),
+        AnyFilter::SplitBlock(b) => (b.bit_len(), b.hash_count()),
         _ => (0, 0),
     }
 }

@@ -92,6 +92,7 @@
 
 use crate::error::{inconsistent, invalid, Error, FormatError, Result};
 use crate::io::header as format;
+use crate::io::stream::StreamOut;
 use crate::store::{self, Words};
 
 /// Tag byte of a stored (uncoded) bit array, for arrays near half full.
@@ -430,7 +431,13 @@ fn minority_word<S: WordSource + ?Sized>(words: &S, i: usize, m: u64, flip: bool
     (if flip { !w } else { w }) & word_mask(i, m)
 }
 
-fn encode_gaps<S: WordSource + ?Sized>(enc: &mut Encoder, words: &S, m: u64, ones: u64) {
+fn encode_gaps<S: WordSource + ?Sized>(
+    enc: &mut Encoder,
+    words: &S,
+    m: u64,
+    ones: u64,
+    spill: &mut Spill<'_>,
+) -> Result<()> {
     let flip = ones > m - ones;
     let minority = ones.min(m - ones);
     let model = GapModel::new(m, minority);
@@ -451,7 +458,9 @@ fn encode_gaps<S: WordSource + ?Sized>(enc: &mut Encoder, words: &S, m: u64, one
             }
             next = pos + 1;
         }
+        drain(&mut enc.out, spill)?;
     }
+    Ok(())
 }
 
 /// Decode the gaps of `minority` minority bits, calling `put` for the non-zero words of the
@@ -535,6 +544,37 @@ fn compress_with<S: WordSource + ?Sized>(
     m: u64,
     force: Option<Mode>,
 ) -> Result<Vec<u8>> {
+    compress_spilling(words, m, force, None)
+}
+
+/// Bytes an encoder holds before it hands them to its spill.
+const SPILL_AT: usize = 1 << 16;
+
+/// Where finished stream bytes go as they are made (the coder's output is final once pushed:
+/// carries are resolved before a byte leaves its cache).
+type Spill<'a> = Option<&'a mut dyn FnMut(&[u8]) -> Result<()>>;
+
+/// Hand `out` to `spill` once it holds [`SPILL_AT`] bytes (nothing without a spill).
+#[inline]
+fn drain(out: &mut Vec<u8>, spill: &mut Spill<'_>) -> Result<()> {
+    if let Some(f) = spill {
+        if out.len() >= SPILL_AT {
+            f(out)?;
+            out.clear();
+        }
+    }
+    Ok(())
+}
+
+/// [`compress_with`], the stream's bytes handed to `spill` a piece at a time as they are
+/// made (so the whole stream is never in memory); returns the bytes not yet handed on (all of
+/// them without a spill). The bytes, in order, are those of [`compress_with`].
+fn compress_spilling<S: WordSource + ?Sized>(
+    words: &S,
+    m: u64,
+    force: Option<Mode>,
+    mut spill: Spill<'_>,
+) -> Result<Vec<u8>> {
     let len = check_words(words, m, "words")?;
     let ones = count_ones_m(words, m);
     let mode = if ones == 0 || ones == m {
@@ -549,24 +589,35 @@ fn compress_with<S: WordSource + ?Sized>(
     if ones == 0 || ones == m {
         return Ok(out);
     }
+    let reserve = |out: &mut Vec<u8>, bytes: usize| {
+        out.try_reserve_exact(bytes)
+            .map_err(|_| Error::AllocationFailed {
+                bytes: bytes as u64,
+            })
+    };
     if mode == Mode::Raw {
         let bytes = m.div_ceil(8) as usize;
-        out.reserve_exact(bytes);
+        reserve(&mut out, if spill.is_some() { SPILL_AT + 8 } else { bytes })?;
         for i in 0..len {
             let w = minority_word(words, i, m, false);
             let take = (bytes - i * 8).min(8);
             out.extend_from_slice(&w.to_le_bytes()[..take]);
+            drain(&mut out, &mut spill)?;
         }
         return Ok(out);
     }
     let p0 = zero_probability(m, ones);
-    // Expected size m·H(p)/8 plus slack: one allocation in the common case.
-    let p = (m - ones) as f64 / m as f64;
-    let expect = (m as f64 * crate::params::entropy(p) / 8.0 * 1.01) as usize + 16;
-    out.reserve(expect);
+    if spill.is_some() {
+        reserve(&mut out, SPILL_AT + 64)?;
+    } else {
+        // Expected size m·H(p)/8 plus slack: one allocation in the common case.
+        let p = (m - ones) as f64 / m as f64;
+        let expect = (m as f64 * crate::params::entropy(p) / 8.0 * 1.01) as usize + 16;
+        reserve(&mut out, expect)?;
+    }
     let mut enc = Encoder::new(out);
     if mode == Mode::Gaps {
-        encode_gaps(&mut enc, words, m, ones);
+        encode_gaps(&mut enc, words, m, ones, &mut spill)?;
         return Ok(enc.finish());
     }
     let full = (m / 64) as usize;
@@ -575,6 +626,7 @@ fn compress_with<S: WordSource + ?Sized>(
         for j in 0..64 {
             enc.encode((w >> j) & 1 == 1, p0);
         }
+        drain(&mut enc.out, &mut spill)?;
     }
     let rest = (m % 64) as u32;
     if rest > 0 {
@@ -1060,6 +1112,103 @@ pub(crate) fn compress_parts(
     ))
 }
 
+/// [`compress_file`] written to `path` (atomically, see [`crate::io::stream`]) as the stream
+/// is made: memory holds a piece of the stream, never the whole, whatever the file's size.
+/// The bytes are those of [`compress_file`]; returns their sizes, as [`packed_sizes`] of the
+/// file written gives them. A compressed input is validated (streamed, without decompressing
+/// it into memory) and copied.
+pub fn compress_file_to(bytes: &[u8], path: &std::path::Path) -> Result<PackedSizes> {
+    if is_packed(bytes) {
+        let sizes = packed_sizes(bytes, true)?;
+        let mut out = StreamOut::create(path, None)?;
+        out.write(&bytes[..bytes.len() - 8])?;
+        out.finish()?;
+        return Ok(sizes);
+    }
+    let d = decode_plain(bytes)?;
+    let m = d.payload_len as u64 * 8;
+    let entropy_bits = entropy_of(&payload_of(bytes, &d), m)?;
+    let h = d.payload_offset;
+    let mut out = StreamOut::create(path, Some(h + PACK_FIXED))?;
+    out.write_zeros((h + PACK_FIXED) as u64)?;
+    let stream_len = spill_stream(&mut out, |spill| {
+        compress_spilling(&payload_of(bytes, &d), m, None, Some(spill))
+    })?;
+    let padded = seal_container(&mut out, PACK_FIXED as u64 + stream_len)?;
+    let mut head = bytes[..h].to_vec();
+    head[AT_PAYLOAD_LEN..AT_PAYLOAD_LEN + 8].copy_from_slice(&padded.to_le_bytes());
+    head[AT_FLAGS..AT_FLAGS + 2].copy_from_slice(&format::FLAG_COMPRESSED.to_le_bytes());
+    head.extend_from_slice(&(d.payload_len as u64).to_le_bytes());
+    head.extend_from_slice(&le64(bytes, bytes.len() - 8).to_le_bytes());
+    head.extend_from_slice(&stream_len.to_le_bytes());
+    out.finish_with_head(&head)?;
+    Ok(PackedSizes {
+        compressed_input: true,
+        exact: true,
+        plain_bytes: bytes.len() as u64,
+        compressed_bytes: h as u64 + padded + 8,
+        stream_bytes: stream_len,
+        entropy_bits,
+    })
+}
+
+/// Run an encoder whose output goes to `out` a piece at a time; returns the stream's length.
+fn spill_stream(
+    out: &mut StreamOut,
+    encode: impl FnOnce(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<Vec<u8>>,
+) -> Result<u64> {
+    let mut n = 0u64;
+    let rest = encode(&mut |b: &[u8]| {
+        n += b.len() as u64;
+        out.write(b)
+    })?;
+    out.write(&rest)?;
+    Ok(n + rest.len() as u64)
+}
+
+/// Pad a container of `len` bytes (already written) to a multiple of 64; its padded length.
+fn seal_container(out: &mut StreamOut, len: u64) -> Result<u64> {
+    let padded = len.div_ceil(64) * 64;
+    out.write_zeros(padded - len)?;
+    Ok(padded)
+}
+
+/// [`diff_files`] written to `path` as the delta is made (see [`compress_file_to`]): memory
+/// holds a piece of the delta, plus the plain form of a compressed input (within the memory
+/// limit, as every loader). The bytes are those of [`diff_files`]; returns how many.
+pub fn diff_files_to(old: &[u8], new: &[u8], path: &std::path::Path) -> Result<u64> {
+    let old = plain_bytes(old)?;
+    let new = plain_bytes(new)?;
+    let (old, new) = (old.bytes(), new.bytes());
+    let (a, b) = diff_pair(old, new)?;
+    let m = a.payload_len as u64 * 8;
+    let (wa, wb) = (payload_of(old, &a), payload_of(new, &b));
+    check_words(&wa, m, "old")?;
+    check_words(&wb, m, "new")?;
+    let h = b.payload_offset;
+    let mut out = StreamOut::create(path, Some(h + DELTA_FIXED))?;
+    out.write_zeros((h + DELTA_FIXED) as u64)?;
+    let mut tag = Vec::with_capacity(DIFF_HEADER_BYTES);
+    tag.push(TAG_DIFF);
+    tag.extend_from_slice(&fingerprint_of(&wa, m)?.to_le_bytes());
+    tag.extend_from_slice(&fingerprint_of(&wb, m)?.to_le_bytes());
+    out.write(&tag)?;
+    let body = spill_stream(&mut out, |spill| {
+        compress_spilling(&XorWords(&wa, &wb), m, None, Some(spill))
+    })?;
+    let stream_len = DIFF_HEADER_BYTES as u64 + body;
+    let padded = seal_container(&mut out, DELTA_FIXED as u64 + stream_len)?;
+    let mut head = new[..h].to_vec();
+    head[AT_PAYLOAD_LEN..AT_PAYLOAD_LEN + 8].copy_from_slice(&padded.to_le_bytes());
+    head[AT_FLAGS..AT_FLAGS + 2].copy_from_slice(&format::FLAG_DELTA.to_le_bytes());
+    head.extend_from_slice(&(a.payload_len as u64).to_le_bytes());
+    head.extend_from_slice(&le64(old, old.len() - 8).to_le_bytes());
+    head.extend_from_slice(&le64(new, new.len() - 8).to_le_bytes());
+    head.extend_from_slice(&stream_len.to_le_bytes());
+    out.finish_with_head(&head)?;
+    Ok(h as u64 + padded + 8)
+}
+
 /// A writer that keeps only the last 8 bytes written: fed a whole file by [`format::write`]
 /// (which computes the checksum as it writes), it holds the file's checksum trailer and
 /// nothing else.
@@ -1539,6 +1688,24 @@ pub fn diff_files(old: &[u8], new: &[u8]) -> Result<Vec<u8>> {
     let old = plain_bytes(old)?;
     let new = plain_bytes(new)?;
     let (old, new) = (old.bytes(), new.bytes());
+    let (a, b) = diff_pair(old, new)?;
+    let m = a.payload_len as u64 * 8;
+    let stream = diff_of(&payload_of(old, &a), &payload_of(new, &b), m)?;
+    let mut c = Vec::with_capacity(DELTA_FIXED + stream.len() + 64);
+    c.extend_from_slice(&(a.payload_len as u64).to_le_bytes());
+    c.extend_from_slice(&le64(old, old.len() - 8).to_le_bytes());
+    c.extend_from_slice(&le64(new, new.len() - 8).to_le_bytes());
+    c.extend_from_slice(&(stream.len() as u64).to_le_bytes());
+    c.extend_from_slice(&stream);
+    Ok(assemble(
+        &new[..b.payload_offset],
+        format::FLAG_DELTA,
+        &pad64(c),
+    ))
+}
+
+/// The decoded headers of two plain files a delta can join (same kind, hashing and shapes).
+fn diff_pair(old: &[u8], new: &[u8]) -> Result<(format::Decoded, format::Decoded)> {
     let a = decode_plain(old)?;
     let b = decode_plain(new)?;
     let (ha, hb) = (&a.header, &b.header);
@@ -1557,19 +1724,7 @@ pub fn diff_files(old: &[u8], new: &[u8]) -> Result<Vec<u8>> {
             right: format!("{} payload bytes", b.payload_len),
         }));
     }
-    let m = a.payload_len as u64 * 8;
-    let stream = diff_of(&payload_of(old, &a), &payload_of(new, &b), m)?;
-    let mut c = Vec::with_capacity(DELTA_FIXED + stream.len() + 64);
-    c.extend_from_slice(&(a.payload_len as u64).to_le_bytes());
-    c.extend_from_slice(&le64(old, old.len() - 8).to_le_bytes());
-    c.extend_from_slice(&le64(new, new.len() - 8).to_le_bytes());
-    c.extend_from_slice(&(stream.len() as u64).to_le_bytes());
-    c.extend_from_slice(&stream);
-    Ok(assemble(
-        &new[..b.payload_offset],
-        format::FLAG_DELTA,
-        &pad64(c),
-    ))
+    Ok((a, b))
 }
 
 /// Apply a delta file to `old` (plain or compressed): the plain result file, bit for bit.
@@ -1643,6 +1798,119 @@ pub fn patch_file(old: &[u8], delta: &[u8], limit_bytes: u64) -> Result<Vec<u8>>
     }
     out[payload_end..].copy_from_slice(&sum.to_le_bytes());
     Ok(out)
+}
+
+/// [`patch_file`] written to `path` as it is made: the base's payload is copied to the new
+/// file with the delta's words XORed in as they are decoded, so memory holds neither the
+/// result nor the delta's decoded array (only the plain form of a compressed base, within
+/// the memory limit, as every loader). Both the result's fingerprint and its file checksum
+/// are verified before the file replaces `path`; on any error `path` is untouched. The
+/// bytes are those of [`patch_file`]; returns how many.
+pub fn patch_file_to(old: &[u8], delta: &[u8], path: &std::path::Path) -> Result<u64> {
+    let (d, flags) = format::decode_with_flags(delta, format::Verify::Checksum)?;
+    if flags != format::FLAG_DELTA {
+        return Err(Error::Unsupported(
+            "the second file is not a delta (make one with `diff`)".into(),
+        ));
+    }
+    let c = &delta[d.payload_offset..d.payload_offset + d.payload_len];
+    if c.len() < DELTA_FIXED {
+        return Err(truncated(DELTA_FIXED, c.len()));
+    }
+    let plain_len = le64(c, 0);
+    let base_sum = le64(c, 8);
+    let result_sum = le64(c, 16);
+    let stream = container_stream(c, DELTA_FIXED)?;
+    let old = plain_bytes(old)?;
+    let old = old.bytes();
+    let a = decode_plain(old)?;
+    let have = le64(old, old.len() - 8);
+    if have != base_sum {
+        return Err(Error::Incompatible(crate::error::Incompatibility::Shape {
+            left: format!("base file with checksum {have:#018x}"),
+            right: format!("delta for a base with checksum {base_sum:#018x}"),
+        }));
+    }
+    if a.payload_len as u64 != plain_len {
+        return Err(inconsistent(format!(
+            "delta for a payload of {plain_len} bytes, base has {}",
+            a.payload_len
+        )));
+    }
+    let m = plain_len * 8;
+    let base = payload_of(old, &a);
+    let (target, s) = check_delta(&base, stream, m)?;
+    let h = d.payload_offset;
+    let mut head = delta[..h].to_vec();
+    head[AT_PAYLOAD_LEN..AT_PAYLOAD_LEN + 8].copy_from_slice(&plain_len.to_le_bytes());
+    head[AT_FLAGS..AT_FLAGS + 2].copy_from_slice(&0u16.to_le_bytes());
+    let mut out = StreamOut::create(path, None)?;
+    out.write(&head)?;
+    // the result's words, in order: the base's, with the delta's XORed in where it has any
+    let mut fp = xxhash_rust::xxh3::Xxh3::new();
+    fp.update(&m.to_le_bytes());
+    let src = base.0;
+    let mut at = 0usize; // bytes of the payload written
+    let mut failed: Option<Error> = None;
+    let copy = |out: &mut StreamOut, fp: &mut xxhash_rust::xxh3::Xxh3, bytes: &[u8]| {
+        fp.update(bytes);
+        out.write(bytes)
+    };
+    decode_into(&s, &mut |i, w| {
+        if failed.is_some() {
+            return;
+        }
+        let start = 8 * i;
+        let end = (start + 8).min(src.len());
+        let mut word = [0u8; 8];
+        word[..end - start].copy_from_slice(&src[start..end]);
+        let v = (u64::from_le_bytes(word) ^ w).to_le_bytes();
+        let r = copy(&mut out, &mut fp, &src[at..start])
+            .and_then(|()| copy(&mut out, &mut fp, &v[..end - start]));
+        at = end;
+        if let Err(e) = r {
+            failed = Some(e);
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    copy(&mut out, &mut fp, &src[at..])?;
+    // the fingerprint hashes whole words
+    fp.update(&[0u8; 8][..(8 - src.len() % 8) % 8]);
+    let got = fp.digest();
+    if got != target {
+        return Err(Error::Format(FormatError::ChecksumMismatch {
+            stored: target,
+            computed: got,
+        }));
+    }
+    let sum = out.sum_so_far().expect("an inline checksum");
+    if sum != result_sum {
+        return Err(Error::Format(FormatError::ChecksumMismatch {
+            stored: result_sum,
+            computed: sum,
+        }));
+    }
+    let n = out.written() + 8;
+    out.finish()?;
+    Ok(n)
+}
+
+/// [`patch_file_to`], the result compressed ([`compress_file_to`]): written as a plain file to
+/// a temporary file beside `path`, then coded from it (mapped) into `path`, so memory holds
+/// neither the result nor its stream. The bytes are those of [`compress_file`] of
+/// [`patch_file`]'s result; returns their sizes.
+pub fn patch_file_compressed_to(
+    old: &[u8],
+    delta: &[u8],
+    path: &std::path::Path,
+) -> Result<PackedSizes> {
+    let dir = crate::io::temp::TempFile::dir_of(path);
+    let plain = crate::io::temp::TempFile::new_in(&dir, ".plain.tmp")?;
+    patch_file_to(old, delta, plain.path())?;
+    let result = crate::io::mapped::MappedFile::open(plain.path())?;
+    compress_file_to(result.bytes(), path)
 }
 
 #[cfg(test)]
@@ -2033,6 +2301,71 @@ mod tests {
         let same = diff(&old, &old, m).unwrap();
         assert_eq!(same.len(), DIFF_HEADER_BYTES + HEADER_BYTES);
         assert_eq!(patch(&old, &same, m, LIMIT).unwrap(), old);
+    }
+
+    #[test]
+    fn streamed_files_equal_the_in_memory_ones_and_fail_without_writing() {
+        use crate::Persist;
+        let dir = tempfile::tempdir().unwrap();
+        let at = |name: &str| dir.path().join(name);
+        // sparse (gaps), moderately full (one decision per bit), half full (stored), empty,
+        // and each over several spill pieces
+        for (n, bits, k) in [
+            (200_000u64, 200u64, 2u32),
+            (600_000, 9, 1),
+            (300_000, 6, 4),
+            (0, 1 << 22, 3),
+        ] {
+            let mut f = BloomFilter::try_with_shape(bits * n.max(1), k).unwrap();
+            for i in 0..n {
+                f.insert(&i);
+            }
+            let old = f.to_bytes();
+            for i in n..n + 50 {
+                f.insert(&i);
+            }
+            let new = f.to_bytes();
+
+            let sizes = compress_file_to(&new, &at("c")).unwrap();
+            let packed = compress_file(&new).unwrap();
+            assert_eq!(std::fs::read(at("c")).unwrap(), packed, "n {n}");
+            assert_eq!(sizes, packed_sizes(&packed, true).unwrap());
+            // a compressed input is copied as it is
+            let again = compress_file_to(&packed, &at("c2")).unwrap();
+            assert_eq!(again, sizes);
+            assert_eq!(std::fs::read(at("c2")).unwrap(), packed);
+
+            let len = diff_files_to(&old, &new, &at("d")).unwrap();
+            let delta = diff_files(&old, &new).unwrap();
+            assert_eq!(std::fs::read(at("d")).unwrap(), delta, "n {n}");
+            assert_eq!(len, delta.len() as u64);
+            // from a compressed base too
+            let len = patch_file_to(&compress_file(&old).unwrap(), &delta, &at("p")).unwrap();
+            assert_eq!(std::fs::read(at("p")).unwrap(), new, "n {n}");
+            assert_eq!(len, new.len() as u64);
+            assert_eq!(patch_file(&old, &delta, LIMIT).unwrap(), new);
+            let sizes = patch_file_compressed_to(&old, &delta, &at("pc")).unwrap();
+            assert_eq!(std::fs::read(at("pc")).unwrap(), packed, "n {n}");
+            assert_eq!(sizes, packed_sizes(&packed, true).unwrap());
+        }
+        // a damaged delta, a wrong base: errors, and the target keeps its bytes
+        let mut f = BloomFilter::try_with_shape(1 << 16, 3).unwrap();
+        let old = f.to_bytes();
+        f.insert(&1u64);
+        let new = f.to_bytes();
+        let delta = diff_files(&old, &new).unwrap();
+        std::fs::write(at("p"), b"before").unwrap();
+        assert!(matches!(
+            patch_file_to(&new, &delta, &at("p")),
+            Err(Error::Incompatible(_))
+        ));
+        let mut bad = delta.clone();
+        let i = bad.len() - 20;
+        bad[i] ^= 0x10;
+        assert!(patch_file_to(&old, &bad, &at("p")).is_err());
+        assert_eq!(std::fs::read(at("p")).unwrap(), b"before");
+        let names = std::fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(names, 5, "a temporary file left");
     }
 
     #[test]

@@ -88,6 +88,14 @@ impl StreamOut {
         Ok(())
     }
 
+    /// The checksum of every byte written so far (None with a late header).
+    pub(crate) fn sum_so_far(&self) -> Option<u64> {
+        match &self.hash {
+            Sum::Inline(h) => Some(h.digest()),
+            Sum::LateHead(_) => None,
+        }
+    }
+
     /// Bytes written so far.
     pub(crate) fn written(&self) -> u64 {
         self.written

@@ -423,22 +423,28 @@ fn footer_with_page_index(
 /// none, sized as Parquet writers size them at rate `fpp`. Every column chunk is copied byte
 /// for byte, with its statistics and page index; the file's key-value metadata (an Arrow
 /// schema among them) and its `created_by` are kept, so readers apply the same
-/// writer-specific rules as to the original. Filters the file had are copied.
+/// writer-specific rules as to the original. Filters the file had are copied. Before it
+/// replaces `output`, the new file is read back and checked by [`verify_rewrite`]; a file that
+/// fails is deleted and `output` left as it was.
 pub fn rewrite_with_filters(
     input: &Path,
     output: &Path,
     column: &str,
     fpp: f64,
 ) -> Result<RewriteReport, ParquetError> {
-    guarded(input, "rewriting", || rewrite(input, output, column, fpp))
+    guarded(input, "rewriting", || {
+        rewrite(input, output, column, fpp, |_| Ok(()))
+    })
 }
 
-/// [`rewrite_with_filters`], panics of the `parquet` crate not caught.
+/// [`rewrite_with_filters`], panics of the `parquet` crate not caught; `before_check` runs on
+/// the written temporary file before it is read back (tests damage it there).
 fn rewrite(
     input: &Path,
     output: &Path,
     column: &str,
     fpp: f64,
+    before_check: impl FnOnce(&Path) -> std::io::Result<()>,
 ) -> Result<RewriteReport, ParquetError> {
     let pf = ParquetFile::open(input)?;
     check_chunk_ranges(&pf)?;
@@ -532,6 +538,9 @@ fn rewrite(
         .map_err(|e| ParquetError::io(output, e))?
         .len();
     drop(out_file);
+    before_check(tmp.path()).map_err(|e| ParquetError::io(output, e))?;
+    // read back from the disk before it replaces anything; errors name `output`
+    verify(input, tmp.path(), column).map_err(|e| e.renamed(output))?;
     tmp.persist(output)
         .map_err(|e| ParquetError::io(output, e))?;
     #[cfg(unix)]
@@ -629,4 +638,77 @@ fn verify(input: &Path, output: &Path, column: &str) -> Result<(), ParquetError>
         }
     }
     Ok(())
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use parquet::data_type::Int64Type;
+    use parquet::schema::parser::parse_message_type;
+
+    /// Two row groups of 100 ids in columns `id` and `raw`, neither with a filter.
+    fn write_lake(path: &Path) {
+        let schema = "message m { required int64 id; required int64 raw; }";
+        let schema = Arc::new(parse_message_type(schema).unwrap());
+        let file = File::create(path).unwrap();
+        let props = Arc::new(WriterProperties::builder().build());
+        let mut w = SerializedFileWriter::new(file, schema, props).unwrap();
+        for rg in 0..2i64 {
+            let ids: Vec<i64> = (rg * 100..rg * 100 + 100).collect();
+            let mut g = w.next_row_group().unwrap();
+            while let Some(mut c) = g.next_column().unwrap() {
+                c.typed::<Int64Type>()
+                    .write_batch(&ids, None, None)
+                    .unwrap();
+                c.close().unwrap();
+            }
+            g.close().unwrap();
+        }
+        w.close().unwrap();
+    }
+
+    /// Zero the bitset of the new filter of `raw` in row group 0, past its header.
+    fn zero_filter(path: &Path) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let pf = ParquetFile::open(path).unwrap();
+        let col = pf.find_column("raw").unwrap();
+        let at = pf.filter_location(0, col).unwrap();
+        let len = at.length.unwrap();
+        assert!(len > 64, "a filter of {len} bytes");
+        let f = std::fs::OpenOptions::new().write(true).open(path)?;
+        f.write_all_at(&vec![0u8; (len - 32) as usize], at.offset + 32)?;
+        f.sync_all()
+    }
+
+    #[test]
+    fn a_rewrite_that_fails_its_check_replaces_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let lake = dir.path().join("lake.parquet");
+        write_lake(&lake);
+        let out = dir.path().join("out.parquet");
+        std::fs::write(&out, b"the previous file").unwrap();
+        let lake_bytes = std::fs::read(&lake).unwrap();
+
+        let e = rewrite(&lake, &out, "raw", 0.01, zero_filter).unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("verification failed"), "{msg}");
+        assert!(msg.contains("out.parquet"), "{msg}");
+        assert_eq!(std::fs::read(&out).unwrap(), b"the previous file");
+        assert_eq!(std::fs::read(&lake).unwrap(), lake_bytes);
+        let mut names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["lake.parquet", "out.parquet"],
+            "a temporary file left"
+        );
+
+        // undamaged, the same call replaces the file with one that passes the check
+        let r = rewrite(&lake, &out, "raw", 0.01, |_| Ok(())).unwrap();
+        assert_eq!((r.row_groups, r.built), (2, 2));
+        verify_rewrite(&lake, &out, "raw").unwrap();
+    }
 }

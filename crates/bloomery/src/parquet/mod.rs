@@ -179,6 +179,21 @@ impl ParquetError {
         }
     }
 
+    /// The same error about file `to` (a temporary file's error named after its target).
+    pub(crate) fn renamed(mut self, to: &Path) -> Self {
+        match &mut self {
+            ParquetError::Io { path, .. }
+            | ParquetError::NotParquet { path, .. }
+            | ParquetError::Footer { path, .. }
+            | ParquetError::Filter { path, .. }
+            | ParquetError::NoColumn { path, .. }
+            | ParquetError::Unsupported { path, .. }
+            | ParquetError::Data { path, .. }
+            | ParquetError::Bloomery { path, .. } => *path = to.to_path_buf(),
+        }
+        self
+    }
+
     /// The file the error is about.
     pub fn path(&self) -> &Path {
         match self {

@@ -119,6 +119,19 @@ impl PartitionedBloomFilter {
         })
     }
 
+    /// The empty filter of this one's shape, hasher, capacity and target (its words zero pages
+    /// never written), holding `items`: the header of a union or intersection streamed into a
+    /// file ([`crate::AnyFilter::union_files`]).
+    pub(crate) fn stream_shell(&self, items: u64) -> Result<Self> {
+        let mut out = crate::store::untouched_arrays(|| {
+            Self::with_shape(self.slice_bits, self.k, self.core.hasher, u64::MAX)
+        })?;
+        out.core.items = items;
+        out.core.capacity = self.core.capacity;
+        out.core.target_fpr = self.core.target_fpr;
+        Ok(out)
+    }
+
     /// Bits per slice.
     pub fn slice_bits(&self) -> u64 {
         self.slice_bits
@@ -161,7 +174,7 @@ impl PartitionedBloomFilter {
         Ok(())
     }
 
-    fn check_compatible(&self, other: &Self) -> Result<()> {
+    pub(crate) fn check_compatible(&self, other: &Self) -> Result<()> {
         if self.slice_bits != other.slice_bits || self.k != other.k {
             return Err(shape_mismatch(
                 format!("slices={}x{}", self.k, self.slice_bits),

@@ -272,6 +272,19 @@ impl Build for SplitBlockBloomFilter {
 }
 
 impl SplitBlockBloomFilter {
+    /// The empty filter of this one's shape, hasher, capacity and target (its words zero pages
+    /// never written), holding `items`: the header of a union or intersection streamed into a
+    /// file ([`crate::AnyFilter::union_files`]).
+    pub(crate) fn stream_shell(&self, items: u64) -> Result<Self> {
+        let mut out = crate::store::untouched_arrays(|| {
+            Self::with_blocks(self.blocks, self.core.hasher, u64::MAX)
+        })?;
+        out.core.items = items;
+        out.core.capacity = self.core.capacity;
+        out.core.target_fpr = self.core.target_fpr;
+        Ok(out)
+    }
+
     /// Largest bitset Parquet writers produce (128 MiB); larger filters are allowed here but
     /// will not be accepted by every Parquet reader.
     pub const PARQUET_MAX_BYTES: usize = PARQUET_MAX_BYTES;
@@ -465,7 +478,7 @@ impl SplitBlockBloomFilter {
         self.core.mark_damaged(bytes)
     }
 
-    fn check_compatible(&self, other: &Self) -> Result<()> {
+    pub(crate) fn check_compatible(&self, other: &Self) -> Result<()> {
         if self.blocks != other.blocks {
             return Err(shape_mismatch(
                 format!("blocks={}", self.blocks),
