@@ -10,7 +10,7 @@
 //! with the structure, so replaying the same commands gives the same structure: replicas (writes
 //! are replicated verbatim) and AOF replays stay identical to the primary.
 
-use bloomery::{Count, TopK};
+use bloomery::{Count, Error, TopK};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::args::{self, int};
@@ -42,14 +42,27 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         width = int(&args[3])
             .filter(|&w| (1..=i64::from(u32::MAX)).contains(&w))
             .ok_or(RedisError::Str("TopK: invalid width"))? as u64;
-        depth = int(&args[4])
-            .filter(|&d| (1..=i64::from(TOPK_MAX_DEPTH)).contains(&d))
-            .ok_or(RedisError::Str("TopK: invalid depth"))? as u32;
+        // as the width, 32 bits; more than TOPK_MAX_DEPTH rows is refused below, after the
+        // memory (RedisBloom's order: a shape too big to allocate is refused as such)
+        let rows = int(&args[4])
+            .filter(|&d| (1..=i64::from(u32::MAX)).contains(&d))
+            .ok_or(RedisError::Str("TopK: invalid depth"))? as u64;
         decay = args::float(&args[5])
             .filter(|&d| d > 0.0 && d <= 1.0)
             .ok_or(RedisError::Str(
                 "TopK: invalid decay value. must be '<= 1' & '> 0'",
             ))?;
+        let bytes = width.saturating_mul(rows).saturating_mul(8);
+        if bytes > config::max_bytes() {
+            return Err(create_error(NO_MEMORY_TOPK)(Error::TooLarge {
+                requested: bytes,
+                limit: config::max_bytes(),
+            }));
+        }
+        depth = u32::try_from(rows)
+            .ok()
+            .filter(|&d| d <= TOPK_MAX_DEPTH)
+            .ok_or(RedisError::Str("TopK: invalid depth"))?;
     }
     let topk = TopK::builder(k)
         .width(width)

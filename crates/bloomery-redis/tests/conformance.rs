@@ -287,6 +287,19 @@ fn topk_reserve_refuses_widths_beyond_32_bits() {
     ] {
         assert_eq!(err(c, &["TOPK.RESERVE", "t", "3", w, dp, "0.9"]), want);
     }
+    // within 32 bits, a shape too big to allocate is refused as such before the row limit
+    let e = err(
+        c,
+        &["TOPK.RESERVE", "t", "3", "4294967295", "4294967295", "1"],
+    );
+    assert!(
+        e.starts_with("ERR Insufficient memory to create topk data structure"),
+        "{e}"
+    );
+    assert_eq!(
+        err(c, &["TOPK.RESERVE", "t", "3", "8", "65", "0.9"]),
+        "TopK: invalid depth"
+    );
 }
 
 fn bf_info(c: &mut redis::Connection, key: &str, field: &str) -> i64 {
