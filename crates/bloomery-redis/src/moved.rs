@@ -282,7 +282,7 @@ fn boxed<T: Moved>(t: T) -> *mut c_void {
     let value = Box::into_raw(Box::new(t)).cast::<c_void>();
     // SAFETY: `value` is the live value just made, of this type.
     let bytes = unsafe { mem_usage::<T>(value) } as u64;
-    crate::stats::counted(T::INFO, value, bytes);
+    crate::stats::counted(T::INFO, value, bytes, mem_usage::<T>);
     value
 }
 

@@ -3,15 +3,15 @@
 //! value counted as its `MEMORY USAGE` counts it without the key.
 //!
 //! The figures are kept as values change, never by walking the keyspace: a value is counted
-//! when it is loaded (RDB, `RESTORE`, `COPY`) or written by a command of the module (every
-//! write ends in [`crate::keys::written`]), and dropped when Redis frees it. Each value's
-//! last measure is kept beside it, so a free subtracts exactly what was added and the totals
-//! never drift.
+//! when it is loaded (RDB, `RESTORE`, `COPY`) or created by a command of the module, marked
+//! when a command writes it (every write ends in [`crate::keys::written`]) and measured again
+//! when `INFO` next asks, and dropped when Redis frees it. Each value's last measure is kept
+//! beside it, so a free subtracts exactly what was added and the totals never drift.
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 use std::os::raw::c_int;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use redis_module::native_types::RedisType;
 use redis_module::{raw, Context, RedisString};
@@ -29,10 +29,22 @@ pub struct Family {
     pub measure: Measure,
 }
 
+/// What is known of one value.
+struct Entry {
+    /// Its type's name.
+    name: &'static str,
+    /// The bytes counted for it in its type's total.
+    bytes: u64,
+    /// How to measure it again.
+    measure: Measure,
+    /// Written since it was last measured: measured again when `INFO` asks.
+    dirty: bool,
+}
+
 #[derive(Default)]
 struct Book {
-    /// A value's address → its type's name and the bytes counted for it.
-    values: HashMap<usize, (&'static str, u64)>,
+    /// A value's address → what is known of it.
+    values: HashMap<usize, Entry>,
     /// A type's name → its values and bytes.
     totals: BTreeMap<&'static str, (u64, u64)>,
 }
@@ -45,36 +57,64 @@ fn with_book<R>(f: impl FnOnce(&mut Book) -> R) -> R {
     f(guard.get_or_insert_with(Book::default))
 }
 
-/// Count `value` (of the type named `name`) as holding `bytes` from now on.
-pub fn counted(name: &'static str, value: *const c_void, bytes: u64) {
+impl Book {
+    fn add(&mut self, name: &'static str, bytes: u64) {
+        let t = self.totals.entry(name).or_default();
+        t.0 += 1;
+        t.1 = t.1.saturating_add(bytes);
+    }
+
+    fn remove(&mut self, name: &'static str, bytes: u64) {
+        let t = self.totals.entry(name).or_default();
+        t.0 = t.0.saturating_sub(1);
+        t.1 = t.1.saturating_sub(bytes);
+    }
+}
+
+/// Count `value` (of the type named `name`, measured by `measure`) as holding `bytes`.
+pub fn counted(name: &'static str, value: *const c_void, bytes: u64, measure: Measure) {
     if value.is_null() {
         return;
     }
     with_book(|b| {
-        let old = b.values.insert(value as usize, (name, bytes));
-        if let Some((old_name, old_bytes)) = old {
-            let t = b.totals.entry(old_name).or_default();
-            t.0 = t.0.saturating_sub(1);
-            t.1 = t.1.saturating_sub(old_bytes);
+        let entry = Entry {
+            name,
+            bytes,
+            measure,
+            dirty: false,
+        };
+        if let Some(old) = b.values.insert(value as usize, entry) {
+            b.remove(old.name, old.bytes);
         }
-        let t = b.totals.entry(name).or_default();
-        t.0 += 1;
-        t.1 = t.1.saturating_add(bytes);
+        b.add(name, bytes);
     });
 }
 
-/// `value` was freed by Redis.
+/// `value` was freed by Redis (called before it is dropped).
 pub fn freed(value: *const c_void) {
     with_book(|b| {
-        if let Some((name, bytes)) = b.values.remove(&(value as usize)) {
-            let t = b.totals.entry(name).or_default();
-            t.0 = t.0.saturating_sub(1);
-            t.1 = t.1.saturating_sub(bytes);
+        if let Some(old) = b.values.remove(&(value as usize)) {
+            b.remove(old.name, old.bytes);
         }
     });
 }
 
-/// After a write to `key` by one of the module's commands: measure its value again.
+/// Every data type of the module, with its registered type's address (set when the module
+/// loaded, so read once after that).
+fn families() -> &'static [(usize, Family)] {
+    static ALL: OnceLock<Vec<(usize, Family)>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = crate::types::families();
+        all.extend(crate::moved::families());
+        all.into_iter()
+            .map(|f| (*f.ty.raw_type.borrow() as usize, f))
+            .collect()
+    })
+}
+
+/// After a write to `key` by one of the module's commands: its value is measured again when
+/// `INFO` next asks (a write costs a key lookup and a flag, not a measure); a value created
+/// by the command is counted now.
 pub fn touched(ctx: &Context, key: &RedisString) {
     let (Some(open), Some(get_type), Some(get_value), Some(close)) = (
         // SAFETY: reading function pointers Redis filled in at module load.
@@ -95,34 +135,54 @@ pub fn touched(ctx: &Context, key: &RedisString) {
         return;
     }
     // SAFETY: `k` is the open key from above (a key of another type answers null).
-    let (ty, value) = unsafe { (get_type(k), get_value(k)) };
-    let family = families()
-        .into_iter()
-        .find(|f| !ty.is_null() && *f.ty.raw_type.borrow() == ty);
-    if let (Some(f), false) = (family, value.is_null()) {
-        // SAFETY: `value` is a live value of `f`'s type, which `f.measure` takes.
-        let bytes = unsafe { (f.measure)(value) } as u64;
-        counted(f.name, value, bytes);
+    let value = unsafe { get_value(k) };
+    if !value.is_null() {
+        let known = with_book(|b| match b.values.get_mut(&(value as usize)) {
+            Some(e) => {
+                e.dirty = true;
+                true
+            }
+            None => false,
+        });
+        if !known {
+            // SAFETY: `k` is the open key from above.
+            let ty = unsafe { get_type(k) } as usize;
+            if let Some((_, f)) = families().iter().find(|(t, _)| *t == ty) {
+                // SAFETY: `value` is a live value of `f`'s type, which `f.measure` takes.
+                let bytes = unsafe { (f.measure)(value) } as u64;
+                counted(f.name, value, bytes, f.measure);
+            }
+        }
     }
     // SAFETY: closing the key opened above, once.
     unsafe { close(k) };
 }
 
-/// Every data type of the module.
-fn families() -> Vec<Family> {
-    let mut all = crate::types::families();
-    all.extend(crate::moved::families());
-    all
+/// Measure the values written since `INFO` last asked; the totals per type.
+fn totals() -> BTreeMap<&'static str, (u64, u64)> {
+    with_book(|b| {
+        let Book { values, totals } = b;
+        for (&addr, e) in values.iter_mut().filter(|(_, e)| e.dirty) {
+            // SAFETY: a value in the book is alive: Redis calls the type's free callback,
+            // which takes it out of the book under this lock, before dropping it.
+            let now = unsafe { (e.measure)(addr as *const c_void) } as u64;
+            let t = totals.entry(e.name).or_default();
+            t.1 = t.1.saturating_sub(e.bytes).saturating_add(now);
+            e.bytes = now;
+            e.dirty = false;
+        }
+        totals.clone()
+    })
 }
 
 /// The `INFO` callback: per type `<name>_values` and `<name>_bytes`, then the totals.
 pub extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_int) {
-    let totals = with_book(|b| b.totals.clone());
-    if raw::add_info_section(ctx, None) == raw::Status::Err {
+    let totals = totals();
+    if matches!(raw::add_info_section(ctx, None), raw::Status::Err) {
         return;
     }
     let (mut values, mut bytes) = (0u64, 0u64);
-    for f in families() {
+    for (_, f) in families() {
         let (v, b) = totals.get(f.name).copied().unwrap_or_default();
         values += v;
         bytes = bytes.saturating_add(b);
@@ -139,16 +199,22 @@ mod tests {
 
     #[test]
     fn counts_follow_values_and_never_drift() {
+        unsafe extern "C" fn size(v: *const c_void) -> usize {
+            v as usize / 16
+        }
         let a = 0x1000 as *const c_void;
         let b = 0x2000 as *const c_void;
         let get = |n: &'static str| with_book(|k| k.totals.get(n).copied().unwrap_or_default());
         let before = get("test-a");
-        counted("test-a", a, 100);
-        counted("test-a", b, 50);
+        counted("test-a", a, 100, size);
+        counted("test-a", b, 50, size);
         assert_eq!(get("test-a"), (before.0 + 2, before.1 + 150));
-        // a write measures a value again: the new figure replaces the old
-        counted("test-a", a, 300);
+        // a value counted again: the new figure replaces the old
+        counted("test-a", a, 300, size);
         assert_eq!(get("test-a"), (before.0 + 2, before.1 + 350));
+        // a written value is measured again when the totals are asked for
+        with_book(|k| k.values.get_mut(&(b as usize)).unwrap().dirty = true);
+        assert_eq!(totals()["test-a"], (before.0 + 2, before.1 + 300 + 0x200));
         freed(a);
         freed(b);
         freed(b); // a second free of an unknown address changes nothing

@@ -626,7 +626,7 @@ unsafe extern "C" fn aof_rewrite<T: Structure>(
 fn boxed<T: Structure>(slot: Slot<T>) -> *mut c_void {
     let bytes = slot.mem_usage() as u64;
     let value = Box::into_raw(Box::new(slot)).cast::<c_void>();
-    crate::stats::counted(T::INFO, value, bytes);
+    crate::stats::counted(T::INFO, value, bytes, mem_usage::<T>);
     value
 }
 
