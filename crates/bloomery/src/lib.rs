@@ -147,8 +147,6 @@ mod version;
 pub use any::arrow::ArrowBinaryKeys;
 pub use any::batch::PREFETCH_AHEAD;
 pub use any::counter::AnyCounter;
-#[allow(deprecated)]
-pub use any::counter::CounterOptions;
 pub use any::filter::{AnyFilter, EmptyFile, FilterInfo};
 pub use any::spec::{KindOptions, Spec};
 pub use dispatch::CounterInfo;
@@ -190,8 +188,7 @@ pub use sets::blocked::{
     AtomicBlockedBloomFilter, BlockLayout, BlockedBloomFilter, InsertRegions, RegionWriter,
 };
 pub use sets::classic::BloomFilter;
-#[allow(deprecated)]
-pub use sets::cuckoo::{CuckooBuilder, CuckooFilter, CuckooOptions};
+pub use sets::cuckoo::{CuckooBuilder, CuckooFilter};
 pub use sets::partitioned::PartitionedBloomFilter;
 pub use sets::scalable::ScalableBloomFilter;
 pub use sets::split_block::{parquet_num_bytes, MaskedHash, SplitBlockBits, SplitBlockBloomFilter};

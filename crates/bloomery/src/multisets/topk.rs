@@ -297,12 +297,6 @@ impl TopK {
             .try_build()
     }
 
-    /// Top `k` with an explicit shape: [`try_with_shape`](Self::try_with_shape).
-    #[deprecated(note = "an explicit shape is `TopK::try_with_shape(k, width, depth, decay)`")]
-    pub fn try_new(k: u32, width: u64, depth: u32, decay: f64) -> Result<Self> {
-        Self::try_with_shape(k, width, depth, decay)
-    }
-
     /// Items kept (k).
     pub fn k(&self) -> u32 {
         self.k
@@ -568,12 +562,6 @@ impl TopK {
     /// structures); returns the item expelled from the top-k list, if any.
     pub fn insert_many<K: Key + ?Sized>(&mut self, key: &K, n: u32) -> Option<Vec<u8>> {
         key.with_bytes(|b| self.incr_by(b, n))
-    }
-
-    /// One arrival of a key ([`insert`](Self::insert)).
-    #[deprecated(note = "renamed `insert`, the name every structure uses")]
-    pub fn add<K: Key + ?Sized>(&mut self, key: &K) -> Option<Vec<u8>> {
-        self.insert(key)
     }
 
     /// Whether a key is in the top-k list (`TOPK.QUERY`).
@@ -875,19 +863,6 @@ mod tests {
     /// Recall on a skewed stream, and the lower-bound property of every count: with a
     /// permuted item order (so item ids carry no rank), at least 9 of the true top 10 are
     /// listed, and no count (heap or buckets) exceeds the true count of any item seen.
-    /// The deprecated `try_new` still builds the explicit shape.
-    #[test]
-    #[allow(deprecated)]
-    fn deprecated_try_new_is_the_explicit_shape() {
-        let old = TopK::try_new(3, 64, 4, 0.9).unwrap();
-        let new = TopK::try_with_shape(3, 64, 4, 0.9).unwrap();
-        assert_eq!(
-            (old.k(), old.width(), old.depth()),
-            (new.k(), new.width(), new.depth())
-        );
-        assert!(TopK::try_new(0, 8, 7, 0.9).is_err());
-    }
-
     #[test]
     fn zipf_recall_and_counts_are_lower_bounds() {
         let raw = zipf_stream(20_000, 200_000, 7);
@@ -1046,14 +1021,14 @@ mod tests {
         t
     }
 
-    /// `insert` and `insert_many` are `add` and `incr_by` under the shared names.
+    /// `insert` and `insert_many` are `incr_by` (`TOPK.ADD`, `TOPK.INCRBY`) under the shared
+    /// names.
     #[test]
-    #[allow(deprecated)]
     fn insert_names_match_the_redis_operations() {
         let mut a = TopK::try_with_shape(3, 16, 3, 0.9).unwrap();
         let mut b = a.clone();
         for x in zipf_stream(40, 500, 2) {
-            assert_eq!(a.insert(&x), b.add(&x));
+            assert_eq!(a.insert(&x), x.with_bytes(|k| b.incr_by(k, 1)));
             assert_eq!(a.insert_many(&x, 3), x.with_bytes(|k| b.incr_by(k, 3)));
         }
         assert_eq!(a, b);
