@@ -5,10 +5,10 @@
 //! its chunks, and survive a file-format round trip unchanged.
 #![no_main]
 
-use bloomery::{
-    Persist, RedisBloomChunkFile, RedisBloomCuckooFilter, RedisBloomFilter, RedisBloomType,
-    RedisBloomValue,
+use bloomery::redisbloom::{
+    RedisBloomChunkFile, RedisBloomCuckooFilter, RedisBloomFilter, RedisBloomType, RedisBloomValue,
 };
+use bloomery::Persist;
 use libfuzzer_sys::fuzz_target;
 
 const LIMIT: u64 = 16 << 20;
@@ -62,7 +62,7 @@ fn cuckoo(file: &RedisBloomChunkFile) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    bloomery::set_max_bytes(LIMIT);
+    bloomery::tuning::set_max_bytes(LIMIT);
     let Ok(file) = RedisBloomChunkFile::from_bytes(data) else {
         return;
     };

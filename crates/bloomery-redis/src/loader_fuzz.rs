@@ -25,10 +25,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
+use bloomery::redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
 use bloomery::{
     BlockedCountingBloomFilter, Count, CountMinSketch, CountMinSketch32, CountingBloomFilter,
-    CuckooFilter, Filter, IterativeBloomFilter, MultiLayerBloomFilter, Persist,
-    RedisBloomCuckooFilter, RedisBloomFilter, Remove, ScalableBloomFilter, TDigest, TopK,
+    CuckooFilter, Filter, IterativeBloomFilter, MultiLayerBloomFilter, Persist, Remove,
+    ScalableBloomFilter, TDigest, TopK,
 };
 
 use crate::limits;
@@ -102,7 +103,7 @@ impl Drop for Limit {
 
 fn setup() -> Limit {
     static ONCE: Once = Once::new();
-    ONCE.call_once(|| bloomery::set_global_allocator_only(true));
+    ONCE.call_once(|| bloomery::tuning::set_global_allocator_only(true));
     let guard = crate::config::TEST_LIMIT
         .write()
         .unwrap_or_else(|e| e.into_inner());

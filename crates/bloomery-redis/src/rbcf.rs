@@ -3,7 +3,7 @@
 //! Each handler answers `None` when the key does not hold such a value; [`crate::route`] then
 //! hands the command to [`crate::cf`].
 
-use bloomery::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
+use bloomery::redisbloom::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::args::long_long;

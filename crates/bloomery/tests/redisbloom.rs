@@ -7,11 +7,11 @@
 #[path = "support/redisbloom_fixtures.rs"]
 mod fixtures;
 
-use bloomery::{
-    AnyFilter, Error, Filter, KeySet, Kind, Persist, RedisBloomChunkError, RedisBloomChunkFile,
-    RedisBloomCuckooFilter, RedisBloomCuckooInsert, RedisBloomFilter, RedisBloomType,
-    RedisBloomValue,
+use bloomery::redisbloom::{
+    RedisBloomChunkError, RedisBloomChunkFile, RedisBloomCuckooFilter, RedisBloomCuckooInsert,
+    RedisBloomFilter, RedisBloomType, RedisBloomValue,
 };
+use bloomery::{AnyFilter, Error, Filter, KeySet, Kind, Persist};
 use fixtures::{counts_of, fnv1a64, odd_ones, Fixture};
 use proptest::prelude::*;
 use serde_json::{json, Value};

@@ -358,8 +358,8 @@ impl Encode for AnyCounter {
 mod tests {
     use super::*;
     use crate::any::spec::KindOptions;
+    use crate::builders::SpectralMethod;
     use crate::filter::Sizing;
-    use crate::SpectralMethod;
 
     /// The plain counterpart answers like the counting filter, keys and absent keys alike;
     /// kinds without one are refused.

@@ -103,8 +103,9 @@ mod tests {
     use super::counter::AnyCounter;
     use super::filter::AnyFilter;
     use crate::kind::{Capability, Kind};
+    use crate::kinds::KindOptions;
     use crate::KeySet;
-    use crate::{KindOptions, Sizing, Spec};
+    use crate::{Sizing, Spec};
 
     /// The table: ids and names are unique, names and ids round-trip, every layout names a
     /// type listed above it, and the groups partition the kinds.

@@ -73,11 +73,12 @@ pub(crate) fn sync_dir(path: &Path) {
 
 /// Something that saves as a file of the format: every structure ([`Persist`](crate::Persist))
 /// and the run-time types [`AnyFilter`](crate::AnyFilter) and
-/// [`AnyCounter`](crate::AnyCounter). What [`crate::FileUpdate::commit`] writes.
+/// [`AnyCounter`](crate::AnyCounter). What [`crate::file::FileUpdate::commit`] writes.
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{AnyFilter, BloomFilter, Encode, Persist};
+/// use bloomery::{AnyFilter, BloomFilter, Persist};
+/// use bloomery::file::Encode;
 ///
 /// fn file_size<E: Encode + ?Sized>(e: &E) -> u64 {
 ///     e.encoded_len()
@@ -109,7 +110,8 @@ impl<P: Persist> Encode for P {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{BloomFilter, Persist, SaveOptions};
+/// use bloomery::{BloomFilter, Persist};
+/// use bloomery::file::SaveOptions;
 ///
 /// let f = BloomFilter::try_new(100_000, 0.01)?;
 /// let dir = tempfile::tempdir()?;
@@ -275,7 +277,7 @@ fn step_done(map: &crate::map::Mmap, body: usize, at: usize, end: usize, progres
 
 /// Verify the checksum of a mapped plain or compressed file (its header already decoded) in
 /// one streaming pass that drops each step's pages behind it (see
-/// [`crate::MappedFile::verify`]).
+/// [`crate::file::MappedFile::verify`]).
 pub(crate) fn verify_map(map: &crate::map::Mmap, progress: Progress<'_>) -> Result<()> {
     let body = map.len().saturating_sub(TRAILER);
     #[cfg(unix)]
@@ -404,7 +406,7 @@ pub enum Source<'a> {
     Bytes(&'a [u8]),
     /// Map in place (zero-copy).
     Mapped(&'a Arc<crate::map::Mmap>),
-    /// Map in place, writable: a copy of a file being updated ([`crate::FileUpdate`]).
+    /// Map in place, writable: a copy of a file being updated ([`crate::file::FileUpdate`]).
     Shared(&'a Arc<crate::store::SharedMap>),
 }
 
@@ -577,7 +579,8 @@ pub trait Persist: Sized {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{BloomFilter, Filter, Persist, SaveOptions};
+/// use bloomery::{BloomFilter, Filter, Persist};
+/// use bloomery::file::SaveOptions;
 ///
 /// let mut f = BloomFilter::try_new(100_000, 0.01)?;
 /// f.insert("only key");
@@ -593,7 +596,7 @@ pub trait Persist: Sized {
 pub struct SaveOptions<'a> {
     /// Write the compressed form ([`crate::compress`]).
     pub compressed: bool,
-    /// Told the bytes written so far, about every [`crate::PASS_CHUNK`] bytes (plain saves).
+    /// Told the bytes written so far, about every [`crate::file::PASS_CHUNK`] bytes (plain saves).
     pub progress: Option<Progress<'a>>,
 }
 
@@ -664,7 +667,7 @@ fn check_file_size(len: u64) -> Result<()> {
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("f.bloom");
 /// BloomFilter::try_new(1000, 0.01)?.save(&path)?;
-/// let buf = bloomery::read_file(&path)?; // derefs to the file's bytes
+/// let buf = bloomery::file::read_file(&path)?; // derefs to the file's bytes
 /// assert_eq!(buf.len() as u64, std::fs::metadata(&path)?.len());
 /// assert_eq!(AnyFilter::from_bytes(&buf)?.kind(), bloomery::Kind::Classic);
 /// # Ok(()) }

@@ -29,7 +29,7 @@ const ALT: u64 = 0x5bd1_e995;
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
+/// use bloomery::redisbloom::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
 ///
 /// // EXPANSION 0: a full filter does not grow
 /// let mut cf = RedisBloomCuckooFilter::reserve(4, 2, 1, 0, 1 << 20)?;
@@ -119,7 +119,7 @@ fn next_pow2(n: u64) -> u64 {
 
 /// RedisBloom's cuckoo filter, with its hash, buckets, eviction and growth. Made by importing
 /// SCANDUMP chunks
-/// ([`RedisBloomCuckooFilter::from_header_chunk`], [`crate::RedisBloomValue::from_chunks`]) or,
+/// ([`RedisBloomCuckooFilter::from_header_chunk`], [`crate::redisbloom::RedisBloomValue::from_chunks`]) or,
 /// for tests, [`RedisBloomCuckooFilter::reserve`] (what `CF.RESERVE` makes). Equality compares
 /// the contents, not the memory limit the filter was made or loaded under.
 ///
@@ -149,7 +149,7 @@ fn next_pow2(n: u64) -> u64 {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
+/// use bloomery::redisbloom::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
 ///
 /// // CF.RESERVE k 1000 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 1
 /// let mut cf = RedisBloomCuckooFilter::reserve(1000, 2, 20, 1, 1 << 30)?;
@@ -806,10 +806,10 @@ impl Merge for RedisBloomCuckooFilter {
 }
 
 impl SetKind for RedisBloomCuckooFilter {
-    const CAPABILITIES: crate::Capabilities = crate::Capabilities {
+    const CAPABILITIES: crate::kind::Capabilities = crate::kind::Capabilities {
         insert: true,
         hashed: true,
-        ..crate::Capabilities::NONE
+        ..crate::kind::Capabilities::NONE
     };
     hashed_set_kind!();
     /// One byte per slot: "bits" are the slots' bits, the fill counts occupied slots and the
