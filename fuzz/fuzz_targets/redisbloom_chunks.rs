@@ -48,7 +48,7 @@ fn cuckoo(file: &RedisBloomChunkFile) {
     }
     for key in [&b""[..], b"a", &file.key[..]] {
         let _ = f.count(key);
-        let _ = f.insert(key);
+        let _ = f.add(key);
         let _ = f.insert_unique(key);
         let _ = f.remove(key);
         assert!(f.allocated_bytes() <= LIMIT);

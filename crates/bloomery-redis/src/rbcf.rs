@@ -54,7 +54,7 @@ fn insert_items(
         let r = if nx {
             c.insert_unique(it.as_slice())
         } else {
-            c.insert(it.as_slice())
+            c.add(it.as_slice())
         };
         let bools = r3 && (!nx || !multi);
         out.push(match r {

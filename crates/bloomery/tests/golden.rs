@@ -1656,7 +1656,7 @@ fn typed_goldens() -> Vec<TypedGolden> {
                         .unwrap();
                 for (i, k) in golden_keys().iter().enumerate() {
                     for _ in 0..mult(i) {
-                        f.insert(k.as_bytes());
+                        f.add(k.as_bytes());
                     }
                 }
                 assert_eq!(f.remove(b"golden-0"), Ok(()));

@@ -99,7 +99,7 @@ struct Entry {
 /// }
 /// let top: Vec<&[u8]> = t.list().into_iter().map(|(k, _)| k).collect();
 /// assert_eq!(top, [&b"heavy"[..], &b"medium"[..]]);
-/// assert!(t.query("heavy"));
+/// assert!(t.contains("heavy"));
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
@@ -152,7 +152,7 @@ impl PartialEq for TopK {
 /// for (key, times) in [("a", 50), ("b", 20), ("c", 10), ("d", 1)] {
 ///     t.insert_many(key, times);
 /// }
-/// assert!(t.query("a") && t.list().len() <= 3);
+/// assert!(t.contains("a") && t.list().len() <= 3);
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
@@ -565,7 +565,7 @@ impl TopK {
     }
 
     /// Whether a key is in the top-k list (`TOPK.QUERY`).
-    pub fn query<K: Key + ?Sized>(&self, key: &K) -> bool {
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
         key.with_bytes(|b| {
             let fp = fingerprint(self.hasher.hash_bytes(b));
             self.find(fp, b).is_some()
@@ -817,7 +817,7 @@ mod tests {
         // a later, heavier item still replaces the minimum when it fits in the freed room
         let heavy = vec![7u8; 4096];
         t.incr_by(&heavy, 100_000);
-        assert!(t.query(&heavy[..]));
+        assert!(t.contains(&heavy[..]));
         // the saved form is held (and counted) once built, until the next change
         let before = t.heap_bytes();
         let bytes = t.to_bytes();
@@ -916,11 +916,11 @@ mod tests {
         }
         // c (count 1) does not beat the minimum (b, 2).
         assert_eq!(t.insert("c"), None);
-        assert!(!t.query("c"));
+        assert!(!t.contains("c"));
         assert_eq!(t.count("c"), 1);
         assert_eq!(t.incr_by(b"c", 1), None, "ties do not expel");
         assert_eq!(t.incr_by(b"c", 5), Some(b"b".to_vec()));
-        assert!(t.query("c") && t.query("a") && !t.query("b"));
+        assert!(t.contains("c") && t.contains("a") && !t.contains("b"));
         assert_eq!(t.list(), vec![(&b"c"[..], 7), (&b"a"[..], 3)]);
         assert_eq!((t.count("a"), t.count("b"), t.count("zz")), (3, 2, 0));
         assert_eq!(t.incr_by(b"a", 0), None);
@@ -947,7 +947,7 @@ mod tests {
             u.insert("b");
         }
         assert_eq!(u.count("a"), 1000);
-        assert!(u.query("a") && !u.query("b"));
+        assert!(u.contains("a") && !u.contains("b"));
         // decay = 1: every foreign arrival decays.
         let mut v = TopK::try_with_shape(1, 1, 1, 1.0).unwrap();
         v.incr_by(b"a", 3);
@@ -975,7 +975,7 @@ mod tests {
             }
             assert_eq!(a.count("x"), 0);
             assert_eq!(b.count("x"), 0);
-            assert!(a.query("y") && b.query("y"));
+            assert!(a.contains("y") && b.contains("y"));
         }
     }
 
@@ -1042,7 +1042,7 @@ mod tests {
         let mut b = TopK::from_bytes(&bytes).unwrap();
         assert_eq!(a, b);
         assert_eq!(b.to_bytes(), bytes);
-        assert!(a.query(b"".as_slice()), "the empty item is an item");
+        assert!(a.contains(b"".as_slice()), "the empty item is an item");
         // The same updates after a load give the same structure (the generator is saved).
         for x in zipf_stream(80, 1000, 4) {
             assert_eq!(a.insert(&x), b.insert(&x));
