@@ -3,6 +3,26 @@
 //! Fast filters that give the false-positive rate they promise, and files that still load next
 //! year.
 //!
+//! ## Adopter's guide: your job → the structure
+//!
+//! | your job | the structure | why |
+//! |---|---|---|
+//! | drop duplicates from a stream ("seen before?") | [`BlockedBloomFilter`] | one cache miss per key; `insert` returns whether the key was new |
+//! | check keys against a blocklist | [`BlockedBloomFilter`], or [`XorFilter`] when the list is fixed | no false negatives; the xor filter is smaller but static |
+//! | a set whose final size you do not know | [`ScalableBloomFilter`] | grows by adding filters, keeping the compound rate under target |
+//! | a set with deletions | [`CuckooFilter`], [`CountingBloomFilter`] | removable fingerprints or counters |
+//! | prune Parquet row groups | [`SplitBlockBloomFilter`], module `parquet` (feature) | the Parquet spec's filter, byte for byte |
+//! | count how often keys occur | [`CountMinSketch`] | bounded over-estimate (ε, δ), mergeable |
+//! | the heaviest hitters of a stream | [`TopK`] | HeavyKeeper: the k largest counts, never over-estimated |
+//! | quantiles, ranks, a CDF of numbers | [`TDigest`] | fixed memory, mergeable |
+//! | a static set, least memory | [`XorFilter`] | binary-fuse layout near the lower bound |
+//! | a static key → small value map | [`BloomierFilter`] | answers values, not only membership |
+//! | URLs (a crawler's URL-seen test) | [`MultiLayerBloomFilter`] | one layer per URL segment, normalised URLs |
+//! | path queries over XML or other trees | [`BreadthBloomFilter`], [`DepthBloomFilter`] | per-level or per-length sub-paths; `keys::xml` (feature) reads documents |
+//! | a file whose kind you learn when you open it | [`AnyFilter`], [`AnyCounter`] | every kind behind one type |
+//!
+//! The full list, with the papers each structure follows, is under *Which structure?* below.
+//!
 //! ```
 //! use bloomery::prelude::*;
 //!
