@@ -91,6 +91,7 @@ pub(crate) fn sync_dir(path: &Path) {
 /// ```
 pub trait Encode {
     /// The header (with kind-specific parameters) and payload to write.
+    #[doc(hidden)]
     fn encode_parts(&self) -> (Header, Payload<'_>);
 
     /// Bytes of the plain file this saves as, computed without encoding it.
@@ -444,11 +445,15 @@ impl Source<'_> {
     }
 }
 
-/// Save, load and map: implemented by every structure on top of [`encode_parts`] and
-/// [`decode_from`].
-///
-/// [`encode_parts`]: Persist::encode_parts
-/// [`decode_from`]: Persist::decode_from
+/// Seals [`Persist`]: implemented by the kinds table for every structure (`kind.rs`).
+pub(crate) mod sealed {
+    /// Only the crate's structures implement it.
+    pub trait Sealed {}
+}
+
+/// Save, load and map: implemented by every structure of the crate (the trait is sealed: the
+/// file format's kinds are the crate's own). The codec half (`encode_parts`, `decode_from`)
+/// is hidden from the documentation and is not part of the public API.
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
@@ -469,15 +474,17 @@ impl Source<'_> {
 /// assert!(matches!(&e, bloomery::Error::Io(io) if io.kind() == std::io::ErrorKind::NotFound));
 /// # Ok(()) }
 /// ```
-pub trait Persist: Sized {
+pub trait Persist: Sized + sealed::Sealed {
     /// The structure's kind id.
     const KIND: Kind;
 
     /// The header (with kind-specific parameters) and payload to write.
+    #[doc(hidden)]
     fn encode_parts(&self) -> (Header, Payload<'_>);
 
     /// Rebuild from a validated header and its payload source (`payload_offset` is where the
     /// payload starts in `src`). Must validate every kind-specific parameter.
+    #[doc(hidden)]
     fn decode_from(d: &Decoded, src: Source<'_>, limit: u64) -> Result<Self>;
 
     /// Write the file format to `w`.
