@@ -87,29 +87,6 @@ macro_rules! for_each_kind {
 }
 pub(crate) use for_each_kind;
 
-/// Seals [`Persist`](crate::Persist) for every type of the table's `sets`, `counters` and
-/// `others` groups.
-macro_rules! seal_persist {
-    (
-        sets { $($(#[$sm:meta])* $sv:ident = $sid:literal, $sname:literal, $sty:ident, $sdoc:literal;)* }
-        counters { $($(#[$cm:meta])* $cv:ident = $cid:literal, $cname:literal, $cty:ident, $cdoc:literal;)* }
-        others { $($(#[$om:meta])* $ov:ident = $oid:literal, $oname:literal, $oty:ident, $odoc:literal;)* }
-        layouts { $($layouts:tt)* }
-    ) => {
-        mod seal {
-            #[cfg(feature = "parquet")]
-            use crate::parquet::ParquetSidecar;
-            #[allow(unused_imports)]
-            use crate::*;
-            use crate::io::format::sealed::Sealed;
-            $($(#[$sm])* impl Sealed for $sty {})*
-            $($(#[$cm])* impl Sealed for $cty {})*
-            $($(#[$om])* impl Sealed for $oty {})*
-        }
-    };
-}
-for_each_kind!(seal_persist);
-
 /// Generates [`Kind`] and its tables from [`for_each_kind!`].
 macro_rules! define_kind {
     (

@@ -46,6 +46,29 @@ macro_rules! define_other_capabilities {
 
 for_each_kind!(define_other_capabilities);
 
+/// Seals [`Persist`](crate::Persist) for every type of the table's `sets`, `counters` and
+/// `others` groups.
+macro_rules! seal_persist {
+    (
+        sets { $($(#[$sm:meta])* $sv:ident = $sid:literal, $sname:literal, $sty:ident, $sdoc:literal;)* }
+        counters { $($(#[$cm:meta])* $cv:ident = $cid:literal, $cname:literal, $cty:ident, $cdoc:literal;)* }
+        others { $($(#[$om:meta])* $ov:ident = $oid:literal, $oname:literal, $oty:ident, $odoc:literal;)* }
+        layouts { $($layouts:tt)* }
+    ) => {
+        mod seal {
+            #[cfg(feature = "parquet")]
+            use crate::parquet::ParquetSidecar;
+            #[allow(unused_imports)]
+            use crate::*;
+            use crate::io::format::sealed::Sealed;
+            $($(#[$sm])* impl Sealed for $sty {})*
+            $($(#[$cm])* impl Sealed for $cty {})*
+            $($(#[$om])* impl Sealed for $oty {})*
+        }
+    };
+}
+for_each_kind!(seal_persist);
+
 /// The ways in from bytes and files that [`AnyFilter`](filter::AnyFilter) and
 /// [`AnyCounter`](counter::AnyCounter) share; each holder says only how it decodes a
 /// validated file.
