@@ -308,6 +308,10 @@ impl RedisBloomCuckooFilter {
     }
 
     /// RedisBloom's hash of a key: `MurmurHash64A(key, 0)`.
+    ///
+    /// The `*_hash` methods take this 64-bit value, the one RedisBloom computes and maps to
+    /// buckets and fingerprints, so they stay `u64`; the [`Hashed`] forms are [`Filter`]'s
+    /// `insert_hashed`/`contains_hashed`, whose hasher's low half is this value.
     #[inline]
     pub fn hash(key: &[u8]) -> u64 {
         crate::murmur::murmur64a(key, 0)
