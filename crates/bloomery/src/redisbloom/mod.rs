@@ -137,7 +137,7 @@ impl From<RedisBloomChunkError> for Error {
 /// use bloomery::redisbloom::{RedisBloomCuckooFilter, RedisBloomType, RedisBloomValue};
 ///
 /// let mut bf = RedisBloomCuckooFilter::reserve(1000, 2, 20, 1, 1 << 30)?;
-/// bf.insert(b"a");
+/// bf.add(b"a");
 ///
 /// // a SCANDUMP as RedisBloom returns it: (1, header), then data chunks until `None`
 /// let mut chunks = vec![(1i64, bf.header_chunk())];
