@@ -44,7 +44,7 @@ fn urls(n: usize) -> (Vec<String>, String) {
         let v: Vec<String> = text
             .lines()
             .map(str::trim)
-            .filter(|l| bloomery::normalize_url(l, 4).is_ok() && seen.insert(*l))
+            .filter(|l| bloomery::keys::normalize_url(l, 4).is_ok() && seen.insert(*l))
             .take(n)
             .map(str::to_owned)
             .collect();

@@ -22,10 +22,11 @@
 //!   SipHash, i64 cells) and `BloomFilter` (its own sizing for (n, p)). probabilistic-collections
 //!   has no counting Bloom filter.
 
+use bloomery::builders::SpectralMethod;
 use bloomery::{
     BlockedCountingBloomFilter, BloomFilter, Count, CountMinSketch, CountingBloomFilter,
     DLeftCountingBloomFilter, Filter, IterativeBloomFilter, Remove, SpaceCodeBloomFilter,
-    SpectralBloomFilter, SpectralMethod, Stats,
+    SpectralBloomFilter, Stats,
 };
 
 /// Rows of every count-min sketch.

@@ -134,7 +134,7 @@ impl Blocked {
             BlockedBloomFilter::builder()
                 .capacity(n as u64)
                 .fpr(p)
-                .layout(bloomery::BlockLayout::Positions)
+                .layout(bloomery::builders::BlockLayout::Positions)
                 .try_build()
                 .expect("blocked"),
         )

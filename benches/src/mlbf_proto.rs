@@ -17,7 +17,7 @@
 //! Normalising and hashing are the library's ([`MultiLayerBloomFilter::hash_url_into`]: the
 //! same layer values and the same xxh3-128 hashes as kind `mlbf`).
 
-use bloomery::reduce;
+use bloomery::hashing::reduce;
 use bloomery::{Hashed, MultiLayerBloomFilter};
 
 /// One 512-bit block, aligned to a cache line.

@@ -29,7 +29,7 @@ fn file_of(data: &[u8], words: u64) -> Vec<u8> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    bloomery::set_max_bytes(LIMIT);
+    bloomery::tuning::set_max_bytes(LIMIT);
     if data.len() < 2 {
         return;
     }

@@ -56,7 +56,7 @@ fn exercise(data: &[u8], bases: &[Vec<u8>; 2]) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    bloomery::set_max_bytes(LIMIT);
+    bloomery::tuning::set_max_bytes(LIMIT);
     static BASES: std::sync::OnceLock<[Vec<u8>; 2]> = std::sync::OnceLock::new();
     let bases = BASES.get_or_init(bases);
     // The bare range decoder: m from the first two bytes (small arrays), the stream after.

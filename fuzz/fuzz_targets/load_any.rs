@@ -16,7 +16,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     // Bound what a (valid-looking) file may make the loader and inserts allocate.
-    bloomery::set_max_bytes(common::LIMIT);
+    bloomery::tuning::set_max_bytes(common::LIMIT);
     common::exercise_file(data);
     if let Some(sealed) = common::resealed(data) {
         common::exercise_file(&sealed);

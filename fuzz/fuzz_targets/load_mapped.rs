@@ -8,7 +8,8 @@
 //! without verification the checksum only matters to the commit's fresh trailer.
 #![no_main]
 
-use bloomery::{AnyCounter, AnyFilter, FileUpdate, KeySet, MappedFile, Verify};
+use bloomery::file::{FileUpdate, MappedFile};
+use bloomery::{AnyCounter, AnyFilter, KeySet, Verify};
 use libfuzzer_sys::fuzz_target;
 
 const KEYS: [&[u8]; 4] = [b"", b"a", b"golden-0", b"https://example.org/a/b"];
@@ -71,7 +72,7 @@ fn exercise(dir: &std::path::Path, data: &[u8]) {
 
 fuzz_target!(|data: &[u8]| {
     // Bound what a (valid-looking) file may make the decoder allocate.
-    bloomery::set_max_bytes(64 << 20);
+    bloomery::tuning::set_max_bytes(64 << 20);
     let Ok(dir) = tempfile::tempdir() else {
         return;
     };

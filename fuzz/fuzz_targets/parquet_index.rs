@@ -10,7 +10,7 @@ use bloomery::parquet::{build_filters, rewrite_with_filters, verify_rewrite, Par
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    bloomery::set_max_bytes(16 << 20);
+    bloomery::tuning::set_max_bytes(16 << 20);
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.parquet");
     std::fs::write(&input, data).unwrap();

@@ -84,7 +84,7 @@ extern "C" fn remove_dir() {
 
 fn fixture() -> &'static Fixture {
     FIXTURE.get_or_init(|| {
-        bloomery::set_max_bytes(common::LIMIT);
+        bloomery::tuning::set_max_bytes(common::LIMIT);
         // one directory per process (libFuzzer's -jobs run several), removed at its exit
         let dir =
             std::env::temp_dir().join(format!("bloomery-fuzz-parquet-scan-{}", std::process::id()));

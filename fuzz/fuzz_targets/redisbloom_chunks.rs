@@ -5,10 +5,10 @@
 //! its chunks, and survive a file-format round trip unchanged.
 #![no_main]
 
-use bloomery::{
-    Persist, RedisBloomChunkFile, RedisBloomCuckooFilter, RedisBloomFilter, RedisBloomType,
-    RedisBloomValue,
+use bloomery::redisbloom::{
+    RedisBloomChunkFile, RedisBloomCuckooFilter, RedisBloomFilter, RedisBloomType, RedisBloomValue,
 };
+use bloomery::Persist;
 use libfuzzer_sys::fuzz_target;
 
 const LIMIT: u64 = 16 << 20;
@@ -48,7 +48,7 @@ fn cuckoo(file: &RedisBloomChunkFile) {
     }
     for key in [&b""[..], b"a", &file.key[..]] {
         let _ = f.count(key);
-        let _ = f.insert(key);
+        let _ = f.add(key);
         let _ = f.insert_unique(key);
         let _ = f.remove(key);
         assert!(f.allocated_bytes() <= LIMIT);
@@ -62,7 +62,7 @@ fn cuckoo(file: &RedisBloomChunkFile) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    bloomery::set_max_bytes(LIMIT);
+    bloomery::tuning::set_max_bytes(LIMIT);
     let Ok(file) = RedisBloomChunkFile::from_bytes(data) else {
         return;
     };

@@ -10,9 +10,10 @@
 //! One more count-min row shows the `(ε, δ)` sizing of the speed benchmarks' headline rows,
 //! which bounds the error of a count, not the rate at which absent keys count ≥ 1.
 
+use bloomery::builders::SpectralMethod;
 use bloomery::{
     params, BlockedCountingBloomFilter, BloomFilter, CountingBloomFilter, DLeftCountingBloomFilter,
-    IterativeBloomFilter, SpectralBloomFilter, SpectralMethod,
+    IterativeBloomFilter, SpectralBloomFilter,
 };
 use bloomery_benches::counting::*;
 use bloomery_benches::{negative_keys, positive_keys, sizes_from_env};

@@ -29,8 +29,9 @@
 
 use std::hint::black_box;
 
-use bloomery::{reduce, Hashed, KeyHasher};
+use bloomery::hashing::reduce;
 use bloomery::{BlockedCountingBloomFilter, BloomFilter, Count, Filter, Remove};
+use bloomery::{Hashed, KeyHasher};
 use bloomery_benches::{chase_ns, cpu_now, positive_keys};
 
 fn per_op(t: std::time::Duration, n: usize) -> f64 {
@@ -456,7 +457,7 @@ fn main() {
                  {:.1} count {:.1} remove {:.1} ns/key (min of {rounds}); ratios insert {:.2} \
                  count {:.2} remove/classic insert {:.2}",
                 classic.hashes(),
-                bloomery::simd_paths(),
+                bloomery::tuning::simd_paths(),
                 best[0],
                 best[2],
                 best[1],

@@ -22,7 +22,7 @@
 
 use std::hint::black_box;
 
-use bloomery::normalize_url;
+use bloomery::keys::normalize_url;
 use bloomery::{BloomFilter, Filter, Hashed, KeyHasher, Merge, MultiLayerBloomFilter};
 use bloomery_benches::cpu_now;
 use bloomery_benches::mlbf_proto::{BlockedMlbf, MAX_L};

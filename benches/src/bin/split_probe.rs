@@ -10,7 +10,8 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use bloomery::{MaskedHash, SplitBlockBits, SplitBlockBloomFilter};
+use bloomery::hashing::MaskedHash;
+use bloomery::{SplitBlockBits, SplitBlockBloomFilter};
 
 fn main() {
     let rounds: usize = std::env::args()

@@ -18,7 +18,7 @@
 
 use std::hint::black_box;
 
-use bloomery::normalize_url;
+use bloomery::keys::normalize_url;
 use bloomery::{BloomFilter, Filter, KeyHasher, Merge, MultiLayerBloomFilter, XorFilter};
 use bloomery_benches::{build_fuse, cpu_now, fuse_bits, key, negative_keys, positive_keys};
 use xorf::Filter as _;

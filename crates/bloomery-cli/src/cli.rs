@@ -502,11 +502,11 @@ pub enum MethodArg {
 }
 
 impl MethodArg {
-    pub fn method(self) -> bloomery::SpectralMethod {
+    pub fn method(self) -> bloomery::builders::SpectralMethod {
         match self {
-            MethodArg::Ms => bloomery::SpectralMethod::MinimumSelection,
-            MethodArg::Mi => bloomery::SpectralMethod::MinimalIncrease,
-            MethodArg::Rm => bloomery::SpectralMethod::RecurringMinimum,
+            MethodArg::Ms => bloomery::builders::SpectralMethod::MinimumSelection,
+            MethodArg::Mi => bloomery::builders::SpectralMethod::MinimalIncrease,
+            MethodArg::Rm => bloomery::builders::SpectralMethod::RecurringMinimum,
         }
     }
 }

@@ -44,7 +44,7 @@ impl KeySpec {
 }
 
 /// The library's parallel insert takes keys by these rules.
-impl bloomery::LineKeys for KeySpec {
+impl bloomery::lines::LineKeys for KeySpec {
     #[inline]
     fn key<'a>(
         &self,
@@ -340,7 +340,7 @@ pub fn for_each_line(
 /// The blocks of whole lines of one input (each ends with a line terminator; the input's
 /// unterminated last line gets one), about `block` bytes each, read straight from the input
 /// with no per-line work: the library's parallel insert splits the lines on its threads
-/// ([`bloomery::LineSource::Blocks`]).
+/// ([`bloomery::lines::LineSource::Blocks`]).
 pub struct Blocks {
     r: Box<dyn BufRead + Send>,
     name: String,
@@ -402,7 +402,7 @@ impl Iterator for Blocks {
     }
 }
 
-/// Open `name` for reading by byte ranges ([`bloomery::LineSource::File`]): returns the file
+/// Open `name` for reading by byte ranges ([`bloomery::lines::LineSource::File`]): returns the file
 /// and its length when it is a regular, non-empty, uncompressed file. Returns `Ok(None)` when
 /// `name` is stdin, not a regular file, empty by its metadata (`/proc` files) or compressed:
 /// the caller then reads it as a stream ([`blocks`]).

@@ -20,7 +20,7 @@ fn main() -> ExitCode {
     let cli = cli::Cli::parse();
     output::set_quiet(cli.quiet);
     LIMIT_FROM_FLAG.store(cli.max_memory.is_some(), Ordering::Relaxed);
-    bloomery::set_max_bytes(cli.max_memory.unwrap_or_else(machine_memory));
+    bloomery::tuning::set_max_bytes(cli.max_memory.unwrap_or_else(machine_memory));
     match cmd::run(cli.command) {
         Ok(code) => ExitCode::from(code),
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
@@ -41,7 +41,7 @@ fn machine_memory() -> u64 {
             let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
             kb.checked_mul(1024)
         })
-        .unwrap_or(bloomery::DEFAULT_MAX_BYTES)
+        .unwrap_or(bloomery::tuning::DEFAULT_MAX_BYTES)
 }
 
 /// True when the memory limit came from `--max-memory` (else it is the machine's RAM).
@@ -108,7 +108,7 @@ fn without_named_paths(s: &str, msg: &str) -> String {
 /// filter, so smaller sizing options are no remedy.
 fn too_large(requested: u64, limit: u64, in_context: bool) -> String {
     use num::{bytes, group};
-    let process = bloomery::max_bytes();
+    let process = bloomery::tuning::max_bytes();
     let source = if LIMIT_FROM_FLAG.load(Ordering::Relaxed) {
         format!("the memory limit of {} set by --max-memory", bytes(process))
     } else {

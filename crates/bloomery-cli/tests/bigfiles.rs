@@ -387,7 +387,7 @@ fn kinds_and_capabilities_come_from_the_library() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     let want = bloomery::Kind::Blocked
-        .require(bloomery::Capability::Remove)
+        .require(bloomery::kinds::Capability::Remove)
         .unwrap_err()
         .to_string();
     assert!(err.contains(&want), "{err}");

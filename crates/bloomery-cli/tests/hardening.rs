@@ -3,7 +3,8 @@
 
 use std::path::Path;
 
-use bloomery::{Filter, HashAlgorithm, KeyHasher, Persist, SeedKind, SplitBlockBloomFilter};
+use bloomery::hashing::{HashAlgorithm, SeedKind};
+use bloomery::{Filter, KeyHasher, Persist, SplitBlockBloomFilter};
 use predicates::prelude::*;
 use tempfile::TempDir;
 

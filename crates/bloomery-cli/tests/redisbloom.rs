@@ -61,7 +61,7 @@ fn imported_answers_as_redisbloom(name: &'static str) {
     let f = fixtures::load(name);
     let out = dir.path().join(format!("{name}.bloom"));
     import(&f, &out);
-    let kind = bloomery::peek_header(&out).unwrap().kind;
+    let kind = bloomery::file::peek_header(&out).unwrap().kind;
     let want = if f.is_bloom() {
         Kind::RedisBloomChain
     } else {
@@ -203,7 +203,7 @@ fn import_errors_are_reported() {
         .code(2);
     assert!(!out.exists());
     // a file split in two (header, then the data chunks) imports like the whole
-    let whole = bloomery::RedisBloomChunkFile::from_bytes(&bytes).unwrap();
+    let whole = bloomery::redisbloom::RedisBloomChunkFile::from_bytes(&bytes).unwrap();
     let mut head = whole.clone();
     head.chunks.truncate(1);
     let mut rest = whole.clone();
@@ -241,7 +241,8 @@ fn import_errors_are_reported() {
 /// and stays a file every command loads, its count still `u64::MAX` (counts saturate).
 #[test]
 fn a_chain_at_the_largest_item_count_takes_keys_and_still_loads() {
-    use bloomery::{Persist, RedisBloomFilter};
+    use bloomery::redisbloom::RedisBloomFilter;
+    use bloomery::Persist;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("full.bloom");
     let mut f = RedisBloomFilter::reserve(100, 0.01, 2, true).unwrap();

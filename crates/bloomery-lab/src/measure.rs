@@ -1,8 +1,9 @@
 //! Shared measurement helpers: deterministic key streams and the statistical tolerance used
 //! to compare a measured false-positive rate with a formula.
 
+use bloomery::hashing::mix64;
 use bloomery::Filter;
-use bloomery::{mix64, Hashed, KeyHasher};
+use bloomery::{Hashed, KeyHasher};
 use rayon::prelude::*;
 
 /// The i-th key of the stream for `seed`. Distinct i give distinct keys (a bijection of
@@ -101,7 +102,7 @@ impl Rng {
     /// Uniform in `0..n` (`n > 0`).
     #[inline]
     pub fn below(&mut self, n: u64) -> u64 {
-        bloomery::reduce(self.next_u64(), n)
+        bloomery::hashing::reduce(self.next_u64(), n)
     }
 
     /// True with probability `p`.

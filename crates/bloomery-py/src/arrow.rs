@@ -8,7 +8,7 @@
 //! as Python ints are ([`crate::keys`]). Nulls are refused (`ValueError`) before any work, so a
 //! batch with a null inserts nothing: drop them first, e.g. with `pyarrow.compute.drop_null`.
 //! String and binary arrays with 32- or 64-bit offsets go to the library's
-//! `bloomery::ArrowBinaryKeys` ([`ArrowKeys::binary`]), which hashes and probes or inserts
+//! `bloomery::lines::ArrowBinaryKeys` ([`ArrowKeys::binary`]), which hashes and probes or inserts
 //! them straight from the buffers; the other layouts are handed out as chunks of key views. Dictionary-encoded arrays are refused with a hint
 //! (`.dictionary_decode()`), other types with a `TypeError`.
 
@@ -352,9 +352,9 @@ impl ArrowKeys {
 
     /// The library's views of the arrays (one per chunk of a stream) when every one is a
     /// `string`, `binary`, `large_string` or `large_binary` array: the batch operations then
-    /// hash the keys straight from Arrow's buffers (`bloomery::ArrowBinaryKeys`). `None` for
+    /// hash the keys straight from Arrow's buffers (`bloomery::lines::ArrowBinaryKeys`). `None` for
     /// other layouts. Errors for malformed buffers.
-    pub fn binary(&self) -> PyResult<Option<Vec<bloomery::ArrowBinaryKeys<'_>>>> {
+    pub fn binary(&self) -> PyResult<Option<Vec<bloomery::lines::ArrowBinaryKeys<'_>>>> {
         let mut out = Vec::with_capacity(self.chunks.len());
         for c in &self.chunks {
             // SAFETY: as in `chunks_in`: an unreleased array we keep alive, its buffer count
@@ -402,12 +402,12 @@ impl ArrowKeys {
                 Layout::Offsets32 => {
                     // SAFETY: buffers 1 and 2 of a `string`/`binary` array.
                     let (o, d) = unsafe { buffers::<i32>(bufs[1], bufs[2], end, len) };
-                    bloomery::ArrowBinaryKeys::try_from_i32(o, d, validity, off, len)
+                    bloomery::lines::ArrowBinaryKeys::try_from_i32(o, d, validity, off, len)
                 }
                 Layout::Offsets64 => {
                     // SAFETY: buffers 1 and 2 of a `large_string`/`large_binary` array.
                     let (o, d) = unsafe { buffers::<i64>(bufs[1], bufs[2], end, len) };
-                    bloomery::ArrowBinaryKeys::try_from_i64(o, d, validity, off, len)
+                    bloomery::lines::ArrowBinaryKeys::try_from_i64(o, d, validity, off, len)
                 }
                 _ => return Ok(None),
             };
@@ -597,9 +597,9 @@ unsafe fn stream_error(stream: *mut FfiStream, what: &str) -> PyErr {
 /// other) holding the keys with indices in `range`, in order; `start` is the index of the
 /// piece's first key in the whole input.
 pub fn views_in<'a>(
-    views: &[bloomery::ArrowBinaryKeys<'a>],
+    views: &[bloomery::lines::ArrowBinaryKeys<'a>],
     range: Range<usize>,
-    mut f: impl FnMut(usize, bloomery::ArrowBinaryKeys<'a>) -> PyResult<()>,
+    mut f: impl FnMut(usize, bloomery::lines::ArrowBinaryKeys<'a>) -> PyResult<()>,
 ) -> PyResult<()> {
     let mut base = 0;
     for v in views {

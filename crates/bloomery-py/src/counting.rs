@@ -2,7 +2,9 @@
 //! `AnyCounter` (counting, blocked counting, d-left counting and spectral filters; files of
 //! the iterative and space-code filters load into it too, without deletion).
 
-use bloomery::{AnyCounter, Kind, KindOptions, RemoveError, Sizing, Spec, SpectralMethod};
+use bloomery::builders::SpectralMethod;
+use bloomery::kinds::KindOptions;
+use bloomery::{AnyCounter, Kind, RemoveError, Sizing, Spec};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;

@@ -36,7 +36,7 @@ use errors::IntoPy;
 #[pyfunction]
 fn load(py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
     let kind = py
-        .detach(|| bloomery::peek_header(&path).py_err_at(&path))?
+        .detach(|| bloomery::file::peek_header(&path).py_err_at(&path))?
         .kind;
     if kind.is_set() && kind != Kind::Mlbf || kind == Kind::Mlbf {
         let f = py.detach(|| AnyFilter::load(&path).py_err_at(&path))?;
@@ -65,13 +65,13 @@ fn load(py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
 /// files without counting them against it.
 #[pyfunction]
 fn max_memory() -> u64 {
-    bloomery::max_bytes()
+    bloomery::tuning::max_bytes()
 }
 
 /// Set the limit reported by max_memory().
 #[pyfunction]
 fn set_max_memory(limit: u64) {
-    bloomery::set_max_bytes(limit)
+    bloomery::tuning::set_max_bytes(limit)
 }
 
 /// Threads a large batch query may use (`BLOOMERY_THREADS`, else the machine's cores);

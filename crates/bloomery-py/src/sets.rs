@@ -85,7 +85,7 @@ const OBJECTS_CHUNK: usize = 1 << 14;
 
 /// The library's views of an Arrow `string`/`binary` input (see `ArrowKeys::binary`; nulls
 /// were refused when the input was read).
-fn arrow_views(hashes: &Hashes) -> PyResult<Option<Vec<bloomery::ArrowBinaryKeys<'_>>>> {
+fn arrow_views(hashes: &Hashes) -> PyResult<Option<Vec<bloomery::lines::ArrowBinaryKeys<'_>>>> {
     match hashes.unhashed().and_then(Batch::arrow) {
         Some(a) => a.binary(),
         None => Ok(None),
@@ -309,7 +309,7 @@ impl SetCore {
         self.f.read(py).len()
     }
 
-    pub fn info(&self, py: Python<'_>) -> bloomery::FilterInfo {
+    pub fn info(&self, py: Python<'_>) -> bloomery::kinds::FilterInfo {
         self.f.read(py).info()
     }
 

@@ -302,7 +302,7 @@ typed_class!(PyTopK, "TopK", TopK, any_topk, {
     /// True when the key is in the top-k list now.
     fn __contains__(&self, py: Python<'_>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
         let k = keys::one(key)?;
-        Ok(self.f.read(py).query(k.bytes()))
+        Ok(self.f.read(py).contains(k.bytes()))
     }
 
     /// The estimated count of a key (never above the truth).

@@ -2,7 +2,8 @@
 //! RedisBloom's replies (booleans in RESP3 where RedisBloom sends them), partial-failure shapes
 //! and error texts.
 
-use bloomery::{CuckooBuilder, CuckooFilter, Error};
+use bloomery::builders::CuckooBuilder;
+use bloomery::{CuckooFilter, Error};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::args;

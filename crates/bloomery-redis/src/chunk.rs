@@ -5,7 +5,8 @@
 //! iterator); each later chunk is at most [`CHUNK`] bytes. A header is accepted only for the
 //! expected kind, with sane lengths and a payload within `MAX-BYTES`.
 
-use bloomery::{Kind, FORMAT_VERSION};
+use bloomery::file::FORMAT_VERSION;
+use bloomery::Kind;
 
 use crate::config;
 

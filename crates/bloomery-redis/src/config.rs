@@ -117,7 +117,7 @@ pub fn apply(args: &[Vec<u8>]) -> Result<(), String> {
         }
     }
     // The library refuses anything bigger too (RDB loads, growth), with the same limit.
-    bloomery::set_max_bytes(library_limit());
+    bloomery::tuning::set_max_bytes(library_limit());
     Ok(())
 }
 
@@ -151,6 +151,6 @@ mod tests {
         assert_eq!(max_bytes(), FALLBACK_MAX_BYTES);
         assert!(apply(&[b"MAX-BYTES".to_vec(), b"0".to_vec()]).is_err());
         apply(&[]).unwrap();
-        assert_eq!(bloomery::max_bytes(), FALLBACK_MAX_BYTES);
+        assert_eq!(bloomery::tuning::max_bytes(), FALLBACK_MAX_BYTES);
     }
 }

@@ -91,7 +91,7 @@ mod module {
         // here, after the framework's own (empty) handler, which it replaces.
         redis_module::raw::register_info_function(ctx.ctx, Some(stats::info));
         // Every byte a value holds goes through Redis's allocator (see `memory`).
-        bloomery::set_global_allocator_only(true);
+        bloomery::tuning::set_global_allocator_only(true);
         memory::calibrate();
         // a scalable filter's growth sizes its next sub-filter on this thread: compute the
         // sizing model once now, so growth costs microseconds, not milliseconds

@@ -66,7 +66,7 @@ pub const OWN_DEFAULT_ERROR_RATE: f64 = 0.01;
 /// `CBF.*`, `BCBF.*`: default and largest `COUNTERBITS`.
 pub const COUNTER_BITS: (u32, u32) = (
     bloomery::CountingBloomFilter::DEFAULT_COUNTER_WIDTH,
-    bloomery::MAX_COUNTER_WIDTH,
+    bloomery::tuning::MAX_COUNTER_WIDTH,
 );
 /// `MLBF.*`: default (the paper's) and largest `LAYERS`.
 pub const MLBF_LAYERS: (u32, u32) = (

@@ -25,10 +25,11 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Once;
 use std::time::{Duration, Instant};
 
+use bloomery::redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
 use bloomery::{
     BlockedCountingBloomFilter, Count, CountMinSketch, CountMinSketch32, CountingBloomFilter,
-    CuckooFilter, Filter, IterativeBloomFilter, MultiLayerBloomFilter, Persist,
-    RedisBloomCuckooFilter, RedisBloomFilter, Remove, ScalableBloomFilter, TDigest, TopK,
+    CuckooFilter, Filter, IterativeBloomFilter, MultiLayerBloomFilter, Persist, Remove,
+    ScalableBloomFilter, TDigest, TopK,
 };
 
 use crate::limits;
@@ -102,7 +103,7 @@ impl Drop for Limit {
 
 fn setup() -> Limit {
     static ONCE: Once = Once::new();
-    ONCE.call_once(|| bloomery::set_global_allocator_only(true));
+    ONCE.call_once(|| bloomery::tuning::set_global_allocator_only(true));
     let guard = crate::config::TEST_LIMIT
         .write()
         .unwrap_or_else(|e| e.into_inner());
@@ -545,7 +546,7 @@ impl Case for TopK {
         timed("TOPK.LIST/QUERY", || {
             std::hint::black_box(self.list());
             for k in keys(100, 10) {
-                std::hint::black_box(self.query(k.as_slice()));
+                std::hint::black_box(self.contains(k.as_slice()));
             }
         });
     }
@@ -863,9 +864,9 @@ impl Case for RedisBloomCuckooFilter {
         // never grows
         let mut c = RedisBloomCuckooFilter::reserve(128, 2, 50, 0, MAX_BYTES).unwrap();
         for k in keys(400, 21) {
-            a.insert(&k);
-            b.insert(&k);
-            c.insert(&k);
+            a.add(&k);
+            b.add(&k);
+            c.add(&k);
         }
         for k in keys(50, 21) {
             let _ = a.remove(&k);
@@ -878,7 +879,7 @@ impl Case for RedisBloomCuckooFilter {
             if self.filters() >= RedisBloomCuckooFilter::MAX_FILTERS {
                 break;
             }
-            std::hint::black_box(timed("CF.ADD", || self.insert(&k)));
+            std::hint::black_box(timed("CF.ADD", || self.add(&k)));
         }
         for k in keys(100, 23) {
             std::hint::black_box(timed("CF.ADDNX", || self.insert_unique(&k)));

@@ -2,7 +2,7 @@
 //!
 //! Every byte a value holds is allocated through Redis's allocator: the module's global
 //! allocator is `RedisModule_Alloc`, and at load the library is told to keep every array on
-//! the global allocator ([`bloomery::set_global_allocator_only`]) instead of mapping large
+//! the global allocator ([`bloomery::tuning::set_global_allocator_only`]) instead of mapping large
 //! ones privately. So `INFO memory`, `maxmemory` and eviction see the module's data.
 //!
 //! `MEMORY USAGE` reports what a value holds as Redis counts it: each allocation at the size

@@ -9,7 +9,8 @@
 //! and `EXISTS` answer `ERR invalid URL: …` for a URL that is not UTF-8, is empty, or has no
 //! host, and create nothing.
 
-use bloomery::{normalize_url, MultiLayerBloomFilter, Stats};
+use bloomery::keys::normalize_url;
+use bloomery::{MultiLayerBloomFilter, Stats};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::args;

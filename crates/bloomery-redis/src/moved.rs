@@ -7,8 +7,8 @@
 //! the old server give a header chunk (iterator 1) and data chunks, and `BF.LOADCHUNK`/
 //! `CF.LOADCHUNK` here rebuild the value ([`crate::rbbf`], [`crate::rbcf`]).
 //!
-//! Such a value keeps RedisBloom's hashing and layout ([`bloomery::RedisBloomFilter`],
-//! [`bloomery::RedisBloomCuckooFilter`]) in its own Redis type, `BLMRY-RBB` or `BLMRY-RBC`,
+//! Such a value keeps RedisBloom's hashing and layout ([`bloomery::redisbloom::RedisBloomFilter`],
+//! [`bloomery::redisbloom::RedisBloomCuckooFilter`]) in its own Redis type, `BLMRY-RBB` or `BLMRY-RBC`,
 //! and every `BF.*` / `CF.*` command on it answers as RedisBloom 2.6 does. Only the size limit
 //! is ours: a header announcing more than `MAX-BYTES` is refused, and a value cannot grow past
 //! it, whatever its bytes say.
@@ -22,7 +22,8 @@
 use std::ffi::CStr;
 use std::os::raw::{c_int, c_longlong, c_void};
 
-use bloomery::{Persist, RedisBloomChunkError, RedisBloomCuckooFilter, RedisBloomFilter};
+use bloomery::redisbloom::{RedisBloomChunkError, RedisBloomCuckooFilter, RedisBloomFilter};
+use bloomery::Persist;
 use redis_module::native_types::RedisType;
 use redis_module::{raw, RedisError, RedisResult, RedisValue};
 
@@ -91,7 +92,7 @@ impl Moved for RedisBloomFilter {
     }
     /// Each link's bit array, and the list of links.
     fn held(&self) -> u64 {
-        let link = std::mem::size_of::<bloomery::RedisBloomLink>() as u64;
+        let link = std::mem::size_of::<bloomery::redisbloom::RedisBloomLink>() as u64;
         let arrays: u64 = self.links().iter().map(|l| lines(l.bytes())).sum();
         arrays + charged(link * self.links().len() as u64)
     }

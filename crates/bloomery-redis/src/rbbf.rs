@@ -3,7 +3,8 @@
 //! Each handler answers `None` when the key does not hold such a value; [`crate::route`] then
 //! hands the command to [`crate::bf`].
 
-use bloomery::{Error, RedisBloomChunkError, RedisBloomFilter};
+use bloomery::redisbloom::{RedisBloomChunkError, RedisBloomFilter};
+use bloomery::Error;
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::args::{double, long_long};

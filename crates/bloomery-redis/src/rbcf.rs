@@ -3,7 +3,7 @@
 //! Each handler answers `None` when the key does not hold such a value; [`crate::route`] then
 //! hands the command to [`crate::cf`].
 
-use bloomery::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
+use bloomery::redisbloom::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::args::long_long;
@@ -54,7 +54,7 @@ fn insert_items(
         let r = if nx {
             c.insert_unique(it.as_slice())
         } else {
-            c.insert(it.as_slice())
+            c.add(it.as_slice())
         };
         let bools = r3 && (!nx || !multi);
         out.push(match r {

@@ -137,7 +137,7 @@ pub fn query(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         RedisValue::Array(
             args[2..]
                 .iter()
-                .map(|it| reply::bool(t.query(it.as_slice())))
+                .map(|it| reply::bool(t.contains(it.as_slice())))
                 .collect(),
         )
     })

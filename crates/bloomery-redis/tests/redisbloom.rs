@@ -19,7 +19,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use bloomery::RedisBloomChunkFile;
+use bloomery::redisbloom::RedisBloomChunkFile;
 use common::{have_redis, Server};
 use fixtures::{fnv1a64, hex, Fixture};
 use serde_json::{json, Value};
@@ -824,14 +824,14 @@ fn forged_moved_values_are_refused_on_every_load_path() {
     let bf = fixtures::load("bf-default");
     let mut h = chunk_file(&bf).chunks[0].1.clone();
     h[16..20].copy_from_slice(&big.to_le_bytes());
-    assert!(bloomery::RedisBloomFilter::from_header_chunk(&h, 1 << 30).is_ok());
+    assert!(bloomery::redisbloom::RedisBloomFilter::from_header_chunk(&h, 1 << 30).is_ok());
     let r = c.cmd(&[s("BF.LOADCHUNK"), s("b"), s("1"), &h]);
     assert_eq!(err(r), "ERR received bad data");
     // (one sub-filter: a forged expansion alone does not make it larger)
     let cf = fixtures::load("cf-noexp");
     let mut h = chunk_file(&cf).chunks[0].1.clone();
     h[36..38].copy_from_slice(&(big as u16).to_le_bytes());
-    assert!(bloomery::RedisBloomCuckooFilter::from_header_chunk(&h, 1 << 30).is_ok());
+    assert!(bloomery::redisbloom::RedisBloomCuckooFilter::from_header_chunk(&h, 1 << 30).is_ok());
     let r = c.cmd(&[s("CF.LOADCHUNK"), s("c"), s("1"), &h]);
     assert_eq!(err(r), "Couldn't create filter!");
     assert_eq!(c.cmd(&[s("DBSIZE")]).int(), 0);
@@ -841,23 +841,23 @@ fn forged_moved_values_are_refused_on_every_load_path() {
         let held = c.cmd(&[s("BLOOMERY.DUMP"), s(f.key())]).bytes().unwrap();
         let forged = if f.is_bloom() {
             use bloomery::Persist;
-            let v = bloomery::RedisBloomFilter::from_bytes(&held).unwrap();
+            let v = bloomery::redisbloom::RedisBloomFilter::from_bytes(&held).unwrap();
             let mut find = v.options().to_le_bytes().to_vec();
             find.extend_from_slice(&v.growth().to_le_bytes());
             let mut with = find.clone();
             with[4..].copy_from_slice(&big.to_le_bytes());
             let forged = forge_file(&held, &find, &with);
-            assert!(bloomery::RedisBloomFilter::from_bytes(&forged).is_ok());
+            assert!(bloomery::redisbloom::RedisBloomFilter::from_bytes(&forged).is_ok());
             forged
         } else {
             use bloomery::Persist;
-            let v = bloomery::RedisBloomCuckooFilter::from_bytes(&held).unwrap();
+            let v = bloomery::redisbloom::RedisBloomCuckooFilter::from_bytes(&held).unwrap();
             let mut find = u32::from(v.max_iterations()).to_le_bytes().to_vec();
             find.extend_from_slice(&u32::from(v.expansion()).to_le_bytes());
             let mut with = find.clone();
             with[4..].copy_from_slice(&big.to_le_bytes());
             let forged = forge_file(&held, &find, &with);
-            assert!(bloomery::RedisBloomCuckooFilter::from_bytes(&forged).is_ok());
+            assert!(bloomery::redisbloom::RedisBloomCuckooFilter::from_bytes(&forged).is_ok());
             forged
         };
         let dumped = c.cmd(&[s("DUMP"), s(f.key())]).bytes().unwrap();

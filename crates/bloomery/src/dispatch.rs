@@ -27,7 +27,7 @@ pub(crate) fn unsupported(kind: Kind, cap: Capability) -> Error {
 }
 
 /// Shape and state figures every set structure reports (see
-/// [`FilterInfo`](crate::FilterInfo)).
+/// [`FilterInfo`](crate::kinds::FilterInfo)).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct SetStats {
     pub bits: u64,

@@ -270,7 +270,7 @@ pub struct Sizing {
     /// split-block filter, which hashes as Parquet does).
     pub hasher: Option<KeyHasher>,
     /// Refuse to allocate more than this many bytes (`None`: the process-wide
-    /// [`max_bytes`](crate::max_bytes) at build time).
+    /// [`max_bytes`](crate::tuning::max_bytes) at build time).
     pub max_bytes: Option<u64>,
 }
 
@@ -313,7 +313,7 @@ impl Sizing {
         Ok(self.hasher(KeyHasher::keyed()?))
     }
     /// Refuse to allocate more than this many bytes (default: the process-wide
-    /// [`max_bytes`](crate::max_bytes) when the structure is built). A scalable filter keeps
+    /// [`max_bytes`](crate::tuning::max_bytes) when the structure is built). A scalable filter keeps
     /// a limit given here in its file, as a bound on its growth wherever it is loaded.
     pub fn max_bytes(mut self, limit: u64) -> Self {
         self.max_bytes = Some(limit);
@@ -378,7 +378,7 @@ macro_rules! sizing_setters {
         }
         $crate::filter::hasher_shorthands!();
         /// Refuse to allocate more than this many bytes (default: the process-wide
-        /// [`max_bytes`](crate::max_bytes) when the structure is built).
+        /// [`max_bytes`](crate::tuning::max_bytes) when the structure is built).
         pub fn max_bytes(mut self, limit: u64) -> Self {
             self.sizing.max_bytes = Some(limit);
             self
@@ -421,7 +421,7 @@ macro_rules! hashing_setters {
         }
         $crate::filter::hasher_shorthands!();
         /// Refuse to allocate more than this many bytes (default: the process-wide
-        /// [`max_bytes`](crate::max_bytes) when the builder was made).
+        /// [`max_bytes`](crate::tuning::max_bytes) when the builder was made).
         pub fn max_bytes(mut self, limit: u64) -> Self {
             self.max_bytes = limit;
             self
@@ -458,7 +458,7 @@ pub(crate) use hashing_setters;
 /// ```compile_fail,E0599
 /// use bloomery::prelude::*;
 ///
-/// let f = BloomFilter::builder().capacity(1000).fpr(0.01).layout(bloomery::BlockLayout::Sectors);
+/// let f = BloomFilter::builder().capacity(1000).fpr(0.01).layout(bloomery::builders::BlockLayout::Sectors);
 /// ```
 pub struct Builder<T: Build> {
     pub(crate) sizing: Sizing,

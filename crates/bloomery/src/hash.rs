@@ -7,7 +7,8 @@ use crate::error::{invalid, Result};
 /// and never change.
 ///
 /// ```
-/// use bloomery::{HashAlgorithm, KeyHasher};
+/// use bloomery::KeyHasher;
+/// use bloomery::hashing::HashAlgorithm;
 ///
 /// assert_eq!(KeyHasher::new().algorithm(), HashAlgorithm::Xxh3_128);
 /// assert_eq!(KeyHasher::parquet().algorithm(), HashAlgorithm::Xxh64);
@@ -24,7 +25,7 @@ pub enum HashAlgorithm {
     /// xxHash64 with seed 0, as the Parquet bloom-filter specification requires. The second
     /// half of [`Hashed`] is derived from the first by a fixed mixer.
     Xxh64 = 3,
-    /// MurmurHash64A, as RedisBloom's filters use it ([`crate::RedisBloomFilter`]): the low half of
+    /// MurmurHash64A, as RedisBloom's filters use it ([`crate::redisbloom::RedisBloomFilter`]): the low half of
     /// [`Hashed`] is the hash under the seed, the high half the hash under the low half.
     MurmurHash64A = 4,
     /// MurmurHash2 (32-bit), as RedisBloom's oldest Bloom filters use it: the low half is the
@@ -67,7 +68,8 @@ impl HashAlgorithm {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{KeyHasher, SeedKind};
+/// use bloomery::KeyHasher;
+/// use bloomery::hashing::SeedKind;
 ///
 /// assert_eq!(KeyHasher::new().seed_kind(), SeedKind::Default);
 /// assert_eq!(KeyHasher::with_seed(7).seed_kind(), SeedKind::User);
@@ -285,7 +287,7 @@ pub fn mix64(mut z: u64) -> u64 {
 ///
 /// ```
 /// use bloomery::prelude::*;
-/// use bloomery::StableHash;
+/// use bloomery::hashing::StableHash;
 ///
 /// # fn main() -> bloomery::Result<()> {
 /// let mut f = BloomFilter::try_new(1000, 0.01)?;
@@ -490,7 +492,7 @@ tuple_key!(A B C D);
 ///
 /// ```
 /// use bloomery::prelude::*;
-/// use bloomery::StableHash;
+/// use bloomery::hashing::StableHash;
 ///
 /// #[derive(Hash)]
 /// struct Flow {

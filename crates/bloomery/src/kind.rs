@@ -208,7 +208,8 @@ for_each_kind!(define_kind);
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{Capability, Kind};
+/// use bloomery::Kind;
+/// use bloomery::kinds::Capability;
 ///
 /// let caps = Kind::Counting.capabilities();
 /// assert!(caps.remove && caps.has(Capability::Count));
@@ -243,7 +244,8 @@ pub struct Capabilities {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{Capability, Kind};
+/// use bloomery::Kind;
+/// use bloomery::kinds::Capability;
 ///
 /// assert!(Kind::Blocked.require(Capability::Merge).is_ok());
 /// let e = Kind::Blocked.require(Capability::Remove).unwrap_err();

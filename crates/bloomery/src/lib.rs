@@ -3,6 +3,26 @@
 //! Fast filters that give the false-positive rate they promise, and files that still load next
 //! year.
 //!
+//! ## Adopter's guide: your job → the structure
+//!
+//! | your job | the structure | why |
+//! |---|---|---|
+//! | drop duplicates from a stream ("seen before?") | [`BlockedBloomFilter`] | one cache miss per key; `insert` returns whether the key was new |
+//! | check keys against a blocklist | [`BlockedBloomFilter`], or [`XorFilter`] when the list is fixed | no false negatives; the xor filter is smaller but static |
+//! | a set whose final size you do not know | [`ScalableBloomFilter`] | grows by adding filters, keeping the compound rate under target |
+//! | a set with deletions | [`CuckooFilter`], [`CountingBloomFilter`] | removable fingerprints or counters |
+//! | prune Parquet row groups | [`SplitBlockBloomFilter`], module `parquet` (feature) | the Parquet spec's filter, byte for byte |
+//! | count how often keys occur | [`CountMinSketch`] | bounded over-estimate (ε, δ), mergeable |
+//! | the heaviest hitters of a stream | [`TopK`] | HeavyKeeper: the k largest counts, never over-estimated |
+//! | quantiles, ranks, a CDF of numbers | [`TDigest`] | fixed memory, mergeable |
+//! | a static set, least memory | [`XorFilter`] | binary-fuse layout near the lower bound |
+//! | a static key → small value map | [`BloomierFilter`] | answers values, not only membership |
+//! | URLs (a crawler's URL-seen test) | [`MultiLayerBloomFilter`] | one layer per URL segment, normalised URLs |
+//! | path queries over XML or other trees | [`BreadthBloomFilter`], [`DepthBloomFilter`] | per-level or per-length sub-paths; `keys::xml` (feature) reads documents |
+//! | a file whose kind you learn when you open it | [`AnyFilter`], [`AnyCounter`] | every kind behind one type |
+//!
+//! The full list, with the papers each structure follows, is under *Which structure?* below.
+//!
 //! ```
 //! use bloomery::prelude::*;
 //!
@@ -48,7 +68,7 @@
 //! | a static set, least memory | [`XorFilter`] | binary-fuse layout, ≈ 1.13× the lower bound with 8-bit fingerprints (Graf & Lemire) |
 //! | the k heaviest items of a stream, listed | [`TopK`] | HeavyKeeper (Gong et al.): counts with exponential decay plus a min-heap; counts never over-estimate |
 //! | quantiles, CDF and ranks of a stream of numbers | [`TDigest`] | merging t-digest with the k₁ scale (Dunning & Ertl §2.1–2.2); fixed memory, mergeable |
-//! | data moved from RedisBloom (`BF.*`, `CF.*` SCANDUMP chunks) | [`RedisBloomFilter`], [`RedisBloomCuckooFilter`] | RedisBloom's exact hashing and layout: answers as RedisBloom did ([`RedisBloomValue::from_chunks`]) |
+//! | data moved from RedisBloom (`BF.*`, `CF.*` SCANDUMP chunks) | [`RedisBloomFilter`], [`RedisBloomCuckooFilter`] | RedisBloom's exact hashing and layout: answers as RedisBloom did ([`RedisBloomValue::from_chunks`](redisbloom::RedisBloomValue::from_chunks)) |
 //! | a file whose kind you learn when you open it | [`AnyFilter`], [`AnyCounter`] | every set kind, every counting kind, behind one type |
 //!
 //! The papers are listed, with what bloomery takes from each, in `docs/PAPERS.md`.
@@ -66,7 +86,7 @@
 //! carries the same [`Sizing`] setters (`capacity`, `fpr`, `hasher`/`seed`/`keyed`,
 //! `max_bytes`, and the explicit shape) plus the settings of its own structure only: `growth`
 //! is a method of a scalable filter's builder, `layout` of a blocked filter's. A kind chosen
-//! at run time is built from a [`Spec`] (kind, sizing, [`KindOptions`]) by
+//! at run time is built from a [`Spec`] (kind, sizing, [`KindOptions`](kinds::KindOptions)) by
 //! [`AnyFilter::try_from_spec`] or [`AnyCounter::try_from_spec`], which refuse by name an
 //! option the kind does not read.
 //!
@@ -89,7 +109,7 @@
 //! |---|---|---|
 //! | `serde` | on | `Serialize`/`Deserialize` for every structure (as the file format's bytes) |
 //! | `rayon` | on | parallel bulk inserts on rayon's pool: `BlockedBloomFilter::par_insert_all`, `par_insert_hashed`, `par_insert_bucketed`; the `parquet` module's scans run in parallel |
-//! | `mmap` | on | files used in place through memory maps (crate `memmap2`): [`Persist::open_mmap`], [`MappedFile`], [`FileUpdate`]; large arrays in anonymous maps with huge pages |
+//! | `mmap` | on | files used in place through memory maps (crate `memmap2`): [`Persist::open_mmap`], [`MappedFile`](file::MappedFile), [`FileUpdate`](file::FileUpdate); large arrays in anonymous maps with huge pages |
 //! | `tempfile` | on | atomic saves through the `tempfile` crate's temporary files |
 //! | `xml` | off | the `xml` module: XML documents to element paths for the Breadth/Depth filters |
 //! | `parquet` | off | the `parquet` module: the split-block filters inside Parquet files, sidecar filters, pruning |
@@ -98,7 +118,7 @@
 //! hashers), `thiserror`, `getrandom` (keyed hashers), `bytemuck` and `memchr`:
 //! - without `rayon`, the `par_insert_*` methods do not exist (`insert_lines` and
 //!   `fill_regions` still insert from several threads, on `std` threads);
-//! - without `mmap`, `open_mmap`, [`MappedFile::open`], [`FileUpdate::open`] and
+//! - without `mmap`, `open_mmap`, [`MappedFile::open`](file::MappedFile::open), [`FileUpdate::open`](file::FileUpdate::open) and
 //!   `AnyFilter`/`AnyCounter`'s `open_mmap` return [`Error::Unsupported`] saying so (the
 //!   types and methods stay, so code compiles either way); `load` reads files into memory;
 //! - without `tempfile`, saves stay atomic: the same steps (a new file created exclusively
@@ -112,7 +132,7 @@
 //! ## Guarantees
 //! - No false negatives, ever: every structure is property-tested for it.
 //! - No panics on user input: parameters, files and merges return typed [`Error`]s; sizes
-//!   beyond [`max_bytes`] are refused before allocating.
+//!   beyond [`max_bytes`](tuning::max_bytes) are refused before allocating.
 //! - The hash of format version 1 never changes (golden tests pin it), and files of every
 //!   released version load.
 
@@ -132,97 +152,152 @@ mod murmur;
 pub mod params;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+pub mod redisbloom;
 #[cfg(feature = "serde")]
 mod serde_impl;
-#[cfg(feature = "parquet")]
-pub use parquet::ParquetSidecar;
-mod redisbloom;
 mod sets;
 mod simd;
 mod store;
 mod structured;
 mod version;
 
+// The crate root: the structures, the core traits, errors, run-time kinds. Everything else
+// is in the named modules below.
+
 // Run-time kinds.
-pub use any::arrow::ArrowBinaryKeys;
-pub use any::batch::PREFETCH_AHEAD;
 pub use any::counter::AnyCounter;
-#[allow(deprecated)]
-pub use any::counter::CounterOptions;
-pub use any::filter::{AnyFilter, EmptyFile, FilterInfo};
-pub use any::spec::{KindOptions, Spec};
-pub use dispatch::CounterInfo;
-pub use kind::{Capabilities, Capability, Kind};
+pub use any::filter::AnyFilter;
+pub use any::spec::Spec;
+pub use kind::Kind;
+pub use redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
 // Core traits, errors and the one hash path.
 pub use error::{Error, FormatError, Incompatibility, Result};
 pub use filter::{
     Build, Builder, Count, Filter, KeySet, Merge, Remove, RemoveError, Sizing, Stats,
 };
-pub use hash::{mix64, reduce, HashAlgorithm, Hashed, Key, KeyHasher, SeedKind, StableHash};
-// Storage: the memory limit and the prefetch pipeline of batched inserts.
-pub use counters::MAX_WIDTH as MAX_COUNTER_WIDTH;
-pub use simd::paths as simd_paths;
-pub use store::{
-    global_allocator_only, max_bytes, set_global_allocator_only, set_max_bytes, Pipeline,
-    DEFAULT_MAX_BYTES,
-};
-// The file format.
+pub use hash::{Hashed, Key, KeyHasher};
+pub use io::format::Persist;
+pub use io::header::Verify;
+pub use multisets::count_min32::CounterOverflow;
+pub use structured::peel::PeelError;
+// Sets.
+pub use sets::blocked::{AtomicBlockedBloomFilter, BlockedBloomFilter};
+pub use sets::classic::BloomFilter;
+pub use sets::cuckoo::CuckooFilter;
+pub use sets::partitioned::PartitionedBloomFilter;
+pub use sets::scalable::ScalableBloomFilter;
+pub use sets::split_block::{SplitBlockBits, SplitBlockBloomFilter};
+pub use sets::xor::XorFilter;
+// Multisets and sketches.
+pub use multisets::blocked_counting::BlockedCountingBloomFilter;
+pub use multisets::count_min::CountMinSketch;
+pub use multisets::count_min32::CountMinSketch32;
+pub use multisets::counting::CountingBloomFilter;
+pub use multisets::dleft::DLeftCountingBloomFilter;
+pub use multisets::iterative::IterativeBloomFilter;
+pub use multisets::space_code::SpaceCodeBloomFilter;
+pub use multisets::spectral::SpectralBloomFilter;
+pub use multisets::tdigest::TDigest;
+pub use multisets::topk::TopK;
+// Structured keys.
+pub use structured::attenuated::AttenuatedBloomFilter;
+pub use structured::bloomier::BloomierFilter;
+pub use structured::breadth::BreadthBloomFilter;
+pub use structured::depth::DepthBloomFilter;
+pub use structured::mlbf::MultiLayerBloomFilter;
+
+/// The builders of the structures (each reached by `Type::builder()`) and their shape options.
+pub mod builders {
+    pub use crate::multisets::blocked_counting::BlockedCountingBuilder;
+    pub use crate::multisets::count_min::CountMinBuilder;
+    pub use crate::multisets::counting::CountingBuilder;
+    pub use crate::multisets::dleft::DLeftBuilder;
+    pub use crate::multisets::iterative::IterativeBuilder;
+    pub use crate::multisets::space_code::SpaceCodeBuilder;
+    pub use crate::multisets::spectral::{SpectralBuilder, SpectralMethod};
+    pub use crate::multisets::topk::TopKBuilder;
+    pub use crate::sets::blocked::BlockLayout;
+    pub use crate::sets::cuckoo::CuckooBuilder;
+    pub use crate::sets::split_block::parquet_num_bytes;
+    pub use crate::sets::xor::XorBuilder;
+    pub use crate::structured::attenuated::AttenuatedBuilder;
+    pub use crate::structured::bloomier::BloomierBuilder;
+    pub use crate::structured::breadth::BreadthBuilder;
+    pub use crate::structured::depth::DepthBuilder;
+    pub use crate::structured::mlbf::MlbfBuilder;
+}
+
+/// Run-time kinds: what a [`Kind`] can do, the options of a
+/// [`Spec`], and what [`AnyFilter`] and
+/// [`AnyCounter`] report about a file.
+pub mod kinds {
+    pub use crate::any::filter::FilterInfo;
+    pub use crate::any::spec::KindOptions;
+    pub use crate::dispatch::CounterInfo;
+    pub use crate::kind::{Capabilities, Capability};
+}
+
+/// The file format: headers, peeking at a file, files used in place, save options and
+/// progress. [`Persist`] is the user's entry point; the compressed and delta
+/// forms are in [`compress`].
+pub mod file {
+    pub use crate::any::filter::EmptyFile;
+    pub use crate::io::format::{
+        peek_file, read_file, read_header as peek_header, Encode, FileBuf, Progress, SaveOptions,
+    };
+    pub use crate::io::header::{
+        decode as decode_header, peek as peek_header_bytes, Decoded, FileHead, Header, Verify,
+        FORMAT_VERSION, PASS_CHUNK,
+    };
+    pub use crate::io::mapped::{FileUpdate, MappedFile};
+}
+
 /// Compressed Bloom filters and delta updates: the compressed and delta forms of the file
 /// format (see the module docs of its items), and saves in the compressed form.
 pub mod compress {
     pub use crate::io::compress::*;
     pub use crate::io::format::{save_bytes, save_compressed};
 }
-pub use io::format::{
-    peek_file, read_file, read_header as peek_header, Encode, FileBuf, Persist, Progress,
-    SaveOptions,
-};
-pub use io::header::{
-    decode as decode_header, peek as peek_header_bytes, Decoded, FileHead, Header, Verify,
-    FORMAT_VERSION, PASS_CHUNK,
-};
-pub use io::mapped::{FileUpdate, MappedFile};
-// Sets.
-pub use sets::blocked::lines::{
-    LineCounts, LineError, LineKeys, LineSource, WholeLines, LINE_CHUNK, SWEEP_STEP,
-};
-pub use sets::blocked::{
-    AtomicBlockedBloomFilter, BlockLayout, BlockedBloomFilter, InsertRegions, RegionWriter,
-};
-pub use sets::classic::BloomFilter;
-#[allow(deprecated)]
-pub use sets::cuckoo::{CuckooBuilder, CuckooFilter, CuckooOptions};
-pub use sets::partitioned::PartitionedBloomFilter;
-pub use sets::scalable::ScalableBloomFilter;
-pub use sets::split_block::{parquet_num_bytes, MaskedHash, SplitBlockBits, SplitBlockBloomFilter};
-pub use sets::xor::{XorBuilder, XorFilter};
-// Multisets.
-pub use multisets::blocked_counting::{BlockedCountingBloomFilter, BlockedCountingBuilder};
-pub use multisets::count_min::{CountMinBuilder, CountMinSketch};
-pub use multisets::count_min32::{CountMinSketch32, CounterOverflow};
-pub use multisets::counting::{CountingBloomFilter, CountingBuilder};
-pub use multisets::dleft::{DLeftBuilder, DLeftCountingBloomFilter};
-pub use multisets::iterative::{IterativeBloomFilter, IterativeBuilder};
-pub use multisets::space_code::{SpaceCodeBloomFilter, SpaceCodeBuilder};
-pub use multisets::spectral::{SpectralBloomFilter, SpectralBuilder, SpectralMethod};
-pub use multisets::tdigest::TDigest;
-pub use multisets::topk::{TopK, TopKBuilder};
-// RedisBloom's own structures (values moved from RedisBloom) and its SCANDUMP chunks.
-pub use redisbloom::{
-    RedisBloomChunkError, RedisBloomChunkFile, RedisBloomCuckooFilter, RedisBloomCuckooInsert,
-    RedisBloomFilter, RedisBloomLink, RedisBloomType, RedisBloomValue,
-};
-// Structured keys.
-pub use structured::attenuated::{AttenuatedBloomFilter, AttenuatedBuilder};
-pub use structured::bloomier::{BloomierBuilder, BloomierFilter};
-pub use structured::breadth::{BreadthBloomFilter, BreadthBuilder};
-pub use structured::depth::{DepthBloomFilter, DepthBuilder};
-pub use structured::edit::{edit1_variants, PRINTABLE_ASCII};
-pub use structured::mlbf::{normalize_url, MlbfBuilder, MultiLayerBloomFilter};
-pub use structured::peel::PeelError;
-pub use structured::tree_path::PathQuery;
-#[cfg(feature = "xml")]
-pub use structured::xml;
+
+/// The hash path's parts: algorithms, seeds, the mixing and range-reduction functions, and
+/// the masked hash of split-block filters.
+pub mod hashing {
+    pub use crate::hash::{mix64, reduce, HashAlgorithm, SeedKind, StableHash};
+    pub use crate::sets::split_block::MaskedHash;
+}
+
+/// Bulk input: keys from lines of text and from Arrow arrays, and the region writers of
+/// parallel fills.
+pub mod lines {
+    pub use crate::any::arrow::ArrowBinaryKeys;
+    pub use crate::sets::blocked::lines::{
+        LineCounts, LineError, LineKeys, LineSource, WholeLines, LINE_CHUNK, SWEEP_STEP,
+    };
+    pub use crate::sets::blocked::{InsertRegions, RegionWriter};
+}
+
+/// Helpers for structured keys: URL normalisation (multi-layer filters), edit-distance
+/// variants, path queries (breadth and depth filters) and, with feature `xml`, XML documents
+/// as element paths.
+pub mod keys {
+    pub use crate::structured::edit::{edit1_variants, PRINTABLE_ASCII};
+    pub use crate::structured::mlbf::normalize_url;
+    pub use crate::structured::tree_path::PathQuery;
+    #[cfg(feature = "xml")]
+    pub use crate::structured::xml;
+}
+
+/// Memory and speed settings: the memory limit, the allocator switch, the prefetch pipeline of
+/// batched inserts and the SIMD paths compiled in.
+pub mod tuning {
+    pub use crate::any::batch::PREFETCH_AHEAD;
+    pub use crate::counters::MAX_WIDTH as MAX_COUNTER_WIDTH;
+    pub use crate::simd::paths as simd_paths;
+    pub use crate::store::{
+        global_allocator_only, max_bytes, set_global_allocator_only, set_max_bytes, Pipeline,
+        DEFAULT_MAX_BYTES,
+    };
+}
 
 /// Everything needed to use the filters: `use bloomery::prelude::*;`.
 pub mod prelude {

@@ -87,8 +87,8 @@ serde_via_format!(
     crate::XorFilter,
     crate::TopK,
     crate::TDigest,
-    crate::RedisBloomFilter,
-    crate::RedisBloomCuckooFilter
+    crate::redisbloom::RedisBloomFilter,
+    crate::redisbloom::RedisBloomCuckooFilter
 );
 
 impl Serialize for crate::AnyFilter {

@@ -614,7 +614,8 @@ pub fn count_or(a: &[u64], b: &[u64]) -> u64 {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{BlockedBloomFilter, Filter, Hashed, Pipeline};
+/// use bloomery::{BlockedBloomFilter, Filter, Hashed};
+/// use bloomery::tuning::Pipeline;
 ///
 /// let mut f = BlockedBloomFilter::try_new(10_000, 0.01)?;
 /// let keys: Vec<u64> = (0..1000).collect();

@@ -3,8 +3,9 @@
 
 use std::time::{Duration, Instant};
 
+use bloomery::hashing::SeedKind;
 use bloomery::prelude::*;
-use bloomery::{CountMinSketch, CuckooFilter, Error, Incompatibility, Kind, SeedKind, XorFilter};
+use bloomery::{CountMinSketch, CuckooFilter, Error, Incompatibility, Kind, XorFilter};
 
 // ---------------------------------------------------------------------------------------------
 // Keyed mode

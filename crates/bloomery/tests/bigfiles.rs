@@ -13,9 +13,11 @@ fn big_files_need_the_mmap_feature() {}
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
+use bloomery::file::{FileUpdate, MappedFile, SaveOptions};
+use bloomery::kinds::KindOptions;
 use bloomery::{
-    AnyCounter, AnyFilter, BlockedBloomFilter, BloomFilter, FileUpdate, Filter, KeySet, Kind,
-    KindOptions, MappedFile, Persist, SaveOptions, ScalableBloomFilter, Sizing, Spec, Verify,
+    AnyCounter, AnyFilter, BlockedBloomFilter, BloomFilter, Filter, KeySet, Kind, Persist,
+    ScalableBloomFilter, Sizing, Spec, Verify,
 };
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
@@ -77,7 +79,7 @@ fn streaming_verify_accepts_good_files_and_finds_one_flipped_bit() {
     }
     f.save(&path).unwrap();
     let len = std::fs::metadata(&path).unwrap().len();
-    assert!(len > 2 * bloomery::PASS_CHUNK as u64);
+    assert!(len > 2 * bloomery::file::PASS_CHUNK as u64);
     let file = MappedFile::open(&path).unwrap();
     let mut seen = Vec::new();
     file.verify(&mut |done| seen.push(done)).unwrap();
@@ -354,27 +356,27 @@ fn peek_reads_the_header_from_the_first_bytes() {
     let dir = tempfile::tempdir().unwrap();
     for f in [filter(Kind::Blocked, 5000), filter(Kind::Mlbf, 500)] {
         let bytes = f.to_bytes();
-        let full = bloomery::decode_header(&bytes, Verify::Checksum).unwrap();
+        let full = bloomery::file::decode_header(&bytes, Verify::Checksum).unwrap();
         let h = full.payload_offset;
-        let head = bloomery::peek_header_bytes(&bytes[..h]).unwrap();
+        let head = bloomery::file::peek_header_bytes(&bytes[..h]).unwrap();
         assert_eq!(head.header, full.header);
         assert_eq!(head.header_len, h as u64);
         assert_eq!(head.payload_len, full.payload_len as u64);
         assert_eq!(head.file_len, bytes.len() as u64);
         assert!(!head.compressed && !head.delta);
-        assert_eq!(bloomery::peek_header_bytes(&bytes).unwrap(), head);
-        let short = bloomery::peek_header_bytes(&bytes[..h - 1]).unwrap_err();
+        assert_eq!(bloomery::file::peek_header_bytes(&bytes).unwrap(), head);
+        let short = bloomery::file::peek_header_bytes(&bytes[..h - 1]).unwrap_err();
         assert!(short.to_string().contains("truncated"), "{short}");
         let mut bad = bytes[..h].to_vec();
         bad[0] = b'X';
-        assert!(bloomery::peek_header_bytes(&bad).is_err());
+        assert!(bloomery::file::peek_header_bytes(&bad).is_err());
         let path = dir.path().join("f.bloom");
         f.save_with(&path, SaveOptions::new().compressed(true))
             .unwrap();
-        let packed = bloomery::peek_file(&path).unwrap();
+        let packed = bloomery::file::peek_file(&path).unwrap();
         assert!(packed.compressed);
         assert_eq!(packed.header, full.header);
         assert_eq!(packed.file_len, std::fs::metadata(&path).unwrap().len());
-        assert_eq!(bloomery::peek_header(&path).unwrap(), full.header);
+        assert_eq!(bloomery::file::peek_header(&path).unwrap(), full.header);
     }
 }

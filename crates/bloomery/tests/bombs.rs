@@ -6,6 +6,8 @@
 use std::time::{Duration, Instant};
 
 use bloomery::compress::{compress_file, decompress_file, patch_file};
+use bloomery::file::MappedFile;
+use bloomery::tuning::max_bytes;
 use bloomery::*;
 
 fn reseal(b: &mut [u8]) {

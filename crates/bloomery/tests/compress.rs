@@ -104,8 +104,8 @@ fn compressed_files_load_through_every_entry_point() {
             f
         );
         assert_eq!(
-            bloomery::peek_header(&packed).unwrap(),
-            bloomery::peek_header(&plain).unwrap()
+            bloomery::file::peek_header(&packed).unwrap(),
+            bloomery::file::peek_header(&plain).unwrap()
         );
         let sizes = packed_sizes(&std::fs::read(&packed).unwrap(), false).unwrap();
         // the prediction for the plain file is the measured size, to the byte or nearly
@@ -323,7 +323,7 @@ fn damaged_compressed_files_are_typed_errors() {
 /// the given density of ones) and the checksum recomputed: the coder sees every kind's payload
 /// layout (bit arrays, packed counters, fingerprints, heaps, …) at every fill.
 fn with_payload(plain: &[u8], density: u8, seed: u64) -> Vec<u8> {
-    let d = bloomery::decode_header(plain, Verify::Checksum).unwrap();
+    let d = bloomery::file::decode_header(plain, Verify::Checksum).unwrap();
     let mut out = plain.to_vec();
     let mut x = seed;
     for chunk in out[d.payload_offset..d.payload_offset + d.payload_len].chunks_mut(8) {
@@ -361,7 +361,7 @@ proptest! {
             if is_packed(&plain) {
                 continue;
             }
-            let d = bloomery::decode_header(&plain, Verify::Checksum).unwrap();
+            let d = bloomery::file::decode_header(&plain, Verify::Checksum).unwrap();
             kinds.insert(d.header.kind.id());
             let file = with_payload(&plain, density, seed);
             let c = compress_file(&file).unwrap();

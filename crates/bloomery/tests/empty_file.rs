@@ -4,7 +4,8 @@
 
 #![cfg(all(target_os = "linux", feature = "mmap"))]
 
-use bloomery::{AnyFilter, Kind, SaveOptions, Sizing, Spec, Verify};
+use bloomery::file::SaveOptions;
+use bloomery::{AnyFilter, Kind, Sizing, Spec, Verify};
 
 #[path = "common/rss.rs"]
 mod rss;

@@ -388,7 +388,7 @@ fn read_header_reports_the_fields() {
         .try_build()
         .unwrap();
     f.save(&path).unwrap();
-    let h = bloomery::peek_header(&path).unwrap();
+    let h = bloomery::file::peek_header(&path).unwrap();
     assert_eq!(h.version, 1);
     assert_eq!(h.kind, f.layout().kind());
     assert_eq!(h.kind.rust_type(), Kind::Blocked);
@@ -535,7 +535,8 @@ fn atomic_save_keeps_or_sets_permissions() {
 #[cfg(not(feature = "mmap"))]
 #[test]
 fn without_mmap_open_mmap_returns_unsupported_and_load_works() {
-    use bloomery::{Error, MappedFile};
+    use bloomery::file::MappedFile;
+    use bloomery::Error;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("f.bloom");
     let mut f = BlockedBloomFilter::try_new(100, 0.01).unwrap();
@@ -552,5 +553,5 @@ fn without_mmap_open_mmap_returns_unsupported_and_load_works() {
         }
     }
     assert_eq!(BlockedBloomFilter::load(&path).unwrap(), f);
-    assert_eq!(bloomery::peek_header(&path).unwrap().items, 1);
+    assert_eq!(bloomery::file::peek_header(&path).unwrap().items, 1);
 }

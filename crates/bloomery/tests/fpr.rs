@@ -20,9 +20,10 @@
 //! every choice of seed, and a wrong model or a biased hash (both shift the rate by far more)
 //! fails.
 
+use bloomery::builders::BlockLayout;
 use bloomery::params;
 use bloomery::prelude::*;
-use bloomery::{BlockLayout, BlockedCountingBloomFilter};
+use bloomery::BlockedCountingBloomFilter;
 
 const QUERY_BASE: u64 = 1 << 40;
 

@@ -54,7 +54,7 @@ fn large_arrays_go_to_the_global_allocator_only_when_asked() {
 
     // Default: arrays of 1 MiB and more are anonymous maps, invisible to the allocator
     // (memory maps are the `mmap` feature; without it every array is on the heap).
-    assert!(!bloomery::global_allocator_only());
+    assert!(!bloomery::tuning::global_allocator_only());
     for (what, bytes) in [
         ("blocked", held(big)),
         ("count-min", held(sketch)),
@@ -70,7 +70,7 @@ fn large_arrays_go_to_the_global_allocator_only_when_asked() {
         }
     }
 
-    bloomery::set_global_allocator_only(true);
+    bloomery::tuning::set_global_allocator_only(true);
     for (what, bytes) in [
         ("blocked", held(big)),
         ("count-min", held(sketch)),
@@ -86,5 +86,5 @@ fn large_arrays_go_to_the_global_allocator_only_when_asked() {
     let mut f = big();
     assert!(f.insert("a"));
     assert!(f.contains("a"));
-    bloomery::set_global_allocator_only(false);
+    bloomery::tuning::set_global_allocator_only(false);
 }

@@ -17,8 +17,10 @@
 
 use std::path::PathBuf;
 
+use bloomery::builders::BlockLayout;
+use bloomery::hashing::{HashAlgorithm, SeedKind};
 use bloomery::prelude::*;
-use bloomery::{BlockLayout, HashAlgorithm, Kind, SeedKind};
+use bloomery::Kind;
 
 /// The hashers whose mapping is pinned: default xxh3-128, seeded xxh3-128, keyed
 /// SipHash-1-3-128 with a fixed secret, and Parquet's xxh64.
@@ -689,7 +691,7 @@ fn goldens() -> Vec<Golden> {
                         .seed(3)
                         // written when every scalable file stored its creator's limit
                         // (then the default, 16 GiB); today only a limit given explicitly is
-                        .max_bytes(bloomery::DEFAULT_MAX_BYTES)
+                        .max_bytes(bloomery::tuning::DEFAULT_MAX_BYTES)
                         .try_build()
                         .unwrap(),
                 )
@@ -914,11 +916,12 @@ fn load<T: Persist>(file: &str, bytes: &[u8]) -> T {
 }
 
 fn typed_goldens() -> Vec<TypedGolden> {
+    use bloomery::builders::SpectralMethod;
     use bloomery::{
         AttenuatedBloomFilter, BlockedCountingBloomFilter, BloomierFilter, BreadthBloomFilter,
         CountMinSketch, CountingBloomFilter, CuckooFilter, DLeftCountingBloomFilter,
         DepthBloomFilter, IterativeBloomFilter, MultiLayerBloomFilter, SpaceCodeBloomFilter,
-        SpectralBloomFilter, SpectralMethod, TDigest, TopK, XorFilter,
+        SpectralBloomFilter, TDigest, TopK, XorFilter,
     };
     vec![
         // The compressed form of a classic filter (flag 1, range-coded payload) and a
@@ -1613,7 +1616,8 @@ fn typed_goldens() -> Vec<TypedGolden> {
             file: "redisbloom-bf.bloom",
             kind: Kind::RedisBloomChain,
             build: || {
-                let mut f = bloomery::RedisBloomFilter::reserve(16, 0.01, 2, true).unwrap();
+                let mut f =
+                    bloomery::redisbloom::RedisBloomFilter::reserve(16, 0.01, 2, true).unwrap();
                 for k in golden_keys() {
                     f.try_insert(k.as_bytes()).unwrap();
                 }
@@ -1621,7 +1625,7 @@ fn typed_goldens() -> Vec<TypedGolden> {
             },
             deterministic: true,
             check: |bytes| {
-                let f: bloomery::RedisBloomFilter = load("redisbloom-bf.bloom", bytes);
+                let f: bloomery::redisbloom::RedisBloomFilter = load("redisbloom-bf.bloom", bytes);
                 let links: Vec<(u64, u64, u32)> = f
                     .links()
                     .iter()
@@ -1648,10 +1652,11 @@ fn typed_goldens() -> Vec<TypedGolden> {
             kind: Kind::RedisBloomCuckoo,
             build: || {
                 let mut f =
-                    bloomery::RedisBloomCuckooFilter::reserve(16, 2, 20, 2, 1 << 20).unwrap();
+                    bloomery::redisbloom::RedisBloomCuckooFilter::reserve(16, 2, 20, 2, 1 << 20)
+                        .unwrap();
                 for (i, k) in golden_keys().iter().enumerate() {
                     for _ in 0..mult(i) {
-                        f.insert(k.as_bytes());
+                        f.add(k.as_bytes());
                     }
                 }
                 assert_eq!(f.remove(b"golden-0"), Ok(()));
@@ -1659,7 +1664,8 @@ fn typed_goldens() -> Vec<TypedGolden> {
             },
             deterministic: true,
             check: |bytes| {
-                let f: bloomery::RedisBloomCuckooFilter = load("redisbloom-cf.bloom", bytes);
+                let f: bloomery::redisbloom::RedisBloomCuckooFilter =
+                    load("redisbloom-cf.bloom", bytes);
                 assert_eq!(
                     (f.first_buckets(), f.bucket_size(), f.expansion()),
                     (8, 2, 2)

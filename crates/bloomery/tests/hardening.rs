@@ -2,6 +2,8 @@
 //! `Debug`, item counters saturate instead of wrapping, the split-block builder uses the
 //! hasher it is given, and `collect()` has a fallible twin.
 
+use bloomery::file::decode_header;
+use bloomery::hashing::{HashAlgorithm, SeedKind};
 use bloomery::*;
 
 /// Two secrets whose halves are easy to spot in any radix.

@@ -5,7 +5,8 @@
 
 #![cfg(all(target_os = "linux", feature = "mmap"))]
 
-use bloomery::{AnyFilter, FileUpdate, Kind, MappedFile, SaveOptions, Sizing, Spec, Verify};
+use bloomery::file::{FileUpdate, MappedFile, SaveOptions};
+use bloomery::{AnyFilter, Kind, Sizing, Spec, Verify};
 
 #[path = "common/rss.rs"]
 mod rss;

@@ -16,7 +16,7 @@ const LIMIT: u64 = 8 << 20;
 
 fn limit() {
     static SET: Once = Once::new();
-    SET.call_once(|| bloomery::set_max_bytes(LIMIT));
+    SET.call_once(|| bloomery::tuning::set_max_bytes(LIMIT));
 }
 
 /// Recompute the xxh3-64 trailer after patching, so only the patched fields are wrong.

@@ -1,6 +1,7 @@
 //! Behaviour under a small process-wide memory limit. In its own test binary because the
-//! limit ([`bloomery::set_max_bytes`]) is global to the process.
+//! limit ([`bloomery::tuning::set_max_bytes`]) is global to the process.
 
+use bloomery::tuning::set_max_bytes;
 use bloomery::*;
 
 #[test]

@@ -2,8 +2,8 @@
 //! implementation of the Parquet specification's split-block Bloom filter, plus the Parquet
 //! value hashing (xxHash64, seed 0, over the plain encoding).
 
+use bloomery::hashing::HashAlgorithm;
 use bloomery::prelude::*;
-use bloomery::HashAlgorithm;
 use rand::{Rng, SeedableRng};
 
 /// Same 64-bit hashes into filters of the same size: identical bitset bytes, identical

@@ -361,7 +361,7 @@ fn rewritten_files_carry_filters_arrow_rs_reads() {
         // sized as arrow-rs and parquet-mr size it
         assert_eq!(
             ours.num_bytes(),
-            bloomery::parquet_num_bytes(ROWS, 0.01).unwrap()
+            bloomery::builders::parquet_num_bytes(ROWS, 0.01).unwrap()
         );
         for i in 0..ROWS {
             let id = gen::id(5, rg as u64, i, ROWS);
@@ -474,14 +474,14 @@ fn parquet_sizing_matches_arrow_rs() {
             let want = Sbbf::new_with_ndv_fpp(ndv, fpp).unwrap();
             let mut bits = Vec::new();
             want.write_bitset(&mut bits).unwrap();
-            let ours = bloomery::parquet_num_bytes(ndv, fpp).unwrap();
+            let ours = bloomery::builders::parquet_num_bytes(ndv, fpp).unwrap();
             assert_eq!(ours, bits.len(), "ndv {ndv} fpp {fpp}");
             let f = SplitBlockBloomFilter::try_with_parquet_sizing(ndv, fpp).unwrap();
             assert_eq!(f.num_bytes(), ours);
         }
     }
-    assert!(bloomery::parquet_num_bytes(10, 0.0).is_err());
-    assert!(bloomery::parquet_num_bytes(10, 1.0).is_err());
+    assert!(bloomery::builders::parquet_num_bytes(10, 0.0).is_err());
+    assert!(bloomery::builders::parquet_num_bytes(10, 1.0).is_err());
 }
 
 #[test]

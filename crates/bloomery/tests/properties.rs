@@ -609,7 +609,7 @@ proptest! {
             new += got.insert_sorted(part, |r| {
                 assert_eq!(r.start, done, "ranges are consecutive from the start");
                 assert!(r.end > r.start && r.end <= total, "{r:?} of {total}");
-                assert!(r.end == total || r.end % bloomery::SWEEP_STEP == 0, "{r:?}");
+                assert!(r.end == total || r.end % bloomery::lines::SWEEP_STEP == 0, "{r:?}");
                 done = r.end;
             });
             max_end = max_end.max(done);

@@ -7,11 +7,11 @@
 #[path = "support/redisbloom_fixtures.rs"]
 mod fixtures;
 
-use bloomery::{
-    AnyFilter, Error, Filter, KeySet, Kind, Persist, RedisBloomChunkError, RedisBloomChunkFile,
-    RedisBloomCuckooFilter, RedisBloomCuckooInsert, RedisBloomFilter, RedisBloomType,
-    RedisBloomValue,
+use bloomery::redisbloom::{
+    RedisBloomChunkError, RedisBloomChunkFile, RedisBloomCuckooFilter, RedisBloomCuckooInsert,
+    RedisBloomFilter, RedisBloomType, RedisBloomValue,
 };
+use bloomery::{AnyFilter, Error, Filter, KeySet, Kind, Persist};
 use fixtures::{counts_of, fnv1a64, odd_ones, Fixture};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -223,7 +223,7 @@ fn check_cuckoo(f: &Fixture, mut c: RedisBloomCuckooFilter) {
         .keys(&["then", "add"])
         .iter()
         .enumerate()
-        .map(|(i, k)| (i, cf_reply(c.insert(k), false)))
+        .map(|(i, k)| (i, cf_reply(c.add(k), false)))
         .collect();
     assert_eq!(odd(add, json!(1)), t["add_not_1"], "{}: adds", f.name);
     let (a, b) = (
@@ -456,7 +456,7 @@ proptest! {
         let cap = cap.max(2 * u64::from(bucket));
         let mut f = RedisBloomCuckooFilter::reserve(cap, bucket, 20, expansion, 1 << 24).unwrap();
         for k in &keys {
-            prop_assert_eq!(f.insert(k), RedisBloomCuckooInsert::Inserted);
+            prop_assert_eq!(f.add(k), RedisBloomCuckooInsert::Inserted);
         }
         prop_assert!(keys.iter().all(|k| f.contains(k)));
         // deleting copies (and the compaction it triggers) keeps every other copy
@@ -515,7 +515,7 @@ proptest! {
             let _ = f.load_chunk(it, &data);
             let _ = f.count(b"x");
             for i in 0..50u32 {
-                f.insert(&i.to_le_bytes());
+                f.add(&i.to_le_bytes());
             }
             let _ = f.remove(b"y");
             let _ = f.chunk(it);
@@ -540,7 +540,7 @@ proptest! {
         } else {
             let mut f = RedisBloomCuckooFilter::reserve(64, 4, 20, 2, 1 << 20).unwrap();
             for i in 0..300u32 {
-                f.insert(&i.to_le_bytes());
+                f.add(&i.to_le_bytes());
             }
             f.to_bytes()
         };
@@ -580,7 +580,7 @@ fn serde_round_trip() {
     let mut c = RedisBloomCuckooFilter::reserve(16, 2, 20, 1, 1 << 20).unwrap();
     for i in 0..50u32 {
         b.insert(&i);
-        c.insert(&i.to_le_bytes());
+        c.add(&i.to_le_bytes());
     }
     let jb = serde_json::to_string(&b).unwrap();
     let jc = serde_json::to_string(&c).unwrap();
@@ -653,7 +653,7 @@ fn item_counts_saturate_and_the_file_still_loads() {
 
     // a cuckoo filter at u64::MAX items stays there; at 0 a delete leaves 0
     let mut c = RedisBloomCuckooFilter::reserve(64, 2, 20, 1, 1 << 20).unwrap();
-    c.insert(b"first");
+    c.add(b"first");
     for (items, want) in [(u64::MAX, u64::MAX), (0, 0)] {
         let mut b = c.to_bytes();
         b[ITEMS..ITEMS + 8].copy_from_slice(&items.to_le_bytes());
@@ -662,7 +662,7 @@ fn item_counts_saturate_and_the_file_still_loads() {
         if items == 0 {
             d.remove(b"first").unwrap();
         } else {
-            assert_eq!(d.insert(b"second"), RedisBloomCuckooInsert::Inserted);
+            assert_eq!(d.add(b"second"), RedisBloomCuckooInsert::Inserted);
         }
         let e = RedisBloomCuckooFilter::from_bytes(&d.to_bytes()).unwrap();
         assert_eq!(e.len(), want);

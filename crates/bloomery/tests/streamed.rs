@@ -6,9 +6,9 @@
 
 use std::path::{Path, PathBuf};
 
-use bloomery::{
-    AnyFilter, BlockLayout, BlockedBloomFilter, BloomFilter, Error, FormatError, MappedFile, Verify,
-};
+use bloomery::builders::BlockLayout;
+use bloomery::file::MappedFile;
+use bloomery::{AnyFilter, BlockedBloomFilter, BloomFilter, Error, FormatError, Verify};
 use proptest::prelude::*;
 
 /// A filter of `kind` with `keys` keys (`salt` tells sets apart), sized by its shape.

@@ -8,7 +8,8 @@
 //! forces the choice).
 
 use anyhow::{bail, Result};
-use bloomery::{AnyCounter, AnyFilter, KeySet, LineError, LineSource, LINE_CHUNK};
+use bloomery::lines::{LineError, LineSource, LINE_CHUNK};
+use bloomery::{AnyCounter, AnyFilter, KeySet};
 
 use super::open::{open_update, open_update_sweep, AddPath, Sealer, Structure};
 use crate::cli::AddArgs;

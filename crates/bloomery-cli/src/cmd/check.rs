@@ -10,7 +10,8 @@
 use std::io::{BufWriter, Write};
 
 use anyhow::{bail, Result};
-use bloomery::{edit1_variants, KeySet, PRINTABLE_ASCII};
+use bloomery::keys::{edit1_variants, PRINTABLE_ASCII};
+use bloomery::KeySet;
 
 use super::open::{open_read, Structure};
 use crate::cli::{CheckArgs, CountArgs};

@@ -17,8 +17,9 @@ use crate::num::bytes;
 use crate::output::note;
 
 /// The file, mapped (not copied into memory): the functions below read it in place.
-fn read(path: &Path) -> Result<bloomery::MappedFile> {
-    bloomery::MappedFile::open(path).with_context(|| format!("cannot read `{}`", path.display()))
+fn read(path: &Path) -> Result<bloomery::file::MappedFile> {
+    bloomery::file::MappedFile::open(path)
+        .with_context(|| format!("cannot read `{}`", path.display()))
 }
 
 fn write(path: &Path, data: &[u8]) -> Result<()> {
@@ -49,7 +50,7 @@ pub fn compress(a: PackArgs) -> Result<u8> {
 pub fn decompress(a: PackArgs) -> Result<u8> {
     super::check_out(&a.out, &[&a.input], a.force)?;
     let data = read(&a.input)?;
-    let plain = c::decompress_file(data.bytes(), bloomery::max_bytes())
+    let plain = c::decompress_file(data.bytes(), bloomery::tuning::max_bytes())
         .with_context(|| format!("cannot decompress `{}`", a.input.display()))?;
     write(&a.out, &plain)?;
     note(&format!(

@@ -1,7 +1,9 @@
 //! `bloomery create`.
 
 use anyhow::{bail, Context, Result};
-use bloomery::{AnyCounter, AnyFilter, KeyHasher, Kind, KindOptions, SaveOptions, Spec};
+use bloomery::file::SaveOptions;
+use bloomery::kinds::KindOptions;
+use bloomery::{AnyCounter, AnyFilter, KeyHasher, Kind, Spec};
 
 use crate::cli::CreateArgs;
 use crate::num::{bytes, group, rate};
@@ -151,7 +153,7 @@ pub fn run(a: CreateArgs) -> Result<u8> {
     // never held in memory (a filter larger than RAM is made as any other)
     let i = if a.parquet_sizing {
         let f = parquet_sized(&sizing)?;
-        write(&a.file, bloomery::Encode::encoded_len(&f), |o| {
+        write(&a.file, bloomery::file::Encode::encoded_len(&f), |o| {
             f.save_with(&a.file, o)
         })?;
         f.info()
@@ -205,7 +207,7 @@ pub fn run(a: CreateArgs) -> Result<u8> {
 /// of the disk that will hold it do (a typo in -n must not fill the disk).
 fn room_for(path: &std::path::Path, len: u64) -> Result<()> {
     if crate::memory_limit_from_flag() {
-        let limit = bloomery::max_bytes();
+        let limit = bloomery::tuning::max_bytes();
         if len > limit {
             return Err(bloomery::Error::TooLarge {
                 requested: len,
@@ -281,7 +283,7 @@ fn create_counter(a: &CreateArgs, kind: Kind) -> Result<u8> {
         },
     };
     let f = AnyCounter::try_from_spec(&spec).map_err(flag_names)?;
-    let mut bar = Progress::bytes("writing", bloomery::Encode::encoded_len(&f));
+    let mut bar = Progress::bytes("writing", bloomery::file::Encode::encoded_len(&f));
     f.save_with(&a.file, SaveOptions::new().progress(&mut |n| bar.set(n)))
         .with_context(|| format!("cannot write `{}`", a.file.display()))?;
     drop(bar);

@@ -24,7 +24,7 @@ pub fn run(a: DedupArgs) -> Result<u8> {
     let (mut f, sealer): (AnyFilter, Option<Sealer>) = match &a.state {
         Some(p) if p.exists() => {
             // a counting file is refused from its header, before the copy and checksum pass
-            let kind = bloomery::peek_file(p)
+            let kind = bloomery::file::peek_file(p)
                 .with_context(|| load_ctx(p))?
                 .header
                 .kind;

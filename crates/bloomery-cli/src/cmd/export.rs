@@ -94,8 +94,8 @@ fn import_sbbf(a: &ImportArgs) -> Result<u8> {
     if let Some(p) = a.fpr {
         bloomery::params::check_fpr(p)?;
     }
-    let data =
-        bloomery::read_file(input).with_context(|| format!("cannot read `{}`", input.display()))?;
+    let data = bloomery::file::read_file(input)
+        .with_context(|| format!("cannot read `{}`", input.display()))?;
     // a bitset is a multiple of 32 bytes; anything else must be a header and its bitset
     let bitset: &[u8] = if data.len() % 32 == 0 && !data.is_empty() {
         &data

@@ -10,7 +10,8 @@
 use std::path::Path;
 
 use anyhow::{bail, Context, Result};
-use bloomery::{AnyFilter, RedisBloomChunkFile, RedisBloomValue};
+use bloomery::redisbloom::{RedisBloomChunkFile, RedisBloomValue};
+use bloomery::AnyFilter;
 
 use crate::cli::ImportArgs;
 use crate::num::{bytes, group};
@@ -25,8 +26,8 @@ pub fn run(a: &ImportArgs) -> Result<u8> {
     super::check_out(out, &ins, a.force)?;
     let mut files = Vec::with_capacity(inputs.len());
     for p in inputs {
-        let bytes =
-            bloomery::read_file(p).with_context(|| format!("cannot read `{}`", p.display()))?;
+        let bytes = bloomery::file::read_file(p)
+            .with_context(|| format!("cannot read `{}`", p.display()))?;
         let f = RedisBloomChunkFile::from_bytes(&bytes)
             .with_context(|| format!("cannot read `{}`", p.display()))?;
         files.push(f);
@@ -44,18 +45,19 @@ pub fn run(a: &ImportArgs) -> Result<u8> {
     let chunks = files
         .iter()
         .flat_map(|f| f.chunks.iter().map(|(it, c)| (*it, &c[..])));
-    let value = RedisBloomValue::from_chunks(first.value_type, chunks, bloomery::max_bytes())
-        .with_context(|| {
-            format!(
-                "cannot rebuild RedisBloom key {:?} from {}",
-                String::from_utf8_lossy(&first.key),
-                inputs
-                    .iter()
-                    .map(|p| format!("`{}`", p.display()))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            )
-        })?;
+    let value =
+        RedisBloomValue::from_chunks(first.value_type, chunks, bloomery::tuning::max_bytes())
+            .with_context(|| {
+                format!(
+                    "cannot rebuild RedisBloom key {:?} from {}",
+                    String::from_utf8_lossy(&first.key),
+                    inputs
+                        .iter()
+                        .map(|p| format!("`{}`", p.display()))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            })?;
     let (filter, shape) = match value {
         RedisBloomValue::Bloom(f) => {
             let shape = format!(

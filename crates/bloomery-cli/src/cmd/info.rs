@@ -3,7 +3,8 @@
 use std::io::Write;
 
 use anyhow::{Context, Result};
-use bloomery::{AnyCounter, AnyFilter, MappedFile};
+use bloomery::file::MappedFile;
+use bloomery::{AnyCounter, AnyFilter};
 use serde_json::json;
 
 use super::open::{self as open, Structure};
@@ -68,8 +69,8 @@ pub fn info(a: InfoArgs) -> Result<u8> {
 
 /// A structure's figures, computed beside the checksum pass.
 enum Summary {
-    Set(bloomery::FilterInfo),
-    Counter(bloomery::CounterInfo),
+    Set(bloomery::kinds::FilterInfo),
+    Counter(bloomery::kinds::CounterInfo),
 }
 
 /// `info --fast`: the header's figures, no pass over the payload.
@@ -154,10 +155,10 @@ fn fast_info(a: &InfoArgs, file: &MappedFile) -> Result<u8> {
 /// `info` of a set kind.
 fn set_info(
     a: &InfoArgs,
-    header: &bloomery::Header,
+    header: &bloomery::file::Header,
     file: &MappedFile,
     f: &AnyFilter,
-    i: bloomery::FilterInfo,
+    i: bloomery::kinds::FilterInfo,
 ) -> Result<u8> {
     let hasher = f.hasher();
     // Plain and compressed sizes: measured for a compressed file, predicted from the entropy
@@ -401,12 +402,12 @@ fn set_info(
     Ok(0)
 }
 
-/// `info` of a counting kind: its own figures ([`bloomery::CounterInfo`]).
+/// `info` of a counting kind: its own figures ([`bloomery::kinds::CounterInfo`]).
 fn counter_info(
     a: &InfoArgs,
-    header: &bloomery::Header,
+    header: &bloomery::file::Header,
     f: &AnyCounter,
-    i: bloomery::CounterInfo,
+    i: bloomery::kinds::CounterInfo,
 ) -> Result<u8> {
     let h = f.hasher();
     let seed = h.public_seed().map(|s| s as u64);

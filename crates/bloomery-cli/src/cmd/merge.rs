@@ -4,13 +4,15 @@
 //! (`AnyFilter::fold_file`, `union_files`, `intersect_files`), so their memory is a few 8 MiB
 //! pieces whatever the files' sizes. Other kinds and compressed files: `union` and
 //! `intersect` copy the first input beside OUT, map the copy writable, combine the other
-//! inputs into it in place and rename it to OUT (see `bloomery::FileUpdate`); `fold` and
+//! inputs into it in place and rename it to OUT (see `bloomery::file::FileUpdate`); `fold` and
 //! `flatten` build their result in memory.
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use bloomery::{AnyFilter, Capability, FileUpdate, FilterInfo, MappedFile, Verify};
+use bloomery::file::{FileUpdate, MappedFile};
+use bloomery::kinds::{Capability, FilterInfo};
+use bloomery::{AnyFilter, Verify};
 
 use super::open::{open_read, open_set, Structure};
 use crate::cli::{FoldArgs, MergeArgs, PackArgs};
@@ -93,7 +95,7 @@ fn names(paths: &[std::path::PathBuf]) -> String {
 /// The first input copied beside OUT (a compressed one: loaded), the others combined into it.
 fn union_in_place(a: &MergeArgs, intersect: bool, verify: bool) -> Result<FilterInfo> {
     let first = &a.inputs[0];
-    let compressed = bloomery::peek_file(first)
+    let compressed = bloomery::file::peek_file(first)
         .with_context(|| format!("cannot load `{}`", first.display()))?
         .compressed;
     // the first input, copied beside OUT and mapped writable (a compressed one: in memory)
@@ -235,7 +237,7 @@ pub fn fold(a: FoldArgs) -> Result<u8> {
 /// `flatten`: the plain Bloom filter of a counting file, saved atomically.
 pub fn flatten(a: &PackArgs) -> Result<u8> {
     super::check_out(&a.out, &[&a.input], a.force)?;
-    let kind = bloomery::peek_file(&a.input)
+    let kind = bloomery::file::peek_file(&a.input)
         .with_context(|| format!("cannot load `{}`", a.input.display()))?
         .header
         .kind;
@@ -254,8 +256,8 @@ pub fn flatten(a: &PackArgs) -> Result<u8> {
         "wrote {}: {} filter, {} (from {} of counters)",
         a.out.display(),
         plain.kind().name(),
-        bytes(bloomery::Encode::encoded_len(&plain)),
-        bytes(bloomery::Encode::encoded_len(&c)),
+        bytes(bloomery::file::Encode::encoded_len(&plain)),
+        bytes(bloomery::file::Encode::encoded_len(&c)),
     ));
     Ok(0)
 }

@@ -87,7 +87,7 @@ pub fn past_target(items: u64, capacity: u64, now: f64, target: f64) -> bool {
 }
 
 /// Warn when a filter went past its capacity and its rate past its target.
-pub fn warn_if_over_info(i: &bloomery::FilterInfo) {
+pub fn warn_if_over_info(i: &bloomery::kinds::FilterInfo) {
     if past_target(i.items, i.capacity, i.current_fpr, i.target_fpr) {
         crate::output::warn(&format!(
             "the filter holds {} items (capacity {}): its false-positive rate is now {}, past \

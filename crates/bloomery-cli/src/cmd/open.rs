@@ -5,16 +5,15 @@
 //! memory is the pages the keys touch, and the checksum is verified by one streaming pass
 //! (skipped with `--no-verify`: header and parameters are still validated). Updating commands
 //! ([`open_update`]) copy the file beside it, map the copy writable, update it in place and
-//! rename it over the original when done ([`bloomery::FileUpdate`]); a compressed file is
+//! rename it over the original when done ([`bloomery::file::FileUpdate`]); a compressed file is
 //! updated in memory and written back compressed.
 
 use std::path::Path;
 
 use anyhow::{Context, Result};
-use bloomery::{
-    AnyCounter, AnyFilter, Capability, FileUpdate, Hashed, KeyHasher, KeySet, Kind, MappedFile,
-    SaveOptions, Verify,
-};
+use bloomery::file::{FileUpdate, MappedFile, SaveOptions};
+use bloomery::kinds::Capability;
+use bloomery::{AnyCounter, AnyFilter, Hashed, KeyHasher, KeySet, Kind, Verify};
 
 use crate::output::Progress;
 
@@ -42,7 +41,7 @@ impl Structure {
     }
 
     fn from_bytes(bytes: &[u8]) -> bloomery::Result<Self> {
-        let kind = bloomery::peek_header_bytes(bytes)?.header.kind;
+        let kind = bloomery::file::peek_header_bytes(bytes)?.header.kind;
         Ok(if kind.is_counter() {
             Structure::Counter(AnyCounter::from_bytes(bytes)?)
         } else {
@@ -183,7 +182,7 @@ impl Update {
     /// [`commit`](Self::commit) of a set kind, returning its info: on a file updated in place
     /// counted inside the seal's checksum pass (no pass of its own:
     /// [`AnyFilter::commit_with_info`]).
-    pub fn commit_with_info(self) -> Result<bloomery::FilterInfo> {
+    pub fn commit_with_info(self) -> Result<bloomery::kinds::FilterInfo> {
         match self {
             Update {
                 s: Structure::Set(f),
@@ -214,7 +213,7 @@ impl Update {
     /// in one pass over the file that copies it, inserts the keys and seals it
     /// ([`AnyFilter::commit_with_keys`]); else the keys are inserted into the copy and the
     /// seal's pass counts the info ([`commit_with_info`](Self::commit_with_info)).
-    pub fn commit_with_keys(self, hashes: &mut [Hashed]) -> Result<bloomery::FilterInfo> {
+    pub fn commit_with_keys(self, hashes: &mut [Hashed]) -> Result<bloomery::kinds::FilterInfo> {
         let Update { s, sealer } = self;
         let mut f = match s {
             Structure::Set(f) => f,
@@ -316,7 +315,7 @@ pub fn set_kind_names() -> String {
 /// Check from the header alone, before any pass over the file, that its kind offers `cap`:
 /// the library's message names the kinds that do.
 pub fn require(path: &Path, cap: Capability, what: &str) -> Result<Kind> {
-    let kind = bloomery::peek_file(path)
+    let kind = bloomery::file::peek_file(path)
         .with_context(|| load_ctx(path))?
         .header
         .kind;
@@ -380,14 +379,14 @@ pub fn one_pass_above(budget: u64) -> u64 {
 
 /// [`open_update`] for `add`'s update of a blocked filter, by `how`
 /// ([`AddPath`]). The one-pass update opens any plain blocked file with
-/// [`bloomery::FileUpdate::open_sweep`], nothing copied yet ([`Sealer::one_pass`]). The sweep
+/// [`bloomery::file::FileUpdate::open_sweep`], nothing copied yet ([`Sealer::one_pass`]). The sweep
 /// opens a big plain file (over 64 MiB) the same way, copied as the sweep advances (the source
 /// read once and the copy written once, in order), so the sweep's inserts land in pages just
 /// written: the caller copies through each range before touching it
 /// ([`Sealer::copy_through`]) and the rest before reading the structure whole
 /// ([`Sealer::copy_rest`]). Other files open as [`open_update`] opens them.
 pub fn open_update_sweep(path: &Path, verify: bool, how: AddPath) -> Result<Update> {
-    let head = bloomery::peek_file(path).with_context(|| load_ctx(path))?;
+    let head = bloomery::file::peek_file(path).with_context(|| load_ctx(path))?;
     let kind = head.header.kind;
     if head.compressed || !matches!(kind, Kind::Blocked | Kind::BlockedSectors) {
         return open_update(path, verify);
@@ -434,7 +433,7 @@ pub fn open_update_sweep(path: &Path, verify: bool, how: AddPath) -> Result<Upda
 
 /// [`open_update`], writing a compressed file back plain when `plain` (`dedup --state`).
 pub fn open_update_as(path: &Path, verify: bool, plain: bool) -> Result<Update> {
-    let head = bloomery::peek_file(path).with_context(|| load_ctx(path))?;
+    let head = bloomery::file::peek_file(path).with_context(|| load_ctx(path))?;
     let verify_mode = if verify {
         Verify::Checksum
     } else {

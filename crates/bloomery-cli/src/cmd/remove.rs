@@ -3,7 +3,8 @@
 //! the end (see `open::open_update`).
 
 use anyhow::{bail, Result};
-use bloomery::{Capability, RemoveError};
+use bloomery::kinds::Capability;
+use bloomery::RemoveError;
 
 use super::open::{open_update, Structure};
 

@@ -6,7 +6,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context, Result};
-use bloomery::PathQuery;
+use bloomery::keys::PathQuery;
 use bloomery::{BreadthBloomFilter, DepthBloomFilter, KeyHasher, Kind, Persist};
 
 use crate::cli::{XmlCommand, XmlIndexArgs, XmlKindArg, XmlQueryArgs};
@@ -73,7 +73,7 @@ fn index(a: XmlIndexArgs) -> Result<u8> {
     let mut invalid = 0u64;
     for d in &docs {
         let bytes = std::fs::read(d).with_context(|| format!("cannot read `{}`", d.display()))?;
-        let dp = match bloomery::xml::document_paths(&bytes) {
+        let dp = match bloomery::keys::xml::document_paths(&bytes) {
             Ok(dp) => dp,
             Err(e) if a.skip_invalid => {
                 invalid += 1;
@@ -105,7 +105,7 @@ fn index(a: XmlIndexArgs) -> Result<u8> {
         );
     }
     let hasher = a.seed.map_or_else(KeyHasher::new, KeyHasher::with_seed);
-    let max = bloomery::max_bytes();
+    let max = bloomery::tuning::max_bytes();
     let (bits, filters, kind) = match a.kind {
         XmlKindArg::Bbf => {
             let f = BreadthBloomFilter::builder()

@@ -29,7 +29,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Context;
-use bloomery::{edit1_variants, PRINTABLE_ASCII};
+use bloomery::keys::{edit1_variants, PRINTABLE_ASCII};
 use bloomery::{params, BloomFilter, Filter, KeyHasher, Stats};
 use rayon::prelude::*;
 

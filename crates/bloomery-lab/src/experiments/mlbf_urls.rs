@@ -25,7 +25,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Instant;
 
-use bloomery::normalize_url;
+use bloomery::keys::normalize_url;
 use bloomery::{params, BloomFilter, Filter, KeyHasher, MultiLayerBloomFilter, Stats};
 
 use crate::table::{int, num, rate, Table};

@@ -22,8 +22,9 @@
 //! `error ≤ (e/width)·N` for all but a fraction `e^-depth` of keys.
 
 use anyhow::Context;
+use bloomery::builders::SpectralMethod;
 use bloomery::Hashed;
-use bloomery::{params, Count, CountMinSketch, KeyHasher, SpectralBloomFilter, SpectralMethod};
+use bloomery::{params, Count, CountMinSketch, KeyHasher, SpectralBloomFilter};
 use rayon::prelude::*;
 
 use crate::measure::{key, Rng};

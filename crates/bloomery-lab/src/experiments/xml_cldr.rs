@@ -32,7 +32,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use bloomery::PathQuery;
+use bloomery::keys::PathQuery;
 use bloomery::{BreadthBloomFilter, DepthBloomFilter, KeyHasher};
 use rayon::prelude::*;
 
@@ -157,7 +157,7 @@ pub fn load_corpus(p: &Params) -> anyhow::Result<(Vec<Doc>, CorpusSource)> {
     let docs = files
         .par_iter()
         .map(|f| -> anyhow::Result<Doc> {
-            let d = bloomery::xml::document_paths(&std::fs::read(f)?)
+            let d = bloomery::keys::xml::document_paths(&std::fs::read(f)?)
                 .map_err(|e| anyhow::anyhow!("{}: {e}", f.display()))?;
             Ok(Doc {
                 paths: d.paths,

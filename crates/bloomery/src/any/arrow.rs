@@ -77,7 +77,8 @@ impl Offset for i64 {
 /// fail.
 ///
 /// ```
-/// use bloomery::{AnyFilter, ArrowBinaryKeys, Kind};
+/// use bloomery::{AnyFilter, Kind};
+/// use bloomery::lines::ArrowBinaryKeys;
 ///
 /// # fn main() -> bloomery::Result<()> {
 /// // the Arrow array ["ab", null, "", "cde"] sliced from element 1 (offset 1, length 3)

@@ -145,7 +145,8 @@ impl AnyCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Kind, KindOptions, Sizing, Spec};
+    use crate::kinds::KindOptions;
+    use crate::{Kind, Sizing, Spec};
 
     /// Batches answer exactly as one-by-one calls, across the prefetch distance and with
     /// repeats inside it.

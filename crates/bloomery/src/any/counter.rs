@@ -5,11 +5,10 @@
 use super::Holder;
 use std::path::Path;
 
-use crate::any::spec::{KindOptions, Spec};
+use crate::any::spec::Spec;
 use crate::dispatch::{CounterInfo, CounterKind};
 use crate::error::{invalid, FormatError, Result};
 use crate::filter::RemoveError;
-use crate::filter::Sizing;
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::Encode;
 use crate::io::format::{self, Persist, SaveOptions, Source, Verify};
@@ -17,7 +16,7 @@ use crate::io::mapped::{FileUpdate, MappedFile};
 use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
 use crate::{
     BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, DLeftCountingBloomFilter,
-    IterativeBloomFilter, SpaceCodeBloomFilter, SpectralBloomFilter, SpectralMethod,
+    IterativeBloomFilter, SpaceCodeBloomFilter, SpectralBloomFilter,
 };
 
 /// The object-safe part of [`CounterKind`], so one `match` serves every method.
@@ -172,93 +171,11 @@ impl Holder for AnyCounter {
     }
 }
 
-/// Options for [`AnyCounter::build`]: the shared sizing plus each kind's own parameters.
-/// Options that do not apply to the chosen kind are refused with a typed error. Superseded by
-/// [`Spec`], which serves every run-time kind.
-#[deprecated(note = "fill a `bloomery::Spec` and call `AnyCounter::try_from_spec`")]
-#[derive(Debug, Clone, Default)]
-pub struct CounterOptions {
-    /// Expected number of distinct keys (n).
-    pub capacity: Option<u64>,
-    /// Iterative and space-code filters: expected inserts, repeats included (default: n,
-    /// every key once). Their fill depends on both counts; the other kinds' on n alone.
-    pub occurrences: Option<u64>,
-    /// Target membership false-positive rate at capacity.
-    pub fpr: Option<f64>,
-    /// Exact number of counters (counting, spectral) or bits (ibf, scbf).
-    pub bits: Option<u64>,
-    /// Exact number of hash functions (counting, spectral, ibf, scbf).
-    pub hashes: Option<u32>,
-    /// Bits per counter (counting: 1..=32, default 4; spectral: default 16; dlcbf: 1..=31,
-    /// default 2).
-    pub counter_bits: Option<u32>,
-    /// Count-min width (with `depth`).
-    pub width: Option<u64>,
-    /// Count-min depth (with `width`).
-    pub depth: Option<u32>,
-    /// Count-min ε (with `delta`).
-    pub epsilon: Option<f64>,
-    /// Count-min δ (with `epsilon`).
-    pub delta: Option<f64>,
-    /// Count-min conservative update.
-    pub conservative: bool,
-    /// Spectral method (default Minimum Selection).
-    pub method: Option<SpectralMethod>,
-    /// Iterative filter: cap on the total repeats counted.
-    pub repeat_cap: Option<u64>,
-    /// Iterative filter: expected distinctness rate α used for sizing.
-    pub distinctness: Option<f64>,
-    /// Space-code filter: groups of hash functions.
-    pub groups: Option<u32>,
-    /// The hasher.
-    pub hasher: KeyHasher,
-    /// Memory limit in bytes (`None`: the process-wide limit).
-    pub max_bytes: Option<u64>,
-}
-
-#[allow(deprecated)]
-impl From<&CounterOptions> for KindOptions {
-    fn from(o: &CounterOptions) -> Self {
-        KindOptions {
-            occurrences: o.occurrences,
-            counter_bits: o.counter_bits,
-            width: o.width,
-            depth: o.depth,
-            epsilon: o.epsilon,
-            delta: o.delta,
-            conservative: o.conservative,
-            method: o.method,
-            repeat_cap: o.repeat_cap,
-            distinctness: o.distinctness,
-            groups: o.groups,
-            ..KindOptions::default()
-        }
-    }
-}
-
 impl AnyCounter {
     /// An empty structure as `spec` describes it (a counting kind; set kinds are built by
     /// [`AnyFilter::try_from_spec`](crate::AnyFilter::try_from_spec)).
     pub fn try_from_spec(spec: &Spec) -> Result<Self> {
         spec.build_counter()
-    }
-
-    /// Build an empty structure of `kind` from `o`, validating every option.
-    #[deprecated(note = "fill a `bloomery::Spec` and call `AnyCounter::try_from_spec`")]
-    #[allow(deprecated)]
-    pub fn build(kind: Kind, o: &CounterOptions) -> Result<Self> {
-        Self::try_from_spec(&Spec {
-            kind,
-            sizing: Sizing {
-                capacity: o.capacity,
-                fpr: o.fpr,
-                bits: o.bits,
-                hashes: o.hashes,
-                hasher: Some(o.hasher),
-                max_bytes: o.max_bytes,
-            },
-            options: o.into(),
-        })
     }
 
     /// True for the kinds [`AnyCounter`] holds.
@@ -437,18 +354,18 @@ impl Encode for AnyCounter {
     }
 }
 
-// The tests build through the deprecated `AnyCounter::build`, which keeps working for
-// downstream code; `Spec` is tested in `spec.rs` and by the doc examples.
 #[cfg(test)]
-#[allow(deprecated)]
 mod tests {
     use super::*;
+    use crate::any::spec::KindOptions;
+    use crate::builders::SpectralMethod;
+    use crate::filter::Sizing;
 
     /// The plain counterpart answers like the counting filter, keys and absent keys alike;
     /// kinds without one are refused.
     #[test]
     fn plain_filter_answers_like_the_counting_filter() {
-        let mut c = AnyCounter::build(Kind::Counting, &opts()).unwrap();
+        let mut c = AnyCounter::try_from_spec(&spec(Kind::Counting, opts())).unwrap();
         for i in 0..800u32 {
             c.insert_hashed(c.hasher().hash(&i)).unwrap();
         }
@@ -466,7 +383,9 @@ mod tests {
             );
         }
         for kind in [Kind::BlockedCounting, Kind::Iterative] {
-            let e = AnyCounter::build(kind, &opts()).unwrap().to_plain_filter();
+            let e = AnyCounter::try_from_spec(&spec(kind, opts()))
+                .unwrap()
+                .to_plain_filter();
             assert!(
                 e.unwrap_err().to_string().contains("counterpart"),
                 "{kind:?}"
@@ -474,12 +393,15 @@ mod tests {
         }
     }
 
-    fn opts() -> CounterOptions {
-        CounterOptions {
-            capacity: Some(1000),
-            fpr: Some(0.01),
-            ..CounterOptions::default()
-        }
+    /// `kind` for 1000 keys at 1 %, with `options`.
+    fn spec(kind: Kind, options: KindOptions) -> Spec {
+        Spec::new(kind)
+            .sizing(Sizing::default().capacity(1000).fpr(0.01))
+            .options(options)
+    }
+
+    fn opts() -> KindOptions {
+        KindOptions::default()
     }
 
     fn all() -> Vec<AnyCounter> {
@@ -492,14 +414,14 @@ mod tests {
             Kind::SpaceCode,
         ]
         .iter()
-        .map(|&k| AnyCounter::build(k, &opts()).unwrap())
+        .map(|&k| AnyCounter::try_from_spec(&spec(k, opts())).unwrap())
         .collect();
-        let cms = CounterOptions {
+        let cms = KindOptions {
             width: Some(500),
             depth: Some(4),
-            ..CounterOptions::default()
+            ..opts()
         };
-        v.push(AnyCounter::build(Kind::CountMin, &cms).unwrap());
+        v.push(AnyCounter::try_from_spec(&Spec::new(Kind::CountMin).options(cms)).unwrap());
         v
     }
 
@@ -543,11 +465,11 @@ mod tests {
                 assert_eq!(f.remove_hashed(h), Err(RemoveError::NotPresent));
             }
         }
-        let mi = CounterOptions {
+        let mi = KindOptions {
             method: Some(SpectralMethod::MinimalIncrease),
             ..opts()
         };
-        let mut f = AnyCounter::build(Kind::Spectral, &mi).unwrap();
+        let mut f = AnyCounter::try_from_spec(&spec(Kind::Spectral, mi)).unwrap();
         let h = f.hasher().hash("a");
         f.insert_hashed(h).unwrap();
         assert!(matches!(
@@ -559,33 +481,30 @@ mod tests {
     #[test]
     fn options_of_other_kinds_and_bad_values_are_refused() {
         let bad = [
-            (
+            spec(
                 Kind::Counting,
-                CounterOptions {
+                KindOptions {
                     width: Some(10),
                     ..opts()
                 },
             ),
-            (
+            spec(
                 Kind::Counting,
-                CounterOptions {
+                KindOptions {
                     counter_bits: Some(33),
                     ..opts()
                 },
             ),
-            (
-                Kind::CountMin,
-                CounterOptions {
-                    width: Some(0),
-                    depth: Some(3),
-                    ..CounterOptions::default()
-                },
-            ),
-            (Kind::CountMin, opts()),
-            (Kind::Blocked, opts()),
+            Spec::new(Kind::CountMin).options(KindOptions {
+                width: Some(0),
+                depth: Some(3),
+                ..opts()
+            }),
+            spec(Kind::CountMin, opts()),
+            spec(Kind::Blocked, opts()),
         ];
-        for (k, o) in bad {
-            assert!(AnyCounter::build(k, &o).is_err(), "{k:?} {o:?}");
+        for s in bad {
+            assert!(AnyCounter::try_from_spec(&s).is_err(), "{s:?}");
         }
         let set = crate::BlockedBloomFilter::try_new(10, 0.1).unwrap();
         assert!(AnyCounter::from_bytes(&set.to_bytes()).is_err());

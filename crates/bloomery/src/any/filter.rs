@@ -20,9 +20,10 @@ use crate::io::format::Encode;
 use crate::io::format::{self, Persist, SaveOptions, Source, Verify};
 use crate::io::mapped::{FileUpdate, MappedFile};
 use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
+use crate::redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
 use crate::{
     BlockedBloomFilter, BloomFilter, MultiLayerBloomFilter, PartitionedBloomFilter,
-    RedisBloomCuckooFilter, RedisBloomFilter, ScalableBloomFilter, SplitBlockBloomFilter,
+    ScalableBloomFilter, SplitBlockBloomFilter,
 };
 
 /// The object-safe part of [`SetKind`], so one `match` serves every method.
@@ -113,7 +114,8 @@ macro_rules! define_any_filter {
         /// the kinds that offer it.
         ///
         /// ```
-        /// use bloomery::{AnyFilter, Capability, Kind};
+        /// use bloomery::{AnyFilter, Kind};
+        /// use bloomery::kinds::Capability;
         ///
         /// # fn main() -> bloomery::Result<()> {
         /// let mut f = AnyFilter::builder(Kind::Classic).capacity(1000).fpr(0.01).try_build()?;
@@ -282,7 +284,8 @@ pub struct FilterInfo {
 /// process may not have, so it offers no way to change them.
 ///
 /// ```
-/// use bloomery::{AnyFilter, Kind, SaveOptions, Sizing, Spec};
+/// use bloomery::{AnyFilter, Kind, Sizing, Spec};
+/// use bloomery::file::SaveOptions;
 ///
 /// # fn main() -> bloomery::Result<()> {
 /// let dir = tempfile::tempdir()?;
@@ -338,14 +341,15 @@ impl AnyFilter {
     ///
     /// The filter's words are borrowed from the kernel as zero pages that are only read, so the
     /// process's memory stays small whatever the filter's size, and the memory limit
-    /// (`spec.sizing.max_bytes`, else [`max_bytes`](crate::max_bytes)) does not apply: nothing
+    /// (`spec.sizing.max_bytes`, else [`max_bytes`](crate::tuning::max_bytes)) does not apply: nothing
     /// is loaded. The disk must hold the file (a full disk fails the save and leaves no file
     /// behind); the save takes about the time of writing the file. Without the `mmap` feature
     /// the filter is allocated as [`try_from_spec`](Self::try_from_spec) allocates it, within
     /// the memory limit.
     ///
     /// ```
-    /// use bloomery::{AnyFilter, Kind, SaveOptions, Sizing, Spec};
+    /// use bloomery::{AnyFilter, Kind, Sizing, Spec};
+    /// use bloomery::file::SaveOptions;
     ///
     /// # fn main() -> bloomery::Result<()> {
     /// let dir = tempfile::tempdir()?;
@@ -506,7 +510,7 @@ impl AnyFilter {
     }
 
     /// [`info`](Self::info) counted in one pass over the words in
-    /// [`PASS_CHUNK`](crate::PASS_CHUNK) pieces, calling `behind(range)` with each piece's
+    /// [`PASS_CHUNK`](crate::file::PASS_CHUNK) pieces, calling `behind(range)` with each piece's
     /// byte range in the payload once it is counted: a caller updating a big file drops
     /// those pages ([`FileUpdate::release_range`]), so the pass holds about one piece
     /// resident. Classic, blocked, partitioned and split-block filters count piece by piece;
@@ -533,7 +537,8 @@ impl AnyFilter {
     /// does, piece by piece for partitioned and split-block filters). `progress` is told the bytes of the checksum pass done.
     ///
     /// ```
-    /// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Persist, Verify};
+    /// use bloomery::{AnyFilter, BlockedBloomFilter, Persist, Verify};
+    /// use bloomery::file::FileUpdate;
     ///
     /// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
     /// # #[cfg(feature = "mmap")]
@@ -588,7 +593,8 @@ impl AnyFilter {
     /// `progress` is told the bytes of the file done.
     ///
     /// ```
-    /// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Filter, Persist, Verify};
+    /// use bloomery::{AnyFilter, BlockedBloomFilter, Filter, Persist, Verify};
+    /// use bloomery::file::FileUpdate;
     ///
     /// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
     /// # #[cfg(feature = "mmap")]
@@ -640,7 +646,7 @@ impl AnyFilter {
     /// in the same streaming pass as the file's checksum (checked when `verify`): each piece
     /// of the file is hashed and its bits counted while it is in cache, and its pages are
     /// dropped behind the pass, so the file is read once and resident memory stays at about
-    /// [`PASS_CHUNK`](crate::PASS_CHUNK) bytes (classic and blocked filters; the other kinds
+    /// [`PASS_CHUNK`](crate::file::PASS_CHUNK) bytes (classic and blocked filters; the other kinds
     /// count after the pass, as [`info`](Self::info) does). A checksum mismatch is an error.
     /// `progress` is told the bytes done. A compressed file (decompressed into memory) is
     /// verified, then counted in memory.

@@ -46,6 +46,29 @@ macro_rules! define_other_capabilities {
 
 for_each_kind!(define_other_capabilities);
 
+/// Seals [`Persist`](crate::Persist) for every type of the table's `sets`, `counters` and
+/// `others` groups.
+macro_rules! seal_persist {
+    (
+        sets { $($(#[$sm:meta])* $sv:ident = $sid:literal, $sname:literal, $sty:ident, $sdoc:literal;)* }
+        counters { $($(#[$cm:meta])* $cv:ident = $cid:literal, $cname:literal, $cty:ident, $cdoc:literal;)* }
+        others { $($(#[$om:meta])* $ov:ident = $oid:literal, $oname:literal, $oty:ident, $odoc:literal;)* }
+        layouts { $($layouts:tt)* }
+    ) => {
+        mod seal {
+            #[cfg(feature = "parquet")]
+            use crate::parquet::ParquetSidecar;
+            #[allow(unused_imports)]
+            use crate::*;
+            use crate::io::format::sealed::Sealed;
+            $($(#[$sm])* impl Sealed for $sty {})*
+            $($(#[$cm])* impl Sealed for $cty {})*
+            $($(#[$om])* impl Sealed for $oty {})*
+        }
+    };
+}
+for_each_kind!(seal_persist);
+
 /// The ways in from bytes and files that [`AnyFilter`](filter::AnyFilter) and
 /// [`AnyCounter`](counter::AnyCounter) share; each holder says only how it decodes a
 /// validated file.
@@ -103,8 +126,9 @@ mod tests {
     use super::counter::AnyCounter;
     use super::filter::AnyFilter;
     use crate::kind::{Capability, Kind};
+    use crate::kinds::KindOptions;
     use crate::KeySet;
-    use crate::{KindOptions, Sizing, Spec};
+    use crate::{Sizing, Spec};
 
     /// The table: ids and names are unique, names and ids round-trip, every layout names a
     /// type listed above it, and the groups partition the kinds.

@@ -7,19 +7,21 @@
 use crate::error::{invalid, Error, Result};
 use crate::filter::{Build, Builder, Sizing};
 use crate::kind::Kind;
+use crate::multisets::spectral::SpectralMethod;
+use crate::redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
 use crate::sets::blocked::BlockLayout;
 use crate::{
     AnyCounter, AnyFilter, BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter,
-    DLeftCountingBloomFilter, IterativeBloomFilter, MultiLayerBloomFilter, RedisBloomCuckooFilter,
-    RedisBloomFilter, ScalableBloomFilter, SpaceCodeBloomFilter, SpectralBloomFilter,
-    SpectralMethod,
+    DLeftCountingBloomFilter, IterativeBloomFilter, MultiLayerBloomFilter, ScalableBloomFilter,
+    SpaceCodeBloomFilter, SpectralBloomFilter,
 };
 
 /// The options only some kinds read. Each is `None` (or `false`) unless given; a given option
 /// that the spec's kind does not read is refused with [`Error::InvalidParameter`] naming it.
 ///
 /// ```
-/// use bloomery::{AnyFilter, Error, Kind, KindOptions, Sizing, Spec};
+/// use bloomery::{AnyFilter, Error, Kind, Sizing, Spec};
+/// use bloomery::kinds::KindOptions;
 ///
 /// # fn main() -> bloomery::Result<()> {
 /// let sizing = Sizing::default().capacity(1000).fpr(0.01);
@@ -101,7 +103,8 @@ impl KindOptions {
 /// validated; one the kind does not read is refused by name.
 ///
 /// ```
-/// use bloomery::{AnyCounter, AnyFilter, Error, KindOptions, Kind, Sizing, Spec};
+/// use bloomery::{AnyCounter, AnyFilter, Error, Kind, Sizing, Spec};
+/// use bloomery::kinds::KindOptions;
 ///
 /// # fn main() -> bloomery::Result<()> {
 /// let sizing = Sizing { capacity: Some(10_000), fpr: Some(0.01), ..Sizing::default() };

@@ -354,7 +354,7 @@ impl AnyFilter {
     /// groups of 2^times, a blocked filter's blocks) is written, hashed for the checksum and
     /// counted for the returned [`info`](Self::info) as it is made. Resident memory is a few
     /// steps whatever the file's size, and the result needs no memory limit
-    /// ([`max_bytes`](crate::max_bytes)).
+    /// ([`max_bytes`](crate::tuning::max_bytes)).
     ///
     /// The file written is byte for byte the one [`fold`](Self::fold) then
     /// [`save`](Self::save) write, and as atomically: a temporary file beside `out`, fsync,
@@ -367,7 +367,8 @@ impl AnyFilter {
     /// is refused as [`fold`](Self::fold) refuses it.
     ///
     /// ```
-    /// use bloomery::{AnyFilter, BlockedBloomFilter, Filter, MappedFile, Persist, Verify};
+    /// use bloomery::{AnyFilter, BlockedBloomFilter, Filter, Persist, Verify};
+    /// use bloomery::file::MappedFile;
     ///
     /// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
     /// # #[cfg(feature = "mmap")]
@@ -455,7 +456,8 @@ impl AnyFilter {
     /// input done. Classic and blocked filters in plain files ([`streams`](Self::streams)).
     ///
     /// ```
-    /// use bloomery::{AnyFilter, BloomFilter, Filter, MappedFile, Merge, Persist, Verify};
+    /// use bloomery::{AnyFilter, BloomFilter, Filter, Merge, Persist, Verify};
+    /// use bloomery::file::MappedFile;
     ///
     /// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
     /// # #[cfg(feature = "mmap")]

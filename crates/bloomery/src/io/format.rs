@@ -73,11 +73,12 @@ pub(crate) fn sync_dir(path: &Path) {
 
 /// Something that saves as a file of the format: every structure ([`Persist`](crate::Persist))
 /// and the run-time types [`AnyFilter`](crate::AnyFilter) and
-/// [`AnyCounter`](crate::AnyCounter). What [`crate::FileUpdate::commit`] writes.
+/// [`AnyCounter`](crate::AnyCounter). What [`crate::file::FileUpdate::commit`] writes.
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{AnyFilter, BloomFilter, Encode, Persist};
+/// use bloomery::{AnyFilter, BloomFilter, Persist};
+/// use bloomery::file::Encode;
 ///
 /// fn file_size<E: Encode + ?Sized>(e: &E) -> u64 {
 ///     e.encoded_len()
@@ -90,6 +91,7 @@ pub(crate) fn sync_dir(path: &Path) {
 /// ```
 pub trait Encode {
     /// The header (with kind-specific parameters) and payload to write.
+    #[doc(hidden)]
     fn encode_parts(&self) -> (Header, Payload<'_>);
 
     /// Bytes of the plain file this saves as, computed without encoding it.
@@ -109,7 +111,8 @@ impl<P: Persist> Encode for P {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{BloomFilter, Persist, SaveOptions};
+/// use bloomery::{BloomFilter, Persist};
+/// use bloomery::file::SaveOptions;
 ///
 /// let f = BloomFilter::try_new(100_000, 0.01)?;
 /// let dir = tempfile::tempdir()?;
@@ -275,7 +278,7 @@ fn step_done(map: &crate::map::Mmap, body: usize, at: usize, end: usize, progres
 
 /// Verify the checksum of a mapped plain or compressed file (its header already decoded) in
 /// one streaming pass that drops each step's pages behind it (see
-/// [`crate::MappedFile::verify`]).
+/// [`crate::file::MappedFile::verify`]).
 pub(crate) fn verify_map(map: &crate::map::Mmap, progress: Progress<'_>) -> Result<()> {
     let body = map.len().saturating_sub(TRAILER);
     #[cfg(unix)]
@@ -404,7 +407,7 @@ pub enum Source<'a> {
     Bytes(&'a [u8]),
     /// Map in place (zero-copy).
     Mapped(&'a Arc<crate::map::Mmap>),
-    /// Map in place, writable: a copy of a file being updated ([`crate::FileUpdate`]).
+    /// Map in place, writable: a copy of a file being updated ([`crate::file::FileUpdate`]).
     Shared(&'a Arc<crate::store::SharedMap>),
 }
 
@@ -442,11 +445,15 @@ impl Source<'_> {
     }
 }
 
-/// Save, load and map: implemented by every structure on top of [`encode_parts`] and
-/// [`decode_from`].
-///
-/// [`encode_parts`]: Persist::encode_parts
-/// [`decode_from`]: Persist::decode_from
+/// Seals [`Persist`]: implemented by the kinds table for every structure (`kind.rs`).
+pub(crate) mod sealed {
+    /// Only the crate's structures implement it.
+    pub trait Sealed {}
+}
+
+/// Save, load and map: implemented by every structure of the crate (the trait is sealed: the
+/// file format's kinds are the crate's own). The codec half (`encode_parts`, `decode_from`)
+/// is hidden from the documentation and is not part of the public API.
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
@@ -467,15 +474,17 @@ impl Source<'_> {
 /// assert!(matches!(&e, bloomery::Error::Io(io) if io.kind() == std::io::ErrorKind::NotFound));
 /// # Ok(()) }
 /// ```
-pub trait Persist: Sized {
+pub trait Persist: Sized + sealed::Sealed {
     /// The structure's kind id.
     const KIND: Kind;
 
     /// The header (with kind-specific parameters) and payload to write.
+    #[doc(hidden)]
     fn encode_parts(&self) -> (Header, Payload<'_>);
 
     /// Rebuild from a validated header and its payload source (`payload_offset` is where the
     /// payload starts in `src`). Must validate every kind-specific parameter.
+    #[doc(hidden)]
     fn decode_from(d: &Decoded, src: Source<'_>, limit: u64) -> Result<Self>;
 
     /// Write the file format to `w`.
@@ -577,7 +586,8 @@ pub trait Persist: Sized {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{BloomFilter, Filter, Persist, SaveOptions};
+/// use bloomery::{BloomFilter, Filter, Persist};
+/// use bloomery::file::SaveOptions;
 ///
 /// let mut f = BloomFilter::try_new(100_000, 0.01)?;
 /// f.insert("only key");
@@ -593,7 +603,7 @@ pub trait Persist: Sized {
 pub struct SaveOptions<'a> {
     /// Write the compressed form ([`crate::compress`]).
     pub compressed: bool,
-    /// Told the bytes written so far, about every [`crate::PASS_CHUNK`] bytes (plain saves).
+    /// Told the bytes written so far, about every [`crate::file::PASS_CHUNK`] bytes (plain saves).
     pub progress: Option<Progress<'a>>,
 }
 
@@ -664,7 +674,7 @@ fn check_file_size(len: u64) -> Result<()> {
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("f.bloom");
 /// BloomFilter::try_new(1000, 0.01)?.save(&path)?;
-/// let buf = bloomery::read_file(&path)?; // derefs to the file's bytes
+/// let buf = bloomery::file::read_file(&path)?; // derefs to the file's bytes
 /// assert_eq!(buf.len() as u64, std::fs::metadata(&path)?.len());
 /// assert_eq!(AnyFilter::from_bytes(&buf)?.kind(), bloomery::Kind::Classic);
 /// # Ok(()) }

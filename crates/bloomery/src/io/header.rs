@@ -65,9 +65,9 @@ pub const FLAG_DELTA: u16 = 0x0002;
 ///
 /// let mut f = BlockedBloomFilter::try_new(1000, 0.01)?;
 /// f.insert("a");
-/// let h = bloomery::peek_header_bytes(&f.to_bytes())?.header;
+/// let h = bloomery::file::peek_header_bytes(&f.to_bytes())?.header;
 /// assert_eq!((h.kind.rust_type(), h.items, h.capacity), (Kind::Blocked, 1, 1000));
-/// assert_eq!(h.version, bloomery::FORMAT_VERSION);
+/// assert_eq!(h.version, bloomery::file::FORMAT_VERSION);
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -137,7 +137,7 @@ impl Header {
 /// use bloomery::{BloomFilter, Persist, Verify};
 ///
 /// let bytes = BloomFilter::try_new(1000, 0.01)?.to_bytes();
-/// let d = bloomery::decode_header(&bytes, Verify::Checksum)?;
+/// let d = bloomery::file::decode_header(&bytes, Verify::Checksum)?;
 /// assert_eq!(d.payload_offset % 64, 0); // the payload is 64-byte aligned
 /// assert!(d.payload_offset + d.payload_len < bytes.len()); // then the checksum trailer
 /// # Ok(()) }
@@ -161,8 +161,8 @@ pub struct Decoded {
 /// let mut bytes = BloomFilter::try_new(1000, 0.01)?.to_bytes();
 /// let at = bytes.len() - 20;
 /// bytes[at] ^= 1; // a flipped payload bit
-/// assert!(bloomery::decode_header(&bytes, Verify::Checksum).is_err());
-/// assert!(bloomery::decode_header(&bytes, Verify::HeaderOnly).is_ok()); // trusts the payload
+/// assert!(bloomery::file::decode_header(&bytes, Verify::Checksum).is_err());
+/// assert!(bloomery::file::decode_header(&bytes, Verify::HeaderOnly).is_ok()); // trusts the payload
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -479,7 +479,7 @@ impl<'a> ParamReader<'a> {
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("f.bloom");
 /// f.save(&path)?;
-/// let head = bloomery::peek_file(&path)?; // reads only the first bytes
+/// let head = bloomery::file::peek_file(&path)?; // reads only the first bytes
 /// assert_eq!(head.file_len, std::fs::metadata(&path)?.len());
 /// assert!(!head.compressed && !head.delta);
 /// # Ok(()) }

@@ -65,7 +65,8 @@ use crate::store::SharedMap;
 ///   process behind the pass): the payload is the one that was saved, or a typed error.
 ///
 /// ```
-/// use bloomery::{AnyFilter, BlockedBloomFilter, Filter, MappedFile, Persist};
+/// use bloomery::{AnyFilter, BlockedBloomFilter, Filter, Persist};
+/// use bloomery::file::MappedFile;
 ///
 /// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
 /// # #[cfg(feature = "mmap")]
@@ -256,7 +257,8 @@ impl MappedFile {
 /// it can, `copy_file_range`) and one streaming checksum pass at the commit.
 ///
 /// ```
-/// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Persist, Verify};
+/// use bloomery::{AnyFilter, BlockedBloomFilter, Persist, Verify};
+/// use bloomery::file::FileUpdate;
 ///
 /// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
 /// # #[cfg(feature = "mmap")]
@@ -407,7 +409,8 @@ impl FileUpdate {
     /// ([`AnyFilter::commit_with_keys`](crate::AnyFilter::commit_with_keys)).
     ///
     /// ```
-    /// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Filter, Persist, Verify};
+    /// use bloomery::{AnyFilter, BlockedBloomFilter, Filter, Persist, Verify};
+    /// use bloomery::file::FileUpdate;
     ///
     /// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
     /// # #[cfg(feature = "mmap")]

@@ -186,7 +186,8 @@ fn large_files_load_through_the_huge_page_buffer_like_small_ones() {
 #[test]
 #[cfg_attr(not(feature = "mmap"), ignore = "maps files: needs the `mmap` feature")]
 fn info_in_one_pass_equals_info() {
-    use crate::{AnyFilter, MappedFile};
+    use crate::file::MappedFile;
+    use crate::AnyFilter;
     let dir = tempfile::tempdir().unwrap();
     let mut files = samples();
     let big_keys = 200_000u32;
@@ -196,7 +197,7 @@ fn info_in_one_pass_equals_info() {
         .try_build()
         .unwrap();
     let mut sectors = BlockedBloomFilter::try_new(9_000_000, 0.01).unwrap();
-    assert_eq!(sectors.layout(), crate::BlockLayout::Sectors);
+    assert_eq!(sectors.layout(), crate::builders::BlockLayout::Sectors);
     let mut classic = BloomFilter::builder()
         .bits(90_000_000)
         .hashes(4)
@@ -309,7 +310,7 @@ fn two_thread_pass_equals_one_thread_pass() {
     }
     let bytes = f.to_bytes();
     let body = bytes.len() - 8;
-    assert!(body > 2 * crate::PASS_CHUNK && !body.is_multiple_of(super::format::PASS_PIECE));
+    assert!(body > 2 * crate::file::PASS_CHUNK && !body.is_multiple_of(super::format::PASS_PIECE));
     let run = |two: bool, verify: bool| {
         let map = super::format::map_file(&p).unwrap();
         let mut pieces = Vec::new();
@@ -340,7 +341,7 @@ fn two_thread_pass_equals_one_thread_pass() {
         assert_eq!(one, two, "verify={verify}");
         assert_eq!(one.2, expected_sum, "every byte once, in order");
         assert_eq!(*one.3.last().unwrap(), body as u64);
-        assert_eq!(one.3.len(), body.div_ceil(crate::PASS_CHUNK));
+        assert_eq!(one.3.len(), body.div_ceil(crate::file::PASS_CHUNK));
         let mut at = 0;
         for &(s, n) in &one.1 {
             assert_eq!(s, at);

@@ -238,12 +238,6 @@ impl CountMinSketch {
         Self::builder().dimensions(width, depth).try_build()
     }
 
-    /// `depth` rows of `width` counters: the explicit shape, [`try_with_shape`](Self::try_with_shape).
-    #[deprecated(note = "an explicit shape is `CountMinSketch::try_with_shape(width, depth)`")]
-    pub fn try_new(width: u64, depth: u32) -> Result<Self> {
-        Self::try_with_shape(width, depth)
-    }
-
     /// Sized by its error rates, the count-min counterpart of the other structures'
     /// `try_new(capacity, fpr)`: an estimate exceeds the true count by at most `ε·N` (N the
     /// total of all updates) with probability `1 - δ`; `width = ⌈e/ε⌉`, `depth = ⌈ln 1/δ⌉`.
@@ -314,12 +308,6 @@ impl CountMinSketch {
         self.insert_many_hashed(h, 1)
     }
 
-    /// Add `count` to a pre-hashed key (`insert_many_hashed`, as on the counting filters).
-    #[deprecated(note = "renamed `insert_many_hashed`, the name the counting filters use")]
-    pub fn update_hashed(&mut self, h: Hashed, count: u64) {
-        self.insert_many_hashed(h, count)
-    }
-
     /// Add `count` to a pre-hashed key.
     #[inline]
     pub fn insert_many_hashed(&mut self, h: Hashed, count: u64) {
@@ -381,17 +369,6 @@ impl CountMinSketch {
         }
     }
 
-    /// Add `count` to each of a stream of pre-hashed keys
-    /// ([`insert_many_hashed_pipelined`](Self::insert_many_hashed_pipelined)).
-    #[deprecated(note = "renamed `insert_many_hashed_pipelined`")]
-    pub fn update_hashed_pipelined(
-        &mut self,
-        hashes: impl IntoIterator<Item = Hashed>,
-        count: u64,
-    ) {
-        self.insert_many_hashed_pipelined(hashes, count)
-    }
-
     /// Add one to each of a stream of pre-hashed keys, pipelined as
     /// [`insert_many_hashed_pipelined`](Self::insert_many_hashed_pipelined) does (the counting
     /// filters' `insert_hashed_pipelined`).
@@ -413,12 +390,6 @@ impl CountMinSketch {
         self.insert_many_batch(keys, 1)
     }
 
-    /// Add `count` to every key of `keys` ([`insert_many_batch`](Self::insert_many_batch)).
-    #[deprecated(note = "renamed `insert_many_batch`")]
-    pub fn update_batch<K: Key>(&mut self, keys: &[K], count: u64) {
-        self.insert_many_batch(keys, count)
-    }
-
     /// Add one to a key: the `insert` of every structure.
     pub fn insert<K: Key + ?Sized>(&mut self, key: &K) {
         self.insert_many(key, 1)
@@ -429,18 +400,6 @@ impl CountMinSketch {
     pub fn insert_many<K: Key + ?Sized>(&mut self, key: &K, count: u64) {
         let h = self.hasher.hash(key);
         self.insert_many_hashed(h, count)
-    }
-
-    /// Add `count` to a key ([`insert_many`](Self::insert_many)).
-    #[deprecated(note = "renamed `insert_many`, the name the counting filters use")]
-    pub fn update<K: Key + ?Sized>(&mut self, key: &K, count: u64) {
-        self.insert_many(key, count)
-    }
-
-    /// Add one to a key ([`insert`](Self::insert)).
-    #[deprecated(note = "renamed `insert`, the name every structure uses")]
-    pub fn increment<K: Key + ?Sized>(&mut self, key: &K) {
-        self.insert(key)
     }
 
     /// The offered keys whose estimate is at least `threshold`, largest first. A sketch cannot
@@ -482,12 +441,6 @@ impl CountMinSketch {
             return Err(crate::Error::Incompatible(Incompatibility::Hashing));
         }
         Ok(())
-    }
-
-    /// Add another sketch's counters into this one: [`Merge::union_with`](crate::Merge::union_with).
-    #[deprecated(note = "use `Merge::union_with`, the merge of every structure")]
-    pub fn merge(&mut self, other: &Self) -> Result<()> {
-        crate::filter::Merge::union_with(self, other)
     }
 
     /// Reset every counter.
@@ -640,45 +593,6 @@ mod tests {
     use crate::filter::Merge;
     use proptest::prelude::*;
     use std::collections::HashMap;
-
-    /// The deprecated names are aliases: each leaves the sketch exactly as its new name does.
-    #[test]
-    #[allow(deprecated)]
-    fn deprecated_names_are_aliases() {
-        let keys: Vec<u64> = (0..200).collect();
-        let mut new = CountMinSketch::try_with_shape(64, 3).unwrap();
-        let mut old = new.clone();
-        new.insert(&1u64);
-        old.increment(&1u64);
-        new.insert_many(&2u64, 5);
-        old.update(&2u64, 5);
-        new.insert_many_batch(&keys, 2);
-        old.update_batch(&keys, 2);
-        let h = new.key_hasher().hash(&3u64);
-        new.insert_many_hashed(h, 4);
-        old.update_hashed(h, 4);
-        new.insert_many_hashed_pipelined([h, h], 2);
-        old.update_hashed_pipelined([h, h], 2);
-        assert_eq!(new, old);
-        let other = new.clone();
-        new.union_with(&other).unwrap();
-        old.merge(&other).unwrap();
-        assert_eq!(new, old);
-        assert!(
-            new.count(&2u64) >= 2 * (5 + 2),
-            "never below the true count"
-        );
-    }
-
-    /// The deprecated `try_new(width, depth)` still builds the explicit shape.
-    #[test]
-    #[allow(deprecated)]
-    fn deprecated_try_new_is_the_explicit_shape() {
-        let old = CountMinSketch::try_new(300, 5).unwrap();
-        assert_eq!(old, CountMinSketch::try_with_shape(300, 5).unwrap());
-        assert_eq!((old.width(), old.depth()), (300, 5));
-        assert!(CountMinSketch::try_new(0, 3).is_err());
-    }
 
     #[test]
     fn sizing_and_bad_parameters() {

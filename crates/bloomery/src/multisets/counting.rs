@@ -300,7 +300,7 @@ impl CountingBloomFilter {
 
     /// The plain Bloom filter of the same m, k and hasher: bit i is set where counter i is
     /// non-zero, so it answers `contains` exactly as this filter does (Broder & Mitzenmacher §4, summary cache).
-    /// It is built in memory, within the process's memory limit ([`crate::max_bytes`]): a
+    /// It is built in memory, within the process's memory limit ([`crate::tuning::max_bytes`]): a
     /// larger one is [`Error::TooLarge`](crate::Error::TooLarge), before anything is allocated.
     pub fn to_bloom_filter(&self) -> Result<BloomFilter> {
         use crate::io::format::Persist as _;

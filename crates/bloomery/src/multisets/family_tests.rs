@@ -3,13 +3,14 @@
 
 use proptest::prelude::*;
 
+use crate::builders::SpectralMethod;
 use crate::filter::{Merge, Stats};
 use crate::io::format::{self, Header, Payload, Persist, Verify};
 use crate::store::Words;
 use crate::{
     BlockedCountingBloomFilter, Count, CountMinSketch, CountingBloomFilter,
     DLeftCountingBloomFilter, Filter, IterativeBloomFilter, Remove, SpaceCodeBloomFilter,
-    SpectralBloomFilter, SpectralMethod,
+    SpectralBloomFilter,
 };
 
 /// One small saved file of each kind.

@@ -20,7 +20,8 @@ pub const DEFAULT_COUNTER_WIDTH: u32 = 16;
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{Count, Filter, SpectralBloomFilter, SpectralMethod};
+/// use bloomery::{Count, Filter, SpectralBloomFilter};
+/// use bloomery::builders::SpectralMethod;
 ///
 /// // Minimal Increase raises only the smallest counters: tighter counts, no deletion
 /// let mut f = SpectralBloomFilter::try_new(1000, 0.01, SpectralMethod::MinimalIncrease)?;
@@ -90,7 +91,8 @@ impl SpectralMethod {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{Count, Filter, Remove, SpectralBloomFilter, SpectralMethod};
+/// use bloomery::{Count, Filter, Remove, SpectralBloomFilter};
+/// use bloomery::builders::SpectralMethod;
 ///
 /// let mut f = SpectralBloomFilter::try_new(1000, 0.01, SpectralMethod::MinimumSelection)?;
 /// for _ in 0..5 {
@@ -117,7 +119,8 @@ pub struct SpectralBloomFilter {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{Count, Filter, SpectralBloomFilter, SpectralMethod};
+/// use bloomery::{Count, Filter, SpectralBloomFilter};
+/// use bloomery::builders::SpectralMethod;
 ///
 /// let mut f = SpectralBloomFilter::builder()
 ///     .capacity(1000)

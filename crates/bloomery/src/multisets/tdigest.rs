@@ -204,7 +204,7 @@ impl TDigest {
 
     /// An empty digest of compression δ (1 ..= [`MAX_COMPRESSION`](Self::MAX_COMPRESSION); RedisBloom's default is
     /// [`DEFAULT_COMPRESSION`](Self::DEFAULT_COMPRESSION)), within the process's memory limit
-    /// ([`max_bytes`](crate::max_bytes)).
+    /// ([`max_bytes`](crate::tuning::max_bytes)).
     pub fn try_new(compression: u64) -> Result<Self> {
         Self::try_with_limit(compression, store::max_bytes())
     }

@@ -99,7 +99,7 @@ struct Entry {
 /// }
 /// let top: Vec<&[u8]> = t.list().into_iter().map(|(k, _)| k).collect();
 /// assert_eq!(top, [&b"heavy"[..], &b"medium"[..]]);
-/// assert!(t.query("heavy"));
+/// assert!(t.contains("heavy"));
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
@@ -152,7 +152,7 @@ impl PartialEq for TopK {
 /// for (key, times) in [("a", 50), ("b", 20), ("c", 10), ("d", 1)] {
 ///     t.insert_many(key, times);
 /// }
-/// assert!(t.query("a") && t.list().len() <= 3);
+/// assert!(t.contains("a") && t.list().len() <= 3);
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone)]
@@ -295,12 +295,6 @@ impl TopK {
             .depth(depth)
             .decay(decay)
             .try_build()
-    }
-
-    /// Top `k` with an explicit shape: [`try_with_shape`](Self::try_with_shape).
-    #[deprecated(note = "an explicit shape is `TopK::try_with_shape(k, width, depth, decay)`")]
-    pub fn try_new(k: u32, width: u64, depth: u32, decay: f64) -> Result<Self> {
-        Self::try_with_shape(k, width, depth, decay)
     }
 
     /// Items kept (k).
@@ -570,14 +564,8 @@ impl TopK {
         key.with_bytes(|b| self.incr_by(b, n))
     }
 
-    /// One arrival of a key ([`insert`](Self::insert)).
-    #[deprecated(note = "renamed `insert`, the name every structure uses")]
-    pub fn add<K: Key + ?Sized>(&mut self, key: &K) -> Option<Vec<u8>> {
-        self.insert(key)
-    }
-
     /// Whether a key is in the top-k list (`TOPK.QUERY`).
-    pub fn query<K: Key + ?Sized>(&self, key: &K) -> bool {
+    pub fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
         key.with_bytes(|b| {
             let fp = fingerprint(self.hasher.hash_bytes(b));
             self.find(fp, b).is_some()
@@ -829,7 +817,7 @@ mod tests {
         // a later, heavier item still replaces the minimum when it fits in the freed room
         let heavy = vec![7u8; 4096];
         t.incr_by(&heavy, 100_000);
-        assert!(t.query(&heavy[..]));
+        assert!(t.contains(&heavy[..]));
         // the saved form is held (and counted) once built, until the next change
         let before = t.heap_bytes();
         let bytes = t.to_bytes();
@@ -875,19 +863,6 @@ mod tests {
     /// Recall on a skewed stream, and the lower-bound property of every count: with a
     /// permuted item order (so item ids carry no rank), at least 9 of the true top 10 are
     /// listed, and no count (heap or buckets) exceeds the true count of any item seen.
-    /// The deprecated `try_new` still builds the explicit shape.
-    #[test]
-    #[allow(deprecated)]
-    fn deprecated_try_new_is_the_explicit_shape() {
-        let old = TopK::try_new(3, 64, 4, 0.9).unwrap();
-        let new = TopK::try_with_shape(3, 64, 4, 0.9).unwrap();
-        assert_eq!(
-            (old.k(), old.width(), old.depth()),
-            (new.k(), new.width(), new.depth())
-        );
-        assert!(TopK::try_new(0, 8, 7, 0.9).is_err());
-    }
-
     #[test]
     fn zipf_recall_and_counts_are_lower_bounds() {
         let raw = zipf_stream(20_000, 200_000, 7);
@@ -941,11 +916,11 @@ mod tests {
         }
         // c (count 1) does not beat the minimum (b, 2).
         assert_eq!(t.insert("c"), None);
-        assert!(!t.query("c"));
+        assert!(!t.contains("c"));
         assert_eq!(t.count("c"), 1);
         assert_eq!(t.incr_by(b"c", 1), None, "ties do not expel");
         assert_eq!(t.incr_by(b"c", 5), Some(b"b".to_vec()));
-        assert!(t.query("c") && t.query("a") && !t.query("b"));
+        assert!(t.contains("c") && t.contains("a") && !t.contains("b"));
         assert_eq!(t.list(), vec![(&b"c"[..], 7), (&b"a"[..], 3)]);
         assert_eq!((t.count("a"), t.count("b"), t.count("zz")), (3, 2, 0));
         assert_eq!(t.incr_by(b"a", 0), None);
@@ -972,7 +947,7 @@ mod tests {
             u.insert("b");
         }
         assert_eq!(u.count("a"), 1000);
-        assert!(u.query("a") && !u.query("b"));
+        assert!(u.contains("a") && !u.contains("b"));
         // decay = 1: every foreign arrival decays.
         let mut v = TopK::try_with_shape(1, 1, 1, 1.0).unwrap();
         v.incr_by(b"a", 3);
@@ -1000,7 +975,7 @@ mod tests {
             }
             assert_eq!(a.count("x"), 0);
             assert_eq!(b.count("x"), 0);
-            assert!(a.query("y") && b.query("y"));
+            assert!(a.contains("y") && b.contains("y"));
         }
     }
 
@@ -1046,14 +1021,14 @@ mod tests {
         t
     }
 
-    /// `insert` and `insert_many` are `add` and `incr_by` under the shared names.
+    /// `insert` and `insert_many` are `incr_by` (`TOPK.ADD`, `TOPK.INCRBY`) under the shared
+    /// names.
     #[test]
-    #[allow(deprecated)]
     fn insert_names_match_the_redis_operations() {
         let mut a = TopK::try_with_shape(3, 16, 3, 0.9).unwrap();
         let mut b = a.clone();
         for x in zipf_stream(40, 500, 2) {
-            assert_eq!(a.insert(&x), b.add(&x));
+            assert_eq!(a.insert(&x), x.with_bytes(|k| b.incr_by(k, 1)));
             assert_eq!(a.insert_many(&x, 3), x.with_bytes(|k| b.incr_by(k, 3)));
         }
         assert_eq!(a, b);
@@ -1067,7 +1042,7 @@ mod tests {
         let mut b = TopK::from_bytes(&bytes).unwrap();
         assert_eq!(a, b);
         assert_eq!(b.to_bytes(), bytes);
-        assert!(a.query(b"".as_slice()), "the empty item is an item");
+        assert!(a.contains(b"".as_slice()), "the empty item is an item");
         // The same updates after a load give the same structure (the generator is saved).
         for x in zipf_stream(80, 1000, 4) {
             assert_eq!(a.insert(&x), b.insert(&x));

@@ -38,7 +38,8 @@ use super::keys::{ColumnType, KeyError};
 use super::sidecar::ParquetSidecar;
 use super::ParquetError;
 use crate::io::format::Persist;
-use crate::{MaskedHash, SplitBlockBits};
+use crate::sets::split_block::MaskedHash;
+use crate::SplitBlockBits;
 
 /// Keys, stored back to back: pushed one by one ([`KeyList::push`], [`KeyList::push_lines`]),
 /// or taken over as a text of lines that is split only as far as it is read

@@ -60,7 +60,7 @@ struct LinkParams {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::RedisBloomFilter;
+/// use bloomery::redisbloom::RedisBloomFilter;
 ///
 /// let mut bf = RedisBloomFilter::reserve(100, 0.01, 2, true)?;
 /// for i in 0..250u32 {
@@ -295,7 +295,7 @@ fn words_for(bytes: u64) -> Result<usize> {
 
 /// RedisBloom's scalable Bloom filter, with its hash, bit layout and growth. Made by
 /// importing RedisBloom's SCANDUMP chunks
-/// ([`RedisBloomFilter::from_header_chunk`], [`crate::RedisBloomValue::from_chunks`]) or, for
+/// ([`RedisBloomFilter::from_header_chunk`], [`crate::redisbloom::RedisBloomValue::from_chunks`]) or, for
 /// tests, [`RedisBloomFilter::reserve`] (what `BF.RESERVE` makes). Equality compares the
 /// contents, not the memory limit the filter was made or loaded under.
 ///
@@ -324,7 +324,7 @@ fn words_for(bytes: u64) -> Result<usize> {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{RedisBloomFilter, RedisBloomType, RedisBloomValue};
+/// use bloomery::redisbloom::{RedisBloomFilter, RedisBloomType, RedisBloomValue};
 ///
 /// // BF.RESERVE k 0.01 1000 EXPANSION 2, scaling
 /// let mut bf = RedisBloomFilter::reserve(1000, 0.01, 2, true)?;
@@ -846,10 +846,10 @@ impl Merge for RedisBloomFilter {
 }
 
 impl SetKind for RedisBloomFilter {
-    const CAPABILITIES: crate::Capabilities = crate::Capabilities {
+    const CAPABILITIES: crate::kind::Capabilities = crate::kind::Capabilities {
         insert: true,
         hashed: true,
-        ..crate::Capabilities::NONE
+        ..crate::kind::Capabilities::NONE
     };
     hashed_set_kind!();
     fn stats(&self) -> SetStats {

@@ -30,7 +30,7 @@ const MAX_KEY: usize = 1 << 20;
 /// Which RedisBloom type a value has.
 ///
 /// ```
-/// use bloomery::RedisBloomType;
+/// use bloomery::redisbloom::RedisBloomType;
 ///
 /// assert_eq!(RedisBloomType::Bloom.redis_type(), "MBbloom--");
 /// assert_eq!(RedisBloomType::Cuckoo.redis_type(), "MBbloomCF");
@@ -64,7 +64,7 @@ impl RedisBloomType {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{RedisBloomChunkFile, RedisBloomType};
+/// use bloomery::redisbloom::{RedisBloomChunkFile, RedisBloomType};
 ///
 /// let file = RedisBloomChunkFile {
 ///     value_type: RedisBloomType::Bloom,

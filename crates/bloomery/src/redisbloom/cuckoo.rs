@@ -29,11 +29,11 @@ const ALT: u64 = 0x5bd1_e995;
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
+/// use bloomery::redisbloom::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
 ///
 /// // EXPANSION 0: a full filter does not grow
 /// let mut cf = RedisBloomCuckooFilter::reserve(4, 2, 1, 0, 1 << 20)?;
-/// let answers: Vec<RedisBloomCuckooInsert> = (0..64u32).map(|i| cf.insert(&i.to_le_bytes())).collect();
+/// let answers: Vec<RedisBloomCuckooInsert> = (0..64u32).map(|i| cf.add(&i.to_le_bytes())).collect();
 /// assert_eq!(answers[0], RedisBloomCuckooInsert::Inserted);
 /// assert!(answers.contains(&RedisBloomCuckooInsert::NoSpace));
 /// # Ok(()) }
@@ -119,7 +119,7 @@ fn next_pow2(n: u64) -> u64 {
 
 /// RedisBloom's cuckoo filter, with its hash, buckets, eviction and growth. Made by importing
 /// SCANDUMP chunks
-/// ([`RedisBloomCuckooFilter::from_header_chunk`], [`crate::RedisBloomValue::from_chunks`]) or,
+/// ([`RedisBloomCuckooFilter::from_header_chunk`], [`crate::redisbloom::RedisBloomValue::from_chunks`]) or,
 /// for tests, [`RedisBloomCuckooFilter::reserve`] (what `CF.RESERVE` makes). Equality compares
 /// the contents, not the memory limit the filter was made or loaded under.
 ///
@@ -149,11 +149,11 @@ fn next_pow2(n: u64) -> u64 {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
+/// use bloomery::redisbloom::{RedisBloomCuckooFilter, RedisBloomCuckooInsert};
 ///
 /// // CF.RESERVE k 1000 BUCKETSIZE 2 MAXITERATIONS 20 EXPANSION 1
 /// let mut cf = RedisBloomCuckooFilter::reserve(1000, 2, 20, 1, 1 << 30)?;
-/// assert_eq!(cf.insert(b"a"), RedisBloomCuckooInsert::Inserted);
+/// assert_eq!(cf.add(b"a"), RedisBloomCuckooInsert::Inserted);
 /// assert_eq!(cf.insert_unique(b"a"), RedisBloomCuckooInsert::Exists);
 /// assert_eq!(cf.count(b"a"), 1);
 /// cf.remove(b"a")?; // CF.DEL: an error (NotPresent) when no fingerprint matches
@@ -308,6 +308,10 @@ impl RedisBloomCuckooFilter {
     }
 
     /// RedisBloom's hash of a key: `MurmurHash64A(key, 0)`.
+    ///
+    /// The `*_hash` methods take this 64-bit value, the one RedisBloom computes and maps to
+    /// buckets and fingerprints, so they stay `u64`; the [`Hashed`] forms are [`Filter`]'s
+    /// `insert_hashed`/`contains_hashed`, whose hasher's low half is this value.
     #[inline]
     pub fn hash(key: &[u8]) -> u64 {
         crate::murmur::murmur64a(key, 0)
@@ -342,8 +346,9 @@ impl RedisBloomCuckooFilter {
             .sum()
     }
 
-    /// Add a copy of the key (`CF.ADD`), growing as RedisBloom does.
-    pub fn insert(&mut self, key: &[u8]) -> RedisBloomCuckooInsert {
+    /// Add a copy of the key (`CF.ADD`: duplicates are kept), growing as RedisBloom does.
+    /// [`Filter::insert`] is the unique insert (`CF.ADDNX`).
+    pub fn add(&mut self, key: &[u8]) -> RedisBloomCuckooInsert {
         self.insert_hash(Self::hash(key))
     }
 
@@ -806,10 +811,10 @@ impl Merge for RedisBloomCuckooFilter {
 }
 
 impl SetKind for RedisBloomCuckooFilter {
-    const CAPABILITIES: crate::Capabilities = crate::Capabilities {
+    const CAPABILITIES: crate::kind::Capabilities = crate::kind::Capabilities {
         insert: true,
         hashed: true,
-        ..crate::Capabilities::NONE
+        ..crate::kind::Capabilities::NONE
     };
     hashed_set_kind!();
     /// One byte per slot: "bits" are the slots' bits, the fill counts occupied slots and the
@@ -944,7 +949,7 @@ mod tests {
     fn insert_grow_delete_compact() {
         let mut f = RedisBloomCuckooFilter::reserve(64, 2, 20, 2, 1 << 20).unwrap();
         for i in 0..500u32 {
-            assert_eq!(f.insert(&i.to_le_bytes()), RedisBloomCuckooInsert::Inserted);
+            assert_eq!(f.add(&i.to_le_bytes()), RedisBloomCuckooInsert::Inserted);
         }
         assert!(f.filters() > 1);
         assert!((0..500u32).all(|i| f.contains(&i.to_le_bytes())));
@@ -957,11 +962,24 @@ mod tests {
         assert!(f.filters() < 4, "compaction freed sub-filters");
     }
 
+    /// `add` keeps duplicates (`CF.ADD`); `Filter::insert`, through the prelude, is the
+    /// unique insert (`CF.ADDNX`) as on every other set.
+    #[test]
+    fn add_keeps_duplicates_and_filter_insert_is_unique() {
+        use crate::prelude::*;
+        let mut f = RedisBloomCuckooFilter::reserve(64, 2, 20, 2, 1 << 20).unwrap();
+        assert!(f.insert("k"));
+        assert!(!f.insert("k"), "already there");
+        assert_eq!(f.count(b"k"), 1);
+        assert_eq!(f.add(b"k"), RedisBloomCuckooInsert::Inserted);
+        assert_eq!(f.count(b"k"), 2);
+    }
+
     #[test]
     fn chunks_round_trip() {
         let mut f = RedisBloomCuckooFilter::reserve(100, 4, 20, 1, 1 << 20).unwrap();
         for i in 0..400u32 {
-            f.insert(&i.to_le_bytes());
+            f.add(&i.to_le_bytes());
         }
         let mut g = RedisBloomCuckooFilter::from_header_chunk(&f.header_chunk(), 1 << 20).unwrap();
         let mut it = 1;

@@ -44,7 +44,7 @@ pub(crate) const MAX_CHUNK: u64 = 16 << 20;
 /// Why a SCANDUMP chunk (or a chunk file) was refused.
 ///
 /// ```
-/// use bloomery::{RedisBloomChunkError, RedisBloomType, RedisBloomValue};
+/// use bloomery::redisbloom::{RedisBloomChunkError, RedisBloomType, RedisBloomValue};
 ///
 /// // the header chunk must come first, with iterator 1
 /// let e = RedisBloomValue::from_chunks(RedisBloomType::Bloom, [(7i64, &b"x"[..])], 1 << 20)
@@ -134,10 +134,10 @@ impl From<RedisBloomChunkError> for Error {
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{RedisBloomCuckooFilter, RedisBloomType, RedisBloomValue};
+/// use bloomery::redisbloom::{RedisBloomCuckooFilter, RedisBloomType, RedisBloomValue};
 ///
 /// let mut bf = RedisBloomCuckooFilter::reserve(1000, 2, 20, 1, 1 << 30)?;
-/// bf.insert(b"a");
+/// bf.add(b"a");
 ///
 /// // a SCANDUMP as RedisBloom returns it: (1, header), then data chunks until `None`
 /// let mut chunks = vec![(1i64, bf.header_chunk())];

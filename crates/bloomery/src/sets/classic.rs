@@ -162,7 +162,7 @@ impl BloomFilter {
     /// special case. The halved filter keeps the items and the target rate; its capacity at
     /// that rate is half the original's.
     ///
-    /// The half is built in memory, within the process's memory limit ([`crate::max_bytes`]):
+    /// The half is built in memory, within the process's memory limit ([`crate::tuning::max_bytes`]):
     /// a larger one is [`Error::TooLarge`](crate::Error::TooLarge), before anything is allocated.
     pub fn fold(&self) -> Result<Self> {
         fold_check(self.m)?;

@@ -218,44 +218,6 @@ pub struct CuckooFilter {
     max_bytes: u64,
 }
 
-/// Options for [`CuckooFilter`]; defaults are RedisBloom's (bucket size 2, 20 iterations,
-/// expansion 1). Superseded by [`CuckooFilter::builder`], which shares the
-/// [`Sizing`](crate::Sizing) core of the other builders.
-#[deprecated(note = "build with `CuckooFilter::builder().capacity(n)…try_build()`")]
-#[derive(Debug, Clone)]
-pub struct CuckooOptions {
-    /// Items the first table is sized for.
-    pub capacity: u64,
-    /// Slots per bucket (1..=255).
-    pub bucket_size: u32,
-    /// Evictions tried before a table counts as full (≥ 1).
-    pub max_iterations: u32,
-    /// Capacity multiplier for each new table; 0 disables growth.
-    pub expansion: u32,
-    /// The hasher.
-    pub hasher: KeyHasher,
-    /// Memory limit in bytes.
-    pub max_bytes: u64,
-}
-
-#[allow(deprecated)]
-impl CuckooOptions {
-    /// Largest `max_iterations` (evictions tried before an insert fails).
-    pub const MAX_ITERATIONS: u32 = MAX_ITERATIONS;
-
-    /// RedisBloom's defaults for a capacity.
-    pub fn new(capacity: u64) -> Self {
-        Self {
-            capacity,
-            bucket_size: 2,
-            max_iterations: 20,
-            expansion: 1,
-            hasher: KeyHasher::new(),
-            max_bytes: store::max_bytes(),
-        }
-    }
-}
-
 /// The validated settings of a new filter.
 struct Parts {
     capacity: u64,
@@ -356,20 +318,6 @@ impl CuckooFilter {
     /// rate: its 8-bit fingerprint fixes it (see [`CuckooBuilder`]).
     pub fn try_new(capacity: u64) -> Result<Self> {
         Self::builder().capacity(capacity).try_build()
-    }
-
-    /// A filter with explicit options, validated.
-    #[deprecated(note = "build with `CuckooFilter::builder().capacity(n)…try_build()`")]
-    #[allow(deprecated)]
-    pub fn try_with(o: CuckooOptions) -> Result<Self> {
-        Self::from_parts(
-            o.capacity,
-            o.bucket_size,
-            o.max_iterations,
-            o.expansion,
-            o.hasher,
-            o.max_bytes,
-        )
     }
 
     fn from_parts(
@@ -1106,32 +1054,5 @@ mod tests {
                 .try_build(),
             Err(Error::TooLarge { .. })
         ));
-    }
-
-    /// The deprecated options struct builds the same filter as the builder.
-    #[test]
-    #[allow(deprecated)]
-    fn options_struct_still_builds_the_same_filter() {
-        let o = CuckooOptions {
-            bucket_size: 4,
-            max_iterations: 100,
-            expansion: 2,
-            hasher: KeyHasher::with_seed(9),
-            ..CuckooOptions::new(500)
-        };
-        let mut a = CuckooFilter::try_with(o).unwrap();
-        let mut b = CuckooFilter::builder()
-            .capacity(500)
-            .bucket_size(4)
-            .max_iterations(100)
-            .expansion(2)
-            .seed(9)
-            .try_build()
-            .unwrap();
-        for i in 0..300u32 {
-            a.insert(&i).unwrap();
-            b.insert(&i).unwrap();
-        }
-        assert_eq!(a.to_bytes(), b.to_bytes());
     }
 }

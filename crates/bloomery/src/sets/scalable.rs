@@ -34,7 +34,7 @@ pub const MAX_FILTERS: usize = 64;
 /// **Memory.** A growth that would take the filter past its memory limit is refused
 /// ([`Error::TooLarge`] from [`try_insert`](Self::try_insert); [`insert`](Filter::insert) keeps
 /// filling the newest sub-filter). The limit is the builder's
-/// ([`Builder::max_bytes`], by default the process-wide [`max_bytes`](crate::max_bytes)); a
+/// ([`Builder::max_bytes`], by default the process-wide [`max_bytes`](crate::tuning::max_bytes)); a
 /// loaded filter obeys the loading process's limit, lowered by a limit its creator gave the
 /// builder explicitly (the only limit a file stores; otherwise it stores `u64::MAX`, none).
 /// The growth factor is 1 to [`MAX_GROWTH`](Self::MAX_GROWTH), checked on creation and on

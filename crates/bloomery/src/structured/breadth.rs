@@ -40,7 +40,7 @@ impl BreadthBuilder {
         self
     }
 
-    /// Build from a tree's root-to-node paths (see [`tree_path`](crate::PathQuery)); each level filter is
+    /// Build from a tree's root-to-node paths (see [`tree_path`](crate::keys::PathQuery)); each level filter is
     /// sized for the distinct names at its level.
     pub fn try_build<P: AsRef<[S]>, S: AsRef<str>>(
         self,

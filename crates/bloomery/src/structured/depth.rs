@@ -47,7 +47,7 @@ impl DepthBuilder {
         self
     }
 
-    /// Build from a tree's root-to-node paths (see [`tree_path`](crate::PathQuery)).
+    /// Build from a tree's root-to-node paths (see [`tree_path`](crate::keys::PathQuery)).
     pub fn try_build<P: AsRef<[S]>, S: AsRef<str>>(self, paths: &[P]) -> Result<DepthBloomFilter> {
         crate::params::check_fpr(self.fpr)?;
         let depth = tree_path::check_paths(paths)?;

@@ -27,7 +27,7 @@ pub const MAX_DEPTH: usize = 1024;
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// use bloomery::PathQuery;
+/// use bloomery::keys::PathQuery;
 ///
 /// let q = PathQuery::parse("/a/b//c")?;
 /// assert!(q.rooted);

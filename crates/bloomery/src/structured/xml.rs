@@ -4,7 +4,7 @@
 //!
 //! Enabled by the `xml` feature (the library's only XML dependency, the well-kept `roxmltree`
 //! parser, stays out of builds that do not need it; the CLI and the lab turn it on). The
-//! structures themselves take plain paths ([`crate::PathQuery`] for queries), so they need no parser.
+//! structures themselves take plain paths ([`crate::keys::PathQuery`] for queries), so they need no parser.
 //!
 //! What a document becomes:
 //! - only **elements** count; attributes, text, comments and processing instructions are
@@ -27,7 +27,7 @@ use crate::structured::tree_path::MAX_DEPTH;
 ///
 /// ```
 /// # fn main() -> bloomery::Result<()> {
-/// let doc = bloomery::xml::parse_str("<library><book><title/></book><dvd/></library>")?;
+/// let doc = bloomery::keys::xml::parse_str("<library><book><title/></book><dvd/></library>")?;
 /// assert_eq!(doc.paths, [vec!["library", "book", "title"], vec!["library", "dvd"]]);
 /// assert_eq!((doc.elements, doc.depth), (4, 3));
 /// # Ok(()) }

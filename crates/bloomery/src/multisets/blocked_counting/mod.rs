@@ -880,7 +880,7 @@ impl<K: Key> FromIterator<K> for BlockedCountingBloomFilter {
     ///
     /// # Panics
     /// When the filter cannot be made: a size over the memory limit
-    /// ([`crate::max_bytes`]) or an allocation failure. Use
+    /// ([`crate::tuning::max_bytes`]) or an allocation failure. Use
     /// [`BlockedCountingBloomFilter::try_from_keys`] to get an error instead.
     fn from_iter<I: IntoIterator<Item = K>>(iter: I) -> Self {
         Self::try_from_keys(iter, 0.01).unwrap_or_else(|e| {

@@ -44,7 +44,8 @@ const LOOKAHEAD: u64 = 4;
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use bloomery::{BlockedBloomFilter, Filter, LineKeys, LineSource};
+/// use bloomery::{BlockedBloomFilter, Filter};
+/// use bloomery::lines::{LineKeys, LineSource};
 ///
 /// /// The first comma-separated field of each line; lines starting with `#` are skipped.
 /// struct FirstField;
@@ -75,7 +76,8 @@ pub trait LineKeys: Sync {
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use bloomery::{BlockedBloomFilter, Filter, LineSource, WholeLines};
+/// use bloomery::{BlockedBloomFilter, Filter};
+/// use bloomery::lines::{LineSource, WholeLines};
 ///
 /// let mut f = BlockedBloomFilter::try_new(1000, 0.01)?;
 /// let text = b"one\r\ntwo\n".to_vec();
@@ -98,7 +100,8 @@ impl LineKeys for WholeLines {
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// use std::io::Write;
-/// use bloomery::{BlockedBloomFilter, Filter, LineSource, WholeLines};
+/// use bloomery::{BlockedBloomFilter, Filter};
+/// use bloomery::lines::{LineSource, WholeLines};
 ///
 /// let dir = tempfile::tempdir()?;
 /// let path = dir.path().join("keys.txt");
@@ -133,7 +136,8 @@ pub enum LineSource<'a> {
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use bloomery::{BlockedBloomFilter, LineCounts, LineSource, WholeLines};
+/// use bloomery::BlockedBloomFilter;
+/// use bloomery::lines::{LineCounts, LineSource, WholeLines};
 ///
 /// let mut f = BlockedBloomFilter::try_new(1000, 0.01)?;
 /// let src = LineSource::Blocks(Box::new(std::iter::once(Ok(b"a\nb\n".to_vec()))));
@@ -153,7 +157,8 @@ pub struct LineCounts {
 ///
 /// ```
 /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-/// use bloomery::{BlockedBloomFilter, LineError, LineKeys, LineSource};
+/// use bloomery::BlockedBloomFilter;
+/// use bloomery::lines::{LineError, LineKeys, LineSource};
 ///
 /// /// Keys must be hex.
 /// struct Hex;
@@ -215,7 +220,8 @@ impl BlockedBloomFilter {
     /// chunks before the failing one are inserted, the rest are not.
     ///
     /// ```
-    /// use bloomery::{BlockedBloomFilter, Filter, LineSource, WholeLines};
+    /// use bloomery::{BlockedBloomFilter, Filter};
+    /// use bloomery::lines::{LineSource, WholeLines};
     ///
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// let mut f = BlockedBloomFilter::try_new(10_000, 0.01)?;
@@ -260,7 +266,7 @@ impl BlockedBloomFilter {
     /// front to back through the prefetching pipeline. After each [`SWEEP_STEP`] bytes of
     /// words, `behind` is told the byte range of the words the sweep is done with, which a
     /// caller updating a mapped file drops from memory
-    /// ([`FileUpdate::release_range`](crate::FileUpdate::release_range)): a batch touches the
+    /// ([`FileUpdate::release_range`](crate::file::FileUpdate::release_range)): a batch touches the
     /// filter's pages once, in order, and resident memory stays at one step. Returns the keys
     /// that were new.
     ///
@@ -293,8 +299,8 @@ impl BlockedBloomFilter {
     /// [`insert_sorted`](Self::insert_sorted) that also tells `ahead` the byte range of the
     /// words each step is about to touch, before it touches them, and stops at its first error:
     /// what an update whose copy is made as the sweep advances needs
-    /// ([`FileUpdate::open_sweep`](crate::FileUpdate::open_sweep), whose
-    /// [`copy_through`](crate::FileUpdate::copy_through) is the `ahead`). The ranges cover
+    /// ([`FileUpdate::open_sweep`](crate::file::FileUpdate::open_sweep), whose
+    /// [`copy_through`](crate::file::FileUpdate::copy_through) is the `ahead`). The ranges cover
     /// the words from the front, in order; keys before an error are inserted.
     ///
     /// ```

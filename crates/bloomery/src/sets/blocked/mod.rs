@@ -235,7 +235,8 @@ impl Builder<BlockedBloomFilter> {
     /// are given).
     ///
     /// ```
-    /// use bloomery::{BlockLayout, BlockedBloomFilter};
+    /// use bloomery::BlockedBloomFilter;
+    /// use bloomery::builders::BlockLayout;
     ///
     /// # fn main() -> bloomery::Result<()> {
     /// let f = BlockedBloomFilter::builder()
@@ -258,7 +259,7 @@ const SECTOR_K: u32 = 8;
 impl BlockedBloomFilter {
     /// Bits in one block (one 64-byte cache line).
     pub const BLOCK_BITS: u64 = BLOCK_BITS;
-    /// How many keys ahead batched inserts prefetch (the depth of a [`crate::Pipeline`] that
+    /// How many keys ahead batched inserts prefetch (the depth of a [`crate::tuning::Pipeline`] that
     /// feeds [`BlockedBloomFilter::prefetch_hashed`] / [`Filter::insert_hashed`]).
     pub const BATCH_AHEAD: usize = BATCH_AHEAD;
 
@@ -479,7 +480,7 @@ impl BlockedBloomFilter {
     /// An odd B has no such pairing. The halved filter keeps the items and the target rate;
     /// its capacity at that rate is half the original's.
     ///
-    /// The half is built in memory, within the process's memory limit ([`crate::max_bytes`]):
+    /// The half is built in memory, within the process's memory limit ([`crate::tuning::max_bytes`]):
     /// a larger one is [`Error::TooLarge`](crate::Error::TooLarge), before anything is allocated.
     pub fn fold(&self) -> Result<Self> {
         fold_check(self.blocks)?;
@@ -753,7 +754,7 @@ impl<K: Key> FromIterator<K> for BlockedBloomFilter {
     ///
     /// # Panics
     /// When the filter cannot be made: a size over the memory limit
-    /// ([`crate::max_bytes`]) or an allocation failure. Use
+    /// ([`crate::tuning::max_bytes`]) or an allocation failure. Use
     /// [`BlockedBloomFilter::try_from_keys`] to get an error instead.
     fn from_iter<I: IntoIterator<Item = K>>(iter: I) -> Self {
         Self::try_from_keys(iter, 0.01).unwrap_or_else(|e| {

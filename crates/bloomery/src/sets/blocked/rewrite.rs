@@ -18,7 +18,7 @@ use crate::io::mapped::{FileUpdate, Unsealed};
 impl BlockedBloomFilter {
     /// Insert pre-hashed keys into a filter decoded from an update opened by
     /// [`FileUpdate::open_sweep`] (with [`AnyFilter::from_update`](crate::AnyFilter::from_update))
-    /// while the update's copy is made: one pass over the file, each [`PASS_CHUNK`](crate::PASS_CHUNK) piece read
+    /// while the update's copy is made: one pass over the file, each [`PASS_CHUNK`](crate::file::PASS_CHUNK) piece read
     /// from the source (its checksum computed when the update verifies it), the keys of its
     /// blocks inserted, and the piece written to the copy. Afterwards the copy is the whole
     /// file and the filter can be read and changed as any filter decoded from an update (more
@@ -33,7 +33,8 @@ impl BlockedBloomFilter {
     /// [`AnyFilter::commit_with_keys`](crate::AnyFilter::commit_with_keys).
     ///
     /// ```
-    /// use bloomery::{AnyFilter, BlockedBloomFilter, FileUpdate, Filter, Persist, Verify};
+    /// use bloomery::{AnyFilter, BlockedBloomFilter, Filter, Persist, Verify};
+    /// use bloomery::file::FileUpdate;
     ///
     /// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
     /// # #[cfg(feature = "mmap")]
@@ -165,7 +166,8 @@ mod tests {
     use crate::error::FormatError;
     use crate::io::header::Verify;
     use crate::io::header::PASS_CHUNK;
-    use crate::{AnyFilter, Filter, FilterInfo};
+    use crate::kinds::FilterInfo;
+    use crate::{AnyFilter, Filter};
     use proptest::prelude::*;
 
     /// Blocks of a filter a little over two [`PASS_CHUNK`] pieces long: the passes cross

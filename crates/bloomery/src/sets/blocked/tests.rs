@@ -191,7 +191,7 @@ fn fused_paths_equal_portable_paths() {
         #[cfg(target_arch = "x86_64")]
         assert_eq!(
             fused.simd,
-            hasher.algorithm() == crate::HashAlgorithm::Xxh3_128 && crate::simd::avx2()
+            hasher.algorithm() == crate::hashing::HashAlgorithm::Xxh3_128 && crate::simd::avx2()
         );
         let keys: Vec<String> = (0..6000u32).map(|i| format!("key-{i}")).collect();
         for k in &keys[..3000] {

@@ -136,7 +136,8 @@ impl<'a> SplitBlockBits<'a> {
     /// files), each probe is then two loads and a test.
     ///
     /// ```
-    /// use bloomery::{KeyHasher, MaskedHash, SplitBlockBits, SplitBlockBloomFilter};
+    /// use bloomery::{KeyHasher, SplitBlockBits, SplitBlockBloomFilter};
+    /// use bloomery::hashing::MaskedHash;
     ///
     /// let hasher = KeyHasher::parquet();
     /// let mut f = SplitBlockBloomFilter::try_with_bytes(1024)?;

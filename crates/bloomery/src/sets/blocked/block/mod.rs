@@ -150,7 +150,8 @@ pub(super) fn sector_shift(h: Hashed, j: usize) -> u64 {
 /// file kind, so a file always reads back with the layout it was written with.
 ///
 /// ```
-/// use bloomery::{BlockLayout, BlockedBloomFilter, Filter, Kind};
+/// use bloomery::{BlockedBloomFilter, Filter, Kind};
+/// use bloomery::builders::BlockLayout;
 ///
 /// # fn main() -> bloomery::Result<()> {
 /// let f = BlockedBloomFilter::try_with_sectors(1024)?;
