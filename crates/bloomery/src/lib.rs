@@ -32,6 +32,7 @@
 //! | a set, k independent slices | [`PartitionedBloomFilter`] | Broder & Mitzenmacher §2.1; the layout of scalable filters (Almeida et al.) |
 //! | a Parquet column | [`SplitBlockBloomFilter`] (a bitset probed in place: [`SplitBlockBits`]) | the Parquet spec's bits, byte for byte |
 //! | row-group filters of a Parquet file, kept beside it (feature `parquet`) | `ParquetSidecar` | one split-block filter per row group of a column, in one file |
+//! | a stream, "seen among the last N items?", fixed memory | [`AgePartitionedBloomFilter`] | a sliding window: no false negative inside it, rate ≤ target at every point, older keys forgotten (Shtul, Baquero & Almeida §3–4) |
 //! | a set of unknown size | [`ScalableBloomFilter`] | grows, keeping the compound rate under target (Almeida et al.) |
 //! | a set with deletions, fingerprints | [`CuckooFilter`] | buckets of fingerprints, deletable, about as small as a Bloom filter at low rates (Fan et al.) |
 //! | a set with deletions | [`CountingBloomFilter`] | w-bit saturating counters (Broder & Mitzenmacher §2.5); refuses removals that would create false negatives |
@@ -195,6 +196,7 @@ pub use sets::cuckoo::{CuckooBuilder, CuckooFilter, CuckooOptions};
 pub use sets::partitioned::PartitionedBloomFilter;
 pub use sets::scalable::ScalableBloomFilter;
 pub use sets::split_block::{parquet_num_bytes, MaskedHash, SplitBlockBits, SplitBlockBloomFilter};
+pub use sets::window::{AgePartitionedBloomFilter, AgePartitionedBuilder};
 pub use sets::xor::{XorBuilder, XorFilter};
 // Multisets.
 pub use multisets::blocked_counting::{BlockedCountingBloomFilter, BlockedCountingBuilder};
