@@ -181,6 +181,7 @@ fn rate_at_the_worst_point_is_at_most_the_target() {
             }
         }
         let rate = fp as f64 / q as f64;
+        eprintln!("window {window} p {p}: {fp} of {q} fresh keys found at worst points ({rate:.3e}), model {model:.3e}");
         assert!(model <= p, "model {model}");
         assert!(
             rate <= three_sigma(p, q),
