@@ -4,7 +4,7 @@
 use crate::dispatch::{hashed_set_kind, SetStats};
 use crate::error::{inconsistent, invalid, Result};
 use crate::filter::{Build, Builder, Core, Filter, Merge, Stats};
-use crate::hash::{reduce, Hashed, KeyHasher};
+use crate::hash::{mix64, reduce, Hashed, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
@@ -111,6 +111,16 @@ fn sequence_at(h: Hashed, i: u64) -> u64 {
         i * (i - 1) * (i - 2) / 6
     };
     h.lo.wrapping_add(i.wrapping_mul(h.hi)).wrapping_add(c3)
+}
+
+/// The key's bit in slice `p` of `m` bits: the sequence's `x_p`, mixed, then reduced. The mix
+/// makes the slices' positions independent: unmixed, two keys whose `(h1, h2)` nearly agree
+/// would meet in every slice at once (double hashing's `n/m²` term), which in a window of small
+/// slices is a run of k collisions — measured as a rate above the model at a 10⁴-item window
+/// and 0.1%.
+#[inline]
+fn slice_bit(h: Hashed, p: u64, m: u64) -> u64 {
+    reduce(mix64(sequence_at(h, p)), m)
 }
 
 /// Clear bits `start .. end`.
@@ -332,7 +342,7 @@ impl Filter for AgePartitionedBloomFilter {
         let mut new = false;
         for j in 0..u64::from(self.k) {
             let p = (head + j) % s;
-            new |= store::set_bit(words, p * m + reduce(sequence_at(h, p), m));
+            new |= store::set_bit(words, p * m + slice_bit(h, p, m));
         }
         self.core.items = self.core.items.saturating_add(1);
         self.count += 1;
@@ -353,7 +363,7 @@ impl Filter for AgePartitionedBloomFilter {
         let mut run = 0;
         for j in 0..s {
             let p = (head + j) % s;
-            if store::get_bit(words, p * m + reduce(sequence_at(h, p), m)) {
+            if store::get_bit(words, p * m + slice_bit(h, p, m)) {
                 run += 1;
                 if run == k {
                     return true;
