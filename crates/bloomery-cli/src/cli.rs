@@ -461,6 +461,8 @@ impl KindArg {
     pub const BLOCKED: KindArg = KindArg(bloomery::Kind::Blocked);
     /// The scalable filter: `dedup`'s default.
     pub const SCALABLE: KindArg = KindArg(bloomery::Kind::Scalable);
+    /// The sliding-window filter: `dedup --window`.
+    pub const WINDOW: KindArg = KindArg(bloomery::Kind::Window);
 
     pub fn kind(self) -> bloomery::Kind {
         self.0
@@ -697,6 +699,10 @@ pub struct DedupArgs {
     /// Structure kind (scalable: grows with the input; blocked: fixed size, fastest).
     #[arg(long, value_enum, default_value_t = KindArg::SCALABLE)]
     pub kind: KindArg,
+    /// Print a line unless it occurred among the previous N lines (a sliding window: memory
+    /// fixed by N and -p however long the input; sets --kind window and -n N).
+    #[arg(long, value_name = "N", value_parser = parse_count, conflicts_with_all = ["capacity", "kind", "layers"])]
+    pub window: Option<u64>,
     /// Hash seed.
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,

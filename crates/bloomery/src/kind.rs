@@ -38,6 +38,8 @@ macro_rules! for_each_kind {
                     "RedisBloom's scalable Bloom filter, its hashing and layout kept (moved from RedisBloom).";
                 RedisBloomCuckoo = 23, "redisbloom-cf", RedisBloomCuckooFilter,
                     "RedisBloom's cuckoo filter, its hashing and layout kept (moved from RedisBloom).";
+                Window = 27, "window", AgePartitionedBloomFilter,
+                    "Sliding window: remembers the last N insertions, forgets older ones.";
             }
             counters {
                 Counting = 6, "counting", CountingBloomFilter,

@@ -8,6 +8,7 @@
 //! | your job | the structure | why |
 //! |---|---|---|
 //! | drop duplicates from a stream ("seen before?") | [`BlockedBloomFilter`] | one cache miss per key; `insert` returns whether the key was new |
+//! | "seen among the last N items?", memory fixed forever | [`AgePartitionedBloomFilter`] | a sliding window: keys older than N (plus a bounded slack) are forgotten |
 //! | check keys against a blocklist | [`BlockedBloomFilter`], or [`XorFilter`] when the list is fixed | no false negatives; the xor filter is smaller but static |
 //! | a set whose final size you do not know | [`ScalableBloomFilter`] | grows by adding filters, keeping the compound rate under target |
 //! | a set with deletions | [`CuckooFilter`], [`CountingBloomFilter`] | removable fingerprints or counters |
@@ -52,6 +53,7 @@
 //! | a set, k independent slices | [`PartitionedBloomFilter`] | Broder & Mitzenmacher §2.1; the layout of scalable filters (Almeida et al.) |
 //! | a Parquet column | [`SplitBlockBloomFilter`] (a bitset probed in place: [`SplitBlockBits`]) | the Parquet spec's bits, byte for byte |
 //! | row-group filters of a Parquet file, kept beside it (feature `parquet`) | `ParquetSidecar` | one split-block filter per row group of a column, in one file |
+//! | a stream, "seen among the last N items?", fixed memory | [`AgePartitionedBloomFilter`] | a sliding window: no false negative inside it, rate ≤ target at every point, older keys forgotten (Shtul, Baquero & Almeida §3–4) |
 //! | a set of unknown size | [`ScalableBloomFilter`] | grows, keeping the compound rate under target (Almeida et al.) |
 //! | a set with deletions, fingerprints | [`CuckooFilter`] | buckets of fingerprints, deletable, about as small as a Bloom filter at low rates (Fan et al.) |
 //! | a set with deletions | [`CountingBloomFilter`] | w-bit saturating counters (Broder & Mitzenmacher §2.5); refuses removals that would create false negatives |
@@ -187,6 +189,7 @@ pub use sets::cuckoo::CuckooFilter;
 pub use sets::partitioned::PartitionedBloomFilter;
 pub use sets::scalable::ScalableBloomFilter;
 pub use sets::split_block::{SplitBlockBits, SplitBlockBloomFilter};
+pub use sets::window::AgePartitionedBloomFilter;
 pub use sets::xor::XorFilter;
 // Multisets and sketches.
 pub use multisets::blocked_counting::BlockedCountingBloomFilter;
@@ -219,6 +222,7 @@ pub mod builders {
     pub use crate::sets::blocked::BlockLayout;
     pub use crate::sets::cuckoo::CuckooBuilder;
     pub use crate::sets::split_block::parquet_num_bytes;
+    pub use crate::sets::window::AgePartitionedBuilder;
     pub use crate::sets::xor::XorBuilder;
     pub use crate::structured::attenuated::AttenuatedBuilder;
     pub use crate::structured::bloomier::BloomierBuilder;

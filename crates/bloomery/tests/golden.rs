@@ -20,7 +20,7 @@ use std::path::PathBuf;
 use bloomery::builders::BlockLayout;
 use bloomery::hashing::{HashAlgorithm, SeedKind};
 use bloomery::prelude::*;
-use bloomery::Kind;
+use bloomery::{AgePartitionedBloomFilter, Kind};
 
 /// The hashers whose mapping is pinned: default xxh3-128, seeded xxh3-128, keyed
 /// SipHash-1-3-128 with a fixed secret, and Parquet's xxh64.
@@ -411,6 +411,7 @@ fn hash_algorithms_match_their_reference_functions() {
         (Kind::SplitBlock, 4),
         (Kind::Scalable, 5),
         (Kind::BlockedSectors, 20),
+        (Kind::Window, 27),
     ] {
         assert_eq!(kind.id(), id);
         assert_eq!(Kind::from_id(id), Some(kind));
@@ -560,6 +561,13 @@ fn blocked_counting_cells_are_pinned() {
 // Golden files of format version 1.
 // ---------------------------------------------------------------------------------------------
 
+/// The window golden's shape `(window, k, l, slice bits, generation)`, its point in the stream
+/// `(ring position, position in the generation, generations ended)` and how many of
+/// [`absent_keys`] it answers true for.
+const WINDOW_SHAPE: (u64, u32, u32, u64, u64) = (700, 11, 61, 200, 12);
+const WINDOW_POINT: (u32, u64, u64) = (68, 2, 4);
+const WINDOW_ABSENT_FOUND: u64 = 0;
+
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1")
 }
@@ -679,6 +687,25 @@ fn goldens() -> Vec<Golden> {
             shape: (5 * 256, 8),
             hash: "xxh64",
             seed_kind: "default",
+        },
+        // a sliding window of 700 insertions that has turned its ring (50 keys, several
+        // generations ended): ring position and position in the generation are pinned
+        Golden {
+            file: "window.bloom",
+            kind: Kind::Window,
+            build: || {
+                AnyFilter::Window(
+                    AgePartitionedBloomFilter::builder()
+                        .capacity(700)
+                        .fpr(0.01)
+                        .seed(0x5EED)
+                        .try_build()
+                        .unwrap(),
+                )
+            },
+            shape: (0, 0), // sized: the shape is pinned in the loader's checks below
+            hash: "xxh3-128",
+            seed_kind: "user",
         },
         Golden {
             file: "scalable.bloom",
@@ -864,6 +891,29 @@ fn golden_files_v1_load_and_reencode_identically() {
             }
             AnyFilter::SplitBlock(s) => {
                 assert_eq!(SplitBlockBloomFilter::from_bytes(&bytes).unwrap(), *s)
+            }
+            AnyFilter::Window(w) => {
+                assert_eq!(AgePartitionedBloomFilter::from_bytes(&bytes).unwrap(), *w);
+                let shape = (
+                    w.window(),
+                    w.hashes(),
+                    w.remembering_slices(),
+                    w.slice_bits(),
+                    w.generation(),
+                );
+                let point = (
+                    w.ring_position(),
+                    w.position_in_generation(),
+                    w.generations_ended(),
+                );
+                assert_eq!(shape, WINDOW_SHAPE, "{}", g.file);
+                assert_eq!(point, WINDOW_POINT, "{}", g.file);
+                let fp = absent_keys().iter().filter(|k| w.contains(k)).count();
+                pin(
+                    "window.bloom absent keys found",
+                    fp as u64,
+                    WINDOW_ABSENT_FOUND,
+                );
             }
             _ => {}
         }

@@ -16,7 +16,12 @@ use crate::input::{self, KeySpec};
 use crate::num::{bytes, count, group, rate};
 use crate::output::note;
 
-pub fn run(a: DedupArgs) -> Result<u8> {
+pub fn run(mut a: DedupArgs) -> Result<u8> {
+    if let Some(n) = a.window {
+        a.kind = crate::cli::KindArg::WINDOW;
+        a.capacity = n;
+    }
+    let windowed = a.kind.kind() == bloomery::Kind::Window;
     if !a.kind.kind().is_set() {
         anyhow::bail!("dedup needs a set kind ({})", super::open::set_kind_names());
     }
@@ -30,6 +35,13 @@ pub fn run(a: DedupArgs) -> Result<u8> {
                 .kind;
             if !kind.is_set() {
                 return Err(super::open::not_a_set(kind, p));
+            }
+            if windowed != (kind == bloomery::Kind::Window) {
+                anyhow::bail!(
+                    "`{}` is a {kind} file: --window needs a window file and a window file \
+                     needs --window",
+                    p.display()
+                );
             }
             let up = open_update_as(p, a.verify.verify(), true)?;
             match up.s {
@@ -71,6 +83,13 @@ pub fn run(a: DedupArgs) -> Result<u8> {
                     }
                     Err(e) => anyhow::bail!("line {n}: {e}"),
                 }
+            } else if windowed {
+                // every line enters the window, repeats too (they stay fresh); a line is new
+                // when it was not among the previous N
+                let h = hasher.hash_bytes(k);
+                let seen = f.try_contains_hashed(h)?;
+                f.try_insert_hashed(h)?;
+                !seen
             } else {
                 f.try_insert_hashed(hasher.hash_bytes(k))?
             };

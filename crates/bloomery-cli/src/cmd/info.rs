@@ -176,6 +176,10 @@ fn set_info(
         _ => None,
     };
     let mlbf = mlbf_rates(f);
+    let window = match f {
+        AnyFilter::Window(w) => Some(w),
+        _ => None,
+    };
     // where the payload lies (plain files: a split-block filter's payload starts with its
     // Parquet bitset); a compressed file's payload is its container
     let payload = Some((file.header_len(), file.payload_len()));
@@ -192,6 +196,26 @@ fn set_info(
         0.0
     };
     if a.json {
+        let window_json = window.map(|w| {
+            json!({
+                "window": w.window(),
+                "k": w.hashes(),
+                "l": w.remembering_slices(),
+                "slice_bits": w.slice_bits(),
+                "generation": w.generation(),
+                "slack": w.slack(),
+                "position_in_generation": w.position_in_generation(),
+                "generations_ended": w.generations_ended(),
+                "ring_position": w.ring_position(),
+                "slice_fill_newest_first": w
+                    .slice_ones()
+                    .iter()
+                    .map(|&o| o as f64 / w.slice_bits() as f64)
+                    .collect::<Vec<_>>(),
+                "model_fpr_now": w.model_fpr(),
+                "model_fpr_worst": w.worst_fpr(),
+            })
+        });
         output::json(&json!({
             "file": a.file.display().to_string(),
             "kind": i.kind,
@@ -225,6 +249,7 @@ fn set_info(
             "payload_offset": payload.map(|p| p.0),
             "payload_bytes": payload.map(|p| p.1),
             "sbbf_bytes": sbbf_bytes,
+            "window": window_json,
             "mlbf_rates": mlbf.as_ref().map(|r| json!({
                 "near_miss_by_layer": r.near_miss,
                 "near_miss_unshared_by_layer": r.unshared,
@@ -342,6 +367,50 @@ fn set_info(
                 list(&r.unshared),
                 rate(r.recombined),
                 rate(r.novel)
+            ),
+        ));
+    }
+    if let Some(w) = window {
+        rows.push((
+            "window",
+            format!(
+                "the last {} insertions are always found; a key followed by {} more (window + \
+                 slack {}) is forgotten",
+                group(w.window()),
+                group(w.window() + w.slack()),
+                group(w.slack())
+            ),
+        ));
+        rows.push((
+            "slices",
+            format!(
+                "k = {} take each insertion, l = {} more remember; {} bits each",
+                w.hashes(),
+                w.remembering_slices(),
+                group(w.slice_bits())
+            ),
+        ));
+        rows.push((
+            "generation",
+            format!(
+                "{} of {} insertions; {} generations ended",
+                group(w.position_in_generation()),
+                group(w.generation()),
+                group(w.generations_ended())
+            ),
+        ));
+        let fills = w
+            .slice_ones()
+            .iter()
+            .map(|&o| format!("{:.3}", o as f64 / w.slice_bits() as f64))
+            .collect::<Vec<_>>();
+        rows.push(("slice fill", format!("newest first: {}", fills.join(" "))));
+        rows.push((
+            "fpr (model)",
+            format!(
+                "{} now, {} at the worst point of an unbounded stream",
+                rate(w.model_fpr()),
+                rate(w.worst_fpr())
             ),
         ));
     }

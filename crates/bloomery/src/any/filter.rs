@@ -21,6 +21,7 @@ use crate::io::format::{self, Persist, SaveOptions, Source, Verify};
 use crate::io::mapped::{FileUpdate, MappedFile};
 use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
 use crate::redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
+use crate::sets::window::AgePartitionedBloomFilter;
 use crate::{
     BlockedBloomFilter, BloomFilter, MultiLayerBloomFilter, PartitionedBloomFilter,
     ScalableBloomFilter, SplitBlockBloomFilter,

@@ -232,6 +232,10 @@ impl Spec {
                         .try_build()?,
                 )
             }
+            Kind::Window => {
+                self.only(&[], &["bits", "hashes"])?;
+                AnyFilter::Window(Builder::new().sizing(s).try_build()?)
+            }
             // what BF.RESERVE and CF.RESERVE make in RedisBloom (its defaults for the rest)
             Kind::RedisBloomChain => {
                 self.only(&["growth", "scaling"], &[])?;

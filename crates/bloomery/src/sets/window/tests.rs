@@ -1,0 +1,307 @@
+use super::*;
+use crate::error::Error;
+use crate::filter::KeySet;
+use proptest::prelude::*;
+
+/// Keys never inserted: the high bit set, inserted keys stay below it.
+const FRESH: u64 = 1 << 63;
+
+#[test]
+fn closed_form_matches_the_sequence() {
+    let h = KeyHasher::new().hash("x");
+    for (i, x) in h.sequence(128).enumerate() {
+        assert_eq!(sequence_at(h, i as u64), x, "index {i}");
+    }
+}
+
+#[test]
+fn run_probability_matches_enumeration() {
+    let fills = [0.3, 0.9, 0.5, 0.7, 0.2, 0.8, 0.6];
+    for k in 1..=4u32 {
+        let mut want = 0.0;
+        for mask in 0u32..(1 << fills.len()) {
+            let p: f64 = (0..fills.len())
+                .map(|j| {
+                    if mask >> j & 1 == 1 {
+                        fills[j]
+                    } else {
+                        1.0 - fills[j]
+                    }
+                })
+                .product();
+            let ones = (0..fills.len()).map(|j| mask >> j & 1).collect::<Vec<_>>();
+            if ones.windows(k as usize).any(|w| w.iter().all(|&b| b == 1)) {
+                want += p;
+            }
+        }
+        let got = params::apbf_run_probability(&fills, k);
+        assert!((got - want).abs() < 1e-12, "k={k}: {got} vs {want}");
+    }
+}
+
+#[test]
+fn shape_meets_the_target_at_the_worst_point() {
+    for (n, p) in [
+        (1000, 0.01),
+        (100_000, 0.01),
+        (100_000, 0.001),
+        (1_000_000, 0.01),
+        (1_000_000, 0.001),
+        (10, 0.1),
+    ] {
+        let s = params::apbf_shape(n, p).unwrap();
+        let worst = params::apbf_fpr_worst(s.k, s.l, s.slice_bits, s.generation);
+        eprintln!(
+            "window {n} p {p}: k {} l {} m {} g {} bits/item {:.2} worst {worst:.3e}",
+            s.k,
+            s.l,
+            s.slice_bits,
+            s.generation,
+            s.bits() as f64 / n as f64
+        );
+        assert!(worst <= p, "{n} {p}: {worst}");
+        assert!(u64::from(s.l) * s.generation >= n);
+        // a slice 2% smaller misses the target: the slice is the smallest (up to rounding)
+        let smaller = s.slice_bits - s.slice_bits / 50 - 1;
+        if smaller > 0 {
+            assert!(
+                params::apbf_fpr_worst(s.k, s.l, smaller, s.generation) > p,
+                "{n} {p}"
+            );
+        }
+    }
+}
+
+#[test]
+fn slices_age_and_clear() {
+    let mut f = AgePartitionedBloomFilter::try_with_shape(6, 2, 3, 64).unwrap();
+    assert_eq!((f.generation(), f.slack()), (2, 3));
+    f.insert("a");
+    assert_eq!(f.slice_ones(), vec![1, 1, 0, 0, 0]);
+    f.insert("b");
+    // the generation ended: a fresh newest slice, "a" and "b" one slice older
+    assert_eq!(f.ring_position(), 4);
+    assert_eq!(f.slice_ones()[0], 0);
+    assert!(f.contains("a") && f.contains("b"));
+    for i in 0..4u32 {
+        f.insert(&i);
+        assert!(f.contains("a"), "{i}");
+    }
+    f.insert(&4u32);
+    assert_eq!(f.generations_ended(), 3);
+    assert_eq!(f.position_in_generation(), 1);
+    // window + slack = 9 further insertions: every slice "a" and "b" were in has been
+    // cleared, so the bits are those of a filter that never saw them
+    for i in 5..8u32 {
+        f.insert(&i);
+    }
+    assert_eq!(f.generations_ended(), 5);
+    let mut other = AgePartitionedBloomFilter::try_with_shape(6, 2, 3, 64).unwrap();
+    other.insert("c");
+    other.insert("d");
+    for i in 0..8u32 {
+        other.insert(&i);
+    }
+    assert_eq!(other, f);
+}
+
+/// Inserts `len` distinct keys and checks, after each, that the key inserted `window - 1`
+/// insertions earlier (the oldest the window must hold) and the newest are found. A key's
+/// bits only disappear by ageing, so a key found when it is the oldest of the window was found
+/// at every younger age: no false negative anywhere in the window.
+fn check_no_false_negative(window: u64, p: f64, seed: u64, len: u64) {
+    let mut f = AgePartitionedBloomFilter::builder()
+        .capacity(window)
+        .fpr(p)
+        .seed(seed)
+        .try_build()
+        .unwrap();
+    for t in 0..len {
+        f.insert(&t);
+        if t + 1 >= window {
+            let oldest = t + 1 - window;
+            assert!(
+                f.contains(&oldest),
+                "window {window}: key {oldest} lost at {t}"
+            );
+        }
+    }
+}
+
+#[test]
+fn no_false_negative_in_the_window() {
+    for (window, seed) in [(1000, 1), (10_000, 2), (100_000, 3)] {
+        check_no_false_negative(window, 0.01, seed, 100 * window);
+    }
+}
+
+#[test]
+#[ignore = "a stream of 10^8 insertions"]
+fn no_false_negative_in_a_large_window() {
+    check_no_false_negative(1_000_000, 0.001, 4, 100_000_000);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8))]
+    #[test]
+    fn no_false_negative_for_any_window(window in 1000u64..2000, seed: u64, pi in 0usize..3) {
+        let p = [0.1, 0.01, 0.001][pi];
+        check_no_false_negative(window, p, seed, 100 * window);
+    }
+}
+
+/// Three standard deviations above `p` for `q` binomial queries.
+fn three_sigma(p: f64, q: u64) -> f64 {
+    p + 3.0 * (p * (1.0 - p) / q as f64).sqrt()
+}
+
+#[test]
+fn rate_at_the_worst_point_is_at_most_the_target() {
+    for (window, p, seed) in [(10_000u64, 0.01, 5), (10_000, 0.001, 6)] {
+        let mut f = AgePartitionedBloomFilter::builder()
+            .capacity(window)
+            .fpr(p)
+            .seed(seed)
+            .try_build()
+            .unwrap();
+        assert!(f.worst_fpr() <= p);
+        let g = f.generation();
+        let (mut fp, mut q, mut model) = (0u64, 0u64, 0.0f64);
+        let mut probe = FRESH;
+        for t in 0..20 * window {
+            f.insert(&t);
+            // just before a shift, in the steady state: the worst point
+            if t >= 2 * window && f.position_in_generation() == g - 1 {
+                model = model.max(f.model_fpr());
+                for _ in 0..2000 {
+                    fp += u64::from(f.contains(&probe));
+                    probe += 1;
+                    q += 1;
+                }
+            }
+        }
+        let rate = fp as f64 / q as f64;
+        eprintln!("window {window} p {p}: {fp} of {q} fresh keys found at worst points ({rate:.3e}), model {model:.3e}");
+        assert!(model <= p, "model {model}");
+        assert!(
+            rate <= three_sigma(p, q),
+            "window {window} p {p}: {rate} over {q} queries"
+        );
+        // and the model describes it: not far below either
+        assert!(
+            rate >= model - 3.0 * (model / q as f64).sqrt() * 2.0,
+            "{rate} vs {model}"
+        );
+    }
+}
+
+#[test]
+fn keys_past_the_window_and_slack_are_forgotten() {
+    let (window, p) = (5000u64, 0.01);
+    let mut f = AgePartitionedBloomFilter::builder()
+        .capacity(window)
+        .fpr(p)
+        .seed(7)
+        .try_build()
+        .unwrap();
+    let gone_after = window + f.slack();
+    let (mut present, mut q) = (0u64, 0u64);
+    for t in 0..40 * window {
+        f.insert(&t);
+        // key t - gone_after was followed by exactly gone_after insertions
+        if t >= gone_after {
+            present += u64::from(f.contains(&(t - gone_after)));
+            q += 1;
+        }
+    }
+    let rate = present as f64 / q as f64;
+    assert!(
+        rate <= three_sigma(p, q),
+        "{rate} of {q} old keys still present"
+    );
+    // keys just past their guaranteed lifetime (l + 1 generations, less one insertion) have
+    // lost one slice only: they fade, found far more often than never-inserted keys
+    let mut f = AgePartitionedBloomFilter::builder()
+        .capacity(window)
+        .fpr(p)
+        .seed(7)
+        .try_build()
+        .unwrap();
+    let lifetime = f.guaranteed_window() + f.generation() - 1;
+    assert!(lifetime < gone_after);
+    let (mut kept, mut q) = (0u64, 0u64);
+    for t in 0..10 * window {
+        f.insert(&t);
+        if t >= lifetime {
+            kept += u64::from(f.contains(&(t - lifetime)));
+            q += 1;
+        }
+    }
+    assert!(kept as f64 / q as f64 > 10.0 * p, "{kept} of {q}");
+}
+
+#[test]
+fn save_load_round_trip_keeps_the_point_in_the_stream() {
+    let mut f = AgePartitionedBloomFilter::try_new(500, 0.01).unwrap();
+    for i in 0..1234u32 {
+        f.insert(&i);
+    }
+    let g = AgePartitionedBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(f, g);
+    let mut a = f.clone();
+    let mut b = g;
+    for i in 5000..6000u32 {
+        a.insert(&i);
+        b.insert(&i);
+    }
+    assert_eq!(a, b);
+}
+
+/// Each forged field, encoded with a valid checksum, is refused with a clear error.
+#[test]
+fn forged_files_are_refused() {
+    let mut f = AgePartitionedBloomFilter::try_new(100, 0.01).unwrap();
+    for i in 0..150u32 {
+        f.insert(&i);
+    }
+    let forge = |edit: &dyn Fn(&mut AgePartitionedBloomFilter)| {
+        let mut x = f.clone();
+        edit(&mut x);
+        AgePartitionedBloomFilter::from_bytes(&x.to_bytes()).unwrap_err()
+    };
+    let s = f.k + f.l;
+    for (what, e) in [
+        ("ring", forge(&|x| x.head = s)),
+        ("count", forge(&|x| x.count = x.generation)),
+        ("k", forge(&|x| x.k = 0)),
+        ("k", forge(&|x| x.k = APBF_MAX_K + 1)),
+        ("l", forge(&|x| x.l = APBF_MAX_L + 1)),
+        ("window", forge(&|x| x.window = 0)),
+        ("capacity", forge(&|x| x.core.capacity += 1)),
+        ("slices", forge(&|x| x.slice_bits += 64)),
+        ("slices", forge(&|x| x.slice_bits = u64::MAX / 2)),
+    ] {
+        assert!(
+            matches!(e, Error::Format(_)),
+            "{what}: {e:?} is not a format error"
+        );
+    }
+    // a bit past the last slice
+    let mut x = AgePartitionedBloomFilter::try_with_shape(10, 1, 1, 3).unwrap();
+    x.core.words.as_mut_slice()[0] |= 1 << 40;
+    assert!(AgePartitionedBloomFilter::from_bytes(&x.to_bytes()).is_err());
+}
+
+#[test]
+fn any_filter_holds_it() {
+    let mut f = crate::AnyFilter::builder(crate::Kind::Window)
+        .capacity(100)
+        .fpr(0.01)
+        .try_build()
+        .unwrap();
+    assert!(f.try_insert_key(b"a").unwrap());
+    assert!(f.try_contains_key(b"a").unwrap());
+    assert_eq!(f.kind(), crate::Kind::Window);
+    let back = crate::AnyFilter::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(back, f);
+}
