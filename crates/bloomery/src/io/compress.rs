@@ -1112,10 +1112,10 @@ pub(crate) fn compress_parts(
     ))
 }
 
-/// [`compress_file`] written to `path` (atomically, see [`crate::io::stream`]) as the stream
-/// is made: memory holds a piece of the stream, never the whole, whatever the file's size.
-/// The bytes are those of [`compress_file`]; returns their sizes, as [`packed_sizes`] of the
-/// file written gives them. A compressed input is validated (streamed, without decompressing
+/// [`compress_file`] written to `path` (atomically: a temporary file beside it, renamed into
+/// place) as the stream is made: memory holds a piece of the stream, never the whole, whatever
+/// the file's size. The bytes are those of [`compress_file`]; returns their sizes, as
+/// [`packed_sizes`] of the file written gives them. A compressed input is validated (streamed, without decompressing
 /// it into memory) and copied.
 pub fn compress_file_to(bytes: &[u8], path: &std::path::Path) -> Result<PackedSizes> {
     if is_packed(bytes) {

@@ -385,7 +385,7 @@ impl Filter for AgePartitionedBloomFilter {
 }
 
 /// Window filters do not merge: two windows over different streams have no common age for
-/// their keys. Both operations answer [`Error::Unsupported`].
+/// their keys. Both operations answer [`Error::Unsupported`](crate::Error::Unsupported).
 impl Merge for AgePartitionedBloomFilter {
     fn union_with(&mut self, _other: &Self) -> Result<()> {
         Err(crate::dispatch::unsupported(
