@@ -43,7 +43,8 @@ fn load(py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
         return sets::wrap_set(py, f, false);
     }
     let cls = match kind {
-        Kind::CountMin => py.get_type::<sketches::PyCountMinSketch>(),
+        // the 32-bit form (the Redis module's CMS.* values) opens with its counters widened
+        Kind::CountMin | Kind::CountMin32 => py.get_type::<sketches::PyCountMinSketch>(),
         k if AnyCounter::holds(k) => py.get_type::<counting::PyCountingBloomFilter>(),
         Kind::Cuckoo => py.get_type::<filters::PyCuckooFilter>(),
         Kind::Xor => py.get_type::<filters::PyXorFilter>(),

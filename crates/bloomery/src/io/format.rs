@@ -477,6 +477,9 @@ pub(crate) mod sealed {
 pub trait Persist: Sized + sealed::Sealed {
     /// The structure's kind id.
     const KIND: Kind;
+    /// Other kinds whose files this type also opens (converting them as it decodes).
+    #[doc(hidden)]
+    const ALSO_OPENS: &'static [Kind] = &[];
 
     /// The header (with kind-specific parameters) and payload to write.
     #[doc(hidden)]
@@ -512,7 +515,7 @@ pub trait Persist: Sized + sealed::Sealed {
     fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let plain = crate::io::compress::plain_bytes(bytes)?;
         let d = decode(plain.bytes(), Verify::Checksum)?;
-        check_kind(&d, Self::KIND)?;
+        check_kind(&d, Self::KIND, Self::ALSO_OPENS)?;
         Self::decode_from(&d, plain.source(), crate::store::max_bytes())
     }
 
@@ -575,7 +578,7 @@ pub trait Persist: Sized + sealed::Sealed {
                 // delta file is refused there).
                 return Self::from_bytes(&map);
             }
-            check_kind(&d, Self::KIND)?;
+            check_kind(&d, Self::KIND, Self::ALSO_OPENS)?;
             Self::decode_from(&d, Source::Mapped(&map), crate::store::max_bytes())
         };
         decoded().map_err(|e| at_path(path, e))

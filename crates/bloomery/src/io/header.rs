@@ -541,9 +541,10 @@ pub fn peek(bytes: &[u8]) -> Result<FileHead, FormatError> {
     })
 }
 
-/// Fail with [`FormatError::WrongKind`] unless the decoded kind is `want`.
-pub fn check_kind(d: &Decoded, want: Kind) -> Result<()> {
-    if d.header.kind.rust_type() != want.rust_type() {
+/// Fail with [`FormatError::WrongKind`] unless the decoded kind is `want` or one of `also`.
+pub fn check_kind(d: &Decoded, want: Kind, also: &[Kind]) -> Result<()> {
+    let found = d.header.kind;
+    if found.rust_type() != want.rust_type() && !also.contains(&found) {
         return Err(FormatError::WrongKind {
             expected: want.name(),
             found: d.header.kind.name(),

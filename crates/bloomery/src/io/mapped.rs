@@ -222,7 +222,7 @@ impl MappedFile {
                 // decompressed into memory; a delta file is refused there
                 return P::from_bytes(self.bytes());
             }
-            format::check_kind(&self.decoded, P::KIND)?;
+            format::check_kind(&self.decoded, P::KIND, P::ALSO_OPENS)?;
             P::decode_from(
                 &self.decoded,
                 Source::Mapped(&self.map),
@@ -626,7 +626,7 @@ impl FileUpdate {
     /// Decode the file's structure as `P`: the words are the pages of the update's copy, and
     /// every change writes straight into it; seal it with [`commit`](Self::commit).
     pub fn decode<P: Persist>(&self) -> Result<P> {
-        format::check_kind(&self.decoded, P::KIND)?;
+        format::check_kind(&self.decoded, P::KIND, P::ALSO_OPENS)?;
         P::decode_from(
             &self.decoded,
             Source::Shared(&self.map),

@@ -284,6 +284,26 @@ impl CountMinSketch {
         self.table.as_slice()
     }
 
+    /// A sketch of this shape and hasher holding `counters` (in [`as_words`](Self::as_words)'
+    /// order) and `total`.
+    pub(crate) fn with_counters(
+        width: u64,
+        depth: u32,
+        hasher: KeyHasher,
+        total: u64,
+        counters: impl Iterator<Item = u64>,
+    ) -> Result<Self> {
+        let mut s = Self::builder()
+            .dimensions(width, depth)
+            .hasher(hasher)
+            .try_build()?;
+        for (w, c) in s.table.as_mut_slice().iter_mut().zip(counters) {
+            *w = c;
+        }
+        s.total = total;
+        Ok(s)
+    }
+
     /// Counters at `u64::MAX`.
     pub fn saturated_counters(&self) -> u64 {
         self.table
@@ -470,6 +490,8 @@ impl Count for CountMinSketch {
 
 impl Persist for CountMinSketch {
     const KIND: Kind = Kind::CountMin;
+    /// The 32-bit form (the Redis module's `CMS.*` values) opens with its counters widened.
+    const ALSO_OPENS: &'static [Kind] = &[Kind::CountMin32];
 
     fn encode_parts(&self) -> (Header, Payload<'_>) {
         let mut h = Header::new(Kind::CountMin, self.hasher);
@@ -483,6 +505,10 @@ impl Persist for CountMinSketch {
     }
 
     fn decode_from(d: &Decoded, src: format::Source<'_>, limit: u64) -> Result<Self> {
+        if d.header.kind == Kind::CountMin32 {
+            // a 32-bit sketch (the Redis module's CMS.*) opens as this form, counters widened
+            return super::count_min32::CountMinSketch32::decode_from(d, src, limit)?.to_wide();
+        }
         let mut r = ParamReader::new(&d.header.params);
         let width = r.u64()?;
         let depth = r.u32()?;

@@ -149,6 +149,21 @@ impl CountMinSketch32 {
         Ok(out)
     }
 
+    /// The same sketch with 64-bit counters: every counter, the shape, the hasher and the
+    /// total carry over exactly, so the 64-bit form answers every key as this one does (the
+    /// form that readers of the 64-bit kind, such as a Python `CountMinSketch`, open).
+    pub fn to_wide(&self) -> Result<CountMinSketch> {
+        let t = self.table.as_slice();
+        let cells = usize::try_from(self.width * u64::from(self.depth)).unwrap_or(usize::MAX);
+        CountMinSketch::with_counters(
+            self.width,
+            self.depth,
+            self.hasher,
+            self.total,
+            (0..cells).map(|i| u64::from(get(t, i))),
+        )
+    }
+
     /// Counters per row.
     pub fn width(&self) -> u64 {
         self.width
@@ -457,6 +472,15 @@ mod tests {
             assert_eq!(wide.count(&k), narrow.count(&k));
         }
         assert_eq!(CountMinSketch32::from_wide(&wide).unwrap(), narrow);
+        // and back: the 32-bit file opens as the 64-bit form, every count and the total kept
+        let back = narrow.to_wide().unwrap();
+        assert_eq!(back, wide);
+        let opened = CountMinSketch::from_bytes(&narrow.to_bytes()).unwrap();
+        assert_eq!(opened, wide);
+        assert_eq!(opened.total(), narrow.total());
+        for k in 0..100u32 {
+            assert_eq!(opened.count(&k), narrow.count(&k));
+        }
     }
 
     #[test]
