@@ -382,8 +382,11 @@ fn encoder_round_trips_and_streamed_writers_equal_the_in_memory_ones() {
         assert_eq!(patch_file(&base, &delta, 1 << 24).unwrap(), new);
         patch_file_to(&base, &delta, &at("p")).unwrap();
         assert_eq!(std::fs::read(at("p")).unwrap(), new, "round {round}");
-        patch_file_compressed_to(&base, &delta, &at("pc")).unwrap();
-        assert_eq!(std::fs::read(at("pc")).unwrap(), packed, "round {round}");
+        // coded through a memory map: with the `mmap` feature only
+        if cfg!(feature = "mmap") {
+            patch_file_compressed_to(&base, &delta, &at("pc")).unwrap();
+            assert_eq!(std::fs::read(at("pc")).unwrap(), packed, "round {round}");
+        }
     }
 }
 
