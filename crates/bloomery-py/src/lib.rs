@@ -19,6 +19,7 @@ mod lock;
 mod par;
 mod quantiles;
 mod sets;
+mod shard;
 mod sketches;
 mod typed;
 
@@ -99,6 +100,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<quantiles::PyTDigest>()?;
     m.add_class::<filters::PyCuckooFilter>()?;
     m.add_class::<filters::PyXorFilter>()?;
+    m.add_class::<shard::PyShardLayout>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(max_memory, m)?)?;
     m.add_function(wrap_pyfunction!(set_max_memory, m)?)?;
