@@ -287,6 +287,32 @@ fn sharded_filter_on_a_six_node_cluster() {
     let local: serde_json::Value =
         serde_json::from_str(&ok(&run(bin().args(["info", "--json"]).arg(&file)))).unwrap();
     assert_eq!(items, local["items"].as_u64().unwrap());
+    let text = ok(&run(
+        bin().args(["cluster", "info", "users", "--nodes", &seeds])
+    ));
+    assert!(
+        text.contains("shards") && text.contains("generation"),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.contains("{") && l.ends_with(":s0"))
+            .count(),
+        1,
+        "{text}"
+    );
+    // the default create picks the sectors layout at 1%: refused with the way out
+    let sectors = tmp.path().join("s.bloom");
+    ok(&run(bin()
+        .arg("create")
+        .arg(&sectors)
+        .args(["-n", "30000", "-p", "0.01"])));
+    let e = run(bin()
+        .args(["cluster", "push"])
+        .arg(&sectors)
+        .args(["--nodes", &seeds, "--name", "s", "--shards", "2"]));
+    assert_eq!(e.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&e.stderr).contains("--hashes 7"));
     let list = v["shard_list"].as_array().unwrap();
     let mut slots: Vec<u64> = list.iter().map(|s| s["slot"].as_u64().unwrap()).collect();
     slots.sort_unstable();

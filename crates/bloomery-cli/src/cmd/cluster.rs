@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 use bloomery::shard::{key_slot, Layout};
-use bloomery::{AnyFilter, Filter, Persist};
+use bloomery::{AnyFilter, Filter, Persist, Stats};
 use clap::{Args, Subcommand};
 use redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
 use redis::Value;
@@ -340,6 +340,16 @@ fn push(a: PushArgs) -> Result<u8> {
             f.kind().name()
         );
     };
+    if b.layout() == bloomery::builders::BlockLayout::Sectors {
+        bail!(
+            "`{}` has the blocked filter's sectors layout; the module's BF values hold the \
+             positions layout: create the file with a fixed k, e.g. `bloomery create FILE -n {} \
+             -p {} --hashes 7` (`bloomery calc` gives the best k), and add the keys again",
+            a.file.display(),
+            b.capacity(),
+            b.target_fpr()
+        );
+    }
     let layout = Layout::of_filter(b, a.shards)
         .with_context(|| format!("cannot shard `{}`", a.file.display()))?;
     let mut con = connect(&a.nodes)?;
