@@ -1,8 +1,9 @@
 //! `bloomery cluster`: a local Redis Cluster of 6 primaries (loopback ports, the bloomery
 //! module on each) holds a blocked filter file pushed in 6 shards; every key answers as the
 //! local file before and after `redis-cli --cluster reshard` moves a shard's slot, after
-//! `cluster add` (beside `bloomery add` on the file), after a restart from RDB, and after a
-//! second push; a missing or mismatched shard is an error naming it.
+//! `cluster add` (beside `bloomery add` on the file), after a restart from RDB, after a
+//! replica of a shard's node takes over (`CLUSTER FAILOVER`), and after a second push; a
+//! missing or mismatched shard is an error naming it.
 //!
 //! Needs `redis-server` and `redis-cli` (Debian's redis-server and redis-tools); without them
 //! the test says it skipped (and fails when `CI` is set).
@@ -362,11 +363,53 @@ fn sharded_filter_on_a_six_node_cluster() {
         n.stop_saving();
     }
     drop(nodes);
-    let nodes: Vec<Node> = ports
+    let mut nodes: Vec<Node> = ports
         .iter()
         .zip(&dirs)
         .map(|(&p, d)| Node::start(p, d, &module))
         .collect();
+    wait_ok(&nodes);
+    same_answers(&file, &probes2, &seeds, "users");
+
+    // a replica of shard 0's primary takes over (CLUSTER FAILOVER)
+    let slot0 = v["shard_list"][0]["slot"].as_u64().unwrap() as u16;
+    let (_, primary) = owner_of(&nodes[0], slot0);
+    let primary_addr = nodes
+        .iter()
+        .find(|n| n.id() == primary)
+        .map(Node::addr)
+        .unwrap();
+    let replica = Node::start(free_port(), &tmp.path().join("replica"), &module);
+    ok(&run(Command::new("redis-cli")
+        .args(["--cluster", "add-node", &replica.addr(), &primary_addr])
+        .args([
+            "--cluster-slave",
+            "--cluster-master-id",
+            &primary,
+        ])));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !replica
+        .cli(&["INFO", "replication"])
+        .contains("master_link_status:up")
+    {
+        assert!(Instant::now() < deadline, "the replica did not sync");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    ok(&run(Command::new("redis-cli").args([
+        "-p",
+        &replica.port.to_string(),
+        "CLUSTER",
+        "FAILOVER",
+    ])));
+    while !replica
+        .cli(&["INFO", "replication"])
+        .contains("role:master")
+        || owner_of(&nodes[1], slot0).1 != replica.id()
+    {
+        assert!(Instant::now() < deadline, "the failover did not happen");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    nodes.push(replica);
     wait_ok(&nodes);
     same_answers(&file, &probes2, &seeds, "users");
 
@@ -381,6 +424,7 @@ fn sharded_filter_on_a_six_node_cluster() {
     assert_eq!(v["generation"], 2);
     let keys: usize = nodes
         .iter()
+        .filter(|n| n.cli(&["INFO", "replication"]).contains("role:master"))
         .map(|n| n.cli(&["DBSIZE"]).trim().parse::<usize>().unwrap())
         .sum();
     assert_eq!(keys, 7, "6 shards and the descriptor");
