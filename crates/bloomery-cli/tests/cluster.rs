@@ -277,6 +277,32 @@ fn sharded_filter_on_a_six_node_cluster() {
         .arg(&members)));
     assert_eq!(count.trim(), "20000");
 
+    // shards built straight from the keys: no false negatives, the rate within the target
+    ok(&run(bin()
+        .args([
+            "cluster", "push", "--keys", "-n", "20000", "-p", "0.01", "--seed", "5",
+        ])
+        .args(["--nodes", &seeds, "--name", "built", "--shards", "6"])
+        .arg(&members)));
+    let hits = ok(&run(bin()
+        .args(["cluster", "check", "built", "-c", "--nodes", &seeds])
+        .arg(&members)));
+    assert_eq!(hits.trim(), "20000");
+    let strangers = tmp.path().join("strangers.txt");
+    std::fs::write(&strangers, common::lines(100_000..140_000)).unwrap();
+    let fp: f64 = ok(&run(bin()
+        .args(["cluster", "check", "built", "-c", "--nodes", &seeds])
+        .arg(&strangers)))
+    .trim()
+    .parse()
+    .unwrap();
+    // at most the target 1% of 40,000, plus 3σ of the binomial
+    let bound = 400.0 + 3.0 * (40_000.0f64 * 0.01 * 0.99).sqrt();
+    assert!(
+        fp <= bound,
+        "{fp} false positives of 40,000 (bound {bound})"
+    );
+
     let info =
         ok(&run(bin().args([
             "cluster", "info", "users", "--nodes", &seeds, "--json",
@@ -427,7 +453,7 @@ fn sharded_filter_on_a_six_node_cluster() {
         .filter(|n| n.cli(&["INFO", "replication"]).contains("role:master"))
         .map(|n| n.cli(&["DBSIZE"]).trim().parse::<usize>().unwrap())
         .sum();
-    assert_eq!(keys, 7, "6 shards and the descriptor");
+    assert_eq!(keys, 14, "two filters of 6 shards and a descriptor each");
     same_answers(&file, &probes2, &seeds, "users");
 
     // a missing shard, then a mismatched one, is an error naming it

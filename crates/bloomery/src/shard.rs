@@ -533,19 +533,26 @@ impl Layout {
         &self,
         keys: impl IntoIterator<Item = &'a [u8]>,
     ) -> Result<Vec<ScalableBloomFilter>> {
+        let mut b = self.shard_builder()?;
+        for key in keys {
+            b.insert(key);
+        }
+        Ok(b.finish())
+    }
+
+    /// Empty shards to insert keys into one at a time ([`ShardBuilder`]); refused before
+    /// anything is allocated when all of them together exceed the memory limit
+    /// ([`crate::tuning::max_bytes`]).
+    pub fn shard_builder(&self) -> Result<ShardBuilder> {
         let total = self.shard_bytes().saturating_mul(u64::from(self.shards));
         store::check_size(total, store::max_bytes())?;
-        let mut parts = (0..self.shards)
+        let parts = (0..self.shards)
             .map(|_| self.empty_part())
             .collect::<Result<Vec<_>>>()?;
-        for key in keys {
-            let h = self.hasher.hash_bytes(key);
-            parts[self.shard_of_hash(h) as usize].insert_hashed(h);
-        }
-        Ok(parts
-            .into_iter()
-            .map(|p| ScalableBloomFilter::single(p, self.shard_capacity(), self.target_fpr))
-            .collect())
+        Ok(ShardBuilder {
+            layout: *self,
+            parts,
+        })
     }
 
     /// Check a shard value's header (the first chunk of `BF.SCANDUMP key 0`, or the first
@@ -605,6 +612,44 @@ impl Layout {
             .map(|&n| crate::params::fpr_blocked(n, self.blocks_per_shard, BLOCK_BITS, self.k))
             .sum();
         sum / items.len() as f64
+    }
+}
+
+/// The shards of a [`Layout`] being built from keys ([`Layout::shard_builder`]).
+#[derive(Debug)]
+pub struct ShardBuilder {
+    layout: Layout,
+    parts: Vec<BlockedBloomFilter>,
+}
+
+impl ShardBuilder {
+    /// Insert a key's bytes into its shard; true when it set a new bit.
+    pub fn insert(&mut self, key: &[u8]) -> bool {
+        self.insert_hashed(self.layout.hasher.hash_bytes(key))
+    }
+
+    /// Insert a key hashed by the layout's hasher.
+    pub fn insert_hashed(&mut self, h: Hashed) -> bool {
+        self.parts[self.layout.shard_of_hash(h) as usize].insert_hashed(h)
+    }
+
+    /// Keys counted so far (those that set a new bit), over all shards.
+    pub fn len(&self) -> u64 {
+        self.parts.iter().map(|p| p.len()).sum()
+    }
+
+    /// Whether no key was counted yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The shards as the module's BF values, in shard order.
+    pub fn finish(self) -> Vec<ScalableBloomFilter> {
+        let (capacity, fpr) = (self.layout.shard_capacity(), self.layout.target_fpr);
+        self.parts
+            .into_iter()
+            .map(|p| ScalableBloomFilter::single(p, capacity, fpr))
+            .collect()
     }
 }
 

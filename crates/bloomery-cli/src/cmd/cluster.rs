@@ -65,8 +65,25 @@ pub struct Nodes {
 
 #[derive(Debug, Args)]
 pub struct PushArgs {
-    /// Blocked filter file.
-    pub file: PathBuf,
+    /// The blocked filter file; with --keys, key input files (gzip and zstd detected; stdin
+    /// when none or "-").
+    #[arg(value_name = "FILE|INPUT")]
+    pub inputs: Vec<String>,
+    /// Build the shards from the keys of the input lines (sized by -n and -p) instead of
+    /// splitting a file.
+    #[arg(long, requires_all = ["capacity", "fpr"])]
+    pub keys: bool,
+    /// With --keys: expected number of distinct keys of the whole filter.
+    #[arg(short = 'n', long, value_name = "N", value_parser = crate::num::parse_count, requires = "keys")]
+    pub capacity: Option<u64>,
+    /// With --keys: the whole filter's target false-positive rate at N keys.
+    #[arg(short = 'p', long, value_name = "P", requires = "keys")]
+    pub fpr: Option<f64>,
+    /// With --keys: hash seed.
+    #[arg(long, value_name = "S", requires = "keys")]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub key_args: KeyArgs,
     #[command(flatten)]
     pub nodes: Nodes,
     /// Name of the logical filter (the descriptor's key).
@@ -331,12 +348,19 @@ fn delete_keys(con: &mut ClusterConnection, keys: &[Vec<u8>]) -> Result<()> {
 
 fn push(a: PushArgs) -> Result<u8> {
     let start = Instant::now();
-    let f = open_set(&a.file, a.verify.verify())?;
+    if a.keys {
+        return push_keys(a, start);
+    }
+    let [file] = a.inputs.as_slice() else {
+        bail!("`cluster push` takes one filter file (or key files with --keys)");
+    };
+    let file = PathBuf::from(file);
+    let f = open_set(&file, a.verify.verify())?;
     let AnyFilter::Blocked(b) = &f else {
         bail!(
             "`{}` is a {} filter; `cluster push` needs a blocked filter (kind `blocked`, the \
              filter the module's BF values hold)",
-            a.file.display(),
+            file.display(),
             f.kind().name()
         );
     };
@@ -345,13 +369,65 @@ fn push(a: PushArgs) -> Result<u8> {
             "`{}` has the blocked filter's sectors layout; the module's BF values hold the \
              positions layout: create the file with a fixed k, e.g. `bloomery create FILE -n {} \
              -p {} --hashes 7` (`bloomery calc` gives the best k), and add the keys again",
-            a.file.display(),
+            file.display(),
             b.capacity(),
             b.target_fpr()
         );
     }
     let layout = Layout::of_filter(b, a.shards)
-        .with_context(|| format!("cannot shard `{}`", a.file.display()))?;
+        .with_context(|| format!("cannot shard `{}`", file.display()))?;
+    load_all(&a, layout, b.len(), start, |layout, s| {
+        Ok(layout.split(b, s)?)
+    })
+}
+
+/// `push --keys`: all shards built in memory from the input lines, then loaded.
+fn push_keys(a: PushArgs, start: Instant) -> Result<u8> {
+    let spec = KeySpec::new(&a.key_args)?;
+    let (n, p) = (a.capacity.unwrap_or(0), a.fpr.unwrap_or(0.0));
+    let hasher = a
+        .seed
+        .map_or_else(bloomery::KeyHasher::new, bloomery::KeyHasher::with_seed);
+    let layout = Layout::for_capacity(n, p, a.shards, hasher)?;
+    let mut builder = layout.shard_builder().with_context(|| {
+        format!(
+            "{} shards of {} do not fit in memory (--max-memory)",
+            a.shards,
+            bytes(layout.shard_bytes())
+        )
+    })?;
+    let counts = input::for_each_line(&a.inputs, &spec, |_, key| {
+        if let Some(k) = key {
+            builder.insert(k);
+        }
+        Ok(())
+    })?;
+    let items = builder.len();
+    note(&format!(
+        "{} read, {} items in {} shards",
+        count(counts.lines, "line", "lines"),
+        group(items),
+        layout.shards()
+    ));
+    let mut shards: Vec<Option<bloomery::ScalableBloomFilter>> =
+        builder.finish().into_iter().map(Some).collect();
+    load_all(&a, layout, items, start, |_, s| {
+        // each shard is dropped once loaded
+        shards[s as usize]
+            .take()
+            .ok_or_else(|| anyhow!("shard {s} built twice"))
+    })
+}
+
+/// Load every shard of `layout` (made by `shard(layout, s)`) under a new generation, then
+/// switch the descriptor and delete the previous generation.
+fn load_all(
+    a: &PushArgs,
+    layout: Layout,
+    items: u64,
+    start: Instant,
+    mut shard: impl FnMut(&Layout, u32) -> Result<bloomery::ScalableBloomFilter>,
+) -> Result<u8> {
     let mut con = connect(&a.nodes)?;
     let old = descriptor(&mut con, &a.name)?;
     let generation = old.map_or(1, |o| o.generation().wrapping_add(1));
@@ -359,13 +435,17 @@ fn push(a: PushArgs) -> Result<u8> {
     let keys = layout.shard_keys(a.name.as_bytes());
     // leftovers of an interrupted push of this generation
     delete_keys(&mut con, &keys)?;
-    let items = layout.apportion(b)?;
     let total: u64 = layout.shard_bytes() * u64::from(layout.shards());
     let progress = Progress::bytes("pushing", total);
     let mut sent = 0u64;
     for (s, key) in keys.iter().enumerate() {
-        let shard = layout.split(b, s as u32)?;
-        debug_assert_eq!(shard.len(), items[s]);
+        let shard = match shard(&layout, s as u32) {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = delete_keys(&mut con, &keys);
+                return Err(e);
+            }
+        };
         let mut loader = Loader {
             con: &mut con,
             key,
@@ -410,7 +490,7 @@ fn push(a: PushArgs) -> Result<u8> {
         a.name,
         count(u64::from(layout.shards()), "shard", "shards"),
         bytes(layout.shard_bytes()),
-        group(b.len()),
+        group(items),
         bytes(sent),
         bytes((sent as f64 / secs.max(1e-9)) as u64),
     ));
