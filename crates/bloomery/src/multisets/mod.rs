@@ -7,6 +7,7 @@
 pub(crate) mod blocked_counting;
 pub(crate) mod count_min;
 pub(crate) mod count_min32;
+pub(crate) mod counter_kind;
 pub(crate) mod counting;
 pub(crate) mod dleft;
 pub(crate) mod iterative;
