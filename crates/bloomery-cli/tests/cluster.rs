@@ -18,8 +18,13 @@ fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_bloomery"))
 }
 
+/// The server binary: `BLOOMERY_REDIS_SERVER` (e.g. a `valkey-server`), else `redis-server`.
+fn server_bin() -> std::ffi::OsString {
+    std::env::var_os("BLOOMERY_REDIS_SERVER").unwrap_or_else(|| "redis-server".into())
+}
+
 fn have_tools() -> bool {
-    let ok = ["redis-server", "redis-cli"].iter().all(|b| {
+    let ok = [server_bin(), "redis-cli".into()].iter().all(|b| {
         Command::new(b)
             .arg("--version")
             .stdout(Stdio::null())
@@ -81,7 +86,7 @@ impl Node {
             .append(true)
             .open(dir.join("redis.log"))
             .unwrap();
-        let child = Command::new("redis-server")
+        let child = Command::new(server_bin())
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .arg("--dir")
             .arg(dir)
@@ -455,6 +460,23 @@ fn sharded_filter_on_a_six_node_cluster() {
         .sum();
     assert_eq!(keys, 14, "two filters of 6 shards and a descriptor each");
     same_answers(&file, &probes2, &seeds, "users");
+
+    // a shard that holds its share of the capacity refuses further keys, named
+    let few = tmp.path().join("few.txt");
+    std::fs::write(&few, common::lines(0..1_000)).unwrap();
+    ok(&run(bin()
+        .args(["cluster", "push", "--keys", "-n", "1000", "-p", "0.01"])
+        .args(["--nodes", &seeds, "--name", "tiny", "--shards", "2"])
+        .arg(&few)));
+    let e = run(bin()
+        .args(["cluster", "add", "tiny", "--nodes", &seeds])
+        .arg(&more));
+    assert_eq!(e.status.code(), Some(2));
+    let msg = String::from_utf8_lossy(&e.stderr);
+    assert!(
+        msg.contains("of `tiny` (key `{") && msg.contains("full"),
+        "{msg}"
+    );
 
     // a missing shard, then a mismatched one, is an error naming it
     let shard3 = v["shard_list"][3]["key"].as_str().unwrap().to_string();

@@ -528,15 +528,46 @@ fn send(
             c.arg(batch.keys[i].as_deref().expect("keyed line"));
         }
     }
-    let replies: Vec<Value> = p.query(con).with_context(|| {
-        format!(
-            "{command} on the shards of `{name}` ({} keys)",
-            group(batch.keys.len() as u64)
-        )
-    })?;
+    let what = |s: usize| format!("shard {s} of `{name}` (key `{}`)", show(&shard_keys[s]));
+    let replies: Vec<Value> = match p.query(con) {
+        Ok(r) => r,
+        Err(e) => {
+            // an error reply fails the whole pipeline: ask each shard again (the same keys,
+            // so no key is added twice) to name the one that refuses
+            for &s in &used {
+                let mut c = redis::cmd(command);
+                c.arg(&shard_keys[s]);
+                for &i in &per[s] {
+                    c.arg(batch.keys[i].as_deref().expect("keyed line"));
+                }
+                let refused = match c.query::<Value>(con) {
+                    Err(e) => Some(e.detail().map_or_else(|| e.to_string(), str::to_string)),
+                    Ok(Value::Array(items)) => items.iter().find_map(|v| match v {
+                        Value::ServerError(e) => Some(e.details().unwrap_or(e.code()).to_string()),
+                        _ => None,
+                    }),
+                    Ok(_) => None,
+                };
+                if let Some(why) = refused {
+                    let hint = if why.contains("full") {
+                        " (the shard holds its share of the filter's capacity; the batch's keys \
+                         for the other shards, and this shard's keys before the refusal, were \
+                         added)"
+                    } else {
+                        ""
+                    };
+                    bail!("{}: {why}{hint}", what(s));
+                }
+            }
+            return Err(anyhow!(e).context(format!(
+                "{command} on the shards of `{name}` ({} keys)",
+                group(batch.keys.len() as u64)
+            )));
+        }
+    };
     let mut out = vec![None; batch.keys.len()];
     for (&s, reply) in used.iter().zip(replies) {
-        let what = || format!("shard {s} of `{name}` (key `{}`)", show(&shard_keys[s]));
+        let what = || what(s);
         let Value::Array(items) = reply else {
             bail!("{}: unexpected reply {reply:?}", what());
         };
@@ -544,8 +575,9 @@ fn send(
             // BF.MADD ends its reply early with the error of a full non-scaling shard
             if let Some(Value::ServerError(e)) = items.last() {
                 bail!(
-                    "{}: {} (the shard holds its share of the filter's capacity; keys before \
-                     it in this batch were added)",
+                    "{}: {} (the shard holds its share of the filter's capacity; the batch's \
+                     keys for the other shards, and this shard's keys before the refusal, were \
+                     added)",
                     what(),
                     e.details().unwrap_or(e.code())
                 );

@@ -138,7 +138,8 @@ class ShardedBloomFilter:
     def add_many(self, keys: Iterable[_Key]) -> List[bool]:
         """Add keys (one BF.MADD per shard, pipelined); for each, whether it was new. A shard
         that holds its share of the capacity refuses further keys: ShardError naming it (the
-        keys before it were added)."""
+        keys of the same round for the other shards, and this shard's keys before the refusal,
+        were added)."""
         return self._run("BF.MADD", [_key_bytes(k) for k in keys])
 
     def __contains__(self, key: _Key) -> bool:
