@@ -288,7 +288,10 @@ impl Structure for IterativeBloomFilter {
 }
 
 impl Structure for TopK {
-    const FILE_KIND: Kind = Kind::TopK;
+    /// `TOPK.RESERVE` makes RedisBloom-style lists (kind `topk-slots`); values stored before
+    /// (kind `topk`, the library's own heap) load and keep their rule.
+    const FILE_KIND: Kind = Kind::TopKSlots;
+    const OLD_KINDS: &'static [Kind] = &[Kind::TopK];
     const INFO: &'static str = "topk";
     const LOADCHUNK: &'static CStr = c"TOPK.LOADCHUNK";
     /// The buckets and every allocation of the top-k list (entries, items, saved form), each
