@@ -54,6 +54,7 @@ pub mod tdigest;
 pub mod templates;
 pub mod topk;
 pub mod types;
+pub mod value;
 
 #[cfg(not(test))]
 mod module {
@@ -90,6 +91,9 @@ mod module {
         // The module's INFO section: values and bytes per type (see `stats`). Registered
         // here, after the framework's own (empty) handler, which it replaces.
         redis_module::raw::register_info_function(ctx.ctx, Some(stats::info));
+        let mut families = crate::types::families();
+        families.extend(crate::moved::families());
+        stats::register(families);
         // Every byte a value holds goes through Redis's allocator (see `memory`).
         bloomery::tuning::set_global_allocator_only(true);
         memory::calibrate();

@@ -285,8 +285,12 @@ fn topk_ties_expel_and_list_in_slot_order() {
     let c = &mut s.con();
     let _: () = q(c, &["TOPK.RESERVE", "topk", "2", "50", "5", "0.9"]);
     let nil = || Option::<String>::None;
-    let added: Vec<Option<String>> =
-        q(c, &["TOPK.ADD", "topk", "foo", "bar", "baz", "42", "foo", "bar", "baz"]);
+    let added: Vec<Option<String>> = q(
+        c,
+        &[
+            "TOPK.ADD", "topk", "foo", "bar", "baz", "42", "foo", "bar", "baz",
+        ],
+    );
     // [_, _] → foo, bar fill the slots; baz, 42, foo, bar, baz each tie the first slot
     let want = ["foo", "bar", "baz", "42", "foo"].map(|x| Some(x.to_string()));
     assert_eq!(added, [vec![nil(), nil()], want.to_vec()].concat());
@@ -296,7 +300,10 @@ fn topk_ties_expel_and_list_in_slot_order() {
     assert_eq!(list, ["foo", "baz"]);
     let with: Vec<Value> = q(c, &["TOPK.LIST", "topk", "WITHCOUNT"]);
     let bulk = |x: &str| Value::BulkString(x.as_bytes().to_vec());
-    assert_eq!(with, [bulk("foo"), Value::Int(6), bulk("baz"), Value::Int(6)]);
+    assert_eq!(
+        with,
+        [bulk("foo"), Value::Int(6), bulk("baz"), Value::Int(6)]
+    );
     let bar: Vec<Option<String>> = q(c, &["TOPK.ADD", "topk", "bar", "bar", "bar", "bar", "bar"]);
     assert_eq!(bar, [nil(), nil(), Some("foo".into()), nil(), nil()]);
     let list: Vec<String> = q(c, &["TOPK.LIST", "topk"]);
@@ -311,7 +318,10 @@ fn topk_ties_expel_and_list_in_slot_order() {
     assert_eq!(after, before, "the slots' order survives a reload");
     // the first slot holds the item the next tie expels, before and after the reload alike
     let out: Vec<Option<String>> = q(c, &["TOPK.ADD", "t3", "d"]);
-    assert!(out[0].as_ref().is_some_and(|x| before.contains(x)), "{out:?}");
+    assert!(
+        out[0].as_ref().is_some_and(|x| before.contains(x)),
+        "{out:?}"
+    );
     let list: Vec<String> = q(c, &["TOPK.LIST", "t3"]);
     assert_eq!(list.len(), 3);
     assert!(list.contains(&"d".to_string()));

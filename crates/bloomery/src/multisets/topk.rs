@@ -736,6 +736,36 @@ impl TopK {
         v
     }
 
+    /// Move the structure's heap allocations with `mv` (for an allocator that defragments by
+    /// moving allocations, as the Redis module's defrag callback does): the buckets (unless
+    /// mapped), the list's entries, each item's bytes and the list's saved form. `mv` gets an
+    /// allocation's address and returns where its bytes are now, or `None` to leave it.
+    ///
+    /// # Safety
+    /// A returned address must hold a copy of the allocation's bytes in an allocation of the
+    /// global allocator of the same size and at least its alignment (64 bytes for the
+    /// buckets), and the old allocation must have been freed; nothing may reference the
+    /// structure during the call.
+    pub unsafe fn relocate_arrays(
+        &mut self,
+        mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+    ) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.buckets.relocate(mv) };
+        if let Some(w) = self.encoded.get_mut() {
+            // SAFETY: as above.
+            unsafe { w.relocate(mv) };
+        }
+        // SAFETY: as above.
+        unsafe { relocate_vec(&mut self.heap, mv) };
+        for e in &mut self.heap {
+            if let Some(item) = &mut e.item {
+                // SAFETY: as above.
+                unsafe { relocate_vec(item, mv) };
+            }
+        }
+    }
+
     fn heap_words(&self) -> &Words {
         self.encoded.get_or_init(|| {
             let bytes: usize = self.heap.iter().map(|e| e.bytes().len()).sum();
@@ -921,6 +951,27 @@ impl Persist for TopK {
             encoded: OnceLock::new(),
         })
     }
+}
+
+/// Move a vector's buffer with `mv` (see [`TopK::relocate_arrays`]).
+///
+/// # Safety
+/// As [`TopK::relocate_arrays`].
+unsafe fn relocate_vec<T>(
+    v: &mut Vec<T>,
+    mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+) {
+    if v.capacity() == 0 || std::mem::size_of::<T>() == 0 {
+        return;
+    }
+    let Some(new) = std::ptr::NonNull::new(v.as_mut_ptr().cast::<u8>()).and_then(mv) else {
+        return;
+    };
+    let (len, cap) = (v.len(), v.capacity());
+    // SAFETY: `new` holds the buffer's bytes (`len` initialised elements of `cap`) in memory of
+    // the global allocator with `T`'s alignment, the old buffer freed (the caller's contract):
+    // the vector is rebuilt over it without dropping the old one.
+    unsafe { std::ptr::write(v, Vec::from_raw_parts(new.as_ptr().cast::<T>(), len, cap)) };
 }
 
 /// Each key is one arrival.

@@ -64,10 +64,14 @@ fn redisbloom_list_info_sequence() {
     assert_eq!(t.list(), [(&b"bar"[..], 8), (&b"baz"[..], 6)]);
     // the library's own rule (ties do not expel) keeps foo
     let mut h = TopK::try_with_shape(2, 50, 5, 0.9).unwrap();
-    for i in ["foo", "bar", "baz", "42", "foo", "bar", "baz", "foo", "baz", "42", "foo"] {
+    for i in [
+        "foo", "bar", "baz", "42", "foo", "bar", "baz", "foo", "baz", "42", "foo",
+    ] {
         h.insert(i);
     }
-    for i in ["baz", "foo", "bar", "baz", "foo", "baz", "bar", "bar", "bar", "bar", "bar"] {
+    for i in [
+        "baz", "foo", "bar", "baz", "foo", "baz", "bar", "bar", "bar", "bar", "bar",
+    ] {
         h.insert(i);
     }
     assert!(h.contains("foo") && !h.is_redisbloom_list());
@@ -202,7 +206,9 @@ fn slots_round_trip_and_malformed_slots_are_refused() {
     assert_eq!(back.to_bytes(), bytes);
     // a list saved with the library's rule stays so
     let own = TopK::try_with_shape(4, 1, 1, 0.9).unwrap();
-    assert!(!TopK::from_bytes(&own.to_bytes()).unwrap().is_redisbloom_list());
+    assert!(!TopK::from_bytes(&own.to_bytes())
+        .unwrap()
+        .is_redisbloom_list());
 
     // the k slot words follow the buckets' padded part (one bucket → 64 bytes)
     let slot0 = d.payload_offset + 64;
@@ -247,4 +253,76 @@ fn slots_take_k_entries_at_once() {
         .max_bytes(256 * 1024)
         .try_build()
         .is_err());
+}
+
+/// `relocate_arrays` moves every heap allocation of the structure (as an allocator that
+/// defragments does: a copy in a new allocation, the old one freed) and the structure answers
+/// exactly as before, and keeps working.
+#[test]
+fn relocated_arrays_answer_the_same() {
+    use std::alloc::{alloc, dealloc, Layout};
+    use std::collections::HashMap;
+    use std::ptr::NonNull;
+
+    let mut t = slots(5, 64, 4);
+    for i in 0..300u32 {
+        t.insert(&(i % 37));
+        t.insert("heavy");
+    }
+    let _ = t.to_bytes(); // the saved list form exists too
+    let before = t.clone();
+    // every allocation's layout, by address, as an allocator knows them
+    let mut layouts: HashMap<usize, Layout> = HashMap::new();
+    if !t.buckets.is_mapped() {
+        let bytes = t.buckets.allocated_bytes();
+        let at = t.buckets.as_slice().as_ptr() as usize;
+        layouts.insert(at, Layout::from_size_align(bytes, 64).unwrap());
+    }
+    let w = t.encoded.get().unwrap();
+    layouts.insert(
+        w.as_slice().as_ptr() as usize,
+        Layout::from_size_align(w.allocated_bytes(), 64).unwrap(),
+    );
+    layouts.insert(
+        t.heap.as_ptr() as usize,
+        Layout::array::<Entry>(t.heap.capacity()).unwrap(),
+    );
+    for e in &t.heap {
+        if let Some(i) = e.item.as_ref().filter(|i| i.capacity() > 0) {
+            layouts.insert(
+                i.as_ptr() as usize,
+                Layout::array::<u8>(i.capacity()).unwrap(),
+            );
+        }
+    }
+    let mut moved = Vec::new();
+    let mut mv = |p: NonNull<u8>| -> Option<NonNull<u8>> {
+        let l = *layouts
+            .get(&(p.as_ptr() as usize))
+            .expect("a known allocation");
+        // SAFETY: `l` is the layout `p` was allocated with; the copy stays within both.
+        unsafe {
+            let new = NonNull::new(alloc(l))?;
+            std::ptr::copy_nonoverlapping(p.as_ptr(), new.as_ptr(), l.size());
+            dealloc(p.as_ptr(), l);
+            moved.push(new.as_ptr() as usize);
+            Some(new)
+        }
+    };
+    // SAFETY: the mover copies into an allocation of the global allocator of the same layout
+    // and frees the old one.
+    unsafe { t.relocate_arrays(&mut mv) };
+    assert_eq!(moved.len(), layouts.len(), "every allocation moved");
+    assert!(!layouts.contains_key(&(t.heap.as_ptr() as usize)));
+    assert_eq!(t, before);
+    assert_eq!(t.list(), before.list());
+    assert_eq!(t.to_bytes(), before.to_bytes());
+    for i in 0..37u32 {
+        assert_eq!(t.count(&i), before.count(&i));
+    }
+    let mut b = before;
+    for i in 0..100u32 {
+        assert_eq!(t.insert(&(i % 7)), b.insert(&(i % 7)));
+    }
+    assert_eq!(t, b);
 }
