@@ -7,10 +7,13 @@
 //! when a command writes it (every write ends in [`crate::keys::written`]) and measured again
 //! when `INFO` next asks, and dropped when Redis frees it. Each value's last measure is kept
 //! beside it, so a free subtracts exactly what was added and the totals never drift.
+//! `defrag_moves` counts the allocations of the module's values that active defragmentation
+//! moved (see [`crate::value`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use redis_module::native_types::RedisType;
@@ -106,6 +109,14 @@ pub fn relocated(old: *const c_void, value: *const c_void) {
             b.values.insert(value as usize, e);
         }
     });
+}
+
+/// Allocations of the module's values moved by active defragmentation since the module loaded.
+static DEFRAG_MOVES: AtomicU64 = AtomicU64::new(0);
+
+/// One allocation of a value was moved by active defragmentation.
+pub fn defrag_moved() {
+    DEFRAG_MOVES.fetch_add(1, Ordering::Relaxed);
 }
 
 static FAMILIES: OnceLock<Vec<(usize, Family)>> = OnceLock::new();
@@ -204,6 +215,11 @@ pub extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_i
     }
     raw::add_info_field_unsigned_long_long(ctx, "values", values);
     raw::add_info_field_unsigned_long_long(ctx, "bytes", bytes);
+    raw::add_info_field_unsigned_long_long(
+        ctx,
+        "defrag_moves",
+        DEFRAG_MOVES.load(Ordering::Relaxed),
+    );
 }
 
 #[cfg(test)]

@@ -729,7 +729,7 @@ impl TopK {
             .collect();
         if self.slots {
             // stable: equal counts keep the slots' order
-            v.sort_by(|a, b| b.1.cmp(&a.1));
+            v.sort_by_key(|e| std::cmp::Reverse(e.1));
         } else {
             v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
         }

@@ -153,7 +153,7 @@ impl Model {
             .filter(|s| s.1 > 0)
             .map(|s| (s.0.as_deref().unwrap(), u64::from(s.1)))
             .collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1));
+        v.sort_by_key(|e| std::cmp::Reverse(e.1));
         v
     }
 }
