@@ -50,7 +50,7 @@ fn load(py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
         k if AnyCounter::holds(k) => py.get_type::<counting::PyCountingBloomFilter>(),
         Kind::Cuckoo => py.get_type::<filters::PyCuckooFilter>(),
         Kind::Xor => py.get_type::<filters::PyXorFilter>(),
-        Kind::TopK => py.get_type::<sketches::PyTopK>(),
+        Kind::TopK | Kind::TopKSlots => py.get_type::<sketches::PyTopK>(),
         Kind::TDigest => py.get_type::<quantiles::PyTDigest>(),
         k => {
             return Err(PyTypeError::new_err(format!(
