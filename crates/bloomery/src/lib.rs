@@ -237,6 +237,7 @@ pub mod builders {
 pub mod kinds {
     pub use crate::any::filter::FilterInfo;
     pub use crate::any::spec::KindOptions;
+    pub use crate::any::stream::OverlapInfo;
     pub use crate::dispatch::CounterInfo;
     pub use crate::kind::{Capabilities, Capability};
 }
