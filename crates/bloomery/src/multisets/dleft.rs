@@ -659,6 +659,60 @@ mod tests {
         assert!(f.contains("a"));
     }
 
+    /// A cell whose counter is zero is empty whatever its remainder bits hold (a file may
+    /// carry such bits: opening reads no cell to refuse them): it matches no key, counts as
+    /// free, and an insert overwrites it. The occupied cells are counted when first asked for
+    /// and kept up to date from then on, whether they were counted before an update or after.
+    #[test]
+    fn remainder_bits_beside_a_zero_counter_are_an_empty_cell() {
+        let mut f = DLeftCountingBloomFilter::try_new(2000, 0.01).unwrap();
+        for i in 0..500u32 {
+            f.insert(&i).unwrap();
+        }
+        let want = f.occupied_cells();
+        let cb = f.shape.counter_bits;
+        // every empty cell of the first bucket of each subtable gets remainder bits, no count
+        let cells = u64::from(f.shape.cells);
+        let mut forged = 0;
+        for t in 0..u64::from(f.shape.tables) {
+            for j in t * f.shape.buckets * cells..t * f.shape.buckets * cells + cells {
+                if f.cells.get(j) == 0 {
+                    f.cells.set(j, 0b101 << cb);
+                    forged += 1;
+                }
+            }
+        }
+        assert!(forged > 0);
+        let g = DLeftCountingBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+        assert_eq!(g.occupied_cells(), want);
+        let mut h = DLeftCountingBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+        for (x, y) in [(&g, "counted first"), (&h, "not yet counted")] {
+            assert!((0..500u32).all(|i| x.contains(&i)), "{y}");
+        }
+        // inserts and removes before the first count, then after it
+        for i in 500..3000u32 {
+            h.insert(&i).unwrap();
+        }
+        for i in 0..100u32 {
+            h.remove(&i).unwrap();
+        }
+        let fresh = DLeftCountingBloomFilter::from_bytes(&h.to_bytes()).unwrap();
+        assert_eq!(h.occupied_cells(), fresh.occupied_cells());
+        // (a new key whose fingerprint is stored already takes no cell of its own)
+        assert!(
+            (2800..=2900).contains(&h.occupied_cells()),
+            "{}",
+            h.occupied_cells()
+        );
+        for i in 3000..3100u32 {
+            h.insert(&i).unwrap();
+        }
+        h.remove(&200u32).unwrap();
+        let fresh = DLeftCountingBloomFilter::from_bytes(&h.to_bytes()).unwrap();
+        assert_eq!(h.occupied_cells(), fresh.occupied_cells());
+        assert!((100..3100u32).filter(|&i| i != 200).all(|i| h.contains(&i)));
+    }
+
     #[test]
     fn bad_parameters() {
         assert!(DLeftCountingBloomFilter::try_new(0, 0.01).is_err());
