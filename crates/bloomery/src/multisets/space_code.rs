@@ -323,10 +323,10 @@ impl SpaceCodeBloomFilter {
             // consume all k values of the group, so the next group starts at the right place,
             // but read no bit after the group's first unset one (each read of a big file maps
             // its page)
-            let all = seq
-                .by_ref()
-                .take(k)
-                .fold(true, |acc, x| acc && store::get_bit(w, reduce(x, m)));
+            let mut all = true;
+            for x in seq.by_ref().take(k) {
+                all = all && store::get_bit(w, reduce(x, m));
+            }
             matched += u32::from(all);
         }
         matched
