@@ -671,3 +671,115 @@ fn dedup_state_refuses_a_counting_file_from_its_header() {
     assert_eq!(std::fs::read(&path).unwrap(), b);
     assert!(common::stale_temp_files(dir.path()).is_empty());
 }
+
+/// Run `bloomery ARGS` under an address-space limit of `kib` KiB (`ulimit -v`, which counts
+/// the file maps as well as the heap), `stdin` on its standard input.
+#[cfg(target_os = "linux")]
+fn under_address_limit(kib: u64, args: &[&str], stdin: &str) -> std::process::Output {
+    use std::io::Write;
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(BIN)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
+    child.wait_with_output().unwrap()
+}
+
+/// Every command family under an address-space limit, on a compressed bomb (128 MiB of plain
+/// payload declared by a file of a few hundred bytes, its plain checksum wrong) and on dense
+/// 16 MB files (random bits and counters, re-signed): reading (`check`, `info`, `estimate`),
+/// updating (`add`), combining (`union`, `fold`) and coding (`compress`, `diff`, `patch`).
+/// The bomb is refused by every one of them (status 2, never an abort on a failed
+/// allocation) in room for its payload once; the dense files are served with `--max-memory
+/// 8M` in 128 MiB of address space (the binary and its threads take about half of it).
+#[cfg(target_os = "linux")]
+#[test]
+fn every_command_family_stays_within_an_address_space_limit() {
+    use rand::{RngCore, SeedableRng};
+    let d = tmp();
+    let p = |n: &str| d.path().join(n).to_str().unwrap().to_string();
+    let bomb_path = p("bomb.bloom");
+    std::fs::write(&bomb_path, bomb(128 << 20)).unwrap();
+    let b = bomb_path.as_str();
+    let (out, z, delta) = (p("out.bloom"), p("out.bloomz"), p("out.delta"));
+    let bomb_cases: [Vec<&str>; 9] = [
+        vec!["check", b],
+        vec!["info", b],
+        vec!["estimate", b, b],
+        vec!["add", b],
+        vec!["union", &out, b, b],
+        vec!["fold", b, &out],
+        vec!["compress", b, &z],
+        vec!["diff", b, b, &delta],
+        vec!["patch", b, b, &out],
+    ];
+    for args in &bomb_cases {
+        // room for the payload once, not three times
+        let o = under_address_limit(400_000, args, "k\n");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {:?}: {err}", o.status);
+        assert!(!err.contains("memory allocation"), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read(b).unwrap(), bomb(128 << 20));
+
+    // dense files: a classic filter and a counting filter of 16 MB, random payloads
+    let dense = |name: &str, kind: &[&str], seed: u64| -> String {
+        let path = p(name);
+        let mut args = vec!["create", &path, "--kind"];
+        args.extend_from_slice(kind);
+        bloomery().args(&args).assert().success();
+        let mut bytes = std::fs::read(&path).unwrap();
+        let h = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+        let n = bytes.len() - 8;
+        rand::rngs::StdRng::seed_from_u64(seed).fill_bytes(&mut bytes[h..n]);
+        let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..n]);
+        bytes[n..].copy_from_slice(&sum.to_le_bytes());
+        std::fs::write(&path, &bytes).unwrap();
+        path
+    };
+    let f = dense(
+        "dense.bloom",
+        &["classic", "--bits", "128M", "--hashes", "7"],
+        1,
+    );
+    let c = dense(
+        "dense.cbf",
+        &["counting", "--bits", "32M", "--hashes", "7"],
+        2,
+    );
+    assert!(std::fs::metadata(&f).unwrap().len() >= 16_000_000);
+    let (f, c) = (f.as_str(), c.as_str());
+    let (out2, out3) = (p("folded.bloom"), p("patched.bloom"));
+    let dense_cases: [Vec<&str>; 11] = [
+        vec!["check", f],
+        vec!["info", f],
+        vec!["estimate", f, f],
+        vec!["add", f],
+        vec!["union", &out, f, f],
+        vec!["fold", f, &out2],
+        vec!["compress", f, &z],
+        vec!["diff", f, &out, &delta],
+        vec!["patch", f, &delta, &out3],
+        vec!["info", c],
+        vec!["add", c],
+    ];
+    for args in &dense_cases {
+        let mut all = vec!["--max-memory", "8M"];
+        all.extend_from_slice(args);
+        let o = under_address_limit(128 << 10, &all, "k\n");
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            matches!(o.status.code(), Some(0 | 1)),
+            "{args:?}: {:?}: {err}",
+            o.status
+        );
+    }
+    // the patched file is the union's (the delta's target)
+    assert_eq!(std::fs::read(&out3).unwrap(), std::fs::read(&out).unwrap());
+}

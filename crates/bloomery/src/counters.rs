@@ -205,20 +205,46 @@ impl Counters {
     /// Counters at the saturation value.
     pub fn count_saturated(&self) -> u64 {
         let max = self.max_value();
-        (0..self.len).filter(|&i| self.get(i) == max).count() as u64
+        let mut n = 0;
+        self.scan(|v| n += u64::from(v == max));
+        n
     }
 
     /// Counters that are not zero.
     pub fn count_nonzero(&self) -> u64 {
         if self.width == 1 {
-            return crate::store::count_ones(self.words.as_slice());
+            return crate::store::count_ones_behind(&self.words);
         }
-        (0..self.len).filter(|&i| self.get(i) != 0).count() as u64
+        let mut n = 0;
+        self.scan(|v| n += u64::from(v != 0));
+        n
     }
 
     /// Sum of all counters.
     pub fn sum(&self) -> u64 {
-        (0..self.len).map(|i| u64::from(self.get(i))).sum()
+        let mut n = 0u64;
+        self.scan(|v| n = n.saturating_add(u64::from(v)));
+        n
+    }
+
+    /// Every counter in order, `f(value)`, the file's pages dropped behind the pass
+    /// ([`Behind`](crate::store::Behind)): a count over a mapped file holds a step of it
+    /// resident, not the file.
+    pub(crate) fn scan(&self, mut f: impl FnMut(u32)) {
+        let mut behind = crate::store::Behind::new(&self.words);
+        let (w, width, mask) = (self.words.as_slice(), self.width, self.mask());
+        // counters between two checks of the pass's position
+        const STEP: u64 = 1 << 16;
+        let mut i = 0;
+        while i < self.len {
+            let end = (i + STEP).min(self.len);
+            for j in i..end {
+                // SAFETY: j < len, and the words hold `len` counters of `width` bits.
+                f(unsafe { read(w, width, mask, j) });
+            }
+            behind.reached(locate(end, width).0);
+            i = end;
+        }
     }
 
     /// Set every counter to zero.

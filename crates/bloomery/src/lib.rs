@@ -239,6 +239,7 @@ pub mod builders {
 pub mod kinds {
     pub use crate::any::filter::FilterInfo;
     pub use crate::any::spec::KindOptions;
+    pub use crate::any::stream::OverlapInfo;
     pub use crate::kind::{Capabilities, Capability};
     pub use crate::multisets::counter_kind::CounterInfo;
 }

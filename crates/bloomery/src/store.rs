@@ -168,6 +168,9 @@ pub struct SharedMap {
     map: crate::map::MmapMut,
     ptr: std::ptr::NonNull<u8>,
     len: usize,
+    /// A file's pages (an update's copy), which a pass may drop behind it; false for an
+    /// anonymous map, whose pages hold the only copy of their contents.
+    file: bool,
 }
 
 // SAFETY: the map is plain memory shared with the file; `SharedMap` hands out raw pointers
@@ -178,11 +181,25 @@ unsafe impl Send for SharedMap {}
 unsafe impl Sync for SharedMap {}
 
 impl SharedMap {
-    /// Take over a writable map.
+    /// Take over a writable anonymous map (its pages are never dropped by a pass).
     pub(crate) fn new(mut map: crate::map::MmapMut) -> Self {
         let len = map.len();
         let ptr = std::ptr::NonNull::new(map.as_mut_ptr()).unwrap_or(std::ptr::NonNull::dangling());
-        Self { map, ptr, len }
+        Self {
+            map,
+            ptr,
+            len,
+            file: false,
+        }
+    }
+
+    /// Take over a writable shared map of a file (an update's copy): a pass over a structure's
+    /// words may drop its pages behind it ([`Words::release_words`]).
+    pub(crate) fn of_file(map: crate::map::MmapMut) -> Self {
+        Self {
+            file: true,
+            ..Self::new(map)
+        }
     }
 
     /// Bytes mapped.
@@ -528,6 +545,38 @@ impl Words {
         true
     }
 
+    /// Drop the pages of words `[start, start + len)` from the process when they are a file's
+    /// pages (a read-only map of a file, or an update's writable map of its copy): their
+    /// contents stay in the page cache (written ones included) and fault back in when read
+    /// again. Nothing for memory the process owns (heap, anonymous maps), whose pages hold
+    /// the only copy. What a pass over a big file's words calls behind it ([`Behind`]).
+    pub(crate) fn release_words(&self, start: usize, len: usize) {
+        let len = len.min(self.len.saturating_sub(start));
+        if len == 0 {
+            return;
+        }
+        match &self.buf {
+            Buf::Mapped { map, offset } => {
+                let at = offset + start * 8;
+                #[cfg(unix)]
+                // SAFETY: MADV_DONTNEED on a read-only map of a file unmaps the pages; the next
+                // access reads the same bytes back from the file, which must not change while
+                // mapped (the contract of every map), so no reference observes a change.
+                unsafe {
+                    let _ = map.unchecked_advise_range(
+                        crate::map::UncheckedAdvice::DontNeed,
+                        at,
+                        (len * 8).min(map.len().saturating_sub(at)),
+                    );
+                }
+                #[cfg(not(unix))]
+                let _ = (map, at);
+            }
+            Buf::Shared { map, offset } if map.file => map.release(offset + start * 8, len * 8),
+            _ => {}
+        }
+    }
+
     /// Heap bytes held (for memory reports).
     pub fn allocated_bytes(&self) -> usize {
         match &self.buf {
@@ -577,6 +626,64 @@ impl std::fmt::Debug for Words {
             .field("mapped", &self.is_mapped())
             .finish()
     }
+}
+
+/// Words a pass over a file's array reads before it drops them ([`Behind`]): 8 MiB, the
+/// pieces of the file format's streaming passes.
+pub(crate) const BEHIND_STEP_WORDS: usize = (8 << 20) / 8;
+
+/// A front-to-back pass over an array's words that drops the file's pages behind it every
+/// [`BEHIND_STEP_WORDS`] ([`Words::release_words`]; nothing for owned memory): a whole-array
+/// count over a mapped file holds a step of it resident, not the file. The rest is dropped
+/// when it goes out of scope.
+pub(crate) struct Behind<'a> {
+    words: &'a Words,
+    /// Words dropped so far (from the front).
+    done: usize,
+}
+
+impl<'a> Behind<'a> {
+    pub(crate) fn new(words: &'a Words) -> Self {
+        Self { words, done: 0 }
+    }
+
+    /// The pass has read every word before `word`.
+    #[inline]
+    pub(crate) fn reached(&mut self, word: usize) {
+        if word >= self.done + BEHIND_STEP_WORDS {
+            self.words.release_words(self.done, word - self.done);
+            self.done = word;
+        }
+    }
+
+    /// Visit `words` (`Words` of the pass) in steps, each dropped behind: `f(start, step)`.
+    pub(crate) fn steps(words: &'a Words, mut f: impl FnMut(usize, &[u64])) {
+        let mut b = Self::new(words);
+        let all = words.as_slice();
+        let mut at = 0;
+        while at < all.len() {
+            let end = (at + BEHIND_STEP_WORDS).min(all.len());
+            f(at, &all[at..end]);
+            b.reached(end);
+            at = end;
+        }
+    }
+}
+
+impl Drop for Behind<'_> {
+    fn drop(&mut self) {
+        self.words.release_words(
+            self.done,
+            self.words.len() - self.done.min(self.words.len()),
+        );
+    }
+}
+
+/// Bits set in `words`, a step at a time, the file's pages dropped behind ([`Behind`]).
+pub(crate) fn count_ones_behind(words: &Words) -> u64 {
+    let mut ones = 0;
+    Behind::steps(words, |_, w| ones += count_ones(w));
+    ones
 }
 
 /// Bit `i` of a word array.

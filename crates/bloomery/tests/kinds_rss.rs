@@ -1,4 +1,5 @@
-//! `info` of a mapped file and a one-key update (what `bloomery info` and `bloomery add` do) of
+//! `info` of a mapped file, a one-key update and an estimate of two files (what `bloomery info`,
+//! `bloomery add` and `bloomery estimate A B` do) of
 //! 64 MiB partitioned and split-block files hold a few pieces, not the file: their fill is
 //! counted a piece at a time inside the passes that drop the pages behind them. One test in
 //! its binary, so nothing else moves the peak.
@@ -42,6 +43,18 @@ fn info_and_a_one_key_add_hold_a_few_pieces_of_every_piece_counted_kind() {
         assert_eq!(info.items, 1);
         assert!(info.fill_ratio > 0.0);
     }
+    // estimate of two files: one pass over both, pages dropped behind
+    let (a, b) = (
+        MappedFile::open(&paths[0]).unwrap(),
+        MappedFile::open(&paths[0]).unwrap(),
+    );
+    let o = AnyFilter::estimate_files(&a, &b, Verify::Checksum, &mut |_| {}).unwrap();
+    // the file holds the one key added above
+    assert!(
+        (o.intersection - 1.0).abs() < 0.01 && (o.union - 1.0).abs() < 0.01,
+        "{o:?}"
+    );
+    drop((a, b));
     let grew = peak_rss().saturating_sub(before);
     // a few 8 MiB pieces; each file is 64 MiB
     assert!(grew < 32 << 20, "peak resident memory grew by {grew} bytes");

@@ -429,3 +429,93 @@ fn partitioned_and_split_block_unions_and_intersections_stream() {
         assert!(!out.exists());
     }
 }
+
+/// Two files' figures and overlap counted in one streamed pass (`AnyFilter::estimate_files`)
+/// are exactly the in-memory ones, for classic, blocked (both layouts) and partitioned
+/// filters of one piece and of two; other shapes, hashers and kinds are refused as in memory,
+/// and a damaged input by its checksum.
+#[test]
+fn streamed_estimates_are_the_in_memory_ones() {
+    use bloomery::PartitionedBloomFilter;
+    let dir = tempfile::tempdir().unwrap();
+    let partitioned = |bits: u64, keys: std::ops::Range<u64>| -> AnyFilter {
+        let mut f: AnyFilter = PartitionedBloomFilter::try_with_shape(bits, 5)
+            .unwrap()
+            .into();
+        for k in keys {
+            f.insert(&k).unwrap();
+        }
+        f
+    };
+    let mut pairs: Vec<(String, AnyFilter, AnyFilter)> = shapes()
+        .into_iter()
+        .map(|(s, _)| (format!("{s:?}"), build(s, 3000, 1), build(s, 2000, 1)))
+        .collect();
+    // the second shares the first's 2000 first keys; add 1500 of its own
+    for (_, _, b) in &mut pairs {
+        for i in 0..1500u64 {
+            b.insert(&(9u64 << 40 | i)).unwrap();
+        }
+    }
+    pairs.push((
+        "partitioned, two pieces".into(),
+        partitioned((1 << 24) + 13, 0..6000),
+        partitioned((1 << 24) + 13, 4000..9000),
+    ));
+    for (i, (what, a, b)) in pairs.iter().enumerate() {
+        let (pa, pb) = (
+            save(dir.path(), &format!("ea{i}"), a),
+            save(dir.path(), &format!("eb{i}"), b),
+        );
+        let (ma, mb) = (
+            MappedFile::open(&pa).unwrap(),
+            MappedFile::open(&pb).unwrap(),
+        );
+        let o = AnyFilter::estimate_files(&ma, &mb, Verify::Checksum, &mut |_| {}).unwrap();
+        let (inter, union) = a.estimate_overlap(b).unwrap();
+        assert_eq!((o.intersection, o.union), (inter, union), "{what}");
+        assert_eq!((&o.first, &o.second), (&a.info(), &b.info()), "{what}");
+        assert!(inter > 1000.0 && inter.is_finite(), "{what}: {inter}");
+    }
+    // refusals: another shape, another hasher, a kind without estimates, a damaged payload
+    let a = save(
+        dir.path(),
+        "ra",
+        &build(Shape::Classic(64 * 1000, 7), 500, 1),
+    );
+    let other = save(
+        dir.path(),
+        "rb",
+        &build(Shape::Classic(64 * 1001, 7), 500, 1),
+    );
+    let seeded: AnyFilter = BloomFilter::builder()
+        .bits(64 * 1000)
+        .hashes(7)
+        .seed(9)
+        .try_build()
+        .unwrap()
+        .into();
+    let seeded = save(dir.path(), "rc", &seeded);
+    let split: AnyFilter = bloomery::SplitBlockBloomFilter::try_with_bytes(1 << 12)
+        .unwrap()
+        .into();
+    let split = save(dir.path(), "rd", &split);
+    let damaged = dir.path().join("re");
+    let mut bytes = std::fs::read(&a).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x10;
+    std::fs::write(&damaged, &bytes).unwrap();
+    let m = |p: &Path| MappedFile::open(p).unwrap();
+    let est = |x: &Path, y: &Path| {
+        AnyFilter::estimate_files(&m(x), &m(y), Verify::Checksum, &mut |_| {}).unwrap_err()
+    };
+    assert!(matches!(est(&a, &other), Error::Incompatible(_)));
+    assert!(matches!(est(&a, &seeded), Error::Incompatible(_)));
+    assert!(est(&split, &split).to_string().contains("estimate"));
+    assert!(matches!(
+        est(&a, &damaged),
+        Error::Format(FormatError::ChecksumMismatch { .. })
+    ));
+    // without verification the damaged input is trusted
+    AnyFilter::estimate_files(&m(&a), &m(&damaged), Verify::HeaderOnly, &mut |_| {}).unwrap();
+}

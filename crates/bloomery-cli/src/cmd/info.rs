@@ -4,7 +4,7 @@ use std::io::Write;
 
 use anyhow::{Context, Result};
 use bloomery::file::MappedFile;
-use bloomery::{AnyCounter, AnyFilter};
+use bloomery::{AnyCounter, AnyFilter, Verify};
 use serde_json::json;
 
 use super::open::{self as open, Structure};
@@ -642,30 +642,74 @@ fn est(x: f64) -> String {
     }
 }
 
+/// `estimate`: one file's estimated items, counted in the checksum's pass as `info` counts
+/// them; two files' items and overlap, counted in one pass over both when they stream (plain
+/// classic, blocked and partitioned files: resident memory is a few pieces), else from the
+/// filters in place.
 pub fn estimate(a: EstimateArgs) -> Result<u8> {
     let verify = a.verify.verify();
-    let f = open::open_set(&a.file, verify)?;
-    let n_a = f.info().estimated_items;
-    let other: Option<(AnyFilter, f64, f64)> = match &a.other {
-        None => None,
+    let ctx = |p: &std::path::Path| format!("cannot load `{}`", p.display());
+    let first = open::map(&a.file, false)?;
+    let counted = |file: &MappedFile, path: &std::path::Path| -> Result<f64> {
+        let f = match Structure::from_mapped(file) {
+            Ok(Structure::Set(f)) => f,
+            Ok(Structure::Counter(c)) => return Err(open::not_a_set(c.kind(), path)),
+            Err(e) => {
+                if verify {
+                    file.verify(&mut |_| {}).with_context(|| ctx(path))?;
+                }
+                return Err(e).with_context(|| ctx(path));
+            }
+        };
+        let mut bar = Progress::bytes(if verify { "verifying" } else { "counting" }, file.len());
+        let i = f
+            .info_mapped(file, verify, &mut |n| bar.set(n))
+            .with_context(|| ctx(path))?;
+        Ok(i.estimated_items)
+    };
+    // (the other file's items, the intersection, the union)
+    let (n_a, other): (f64, Option<(f64, f64, f64)>) = match &a.other {
+        None => (counted(&first, &a.file)?, None),
         Some(p) => {
-            let g = open::open_set(p, verify)?;
-            let (inter, union) = f.estimate_overlap(&g).with_context(|| {
+            let second = open::map(p, false)?;
+            let cannot = || {
                 format!(
                     "cannot compare `{}` with `{}`",
                     a.file.display(),
                     p.display()
                 )
-            })?;
-            Some((g, inter, union))
+            };
+            if AnyFilter::streams(&first) && AnyFilter::streams(&second) {
+                let verify = if verify {
+                    Verify::Checksum
+                } else {
+                    Verify::HeaderOnly
+                };
+                let mut bar = Progress::bytes("reading", first.len());
+                let o = AnyFilter::estimate_files(&first, &second, verify, &mut |n| bar.set(n))
+                    .with_context(cannot)?;
+                (
+                    o.first.estimated_items,
+                    Some((o.second.estimated_items, o.intersection, o.union)),
+                )
+            } else {
+                drop((first, second));
+                let f = open::open_set(&a.file, verify)?;
+                let g = open::open_set(p, verify)?;
+                let (inter, union) = f.estimate_overlap(&g).with_context(cannot)?;
+                (
+                    f.info().estimated_items,
+                    Some((g.info().estimated_items, inter, union)),
+                )
+            }
         }
     };
     if a.json {
         let mut v = json!({ "file": a.file.display().to_string(), "items": finite(n_a) });
-        if let (Some((g, inter, union)), Some(p)) = (&other, &a.other) {
+        if let (Some((n_b, inter, union)), Some(p)) = (&other, &a.other) {
             let jac = if *union > 0.0 { inter / union } else { 0.0 };
             v["other"] = json!(p.display().to_string());
-            v["other_items"] = finite(g.info().estimated_items);
+            v["other_items"] = finite(*n_b);
             v["intersection"] = finite(*inter);
             v["union"] = finite(*union);
             v["jaccard"] = finite(jac);
@@ -675,9 +719,9 @@ pub fn estimate(a: EstimateArgs) -> Result<u8> {
     }
     let mut rows = vec![(a.file.to_str().unwrap_or("file"), est(n_a))];
     let names;
-    if let (Some((g, inter, union)), Some(p)) = (&other, &a.other) {
+    if let (Some((n_b, inter, union)), Some(p)) = (&other, &a.other) {
         names = p.display().to_string();
-        rows.push((names.as_str(), est(g.info().estimated_items)));
+        rows.push((names.as_str(), est(*n_b)));
         rows.push(("intersection", est(*inter)));
         rows.push(("union", est(*union)));
         let jac = if *union > 0.0 { inter / union } else { 0.0 };

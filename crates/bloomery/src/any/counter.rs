@@ -29,6 +29,7 @@ trait DynCounter {
     fn len(&self) -> u64;
     fn insert_hashed(&mut self, h: Hashed) -> Result<()>;
     fn count_hashed(&self, h: Hashed) -> u64;
+    fn contains_hashed(&self, h: Hashed) -> bool;
     fn prefetch_hashed(&self, h: Hashed);
     fn remove_unsupported(&self) -> Option<RemoveError>;
     fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError>;
@@ -56,6 +57,9 @@ impl<T: CounterKind> DynCounter for T {
     }
     fn count_hashed(&self, h: Hashed) -> u64 {
         CounterKind::count_hashed(self, h)
+    }
+    fn contains_hashed(&self, h: Hashed) -> bool {
+        CounterKind::contains_hashed(self, h)
     }
     fn prefetch_hashed(&self, h: Hashed) {
         CounterKind::prefetch_hashed(self, h)
@@ -226,7 +230,7 @@ impl AnyCounter {
 
     /// Present (possibly a false positive) when the estimated count is above 0.
     pub fn contains_hashed(&self, h: Hashed) -> bool {
-        self.count_hashed(h) > 0
+        self.as_dyn().contains_hashed(h)
     }
 
     /// The plain Bloom filter that answers membership exactly as this structure does, for

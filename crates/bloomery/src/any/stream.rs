@@ -12,7 +12,7 @@ use crate::io::format::{release_readonly, Encode, Progress, Verify};
 use crate::io::header::{StreamHash, PASS_CHUNK};
 use crate::io::mapped::MappedFile;
 use crate::io::stream::{le_bytes, StreamOut};
-use crate::kind::Kind;
+use crate::kind::{Capability, Kind};
 /// Words of a blocked filter's block (one 64-byte cache line).
 const BLOCK_WORDS: usize = 8;
 
@@ -501,6 +501,113 @@ impl AnyFilter {
         progress: Progress<'_>,
     ) -> Result<FilterInfo> {
         combine(files, true, out.as_ref(), verify, progress)
+    }
+}
+
+/// Two filters' figures and the estimated size of their intersection and union, counted in
+/// one streamed pass over both files ([`AnyFilter::estimate_files`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct OverlapInfo {
+    /// The first filter's [`info`](AnyFilter::info).
+    pub first: FilterInfo,
+    /// The second filter's [`info`](AnyFilter::info).
+    pub second: FilterInfo,
+    /// Estimated `|A ∩ B|` (Broder & Mitzenmacher §2.4), as
+    /// [`estimate_overlap`](AnyFilter::estimate_overlap) gives it.
+    pub intersection: f64,
+    /// Estimated `|A ∪ B|`: the item estimate of the filters' OR.
+    pub union: f64,
+}
+
+impl AnyFilter {
+    /// [`info`](Self::info) of the filters in `a` and `b` and their
+    /// [`estimate_overlap`](Self::estimate_overlap), without holding either: the files are read
+    /// through their maps front to back in step, [`PASS_CHUNK`] bytes of each at a time (their
+    /// pages dropped behind the pass), and each piece's bits set, and those set in both, are
+    /// counted as it passes; with [`Verify::Checksum`] both checksums are checked in the same
+    /// pass. Resident memory is a few steps whatever the files' sizes. The figures are those
+    /// of the in-memory calls, exactly. Plain classic, blocked and partitioned filter files
+    /// ([`streams`](Self::streams) and [`Capability::Estimate`]) of the same shape and hasher;
+    /// `progress` is told the bytes of `a` done.
+    ///
+    /// ```
+    /// use bloomery::{AnyFilter, BloomFilter, Filter, Persist, Verify};
+    /// use bloomery::file::MappedFile;
+    ///
+    /// # #[cfg(not(feature = "mmap"))] fn main() {} // without the `mmap` feature: Error::Unsupported
+    /// # #[cfg(feature = "mmap")]
+    /// # fn main() -> bloomery::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let (pa, pb) = (dir.path().join("a"), dir.path().join("b"));
+    /// let (mut a, mut b) = (BloomFilter::try_new(1000, 0.01)?, BloomFilter::try_new(1000, 0.01)?);
+    /// for i in 0..300u32 {
+    ///     a.insert(&i);
+    ///     b.insert(&(i + 100));
+    /// }
+    /// a.save(&pa)?;
+    /// b.save(&pb)?;
+    ///
+    /// let o = AnyFilter::estimate_files(&MappedFile::open(&pa)?, &MappedFile::open(&pb)?,
+    ///     Verify::Checksum, &mut |_| {})?;
+    /// let (inter, union) = AnyFilter::from(a).estimate_overlap(&AnyFilter::from(b))?;
+    /// assert_eq!((o.intersection, o.union), (inter, union));
+    /// assert!((o.intersection - 200.0).abs() < 20.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn estimate_files(
+        a: &MappedFile,
+        b: &MappedFile,
+        verify: Verify,
+        progress: Progress<'_>,
+    ) -> Result<OverlapInfo> {
+        let mut inputs = [Input::open(a, verify)?, Input::open(b, verify)?];
+        inputs[0].filter.require(Capability::Estimate)?;
+        check_pair(&inputs[0].filter, &inputs[1].filter)?;
+        let mut fills = [Fill::new(&inputs[0].filter), Fill::new(&inputs[1].filter)];
+        let (mut ones, mut both) = ([0u64; 2], 0u64);
+        let n = inputs[0].words().len();
+        let mut start = 0usize;
+        while start < n {
+            let end = (start + PIECE_WORDS).min(n);
+            for i in &inputs {
+                i.ahead(end, PIECE_WORDS.min(n - end));
+            }
+            let mut from = start;
+            while from < end {
+                let to = (from + SUB_WORDS).min(end);
+                let (x, y) = (&inputs[0].words()[from..to], &inputs[1].words()[from..to]);
+                for (i, w) in [x, y].into_iter().enumerate() {
+                    ones[i] += crate::store::count_ones(w);
+                    fills[i].count(w);
+                }
+                both += crate::store::count_and(x, y);
+                from = to;
+            }
+            for i in &mut inputs {
+                i.done_through(end);
+            }
+            progress((inputs[0].base + end * 8) as u64);
+            start = end;
+        }
+        for i in &mut inputs {
+            i.finish()?;
+        }
+        progress(a.len());
+        let (m, k) = bits_and_k(&inputs[0].filter);
+        let [fa, fb] = fills;
+        Ok(OverlapInfo {
+            first: fa.finish(&inputs[0].filter),
+            second: fb.finish(&inputs[1].filter),
+            intersection: crate::params::estimate_intersection(
+                m,
+                k,
+                m.saturating_sub(ones[0]),
+                m.saturating_sub(ones[1]),
+                m.saturating_sub(both),
+            ),
+            union: crate::params::estimate_items(m, k, ones[0] + ones[1] - both),
+        })
     }
 }
 

@@ -1066,50 +1066,80 @@ pub fn compress_file(bytes: &[u8]) -> Result<Vec<u8>> {
     ))
 }
 
-/// The compressed form of the file a structure saves as, made from its header and payload
-/// without building the plain file first: the plain file's checksum is computed by streaming
-/// its encoding through a sink that keeps only the trailer, and a payload of one word array is
-/// coded in place (several arrays are joined once).
-/// Equal, byte for byte, to [`compress_file`] of the plain file.
-pub(crate) fn compress_parts(
-    header: &format::Header,
-    payload: &format::Payload<'_>,
-) -> Result<Vec<u8>> {
+/// The words of a structure's payload, its arrays in order, each padded with zero words to a
+/// multiple of 64 bytes (the file format's payload), read in place: what the encoder reads to
+/// compress a structure without joining its arrays into one buffer.
+struct PartsWords<'a> {
+    parts: &'a [&'a Words],
+    /// Word offset of each part in the payload, and the payload's words after the last.
+    starts: Vec<usize>,
+}
+
+impl<'a> PartsWords<'a> {
+    fn new(parts: &'a [&'a Words]) -> Self {
+        let mut starts = Vec::with_capacity(parts.len() + 1);
+        let mut at = 0usize;
+        for p in parts {
+            starts.push(at);
+            at += (format::padded_len(p.len()) / 8) as usize;
+        }
+        starts.push(at);
+        Self { parts, starts }
+    }
+}
+
+impl WordSource for PartsWords<'_> {
+    #[inline]
+    fn word_count(&self) -> usize {
+        self.starts[self.parts.len()]
+    }
+    #[inline]
+    fn word(&self, i: usize) -> u64 {
+        // the part holding word i: the last whose start is at or before it
+        let p = self.starts.partition_point(|&s| s <= i) - 1;
+        self.parts[p]
+            .as_slice()
+            .get(i - self.starts[p])
+            .copied()
+            .unwrap_or(0)
+    }
+}
+
+/// The plain file's checksum (its trailer) of a structure's header and payload, computed by
+/// streaming its encoding through a sink that keeps only the trailer.
+fn plain_checksum(header: &format::Header, payload: &format::Payload<'_>) -> Result<u64> {
     let mut sink = TailSink([0; 8]);
     format::write(header, payload, &mut sink)?;
-    let plain_sum = u64::from_le_bytes(sink.0);
+    Ok(u64::from_le_bytes(sink.0))
+}
+
+/// The compressed form of the file a structure saves as, written to `path` as the stream is
+/// made (atomically, as [`compress_file_to`] writes): its arrays are read in place, and memory
+/// holds a piece of the stream, never the whole nor a joined copy of the arrays. The bytes are
+/// those of [`compress_file`] of the plain file.
+pub(crate) fn compress_parts_to(
+    header: &format::Header,
+    payload: &format::Payload<'_>,
+    path: &std::path::Path,
+) -> Result<()> {
+    let plain_sum = plain_checksum(header, payload)?;
     let payload_len = payload.len();
-    let m = payload_len * 8;
-    let parts = payload.parts();
-    let joined: std::borrow::Cow<'_, [u64]> = match parts {
-        [one] if format::padded_len(one.len()) == (one.len() as u64) * 8 => {
-            std::borrow::Cow::Borrowed(one.as_slice())
-        }
-        _ => {
-            let mut v = Vec::new();
-            v.try_reserve_exact((payload_len / 8) as usize)
-                .map_err(|_| Error::AllocationFailed { bytes: payload_len })?;
-            for part in parts {
-                v.extend_from_slice(part.as_slice());
-                v.resize(
-                    (format::padded_len(part.len()) / 8) as usize + v.len() - part.len(),
-                    0,
-                );
-            }
-            std::borrow::Cow::Owned(v)
-        }
-    };
-    let stream = compress_bits(&joined, m)?;
-    let mut c = Vec::with_capacity(PACK_FIXED + stream.len() + 64);
-    c.extend_from_slice(&payload_len.to_le_bytes());
-    c.extend_from_slice(&plain_sum.to_le_bytes());
-    c.extend_from_slice(&(stream.len() as u64).to_le_bytes());
-    c.extend_from_slice(&stream);
-    Ok(assemble(
-        &header.encode(payload_len),
-        format::FLAG_COMPRESSED,
-        &pad64(c),
-    ))
+    let mut head = header.encode(payload_len);
+    let h = head.len();
+    let words = PartsWords::new(payload.parts());
+    let mut out = StreamOut::create(path, Some(h + PACK_FIXED))?;
+    out.write_zeros((h + PACK_FIXED) as u64)?;
+    let stream_len = spill_stream(&mut out, |spill| {
+        compress_spilling(&words, payload_len * 8, None, Some(spill))
+    })?;
+    let padded = seal_container(&mut out, PACK_FIXED as u64 + stream_len)?;
+    head[AT_PAYLOAD_LEN..AT_PAYLOAD_LEN + 8].copy_from_slice(&padded.to_le_bytes());
+    head[AT_FLAGS..AT_FLAGS + 2].copy_from_slice(&format::FLAG_COMPRESSED.to_le_bytes());
+    head.extend_from_slice(&payload_len.to_le_bytes());
+    head.extend_from_slice(&plain_sum.to_le_bytes());
+    head.extend_from_slice(&stream_len.to_le_bytes());
+    out.finish_with_head(&head)?;
+    Ok(())
 }
 
 /// [`compress_file`] written to `path` (atomically: a temporary file beside it, renamed into

@@ -637,8 +637,7 @@ pub(crate) fn save_encoded<E: Encode + ?Sized>(
 ) -> Result<()> {
     if opts.compressed {
         let (header, payload) = f.encode_parts();
-        let packed = crate::io::compress::compress_parts(&header, &payload)?;
-        return save_atomic(path, |w| Ok(w.write_all(&packed)?));
+        return crate::io::compress::compress_parts_to(&header, &payload, path);
     }
     match opts.progress {
         Some(p) => save_atomic(path, |w| write_with_progress(f, w, p)),
@@ -756,8 +755,5 @@ pub fn save_bytes(path: impl AsRef<std::path::Path>, bytes: &[u8]) -> Result<()>
 /// Save a structure in its compressed form, atomically.
 pub fn save_compressed<P: Persist>(f: &P, path: impl AsRef<std::path::Path>) -> Result<()> {
     let (header, payload) = f.encode_parts();
-    save_bytes(
-        path,
-        &crate::io::compress::compress_parts(&header, &payload)?,
-    )
+    crate::io::compress::compress_parts_to(&header, &payload, path.as_ref())
 }

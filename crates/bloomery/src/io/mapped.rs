@@ -383,7 +383,7 @@ impl FileUpdate {
         Ok(Self {
             target,
             tmp,
-            map: Arc::new(SharedMap::new(map)),
+            map: Arc::new(SharedMap::of_file(map)),
             decoded,
             lazy: lazy.map(|l| Box::new(std::sync::Mutex::new(l))),
         })

@@ -312,11 +312,12 @@ impl CountMinSketch {
 
     /// Counters at `u64::MAX`.
     pub fn saturated_counters(&self) -> u64 {
-        self.table
-            .as_slice()
-            .iter()
-            .filter(|&&c| c == u64::MAX)
-            .count() as u64
+        // a step at a time, a mapped file's pages dropped behind the pass
+        let mut n = 0;
+        crate::store::Behind::steps(&self.table, |_, step| {
+            n += step.iter().filter(|&&c| c == u64::MAX).count() as u64;
+        });
+        n
     }
 
     /// The key's cell in each row, `row r, column h_r(x)`, as indices into the table.

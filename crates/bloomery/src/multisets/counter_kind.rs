@@ -95,6 +95,11 @@ pub(crate) trait CounterKind: Persist + Clone + std::fmt::Debug {
     fn insert_hashed(&mut self, h: Hashed) -> Result<()>;
     /// Estimated count of a pre-hashed key.
     fn count_hashed(&self, h: Hashed) -> u64;
+    /// Whether the estimated count of a pre-hashed key is above 0 (a kind whose count needs
+    /// more than the key's cells answers without it).
+    fn contains_hashed(&self, h: Hashed) -> bool {
+        self.count_hashed(h) > 0
+    }
     /// Hint the CPU to fetch what an insert, count or remove of the key will read.
     fn prefetch_hashed(&self, _h: Hashed) {}
     /// Why this instance cannot delete, or `None` when it can: by default, whether its kind

@@ -7,6 +7,7 @@ use crate::filter::{Build, Builder, Count, Remove, RemoveError, Sizing};
 use crate::hash::{mix64, Hashed, Key, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::kind::Capabilities;
+use crate::multisets::LazyCount;
 use crate::params::{self, DLeftShape};
 use crate::store;
 
@@ -72,7 +73,8 @@ pub struct DLeftCountingBloomFilter {
     bucket_bits: u32,
     hasher: KeyHasher,
     items: u64,
-    occupied: u64,
+    /// Cells whose counter is not zero (counted when first needed, not on load).
+    occupied: LazyCount,
     capacity: u64,
     target_fpr: f64,
 }
@@ -161,7 +163,7 @@ impl DLeftBuilder {
             bucket_bits,
             hasher: self.sizing.key_hasher(),
             items: 0,
-            occupied: 0,
+            occupied: LazyCount::known(0),
             capacity: n,
             target_fpr: if p > 0.0 && p < 1.0 { p } else { 0.0 },
         })
@@ -272,14 +274,21 @@ impl DLeftCountingBloomFilter {
         let n = if self.capacity > 0 {
             self.capacity
         } else {
-            self.occupied
+            self.occupied_cells()
         };
         self.shape.bits() as f64 / n as f64
     }
 
-    /// Cells in use (distinct fingerprints stored).
+    /// Cells in use (distinct fingerprints stored): those whose counter is not zero. Counted
+    /// the first time it is asked for (a pass over the cells, a mapped file's pages dropped
+    /// behind it), then kept up to date.
     pub fn occupied_cells(&self) -> u64 {
-        self.occupied
+        let max = self.counter_max();
+        self.occupied.get_or(|| {
+            let mut n = 0;
+            self.cells.scan(|v| n += u64::from(v & max != 0));
+            n
+        })
     }
 
     /// Inserts minus removes.
@@ -289,12 +298,16 @@ impl DLeftCountingBloomFilter {
 
     /// True when nothing is stored.
     pub fn is_empty(&self) -> bool {
-        self.occupied == 0
+        self.occupied_cells() == 0
     }
 
     /// The modelled false-positive rate at the current number of stored fingerprints.
     pub fn current_fpr(&self) -> f64 {
-        params::dleft_fpr(self.occupied, self.shape.buckets, self.shape.remainder_bits)
+        params::dleft_fpr(
+            self.occupied_cells(),
+            self.shape.buckets,
+            self.shape.remainder_bits,
+        )
     }
 
     /// The distinct keys it was sized for (0 for an explicit shape).
@@ -310,9 +323,9 @@ impl DLeftCountingBloomFilter {
     /// Cells whose counter is saturated.
     pub fn saturated_counters(&self) -> u64 {
         let max = self.counter_max();
-        (0..self.cells.len())
-            .filter(|&i| self.cells.get(i) & max == max)
-            .count() as u64
+        let mut n = 0;
+        self.cells.scan(|v| n += u64::from(v & max == max));
+        n
     }
 
     #[inline]
@@ -337,13 +350,15 @@ impl DLeftCountingBloomFilter {
         ((u64::from(i) * self.shape.buckets + bucket) * c, rem)
     }
 
+    /// The cell holding the key's fingerprint. A cell is in use when its counter is not zero
+    /// (a cell whose counter is zero is empty, whatever its remainder bits hold).
     fn find(&self, h: Hashed) -> Found {
-        let cb = self.shape.counter_bits;
+        let (cb, max) = (self.shape.counter_bits, self.counter_max());
         for i in 0..self.shape.tables {
             let (base, rem) = self.slot(h, i);
             for j in base..base + u64::from(self.shape.cells) {
                 let v = self.cells.get(j);
-                if v != 0 && v >> cb == rem {
+                if v & max != 0 && v >> cb == rem {
                     return Found::At(j);
                 }
             }
@@ -379,7 +394,7 @@ impl DLeftCountingBloomFilter {
         for i in 0..self.shape.tables {
             let (base, rem) = self.slot(h, i);
             let load = (base..base + cells)
-                .filter(|&j| self.cells.get(j) != 0)
+                .filter(|&j| self.cells.get(j) & max != 0)
                 .count() as u64;
             if load < cells && !matches!(best, Some((l, _, _)) if l <= load) {
                 best = Some((load, rem, base));
@@ -389,11 +404,11 @@ impl DLeftCountingBloomFilter {
             capacity: self.capacity,
         })?;
         let j = (base..base + cells)
-            .find(|&j| self.cells.get(j) == 0)
+            .find(|&j| self.cells.get(j) & max == 0)
             .ok_or_else(|| inconsistent("bucket load miscounted"))?;
         self.cells.set(j, (rem << self.shape.counter_bits) | 1);
         self.items = self.items.saturating_add(1);
-        self.occupied += 1;
+        self.occupied.add(1);
         Ok(true)
     }
 
@@ -454,7 +469,7 @@ impl Remove for DLeftCountingBloomFilter {
         if c != max {
             if c == 1 {
                 self.cells.set(j, 0);
-                self.occupied -= 1;
+                self.occupied.sub(1);
             } else {
                 self.cells.set(j, v - 1);
             }
@@ -499,31 +514,16 @@ impl Persist for DLeftCountingBloomFilter {
         let words = counters::words_needed(n, width).ok_or_else(|| inconsistent("too large"))?;
         format::check_payload(d, words)?;
         let cells = Counters::from_words(src.words(d.payload_offset, words, limit)?, n, width)?;
-        // Every non-empty cell has a non-zero counter; count them.
-        let cmask = (1u32 << shape.counter_bits) - 1;
-        let mut occupied = 0u64;
-        for j in 0..n {
-            let v = cells.get(j);
-            if v != 0 {
-                if v & cmask == 0 {
-                    return Err(inconsistent("a cell holds a remainder with a zero counter"));
-                }
-                occupied += 1;
-            }
-        }
-        if d.header.items < occupied {
-            return Err(inconsistent(format!(
-                "{} items but {occupied} occupied cells",
-                d.header.items
-            )));
-        }
+        // No pass over the cells: a query reads its key's buckets only. A cell is in use when
+        // its counter is not zero (remainder bits beside a zero counter are ignored, as an
+        // empty cell's), and the occupied cells are counted when a figure first needs them.
         Ok(Self {
             cells,
             shape,
             bucket_bits,
             hasher: d.header.hasher,
             items: d.header.items,
-            occupied,
+            occupied: LazyCount::default(),
             capacity: d.header.capacity,
             target_fpr: d.header.target_fpr,
         })
@@ -658,6 +658,60 @@ mod tests {
             f.remove("a").unwrap();
         }
         assert!(f.contains("a"));
+    }
+
+    /// A cell whose counter is zero is empty whatever its remainder bits hold (a file may
+    /// carry such bits: opening reads no cell to refuse them): it matches no key, counts as
+    /// free, and an insert overwrites it. The occupied cells are counted when first asked for
+    /// and kept up to date from then on, whether they were counted before an update or after.
+    #[test]
+    fn remainder_bits_beside_a_zero_counter_are_an_empty_cell() {
+        let mut f = DLeftCountingBloomFilter::try_new(2000, 0.01).unwrap();
+        for i in 0..500u32 {
+            f.insert(&i).unwrap();
+        }
+        let want = f.occupied_cells();
+        let cb = f.shape.counter_bits;
+        // every empty cell of the first bucket of each subtable gets remainder bits, no count
+        let cells = u64::from(f.shape.cells);
+        let mut forged = 0;
+        for t in 0..u64::from(f.shape.tables) {
+            for j in t * f.shape.buckets * cells..t * f.shape.buckets * cells + cells {
+                if f.cells.get(j) == 0 {
+                    f.cells.set(j, 0b101 << cb);
+                    forged += 1;
+                }
+            }
+        }
+        assert!(forged > 0);
+        let g = DLeftCountingBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+        assert_eq!(g.occupied_cells(), want);
+        let mut h = DLeftCountingBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+        for (x, y) in [(&g, "counted first"), (&h, "not yet counted")] {
+            assert!((0..500u32).all(|i| x.contains(&i)), "{y}");
+        }
+        // inserts and removes before the first count, then after it
+        for i in 500..3000u32 {
+            h.insert(&i).unwrap();
+        }
+        for i in 0..100u32 {
+            h.remove(&i).unwrap();
+        }
+        let fresh = DLeftCountingBloomFilter::from_bytes(&h.to_bytes()).unwrap();
+        assert_eq!(h.occupied_cells(), fresh.occupied_cells());
+        // (a new key whose fingerprint is stored already takes no cell of its own)
+        assert!(
+            (2800..=2900).contains(&h.occupied_cells()),
+            "{}",
+            h.occupied_cells()
+        );
+        for i in 3000..3100u32 {
+            h.insert(&i).unwrap();
+        }
+        h.remove(&200u32).unwrap();
+        let fresh = DLeftCountingBloomFilter::from_bytes(&h.to_bytes()).unwrap();
+        assert_eq!(h.occupied_cells(), fresh.occupied_cells());
+        assert!((100..3100u32).filter(|&i| i != 200).all(|i| h.contains(&i)));
     }
 
     #[test]

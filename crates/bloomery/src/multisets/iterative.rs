@@ -401,8 +401,9 @@ impl Stats for IterativeBloomFilter {
     fn bit_len(&self) -> u64 {
         self.m
     }
+    /// Counted a step at a time, a mapped file's pages dropped behind the pass.
     fn count_ones(&self) -> u64 {
-        store::count_ones(self.words.as_slice())
+        store::count_ones_behind(&self.words)
     }
     fn hash_count(&self) -> u32 {
         self.k

@@ -19,3 +19,53 @@ pub(crate) mod topk;
 
 #[cfg(test)]
 mod family_tests;
+
+/// A count over a structure's whole array (the space-code filter's bits set, the d-left
+/// filter's occupied cells), made the first time a figure needs it — a pass a step at a time,
+/// a mapped file's pages dropped behind it ([`crate::store::Behind`]) — and kept up to date by
+/// the structure's updates from then on. Opening a file reads none of the array, so a query
+/// touches only its key's pages. Always equal to another (it is a function of the array,
+/// which the structure compares).
+#[derive(Clone, Default)]
+pub(crate) struct LazyCount(std::sync::OnceLock<u64>);
+
+impl LazyCount {
+    /// A count already known.
+    pub(crate) fn known(n: u64) -> Self {
+        Self(std::sync::OnceLock::from(n))
+    }
+
+    /// The count, made by `count` (over the array as it is now) when not made yet.
+    pub(crate) fn get_or(&self, count: impl FnOnce() -> u64) -> u64 {
+        *self.0.get_or_init(count)
+    }
+
+    /// One more (a count not made yet will count the array as it is then).
+    pub(crate) fn add(&mut self, n: u64) {
+        if let Some(c) = self.0.get_mut() {
+            *c = c.saturating_add(n);
+        }
+    }
+
+    /// One less (as [`add`](Self::add)).
+    pub(crate) fn sub(&mut self, n: u64) {
+        if let Some(c) = self.0.get_mut() {
+            *c = c.saturating_sub(n);
+        }
+    }
+}
+
+impl PartialEq for LazyCount {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl std::fmt::Debug for LazyCount {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.0.get() {
+            Some(n) => write!(f, "{n}"),
+            None => f.write_str("not counted yet"),
+        }
+    }
+}

@@ -7,6 +7,7 @@ use crate::hash::{mix64, reduce, Hashed, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::kind::Capabilities;
 use crate::multisets::counter_kind::counting_filter_kind;
+use crate::multisets::LazyCount;
 use crate::params;
 use crate::store::{self, Words};
 
@@ -83,8 +84,8 @@ pub struct SpaceCodeBloomFilter {
     hasher: KeyHasher,
     inserts: u64,
     rng: u64,
-    /// Bits set (kept up to date on insert, recounted on load).
-    ones: u64,
+    /// Bits set (counted when first needed, not on load; kept up to date on insert).
+    ones: LazyCount,
     capacity: u64,
     target_fpr: f64,
 }
@@ -243,7 +244,7 @@ impl SpaceCodeBuilder {
             hasher: self.sizing.key_hasher(),
             inserts: 0,
             rng: mix64(self.sizing.key_hasher().seed() as u64 ^ GOLDEN),
-            ones: 0,
+            ones: LazyCount::known(0),
             capacity: n,
             target_fpr: if p > 0.0 && p < 1.0 { p } else { 0.0 },
         })
@@ -327,19 +328,27 @@ impl SpaceCodeBloomFilter {
         let mut seq = h.sequence(self.k * self.groups);
         let mut matched = 0;
         for _ in 0..self.groups {
-            // consume all k values of the group, so the next group starts at the right place
-            let all = seq
-                .by_ref()
-                .take(k)
-                .fold(true, |acc, x| acc & store::get_bit(w, reduce(x, m)));
+            // consume all k values of the group, so the next group starts at the right place,
+            // but read no bit after the group's first unset one (each read of a big file maps
+            // its page)
+            let mut all = true;
+            for x in seq.by_ref().take(k) {
+                all = all && store::get_bit(w, reduce(x, m));
+            }
             matched += u32::from(all);
         }
         matched
     }
 
+    /// Bits set: counted the first time a figure needs them (a pass over the array, a mapped
+    /// file's pages dropped behind it), then kept up to date.
+    fn ones(&self) -> u64 {
+        self.ones.get_or(|| store::count_ones_behind(&self.words))
+    }
+
     /// The probability that a group of k bits is all set by others, from the fill: `(ones/m)^k`.
     pub fn group_fpr(&self) -> f64 {
-        params::fpr_from_fill(self.ones, self.m, self.k)
+        params::fpr_from_fill(self.ones(), self.m, self.k)
     }
 }
 
@@ -370,7 +379,7 @@ impl Filter for SpaceCodeBloomFilter {
         let mut new = false;
         for &i in &idx[..k] {
             let fresh = store::set_bit(w, i);
-            self.ones += u64::from(fresh);
+            self.ones.add(u64::from(fresh));
             new |= fresh;
         }
         self.inserts = self.inserts.saturating_add(1);
@@ -408,7 +417,7 @@ impl Stats for SpaceCodeBloomFilter {
         self.m
     }
     fn count_ones(&self) -> u64 {
-        self.ones
+        self.ones()
     }
     fn hash_count(&self) -> u32 {
         self.k
@@ -460,13 +469,12 @@ impl Persist for SpaceCodeBloomFilter {
         if m % 64 != 0 && w.as_slice()[words - 1] >> (m % 64) != 0 {
             return Err(inconsistent("bits set beyond m"));
         }
-        let ones = store::count_ones(w.as_slice());
         Ok(Self {
             words: w,
             m,
             k,
             groups,
-            ones,
+            ones: LazyCount::default(),
             hasher: d.header.hasher,
             inserts: d.header.items,
             rng,
@@ -493,6 +501,11 @@ impl crate::multisets::counter_kind::CounterKind for SpaceCodeBloomFilter {
     };
     // `len`: every insert, repeats included.
     counting_filter_kind!(len: Self::total_inserts);
+    /// A group matched: the count is then at least 1, and its estimate (which needs the fill
+    /// of the whole array) is not made.
+    fn contains_hashed(&self, h: Hashed) -> bool {
+        Filter::contains_hashed(self, h)
+    }
     fn remove_unsupported(&self) -> Option<crate::filter::RemoveError> {
         Some(crate::filter::RemoveError::Unsupported(
             "a space-code filter (scbf) cannot delete: its bits are shared by keys and groups",

@@ -517,14 +517,18 @@ impl BlockedCountingBloomFilter {
     /// Counters for which `pred(value)` holds.
     fn count_cells(&self, pred: impl Fn(u32) -> bool) -> u64 {
         let cells = self.cells_per_line();
-        self.words
-            .as_slice()
-            .chunks_exact(LINE_WORDS)
-            .map(|line| {
-                let v = View::over(line, self.width);
-                (0..cells).filter(|&j| pred(v.get(j))).count() as u64
-            })
-            .sum()
+        let mut n = 0;
+        // a step at a time, a mapped file's pages dropped behind (steps are whole lines)
+        crate::store::Behind::steps(&self.words, |_, step| {
+            n += step
+                .chunks_exact(LINE_WORDS)
+                .map(|line| {
+                    let v = View::over(line, self.width);
+                    (0..cells).filter(|&j| pred(v.get(j))).count() as u64
+                })
+                .sum::<u64>();
+        });
+        n
     }
 
     /// Insert `n` occurrences of a pre-hashed key at once (each counter saturating); true when
@@ -779,16 +783,16 @@ impl Stats for BlockedCountingBloomFilter {
     /// lines of `(non-zero counters of the line / B)^k`.
     fn current_fpr(&self) -> f64 {
         let cells = self.cells_per_line();
-        let sum: f64 = self
-            .words
-            .as_slice()
-            .chunks_exact(LINE_WORDS)
-            .map(|line| {
+        let mut sum = 0.0;
+        // in line order (the sum's order), a step at a time, a mapped file's pages dropped
+        // behind (steps are whole lines)
+        crate::store::Behind::steps(&self.words, |_, step| {
+            for line in step.chunks_exact(LINE_WORDS) {
                 let v = View::over(line, self.width);
                 let nonzero = (0..cells).filter(|&j| v.get(j) != 0).count();
-                (nonzero as f64 / cells as f64).powi(self.k as i32)
-            })
-            .sum();
+                sum += (nonzero as f64 / cells as f64).powi(self.k as i32);
+            }
+        });
         sum / self.blocks as f64
     }
     fn capacity(&self) -> u64 {
