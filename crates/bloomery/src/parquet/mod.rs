@@ -30,6 +30,7 @@ mod header;
 mod keys;
 mod lake;
 mod sidecar;
+mod thrift;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
