@@ -19,6 +19,7 @@ use parquet::file::writer::SerializedFileWriter;
 use super::file::ParquetFile;
 use super::footer::PageIndexPart;
 use super::guarded;
+use super::pages::CheckedPages;
 use super::ParquetError;
 use crate::hash::KeyHasher;
 use crate::SplitBlockBloomFilter;
@@ -172,6 +173,8 @@ fn column_hashes(
     let pages =
         SerializedPageReader::new(Arc::clone(file), rgm.column(col), rows, None).map_err(err)?;
     let descr = meta.file_metadata().schema_descr().column(col);
+    // every page is checked before the crate's decoders trust its counts
+    let pages = CheckedPages::new(pages, Arc::clone(&descr));
     let reader = get_column_reader(descr, Box::new(pages));
     let hasher = KeyHasher::parquet();
     let mut hashes = Vec::with_capacity(rows);

@@ -29,6 +29,7 @@ mod footer;
 mod header;
 mod keys;
 mod lake;
+mod pages;
 mod sidecar;
 mod thrift;
 
