@@ -141,9 +141,7 @@ impl<R: PageReader> CheckedPages<R> {
                 Type::BYTE_ARRAY => {
                     let mut at = 0usize;
                     for i in 0..count {
-                        let len = data
-                            .get(at..at + 4)
-                            .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize);
+                        let len = data.get(at..).and_then(le32);
                         match len {
                             Some(len) if len <= data.len() - at - 4 => at += 4 + len,
                             _ => {
@@ -187,25 +185,28 @@ impl<R: PageReader> CheckedPages<R> {
                 )?;
             }
             Encoding::RLE if physical == Type::BOOLEAN => {
-                let len = data
-                    .get(..4)
-                    .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize)
-                    .ok_or("run-length booleans without their length")?;
+                let len = le32(data).ok_or("run-length booleans without their length")?;
                 if len > data.len() - 4 {
                     return Err(short(format!("{len} + 4 bytes")));
                 }
                 hybrid(&data[4..4 + len], 1, count, "run-length booleans")?;
             }
-            Encoding::BYTE_STREAM_SPLIT if width > 0 => {
-                if count.saturating_mul(width) > data.len() {
-                    return Err(short(format!("{count} × {width} bytes")));
-                }
+            Encoding::BYTE_STREAM_SPLIT
+                if width > 0 && count.saturating_mul(width) > data.len() =>
+            {
+                return Err(short(format!("{count} × {width} bytes")));
             }
             // the delta encodings carry their own counts, which their decoders check
             _ => {}
         }
         Ok(())
     }
+}
+
+/// A little-endian `u32` length at the start of `b`.
+fn le32(b: &[u8]) -> Option<usize> {
+    let b: [u8; 4] = b.get(..4)?.try_into().ok()?;
+    Some(u32::from_le_bytes(b) as usize)
 }
 
 /// Levels of a format-v1 data page at the start of `buf`: (bytes they take, how many of the
@@ -219,10 +220,7 @@ fn v1_levels(
 ) -> Result<(usize, usize), String> {
     match encoding {
         Encoding::RLE => {
-            let len = buf
-                .get(..4)
-                .map(|b| u32::from_le_bytes(b.try_into().unwrap()) as usize)
-                .ok_or_else(|| format!("{what} levels without their length"))?;
+            let len = le32(buf).ok_or_else(|| format!("{what} levels without their length"))?;
             if len > buf.len() - 4 {
                 return Err(format!(
                     "{what} levels of {len} bytes in a page of {} bytes",
