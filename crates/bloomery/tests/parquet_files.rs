@@ -647,10 +647,12 @@ fn count_panics() {
 /// Files found by the `parquet_index` fuzz target, whose data pages the `parquet` crate's
 /// decoders trusted into a panic (caught by `parquet index`, but a panic): a page of
 /// dictionary indices in a chunk without a dictionary page ("Decoder for dict should have
-/// been set"), and a page of plain byte arrays declaring more values than its bytes hold (a
-/// length prefix read past the end, `util/bit_util.rs`). Each is now refused by the page
-/// checks with an error naming the row group and column, and no panic is raised at all,
-/// caught or not; a rewrite fails and writes nothing.
+/// been set"), refused by the page checks; and a page of plain byte arrays declaring more
+/// values than its bytes hold (a length prefix read past the end, `util/bit_util.rs`), whose
+/// header's compressed size is a 10-byte varint with bits past 64 (the crate drops them), so
+/// that the header check refuses it before the page is read. Each is an error naming the row
+/// group and column, no panic is raised at all, caught or not, and a rewrite fails and writes
+/// nothing. (The page of byte arrays itself is refused by `pages.rs`'s own tests.)
 #[test]
 fn damaged_data_pages_are_refused_before_the_crate_decodes_them() {
     count_panics();
@@ -663,7 +665,7 @@ fn damaged_data_pages_are_refused_before_the_crate_decodes_them() {
         ),
         (
             "index-byte-arrays-past-page-end.parquet",
-            "runs past the page's end",
+            "the header of page 0 (at offset 801) is malformed",
         ),
     ] {
         let path = fixtures.join(name);

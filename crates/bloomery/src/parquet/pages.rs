@@ -10,10 +10,99 @@
 //! every physical type, dictionary indices, run-length booleans, byte-stream split). Pages
 //! that pass are handed on unchanged; the crate's own checks still run after these.
 
+use std::fs::File;
+
 use parquet::basic::{Encoding, Type};
 use parquet::column::page::{Page, PageMetadata, PageReader};
 use parquet::errors::{ParquetError, Result};
 use parquet::schema::types::ColumnDescPtr;
+
+use super::file::read_exact_at;
+use super::footer::check_page_header;
+use super::thrift::{BoolElements, Reader, ThriftError, T_I32, T_STRUCT};
+use crate::store::{check_size, max_bytes};
+
+/// Bytes of a column chunk read at once to check a page header: doubled, up to
+/// [`MAX_PAGE_HEADER`], while a header runs past them.
+const PAGE_HEADER_READ: u64 = 64 << 10;
+
+/// Longest page header read (its statistics hold a page's least and greatest values).
+const MAX_PAGE_HEADER: u64 = 16 << 20;
+
+/// Check the page headers of the column chunk of `len` bytes at `start` of `file` before the
+/// `parquet` crate's page reader reads them: each one well-formed and of the types the crate
+/// reads it by ([`check_page_header`]), no size or count negative, its page inside the chunk,
+/// its uncompressed size (which the crate allocates before decompressing) within the memory
+/// limit, and a format-v2 page's level lengths within it (the crate adds them as `i32`).
+pub(crate) fn check_page_headers(file: &File, start: u64, len: u64) -> Result<(), String> {
+    let end = start
+        .checked_add(len)
+        .ok_or("the column chunk ends past 2⁶⁴ bytes")?;
+    let (mut at, mut page, mut buf) = (start, 0usize, Vec::new());
+    while at < end {
+        let remaining = end - at;
+        let most = remaining.min(MAX_PAGE_HEADER);
+        let mut want = remaining.min(PAGE_HEADER_READ);
+        let header_len = loop {
+            buf.resize(want as usize, 0);
+            read_exact_at(file, &mut buf, at).map_err(|e| format!("page {page}: {e}"))?;
+            match check_page_header(&buf) {
+                Ok(n) => break n,
+                Err(_) if want < most => want = (want * 2).min(most),
+                Err(why) => {
+                    return Err(format!(
+                        "the header of page {page} (at offset {at}) is malformed: {why}"
+                    ))
+                }
+            }
+        };
+        let (uncompressed, compressed, levels) = page_sizes(&buf[..header_len])
+            .map_err(|e| format!("the header of page {page} (at offset {at}): {e}"))?;
+        let left = remaining - header_len as u64;
+        if compressed > left {
+            return Err(format!(
+                "page {page} ({compressed} bytes at offset {}) runs past its column chunk",
+                at + header_len as u64
+            ));
+        }
+        check_size(uncompressed, max_bytes()).map_err(|e| format!("page {page}: {e}"))?;
+        if levels > uncompressed {
+            return Err(format!(
+                "page {page}: levels of {levels} bytes in a page of {uncompressed} bytes"
+            ));
+        }
+        at += header_len as u64 + compressed;
+        page += 1;
+    }
+    Ok(())
+}
+
+/// A checked page header's uncompressed and compressed sizes, and the bytes of a format-v2
+/// page's levels (0 for other pages).
+fn page_sizes(header: &[u8]) -> Result<(u64, u64, u64), ThriftError> {
+    // as the crate reads an i32, and as the check refused negative ones
+    let size = |c: &mut Reader<'_>| c.zigzag().map(|v| (v as i32).max(0) as u64);
+    let mut c = Reader::new(header, 64, BoolElements::Refused);
+    let (mut uncompressed, mut compressed, mut levels) = (0, 0, 0);
+    let mut last = 0i16;
+    while let Some((id, ty)) = c.field(&mut last)? {
+        match (id, ty) {
+            (2, T_I32) => uncompressed = size(&mut c)?,
+            (3, T_I32) => compressed = size(&mut c)?,
+            (8, T_STRUCT) => {
+                let mut last = 0i16;
+                while let Some((id, ty)) = c.field(&mut last)? {
+                    match (id, ty) {
+                        (5 | 6, T_I32) => levels += size(&mut c)?,
+                        (_, ty) => c.skip_value(ty, 2)?,
+                    }
+                }
+            }
+            (_, ty) => c.skip_value(ty, 1)?,
+        }
+    }
+    Ok((uncompressed, compressed, levels))
+}
 
 /// A page reader whose pages are checked (see the module's documentation).
 pub(crate) struct CheckedPages<R> {
@@ -648,5 +737,95 @@ mod tests {
         #[allow(deprecated)]
         let r = super::v1_levels(&[0b1011_0000], Encoding::BIT_PACKED, 1, 4, "d");
         assert_eq!(r, Ok((1, 3)));
+    }
+
+    /// A compact-protocol zigzag varint of `v`.
+    fn zz(v: i64) -> Vec<u8> {
+        let mut z = ((v << 1) ^ (v >> 63)) as u64;
+        let mut out = Vec::new();
+        loop {
+            let b = (z & 0x7f) as u8;
+            z >>= 7;
+            if z == 0 {
+                out.push(b);
+                return out;
+            }
+            out.push(b | 0x80);
+        }
+    }
+
+    /// A format-v1 data page header: sizes, then `num_values` in a `DataPageHeader`.
+    fn v1_header(uncompressed: i64, compressed: i64) -> Vec<u8> {
+        let mut h = vec![0x15, 0x00, 0x15];
+        h.extend(zz(uncompressed));
+        h.push(0x15);
+        h.extend(zz(compressed));
+        h.extend_from_slice(&[
+            0x2c, 0x15, 0x08, 0x15, 0x00, 0x15, 0x06, 0x15, 0x06, 0x00, 0x00,
+        ]);
+        h
+    }
+
+    /// Check the page headers of `chunk`, written to a file of its own.
+    fn headers(chunk: &[u8]) -> Result<(), String> {
+        let mut f = tempfile::tempfile().unwrap();
+        std::io::Write::write_all(&mut f, chunk).unwrap();
+        super::check_page_headers(&f, 0, chunk.len() as u64)
+    }
+
+    /// Page headers are checked before the crate's page reader trusts them: pages inside the
+    /// chunk, sizes not negative, a format-v2 page's level lengths (which the crate adds as
+    /// `i32`) within its size, no container of booleans (which the crate's skip loops over).
+    #[test]
+    fn page_headers_are_checked_before_the_crate_reads_them() {
+        let mut two = v1_header(4, 4);
+        two.extend_from_slice(&[1, 2, 3, 4]);
+        two.extend(v1_header(4, 4));
+        two.extend_from_slice(&[5, 6, 7, 8]);
+        assert_eq!(headers(&two), Ok(()));
+        // a page past the chunk's end
+        let mut long = v1_header(100, 100);
+        long.extend_from_slice(&[0; 4]);
+        let e = headers(&long).unwrap_err();
+        assert!(
+            e.contains("page 0 (100 bytes at offset 19) runs past"),
+            "{e}"
+        );
+        // a negative compressed size
+        let mut negative = v1_header(4, -1);
+        negative.extend_from_slice(&[0; 4]);
+        let e = headers(&negative).unwrap_err();
+        assert!(
+            e.contains("compressed_page_size (field 3) is negative"),
+            "{e}"
+        );
+        // a v2 page whose level lengths add up past i32
+        let mut v2 = vec![
+            0x15, 0x06, 0x15, 0x14, 0x15, 0x14, 0x5c, 0x15, 0x02, 0x15, 0x00,
+        ];
+        v2.extend_from_slice(&[0x15, 0x02, 0x15, 0x00, 0x15]);
+        v2.extend(zz(i64::from(i32::MAX)));
+        v2.push(0x15);
+        v2.extend(zz(i64::from(i32::MAX)));
+        v2.extend_from_slice(&[0x00, 0x00]);
+        v2.extend_from_slice(&[0; 10]);
+        let e = headers(&v2).unwrap_err();
+        assert!(
+            e.contains("levels of 4294967294 bytes in a page of 10 bytes"),
+            "{e}"
+        );
+        // a list of booleans in a field the crate skips (field 10, after field 3)
+        let mut bools = v1_header(4, 4);
+        let at = bools.len() - 12;
+        bools.splice(at..at, [0x79, 0x21, 0x01, 0x01]);
+        bools.extend_from_slice(&[0; 4]);
+        let e = headers(&bools).unwrap_err();
+        assert!(
+            e.contains("header of page 0 (at offset 0) is malformed"),
+            "{e}"
+        );
+        // a header cut short by the chunk's end
+        let e = headers(&v1_header(4, 4)[..9]).unwrap_err();
+        assert!(e.contains("malformed"), "{e}");
     }
 }

@@ -407,3 +407,53 @@ pub(crate) fn check_struct(bytes: &[u8], part: PageIndexPart) -> Result<(), Stri
     };
     typed_struct(&mut c, fields, 1, &mut |_, _| Ok(()))
 }
+
+/// parquet-format `PageHeader`, as the crate reads it: the sizes and counts it trusts must not
+/// be negative.
+const PAGE_HEADER: &[(i16, Shape)] = &[
+    (1, I32),
+    (2, size32("uncompressed_page_size")),
+    (3, size32("compressed_page_size")),
+    (4, I32),
+    // DataPageHeader
+    (
+        5,
+        Shape::Struct(&[
+            (1, size32("num_values")),
+            (2, I32),
+            (3, I32),
+            (4, I32),
+            (5, STATISTICS),
+        ]),
+    ),
+    // IndexPageHeader
+    (6, EMPTY),
+    // DictionaryPageHeader
+    (
+        7,
+        Shape::Struct(&[(1, size32("num_values")), (2, I32), (3, Shape::Bool)]),
+    ),
+    // DataPageHeaderV2
+    (
+        8,
+        Shape::Struct(&[
+            (1, size32("num_values")),
+            (2, size32("num_nulls")),
+            (3, size32("num_rows")),
+            (4, I32),
+            (5, size32("definition_levels_byte_length")),
+            (6, size32("repetition_levels_byte_length")),
+            (7, Shape::Bool),
+            (8, STATISTICS),
+        ]),
+    ),
+];
+
+/// Check that `bytes` start with a page header the `parquet` crate reads as this walk does
+/// (well-formed, every known field of the format's type, no negative size or count, no
+/// container of booleans); the bytes it takes.
+pub(crate) fn check_page_header(bytes: &[u8]) -> Result<usize, String> {
+    let mut c = Reader::new(bytes, MAX_DEPTH, BoolElements::Refused);
+    typed_struct(&mut c, PAGE_HEADER, 1, &mut |_, _| Ok(()))?;
+    Ok(c.position())
+}

@@ -23,7 +23,9 @@ mod skim;
 /// Deepest nesting of structs and containers skipped.
 const MAX_DEPTH: usize = 32;
 
-pub(crate) use check::{check_counts, check_struct, decode_metadata, PageIndexPart};
+pub(crate) use check::{
+    check_counts, check_page_header, check_struct, decode_metadata, PageIndexPart,
+};
 pub(crate) use skim::Footer;
 
 /// How the scan's footer reader and the `parquet` crate read the same footer bytes.
