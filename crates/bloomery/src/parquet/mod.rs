@@ -162,7 +162,7 @@ pub enum ParquetError {
         /// The file.
         path: PathBuf,
         /// The cause.
-        source: crate::Error,
+        source: crate::error::Error,
     },
 }
 

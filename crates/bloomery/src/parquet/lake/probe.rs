@@ -8,7 +8,7 @@ use crate::parquet::file::FooterFile;
 use crate::parquet::keys::{ColumnType, KeyError};
 use crate::parquet::ParquetError;
 use crate::sets::split_block::MaskedHash;
-use crate::SplitBlockBits;
+use crate::sets::split_block::SplitBlockBits;
 
 use super::{Hits, KeyList, Mode};
 
@@ -150,9 +150,9 @@ impl Probe for SplitBlockBits<'_> {
     }
 }
 
-impl Probe for crate::SplitBlockBloomFilter {
+impl Probe for crate::sets::split_block::SplitBlockBloomFilter {
     fn contains_hash(&self, h: u64) -> bool {
-        crate::SplitBlockBloomFilter::contains_hash(self, h)
+        crate::sets::split_block::SplitBlockBloomFilter::contains_hash(self, h)
     }
 }
 
@@ -196,7 +196,7 @@ pub(super) fn probe_parquet(
     mode: Mode,
     buf: &mut Vec<u8>,
 ) -> Result<Option<(Hits, usize)>, ParquetError> {
-    let bad = |e: crate::Error| pf.filter_err(rg, col, e.to_string());
+    let bad = |e: crate::error::Error| pf.filter_err(rg, col, e.to_string());
     let few = h.single().filter(|t| {
         pf.filter_location(rg, col)
             .and_then(|l| l.length)
