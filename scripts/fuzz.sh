@@ -20,16 +20,6 @@ root=$(pwd)
 seconds=${1:-${FUZZ_SECONDS:-15}}
 shift || true
 all_targets=$(sed -n 's/^name = "\(.*\)"$/\1/p' fuzz/Cargo.toml | grep -v '^bloomery-fuzz$')
-# parquet_index is left out of the default runs: it finds panics inside the parquet crate's
-# own decoding (parquet 60.1 util/bit_util.rs) on rewritten files, which `parquet index` turns
-# into an error for that file (catch_unwind) but a fuzz build aborts on. Name it to run it.
-held_back="parquet_index"
-if [ "$#" -eq 0 ]; then
-  for t in $held_back; do
-    echo "SKIP fuzz target $t (held back from the default runs: see scripts/fuzz.sh)"
-  done
-  all_targets=$(echo "$all_targets" | grep -vx "$held_back")
-fi
 targets=${*:-$all_targets}
 
 skip() {

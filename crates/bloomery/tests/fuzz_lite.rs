@@ -390,13 +390,31 @@ fn encoder_round_trips_and_streamed_writers_equal_the_in_memory_ones() {
     }
 }
 
+thread_local! {
+    /// Panics raised on this thread, caught or not.
+    static PANICS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Count every panic on the thread that raises it, from now on (the previous hook still runs).
+fn count_panics() {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICS.with(|p| p.set(p.get() + 1));
+            previous(info);
+        }));
+    });
+}
+
 /// The miniature of the `fuzz/` target `parquet_index`: seeded mutations of a small Parquet
 /// file with filters (its footer and the bytes before it, where the filters and page index
 /// lie) go to what `parquet index` runs: `build_filters` and `rewrite_with_filters`. Nothing
-/// may panic; a rewrite either succeeds with a file `verify_rewrite` accepts or leaves no
-/// output.
+/// may panic, not even inside the `parquet` crate where `parquet index` would catch it; a
+/// rewrite either succeeds with a file `verify_rewrite` accepts or leaves no output.
 #[test]
 fn parquet_index_mutations_never_panic() {
+    count_panics();
     use bloomery::parquet::{
         build_filters, rewrite_with_filters, verify_rewrite, ParquetFile, Sizing,
     };
@@ -457,6 +475,7 @@ fn parquet_index_mutations_never_panic() {
             Err(_) => panic!("panic on mutant {round}"),
         }
     }
+    assert_eq!(PANICS.with(|p| p.get()), 0, "a panic, caught or not");
     eprintln!("{opened} of 150 mutants opened, {rewritten} rewritten");
     assert!(opened > 10 && rewritten > 0, "{opened} {rewritten}");
 }

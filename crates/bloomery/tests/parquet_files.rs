@@ -627,6 +627,76 @@ fn a_forged_page_index_is_refused_before_a_rewrite_reads_it() {
     assert!(!out.exists());
 }
 
+thread_local! {
+    /// Panics raised on this thread, caught or not.
+    static PANICS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Count every panic on the thread that raises it, from now on (the previous hook still runs).
+fn count_panics() {
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICS.with(|p| p.set(p.get() + 1));
+            previous(info);
+        }));
+    });
+}
+
+/// Files found by the `parquet_index` fuzz target, whose data pages the `parquet` crate's
+/// decoders trusted into a panic (caught by `parquet index`, but a panic): a page of
+/// dictionary indices in a chunk without a dictionary page ("Decoder for dict should have
+/// been set"), refused by the page checks; and a page of plain byte arrays declaring more
+/// values than its bytes hold (a length prefix read past the end, `util/bit_util.rs`), whose
+/// header's compressed size is a 10-byte varint with bits past 64 (the crate drops them), so
+/// that the header check refuses it before the page is read. Each is an error naming the row
+/// group and column, no panic is raised at all, caught or not, and a rewrite fails and writes
+/// nothing. (The page of byte arrays itself is refused by `pages.rs`'s own tests.)
+#[test]
+fn damaged_data_pages_are_refused_before_the_crate_decodes_them() {
+    count_panics();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/parquet");
+    let dir = tempfile::tempdir().unwrap();
+    for (name, why) in [
+        (
+            "index-dictionary-page-missing.parquet",
+            "dictionary-encoded values without a dictionary page",
+        ),
+        (
+            "index-byte-arrays-past-page-end.parquet",
+            "the header of page 0 (at offset 801) is malformed",
+        ),
+    ] {
+        let path = fixtures.join(name);
+        let before = PANICS.with(|p| p.get());
+        let pf = ParquetFile::open(&path).unwrap();
+        let mut refused = Vec::new();
+        for (col, column) in pf.column_paths().iter().enumerate() {
+            let all: Vec<usize> = (0..pf.row_groups()).collect();
+            if let Err(e) = build_filters(&pf, col, &all, 0.01, Sizing::Tight) {
+                refused.push(e.to_string());
+            }
+            let out = dir.path().join(format!("{name}-{col}.out"));
+            if let Err(e) = rewrite_with_filters(&path, &out, column, 0.01) {
+                assert!(!out.exists(), "{name}: a failed rewrite left its output");
+                refused.push(e.to_string());
+            }
+        }
+        assert_eq!(
+            PANICS.with(|p| p.get()),
+            before,
+            "{name}: a panic, caught or not"
+        );
+        assert!(
+            refused
+                .iter()
+                .any(|e| e.contains(why) && e.contains("row group")),
+            "{name}: {refused:#?}"
+        );
+    }
+}
+
 /// Rows per row group of [`wide_file`].
 const WIDE_ROWS: u64 = 6000;
 

@@ -19,6 +19,7 @@ use parquet::file::writer::SerializedFileWriter;
 use super::file::ParquetFile;
 use super::footer::PageIndexPart;
 use super::guarded;
+use super::pages::{check_page_headers, CheckedPages};
 use super::ParquetError;
 use crate::hash::KeyHasher;
 use crate::sets::split_block::SplitBlockBloomFilter;
@@ -169,9 +170,30 @@ fn column_hashes(
     let rows = usize::try_from(rgm.num_rows()).map_err(|_| {
         ParquetError::data(path, format!("row group {rg} has {} rows", rgm.num_rows()))
     })?;
-    let pages =
-        SerializedPageReader::new(Arc::clone(file), rgm.column(col), rows, None).map_err(err)?;
+    let cc = rgm.column(col);
+    // the chunk's page headers, before the crate's page reader trusts their sizes (the
+    // chunk's range was checked by `check_chunk_ranges`; a negative field here is refused)
+    let start = cc.dictionary_page_offset().unwrap_or(cc.data_page_offset());
+    let range = u64::try_from(start)
+        .ok()
+        .zip(u64::try_from(cc.compressed_size()).ok());
+    let checked = match range {
+        Some((start, len)) => check_page_headers(file, start, len),
+        None => Err("the column chunk has a negative offset or size".to_string()),
+    };
+    checked.map_err(|why| {
+        ParquetError::data(
+            path,
+            format!(
+                "row group {rg}, column `{}`: reading values: {why}",
+                pf.column_path(col)
+            ),
+        )
+    })?;
+    let pages = SerializedPageReader::new(Arc::clone(file), cc, rows, None).map_err(err)?;
     let descr = meta.file_metadata().schema_descr().column(col);
+    // every page is checked before the crate's decoders trust its counts
+    let pages = CheckedPages::new(pages, Arc::clone(&descr));
     let reader = get_column_reader(descr, Box::new(pages));
     let hasher = KeyHasher::parquet();
     let mut hashes = Vec::with_capacity(rows);

@@ -16,6 +16,8 @@
 
 use std::fmt;
 
+use super::thrift::{BoolElements, Reader, ThriftError, T_I32, T_STOP, T_STRUCT};
+
 /// Why a filter header could not be read.
 ///
 /// ```
@@ -96,181 +98,35 @@ pub const TYPICAL_MAX_LEN: usize = 32;
 /// Deepest nesting of structs and containers the skipper follows.
 const MAX_DEPTH: usize = 16;
 
-// Thrift compact protocol type ids (shared with the footer reader).
-pub(super) const T_STOP: u8 = 0;
-pub(super) const T_TRUE: u8 = 1;
-pub(super) const T_FALSE: u8 = 2;
-pub(super) const T_BYTE: u8 = 3;
-pub(super) const T_I16: u8 = 4;
-pub(super) const T_I32: u8 = 5;
-pub(super) const T_I64: u8 = 6;
-pub(super) const T_DOUBLE: u8 = 7;
-pub(super) const T_BINARY: u8 = 8;
-pub(super) const T_LIST: u8 = 9;
-pub(super) const T_SET: u8 = 10;
-pub(super) const T_MAP: u8 = 11;
-pub(super) const T_STRUCT: u8 = 12;
-
-struct Cursor<'a> {
-    b: &'a [u8],
-    at: usize,
+impl From<ThriftError> for HeaderError {
+    fn from(e: ThriftError) -> Self {
+        match e {
+            ThriftError::Truncated => HeaderError::Truncated,
+            e => HeaderError::Malformed(e.to_string()),
+        }
+    }
 }
 
-impl Cursor<'_> {
-    fn byte(&mut self) -> Result<u8, HeaderError> {
-        let v = *self.b.get(self.at).ok_or(HeaderError::Truncated)?;
-        self.at += 1;
-        Ok(v)
-    }
-
-    fn skip(&mut self, n: u64) -> Result<(), HeaderError> {
-        let left = (self.b.len() - self.at) as u64;
-        if n > left {
-            return Err(HeaderError::Truncated);
-        }
-        self.at += n as usize;
-        Ok(())
-    }
-
-    /// An unsigned LEB128 varint of at most 10 bytes.
-    fn varint(&mut self) -> Result<u64, HeaderError> {
-        let mut v = 0u64;
-        for i in 0..10 {
-            let b = self.byte()?;
-            if i == 9 && b > 1 {
-                return Err(HeaderError::Malformed("varint overflows 64 bits".into()));
-            }
-            v |= u64::from(b & 0x7f) << (7 * i);
-            if b & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(HeaderError::Malformed("varint longer than 10 bytes".into()))
-    }
-
-    fn zigzag(&mut self) -> Result<i64, HeaderError> {
-        let v = self.varint()?;
-        Ok(((v >> 1) as i64) ^ -((v & 1) as i64))
-    }
-
-    /// The next field header: `None` at the struct's stop byte, else (field id, type).
-    fn field(&mut self, last_id: &mut i16) -> Result<Option<(i16, u8)>, HeaderError> {
-        let b = self.byte()?;
-        let ty = b & 0x0f;
-        if ty == T_STOP {
-            if b != 0 {
-                return Err(HeaderError::Malformed(format!("stop byte {b:#04x}")));
-            }
-            return Ok(None);
-        }
-        let delta = b >> 4;
-        let id = if delta == 0 {
-            let id = self.zigzag()?;
-            i16::try_from(id)
-                .map_err(|_| HeaderError::Malformed(format!("field id {id} out of range")))?
-        } else {
-            last_id
-                .checked_add(i16::from(delta))
-                .ok_or_else(|| HeaderError::Malformed("field id overflows".into()))?
-        };
-        *last_id = id;
-        Ok(Some((id, ty)))
-    }
-
-    /// Skip one value of type `ty`.
-    fn skip_value(&mut self, ty: u8, depth: usize) -> Result<(), HeaderError> {
-        if depth > MAX_DEPTH {
-            return Err(HeaderError::Malformed("nested too deeply".into()));
-        }
-        match ty {
-            T_TRUE | T_FALSE => Ok(()),
-            T_BYTE => self.skip(1),
-            T_I16 | T_I32 | T_I64 => self.varint().map(|_| ()),
-            T_DOUBLE => self.skip(8),
-            T_BINARY => {
-                let n = self.varint()?;
-                self.skip(n)
-            }
-            T_LIST | T_SET => {
-                let h = self.byte()?;
-                let elem = h & 0x0f;
-                let n = match h >> 4 {
-                    15 => self.varint()?,
-                    n => u64::from(n),
-                };
-                self.skip_elements(n, &[elem], depth)
-            }
-            T_MAP => {
-                let n = self.varint()?;
-                if n == 0 {
-                    return Ok(());
-                }
-                let kv = self.byte()?;
-                self.skip_elements(n, &[kv >> 4, kv & 0x0f], depth)
-            }
-            T_STRUCT => self.skip_struct(depth + 1),
-            other => Err(HeaderError::Malformed(format!("unknown type id {other}"))),
-        }
-    }
-
-    fn skip_elements(&mut self, n: u64, types: &[u8], depth: usize) -> Result<(), HeaderError> {
-        // every element takes at least one byte (booleans in containers are one byte each), so
-        // a count beyond the bytes left is malformed: refuse before looping over it
-        if n.saturating_mul(types.len() as u64) > (self.b.len() - self.at) as u64 {
-            return Err(HeaderError::Truncated);
-        }
-        for _ in 0..n {
-            for &t in types {
-                match t {
-                    T_TRUE | T_FALSE => self.skip(1)?,
-                    t => self.skip_value(t, depth + 1)?,
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn skip_struct(&mut self, depth: usize) -> Result<(), HeaderError> {
-        let mut last = 0i16;
-        while let Some((_, ty)) = self.field(&mut last)? {
-            self.skip_value(ty, depth)?;
-        }
-        Ok(())
-    }
-
-    /// A union with one known member: its member's field id (the member struct is skipped).
-    fn union_member(&mut self, what: &str) -> Result<i16, HeaderError> {
-        let mut last = 0i16;
-        let mut member = None;
-        while let Some((id, ty)) = self.field(&mut last)? {
-            if ty != T_STRUCT {
-                return Err(HeaderError::Malformed(format!(
-                    "{what}: member {id} is not a struct"
-                )));
-            }
-            if member.replace(id).is_some() {
-                return Err(HeaderError::Malformed(format!(
-                    "{what}: a union with two members"
-                )));
-            }
-            self.skip_struct(1)?;
-        }
-        member.ok_or_else(|| HeaderError::Malformed(format!("{what}: an empty union")))
-    }
+/// A union with one known member: its member's field id (the member struct is skipped).
+fn union_member(c: &mut Reader<'_>, what: &str) -> Result<i16, HeaderError> {
+    c.union_member().map_err(|e| match e {
+        ThriftError::Truncated => HeaderError::Truncated,
+        e => HeaderError::Malformed(format!("{what}: {e}")),
+    })
 }
 
 /// Read and validate a filter header at the start of `bytes` (which may go on with the
 /// bitset).
 pub fn read_filter_header(bytes: &[u8]) -> Result<FilterHeader, HeaderError> {
-    let mut c = Cursor { b: bytes, at: 0 };
+    let mut c = Reader::new(bytes, MAX_DEPTH, BoolElements::Bytes);
     let mut last = 0i16;
     let (mut num_bytes, mut algorithm, mut hash, mut compression) = (None, None, None, None);
     while let Some((id, ty)) = c.field(&mut last)? {
         match (id, ty) {
             (1, T_I32) => num_bytes = Some(c.zigzag()?),
-            (2, T_STRUCT) => algorithm = Some(c.union_member("algorithm")?),
-            (3, T_STRUCT) => hash = Some(c.union_member("hash")?),
-            (4, T_STRUCT) => compression = Some(c.union_member("compression")?),
+            (2, T_STRUCT) => algorithm = Some(union_member(&mut c, "algorithm")?),
+            (3, T_STRUCT) => hash = Some(union_member(&mut c, "hash")?),
+            (4, T_STRUCT) => compression = Some(union_member(&mut c, "compression")?),
             (1..=4, ty) => {
                 return Err(HeaderError::Malformed(format!(
                     "field {id} has type id {ty}"
@@ -310,7 +166,7 @@ pub fn read_filter_header(bytes: &[u8]) -> Result<FilterHeader, HeaderError> {
     }
     Ok(FilterHeader {
         num_bytes: num_bytes as u32,
-        header_len: c.at,
+        header_len: c.position(),
     })
 }
 

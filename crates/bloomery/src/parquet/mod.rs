@@ -29,7 +29,9 @@ mod footer;
 mod header;
 mod keys;
 mod lake;
+mod pages;
 mod sidecar;
+mod thrift;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
