@@ -102,7 +102,7 @@ fn window_file_add_check_and_info() {
     );
     // two runs of add: the file keeps its place in the stream
     common::add(&f, 0..700);
-    common::add(&f, 700..1500);
+    common::add(&f, 700..3000);
     let v = info_json(&f);
     let w = &v["window"];
     assert_eq!(v["kind"], "window");
@@ -113,8 +113,8 @@ fn window_file_add_check_and_info() {
         w["generation"].as_u64().unwrap(),
     );
     assert!(l * g >= 1000);
-    assert_eq!(w["position_in_generation"], 1500 % g);
-    assert_eq!(w["generations_ended"], 1500 / g);
+    assert_eq!(w["position_in_generation"], 3000 % g);
+    assert_eq!(w["generations_ended"], 3000 / g);
     assert_eq!(w["slack"], (k + l) * g - 1 - 1000);
     assert_eq!(
         w["slice_fill_newest_first"].as_array().unwrap().len() as u64,
@@ -129,12 +129,12 @@ fn window_file_add_check_and_info() {
     let out = bloomery()
         .arg("check")
         .arg(&f)
-        .write_stdin(lines(500..1500))
+        .write_stdin(lines(2000..3000))
         .output()
         .unwrap();
     assert_eq!(stdout_lines(&out).len(), 1000);
     // keys followed by window + slack insertions answer as never-inserted keys
-    let gone = 1500 - 1000 - w["slack"].as_u64().unwrap();
+    let gone = 3000 - 1000 - w["slack"].as_u64().unwrap();
     let out = bloomery()
         .arg("check")
         .arg(&f)
@@ -199,4 +199,46 @@ fn dedup_window_refuses_other_kinds_and_files() {
         );
         assert_eq!(stdout_lines(&out), want);
     }
+}
+
+/// The figure after "`label`" in a summary line, digits and thousands separators only.
+fn figure_before(text: &str, label: &str) -> u64 {
+    let at = text
+        .find(label)
+        .unwrap_or_else(|| panic!("{label:?} missing from {text}"));
+    let digits: String = text[..at]
+        .trim_end()
+        .chars()
+        .rev()
+        .take_while(|c| c.is_ascii_digit() || *c == ',' || *c == '_')
+        .filter(char::is_ascii_digit)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    digits.parse().unwrap()
+}
+
+#[test]
+fn dedup_window_summary_counts_the_lines_printed() {
+    let input = stream(5000, 150);
+    let out = bloomery()
+        .args(["dedup", "--window", "200", "-p", "0.01"])
+        .write_stdin(common::key_lines(&input))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let printed = stdout_lines(&out).len() as u64;
+    let err = String::from_utf8_lossy(&out.stderr);
+    // every line enters the window, but only the printed ones were new to it
+    assert!(printed < 5000 / 2, "{printed}");
+    assert!(printed > 0);
+    assert_eq!(figure_before(&err, " printed"), printed, "{err}");
+    assert_eq!(
+        figure_before(&err, " lines new to the window"),
+        printed,
+        "{err}"
+    );
+    assert_eq!(figure_before(&err, " dropped"), 5000 - printed, "{err}");
+    assert!(err.contains("window of the last 200"), "{err}");
 }

@@ -21,6 +21,7 @@ use crate::kind::{for_each_kind, Capabilities, Kind};
 #[cfg(feature = "parquet")]
 use crate::parquet::ParquetSidecar;
 use crate::CountMinSketch32;
+use crate::TimeWindowFilter;
 use crate::{
     AttenuatedBloomFilter, BloomierFilter, BreadthBloomFilter, CuckooFilter, DepthBloomFilter,
     TDigest, TopK, XorFilter,
