@@ -17,9 +17,20 @@ use crate::num::{bytes, count, group, rate};
 use crate::output::note;
 
 pub fn run(mut a: DedupArgs) -> Result<u8> {
-    if let Some(n) = a.window {
-        a.kind = crate::cli::KindArg::WINDOW;
-        a.capacity = n;
+    use crate::cmd::time_window::WindowArg;
+    match a.window {
+        Some(WindowArg::Millis(ms)) => return crate::cmd::time_window::dedup(&a, ms),
+        Some(WindowArg::Count(n)) => {
+            if a.capacity.is_some() {
+                anyhow::bail!("-n does not apply to a count --window (the window is N)");
+            }
+            a.kind = crate::cli::KindArg::WINDOW;
+            a.capacity = Some(n);
+        }
+        None => {}
+    }
+    if a.time_field.is_some() {
+        anyhow::bail!("--time-field needs a time --window (10m, 30s, 2h, ...)");
     }
     let windowed = a.kind.kind() == bloomery::Kind::Window;
     if !a.kind.kind().is_set() {
@@ -53,7 +64,7 @@ pub fn run(mut a: DedupArgs) -> Result<u8> {
             build(
                 a.kind.kind(),
                 &Sizing {
-                    capacity: Some(a.capacity),
+                    capacity: Some(a.capacity.unwrap_or(1_000_000)),
                     fpr: Some(a.fpr),
                     seed: a.seed,
                     layers: a.layers,

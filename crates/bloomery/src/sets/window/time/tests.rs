@@ -208,7 +208,7 @@ fn steady_stream_of_a_hundred_windows_keeps_the_target() {
             f.insert_at(&key, tick);
             key += 1;
         }
-        if tick > window && tick % 97 == 0 {
+        if tick > window && tick.is_multiple_of(97) {
             max_model = max_model.max(f.current_fpr(tick));
             fp += false_positives(&f, &mut rng, 400, tick);
             q += 400;
@@ -247,7 +247,7 @@ fn memory_follows_the_rate_and_the_target_holds_once_it_settles() {
     for (per, every, windows) in phases {
         let start = tick;
         while tick < start + windows * window {
-            if tick % every == 0 {
+            if tick.is_multiple_of(every) {
                 for _ in 0..per {
                     f.insert_at(&key, tick);
                     recent.push_back((key, tick));
@@ -257,7 +257,7 @@ fn memory_follows_the_rate_and_the_target_holds_once_it_settles() {
             while recent.front().is_some_and(|&(_, t)| tick - t > window) {
                 recent.pop_front();
             }
-            if tick >= start + 2 * window && tick % 53 == 0 {
+            if tick >= start + 2 * window && tick.is_multiple_of(53) {
                 let model = f.current_fpr(tick);
                 assert!(model <= p, "model {model} at {tick}");
                 fp += false_positives(&f, &mut rng, 200, tick);
