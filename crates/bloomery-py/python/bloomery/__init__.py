@@ -23,8 +23,10 @@ from bloomery._native import (
     FullError,
     ScalableBloomFilter,
     TDigest,
+    TimeWindowFilter,
     TopK,
     UrlFilter,
+    WindowFilter,
     XorFilter,
     __version__,
     load,
@@ -49,4 +51,6 @@ __all__ = [
     "load",
     "max_memory",
     "set_max_memory",
+    "TimeWindowFilter",
+    "WindowFilter",
 ]
