@@ -106,6 +106,7 @@ fn families() -> &'static [(usize, Family)] {
     ALL.get_or_init(|| {
         let mut all = crate::types::families();
         all.extend(crate::moved::families());
+        all.extend(crate::wbf::families());
         all.into_iter()
             .map(|f| (*f.ty.raw_type.borrow() as usize, f))
             .collect()

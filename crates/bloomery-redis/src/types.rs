@@ -403,7 +403,7 @@ impl<T: Structure> Slot<T> {
     }
 }
 
-const fn methods<T: Structure>() -> raw::RedisModuleTypeMethods {
+pub(crate) const fn methods<T: Structure>() -> raw::RedisModuleTypeMethods {
     raw::RedisModuleTypeMethods {
         version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
         rdb_load: Some(rdb_load::<T>),
@@ -638,7 +638,7 @@ unsafe extern "C" fn free<T: Structure>(value: *mut c_void) {
     }
 }
 
-unsafe extern "C" fn mem_usage<T: Structure>(value: *const c_void) -> usize {
+pub(crate) unsafe extern "C" fn mem_usage<T: Structure>(value: *const c_void) -> usize {
     // SAFETY: Redis passes a value of this type.
     unsafe { slot::<T>(value) }.mem_usage()
 }
