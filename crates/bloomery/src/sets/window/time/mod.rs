@@ -39,7 +39,8 @@ use slices::Slice;
 ///
 /// Promises:
 /// - **no false negative** for a key inserted at most `window` ticks before `now` (unless the
-///   memory limit forced slices out early: [`forgotten_early`](Self::forgotten_early));
+///   memory limit, or the most slices a ring holds, 65 536, forced slices out early:
+///   [`forgotten_early`](Self::forgotten_early));
 /// - a key inserted more than `window + slack()` ticks before `now` answers true only as a
 ///   key never inserted ([`slack`](Self::slack) is `k` periods);
 /// - the rate is at most the target while the ring holds at most
@@ -290,7 +291,8 @@ impl TimeWindowFilter {
     }
 
     /// Slices retired while their items were still inside the window, because a new slice
-    /// would have exceeded the memory limit (0 unless the rate outgrew the limit).
+    /// would have exceeded the memory limit or the ring's 65 536 slices (0 unless the rate
+    /// outgrew them).
     pub fn forgotten_early(&self) -> u64 {
         self.forgotten_early
     }

@@ -1,6 +1,6 @@
 //! The time window's ring: one slice, and how the ring grows, ages and retires slices.
 
-use super::{TimeWindowFilter, MAX_SCALE};
+use super::{TimeWindowFilter, MAX_SCALE, MAX_SLICES};
 use crate::error::Result;
 use crate::hash::Hashed;
 use crate::store::{self, Words};
@@ -157,6 +157,14 @@ impl TimeWindowFilter {
                 old
             }
         };
+        // a ring never holds more slices than a file may declare
+        while self.ring.len() >= MAX_SLICES {
+            if let Some(old) = self.ring.pop_back() {
+                if !old.expired(at, self.window) && old.load > 0 {
+                    self.forgotten_early += 1;
+                }
+            }
+        }
         self.ring.push_front(s);
         self.generation_start = at;
         self.expire(at);
