@@ -168,7 +168,7 @@ section_redisbloom() {
     run "N=10000 ROUNDS=1 python3 scripts/compare-redisbloom.py"
     return
   fi
-  run "N=500000 ROUNDS=5 python3 scripts/compare-redisbloom.py"
+  run "N=300000 ROUNDS=5 python3 scripts/compare-redisbloom.py"
 }
 
 section_python() {

@@ -1,24 +1,108 @@
 #!/usr/bin/env python3
-"""Report import cycles between the top-level modules of each crate.
+"""Check the import graph between the top-level modules of each crate.
 
 A top-level module is a file `src/<m>.rs` or a folder `src/<m>/` of a crate. An edge m -> n is
-a `use crate::n...` (or `crate::Name` that the crate root re-exports from n) in any file of m.
-Prints every strongly connected group of more than one module, per crate; exits 1 if any.
-Usage: scripts/check-imports.py [crate dirs...]   (default: crates/*)
+a path `crate::n...` in any file of m, or a path through the crate root's re-exports
+(`crate::Name`, or `crate::facade::Name` where `facade` is a module written inline in lib.rs
+that only re-exports) resolved to the module that defines `Name`. Test code (`#[cfg(test)]`
+items and the files of `#[cfg(test)] mod x;`) is left out: tests may use any layer, as
+dev-dependencies may.
+
+Two checks, per crate:
+- cycles: every strongly connected group of more than one module is printed;
+- paths through the root: a module that names an item by its re-export (`crate::Name`,
+  `crate::facade::Name`) instead of its defining module is printed (it hides the real edge).
+Exits 1 if either finds anything outside the exempted crates.
+
+Usage: scripts/check-imports.py [--exempt CRATE_DIR]... [--why] [crate dirs...]
+  (default: crates/* and benches)
+  --exempt DIR   report DIR's findings but do not fail on them
+  --why          print, for each edge of a cycle, the lines that make it
 """
 import glob
 import os
 import re
 import sys
 
+PATH = re.compile(r"\bcrate::((?:\w+::)*)(\w+|\{)")
 USE = re.compile(r"\buse\s+crate::(\{.*?\}|[^;]*);", re.S)
-ROOT_USE = re.compile(r"^\s*pub(?:\([a-z]+\))?\s+use\s+([^;]*);", re.S | re.M)
-PATH = re.compile(r"\bcrate::(\w+)")
+ROOT_USE = re.compile(r"(?m)^\s*pub(?:\([a-z]+\))?\s+use\s+([^;]*);")
+INLINE_MOD = re.compile(r"(?m)^\s*pub\s+mod\s+(\w+)\s*\{")
+# `#[cfg(test)]`, `#[cfg(all(test, feature = ".."))]`: test-only (not `not(test)`, not `any(..)`).
+TEST_ATTR = r"#\[cfg\((?:test|all\((?:[^()\]]|\([^()]*\))*?(?<!not\()\btest\b(?:[^()\]]|\([^()]*\))*\))\)\]"
+CFG_TEST = re.compile(TEST_ATTR + r"\s*(?:#\[[^\]]*\]\s*)*")
+TEST_MOD_DECL = re.compile(TEST_ATTR + r"\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([a-z]+\))?\s+)?mod\s+(\w+)\s*;")
 
 
-def strip_comments(text):
-    text = re.sub(r"/\*.*?\*/", "", text, flags=re.S)
-    return re.sub(r"//[^\n]*", "", text)
+def strip_comments_and_literals(text):
+    """Comments, strings and char literals out, so that braces and `crate::` in them do not count."""
+    out, i, n = [], 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j < 0 else j
+        elif text.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < n and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+        elif c == "r" and re.match(r'r#*"', text[i:i + 10]) and not (i and (text[i - 1].isalnum() or text[i - 1] == "_")):
+            m = re.match(r'r(#*)"', text[i:])
+            end = '"' + m.group(1)
+            j = text.find(end, i + len(m.group(0)))
+            out.append('""')
+            i = n if j < 0 else j + len(end)
+        elif c == '"':
+            i += 1
+            while i < n and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            out.append('""')
+            i += 1
+        elif c == "'":
+            m = re.match(r"'(?:\\(?:u\{[0-9a-fA-F]+\}|x[0-9a-fA-F]{2}|.)|[^\\'])'", text[i:])
+            if m:
+                out.append("' '")
+                i += len(m.group(0))
+            else:
+                out.append(c)
+                i += 1
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def item_end(text, start):
+    """End of the item that begins at `start`: its `;` or its matching `}`."""
+    depth, i = 0, start
+    while i < len(text):
+        c = text[i]
+        if c == ";" and depth == 0:
+            return i + 1
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return len(text)
+
+
+def strip_test_items(text):
+    out, pos = [], 0
+    for m in CFG_TEST.finditer(text):
+        if m.start() < pos:
+            continue
+        out.append(text[pos:m.start()])
+        pos = item_end(text, m.end())
+    out.append(text[pos:])
+    return "".join(out)
 
 
 def split_top(s):
@@ -36,58 +120,124 @@ def split_top(s):
     return out
 
 
-def heads(tree):
-    """First path segments of a use tree (`a::b`, `{a, b::c}`, `self`)."""
+def use_paths(tree, prefix=()):
+    """Every full path of a use tree: `a::{b, c::d}` -> (a, b), (a, c, d)."""
     tree = tree.strip()
+    if not tree:
+        return []
     if tree.startswith("{"):
-        return [h for part in split_top(tree[1:-1]) for h in heads(part)]
-    m = re.match(r"(\w+)", tree)
-    return [m.group(1)] if m else []
+        return [p for part in split_top(tree[1:-1]) for p in use_paths(part, prefix)]
+    tree = re.sub(r"\s+as\s+\w+$", "", tree)
+    m = re.match(r"(\w+|\*)\s*(::\s*)?(.*)$", tree, re.S)
+    if not m:
+        return []
+    head, rest = m.group(1), m.group(3)
+    if m.group(2) and rest:
+        return use_paths(rest, prefix + (head,))
+    return [prefix + (head,)]
 
 
-def root_reexports(lib_text, modules):
-    """Name re-exported at the crate root -> the top-level module it comes from."""
-    out = {}
-    for m in ROOT_USE.finditer(lib_text):
-        tree = m.group(1).replace("crate::", "").strip()
-        first = heads(tree)
-        if not first or first[0] not in modules:
-            continue
-        for name in re.findall(r"(\w+)\s*(?:,|\}|$)", tree):
-            out.setdefault(name, first[0])
-        for name in re.findall(r"\bas\s+(\w+)", tree):
-            out[name] = first[0]
-    return out
+def root_names(lib_text, modules):
+    """Re-exports of the crate root and of its inline facade modules.
+
+    Returns {name: module} for `crate::Name` and {facade: {name: module}} for
+    `crate::facade::Name` (a glob re-export maps the facade's every name to its module, "*").
+    """
+    def exports(text):
+        out = {}
+        for m in ROOT_USE.finditer(text):
+            tree = m.group(1).replace("crate::", "")
+            for path in use_paths(tree):
+                if path[0] not in modules:
+                    continue
+                alias = re.findall(r"\b" + re.escape(path[-1]) + r"\s+as\s+(\w+)", tree)
+                out[alias[0] if alias else path[-1]] = path[0]
+        return out
+
+    facades, spans = {}, []
+    for m in INLINE_MOD.finditer(lib_text):
+        end = item_end(lib_text, m.end() - 1)
+        facades[m.group(1)] = exports(lib_text[m.end():end])
+        spans.append((m.start(), end))
+    top = lib_text
+    for a, b in reversed(spans):
+        top = top[:a] + top[b:]
+    return exports(top), facades
 
 
-def crate_graph(src):
+def module_files(src):
     modules = {}
     for entry in sorted(os.listdir(src)):
         path = os.path.join(src, entry)
         if entry in ("lib.rs", "main.rs"):
             continue
         if entry.endswith(".rs"):
-            modules[entry[:-3]] = [path]
+            modules.setdefault(entry[:-3], []).append(path)
         elif os.path.isdir(path):
             files = glob.glob(os.path.join(path, "**", "*.rs"), recursive=True)
-            modules.setdefault(entry, []).extend(files)
+            modules.setdefault(entry, []).extend(sorted(files))
+    return modules
+
+
+def test_files(files):
+    """Files declared `#[cfg(test)] mod x;` by another file of the list."""
+    out = set()
+    for f in files:
+        text = strip_comments_and_literals(open(f, encoding="utf-8").read())
+        base = os.path.dirname(f)
+        stem = os.path.basename(f)[:-3]
+        if stem not in ("mod", "lib", "main"):
+            base = os.path.join(base, stem)
+        for name in TEST_MOD_DECL.findall(text):
+            out.add(os.path.join(base, name + ".rs"))
+            out.add(os.path.join(base, name, "mod.rs"))
+    return out
+
+
+def crate_graph(src):
+    """(graph, why, root_paths): edges, the lines behind each edge, paths through the root."""
+    modules = module_files(src)
     lib = os.path.join(src, "lib.rs")
     if not os.path.exists(lib):
         lib = os.path.join(src, "main.rs")
-    reexp = root_reexports(strip_comments(open(lib).read()), modules) if os.path.exists(lib) else {}
+    lib_text = strip_comments_and_literals(open(lib).read()) if os.path.exists(lib) else ""
+    root, facades = root_names(lib_text, modules)
     graph = {m: set() for m in modules}
+    why = {}
+    root_paths = []
     for m, files in modules.items():
+        tests = test_files(files)
         for f in files:
-            text = strip_comments(open(f, encoding="utf-8").read())
-            names = set()
+            if f in tests:
+                continue
+            text = strip_test_items(strip_comments_and_literals(open(f, encoding="utf-8").read()))
+            # A `use crate::{a::x, b::y}` group counts each of its paths.
+            paths = []
             for u in USE.finditer(text):
-                names.update(heads(u.group(1)))
-            names.update(PATH.findall(text))
-            for n in names:
-                target = n if n in modules else reexp.get(n)
+                line = text.count("\n", 0, u.start()) + 1
+                paths += [(p, line) for p in use_paths(u.group(1))]
+            for p in PATH.finditer(text):
+                segs = tuple(s for s in p.group(1).split("::") if s) + (p.group(2),)
+                if segs[-1] == "{":
+                    segs = segs[:-1]
+                if segs:
+                    paths.append((segs, text.count("\n", 0, p.start()) + 1))
+            for segs, line in paths:
+                target, via_root = None, False
+                if segs[0] in modules:
+                    target = segs[0]
+                elif segs[0] in facades and len(segs) > 1:
+                    target = facades[segs[0]].get(segs[1])
+                    via_root = True
+                elif segs[0] in root:
+                    target = root[segs[0]]
+                    via_root = True
+                if via_root and target:
+                    root_paths.append(f"{f}:{line}: crate::{'::'.join(segs)}")
                 if target and target != m:
                     graph[m].add(target)
-    return graph
+                    why.setdefault((m, target), set()).add(f"{f}:{line}")
+    return graph, why, sorted(set(root_paths))
 
 
 def cycles(graph):
@@ -123,22 +273,48 @@ def cycles(graph):
     return out
 
 
-def main():
-    crates = sys.argv[1:] or sorted(glob.glob("crates/*")) + ["benches"]
-    found = False
+def main(argv):
+    exempt, crates, show_why = set(), [], False
+    i = 0
+    while i < len(argv):
+        if argv[i] == "--exempt":
+            exempt.add(os.path.normpath(argv[i + 1]))
+            i += 2
+        elif argv[i] == "--why":
+            show_why = True
+            i += 1
+        else:
+            crates.append(argv[i])
+            i += 1
+    crates = crates or sorted(glob.glob("crates/*")) + ["benches"]
+    failed = False
     for c in crates:
         src = os.path.join(c, "src")
         if not os.path.isdir(src):
             continue
-        graph = crate_graph(src)
+        graph, why, root_paths = crate_graph(src)
+        found = False
         for comp in cycles(graph):
             found = True
             edges = [f"{a} -> {b}" for a in comp for b in sorted(graph[a]) if b in comp]
             print(f"{c}: cycle among {', '.join(comp)}: {'; '.join(edges)}")
-    if not found:
-        print("no import cycles between top-level modules")
-    return 1 if found else 0
+            if show_why:
+                for a in comp:
+                    for b in sorted(graph[a]):
+                        if b in comp:
+                            print(f"  {a} -> {b}: {', '.join(sorted(why[(a, b)]))}")
+        for p in root_paths:
+            found = True
+            print(f"{c}: through the crate root, not the defining module: {p}")
+        if found and os.path.normpath(c) in exempt:
+            print(f"{c}: exempted (--exempt): reported, not failed")
+        elif found:
+            failed = True
+    if not failed:
+        print("no import cycles between top-level modules, no paths through the crate root"
+              + (f" (exempted: {', '.join(sorted(exempt))})" if exempt else ""))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

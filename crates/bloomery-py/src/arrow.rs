@@ -19,7 +19,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::ffi;
 use pyo3::prelude::*;
 
-use crate::keys::{arena_keys, push_i64, push_u64, RawKey};
+use crate::raw::{arena_keys, push_i64, push_u64, RawKey};
 
 /// Keys handed out per chunk: Arrow keys are views into the array's own buffers, so a chunk
 /// costs 16 bytes a key; 4096 keys (64 KiB) stay in the L1/L2 caches next to the filter's

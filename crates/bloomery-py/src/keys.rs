@@ -31,6 +31,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PyString, PyTuple, PyType};
 
 use crate::arrow::{ArrowKeys, PyFail};
+use crate::raw::{arena_keys, push_i64, push_u64, RawKey};
 
 #[cfg(not(windows))]
 extern "C" {
@@ -93,31 +94,6 @@ fn int_text(i: &Bound<'_, PyAny>, buf: &mut Vec<u8>) -> PyResult<()> {
         buf.extend_from_slice(s.to_cow()?.as_bytes());
     }
     Ok(())
-}
-
-/// Append the decimal digits of `v`.
-#[inline]
-pub fn push_u64(mut v: u64, buf: &mut Vec<u8>) {
-    let mut tmp = [0u8; 20];
-    let mut i = tmp.len();
-    loop {
-        i -= 1;
-        tmp[i] = b'0' + (v % 10) as u8;
-        v /= 10;
-        if v == 0 {
-            break;
-        }
-    }
-    buf.extend_from_slice(&tmp[i..]);
-}
-
-/// Append the decimal text of `v` (a leading `-` when negative).
-#[inline]
-pub fn push_i64(v: i64, buf: &mut Vec<u8>) {
-    if v < 0 {
-        buf.push(b'-');
-    }
-    push_u64(v.unsigned_abs(), buf);
 }
 
 fn type_error(obj: &Bound<'_, PyAny>) -> PyErr {
@@ -224,36 +200,6 @@ pub fn one<'a>(obj: &'a Bound<'_, PyAny>) -> PyResult<OneKey<'a>> {
     let mut buf = Vec::new();
     let found = key_bytes(obj, &mut buf)?;
     Ok(OneKey { found, buf })
-}
-
-/// A key located in memory that a [`Batch`] keeps alive and unchanged.
-#[derive(Clone, Copy, Debug)]
-pub struct RawKey {
-    ptr: *const u8,
-    len: usize,
-}
-
-impl RawKey {
-    pub fn new(b: &[u8]) -> Self {
-        Self {
-            ptr: b.as_ptr(),
-            len: b.len(),
-        }
-    }
-
-    #[inline(always)]
-    pub fn bytes(&self) -> &[u8] {
-        // SAFETY: a RawKey only exists inside a Batch (or a chunk it hands out), which keeps
-        // the memory it points to alive and unchanged for as long as the keys are used.
-        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
-    }
-}
-
-impl bloomery::Key for RawKey {
-    #[inline(always)]
-    fn with_bytes<R>(&self, f: impl FnOnce(&[u8]) -> R) -> R {
-        f(self.bytes())
-    }
 }
 
 /// The element type of a fixed-width NumPy array.
@@ -772,15 +718,6 @@ fn fixed_chunks(
         start = end;
     }
     Ok(())
-}
-
-/// Keys for consecutive arena entries ending at `ends`.
-pub fn arena_keys(arena: &[u8], ends: &[usize], keys: &mut Vec<RawKey>) {
-    let mut s = 0;
-    for &e in ends {
-        keys.push(RawKey::new(&arena[s..e]));
-        s = e;
-    }
 }
 
 /// `numpy.ndarray`, when NumPy has been imported by the program (a NumPy array cannot exist

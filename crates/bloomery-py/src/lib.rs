@@ -18,6 +18,7 @@ mod keys;
 mod lock;
 mod par;
 mod quantiles;
+mod raw;
 mod sets;
 mod sketches;
 mod typed;

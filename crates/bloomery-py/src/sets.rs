@@ -14,9 +14,10 @@ use pyo3::types::{PyBytes, PyDict, PyType};
 use crate::arrow::views_in;
 use crate::common::{count_arg, hasher, human_bytes, read_only_error};
 use crate::errors::{to_py_key, FormatError, IntoPy};
-use crate::keys::{self, Batch, BoolsOut, Hashes, RawKey};
+use crate::keys::{self, Batch, BoolsOut, Hashes};
 use crate::lock::{write_read_detached, Shared};
 use crate::par::for_parts;
+use crate::raw::RawKey;
 
 /// What every set class holds: the filter behind its lock, and whether it was opened
 /// read-only (a memory map).

@@ -83,7 +83,7 @@ typed_class!(
         /// added each time). See BloomFilter.add_many for what `keys` may be.
         #[pyo3(signature = (keys, count = 1))]
         fn incr_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>, count: u64) -> PyResult<()> {
-            let h = *bloomery::Count::key_hasher(&*self.f.read(py));
+            let h = *bloomery::Count::hasher(&*self.f.read(py));
             let hashes = Hashes::new(keys, h)?;
             let g = self.f.write_detached(py);
             py.detach(|| {
@@ -125,7 +125,7 @@ typed_class!(
         /// Estimated counts of many keys with the GIL released: a NumPy uint64 array (a list
         /// without NumPy).
         fn query_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-            let h = *bloomery::Count::key_hasher(&*self.f.read(py));
+            let h = *bloomery::Count::hasher(&*self.f.read(py));
             let hashes = Hashes::new(keys, h)?;
             let g = self.f.read_detached(py);
             let out = py.detach(|| {

@@ -140,7 +140,7 @@ pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             .iter()
             .map(|&(item, inc)| {
                 // hash once: the update and the count read the same cells
-                let h = s.key_hasher().hash(item);
+                let h = s.hasher().hash(item);
                 match s.insert_many_hashed(h, inc) {
                     c if c >= u64::from(u32::MAX) => RedisValue::StaticError(INCRBY_OVERFLOW),
                     c => count(c),

@@ -497,7 +497,7 @@ impl Case for CountMinSketch32 {
         timed("CMS.INCRBY", || {
             for k in keys(500, 8) {
                 if self.total() < limits::CMS_MAX_TOTAL - 10 {
-                    let h = self.key_hasher().hash(k.as_slice());
+                    let h = self.hasher().hash(k.as_slice());
                     let _ = self.try_insert_many_hashed(h, 3);
                     self.insert_many_hashed(h, 3);
                 }

@@ -53,7 +53,7 @@ impl Counters {
     /// `len` zero counters of `width` bits; refused if the words exceed `limit` bytes.
     pub fn zeroed(len: u64, width: u32, limit: u64) -> Result<Self> {
         check_width(width)?;
-        let words = words_needed(len, width).ok_or(crate::Error::TooLarge {
+        let words = words_needed(len, width).ok_or(crate::error::Error::TooLarge {
             requested: u64::MAX,
             limit,
         })?;
@@ -504,7 +504,7 @@ mod tests {
         assert!(Counters::zeroed(10, 33, u64::MAX).is_err());
         assert!(matches!(
             Counters::zeroed(u64::MAX, 32, 1 << 20),
-            Err(crate::Error::TooLarge { .. })
+            Err(crate::error::Error::TooLarge { .. })
         ));
         let w = Words::zeroed(2, u64::MAX).unwrap();
         assert!(Counters::from_words(w.clone(), 10, 4).is_err()); // needs 1 word

@@ -1,18 +1,18 @@
 //! What a structure provides to be held at run time: [`SetKind`] for the kinds
-//! [`AnyFilter`](crate::AnyFilter) holds, [`CounterKind`] for those of
-//! [`AnyCounter`](crate::AnyCounter). Each structure implements its trait in its own module;
-//! the run-time types in `any/` dispatch to it, for every kind listed in
-//! [`for_each_kind!`](crate::kind::for_each_kind).
+//! [`AnyFilter`](crate::AnyFilter) holds, [`OtherKind`] for those loaded through their own
+//! types (the counting kinds' `CounterKind` is in `multisets/`, beside them). Each structure
+//! implements its trait in its own module; the run-time types in `any/` dispatch to it, for
+//! every kind listed in [`for_each_kind!`](crate::kind::for_each_kind). This module is part of
+//! the core: it names no structure.
 //!
 //! Operations a kind lacks keep the default (an [`Error::Unsupported`] naming the operation);
 //! its [`Capabilities`] say which it offers, and a test checks the two agree for every kind.
 
 use crate::error::{Error, Result};
-use crate::filter::{Merge, RemoveError};
+use crate::filter::Merge;
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::Persist;
 use crate::kind::{Capabilities, Capability, Kind};
-use crate::sets::classic::BloomFilter;
 
 /// The error of an operation `kind` does not offer.
 pub(crate) fn unsupported(kind: Kind, cap: Capability) -> Error {
@@ -78,10 +78,9 @@ impl SetStats {
         }
     }
 
-    /// The figures of a classic filter (a rate that follows from the fill alone) whose
-    /// `ones` bits set are already counted.
-    pub fn of_ones(f: &crate::sets::classic::BloomFilter, ones: u64) -> Self {
-        use crate::filter::Stats;
+    /// The figures of a filter whose rate follows from its fill alone (a classic filter),
+    /// its `ones` bits set already counted.
+    pub fn of_ones<S: crate::filter::Stats>(f: &S, ones: u64) -> Self {
         let (bits, k) = (f.bit_len(), f.hash_count());
         Self {
             bits,
@@ -177,128 +176,8 @@ pub(crate) trait SetKind: Persist + Merge + Clone + std::fmt::Debug + PartialEq 
     }
 }
 
-/// The target (when sized by a rate) and current false-positive rates of `f`.
-pub(crate) fn rates(f: &impl crate::filter::Stats) -> (Option<f64>, Option<f64>) {
-    let target = f.target_fpr();
-    ((target > 0.0).then_some(target), Some(f.current_fpr()))
-}
-
-/// Kind-specific state of a counting-family structure (what `bloomery info` prints).
-///
-/// ```
-/// # fn main() -> bloomery::Result<()> {
-/// use bloomery::{AnyCounter, CountingBloomFilter, Filter};
-///
-/// let mut f = CountingBloomFilter::try_new(1000, 0.01)?;
-/// f.insert("a");
-/// let info = AnyCounter::from(f).info();
-/// assert_eq!(info.kind, "counting");
-/// assert_eq!(info.items, 1);
-/// assert!(info.removable);
-/// # Ok(()) }
-/// ```
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct CounterInfo {
-    /// Kind name.
-    pub kind: &'static str,
-    /// Inserts so far (minus removals for the kinds that delete).
-    pub items: u64,
-    /// Bytes of the file format.
-    pub bytes: u64,
-    /// Bits per item (file bits / items; 0 when empty).
-    pub bits_per_item: f64,
-    /// Capacity it was sized for (0 if unknown or not applicable).
-    pub capacity: u64,
-    /// Whether removal is possible.
-    pub removable: bool,
-    /// Counting, dlcbf, spectral, cms: counters at their maximum value.
-    pub saturated_counters: Option<u64>,
-    /// Counting, spectral: bits per counter; dlcbf: bits per cell counter.
-    pub counter_bits: Option<u32>,
-    /// Counting, spectral, ibf, scbf: hash functions (per group for scbf).
-    pub hashes: Option<u32>,
-    /// Counting, spectral: counters; ibf, scbf: bits; dlcbf: bits of the table.
-    pub size: Option<u64>,
-    /// Iterative: distinctness rate (distinct inputs / all inputs).
-    pub distinctness: Option<f64>,
-    /// Iterative: whether counting stopped (repeat cap reached).
-    pub counting_stopped: Option<bool>,
-    /// Iterative: repeats counted so far.
-    pub repeats_counted: Option<u64>,
-    /// Space-code: groups.
-    pub groups: Option<u32>,
-    /// Count-min: width.
-    pub width: Option<u64>,
-    /// Count-min: depth.
-    pub depth: Option<u32>,
-    /// Count-min: conservative update.
-    pub conservative: Option<bool>,
-    /// Spectral: method name (`ms`, `mi`, `rm`).
-    pub method: Option<&'static str>,
-    /// dlcbf: occupied cells.
-    pub occupied_cells: Option<u64>,
-    /// Counting, blocked counting, ibf, scbf: the false-positive rate asked for at sizing
-    /// (`None` when the shape was given).
-    pub target_fpr: Option<f64>,
-    /// Counting, blocked counting, ibf, scbf: this structure's own false-positive rate now,
-    /// from its contents ([`Stats::current_fpr`](crate::Stats::current_fpr)).
-    pub current_fpr: Option<f64>,
-}
-
-/// A counting structure held by [`AnyCounter`](crate::AnyCounter).
-pub(crate) trait CounterKind: Persist + Clone + std::fmt::Debug {
-    /// What this kind offers.
-    const CAPABILITIES: Capabilities;
-
-    /// The hasher keys go through.
-    fn hasher(&self) -> &KeyHasher;
-    /// Inserts so far (minus removals where deletion exists).
-    fn len(&self) -> u64;
-    /// Add one occurrence of a pre-hashed key (only a full structure fails, nothing changed).
-    fn insert_hashed(&mut self, h: Hashed) -> Result<()>;
-    /// Estimated count of a pre-hashed key.
-    fn count_hashed(&self, h: Hashed) -> u64;
-    /// Hint the CPU to fetch what an insert, count or remove of the key will read.
-    fn prefetch_hashed(&self, _h: Hashed) {}
-    /// Why this instance cannot delete, or `None` when it can.
-    fn remove_unsupported(&self) -> Option<RemoveError> {
-        Some(RemoveError::Unsupported(
-            "this structure has no deletion without false negatives",
-        ))
-    }
-    /// Remove one occurrence of a pre-hashed key.
-    fn remove_hashed(&mut self, _h: Hashed) -> std::result::Result<(), RemoveError> {
-        Err(self
-            .remove_unsupported()
-            .unwrap_or(RemoveError::Unsupported(
-                "this structure has no deletion without false negatives",
-            )))
-    }
-    /// The plain Bloom filter answering membership as this structure does
-    /// ([`Capabilities::flatten`]).
-    fn to_plain_filter(&self) -> Result<BloomFilter> {
-        Err(unsupported(Self::KIND, Capability::Flatten))
-    }
-    /// Fill in the kind-specific figures of `info` (the common ones are set by the caller).
-    fn describe(&self, info: &mut CounterInfo);
-    /// Capacity, the rate asked for at capacity and the rate now (what `add` checks after
-    /// inserting), without the rest of [`describe`](Self::describe)'s passes; none by default.
-    fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
-        (0, None, None)
-    }
-}
-
 /// A kind loaded through its own type only (the table's `others` group): what it offers.
 pub(crate) trait OtherKind {
     /// What this kind offers.
     const CAPABILITIES: Capabilities;
-}
-
-/// [`CounterKind::rates`] from a structure's capacity, target rate (0: none) and rate now.
-pub(crate) fn counter_rates(
-    capacity: u64,
-    target: f64,
-    now: f64,
-) -> (u64, Option<f64>, Option<f64>) {
-    (capacity, (target > 0.0).then_some(target), Some(now))
 }

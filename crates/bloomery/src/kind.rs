@@ -341,14 +341,14 @@ impl Kind {
 
     /// `Ok` when this kind offers `cap`; otherwise an [`Error::Unsupported`](crate::Error)
     /// naming the operation, this kind and the kinds that offer it.
-    pub fn require(self, cap: Capability) -> crate::Result<()> {
+    pub fn require(self, cap: Capability) -> crate::error::Result<()> {
         if self.capabilities().has(cap) {
             return Ok(());
         }
         let others: Vec<&str> = Self::offering(cap).iter().map(|k| k.name()).collect();
         // a layout of a type (the blocked filter's sectors) is named as its type
         let name = self.rust_type().name();
-        Err(crate::Error::Unsupported(if others.is_empty() {
+        Err(crate::error::Error::Unsupported(if others.is_empty() {
             format!("{name} structures have no {}", cap.describe())
         } else {
             format!(

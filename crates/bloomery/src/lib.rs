@@ -156,6 +156,7 @@ mod murmur;
 pub mod params;
 #[cfg(feature = "parquet")]
 pub mod parquet;
+mod peel;
 pub mod redisbloom;
 #[cfg(feature = "serde")]
 mod serde_impl;
@@ -183,7 +184,7 @@ pub use hash::{Hashed, Key, KeyHasher};
 pub use io::format::Persist;
 pub use io::header::Verify;
 pub use multisets::count_min32::CounterOverflow;
-pub use structured::peel::PeelError;
+pub use peel::PeelError;
 // Sets.
 pub use sets::blocked::{AtomicBlockedBloomFilter, BlockedBloomFilter};
 pub use sets::classic::BloomFilter;
@@ -241,8 +242,8 @@ pub mod builders {
 pub mod kinds {
     pub use crate::any::filter::FilterInfo;
     pub use crate::any::spec::KindOptions;
-    pub use crate::dispatch::CounterInfo;
     pub use crate::kind::{Capabilities, Capability};
+    pub use crate::multisets::counter_kind::CounterInfo;
 }
 
 /// The file format: headers, peeking at a file, files used in place, save options and

@@ -66,48 +66,51 @@ macro_rules! serde_via_format {
 }
 
 serde_via_format!(
-    crate::BloomFilter,
-    crate::PartitionedBloomFilter,
-    crate::BlockedBloomFilter,
-    crate::SplitBlockBloomFilter,
-    crate::ScalableBloomFilter,
-    crate::CountingBloomFilter,
-    crate::BlockedCountingBloomFilter,
-    crate::DLeftCountingBloomFilter,
-    crate::SpectralBloomFilter,
-    crate::CountMinSketch,
-    crate::IterativeBloomFilter,
-    crate::SpaceCodeBloomFilter,
-    crate::CuckooFilter,
-    crate::MultiLayerBloomFilter,
-    crate::BreadthBloomFilter,
-    crate::DepthBloomFilter,
-    crate::AttenuatedBloomFilter,
-    crate::BloomierFilter,
-    crate::XorFilter,
-    crate::TopK,
-    crate::TDigest,
+    crate::sets::classic::BloomFilter,
+    crate::sets::partitioned::PartitionedBloomFilter,
+    crate::sets::blocked::BlockedBloomFilter,
+    crate::sets::split_block::SplitBlockBloomFilter,
+    crate::sets::scalable::ScalableBloomFilter,
+    crate::multisets::counting::CountingBloomFilter,
+    crate::multisets::blocked_counting::BlockedCountingBloomFilter,
+    crate::multisets::dleft::DLeftCountingBloomFilter,
+    crate::multisets::spectral::SpectralBloomFilter,
+    crate::multisets::count_min::CountMinSketch,
+    crate::multisets::iterative::IterativeBloomFilter,
+    crate::multisets::space_code::SpaceCodeBloomFilter,
+    crate::sets::cuckoo::CuckooFilter,
+    crate::structured::mlbf::MultiLayerBloomFilter,
+    crate::structured::breadth::BreadthBloomFilter,
+    crate::structured::depth::DepthBloomFilter,
+    crate::structured::attenuated::AttenuatedBloomFilter,
+    crate::structured::bloomier::BloomierFilter,
+    crate::sets::xor::XorFilter,
+    crate::multisets::topk::TopK,
+    crate::multisets::tdigest::TDigest,
     crate::redisbloom::RedisBloomFilter,
     crate::redisbloom::RedisBloomCuckooFilter
 );
 
-impl Serialize for crate::AnyFilter {
+impl Serialize for crate::any::filter::AnyFilter {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_bytes(&self.to_bytes())
     }
 }
 
-impl<'de> Deserialize<'de> for crate::AnyFilter {
+impl<'de> Deserialize<'de> for crate::any::filter::AnyFilter {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let bytes: serde_bytes_compat::ByteBuf = Deserialize::deserialize(d)?;
-        crate::AnyFilter::from_bytes(&bytes.0).map_err(D::Error::custom)
+        crate::any::filter::AnyFilter::from_bytes(&bytes.0).map_err(D::Error::custom)
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use crate::multisets::count_min::CountMinSketch;
+    use crate::multisets::counting::CountingBloomFilter;
     use crate::prelude::*;
-    use crate::{CountMinSketch, CountingBloomFilter, CuckooFilter, MultiLayerBloomFilter};
+    use crate::sets::cuckoo::CuckooFilter;
+    use crate::structured::mlbf::MultiLayerBloomFilter;
 
     fn roundtrip<
         T: serde::Serialize + serde::de::DeserializeOwned + PartialEq + std::fmt::Debug,

@@ -628,3 +628,71 @@ fn count_min_sketches_merge_through_the_trait() {
     let other = CountMinSketch::try_with_shape(1024, 4).unwrap();
     assert!(u.union_with(&other).is_err() && n.intersect_with(&other).is_err());
 }
+
+/// The typed errors of the static builds and of the 32-bit count-min sketch are matchable from
+/// the crate root, with the positions and values that caused them; nothing is changed by a
+/// refused update.
+#[test]
+fn build_and_overflow_errors_are_typed() {
+    use bloomery::{BloomierFilter, CountMinSketch32, CounterOverflow, PeelError};
+
+    let dup = BloomierFilter::builder()
+        .value_bits(4)
+        .try_build(&[("a", 1u64), ("b", 2), ("a", 3)]);
+    assert!(
+        matches!(
+            dup,
+            Err(PeelError::DuplicateKey {
+                first: 0,
+                second: 2
+            })
+        ),
+        "{dup:?}"
+    );
+    let wide = BloomierFilter::builder()
+        .value_bits(4)
+        .try_build(&[("a", 15u64), ("b", 16)]);
+    assert!(
+        matches!(
+            wide,
+            Err(PeelError::ValueTooWide {
+                index: 1,
+                value: 16,
+                bits: 4
+            })
+        ),
+        "{wide:?}"
+    );
+
+    let mut s = CountMinSketch32::try_with_shape(64, 4).unwrap();
+    let h = s.hasher().hash("k");
+    assert_eq!(
+        s.try_insert_many_hashed(h, u64::from(u32::MAX)),
+        Ok(u64::from(u32::MAX))
+    );
+    assert_eq!(s.try_insert_many_hashed(h, 1), Err(CounterOverflow));
+    assert_eq!(s.count_hashed(h), u64::from(u32::MAX));
+}
+
+/// `hasher()` means one thing on every structure: with the prelude's `Filter` and `Count` both
+/// in scope, a counting filter's `hasher()` is not ambiguous, and both traits answer the hasher
+/// its keys go through.
+#[test]
+fn one_hasher_accessor_for_sets_and_counters() {
+    use bloomery::builders::SpectralMethod;
+    use bloomery::{CountMinSketch, CountingBloomFilter, SpectralBloomFilter};
+
+    let f = CountingBloomFilter::builder()
+        .capacity(100)
+        .fpr(0.01)
+        .seed(7)
+        .try_build()
+        .unwrap();
+    assert_eq!(Filter::hasher(&f), Count::hasher(&f));
+    assert_eq!(f.hasher(), Filter::hasher(&f));
+    assert_eq!(f.hasher().hash("x"), KeyHasher::with_seed(7).hash("x"));
+    let s = SpectralBloomFilter::try_new(100, 0.01, SpectralMethod::MinimumSelection).unwrap();
+    assert_eq!(s.hasher(), Count::hasher(&s));
+    let c = CountMinSketch::try_with_error(0.01, 0.01).unwrap();
+    assert_eq!(c.hasher(), Count::hasher(&c));
+}

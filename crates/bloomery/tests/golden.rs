@@ -1605,7 +1605,7 @@ fn typed_goldens() -> Vec<TypedGolden> {
             check: |bytes| {
                 let f: TopK = load("topk.bloom", bytes);
                 assert_eq!((f.k(), f.width(), f.depth(), f.decay()), (5, 16, 3, 0.9));
-                assert_eq!(f.key_hasher().seed_kind(), SeedKind::User);
+                assert_eq!(f.hasher().seed_kind(), SeedKind::User);
                 let truth = |k: &[u8]| -> u64 {
                     let s = std::str::from_utf8(k).unwrap();
                     s.trim_start_matches("golden-").parse::<u64>().unwrap() + 1

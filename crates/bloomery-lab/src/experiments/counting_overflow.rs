@@ -19,8 +19,11 @@ use bloomery::{params, CountingBloomFilter, Filter};
 use rayon::prelude::*;
 
 use crate::measure::key;
+use crate::plot::Plot;
+use crate::plot::Series;
+use crate::plot::Style;
 use crate::table::{int, rate, Table};
-use crate::{write_report, Plot, Report, RunOptions, Series, Style};
+use crate::{write_report, Report, RunOptions};
 
 /// Name on the command line.
 pub const NAME: &str = "counting-overflow";

@@ -14,8 +14,11 @@ use bloomery::{params, BloomFilter, KeyHasher};
 use rayon::prelude::*;
 
 use crate::measure::{fill_rel_sigma, rate_sigma, z_score, HashedKeys};
+use crate::plot::Plot;
+use crate::plot::Series;
+use crate::plot::Style;
 use crate::table::{int, num, rate, Align, Table};
-use crate::{write_report, Plot, Report, RunOptions, Series, Style};
+use crate::{write_report, Report, RunOptions};
 
 /// Name on the command line.
 pub const NAME: &str = "fpr-vs-bits";

@@ -24,8 +24,11 @@ use bloomery::{Count, CountMinSketch, KeyHasher};
 use rayon::prelude::*;
 
 use crate::pcap::{self, FlowSource, FlowTrace};
+use crate::plot::Plot;
+use crate::plot::Series;
+use crate::plot::Style;
 use crate::table::{int, num, Table};
-use crate::{write_report, Plot, Report, RunOptions, Series, Style};
+use crate::{write_report, Report, RunOptions};
 
 /// Name on the command line.
 pub const NAME: &str = "heavy-flows";

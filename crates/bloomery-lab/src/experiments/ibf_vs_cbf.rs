@@ -41,8 +41,11 @@ use rayon::prelude::*;
 
 use crate::measure::{fill_rel_sigma, key, rate_sigma, Rng};
 use crate::pcap::Zipf;
+use crate::plot::Plot;
+use crate::plot::Series;
+use crate::plot::Style;
 use crate::table::{int, num, rate, Table};
-use crate::{write_report, Plot, Report, RunOptions, Series, Style};
+use crate::{write_report, Report, RunOptions};
 
 /// Name on the command line.
 pub const NAME: &str = "ibf-vs-cbf";

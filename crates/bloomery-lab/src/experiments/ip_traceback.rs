@@ -34,8 +34,11 @@ use bloomery::{params, Count, Filter, IterativeBloomFilter, KeyHasher, Stats};
 use rayon::prelude::*;
 
 use crate::measure::{key, Rng};
+use crate::plot::Plot;
+use crate::plot::Series;
+use crate::plot::Style;
 use crate::table::{int, num, rate, Table};
-use crate::{write_report, Plot, Report, RunOptions, Series, Style};
+use crate::{write_report, Report, RunOptions};
 
 /// Name on the command line.
 pub const NAME: &str = "ip-traceback";

@@ -28,8 +28,11 @@ use std::time::Instant;
 use bloomery::keys::normalize_url;
 use bloomery::{params, BloomFilter, Filter, KeyHasher, MultiLayerBloomFilter, Stats};
 
+use crate::plot::Plot;
+use crate::plot::Series;
+use crate::plot::Style;
 use crate::table::{int, num, rate, Table};
-use crate::{write_report, Plot, Report, RunOptions, Series, Style};
+use crate::{write_report, Report, RunOptions};
 
 /// Name on the command line.
 pub const NAME: &str = "mlbf-urls";

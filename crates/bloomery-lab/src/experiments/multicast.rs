@@ -25,8 +25,11 @@ use bloomery::{params, BloomFilter, CountingBloomFilter, Filter, KeyHasher, Remo
 use rayon::prelude::*;
 
 use crate::measure::{fill_rel_sigma, key, Rng};
+use crate::plot::Plot;
+use crate::plot::Series;
+use crate::plot::Style;
 use crate::table::{int, num, rate, Table};
-use crate::{write_report, Plot, Report, RunOptions, Series, Style};
+use crate::{write_report, Report, RunOptions};
 
 /// Name on the command line.
 pub const NAME: &str = "multicast";

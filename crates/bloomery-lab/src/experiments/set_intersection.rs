@@ -26,8 +26,11 @@ use bloomery::compress::compress_bits;
 use bloomery::{params, BloomFilter, Filter, KeyHasher};
 
 use crate::measure::{key, rate_sigma, within, Rng};
+use crate::plot::Plot;
+use crate::plot::Series;
+use crate::plot::Style;
 use crate::table::{int, num, Table};
-use crate::{write_report, Plot, Report, RunOptions, Series, Style};
+use crate::{write_report, Report, RunOptions};
 
 /// Name on the command line.
 pub const NAME: &str = "set-intersection";

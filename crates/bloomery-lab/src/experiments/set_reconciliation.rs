@@ -22,8 +22,11 @@ use bloomery::compress::compress_bits;
 use bloomery::{params, BloomFilter, Filter, KeyHasher};
 
 use crate::measure::{key, rate_sigma, within};
+use crate::plot::Plot;
+use crate::plot::Series;
+use crate::plot::Style;
 use crate::table::{int, num, rate, Table};
-use crate::{write_report, Plot, Report, RunOptions, Series, Style};
+use crate::{write_report, Report, RunOptions};
 
 /// Name on the command line.
 pub const NAME: &str = "set-reconciliation";

@@ -29,8 +29,11 @@ use rayon::prelude::*;
 
 use crate::measure::{key, Rng};
 use crate::pcap::{self, FlowSource, Zipf};
+use crate::plot::Plot;
+use crate::plot::Series;
+use crate::plot::Style;
 use crate::table::{int, num, rate, Table};
-use crate::{write_report, Plot, Report, RunOptions, Series, Style};
+use crate::{write_report, Report, RunOptions};
 
 /// Name on the command line.
 pub const NAME: &str = "sketch-errors";

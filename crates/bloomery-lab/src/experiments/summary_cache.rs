@@ -37,8 +37,11 @@ use bloomery::Hashed;
 use bloomery::{BloomFilter, CountingBloomFilter, Filter, KeyHasher, Remove};
 
 use crate::measure::Rng;
+use crate::plot::Plot;
+use crate::plot::Series;
+use crate::plot::Style;
 use crate::table::{int, num, rate, Table};
-use crate::{write_report, Plot, Report, RunOptions, Series, Style};
+use crate::{write_report, Report, RunOptions};
 
 /// Name on the command line.
 pub const NAME: &str = "summary-cache";

@@ -21,9 +21,10 @@
 
 use std::ops::Range;
 
+use crate::any::filter::AnyFilter;
 use crate::error::{invalid, Error, Result};
+use crate::filter::KeySet;
 use crate::hash::{Hashed, KeyHasher};
-use crate::{AnyFilter, KeySet};
 
 /// Keys hashed per chunk: the chunk's hashes (16 KiB) stay in the L1 cache between hashing
 /// and probing, and the prefetch pipeline (16 keys deep) drains once per 1024 keys.
@@ -409,7 +410,7 @@ impl From<Error> for Failed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Kind;
+    use crate::kind::Kind;
 
     /// Offsets, values, validity and the elements of a test array.
     type TestArray = (Vec<i64>, Vec<u8>, Vec<u8>, Vec<Option<Vec<u8>>>);

@@ -4,11 +4,12 @@
 //! larger than the caches). What streaming callers (the CLI's `add`, `check`, `count`,
 //! `remove`) use instead of their own prefetch pipelines.
 
+use crate::any::counter::AnyCounter;
+use crate::any::filter::AnyFilter;
 use crate::error::{Error, Result};
 use crate::filter::RemoveError;
 use crate::hash::Hashed;
 use crate::store::Pipeline;
-use crate::{AnyCounter, AnyFilter};
 
 /// How many keys ahead of its use a batched operation prefetches a key's memory.
 pub const PREFETCH_AHEAD: usize = 16;
@@ -56,9 +57,9 @@ impl AnyFilter {
         hashes: &[Hashed],
     ) -> std::result::Result<u64, (usize, Error)> {
         if let AnyFilter::Blocked(b) = self {
-            let before = crate::Filter::len(b);
+            let before = crate::filter::Filter::len(b);
             b.insert_pipelined(hashes.iter().copied());
-            return Ok(crate::Filter::len(b) - before);
+            return Ok(crate::filter::Filter::len(b) - before);
         }
         let mut new = 0;
         pipelined(
@@ -145,15 +146,17 @@ impl AnyCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kinds::KindOptions;
-    use crate::{Kind, Sizing, Spec};
+    use crate::any::spec::KindOptions;
+    use crate::any::spec::Spec;
+    use crate::filter::Sizing;
+    use crate::kind::Kind;
 
     /// Batches answer exactly as one-by-one calls, across the prefetch distance and with
     /// repeats inside it.
     #[test]
     fn batches_equal_one_by_one_calls() {
         let hashes: Vec<Hashed> = (0..500u32)
-            .map(|i| crate::KeyHasher::new().hash(&(i % 170)))
+            .map(|i| crate::hash::KeyHasher::new().hash(&(i % 170)))
             .collect();
         for &kind in Kind::COUNTERS {
             let o = if kind == Kind::CountMin {

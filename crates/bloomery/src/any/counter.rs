@@ -2,22 +2,25 @@
 //! run time — what the CLI loads from files whose kind it does not know in advance (the
 //! counterpart of [`crate::AnyFilter`] for the set structures).
 
-use super::Holder;
+use super::{holder_methods, Holder};
 use std::path::Path;
 
 use crate::any::spec::Spec;
-use crate::dispatch::{CounterInfo, CounterKind};
 use crate::error::{invalid, FormatError, Result};
 use crate::filter::RemoveError;
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::Encode;
-use crate::io::format::{self, Persist, SaveOptions, Source, Verify};
-use crate::io::mapped::{FileUpdate, MappedFile};
+use crate::io::format::{self, Persist, Source};
+use crate::multisets::counter_kind::{CounterInfo, CounterKind};
+
 use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
-use crate::{
-    BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, DLeftCountingBloomFilter,
-    IterativeBloomFilter, SpaceCodeBloomFilter, SpectralBloomFilter,
-};
+use crate::multisets::blocked_counting::BlockedCountingBloomFilter;
+use crate::multisets::count_min::CountMinSketch;
+use crate::multisets::counting::CountingBloomFilter;
+use crate::multisets::dleft::DLeftCountingBloomFilter;
+use crate::multisets::iterative::IterativeBloomFilter;
+use crate::multisets::space_code::SpaceCodeBloomFilter;
+use crate::multisets::spectral::SpectralBloomFilter;
 
 /// The object-safe part of [`CounterKind`], so one `match` serves every method.
 trait DynCounter {
@@ -29,7 +32,7 @@ trait DynCounter {
     fn prefetch_hashed(&self, h: Hashed);
     fn remove_unsupported(&self) -> Option<RemoveError>;
     fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError>;
-    fn to_plain_filter(&self) -> Result<crate::BloomFilter>;
+    fn to_plain_filter(&self) -> Result<crate::sets::classic::BloomFilter>;
     fn describe(&self, info: &mut CounterInfo);
     fn rates(&self) -> (u64, Option<f64>, Option<f64>);
     fn encoded_len(&self) -> u64;
@@ -63,7 +66,7 @@ impl<T: CounterKind> DynCounter for T {
     fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
         CounterKind::remove_hashed(self, h)
     }
-    fn to_plain_filter(&self) -> Result<crate::BloomFilter> {
+    fn to_plain_filter(&self) -> Result<crate::sets::classic::BloomFilter> {
         CounterKind::to_plain_filter(self)
     }
     fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
@@ -198,56 +201,7 @@ impl AnyCounter {
         self.kind().require(cap)
     }
 
-    /// Decode any counting-family kind from bytes, verifying the checksum. A compressed file
-    /// is decompressed first (and the plain file's checksum verified).
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        <Self as Holder>::from_bytes(bytes)
-    }
-
-    /// Load any counting-family kind from a file, verifying the checksum.
-    pub fn load(path: impl AsRef<Path>) -> Result<Self> {
-        <Self as Holder>::load(path.as_ref())
-    }
-
-    /// Open any counting-family kind through a read-only memory map (zero-copy; see [`Persist::open_mmap`]).
-    /// With [`Verify::Checksum`] the checksum is verified in one streaming pass that keeps
-    /// the file's pages out of the process's memory ([`MappedFile::verify`]).
-    pub fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
-        <Self as Holder>::open_mmap(path.as_ref(), verify)
-    }
-
-    /// Decode any counting-family kind from a file opened with [`MappedFile::open`]: the words are the file's
-    /// pages, used in place (a compressed file is decompressed into memory). The checksum is
-    /// not verified here: call [`MappedFile::verify`] first for that guarantee.
-    pub fn from_mapped(file: &MappedFile) -> Result<Self> {
-        <Self as Holder>::from_mapped(file)
-    }
-
-    /// Decode any counting-family kind from a file opened for an update: every change writes into the update's
-    /// copy of the file; seal it with [`FileUpdate::commit`] (see [`FileUpdate`]).
-    pub fn from_update(up: &FileUpdate) -> Result<Self> {
-        <Self as Holder>::from_update(up)
-    }
-
-    /// Save atomically with [`SaveOptions`] (the compressed form, a progress report).
-    pub fn save_with(&self, path: impl AsRef<Path>, opts: SaveOptions<'_>) -> Result<()> {
-        format::save_encoded(self, path.as_ref(), opts)
-    }
-
-    /// Save atomically.
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        self.as_dyn().save(path.as_ref())
-    }
-
-    /// The file format as bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        self.as_dyn().to_bytes()
-    }
-
-    /// The hasher keys go through.
-    pub fn hasher(&self) -> &KeyHasher {
-        self.as_dyn().hasher()
-    }
+    holder_methods!("any counting-family kind");
 
     /// Add one occurrence of a pre-hashed key. Only a full d-left filter fails
     /// ([`crate::Error::Full`], nothing changed).
@@ -282,7 +236,7 @@ impl AnyCounter {
     /// ([`CountingBloomFilter::to_bloom_filter`]). Only the classic-layout counting filter has
     /// such a counterpart ([`Capability::Flatten`]); the other kinds are refused with the
     /// reason.
-    pub fn to_plain_filter(&self) -> Result<crate::AnyFilter> {
+    pub fn to_plain_filter(&self) -> Result<crate::any::filter::AnyFilter> {
         if self.kind() == Kind::BlockedCounting {
             return Err(invalid(
                 "kind",
@@ -292,7 +246,9 @@ impl AnyCounter {
             ));
         }
         self.require(Capability::Flatten)?;
-        Ok(crate::AnyFilter::Classic(self.as_dyn().to_plain_filter()?))
+        Ok(crate::any::filter::AnyFilter::Classic(
+            self.as_dyn().to_plain_filter()?,
+        ))
     }
 
     /// Why this structure cannot delete, or `None` when it can.
@@ -358,8 +314,8 @@ impl Encode for AnyCounter {
 mod tests {
     use super::*;
     use crate::any::spec::KindOptions;
-    use crate::builders::SpectralMethod;
     use crate::filter::Sizing;
+    use crate::multisets::spectral::SpectralMethod;
 
     /// The plain counterpart answers like the counting filter, keys and absent keys alike;
     /// kinds without one are refused.
@@ -506,7 +462,7 @@ mod tests {
         for s in bad {
             assert!(AnyCounter::try_from_spec(&s).is_err(), "{s:?}");
         }
-        let set = crate::BlockedBloomFilter::try_new(10, 0.1).unwrap();
+        let set = crate::sets::blocked::BlockedBloomFilter::try_new(10, 0.1).unwrap();
         assert!(AnyCounter::from_bytes(&set.to_bytes()).is_err());
     }
 }

@@ -9,7 +9,7 @@
 //! ([`AnyFilter::try_insert_hashed`], [`AnyFilter::try_contains_hashed`]) answer an error for
 //! an MLBF instead of a silent wrong answer.
 
-use super::Holder;
+use super::{holder_methods, Holder};
 use std::path::Path;
 
 use crate::dispatch::{SetKind, SetStats};
@@ -17,15 +17,17 @@ use crate::error::{Error, FormatError, Incompatibility, Result};
 use crate::filter::{Builder, KeySet, Merge};
 use crate::hash::{Hashed, Key, KeyHasher};
 use crate::io::format::Encode;
-use crate::io::format::{self, Persist, SaveOptions, Source, Verify};
+use crate::io::format::{self, Persist, SaveOptions, Source};
 use crate::io::mapped::{FileUpdate, MappedFile};
 use crate::kind::{for_each_kind, Capabilities, Capability, Kind};
 use crate::redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
+use crate::sets::blocked::BlockedBloomFilter;
+use crate::sets::classic::BloomFilter;
+use crate::sets::partitioned::PartitionedBloomFilter;
+use crate::sets::scalable::ScalableBloomFilter;
+use crate::sets::split_block::SplitBlockBloomFilter;
 use crate::sets::window::AgePartitionedBloomFilter;
-use crate::{
-    BlockedBloomFilter, BloomFilter, MultiLayerBloomFilter, PartitionedBloomFilter,
-    ScalableBloomFilter, SplitBlockBloomFilter,
-};
+use crate::structured::mlbf::MultiLayerBloomFilter;
 
 /// The object-safe part of [`SetKind`], so one `match` serves every method.
 trait DynSet {
@@ -331,7 +333,7 @@ impl AnyFilter {
 
     /// An empty structure as `spec` describes it (a set kind; counting kinds are built by
     /// [`AnyCounter::try_from_spec`](crate::AnyCounter::try_from_spec)).
-    pub fn try_from_spec(spec: &crate::Spec) -> Result<Self> {
+    pub fn try_from_spec(spec: &crate::any::spec::Spec) -> Result<Self> {
         spec.build_filter()
     }
 
@@ -367,7 +369,7 @@ impl AnyFilter {
     /// assert!(f.contains("alice"));
     /// # Ok(()) }
     /// ```
-    pub fn empty_file(spec: &crate::Spec) -> Result<EmptyFile> {
+    pub fn empty_file(spec: &crate::any::spec::Spec) -> Result<EmptyFile> {
         let filter = if cfg!(feature = "mmap") {
             let mut spec = *spec;
             spec.sizing.max_bytes = Some(u64::MAX);
@@ -393,56 +395,7 @@ impl AnyFilter {
         self.kind().require(cap)
     }
 
-    /// Decode any kind from bytes, verifying the checksum. A compressed file is decompressed
-    /// first (and the plain file's checksum verified).
-    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
-        <Self as Holder>::from_bytes(bytes)
-    }
-
-    /// Load any kind from a file, verifying the checksum.
-    pub fn load(path: impl AsRef<Path>) -> Result<Self> {
-        <Self as Holder>::load(path.as_ref())
-    }
-
-    /// Open any kind through a read-only memory map (zero-copy; see [`Persist::open_mmap`]).
-    /// With [`Verify::Checksum`] the checksum is verified in one streaming pass that keeps
-    /// the file's pages out of the process's memory ([`MappedFile::verify`]).
-    pub fn open_mmap(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
-        <Self as Holder>::open_mmap(path.as_ref(), verify)
-    }
-
-    /// Decode any kind from a file opened with [`MappedFile::open`]: the words are the file's
-    /// pages, used in place (a compressed file is decompressed into memory). The checksum is
-    /// not verified here: call [`MappedFile::verify`] first for that guarantee.
-    pub fn from_mapped(file: &MappedFile) -> Result<Self> {
-        <Self as Holder>::from_mapped(file)
-    }
-
-    /// Decode any kind from a file opened for an update: every change writes into the update's
-    /// copy of the file; seal it with [`FileUpdate::commit`] (see [`FileUpdate`]).
-    pub fn from_update(up: &FileUpdate) -> Result<Self> {
-        <Self as Holder>::from_update(up)
-    }
-
-    /// Save atomically with [`SaveOptions`] (the compressed form, a progress report).
-    pub fn save_with(&self, path: impl AsRef<Path>, opts: SaveOptions<'_>) -> Result<()> {
-        format::save_encoded(self, path.as_ref(), opts)
-    }
-
-    /// Save atomically.
-    pub fn save(&self, path: impl AsRef<Path>) -> Result<()> {
-        self.as_dyn().save(path.as_ref())
-    }
-
-    /// The file format as bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        self.as_dyn().to_bytes()
-    }
-
-    /// The hasher keys go through.
-    pub fn hasher(&self) -> &KeyHasher {
-        self.as_dyn().hasher()
-    }
+    holder_methods!("any kind");
 
     /// Items inserted (inserts that changed the filter).
     pub fn len(&self) -> u64 {

@@ -2,7 +2,7 @@
 //! [`AnyCounter`](counter::AnyCounter) any counting structure, for callers (the CLI, the Redis
 //! module, Python) that load files whose kind they learn from the header. Both are generated
 //! from the kinds table ([`for_each_kind!`]) and dispatch to each structure's
-//! [`SetKind`](crate::dispatch::SetKind) or [`CounterKind`](crate::dispatch::CounterKind).
+//! [`SetKind`](crate::dispatch::SetKind) or [`CounterKind`](crate::multisets::counter_kind::CounterKind).
 
 pub(crate) mod arrow;
 pub(crate) mod batch;
@@ -18,14 +18,18 @@ use crate::error::{at_path, Result};
 use crate::io::format::{self, Decoded, Source, Verify};
 use crate::io::mapped::{FileUpdate, MappedFile};
 use crate::kind::{for_each_kind, Capabilities, Kind};
+use crate::multisets::count_min32::CountMinSketch32;
+use crate::multisets::tdigest::TDigest;
+use crate::multisets::topk::TopK;
 #[cfg(feature = "parquet")]
 use crate::parquet::ParquetSidecar;
-use crate::CountMinSketch32;
-use crate::TimeWindowFilter;
-use crate::{
-    AttenuatedBloomFilter, BloomierFilter, BreadthBloomFilter, CuckooFilter, DepthBloomFilter,
-    TDigest, TopK, XorFilter,
-};
+use crate::sets::cuckoo::CuckooFilter;
+use crate::sets::xor::XorFilter;
+use crate::structured::attenuated::AttenuatedBloomFilter;
+use crate::structured::bloomier::BloomierFilter;
+use crate::structured::breadth::BreadthBloomFilter;
+use crate::structured::depth::DepthBloomFilter;
+use crate::sets::window::time::TimeWindowFilter;
 
 /// Generates [`Kind::capabilities`] for the kinds outside [`AnyFilter`](filter::AnyFilter)
 /// and [`AnyCounter`](counter::AnyCounter) from the table's `others` group.
@@ -113,6 +117,79 @@ pub(crate) trait Holder: Sized {
     }
 }
 
+/// The methods [`AnyFilter`](filter::AnyFilter) and [`AnyCounter`](counter::AnyCounter) share:
+/// the ways in through [`Holder`], saving and the hasher, through each one's `as_dyn()`.
+/// `$any` names what they decode, in the docs.
+macro_rules! holder_methods {
+    ($any:literal) => {
+        #[doc = concat!("Decode ", $any, " from bytes, verifying the checksum. A compressed file is")]
+        /// decompressed first (and the plain file's checksum verified).
+        pub fn from_bytes(bytes: &[u8]) -> $crate::error::Result<Self> {
+            <Self as $crate::any::Holder>::from_bytes(bytes)
+        }
+
+        #[doc = concat!("Load ", $any, " from a file, verifying the checksum.")]
+        pub fn load(path: impl AsRef<std::path::Path>) -> $crate::error::Result<Self> {
+            <Self as $crate::any::Holder>::load(path.as_ref())
+        }
+
+        #[doc = concat!("Open ", $any, " through a read-only memory map (zero-copy; see")]
+        /// [`Persist::open_mmap`](crate::io::format::Persist::open_mmap)). With
+        /// [`Verify::Checksum`](crate::io::header::Verify::Checksum) the checksum is verified in
+        /// one streaming pass that keeps the file's pages out of the process's memory
+        /// ([`MappedFile::verify`](crate::io::mapped::MappedFile::verify)).
+        pub fn open_mmap(
+            path: impl AsRef<std::path::Path>,
+            verify: $crate::io::header::Verify,
+        ) -> $crate::error::Result<Self> {
+            <Self as $crate::any::Holder>::open_mmap(path.as_ref(), verify)
+        }
+
+        #[doc = concat!("Decode ", $any, " from a file opened with")]
+        /// [`MappedFile::open`](crate::io::mapped::MappedFile::open): the words are the file's
+        /// pages, used in place (a compressed file is decompressed into memory). The checksum
+        /// is not verified here: call [`MappedFile::verify`](crate::io::mapped::MappedFile::verify)
+        /// first for that guarantee.
+        pub fn from_mapped(file: &$crate::io::mapped::MappedFile) -> $crate::error::Result<Self> {
+            <Self as $crate::any::Holder>::from_mapped(file)
+        }
+
+        #[doc = concat!("Decode ", $any, " from a file opened for an update: every change writes")]
+        /// into the update's copy of the file; seal it with
+        /// [`FileUpdate::commit`](crate::io::mapped::FileUpdate::commit) (see
+        /// [`FileUpdate`](crate::io::mapped::FileUpdate)).
+        pub fn from_update(up: &$crate::io::mapped::FileUpdate) -> $crate::error::Result<Self> {
+            <Self as $crate::any::Holder>::from_update(up)
+        }
+
+        /// Save atomically with [`SaveOptions`](crate::io::format::SaveOptions) (the
+        /// compressed form, a progress report).
+        pub fn save_with(
+            &self,
+            path: impl AsRef<std::path::Path>,
+            opts: $crate::io::format::SaveOptions<'_>,
+        ) -> $crate::error::Result<()> {
+            $crate::io::format::save_encoded(self, path.as_ref(), opts)
+        }
+
+        /// Save atomically.
+        pub fn save(&self, path: impl AsRef<std::path::Path>) -> $crate::error::Result<()> {
+            self.as_dyn().save(path.as_ref())
+        }
+
+        /// The file format as bytes.
+        pub fn to_bytes(&self) -> Vec<u8> {
+            self.as_dyn().to_bytes()
+        }
+
+        /// The hasher keys go through.
+        pub fn hasher(&self) -> &$crate::hash::KeyHasher {
+            self.as_dyn().hasher()
+        }
+    };
+}
+pub(crate) use holder_methods;
+
 impl Kind {
     /// What structures of this kind offer (the capabilities of its Rust type).
     pub fn capabilities(self) -> Capabilities {
@@ -126,10 +203,11 @@ impl Kind {
 mod tests {
     use super::counter::AnyCounter;
     use super::filter::AnyFilter;
+    use crate::any::spec::KindOptions;
+    use crate::any::spec::Spec;
+    use crate::filter::KeySet;
+    use crate::filter::Sizing;
     use crate::kind::{Capability, Kind};
-    use crate::kinds::KindOptions;
-    use crate::KeySet;
-    use crate::{Sizing, Spec};
 
     /// The table: ids and names are unique, names and ids round-trip, every layout names a
     /// type listed above it, and the groups partition the kinds.

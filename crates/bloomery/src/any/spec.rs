@@ -4,17 +4,23 @@
 //! [`AnyFilter`] or an [`AnyCounter`] from it; which options apply to which kind is decided
 //! here, once.
 
+use crate::any::counter::AnyCounter;
+use crate::any::filter::AnyFilter;
 use crate::error::{invalid, Error, Result};
 use crate::filter::{Build, Builder, Sizing};
 use crate::kind::Kind;
+use crate::multisets::blocked_counting::BlockedCountingBloomFilter;
+use crate::multisets::count_min::CountMinSketch;
+use crate::multisets::counting::CountingBloomFilter;
+use crate::multisets::dleft::DLeftCountingBloomFilter;
+use crate::multisets::iterative::IterativeBloomFilter;
+use crate::multisets::space_code::SpaceCodeBloomFilter;
+use crate::multisets::spectral::SpectralBloomFilter;
 use crate::multisets::spectral::SpectralMethod;
 use crate::redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
 use crate::sets::blocked::BlockLayout;
-use crate::{
-    AnyCounter, AnyFilter, BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter,
-    DLeftCountingBloomFilter, IterativeBloomFilter, MultiLayerBloomFilter, ScalableBloomFilter,
-    SpaceCodeBloomFilter, SpectralBloomFilter,
-};
+use crate::sets::scalable::ScalableBloomFilter;
+use crate::structured::mlbf::MultiLayerBloomFilter;
 
 /// The options only some kinds read. Each is `None` (or `false`) unless given; a given option
 /// that the spec's kind does not read is refused with [`Error::InvalidParameter`] naming it.
@@ -199,7 +205,7 @@ impl Spec {
             Kind::BlockedSectors => {
                 self.only(&[], &[])?;
                 AnyFilter::Blocked(
-                    crate::BlockedBloomFilter::builder()
+                    crate::sets::blocked::BlockedBloomFilter::builder()
                         .sizing(s)
                         .layout(BlockLayout::Sectors)
                         .try_build()?,

@@ -1916,8 +1916,9 @@ pub fn patch_file_compressed_to(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::filter::Filter;
     use crate::params::{compressed_bits, entropy, fpr_asymptotic};
-    use crate::{BloomFilter, Filter};
+    use crate::sets::classic::BloomFilter;
     use proptest::prelude::*;
     use rand::{Rng, SeedableRng};
 
@@ -2305,7 +2306,7 @@ mod tests {
 
     #[test]
     fn streamed_files_equal_the_in_memory_ones_and_fail_without_writing() {
-        use crate::Persist;
+        use crate::io::format::Persist;
         let dir = tempfile::tempdir().unwrap();
         let at = |name: &str| dir.path().join(name);
         // sparse (gaps), moderately full (one decision per bit), half full (stored), empty,

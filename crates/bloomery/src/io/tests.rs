@@ -2,8 +2,11 @@
 //! fail half-way, and the whole-file buffer.
 
 use super::format::{self, Source};
+use crate::error::Error;
+use crate::error::FormatError;
+use crate::io::header::Verify;
+use crate::kind::Kind;
 use crate::prelude::*;
-use crate::{Error, FormatError, Kind, Verify};
 
 /// One small filter of every set kind with a few keys in it.
 fn samples() -> Vec<(&'static str, Vec<u8>)> {
@@ -186,8 +189,8 @@ fn large_files_load_through_the_huge_page_buffer_like_small_ones() {
 #[test]
 #[cfg_attr(not(feature = "mmap"), ignore = "maps files: needs the `mmap` feature")]
 fn info_in_one_pass_equals_info() {
-    use crate::file::MappedFile;
-    use crate::AnyFilter;
+    use crate::any::filter::AnyFilter;
+    use crate::io::mapped::MappedFile;
     let dir = tempfile::tempdir().unwrap();
     let mut files = samples();
     let big_keys = 200_000u32;
@@ -197,7 +200,7 @@ fn info_in_one_pass_equals_info() {
         .try_build()
         .unwrap();
     let mut sectors = BlockedBloomFilter::try_new(9_000_000, 0.01).unwrap();
-    assert_eq!(sectors.layout(), crate::builders::BlockLayout::Sectors);
+    assert_eq!(sectors.layout(), crate::sets::blocked::BlockLayout::Sectors);
     let mut classic = BloomFilter::builder()
         .bits(90_000_000)
         .hashes(4)
@@ -310,7 +313,9 @@ fn two_thread_pass_equals_one_thread_pass() {
     }
     let bytes = f.to_bytes();
     let body = bytes.len() - 8;
-    assert!(body > 2 * crate::file::PASS_CHUNK && !body.is_multiple_of(super::format::PASS_PIECE));
+    assert!(
+        body > 2 * crate::io::header::PASS_CHUNK && !body.is_multiple_of(super::format::PASS_PIECE)
+    );
     let run = |two: bool, verify: bool| {
         let map = super::format::map_file(&p).unwrap();
         let mut pieces = Vec::new();
@@ -341,7 +346,7 @@ fn two_thread_pass_equals_one_thread_pass() {
         assert_eq!(one, two, "verify={verify}");
         assert_eq!(one.2, expected_sum, "every byte once, in order");
         assert_eq!(*one.3.last().unwrap(), body as u64);
-        assert_eq!(one.3.len(), body.div_ceil(crate::file::PASS_CHUNK));
+        assert_eq!(one.3.len(), body.div_ceil(crate::io::header::PASS_CHUNK));
         let mut at = 0;
         for &(s, n) in &one.1 {
             assert_eq!(s, at);

@@ -202,13 +202,19 @@ fn words_for(width: u64, depth: u32) -> Result<usize> {
     width
         .checked_mul(u64::from(depth))
         .and_then(|w| usize::try_from(w).ok())
-        .ok_or(crate::Error::TooLarge {
+        .ok_or(crate::error::Error::TooLarge {
             requested: u64::MAX,
             limit: store::max_bytes(),
         })
 }
 
 impl CountMinSketch {
+    /// The hasher keys go through (what [`Count::hasher`](crate::filter::Count::hasher)
+    /// answers; inherent, so that a call needs no trait in scope).
+    pub fn hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+
     /// Largest number of rows (`depth`).
     pub const MAX_DEPTH: u32 = MAX_DEPTH;
 
@@ -458,7 +464,7 @@ impl CountMinSketch {
             ));
         }
         if self.hasher != other.hasher {
-            return Err(crate::Error::Incompatible(Incompatibility::Hashing));
+            return Err(crate::error::Error::Incompatible(Incompatibility::Hashing));
         }
         Ok(())
     }
@@ -471,7 +477,7 @@ impl CountMinSketch {
 }
 
 impl Count for CountMinSketch {
-    fn key_hasher(&self) -> &KeyHasher {
+    fn hasher(&self) -> &KeyHasher {
         &self.hasher
     }
 
@@ -540,7 +546,7 @@ impl<K: Key> Extend<K> for CountMinSketch {
     }
 }
 
-impl crate::dispatch::CounterKind for CountMinSketch {
+impl crate::multisets::counter_kind::CounterKind for CountMinSketch {
     const CAPABILITIES: Capabilities = Capabilities {
         insert: true,
         hashed: true,
@@ -549,7 +555,7 @@ impl crate::dispatch::CounterKind for CountMinSketch {
         ..Capabilities::NONE
     };
     fn hasher(&self) -> &KeyHasher {
-        Count::key_hasher(self)
+        Count::hasher(self)
     }
     /// The total of all increments.
     fn len(&self) -> u64 {
@@ -570,7 +576,7 @@ impl crate::dispatch::CounterKind for CountMinSketch {
             "a count-min sketch (cms) has no deletion: decrements would break its never-below-the-truth guarantee",
         ))
     }
-    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+    fn describe(&self, i: &mut crate::multisets::counter_kind::CounterInfo) {
         i.saturated_counters = Some(self.saturated_counters());
         i.width = Some(self.width());
         i.depth = Some(self.depth());
@@ -631,7 +637,7 @@ mod tests {
         assert!(CountMinSketch::builder().try_build().is_err());
         assert!(matches!(
             CountMinSketch::try_with_shape(u64::MAX / 2, 4),
-            Err(crate::Error::TooLarge { .. })
+            Err(crate::error::Error::TooLarge { .. })
         ));
     }
 
@@ -680,7 +686,7 @@ mod tests {
             .unwrap();
         assert!(matches!(
             a.union_with(&c),
-            Err(crate::Error::Incompatible(Incompatibility::Hashing))
+            Err(crate::error::Error::Incompatible(Incompatibility::Hashing))
         ));
         a.insert_many("x", 5);
         let back = CountMinSketch::from_bytes(&a.to_bytes()).unwrap();

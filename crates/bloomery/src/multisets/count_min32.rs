@@ -49,7 +49,7 @@ impl std::error::Error for CounterOverflow {}
 /// let mut s = CountMinSketch::builder().dimensions(1000, 5).try_build_u32()?;
 /// assert_eq!(s.as_words().len() * 8, 1000 * 5 * 4); // 4 bytes a counter
 /// s.insert_many("a", 3);
-/// let h = s.key_hasher().hash("a");
+/// let h = s.hasher().hash("a");
 /// assert_eq!(s.try_insert_many_hashed(h, 2), Ok(5));
 /// assert!(s.try_insert_many_hashed(h, u64::from(u32::MAX)).is_err()); // nothing changed
 /// assert_eq!(s.count("a"), 5);
@@ -76,7 +76,7 @@ fn words_for(width: u64, depth: u32) -> Result<usize> {
     cells_for(width, depth)
         .map(|c| c.div_ceil(2))
         .and_then(|w| usize::try_from(w).ok())
-        .ok_or(crate::Error::TooLarge {
+        .ok_or(crate::error::Error::TooLarge {
             requested: u64::MAX,
             limit: store::max_bytes(),
         })
@@ -126,6 +126,12 @@ impl CountMinBuilder {
 }
 
 impl CountMinSketch32 {
+    /// The hasher keys go through (what [`Count::hasher`](crate::filter::Count::hasher)
+    /// answers; inherent, so that a call needs no trait in scope).
+    pub fn hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+
     /// `depth` rows of `width` 32-bit counters, default hasher.
     pub fn try_with_shape(width: u64, depth: u32) -> Result<Self> {
         CountMinSketch::builder()
@@ -139,7 +145,7 @@ impl CountMinSketch32 {
     pub fn from_wide(s: &CountMinSketch) -> Result<Self> {
         let mut out = CountMinSketch::builder()
             .dimensions(s.width(), s.depth())
-            .hasher(*s.key_hasher())
+            .hasher(*s.hasher())
             .try_build_u32()?;
         let t = out.table.as_mut_slice();
         for (i, &c) in s.as_words().iter().enumerate() {
@@ -264,7 +270,7 @@ impl CountMinSketch32 {
             ));
         }
         if self.hasher != other.hasher {
-            return Err(crate::Error::Incompatible(Incompatibility::Hashing));
+            return Err(crate::error::Error::Incompatible(Incompatibility::Hashing));
         }
         Ok(())
     }
@@ -357,7 +363,7 @@ impl CountMinSketch32 {
 }
 
 impl Count for CountMinSketch32 {
-    fn key_hasher(&self) -> &KeyHasher {
+    fn hasher(&self) -> &KeyHasher {
         &self.hasher
     }
 
@@ -486,7 +492,7 @@ mod tests {
     #[test]
     fn checked_insert_refuses_and_saturating_insert_caps() {
         let mut s = CountMinSketch32::try_with_shape(5, 2).unwrap();
-        let h = s.key_hasher().hash("a");
+        let h = s.hasher().hash("a");
         let big = u64::from(u32::MAX / 2);
         assert_eq!(s.try_insert_many_hashed(h, big), Ok(big));
         assert_eq!(s.try_insert_many_hashed(h, big), Ok(2 * big));
@@ -554,7 +560,10 @@ mod tests {
         assert_eq!(back, s);
         // the 64-bit form opens it, counters widened; other kinds refuse it
         assert_eq!(CountMinSketch::from_bytes(&bytes).unwrap().count("k"), 7);
-        assert!(crate::TopK::from_bytes(&bytes).is_err(), "another kind");
+        assert!(
+            crate::multisets::topk::TopK::from_bytes(&bytes).is_err(),
+            "another kind"
+        );
         // every single-byte change is refused or still decodes to a usable sketch
         for i in 0..bytes.len() {
             let mut b = bytes.clone();
@@ -585,7 +594,7 @@ mod tests {
                 if i < cut {
                     a.insert_many(k, *c)
                 } else {
-                    let h = b.key_hasher().hash(k);
+                    let h = b.hasher().hash(k);
                     prop_assert!(b.try_insert_many_hashed(h, *c).unwrap() >= *c);
                 }
                 *truth.entry(*k).or_default() += c;

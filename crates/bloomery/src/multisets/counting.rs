@@ -9,9 +9,10 @@ use crate::filter::{
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::kind::Capabilities;
+use crate::multisets::counter_kind::counting_filter_kind;
 use crate::params;
+use crate::sets::classic::BloomFilter;
 use crate::store::{self, Pipeline, Words};
-use crate::BloomFilter;
 
 /// The default counter width in bits (Broder & Mitzenmacher §2.5: four bits suffice for most applications).
 pub const DEFAULT_COUNTER_WIDTH: u32 = 4;
@@ -175,6 +176,13 @@ impl CountingBuilder {
 }
 
 impl CountingBloomFilter {
+    /// The hasher keys go through (what [`Filter::hasher`](crate::filter::Filter::hasher) and
+    /// [`Count::hasher`](crate::filter::Count::hasher) answer; inherent, so that a call
+    /// needs neither trait in scope and is not ambiguous with both).
+    pub fn hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+
     /// Counter width used when none is given (bits).
     pub const DEFAULT_COUNTER_WIDTH: u32 = DEFAULT_COUNTER_WIDTH;
 
@@ -347,7 +355,7 @@ impl CountingBloomFilter {
             ));
         }
         if self.hasher != other.hasher {
-            return Err(crate::Error::Incompatible(
+            return Err(crate::error::Error::Incompatible(
                 crate::error::Incompatibility::Hashing,
             ));
         }
@@ -387,7 +395,7 @@ impl Filter for CountingBloomFilter {
 }
 
 impl Count for CountingBloomFilter {
-    fn key_hasher(&self) -> &KeyHasher {
+    fn hasher(&self) -> &KeyHasher {
         &self.hasher
     }
 
@@ -528,7 +536,7 @@ impl<K: crate::hash::Key> Extend<K> for CountingBloomFilter {
     }
 }
 
-impl crate::dispatch::CounterKind for CountingBloomFilter {
+impl crate::multisets::counter_kind::CounterKind for CountingBloomFilter {
     const CAPABILITIES: Capabilities = Capabilities {
         insert: true,
         hashed: true,
@@ -537,37 +545,13 @@ impl crate::dispatch::CounterKind for CountingBloomFilter {
         flatten: true,
         ..Capabilities::NONE
     };
-    fn hasher(&self) -> &KeyHasher {
-        Filter::hasher(self)
-    }
-    fn len(&self) -> u64 {
-        Filter::len(self)
-    }
-    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
-        Filter::insert_hashed(self, h);
-        Ok(())
-    }
-    fn count_hashed(&self, h: Hashed) -> u64 {
-        Count::count_hashed(self, h)
-    }
-    fn prefetch_hashed(&self, h: Hashed) {
-        CountingBloomFilter::prefetch_hashed(self, h)
-    }
-    fn remove_unsupported(&self) -> Option<RemoveError> {
-        None
-    }
-    fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
-        Remove::remove_hashed(self, h)
-    }
+    counting_filter_kind!(len: Filter::len, remove);
     fn to_plain_filter(&self) -> Result<BloomFilter> {
         self.to_bloom_filter()
     }
-    fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
-        crate::dispatch::counter_rates(self.capacity(), self.target_fpr(), self.current_fpr())
-    }
-    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+    fn describe(&self, i: &mut crate::multisets::counter_kind::CounterInfo) {
         i.capacity = self.capacity();
-        (i.target_fpr, i.current_fpr) = crate::dispatch::rates(self);
+        (i.target_fpr, i.current_fpr) = crate::multisets::counter_kind::rates(self);
         i.saturated_counters = Some(self.saturated_counters());
         i.counter_bits = Some(self.counter_width());
         i.hashes = Some(self.hashes());
@@ -679,7 +663,7 @@ mod tests {
                 .fpr(0.001)
                 .max_bytes(1 << 20)
                 .try_build(),
-            Err(crate::Error::TooLarge { .. })
+            Err(crate::error::Error::TooLarge { .. })
         ));
         let a = CountingBloomFilter::try_with_shape(100, 3, 4).unwrap();
         let mut b = CountingBloomFilter::try_with_shape(100, 3, 8).unwrap();
@@ -728,7 +712,7 @@ mod tests {
         format::write(&h, &Payload::new(vec![&words]), &mut bytes).unwrap();
         assert!(CountingBloomFilter::from_bytes(&bytes).is_err());
         // a counting file is not a set filter
-        assert!(crate::AnyFilter::from_bytes(&f.to_bytes()).is_err());
+        assert!(crate::any::filter::AnyFilter::from_bytes(&f.to_bytes()).is_err());
     }
 
     proptest! {

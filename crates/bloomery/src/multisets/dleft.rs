@@ -431,7 +431,7 @@ impl Build for DLeftCountingBloomFilter {
 }
 
 impl Count for DLeftCountingBloomFilter {
-    fn key_hasher(&self) -> &KeyHasher {
+    fn hasher(&self) -> &KeyHasher {
         &self.hasher
     }
 
@@ -530,7 +530,7 @@ impl Persist for DLeftCountingBloomFilter {
     }
 }
 
-impl crate::dispatch::CounterKind for DLeftCountingBloomFilter {
+impl crate::multisets::counter_kind::CounterKind for DLeftCountingBloomFilter {
     const CAPABILITIES: Capabilities = Capabilities {
         insert: true,
         hashed: true,
@@ -539,7 +539,7 @@ impl crate::dispatch::CounterKind for DLeftCountingBloomFilter {
         ..Capabilities::NONE
     };
     fn hasher(&self) -> &KeyHasher {
-        Count::key_hasher(self)
+        Count::hasher(self)
     }
     fn len(&self) -> u64 {
         DLeftCountingBloomFilter::len(self)
@@ -554,16 +554,17 @@ impl crate::dispatch::CounterKind for DLeftCountingBloomFilter {
     fn prefetch_hashed(&self, h: Hashed) {
         DLeftCountingBloomFilter::prefetch_hashed(self, h)
     }
-    fn remove_unsupported(&self) -> Option<RemoveError> {
-        None
-    }
     fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
         Remove::remove_hashed(self, h)
     }
     fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
-        crate::dispatch::counter_rates(self.capacity(), self.target_fpr(), self.current_fpr())
+        crate::multisets::counter_kind::counter_rates(
+            self.capacity(),
+            self.target_fpr(),
+            self.current_fpr(),
+        )
     }
-    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+    fn describe(&self, i: &mut crate::multisets::counter_kind::CounterInfo) {
         i.capacity = self.capacity();
         i.target_fpr = (self.target_fpr() > 0.0).then_some(self.target_fpr());
         i.current_fpr = Some(self.current_fpr());

@@ -3,15 +3,20 @@
 
 use proptest::prelude::*;
 
-use crate::builders::SpectralMethod;
+use crate::filter::Count;
+use crate::filter::Filter;
+use crate::filter::Remove;
 use crate::filter::{Merge, Stats};
 use crate::io::format::{self, Header, Payload, Persist, Verify};
+use crate::multisets::blocked_counting::BlockedCountingBloomFilter;
+use crate::multisets::count_min::CountMinSketch;
+use crate::multisets::counting::CountingBloomFilter;
+use crate::multisets::dleft::DLeftCountingBloomFilter;
+use crate::multisets::iterative::IterativeBloomFilter;
+use crate::multisets::space_code::SpaceCodeBloomFilter;
+use crate::multisets::spectral::SpectralBloomFilter;
+use crate::multisets::spectral::SpectralMethod;
 use crate::store::Words;
-use crate::{
-    BlockedCountingBloomFilter, Count, CountMinSketch, CountingBloomFilter,
-    DLeftCountingBloomFilter, Filter, IterativeBloomFilter, Remove, SpaceCodeBloomFilter,
-    SpectralBloomFilter,
-};
 
 /// One small saved file of each kind.
 fn samples() -> Vec<Vec<u8>> {
@@ -99,7 +104,7 @@ fn decode_all(bytes: &[u8]) -> usize {
         f.insert("x");
         let _ = f.count("x");
     }
-    assert!(crate::AnyFilter::from_bytes(bytes).is_err());
+    assert!(crate::any::filter::AnyFilter::from_bytes(bytes).is_err());
     ok
 }
 

@@ -6,6 +6,7 @@ use crate::filter::{Build, Builder, Count, Filter, Sizing, Stats};
 use crate::hash::{reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::kind::Capabilities;
+use crate::multisets::counter_kind::counting_filter_kind;
 use crate::params;
 use crate::store::{self, Words};
 
@@ -231,6 +232,13 @@ fn ibf_shape(distinct: u64, repeats: u64, p: f64, fixed_k: Option<u32>) -> Resul
 }
 
 impl IterativeBloomFilter {
+    /// The hasher keys go through (what [`Filter::hasher`](crate::filter::Filter::hasher) and
+    /// [`Count::hasher`](crate::filter::Count::hasher) answer; inherent, so that a call
+    /// needs neither trait in scope and is not ambiguous with both).
+    pub fn hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+
     /// A builder.
     pub fn builder() -> IterativeBuilder {
         IterativeBuilder {
@@ -371,7 +379,7 @@ impl Filter for IterativeBloomFilter {
 }
 
 impl Count for IterativeBloomFilter {
-    fn key_hasher(&self) -> &KeyHasher {
+    fn hasher(&self) -> &KeyHasher {
         &self.hasher
     }
 
@@ -478,38 +486,23 @@ impl<K: crate::hash::Key> Extend<K> for IterativeBloomFilter {
     }
 }
 
-impl crate::dispatch::CounterKind for IterativeBloomFilter {
+impl crate::multisets::counter_kind::CounterKind for IterativeBloomFilter {
     const CAPABILITIES: Capabilities = Capabilities {
         insert: true,
         hashed: true,
         count: true,
         ..Capabilities::NONE
     };
-    fn hasher(&self) -> &KeyHasher {
-        Filter::hasher(self)
-    }
-    /// Every insert, repeats included.
-    fn len(&self) -> u64 {
-        self.total_inserts()
-    }
-    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
-        Filter::insert_hashed(self, h);
-        Ok(())
-    }
-    fn count_hashed(&self, h: Hashed) -> u64 {
-        Count::count_hashed(self, h)
-    }
+    // `len`: every insert, repeats included.
+    counting_filter_kind!(len: Self::total_inserts);
     fn remove_unsupported(&self) -> Option<crate::filter::RemoveError> {
         Some(crate::filter::RemoveError::Unsupported(
             "an iterative filter (ibf) cannot delete: its bits are shared by keys and repeats",
         ))
     }
-    fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
-        crate::dispatch::counter_rates(self.capacity(), self.target_fpr(), self.current_fpr())
-    }
-    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+    fn describe(&self, i: &mut crate::multisets::counter_kind::CounterInfo) {
         i.capacity = self.capacity();
-        (i.target_fpr, i.current_fpr) = crate::dispatch::rates(self);
+        (i.target_fpr, i.current_fpr) = crate::multisets::counter_kind::rates(self);
         i.hashes = Some(self.hashes());
         i.size = Some(self.bits());
         i.distinctness = Some(self.distinctness());

@@ -7,6 +7,7 @@ use crate::filter::{Build, Builder, Count, Filter, Remove, RemoveError, Sizing};
 use crate::hash::{Hashed, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::kind::Capabilities;
+use crate::multisets::counter_kind::counting_filter_kind;
 use crate::params;
 use crate::store;
 
@@ -279,6 +280,13 @@ fn decrement_all(c: &mut Counters, ix: &[u64]) {
 }
 
 impl SpectralBloomFilter {
+    /// The hasher keys go through (what [`Filter::hasher`](crate::filter::Filter::hasher) and
+    /// [`Count::hasher`](crate::filter::Count::hasher) answer; inherent, so that a call
+    /// needs neither trait in scope and is not ambiguous with both).
+    pub fn hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+
     /// A builder (Minimum Selection, 16-bit counters, default hasher).
     pub fn builder() -> SpectralBuilder {
         SpectralBuilder {
@@ -444,7 +452,7 @@ impl Filter for SpectralBloomFilter {
 }
 
 impl Count for SpectralBloomFilter {
-    fn key_hasher(&self) -> &KeyHasher {
+    fn hasher(&self) -> &KeyHasher {
         &self.hasher
     }
 
@@ -574,7 +582,7 @@ impl<K: crate::hash::Key> Extend<K> for SpectralBloomFilter {
     }
 }
 
-impl crate::dispatch::CounterKind for SpectralBloomFilter {
+impl crate::multisets::counter_kind::CounterKind for SpectralBloomFilter {
     const CAPABILITIES: Capabilities = Capabilities {
         insert: true,
         hashed: true,
@@ -582,37 +590,13 @@ impl crate::dispatch::CounterKind for SpectralBloomFilter {
         remove: true,
         ..Capabilities::NONE
     };
-    fn hasher(&self) -> &KeyHasher {
-        Filter::hasher(self)
-    }
-    fn len(&self) -> u64 {
-        Filter::len(self)
-    }
-    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
-        Filter::insert_hashed(self, h);
-        Ok(())
-    }
-    fn count_hashed(&self, h: Hashed) -> u64 {
-        Count::count_hashed(self, h)
-    }
-    fn prefetch_hashed(&self, h: Hashed) {
-        SpectralBloomFilter::prefetch_hashed(self, h)
-    }
+    counting_filter_kind!(len: Filter::len, remove);
     fn remove_unsupported(&self) -> Option<RemoveError> {
         (self.method() == SpectralMethod::MinimalIncrease).then_some(RemoveError::Unsupported(
             "spectral Minimal Increase cannot delete without creating false negatives",
         ))
     }
-    fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
-        if let Some(e) = crate::dispatch::CounterKind::remove_unsupported(self) {
-            return Err(e);
-        }
-        Remove::remove_hashed(self, h)
-    }
-    fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
-        crate::dispatch::counter_rates(self.capacity(), self.target_fpr(), self.current_fpr())
-    }
-    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+    fn describe(&self, i: &mut crate::multisets::counter_kind::CounterInfo) {
         i.capacity = self.capacity();
         i.target_fpr = (self.target_fpr() > 0.0).then_some(self.target_fpr());
         i.current_fpr = Some(self.current_fpr());

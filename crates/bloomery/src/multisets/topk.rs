@@ -187,7 +187,7 @@ impl TopKBuilder {
     /// Build, validating every parameter.
     pub fn try_build(self) -> Result<TopK> {
         check_shape(self.k, self.width, self.depth, self.decay).map_err(|(n, r)| invalid(n, r))?;
-        let words = words_for(self.width, self.depth).ok_or(crate::Error::TooLarge {
+        let words = words_for(self.width, self.depth).ok_or(crate::error::Error::TooLarge {
             requested: u64::MAX,
             limit: self.max_bytes,
         })?;
@@ -261,6 +261,12 @@ fn unpack(b: u64) -> (u32, u32) {
 }
 
 impl TopK {
+    /// The hasher keys go through (what [`Count::hasher`](crate::filter::Count::hasher)
+    /// answers; inherent, so that a call needs no trait in scope).
+    pub fn hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+
     /// Largest number of rows (`depth`).
     pub const MAX_DEPTH: u32 = MAX_DEPTH;
     /// Largest `k` (items listed).
@@ -612,7 +618,7 @@ impl TopK {
 }
 
 impl Count for TopK {
-    fn key_hasher(&self) -> &KeyHasher {
+    fn hasher(&self) -> &KeyHasher {
         &self.hasher
     }
 
@@ -788,7 +794,7 @@ mod tests {
             .max_bytes(limit)
             .try_build()
             .unwrap_err();
-        assert!(matches!(e, crate::Error::TooLarge { .. }), "{e}");
+        assert!(matches!(e, crate::error::Error::TooLarge { .. }), "{e}");
         // 100 entries fit, 10,000 do not
         assert!(TopK::builder(10_000).max_bytes(limit).try_build().is_err());
         let mut t = TopK::builder(100)
@@ -991,14 +997,14 @@ mod tests {
         }
         assert!(matches!(
             TopK::try_with_shape(1, u64::MAX / 2, 4, 0.9),
-            Err(crate::Error::TooLarge { .. })
+            Err(crate::error::Error::TooLarge { .. })
         ));
         assert!(matches!(
             TopK::builder(1)
                 .width(1 << 20)
                 .max_bytes(1 << 20)
                 .try_build(),
-            Err(crate::Error::TooLarge { .. })
+            Err(crate::error::Error::TooLarge { .. })
         ));
         let t = TopK::builder(5).try_build().unwrap();
         assert_eq!(

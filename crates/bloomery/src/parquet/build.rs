@@ -21,7 +21,7 @@ use super::footer::PageIndexPart;
 use super::guarded;
 use super::ParquetError;
 use crate::hash::KeyHasher;
-use crate::SplitBlockBloomFilter;
+use crate::sets::split_block::SplitBlockBloomFilter;
 
 /// How a built filter is sized.
 ///
@@ -260,7 +260,7 @@ pub fn build_filters(
         hashes.sort_unstable();
         hashes.dedup();
         let distinct = hashes.len() as u64;
-        let bloomery = |e: crate::Error| ParquetError::Bloomery {
+        let bloomery = |e: crate::error::Error| ParquetError::Bloomery {
             path: path.to_path_buf(),
             source: e,
         };

@@ -12,7 +12,7 @@ use super::footer::Footer;
 use super::header::{read_filter_header, TYPICAL_MAX_LEN};
 use super::keys::ColumnType;
 use super::ParquetError;
-use crate::SplitBlockBloomFilter;
+use crate::sets::split_block::SplitBlockBloomFilter;
 
 /// Bytes read from the end of a file in one go: the 8-byte tail and, usually, the whole footer.
 const TAIL_READ: u64 = 8 << 10;

@@ -39,7 +39,7 @@ use super::sidecar::ParquetSidecar;
 use super::ParquetError;
 use crate::io::format::Persist;
 use crate::sets::split_block::MaskedHash;
-use crate::SplitBlockBits;
+use crate::sets::split_block::SplitBlockBits;
 
 /// Keys, stored back to back: pushed one by one ([`KeyList::push`], [`KeyList::push_lines`]),
 /// or taken over as a text of lines that is split only as far as it is read
@@ -959,9 +959,9 @@ impl Probe for SplitBlockBits<'_> {
     }
 }
 
-impl Probe for crate::SplitBlockBloomFilter {
+impl Probe for crate::sets::split_block::SplitBlockBloomFilter {
     fn contains_hash(&self, h: u64) -> bool {
-        crate::SplitBlockBloomFilter::contains_hash(self, h)
+        crate::sets::split_block::SplitBlockBloomFilter::contains_hash(self, h)
     }
 }
 
@@ -1005,7 +1005,7 @@ fn probe_parquet(
     mode: Mode,
     buf: &mut Vec<u8>,
 ) -> Result<Option<(Hits, usize)>, ParquetError> {
-    let bad = |e: crate::Error| pf.filter_err(rg, col, e.to_string());
+    let bad = |e: crate::error::Error| pf.filter_err(rg, col, e.to_string());
     let few = h.single().filter(|t| {
         pf.filter_location(rg, col)
             .and_then(|l| l.length)

@@ -160,7 +160,7 @@ pub enum ParquetError {
         /// The file.
         path: PathBuf,
         /// The cause.
-        source: crate::Error,
+        source: crate::error::Error,
     },
 }
 

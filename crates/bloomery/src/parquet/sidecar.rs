@@ -9,7 +9,7 @@ use crate::hash::KeyHasher;
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
-use crate::SplitBlockBloomFilter;
+use crate::sets::split_block::SplitBlockBloomFilter;
 
 /// Most row groups a sidecar describes (its per-row-group parameters stay within the format's
 /// header limit).

@@ -3,13 +3,14 @@
 
 use crate::dispatch::{hashed_set_kind, SetStats};
 use crate::error::{invalid, Result};
-use crate::filter::{shape_mismatch, Build, Builder, Core, Filter, Merge, Stats};
+use crate::filter::{shape_mismatch, Build, Builder, Filter, Merge, Stats};
 use crate::hash::{with_k, Hashed, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
 use crate::kind::Capabilities;
 use crate::params;
+use crate::sets::bits::Core;
 use crate::store::{self, Words};
 
 /// Largest k accepted.
@@ -550,6 +551,6 @@ mod tests {
             .fpr(0.01)
             .max_bytes(1 << 20)
             .try_build();
-        assert!(matches!(e, Err(crate::Error::TooLarge { .. })));
+        assert!(matches!(e, Err(crate::error::Error::TooLarge { .. })));
     }
 }

@@ -806,7 +806,7 @@ impl crate::dispatch::OtherKind for CuckooFilter {
 /// skipped here because another key's fingerprint answered for it would be lost when that
 /// other key is removed.
 impl crate::filter::Count for CuckooFilter {
-    fn key_hasher(&self) -> &KeyHasher {
+    fn hasher(&self) -> &KeyHasher {
         &self.hasher
     }
     fn count_hashed(&self, h: Hashed) -> u64 {

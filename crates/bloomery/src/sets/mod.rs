@@ -4,6 +4,7 @@
 //! growable [`scalable`] filter, and the fingerprint filters [`cuckoo`] (deletable) and [`xor`]
 //! (static), and the sliding-window [`window`] filter that forgets. Each module's docs name its paper and say when to pick it.
 
+pub(crate) mod bits;
 pub(crate) mod blocked;
 pub(crate) mod classic;
 pub(crate) mod cuckoo;

@@ -3,13 +3,14 @@
 
 use crate::dispatch::{hashed_set_kind, SetStats};
 use crate::error::{inconsistent, invalid, Result};
-use crate::filter::{shape_mismatch, Build, Builder, Core, Filter, Merge, Stats};
+use crate::filter::{shape_mismatch, Build, Builder, Filter, Merge, Stats};
 use crate::hash::{reduce, Hashed, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
 use crate::kind::Capabilities;
 use crate::params;
+use crate::sets::bits::Core;
 use crate::store;
 
 /// Largest k accepted.

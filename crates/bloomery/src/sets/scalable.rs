@@ -428,7 +428,7 @@ impl ScalableBloomFilter {
             return Err(shape_mismatch(params(self), params(other)));
         }
         if self.hasher != other.hasher {
-            return Err(Error::Incompatible(crate::Incompatibility::Hashing));
+            return Err(Error::Incompatible(crate::error::Incompatibility::Hashing));
         }
         for (i, (a, b)) in self.filters.iter().zip(&other.filters).enumerate() {
             if (a.blocks(), a.hashes()) != (b.blocks(), b.hashes()) {
@@ -482,7 +482,7 @@ impl ScalableBloomFilter {
             ));
         }
         if self.hasher != other.hasher {
-            return Err(Error::Incompatible(crate::Incompatibility::Hashing));
+            return Err(Error::Incompatible(crate::error::Incompatibility::Hashing));
         }
         Ok(())
     }

@@ -6,8 +6,8 @@ use crate::hash::{reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
+use crate::peel::{self, PeelError, MAX_ATTEMPTS};
 use crate::store::{self, Words};
-use crate::structured::peel::{self, PeelError, MAX_ATTEMPTS};
 
 /// Largest segment length (cells) of the layout.
 pub const MAX_SEGMENT_LENGTH: u32 = 1 << 18;
@@ -705,7 +705,7 @@ impl crate::dispatch::OtherKind for XorFilter {
 /// Keys as bytes. An xor filter is built from all its keys at once, so inserting is an error.
 impl crate::filter::KeySet for XorFilter {
     fn try_insert_key(&mut self, _key: &[u8]) -> Result<bool> {
-        Err(crate::Error::Unsupported(
+        Err(crate::error::Error::Unsupported(
             "an xor filter is static: build it from all its keys (XorFilter::builder)".into(),
         ))
     }
@@ -867,7 +867,7 @@ mod tests {
             .is_err());
         let bytes = one.to_bytes();
         assert!(XorFilter::from_bytes(&bytes[..bytes.len() - 3]).is_err());
-        assert!(crate::BloomFilter::from_bytes(&bytes).is_err());
+        assert!(crate::sets::classic::BloomFilter::from_bytes(&bytes).is_err());
         // keyed hashers work and differ
         let k = XorFilter::builder()
             .hasher(KeyHasher::with_secret(9))

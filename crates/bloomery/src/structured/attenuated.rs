@@ -438,7 +438,7 @@ mod tests {
         let bytes = m.to_bytes();
         assert_eq!(AttenuatedBloomFilter::from_bytes(&bytes).unwrap(), m);
         assert!(AttenuatedBloomFilter::from_bytes(&bytes[..bytes.len() - 1]).is_err());
-        assert!(crate::DepthBloomFilter::from_bytes(&bytes).is_err());
+        assert!(crate::structured::depth::DepthBloomFilter::from_bytes(&bytes).is_err());
         assert!(AttenuatedBloomFilter::builder()
             .capacity(1 << 30)
             .fpr(0.01)

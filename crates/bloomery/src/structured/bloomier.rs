@@ -6,8 +6,8 @@ use crate::hash::{reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
+use crate::peel::{self, PeelError, MAX_ATTEMPTS};
 use crate::store::{self, Words};
-use crate::structured::peel::{self, PeelError, MAX_ATTEMPTS};
 
 /// Cells per key of the 3-block layout.
 pub const CELLS_PER_KEY: f64 = 1.23;
@@ -413,8 +413,8 @@ mod tests {
             .fingerprint_bits(5)
             .try_build(&[("a", 0)])
             .is_err());
-        let e: crate::Error = PeelError::Unpeelable { attempts: 3 }.into();
-        assert!(matches!(e, crate::Error::Unsupported(_)));
+        let e: crate::error::Error = PeelError::Unpeelable { attempts: 3 }.into();
+        assert!(matches!(e, crate::error::Error::Unsupported(_)));
         assert!(BloomierFilter::builder()
             .max_bytes(64)
             .try_build(&(0..10_000u64).map(|i| (i, 0)).collect::<Vec<_>>())
@@ -432,6 +432,6 @@ mod tests {
         assert_eq!(m.get("x"), Some(u64::MAX));
         let bytes = m.to_bytes();
         assert!(BloomierFilter::from_bytes(&bytes[..bytes.len() - 1]).is_err());
-        assert!(crate::XorFilter::from_bytes(&bytes).is_err());
+        assert!(crate::sets::xor::XorFilter::from_bytes(&bytes).is_err());
     }
 }

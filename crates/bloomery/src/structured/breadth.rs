@@ -312,6 +312,6 @@ mod tests {
             .is_err());
         let bytes = f.to_bytes();
         assert!(BreadthBloomFilter::from_bytes(&bytes[..bytes.len() - 1]).is_err());
-        assert!(crate::ScalableBloomFilter::from_bytes(&bytes).is_err());
+        assert!(crate::sets::scalable::ScalableBloomFilter::from_bytes(&bytes).is_err());
     }
 }

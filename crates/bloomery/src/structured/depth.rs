@@ -356,6 +356,6 @@ mod tests {
             .is_err());
         let bytes = f.to_bytes();
         assert!(DepthBloomFilter::from_bytes(&bytes[..bytes.len() - 1]).is_err());
-        assert!(crate::BreadthBloomFilter::from_bytes(&bytes).is_err());
+        assert!(crate::structured::breadth::BreadthBloomFilter::from_bytes(&bytes).is_err());
     }
 }

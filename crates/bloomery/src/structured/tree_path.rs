@@ -120,7 +120,7 @@ pub(crate) fn level_filters(
             .map_err(|e| crate::store::whole_after_growth(e, used, max_bytes))?;
         used += f.blocks() * 64;
         for k in keys {
-            crate::Filter::insert(&mut f, k.as_str());
+            crate::filter::Filter::insert(&mut f, k.as_str());
         }
         out.push(f);
     }
@@ -137,7 +137,7 @@ pub(crate) fn encode_filters(mut w: ParamWriter, filters: &[BlockedBloomFilter])
             .u32(f.hashes())
             .u64(f.capacity())
             .f64(f.target_fpr())
-            .u64(crate::Filter::len(f));
+            .u64(crate::filter::Filter::len(f));
     }
     w
 }

@@ -104,7 +104,8 @@ fn name_of(node: &roxmltree::Node<'_, '_>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{BreadthBloomFilter, DepthBloomFilter};
+    use crate::structured::breadth::BreadthBloomFilter;
+    use crate::structured::depth::DepthBloomFilter;
 
     fn paths(x: &str) -> Vec<Vec<String>> {
         parse_str(x).unwrap().paths

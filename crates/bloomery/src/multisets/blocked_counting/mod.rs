@@ -9,6 +9,7 @@ use crate::filter::{
 use crate::hash::{mix64, reduce, Hashed, Key, KeyHasher};
 use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
 use crate::kind::Capabilities;
+use crate::multisets::counter_kind::counting_filter_kind;
 use crate::params::{self, BLOCKED_MAX_K};
 use crate::store::{self, Pipeline, Words};
 
@@ -357,6 +358,13 @@ impl BlockedCountingBuilder {
 }
 
 impl BlockedCountingBloomFilter {
+    /// The hasher keys go through (what [`Filter::hasher`](crate::filter::Filter::hasher) and
+    /// [`Count::hasher`](crate::filter::Count::hasher) answer; inherent, so that a call
+    /// needs neither trait in scope and is not ambiguous with both).
+    pub fn hasher(&self) -> &KeyHasher {
+        &self.hasher
+    }
+
     /// Counter width used when none is given (bits).
     pub const DEFAULT_COUNTER_WIDTH: u32 = DEFAULT_COUNTER_WIDTH;
 
@@ -391,7 +399,7 @@ impl BlockedCountingBloomFilter {
         let words = blocks
             .checked_mul(LINE_WORDS as u64)
             .and_then(|w| usize::try_from(w).ok())
-            .ok_or(crate::Error::TooLarge {
+            .ok_or(crate::error::Error::TooLarge {
                 requested: u64::MAX,
                 limit,
             })?;
@@ -607,7 +615,7 @@ impl BlockedCountingBloomFilter {
             ));
         }
         if self.hasher != other.hasher {
-            return Err(crate::Error::Incompatible(
+            return Err(crate::error::Error::Incompatible(
                 crate::error::Incompatibility::Hashing,
             ));
         }
@@ -671,7 +679,7 @@ impl Filter for BlockedCountingBloomFilter {
 }
 
 impl Count for BlockedCountingBloomFilter {
-    fn key_hasher(&self) -> &KeyHasher {
+    fn hasher(&self) -> &KeyHasher {
         &self.hasher
     }
 
@@ -889,7 +897,7 @@ impl<K: Key> FromIterator<K> for BlockedCountingBloomFilter {
     }
 }
 
-impl crate::dispatch::CounterKind for BlockedCountingBloomFilter {
+impl crate::multisets::counter_kind::CounterKind for BlockedCountingBloomFilter {
     const CAPABILITIES: Capabilities = Capabilities {
         insert: true,
         hashed: true,
@@ -897,34 +905,10 @@ impl crate::dispatch::CounterKind for BlockedCountingBloomFilter {
         remove: true,
         ..Capabilities::NONE
     };
-    fn hasher(&self) -> &KeyHasher {
-        Filter::hasher(self)
-    }
-    fn len(&self) -> u64 {
-        Filter::len(self)
-    }
-    fn insert_hashed(&mut self, h: Hashed) -> Result<()> {
-        Filter::insert_hashed(self, h);
-        Ok(())
-    }
-    fn count_hashed(&self, h: Hashed) -> u64 {
-        Count::count_hashed(self, h)
-    }
-    fn prefetch_hashed(&self, h: Hashed) {
-        BlockedCountingBloomFilter::prefetch_hashed(self, h)
-    }
-    fn remove_unsupported(&self) -> Option<RemoveError> {
-        None
-    }
-    fn remove_hashed(&mut self, h: Hashed) -> std::result::Result<(), RemoveError> {
-        Remove::remove_hashed(self, h)
-    }
-    fn rates(&self) -> (u64, Option<f64>, Option<f64>) {
-        crate::dispatch::counter_rates(self.capacity(), self.target_fpr(), self.current_fpr())
-    }
-    fn describe(&self, i: &mut crate::dispatch::CounterInfo) {
+    counting_filter_kind!(len: Filter::len, remove);
+    fn describe(&self, i: &mut crate::multisets::counter_kind::CounterInfo) {
         i.capacity = self.capacity();
-        (i.target_fpr, i.current_fpr) = crate::dispatch::rates(self);
+        (i.target_fpr, i.current_fpr) = crate::multisets::counter_kind::rates(self);
         i.saturated_counters = Some(self.saturated_counters());
         i.counter_bits = Some(self.counter_width());
         i.hashes = Some(self.hashes());
@@ -1119,7 +1103,10 @@ mod tests {
                 .capacity(10)
                 .max_bytes(1 << 20),
         ] {
-            assert!(matches!(b.try_build(), Err(crate::Error::TooLarge { .. })));
+            assert!(matches!(
+                b.try_build(),
+                Err(crate::error::Error::TooLarge { .. })
+            ));
         }
         let a = BlockedCountingBloomFilter::try_with_shape(10, 3, 4).unwrap();
         let mut b = BlockedCountingBloomFilter::try_with_shape(10, 3, 8).unwrap();
@@ -1132,7 +1119,7 @@ mod tests {
             .unwrap();
         assert!(matches!(
             c.intersect_with(&a),
-            Err(crate::Error::Incompatible(
+            Err(crate::error::Error::Incompatible(
                 crate::error::Incompatibility::Hashing
             ))
         ));
@@ -1187,8 +1174,10 @@ mod tests {
         assert!(BlockedCountingBloomFilter::from_bytes(&file(1, 3, 3, &dirty)).is_err());
         assert!(BlockedCountingBloomFilter::from_bytes(&file(1, 3, 4, &dirty)).is_ok());
         // not a set filter, not a classic-layout counting filter
-        assert!(crate::AnyFilter::from_bytes(&f.to_bytes()).is_err());
-        assert!(crate::CountingBloomFilter::from_bytes(&f.to_bytes()).is_err());
+        assert!(crate::any::filter::AnyFilter::from_bytes(&f.to_bytes()).is_err());
+        assert!(
+            crate::multisets::counting::CountingBloomFilter::from_bytes(&f.to_bytes()).is_err()
+        );
     }
 
     /// The one-pass remove's restore path: a counter at 1 that the key hits twice goes to 0

@@ -10,13 +10,14 @@ use rayon::prelude::*;
 
 use crate::dispatch::{hashed_set_kind, SetStats};
 use crate::error::{invalid, Result};
-use crate::filter::{shape_mismatch, Build, Builder, Core, Filter, Merge, Stats};
+use crate::filter::{shape_mismatch, Build, Builder, Filter, Merge, Stats};
 use crate::hash::{Hashed, Key, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
 use crate::kind::Capabilities;
 use crate::params::{self, BLOCKED_MAX_K};
+use crate::sets::bits::Core;
 use crate::store::{self, Pipeline, Words};
 
 mod atomic;

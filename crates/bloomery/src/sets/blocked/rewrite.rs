@@ -163,11 +163,12 @@ impl BlockedBloomFilter {
 #[cfg(all(test, feature = "mmap"))]
 mod tests {
     use super::*;
+    use crate::any::filter::AnyFilter;
+    use crate::any::filter::FilterInfo;
     use crate::error::FormatError;
+    use crate::filter::Filter;
     use crate::io::header::Verify;
     use crate::io::header::PASS_CHUNK;
-    use crate::kinds::FilterInfo;
-    use crate::{AnyFilter, Filter};
     use proptest::prelude::*;
 
     /// Blocks of a filter a little over two [`PASS_CHUNK`] pieces long: the passes cross

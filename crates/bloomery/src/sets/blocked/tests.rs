@@ -191,7 +191,7 @@ fn fused_paths_equal_portable_paths() {
         #[cfg(target_arch = "x86_64")]
         assert_eq!(
             fused.simd,
-            hasher.algorithm() == crate::hashing::HashAlgorithm::Xxh3_128 && crate::simd::avx2()
+            hasher.algorithm() == crate::hash::HashAlgorithm::Xxh3_128 && crate::simd::avx2()
         );
         let keys: Vec<String> = (0..6000u32).map(|i| format!("key-{i}")).collect();
         for k in &keys[..3000] {
@@ -267,7 +267,7 @@ fn sectors_file_with_another_k_is_refused() {
     assert!(BlockedBloomFilter::from_bytes(&with_k(&sectors, 8)).is_ok());
     let e = BlockedBloomFilter::from_bytes(&with_k(&sectors, 7)).unwrap_err();
     assert!(e.to_string().contains("layout=sectors"), "{e}");
-    assert!(crate::AnyFilter::from_bytes(&with_k(&sectors, 7)).is_err());
+    assert!(crate::any::filter::AnyFilter::from_bytes(&with_k(&sectors, 7)).is_err());
     let positions = BlockedBloomFilter::try_with_shape(4, 8).unwrap().to_bytes();
     let p7 = BlockedBloomFilter::from_bytes(&with_k(&positions, 7)).unwrap();
     assert_eq!((p7.layout(), p7.hashes()), (BlockLayout::Positions, 7));

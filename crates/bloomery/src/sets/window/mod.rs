@@ -3,13 +3,14 @@
 
 use crate::dispatch::{hashed_set_kind, SetStats};
 use crate::error::{inconsistent, invalid, Result};
-use crate::filter::{Build, Builder, Core, Filter, Merge, Stats};
+use crate::filter::{Build, Builder, Filter, Merge, Stats};
 use crate::hash::{mix64, reduce, Hashed, KeyHasher};
 use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
 use crate::kind::Capabilities;
 use crate::params::{self, APBF_MAX_K, APBF_MAX_L};
+use crate::sets::bits::Core;
 use crate::store;
 
 /// A sliding-window filter: it remembers the last `window` insertions and forgets older ones,

@@ -376,14 +376,14 @@ fn forged_files_are_refused() {
 
 #[test]
 fn any_filter_holds_it() {
-    let mut f = crate::AnyFilter::builder(crate::Kind::Window)
+    let mut f = crate::any::filter::AnyFilter::builder(crate::kind::Kind::Window)
         .capacity(100)
         .fpr(0.01)
         .try_build()
         .unwrap();
     assert!(f.try_insert_key(b"a").unwrap());
     assert!(f.try_contains_key(b"a").unwrap());
-    assert_eq!(f.kind(), crate::Kind::Window);
-    let back = crate::AnyFilter::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(f.kind(), crate::kind::Kind::Window);
+    let back = crate::any::filter::AnyFilter::from_bytes(&f.to_bytes()).unwrap();
     assert_eq!(back, f);
 }

@@ -2,7 +2,8 @@
 //! against near-miss queries, persistence, merges.
 
 use super::*;
-use crate::{BloomFilter, Filter};
+use crate::filter::Filter;
+use crate::sets::classic::BloomFilter;
 use proptest::prelude::*;
 use rand::{Rng, SeedableRng};
 
@@ -499,7 +500,7 @@ fn bad_parameters_and_files_are_errors() {
     let bytes = f.to_bytes();
     assert_eq!(MultiLayerBloomFilter::from_bytes(&bytes).unwrap(), f);
     assert!(MultiLayerBloomFilter::from_bytes(&bytes[..bytes.len() - 1]).is_err());
-    assert!(crate::BloomFilter::from_bytes(&bytes).is_err());
+    assert!(crate::sets::classic::BloomFilter::from_bytes(&bytes).is_err());
     let g = MultiLayerBloomFilter::try_with_shape(3, 100, 3).unwrap();
     assert!(f.clone().union_with(&g).is_err());
     let mut u = MultiLayerBloomFilter::try_with_shape(2, 100, 3).unwrap();
