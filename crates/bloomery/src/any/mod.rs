@@ -24,12 +24,12 @@ use crate::multisets::topk::TopK;
 #[cfg(feature = "parquet")]
 use crate::parquet::ParquetSidecar;
 use crate::sets::cuckoo::CuckooFilter;
+use crate::sets::window::time::TimeWindowFilter;
 use crate::sets::xor::XorFilter;
 use crate::structured::attenuated::AttenuatedBloomFilter;
 use crate::structured::bloomier::BloomierFilter;
 use crate::structured::breadth::BreadthBloomFilter;
 use crate::structured::depth::DepthBloomFilter;
-use crate::sets::window::time::TimeWindowFilter;
 
 /// Generates [`Kind::capabilities`] for the kinds outside [`AnyFilter`](filter::AnyFilter)
 /// and [`AnyCounter`](counter::AnyCounter) from the table's `others` group.
