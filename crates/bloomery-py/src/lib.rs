@@ -20,6 +20,7 @@ mod par;
 mod quantiles;
 mod raw;
 mod sets;
+mod shard;
 mod sketches;
 mod typed;
 mod windows;
@@ -54,7 +55,7 @@ fn load(py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
         k if AnyCounter::holds(k) => py.get_type::<counting::PyCountingBloomFilter>(),
         Kind::Cuckoo => py.get_type::<filters::PyCuckooFilter>(),
         Kind::Xor => py.get_type::<filters::PyXorFilter>(),
-        Kind::TopK => py.get_type::<sketches::PyTopK>(),
+        Kind::TopK | Kind::TopKSlots => py.get_type::<sketches::PyTopK>(),
         Kind::TDigest => py.get_type::<quantiles::PyTDigest>(),
         Kind::TimeWindow => py.get_type::<windows::PyTimeWindowFilter>(),
         k => {
@@ -108,6 +109,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<filters::PyXorFilter>()?;
     m.add_class::<windows::PyWindowFilter>()?;
     m.add_class::<windows::PyTimeWindowFilter>()?;
+    m.add_class::<shard::PyShardLayout>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(max_memory, m)?)?;
     m.add_function(wrap_pyfunction!(set_max_memory, m)?)?;

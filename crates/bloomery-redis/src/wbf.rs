@@ -37,7 +37,8 @@ use crate::memory::{charged, words_bytes};
 use crate::own::{info_generic, size, with_filter};
 use crate::reply::{self, int};
 use crate::stats::Family;
-use crate::types::{methods, Slot, Structure, ENCODING_VERSION};
+use crate::types::{Slot, Structure, ENCODING_VERSION};
+use crate::value::{family, methods};
 
 impl Structure for AgePartitionedBloomFilter {
     const FILE_KIND: Kind = Kind::Window;
@@ -79,26 +80,21 @@ impl Structure for TimeWindowFilter {
 pub static WBF_TYPE: RedisType = RedisType::new(
     "BLMRY-WBF",
     ENCODING_VERSION,
-    methods::<AgePartitionedBloomFilter>(),
+    methods::<Slot<AgePartitionedBloomFilter>>(),
 );
 
 /// The time window type behind `TWBF.*`.
-pub static TWBF_TYPE: RedisType =
-    RedisType::new("BLMRY-TWB", ENCODING_VERSION, methods::<TimeWindowFilter>());
+pub static TWBF_TYPE: RedisType = RedisType::new(
+    "BLMRY-TWB",
+    ENCODING_VERSION,
+    methods::<Slot<TimeWindowFilter>>(),
+);
 
 /// Both types, for the module's `INFO` section.
 pub fn families() -> Vec<Family> {
     vec![
-        Family {
-            name: "wbf",
-            ty: &WBF_TYPE,
-            measure: crate::types::mem_usage::<AgePartitionedBloomFilter>,
-        },
-        Family {
-            name: "twbf",
-            ty: &TWBF_TYPE,
-            measure: crate::types::mem_usage::<TimeWindowFilter>,
-        },
+        family::<Slot<AgePartitionedBloomFilter>>(&WBF_TYPE),
+        family::<Slot<TimeWindowFilter>>(&TWBF_TYPE),
     ]
 }
 

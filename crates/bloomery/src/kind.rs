@@ -76,7 +76,7 @@ macro_rules! for_each_kind {
                     "Merging t-digest: quantiles, CDF and ranks of a stream of numbers.";
                 CountMin32 = 26, "cms32", CountMinSketch32,
                     "Count-min sketch with 32-bit counters (RedisBloom's cell size); no deletion.";
-                TimeWindow = 28, "time-window", TimeWindowFilter,
+                TimeWindow = 29, "time-window", TimeWindowFilter,
                     "Time window: remembers the keys of the last T ticks of the caller's clock.";
                 #[cfg(feature = "parquet")]
                 ParquetSidecar = 24, "parquet-sidecar", ParquetSidecar,
@@ -85,6 +85,8 @@ macro_rules! for_each_kind {
             layouts {
                 BlockedSectors = 20, "blocked-sectors", Blocked,
                     "The blocked filter in its sectors layout: one bit per 64-bit word.";
+                TopKSlots = 28, "topk-slots", TopK,
+                    "HeavyKeeper top-k with RedisBloom's list of k slots (the Redis module's TOPK.*).";
             }
         }
     };
