@@ -619,6 +619,11 @@ pub struct CreateArgs {
     /// Mlbf: URL layers L in 1..=32 (default 4, the paper's); --bits/--hashes are per layer.
     #[arg(long, value_name = "L")]
     pub layers: Option<u32>,
+    /// Window: a time window of this duration (10m, 30s, 2h, 7d, 500ms) instead of a count
+    /// window; -n is then the lines per window it is first sized for. `add` and `check` use
+    /// the time of day.
+    #[arg(long, value_name = "DURATION", value_parser = crate::cmd::time_window::parse_duration)]
+    pub window: Option<u64>,
     /// Split-block: size as Parquet writers (arrow-rs, parquet-mr) do for -n distinct values
     /// at rate -p: a power of two of bytes, so the bitset matches theirs.
     #[arg(long, conflicts_with = "bits")]
@@ -687,9 +692,10 @@ pub struct DedupArgs {
     #[command(flatten)]
     pub keys: KeyArgs,
     /// Distinct lines the filter is first sized for (scalable: it grows past them; fixed
-    /// kinds: the capacity).
-    #[arg(short = 'n', long, value_name = "N", value_parser = parse_count, default_value = "1M")]
-    pub capacity: u64,
+    /// kinds: the capacity; a time window: lines per window at the expected rate) [default:
+    /// 1M].
+    #[arg(short = 'n', long, value_name = "N", value_parser = parse_count)]
+    pub capacity: Option<u64>,
     /// Rate of distinct lines wrongly dropped as duplicates (scalable: at any size; fixed
     /// kinds: up to N distinct lines).
     #[arg(
@@ -704,9 +710,16 @@ pub struct DedupArgs {
     #[arg(long, value_enum, default_value_t = KindArg::SCALABLE)]
     pub kind: KindArg,
     /// Print a line unless it occurred among the previous N lines (a sliding window: memory
-    /// fixed by N and -p however long the input; sets --kind window and -n N).
-    #[arg(long, value_name = "N", value_parser = parse_count, conflicts_with_all = ["capacity", "kind", "layers"])]
-    pub window: Option<u64>,
+    /// fixed by N and -p however long the input; sets --kind window and -n N), or, with a
+    /// unit (10m, 30s, 2h, 7d, 500ms), unless it occurred in that time before it (a time
+    /// window: the time of arrival, or --time-field; memory follows the rate, -n is the lines
+    /// per window it is first sized for).
+    #[arg(long, value_name = "N|DURATION", value_parser = crate::cmd::time_window::parse_window, conflicts_with_all = ["kind", "layers"])]
+    pub window: Option<crate::cmd::time_window::WindowArg>,
+    /// With a time --window: take each line's time from field F (1-based, split on
+    /// --delimiter, default tab), epoch seconds or RFC 3339, instead of its arrival.
+    #[arg(long, value_name = "F", requires = "window")]
+    pub time_field: Option<usize>,
     /// Hash seed.
     #[arg(long, value_name = "S")]
     pub seed: Option<u64>,

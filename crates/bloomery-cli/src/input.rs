@@ -55,7 +55,7 @@ impl bloomery::lines::LineKeys for KeySpec {
     }
 }
 
-fn unescape(d: &str) -> Result<Vec<u8>> {
+pub fn unescape(d: &str) -> Result<Vec<u8>> {
     Ok(match d {
         "\\t" | "tab" => b"\t".to_vec(),
         "\\0" => b"\0".to_vec(),

@@ -23,6 +23,7 @@ mod sets;
 mod shard;
 mod sketches;
 mod typed;
+mod windows;
 
 use std::path::PathBuf;
 
@@ -40,6 +41,10 @@ fn load(py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
     let kind = py
         .detach(|| bloomery::file::peek_header(&path).py_err_at(&path))?
         .kind;
+    if kind == Kind::Window {
+        let cls = py.get_type::<windows::PyWindowFilter>();
+        return Ok(cls.call_method1("load", (path,))?.unbind());
+    }
     if kind.is_set() && kind != Kind::Mlbf || kind == Kind::Mlbf {
         let f = py.detach(|| AnyFilter::load(&path).py_err_at(&path))?;
         return sets::wrap_set(py, f, false);
@@ -52,6 +57,7 @@ fn load(py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
         Kind::Xor => py.get_type::<filters::PyXorFilter>(),
         Kind::TopK | Kind::TopKSlots => py.get_type::<sketches::PyTopK>(),
         Kind::TDigest => py.get_type::<quantiles::PyTDigest>(),
+        Kind::TimeWindow => py.get_type::<windows::PyTimeWindowFilter>(),
         k => {
             return Err(PyTypeError::new_err(format!(
                 "{}: a {} structure has no Python class yet: use the CLI or the Rust library",
@@ -101,6 +107,8 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<quantiles::PyTDigest>()?;
     m.add_class::<filters::PyCuckooFilter>()?;
     m.add_class::<filters::PyXorFilter>()?;
+    m.add_class::<windows::PyWindowFilter>()?;
+    m.add_class::<windows::PyTimeWindowFilter>()?;
     m.add_class::<shard::PyShardLayout>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(max_memory, m)?)?;

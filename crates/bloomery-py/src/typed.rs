@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
-use bloomery::{AnyCounter, CountMinSketch, CuckooFilter, Persist, TDigest, TopK, XorFilter};
+use bloomery::{
+    AgePartitionedBloomFilter, AnyCounter, CountMinSketch, CuckooFilter, Persist, TDigest,
+    TimeWindowFilter, TopK, XorFilter,
+};
 
 /// A library structure a Python class holds.
 pub trait Structure: Clone + Send + Sync + Sized + 'static {
@@ -35,7 +38,15 @@ macro_rules! persist_structure {
         }
     )*};
 }
-persist_structure!(CountMinSketch, CuckooFilter, XorFilter, TopK, TDigest);
+persist_structure!(
+    CountMinSketch,
+    CuckooFilter,
+    XorFilter,
+    TopK,
+    TDigest,
+    AgePartitionedBloomFilter,
+    TimeWindowFilter
+);
 
 impl Structure for AnyCounter {
     fn load_file(path: &Path) -> bloomery::Result<Self> {

@@ -164,6 +164,9 @@ pub fn bloomery_dump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     if let Some(r) = crate::moved::bloomery_dump(&k) {
         return r;
     }
+    if let Some(r) = crate::wbf::bloomery_dump(&k) {
+        return r;
+    }
     if k.is_null() {
         return Err(RedisError::Str("ERR not found"));
     }

@@ -14,7 +14,7 @@
 //!
 //! This file only wires commands to their handlers, one documented function per command:
 //! [`bf`], [`cf`], [`cms`], [`topk`], [`tdigest`], [`cbf`], [`bcbf`], [`ibf`], [`mlbf`] (the last four share
-//! helpers in [`own`]) and [`dump`] (SCANDUMP/LOADCHUNK, `BLOOMERY.DUMP`); small empty
+//! helpers in [`own`]), [`wbf`] (the windows `WBF.*` and `TWBF.*`, listed with their handlers) and [`dump`] (SCANDUMP/LOADCHUNK, `BLOOMERY.DUMP`); small empty
 //! structures are copied from [`templates`]. Beneath them, with
 //! no module importing one above it: [`keys`] (the value under a key), [`types`] (the data
 //! types, RDB, AOF, `MEMORY USAGE`), [`chunk`] (the byte string a value travels as), and the
@@ -54,6 +54,7 @@ pub mod templates;
 pub mod topk;
 pub mod types;
 pub mod value;
+pub mod wbf;
 
 #[cfg(not(test))]
 mod module {
@@ -63,6 +64,7 @@ mod module {
     use crate::types::{
         BCBF_TYPE, BF_TYPE, CBF_TYPE, CF_TYPE, CMS_TYPE, IBF_TYPE, MLBF_TYPE, TOPK_TYPE,
     };
+    use crate::wbf::{self, TWBF_TYPE, WBF_TYPE};
     use crate::{
         bf, cf, cms, config, counting, dump, ibf, memory, mlbf, rbbf, rbcf, reply, route, stats,
         topk,
@@ -93,6 +95,7 @@ mod module {
         redis_module::raw::register_info_function(ctx.ctx, Some(stats::info));
         let mut families = crate::types::families();
         families.extend(crate::moved::families());
+        families.extend(crate::wbf::families());
         stats::register(families);
         // Every byte a value holds goes through Redis's allocator (see `memory`).
         bloomery::tuning::set_global_allocator_only(true);
@@ -484,7 +487,7 @@ mod module {
         allocator: (redis_module::alloc::RedisAlloc, redis_module::alloc::RedisAlloc),
         data_types: [
             BF_TYPE, CF_TYPE, CMS_TYPE, CBF_TYPE, BCBF_TYPE, IBF_TYPE, TOPK_TYPE, MLBF_TYPE,
-            RB_BF_TYPE, RB_CF_TYPE, TDIGEST_TYPE
+            RB_BF_TYPE, RB_CF_TYPE, TDIGEST_TYPE, WBF_TYPE, TWBF_TYPE
         ],
         // The ACL categories of RedisBloom in Redis 8 (`@bloom`, `@cuckoo`, `@cms`, `@topk`,
         // `@tdigest`) and `@bloomery` for the module's own types, on servers that let modules
@@ -591,6 +594,24 @@ mod module {
             ["ibf.info", ibf_info, "readonly fast", 1, 1, 1, "", "bloomery"],
             ["ibf.scandump", ibf_scandump, "readonly", 1, 1, 1, "", "bloomery"],
             ["ibf.loadchunk", ibf_loadchunk, "write deny-oom", 1, 1, 1, "", "bloomery"],
+            // bloomery's own: windows that forget (the last N items; the last T ms).
+            ["wbf.reserve", wbf::reserve, "write deny-oom", 1, 1, 1, "", "bloomery"],
+            ["wbf.add", wbf::add, "write deny-oom", 1, 1, 1, "", "bloomery"],
+            ["wbf.madd", wbf::madd, "write deny-oom", 1, 1, 1, "", "bloomery"],
+            ["wbf.exists", wbf::exists, "readonly fast", 1, 1, 1, "", "bloomery"],
+            ["wbf.mexists", wbf::mexists, "readonly fast", 1, 1, 1, "", "bloomery"],
+            ["wbf.info", wbf::info, "readonly fast", 1, 1, 1, "", "bloomery"],
+            ["wbf.scandump", wbf::scandump, "readonly", 1, 1, 1, "", "bloomery"],
+            ["wbf.loadchunk", wbf::loadchunk, "write deny-oom", 1, 1, 1, "", "bloomery"],
+            ["twbf.reserve", wbf::t_reserve, "write deny-oom", 1, 1, 1, "", "bloomery"],
+            ["twbf.add", wbf::t_add, "write deny-oom", 1, 1, 1, "", "bloomery"],
+            ["twbf.madd", wbf::t_madd, "write deny-oom", 1, 1, 1, "", "bloomery"],
+            ["twbf.addat", wbf::t_addat, "write deny-oom", 1, 1, 1, "", "bloomery"],
+            ["twbf.exists", wbf::t_exists, "readonly", 1, 1, 1, "", "bloomery"],
+            ["twbf.mexists", wbf::t_mexists, "readonly", 1, 1, 1, "", "bloomery"],
+            ["twbf.info", wbf::t_info, "readonly", 1, 1, 1, "", "bloomery"],
+            ["twbf.scandump", wbf::t_scandump, "readonly", 1, 1, 1, "", "bloomery"],
+            ["twbf.loadchunk", wbf::t_loadchunk, "write deny-oom", 1, 1, 1, "", "bloomery"],
             // bloomery's own.
             ["bloomery.dump", bloomery_dump, "readonly", 1, 1, 1, "", "bloomery"],
         ],

@@ -76,6 +76,8 @@ macro_rules! for_each_kind {
                     "Merging t-digest: quantiles, CDF and ranks of a stream of numbers.";
                 CountMin32 = 26, "cms32", CountMinSketch32,
                     "Count-min sketch with 32-bit counters (RedisBloom's cell size); no deletion.";
+                TimeWindow = 29, "time-window", TimeWindowFilter,
+                    "Time window: remembers the keys of the last T ticks of the caller's clock.";
                 #[cfg(feature = "parquet")]
                 ParquetSidecar = 24, "parquet-sidecar", ParquetSidecar,
                     "Split-block filters for the row groups of one column of a Parquet file.";

@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | drop duplicates from a stream ("seen before?") | [`BlockedBloomFilter`] | one cache miss per key; `insert` returns whether the key was new |
 //! | "seen among the last N items?", memory fixed forever | [`AgePartitionedBloomFilter`] | a sliding window: keys older than N (plus a bounded slack) are forgotten |
+//! | "seen in the last 10 minutes?", whatever the rate | [`TimeWindowFilter`] | a time window on the caller's clock: memory follows the rate, the rate stays at target |
 //! | check keys against a blocklist | [`BlockedBloomFilter`], or [`XorFilter`] when the list is fixed | no false negatives; the xor filter is smaller but static |
 //! | a set whose final size you do not know | [`ScalableBloomFilter`] | grows by adding filters, keeping the compound rate under target |
 //! | a set with deletions | [`CuckooFilter`], [`CountingBloomFilter`] | removable fingerprints or counters |
@@ -54,6 +55,7 @@
 //! | a Parquet column | [`SplitBlockBloomFilter`] (a bitset probed in place: [`SplitBlockBits`]) | the Parquet spec's bits, byte for byte |
 //! | row-group filters of a Parquet file, kept beside it (feature `parquet`) | `ParquetSidecar` | one split-block filter per row group of a column, in one file |
 //! | a stream, "seen among the last N items?", fixed memory | [`AgePartitionedBloomFilter`] | a sliding window: no false negative inside it, rate ≤ target at every point, older keys forgotten (Shtul, Baquero & Almeida §3–4) |
+//! | a stream, "seen in the last T ticks?", time given by the caller | [`TimeWindowFilter`] | age-partitioned slices with a time stamp each, retired when they leave the window (Rodrigues, Shtul, Baquero & Almeida) |
 //! | a set of unknown size | [`ScalableBloomFilter`] | grows, keeping the compound rate under target (Almeida et al.) |
 //! | a set with deletions, fingerprints | [`CuckooFilter`] | buckets of fingerprints, deletable, about as small as a Bloom filter at low rates (Fan et al.) |
 //! | a set with deletions | [`CountingBloomFilter`] | w-bit saturating counters (Broder & Mitzenmacher §2.5); refuses removals that would create false negatives |
@@ -191,6 +193,7 @@ pub use sets::cuckoo::CuckooFilter;
 pub use sets::partitioned::PartitionedBloomFilter;
 pub use sets::scalable::ScalableBloomFilter;
 pub use sets::split_block::{SplitBlockBits, SplitBlockBloomFilter};
+pub use sets::window::time::TimeWindowFilter;
 pub use sets::window::AgePartitionedBloomFilter;
 pub use sets::xor::XorFilter;
 // Multisets and sketches.
@@ -224,7 +227,8 @@ pub mod builders {
     pub use crate::sets::blocked::BlockLayout;
     pub use crate::sets::cuckoo::CuckooBuilder;
     pub use crate::sets::split_block::parquet_num_bytes;
-    pub use crate::sets::window::AgePartitionedBuilder;
+    pub use crate::sets::window::time::{TimeWindowBuilder, TimeWindowOptions};
+    pub use crate::sets::window::{AgePartitionedBuilder, AgePartitionedOptions};
     pub use crate::sets::xor::XorBuilder;
     pub use crate::structured::attenuated::AttenuatedBuilder;
     pub use crate::structured::bloomier::BloomierBuilder;

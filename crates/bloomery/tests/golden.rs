@@ -412,6 +412,7 @@ fn hash_algorithms_match_their_reference_functions() {
         (Kind::Scalable, 5),
         (Kind::BlockedSectors, 20),
         (Kind::Window, 27),
+        (Kind::TimeWindow, 29),
     ] {
         assert_eq!(kind.id(), id);
         assert_eq!(Kind::from_id(id), Some(kind));
@@ -695,9 +696,11 @@ fn goldens() -> Vec<Golden> {
             kind: Kind::Window,
             build: || {
                 AnyFilter::Window(
+                    // the shape sized for (700, 1%) when the file was written
                     AgePartitionedBloomFilter::builder()
                         .capacity(700)
                         .fpr(0.01)
+                        .shape(WINDOW_SHAPE.1, WINDOW_SHAPE.2, WINDOW_SHAPE.3)
                         .seed(0x5EED)
                         .try_build()
                         .unwrap(),
@@ -1862,6 +1865,38 @@ fn typed_goldens() -> Vec<TypedGolden> {
                 );
             },
         },
+        // a time window of 100 ticks: keys at times 0..400 in bursts and a gap, so the
+        // ring has turned, grown past k slices and retired old ones
+        TypedGolden {
+            file: "time-window.bloom",
+            kind: Kind::TimeWindow,
+            build: || time_window_golden().to_bytes(),
+            deterministic: true,
+            check: |bytes| {
+                let f = bloomery::TimeWindowFilter::from_bytes(bytes).unwrap();
+                assert_eq!(f, time_window_golden());
+                assert_eq!(f.to_bytes(), bytes);
+                assert_eq!(
+                    (
+                        f.window(),
+                        f.capacity(),
+                        f.hashes(),
+                        f.generations_per_window()
+                    ),
+                    TIME_WINDOW_SHAPE
+                );
+                assert_eq!(
+                    (f.clock(), f.slices() as u64, f.insertions()),
+                    TIME_WINDOW_POINT
+                );
+                // every key of the last 100 ticks is found
+                for (i, t) in time_window_keys() {
+                    if t + 100 >= f.clock() {
+                        assert!(f.contains_at(&i, f.clock()), "{i} of {t}");
+                    }
+                }
+            },
+        },
     ]
 }
 
@@ -1907,6 +1942,39 @@ fn golden_paths() -> Vec<Vec<String>> {
             ]
         })
         .collect()
+}
+
+/// The time window golden's `(window, capacity, k, l)` and `(clock, slices, insertions)`.
+const TIME_WINDOW_SHAPE: (u64, u64, u32, u32) = (100, 60, 9, 18);
+const TIME_WINDOW_POINT: (u64, u64, u64) = (418, 25, 260);
+
+/// The time window golden's keys and their times: a trickle, a burst, a gap, a trickle.
+fn time_window_keys() -> Vec<(u64, u64)> {
+    let mut v = Vec::new();
+    for i in 0..80u64 {
+        v.push((i, i * 2));
+    }
+    for i in 80..200u64 {
+        v.push((i, 170));
+    }
+    for i in 200..260u64 {
+        v.push((i, 300 + (i - 200) * 2));
+    }
+    v
+}
+
+fn time_window_golden() -> bloomery::TimeWindowFilter {
+    let mut f = bloomery::TimeWindowFilter::builder()
+        .window(100)
+        .capacity(60)
+        .fpr(0.01)
+        .seed(0x5EED)
+        .try_build()
+        .unwrap();
+    for (i, t) in time_window_keys() {
+        f.insert_at(&i, t);
+    }
+    f
 }
 
 fn golden_urls() -> Vec<String> {

@@ -17,9 +17,20 @@ use crate::num::{bytes, count, group, rate};
 use crate::output::note;
 
 pub fn run(mut a: DedupArgs) -> Result<u8> {
-    if let Some(n) = a.window {
-        a.kind = crate::cli::KindArg::WINDOW;
-        a.capacity = n;
+    use crate::cmd::time_window::WindowArg;
+    match a.window {
+        Some(WindowArg::Millis(ms)) => return crate::cmd::time_window::dedup(&a, ms),
+        Some(WindowArg::Count(n)) => {
+            if a.capacity.is_some() {
+                anyhow::bail!("-n does not apply to a count --window (the window is N)");
+            }
+            a.kind = crate::cli::KindArg::WINDOW;
+            a.capacity = Some(n);
+        }
+        None => {}
+    }
+    if a.time_field.is_some() {
+        anyhow::bail!("--time-field needs a time --window (10m, 30s, 2h, ...)");
     }
     let windowed = a.kind.kind() == bloomery::Kind::Window;
     if !a.kind.kind().is_set() {
@@ -53,7 +64,7 @@ pub fn run(mut a: DedupArgs) -> Result<u8> {
             build(
                 a.kind.kind(),
                 &Sizing {
-                    capacity: Some(a.capacity),
+                    capacity: Some(a.capacity.unwrap_or(1_000_000)),
                     fpr: Some(a.fpr),
                     seed: a.seed,
                     layers: a.layers,
@@ -105,6 +116,12 @@ pub fn run(mut a: DedupArgs) -> Result<u8> {
     drop(out);
     let i = f.info();
     let new_items = f.len() - before;
+    // a window's rate rises and falls with its slices: its bound is the worst point of the
+    // stream; a plain filter's rate only grows, so the rate now bounds every earlier one
+    let (rate_bound, window_len) = match &f {
+        AnyFilter::Window(w) => (w.worst_fpr().max(i.current_fpr), w.window()),
+        _ => (i.current_fpr, 0),
+    };
     match (sealer, &a.state) {
         (Some(sealer), _) => Update {
             s: Structure::Set(f),
@@ -120,15 +137,28 @@ pub fn run(mut a: DedupArgs) -> Result<u8> {
         String::new()
     };
     let dropped = counts.lines - printed - counts.skipped - invalid;
+    let held = if windowed {
+        // every line enters the window (repeats too): the lines new to it are those printed
+        format!(
+            "{} new to the window of the last {} ({})",
+            count(printed, "line", "lines"),
+            group(window_len),
+            bytes(i.bytes)
+        )
+    } else {
+        format!(
+            "{} ({} in the filter, {})",
+            count(new_items, "new item", "new items"),
+            group(i.items),
+            bytes(i.bytes)
+        )
+    };
     note(&format!(
-        "{} read, {} printed, {} dropped{invalid_note} ({}); {} ({} in the filter, {}); fpr now {}",
+        "{} read, {} printed, {} dropped{invalid_note} ({}); {held}; fpr now {}",
         count(counts.lines, "line", "lines"),
         group(printed),
         group(dropped),
-        wrongly_dropped(printed, i.current_fpr),
-        count(new_items, "new item", "new items"),
-        group(i.items),
-        bytes(i.bytes),
+        wrongly_dropped(printed, rate_bound),
         rate(i.current_fpr)
     ));
     super::warn_if_over_info(&i);
@@ -137,7 +167,8 @@ pub fn run(mut a: DedupArgs) -> Result<u8> {
 
 /// How many of the dropped lines are expected to be distinct lines taken for seen (false
 /// positives), as a sentence. Each new line is dropped with the filter's false-positive rate
-/// at that moment, at most `r`, the rate now (fill only grows): of the `printed + x` distinct
+/// at that moment, at most `r` (the rate now for a plain filter, whose fill only grows; the
+/// worst point of the stream for a window): of the `printed + x` distinct
 /// lines, `x` are expected to be dropped with `x ≤ r·(printed + x)`, so `x ≤ printed·r/(1-r)`.
 fn wrongly_dropped(printed: u64, r: f64) -> String {
     if r >= 1.0 || r.is_nan() {

@@ -16,6 +16,7 @@ mod merge;
 pub mod open;
 mod parquet;
 mod remove;
+pub(crate) mod time_window;
 mod xml;
 
 use std::path::Path;
@@ -30,10 +31,16 @@ pub fn run(cmd: Command) -> Result<u8> {
         Command::Create(a) if a.parquet_sizing && a.kind.kind() != bloomery::Kind::SplitBlock => {
             bail!("--parquet-sizing applies to --kind split-block only")
         }
+        Command::Create(a) if a.window.is_some() => {
+            time_window::create(&a, a.window.unwrap_or_default())
+        }
         Command::Create(a) => create::run(a),
+        Command::Add(a) if time_window::is_time_window(&a.file) => time_window::add(&a),
         Command::Add(a) => add::run(a),
+        Command::Check(a) if time_window::is_time_window(&a.file) => time_window::check(&a),
         Command::Check(a) => check::run(a),
         Command::Dedup(a) => dedup::run(a),
+        Command::Info(a) if time_window::is_time_window(&a.file) => time_window::info(&a),
         Command::Info(a) => info::info(a),
         Command::Estimate(a) => info::estimate(a),
         Command::Union(a) => merge::union(a, false),

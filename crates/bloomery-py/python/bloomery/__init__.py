@@ -24,8 +24,10 @@ from bloomery._native import (
     ScalableBloomFilter,
     ShardLayout,
     TDigest,
+    TimeWindowFilter,
     TopK,
     UrlFilter,
+    WindowFilter,
     XorFilter,
     __version__,
     load,
@@ -51,4 +53,6 @@ __all__ = [
     "load",
     "max_memory",
     "set_max_memory",
+    "TimeWindowFilter",
+    "WindowFilter",
 ]

@@ -24,6 +24,7 @@ use crate::multisets::topk::TopK;
 #[cfg(feature = "parquet")]
 use crate::parquet::ParquetSidecar;
 use crate::sets::cuckoo::CuckooFilter;
+use crate::sets::window::time::TimeWindowFilter;
 use crate::sets::xor::XorFilter;
 use crate::structured::attenuated::AttenuatedBloomFilter;
 use crate::structured::bloomier::BloomierFilter;

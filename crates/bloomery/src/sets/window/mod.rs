@@ -31,8 +31,14 @@ use crate::store;
 ///   only as a false positive ([`slack`](Self::slack)); in between, its chance of being found
 ///   falls one slice at a time.
 ///
-/// `(k, l)` is the pair needing the least memory for the target rate, and `m` the smallest
-/// slice meeting it ([`params::apbf_shape`]).
+/// `(k, l)` is the pair needing the least memory for the target rate with `l ≤ 2k`, and `m`
+/// the smallest slice meeting it ([`params::apbf_shape`]). The rate model is the paper's
+/// (§4: a key never inserted is found when `k` consecutive slices hold its bit) with each
+/// slice's exact fill, `1 - (1 - 1/m)^i` for its `i` insertions, where the paper takes fills
+/// linear in the insertions; the exact fills are higher, so this sizing meets the target where
+/// the paper's formula would slightly miss it. The paper's configurations keep `l` near `k`;
+/// allowing up to `2k` saves memory (below the paper's configurations at their rates) while a
+/// query for a key never inserted still probes at most `k + l ≤ 3k` slices.
 ///
 /// **When to pick it:** deduplicating a stream against its recent past ("seen among the last
 /// N items?") in memory fixed by N and the rate, where a plain filter would fill up and two
@@ -78,24 +84,58 @@ pub struct AgePartitionedBloomFilter {
 /// worst-point rate.
 pub type AgePartitionedBuilder = Builder<AgePartitionedBloomFilter>;
 
+/// The options of an [`AgePartitionedBuilder`]: an exact shape in place of the sizing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AgePartitionedOptions {
+    /// `(k, l, slice_bits)`, when given.
+    shape: Option<(u32, u32, u64)>,
+}
+
+impl Builder<AgePartitionedBloomFilter> {
+    /// An exact shape, `k + l` slices of `slice_bits` bits, in place of the one sized for the
+    /// rate (the window is still `capacity`; a rate given is kept as the target, not used).
+    ///
+    /// ```
+    /// # fn main() -> bloomery::Result<()> {
+    /// use bloomery::AgePartitionedBloomFilter;
+    ///
+    /// let f = AgePartitionedBloomFilter::builder()
+    ///     .capacity(700)
+    ///     .shape(11, 61, 200)
+    ///     .seed(7)
+    ///     .try_build()?;
+    /// assert_eq!((f.hashes(), f.remembering_slices(), f.generation()), (11, 61, 12));
+    /// # Ok(()) }
+    /// ```
+    pub fn shape(mut self, k: u32, l: u32, slice_bits: u64) -> Self {
+        self.opts.shape = Some((k, l, slice_bits));
+        self
+    }
+}
+
 impl Build for AgePartitionedBloomFilter {
-    type Options = ();
+    type Options = AgePartitionedOptions;
     fn build(b: &Builder<Self>) -> Result<Self> {
         let s = &b.sizing;
         s.refuse(
             &["bits", "hashes"],
             "a window filter (sized by window and rate)",
         )?;
-        let (n, p) = s.sized()?;
-        let shape = params::apbf_shape(n, p)?;
-        let mut f = Self::with_shape(
-            n,
-            shape.k,
-            shape.l,
-            shape.slice_bits,
-            s.key_hasher(),
-            s.limit(),
-        )?;
+        let (n, p, (k, l, m)) = match b.opts.shape {
+            Some(shape) => {
+                let n = s.capacity.ok_or_else(|| invalid("capacity", "required"))?;
+                if let Some(p) = s.fpr {
+                    params::check_fpr(p)?;
+                }
+                (n, s.fpr.unwrap_or(0.0), shape)
+            }
+            None => {
+                let (n, p) = s.sized()?;
+                let shape = params::apbf_shape(n, p)?;
+                (n, p, (shape.k, shape.l, shape.slice_bits))
+            }
+        };
+        let mut f = Self::with_shape(n, k, l, m, s.key_hasher(), s.limit())?;
         f.core.target_fpr = p;
         Ok(f)
     }
@@ -530,6 +570,8 @@ impl crate::dispatch::SetKind for AgePartitionedBloomFilter {
         SetStats::of(self)
     }
 }
+
+pub(crate) mod time;
 
 #[cfg(test)]
 mod tests;

@@ -72,6 +72,88 @@ fn shape_meets_the_target_at_the_worst_point() {
     }
 }
 
+/// The configurations `(k, l)` Shtul et al. tabulate (§4) with the rate their fill model
+/// gives each: slices sized `m = k·g / ln 2`, so a slice that took `i + 1` of its `k`
+/// generations is taken as `(i + 1)/(2k)` full and the `l` older ones as half full.
+const PAPER_CONFIGURATIONS: [(u32, u32, f64); 10] = [
+    (4, 3, 0.100586),
+    (5, 7, 0.101603),
+    (7, 5, 0.011232),
+    (8, 8, 0.010244),
+    (10, 7, 0.001211),
+    (11, 9, 0.000918),
+    (14, 11, 0.000099),
+    (15, 15, 0.000100),
+    (17, 13, 0.000011),
+    (18, 16, 0.000009),
+];
+
+/// The paper's fill model: fills `(i + 1)/(2k)` for the `k` newest slices, `1/2` beyond.
+fn paper_rate(k: u32, l: u32) -> f64 {
+    let fills: Vec<f64> = (0..k + l)
+        .map(|i| {
+            if i < k {
+                f64::from(i + 1) / f64::from(2 * k)
+            } else {
+                0.5
+            }
+        })
+        .collect();
+    params::apbf_run_probability(&fills, k)
+}
+
+#[test]
+fn run_probability_reproduces_the_papers_configurations() {
+    for (k, l, want) in PAPER_CONFIGURATIONS {
+        let got = paper_rate(k, l);
+        // the paper's figures have six decimals
+        assert!((got - want).abs() < 1e-6, "k={k} l={l}: {got} vs {want}");
+    }
+}
+
+#[test]
+fn exact_fills_are_stricter_than_the_papers_linear_ones() {
+    // a slice that took i + 1 generations of g insertions at m = k·g/ln 2 is 1 - 2^{-(i+1)/k}
+    // full, above the paper's (i + 1)/(2k): the exact model's rate at the paper's size is
+    // higher, so sizing by it never misses a target the paper's sizing meets
+    let g = 100_000u64;
+    for (k, l, _) in PAPER_CONFIGURATIONS {
+        let m = (f64::from(k) * g as f64 / std::f64::consts::LN_2).ceil() as u64;
+        let exact = params::apbf_fpr_worst(k, l, m, g);
+        let paper = paper_rate(k, l);
+        assert!(exact > paper, "k={k} l={l}: {exact} vs {paper}");
+        // and it is the run probability over the fills 1 - 2^{-min(i+1, k)/k} (up to the
+        // finite slice and the generation's last insertion)
+        let fills: Vec<f64> = (0..k + l)
+            .map(|i| 1.0 - 0.5f64.powf(f64::from((i + 1).min(k)) / f64::from(k)))
+            .collect();
+        let limit = params::apbf_run_probability(&fills, k);
+        assert!(
+            (exact - limit).abs() < 1e-3 * limit,
+            "k={k} l={l}: {exact} vs {limit}"
+        );
+    }
+}
+
+#[test]
+fn sizing_needs_no_more_memory_than_the_papers_configurations() {
+    // at each configuration's own rate, the chosen shape (exact model, l ≤ 2k) takes at most
+    // the paper's bits per window item, (k + l)·k / (l·ln 2)
+    let n = 1_000_000u64;
+    for (k, l, rate) in PAPER_CONFIGURATIONS {
+        let s = params::apbf_shape(n, rate).unwrap();
+        let ours = s.bits() as f64 / n as f64;
+        let paper = f64::from(k + l) * f64::from(k) / (f64::from(l) * std::f64::consts::LN_2);
+        eprintln!(
+            "p {rate}: paper k={k} l={l} {paper:.2} bits/item; chosen k={} l={} {ours:.2}",
+            s.k, s.l
+        );
+        assert!(ours <= paper, "p {rate}: {ours} vs {paper} bits per item");
+        assert!(s.l <= params::APBF_L_PER_K * s.k, "{s:?}");
+        assert!(params::apbf_fpr_worst(s.k, s.l, s.slice_bits, s.generation) <= rate);
+    }
+}
+
 #[test]
 fn slices_age_and_clear() {
     let mut f = AgePartitionedBloomFilter::try_with_shape(6, 2, 3, 64).unwrap();
