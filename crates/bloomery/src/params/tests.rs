@@ -79,7 +79,7 @@ mod counting_tests {
     }
 }
 
-mod tests {
+mod rates_and_sizing {
     use super::*;
 
     /// Tiny and huge numbers read as scientific notation in messages.
