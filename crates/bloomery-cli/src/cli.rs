@@ -154,6 +154,10 @@ Example:\n  bloomery flatten proxy.counts proxy.bloom"
     /// list filters, build filters where there are none.
     #[command(subcommand)]
     Parquet(ParquetCommand),
+    /// One blocked filter sharded over a Redis/Valkey Cluster running the bloomery module:
+    /// push a file, check and add keys, show its shards.
+    #[command(subcommand)]
+    Cluster(crate::cmd::cluster::ClusterCommand),
     /// Write a filter in another system's format (sbbf: the raw Parquet split-block bitset).
     #[command(
         after_help = "--format sbbf writes the bitset of a split-block file (created with `--kind split-block`, Parquet's hashing): exactly the bytes a Parquet writer stores after the filter header (--header: with that header, as at the column chunk's bloom_filter_offset). OUT is written atomically; without OUT (or with -) the bytes go to stdout, never to a terminal.

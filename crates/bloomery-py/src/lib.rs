@@ -20,6 +20,7 @@ mod par;
 mod quantiles;
 mod raw;
 mod sets;
+mod shard;
 mod sketches;
 mod typed;
 
@@ -49,7 +50,7 @@ fn load(py: Python<'_>, path: PathBuf) -> PyResult<Py<PyAny>> {
         k if AnyCounter::holds(k) => py.get_type::<counting::PyCountingBloomFilter>(),
         Kind::Cuckoo => py.get_type::<filters::PyCuckooFilter>(),
         Kind::Xor => py.get_type::<filters::PyXorFilter>(),
-        Kind::TopK => py.get_type::<sketches::PyTopK>(),
+        Kind::TopK | Kind::TopKSlots => py.get_type::<sketches::PyTopK>(),
         Kind::TDigest => py.get_type::<quantiles::PyTDigest>(),
         k => {
             return Err(PyTypeError::new_err(format!(
@@ -100,6 +101,7 @@ fn native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<quantiles::PyTDigest>()?;
     m.add_class::<filters::PyCuckooFilter>()?;
     m.add_class::<filters::PyXorFilter>()?;
+    m.add_class::<shard::PyShardLayout>()?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(max_memory, m)?)?;
     m.add_function(wrap_pyfunction!(set_max_memory, m)?)?;

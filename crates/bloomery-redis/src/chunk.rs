@@ -3,19 +3,16 @@
 //!
 //! The iterator is a byte offset. The first chunk is the header (its length is the first
 //! iterator); each later chunk is at most [`CHUNK`] bytes. A header is accepted only for the
-//! expected kind, with sane lengths and a payload within `MAX-BYTES`.
+//! expected kind, with sane lengths and a payload within `MAX-BYTES`: the library's header codec
+//! ([`bloomery::file::peek_header_bytes`]) reads it, so the layout is declared once.
 
-use bloomery::file::FORMAT_VERSION;
+use bloomery::file::peek_header_bytes;
 use bloomery::Kind;
 
 use crate::config;
 
 /// Largest chunk SCANDUMP returns after the header.
 pub const CHUNK: usize = 4 << 20;
-
-const FIXED_HEADER: usize = 72;
-const MAX_HEADER: usize = 1 << 20;
-const TRAILER: u64 = 8;
 
 /// What a validated header announces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,44 +23,19 @@ pub struct Head {
     pub total: u64,
 }
 
-fn le_u16(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
-}
-
-fn le_u32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-fn le_u64(b: &[u8], at: usize) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(a)
-}
-
-/// Validate the start of a file-format byte string (at least its fixed header) for `kind`,
-/// refusing payloads over `MAX-BYTES` (plus 64 bytes of padding per part).
+/// Validate the start of a file-format byte string (at least its header) for `kind` with the
+/// library's header codec, refusing the compressed and delta forms and payloads over
+/// `MAX-BYTES` (plus 64 bytes of padding per part).
 pub fn check_header(b: &[u8], kind: Kind) -> Result<Head, String> {
-    if b.len() < FIXED_HEADER {
-        return Err("header chunk too short".into());
+    let head = peek_header_bytes(b).map_err(|e| format!("bad header: {e}"))?;
+    if head.compressed || head.delta {
+        return Err("a compressed or delta file, not a structure's bytes".into());
     }
-    if &b[..8] != b"BLOOMERY" {
-        return Err("bad magic".into());
+    let found = head.header.kind;
+    if found != kind {
+        return Err(format!("not a {} (kind id {})", kind.name(), found.id()));
     }
-    let version = le_u16(b, 8);
-    if version == 0 || version > FORMAT_VERSION {
-        return Err(format!("unknown format version {version}"));
-    }
-    if le_u16(b, 10) != kind.id() {
-        return Err(format!("not a {} (kind id {})", kind.name(), le_u16(b, 10)));
-    }
-    let h = le_u32(b, 12) as usize;
-    if !h.is_multiple_of(64) || !(FIXED_HEADER..=MAX_HEADER).contains(&h) {
-        return Err(format!("bad header length {h}"));
-    }
-    let p = le_u64(b, 16);
-    if !p.is_multiple_of(64) {
-        return Err(format!("bad payload length {p}"));
-    }
+    let p = head.payload_len;
     let limit = config::max_bytes().saturating_add(64 * 64);
     if p > limit {
         return Err(format!(
@@ -72,18 +44,14 @@ pub fn check_header(b: &[u8], kind: Kind) -> Result<Head, String> {
         ));
     }
     Ok(Head {
-        header_len: h,
-        total: h as u64 + p + TRAILER,
+        header_len: head.header_len as usize,
+        total: head.file_len,
     })
 }
 
 /// Header length of well-formed bytes (falls back to the whole length).
 fn header_len(bytes: &[u8]) -> usize {
-    if bytes.len() >= 16 {
-        (le_u32(bytes, 12) as usize).min(bytes.len())
-    } else {
-        bytes.len()
-    }
+    peek_header_bytes(bytes).map_or(bytes.len(), |h| (h.header_len as usize).min(bytes.len()))
 }
 
 /// The chunk starting at `it` (0: the header) and the iterator that follows it, or `None`

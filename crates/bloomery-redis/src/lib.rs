@@ -27,13 +27,12 @@
 //! destination and every source when Redis asks (cluster routing, CROSSSLOT, `COMMAND GETKEYS`, ACL key checks).
 
 pub mod args;
-pub mod bcbf;
 pub mod bf;
-pub mod cbf;
 pub mod cf;
 pub mod chunk;
 pub mod cms;
 pub mod config;
+pub mod counting;
 pub mod dump;
 pub mod errors;
 pub mod ibf;
@@ -54,6 +53,7 @@ pub mod tdigest;
 pub mod templates;
 pub mod topk;
 pub mod types;
+pub mod value;
 
 #[cfg(not(test))]
 mod module {
@@ -64,10 +64,11 @@ mod module {
         BCBF_TYPE, BF_TYPE, CBF_TYPE, CF_TYPE, CMS_TYPE, IBF_TYPE, MLBF_TYPE, TOPK_TYPE,
     };
     use crate::{
-        bcbf, bf, cbf, cf, cms, config, dump, ibf, memory, mlbf, rbbf, rbcf, reply, route, stats,
+        bf, cf, cms, config, counting, dump, ibf, memory, mlbf, rbbf, rbcf, reply, route, stats,
         topk,
     };
     use crate::{tdigest, types::TDIGEST_TYPE};
+    use bloomery::{BlockedCountingBloomFilter, CountingBloomFilter};
 
     fn init(ctx: &Context, args: &[RedisString]) -> Status {
         if !reply::server_supported() {
@@ -90,6 +91,9 @@ mod module {
         // The module's INFO section: values and bytes per type (see `stats`). Registered
         // here, after the framework's own (empty) handler, which it replaces.
         redis_module::raw::register_info_function(ctx.ctx, Some(stats::info));
+        let mut families = crate::types::families();
+        families.extend(crate::moved::families());
+        stats::register(families);
         // Every byte a value holds goes through Redis's allocator (see `memory`).
         bloomery::tuning::set_global_allocator_only(true);
         memory::calibrate();
@@ -373,69 +377,69 @@ mod module {
     // bloomery's own: counting Bloom filter.
     /// `CBF.RESERVE key capacity error [COUNTERBITS w]`: create an empty counting Bloom filter.
     fn cbf_reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cbf::reserve(ctx, args)
+        counting::reserve::<CountingBloomFilter>(ctx, args)
     }
     /// `CBF.ADD key item`: add an item.
     fn cbf_add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cbf::add(ctx, args)
+        counting::add::<CountingBloomFilter>(ctx, args)
     }
     /// `CBF.DEL key item`: remove an item (refused if it is certainly absent).
     fn cbf_del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cbf::del(ctx, args)
+        counting::del::<CountingBloomFilter>(ctx, args)
     }
     /// `CBF.EXISTS key item`: whether the item may be present.
     fn cbf_exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cbf::exists(ctx, args)
+        counting::exists::<CountingBloomFilter>(ctx, args)
     }
     /// `CBF.COUNT key item`: the minimum of the item's counters.
     fn cbf_count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cbf::count(ctx, args)
+        counting::count::<CountingBloomFilter>(ctx, args)
     }
     /// `CBF.INFO key`: the filter's parameters.
     fn cbf_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cbf::info(ctx, args)
+        counting::info::<CountingBloomFilter>(ctx, args)
     }
     /// `CBF.SCANDUMP key iterator`: the filter's bytes, chunk by chunk.
     fn cbf_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cbf::scandump(ctx, args)
+        counting::scandump::<CountingBloomFilter>(ctx, args)
     }
     /// `CBF.LOADCHUNK key iterator data`: rebuild a filter from `CBF.SCANDUMP`'s chunks.
     fn cbf_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        cbf::loadchunk(ctx, args)
+        counting::loadchunk::<CountingBloomFilter>(ctx, args)
     }
 
     // bloomery's own: blocked counting Bloom filter (a key's counters in one line).
     /// `BCBF.RESERVE key capacity error [COUNTERBITS w]`: create an empty blocked counting Bloom filter.
     fn bcbf_reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bcbf::reserve(ctx, args)
+        counting::reserve::<BlockedCountingBloomFilter>(ctx, args)
     }
     /// `BCBF.ADD key item`: add an item.
     fn bcbf_add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bcbf::add(ctx, args)
+        counting::add::<BlockedCountingBloomFilter>(ctx, args)
     }
     /// `BCBF.DEL key item`: remove an item (refused if it is certainly absent).
     fn bcbf_del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bcbf::del(ctx, args)
+        counting::del::<BlockedCountingBloomFilter>(ctx, args)
     }
     /// `BCBF.EXISTS key item`: whether the item may be present.
     fn bcbf_exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bcbf::exists(ctx, args)
+        counting::exists::<BlockedCountingBloomFilter>(ctx, args)
     }
     /// `BCBF.COUNT key item`: the minimum of the item's counters.
     fn bcbf_count(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bcbf::count(ctx, args)
+        counting::count::<BlockedCountingBloomFilter>(ctx, args)
     }
     /// `BCBF.INFO key`: the filter's parameters.
     fn bcbf_info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bcbf::info(ctx, args)
+        counting::info::<BlockedCountingBloomFilter>(ctx, args)
     }
     /// `BCBF.SCANDUMP key iterator`: the filter's bytes, chunk by chunk.
     fn bcbf_scandump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bcbf::scandump(ctx, args)
+        counting::scandump::<BlockedCountingBloomFilter>(ctx, args)
     }
     /// `BCBF.LOADCHUNK key iterator data`: rebuild a filter from `BCBF.SCANDUMP`'s chunks.
     fn bcbf_loadchunk(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        bcbf::loadchunk(ctx, args)
+        counting::loadchunk::<BlockedCountingBloomFilter>(ctx, args)
     }
 
     // bloomery's own: Iterative Bloom Filter.

@@ -20,7 +20,7 @@
 //! rewrite emits RedisBloom's LOADCHUNK sequence.
 
 use std::ffi::CStr;
-use std::os::raw::{c_int, c_longlong, c_void};
+use std::os::raw::c_int;
 
 use bloomery::redisbloom::{RedisBloomChunkError, RedisBloomCuckooFilter, RedisBloomFilter};
 use bloomery::Persist;
@@ -29,6 +29,7 @@ use redis_module::{raw, RedisError, RedisResult, RedisValue};
 
 use crate::memory::charged;
 use crate::stats::Family;
+use crate::value::{family, methods, Value};
 use crate::{errors, limits};
 
 /// Encoding version of the two types' RDB layout.
@@ -169,29 +170,42 @@ pub fn too_large(e: &RedisBloomChunkError) -> Option<RedisError> {
     }
 }
 
-const fn methods<T: Moved>() -> raw::RedisModuleTypeMethods {
-    raw::RedisModuleTypeMethods {
-        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
-        rdb_load: Some(rdb_load::<T>),
-        rdb_save: Some(rdb_save::<T>),
-        aof_rewrite: Some(aof_rewrite::<T>),
-        free: Some(free::<T>),
-        mem_usage: Some(mem_usage::<T>),
-        digest: Some(digest::<T>),
-        aux_load: None,
-        aux_save: None,
-        aux_save2: None,
-        aux_save_triggers: 0,
-        free_effort: None,
-        unlink: None,
-        copy: Some(copy::<T>),
-        defrag: None,
-        copy2: None,
-        free_effort2: None,
-        mem_usage2: None,
-        unlink2: None,
-    }
+/// Both types are values of the module's one type framework ([`crate::value`]).
+macro_rules! moved_value {
+    ($t:ty) => {
+        impl Value for $t {
+            fn name() -> &'static str {
+                <$t as Moved>::NAME
+            }
+            const INFO: &'static str = <$t as Moved>::INFO;
+            const LOADCHUNK: &'static CStr = <$t as Moved>::LOADCHUNK;
+            fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<Self, String> {
+                match encver {
+                    1 => raw::load_string_buffer(rdb)
+                        .map_err(|e| e.to_string())
+                        .and_then(|b| decode::<$t>(b.as_ref())),
+                    v => Err(format!("unknown encoding version {v}")),
+                }
+            }
+            fn rdb_save(&self, rdb: *mut raw::RedisModuleIO) {
+                raw::save_slice(rdb, &self.to_bytes());
+            }
+            fn load_sequence(&self) -> Vec<(i64, Vec<u8>)> {
+                Moved::load_sequence(self)
+            }
+            fn digest_bytes(&self) -> Vec<u8> {
+                self.to_bytes()
+            }
+            fn mem_usage(&self) -> usize {
+                let total =
+                    charged(std::mem::size_of::<$t>() as u64).saturating_add(Moved::held(self));
+                usize::try_from(total).unwrap_or(usize::MAX)
+            }
+        }
+    };
 }
+moved_value!(RedisBloomFilter);
+moved_value!(RedisBloomCuckooFilter);
 
 /// RedisBloom Bloom chains moved in by `BF.LOADCHUNK`.
 pub static RB_BF_TYPE: RedisType =
@@ -204,135 +218,12 @@ pub static RB_CF_TYPE: RedisType = RedisType::new(
     methods::<RedisBloomCuckooFilter>(),
 );
 
-unsafe extern "C" fn rdb_load<T: Moved>(
-    rdb: *mut raw::RedisModuleIO,
-    encver: c_int,
-) -> *mut c_void {
-    let loaded = match encver {
-        1 => raw::load_string_buffer(rdb)
-            .map_err(|e| e.to_string())
-            .and_then(|b| decode::<T>(b.as_ref())),
-        v => Err(format!("unknown encoding version {v}")),
-    };
-    match loaded {
-        Ok(v) => boxed(v),
-        Err(e) => {
-            log_io(
-                rdb,
-                &format!("bloomery: refusing to load a {}: {e}", T::NAME),
-            );
-            std::ptr::null_mut()
-        }
-    }
-}
-
-fn log_io(io: *mut raw::RedisModuleIO, msg: &str) {
-    if let (Some(log), Ok(msg)) = (
-        // SAFETY: reading a function pointer Redis filled in at module load.
-        unsafe { raw::RedisModule_LogIOError },
-        std::ffi::CString::new(msg),
-    ) {
-        // SAFETY: `io` is the live IO handle Redis passed to the callback; the format string is
-        // a constant "%s" and `msg` a NUL-terminated string that outlives the call.
-        unsafe { log(io, c"warning".as_ptr(), c"%s".as_ptr(), msg.as_ptr()) };
-    }
-}
-
-/// # Safety
-/// `value` must be a `T` this module registered for the type Redis calls back for.
-unsafe fn value<'a, T>(value: *const c_void) -> &'a T {
-    // SAFETY: guaranteed by the caller.
-    unsafe { &*value.cast::<T>() }
-}
-
-unsafe extern "C" fn rdb_save<T: Moved>(rdb: *mut raw::RedisModuleIO, v: *mut c_void) {
-    // SAFETY: Redis passes a value of this type.
-    raw::save_slice(rdb, &unsafe { value::<T>(v) }.to_bytes());
-}
-
-unsafe extern "C" fn aof_rewrite<T: Moved>(
-    aof: *mut raw::RedisModuleIO,
-    key: *mut raw::RedisModuleString,
-    v: *mut c_void,
-) {
-    // SAFETY: Redis passes a value of this type.
-    let chunks = unsafe { value::<T>(v) }.load_sequence();
-    // SAFETY: reading a function pointer Redis filled in at module load.
-    let Some(emit) = (unsafe { raw::RedisModule_EmitAOF }) else {
-        return;
-    };
-    for (it, data) in chunks {
-        // SAFETY: `aof` and `key` are live for the callback; the format "slb" takes a
-        // RedisModuleString*, a long long and a (pointer, length) buffer, which follow.
-        unsafe {
-            emit(
-                aof,
-                T::LOADCHUNK.as_ptr(),
-                c"slb".as_ptr(),
-                key,
-                it as c_longlong,
-                data.as_ptr(),
-                data.len(),
-            )
-        };
-    }
-}
-
-/// A value handed to Redis (loaded or copied), counted in `INFO`.
-fn boxed<T: Moved>(t: T) -> *mut c_void {
-    let value = Box::into_raw(Box::new(t)).cast::<c_void>();
-    // SAFETY: `value` is the live value just made, of this type.
-    let bytes = unsafe { mem_usage::<T>(value) } as u64;
-    crate::stats::counted(T::INFO, value, bytes, mem_usage::<T>);
-    value
-}
-
 /// The two types, for the module's `INFO` section.
 pub fn families() -> Vec<Family> {
     vec![
-        Family {
-            name: RedisBloomFilter::INFO,
-            ty: &RB_BF_TYPE,
-            measure: mem_usage::<RedisBloomFilter>,
-        },
-        Family {
-            name: RedisBloomCuckooFilter::INFO,
-            ty: &RB_CF_TYPE,
-            measure: mem_usage::<RedisBloomCuckooFilter>,
-        },
+        family::<RedisBloomFilter>(&RB_BF_TYPE),
+        family::<RedisBloomCuckooFilter>(&RB_CF_TYPE),
     ]
-}
-
-unsafe extern "C" fn free<T: Moved>(v: *mut c_void) {
-    crate::stats::freed(v);
-    if !v.is_null() {
-        // SAFETY: the pointer came from Box::into_raw of a T and Redis frees it once.
-        drop(unsafe { Box::from_raw(v.cast::<T>()) });
-    }
-}
-
-unsafe extern "C" fn mem_usage<T: Moved>(v: *const c_void) -> usize {
-    // SAFETY: Redis passes a value of this type.
-    let t = unsafe { value::<T>(v) };
-    let total = charged(std::mem::size_of::<T>() as u64).saturating_add(t.held());
-    usize::try_from(total).unwrap_or(usize::MAX)
-}
-
-unsafe extern "C" fn digest<T: Moved>(md: *mut raw::RedisModuleDigest, v: *mut c_void) {
-    // SAFETY: Redis passes a value of this type.
-    let bytes = unsafe { value::<T>(v) }.to_bytes();
-    // SAFETY: `md` is the digest Redis passed to this callback.
-    unsafe { crate::types::digest_bytes(md, &bytes) };
-}
-
-unsafe extern "C" fn copy<T: Moved>(
-    _from: *mut raw::RedisModuleString,
-    _to: *mut raw::RedisModuleString,
-    v: *const c_void,
-) -> *mut c_void {
-    // SAFETY: Redis passes a value of this type.
-    let t = unsafe { value::<T>(v) };
-    boxed(t.clone())
 }
 
 /// `BLOOMERY.DUMP` of a moved value: its file-format bytes.

@@ -1,4 +1,4 @@
-//! Helpers shared by [`crate::cbf`], [`crate::bcbf`], [`crate::ibf`] and [`crate::mlbf`]:
+//! Helpers shared by [`crate::counting`] (`CBF.*`, `BCBF.*`), [`crate::ibf`] and [`crate::mlbf`]:
 //! bloomery's own filters with the `BF.*` conventions — the counting Bloom filter in its
 //! classic ([`CountingBloomFilter`](bloomery::CountingBloomFilter)) and blocked
 //! ([`BlockedCountingBloomFilter`](bloomery::BlockedCountingBloomFilter)) layouts (deletions),

@@ -7,10 +7,13 @@
 //! when a command writes it (every write ends in [`crate::keys::written`]) and measured again
 //! when `INFO` next asks, and dropped when Redis frees it. Each value's last measure is kept
 //! beside it, so a free subtracts exactly what was added and the totals never drift.
+//! `defrag_moves` counts the allocations of the module's values that active defragmentation
+//! moved (see [`crate::value`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
 use std::os::raw::c_int;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use redis_module::native_types::RedisType;
@@ -99,17 +102,38 @@ pub fn freed(value: *const c_void) {
     });
 }
 
-/// Every data type of the module, with its registered type's address (set when the module
-/// loaded, so read once after that).
-fn families() -> &'static [(usize, Family)] {
-    static ALL: OnceLock<Vec<(usize, Family)>> = OnceLock::new();
-    ALL.get_or_init(|| {
-        let mut all = crate::types::families();
-        all.extend(crate::moved::families());
+/// `value` was moved from `old` (active defragmentation): what is known of it follows it.
+pub fn relocated(old: *const c_void, value: *const c_void) {
+    with_book(|b| {
+        if let Some(e) = b.values.remove(&(old as usize)) {
+            b.values.insert(value as usize, e);
+        }
+    });
+}
+
+/// Allocations of the module's values moved by active defragmentation since the module loaded.
+static DEFRAG_MOVES: AtomicU64 = AtomicU64::new(0);
+
+/// One allocation of a value was moved by active defragmentation.
+pub fn defrag_moved() {
+    DEFRAG_MOVES.fetch_add(1, Ordering::Relaxed);
+}
+
+static FAMILIES: OnceLock<Vec<(usize, Family)>> = OnceLock::new();
+
+/// Every data type of the module, called once when the module loads, after the types were
+/// registered (their addresses are read here).
+pub fn register(all: Vec<Family>) {
+    let _ = FAMILIES.set(
         all.into_iter()
             .map(|f| (*f.ty.raw_type.borrow() as usize, f))
-            .collect()
-    })
+            .collect(),
+    );
+}
+
+/// Every data type of the module, with its registered type's address.
+fn families() -> &'static [(usize, Family)] {
+    FAMILIES.get().map_or(&[], Vec::as_slice)
 }
 
 /// After a write to `key` by one of the module's commands: its value is measured again when
@@ -191,6 +215,11 @@ pub extern "C" fn info(ctx: *mut raw::RedisModuleInfoCtx, _for_crash_report: c_i
     }
     raw::add_info_field_unsigned_long_long(ctx, "values", values);
     raw::add_info_field_unsigned_long_long(ctx, "bytes", bytes);
+    raw::add_info_field_unsigned_long_long(
+        ctx,
+        "defrag_moves",
+        DEFRAG_MOVES.load(Ordering::Relaxed),
+    );
 }
 
 #[cfg(test)]
@@ -215,7 +244,13 @@ mod tests {
         // a written value is measured again when the totals are asked for
         with_book(|k| k.values.get_mut(&(b as usize)).unwrap().dirty = true);
         assert_eq!(totals()["test-a"], (before.0 + 2, before.1 + 300 + 0x200));
-        freed(a);
+        // a value moved by defragmentation keeps its entry
+        let c = 0x3000 as *const c_void;
+        relocated(a, c);
+        assert_eq!(get("test-a"), (before.0 + 2, before.1 + 300 + 0x200));
+        freed(a); // its old address is no longer known
+        assert_eq!(get("test-a"), (before.0 + 2, before.1 + 300 + 0x200));
+        freed(c);
         freed(b);
         freed(b); // a second free of an unknown address changes nothing
         assert_eq!(get("test-a"), before);

@@ -65,6 +65,7 @@ pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             .ok_or(RedisError::Str("TopK: invalid depth"))?;
     }
     let topk = TopK::builder(k)
+        .redisbloom_list(true)
         .width(width)
         .depth(depth)
         .decay(decay)

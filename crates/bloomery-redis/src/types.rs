@@ -22,7 +22,7 @@
 //! stops the load) — it never panics or allocates beyond `MAX-BYTES`.
 
 use std::ffi::CStr;
-use std::os::raw::{c_int, c_void};
+use std::os::raw::c_int;
 
 use bloomery::{
     BlockedCountingBloomFilter, CountMinSketch, CountMinSketch32, CountingBloomFilter,
@@ -36,6 +36,7 @@ use crate::chunk;
 use crate::limits;
 use crate::memory::{charged, words_bytes};
 use crate::stats::Family;
+use crate::value::{family, methods, Mover, Value};
 
 /// Encoding version written by this build.
 pub const ENCODING_VERSION: i32 = 1;
@@ -70,6 +71,13 @@ pub trait Structure: Persist + Clone + 'static {
         let s = Self::from_bytes(bytes).map_err(|e| e.to_string())?;
         s.validate()?;
         Ok(s)
+    }
+    /// Move the structure's arrays with `mv` (active defragmentation); by default they stay.
+    ///
+    /// # Safety
+    /// As [`Value::defrag`].
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        let _ = mv;
     }
 }
 
@@ -288,7 +296,10 @@ impl Structure for IterativeBloomFilter {
 }
 
 impl Structure for TopK {
-    const FILE_KIND: Kind = Kind::TopK;
+    /// `TOPK.RESERVE` makes RedisBloom-style lists (kind `topk-slots`); values stored before
+    /// (kind `topk`, the library's own heap) load and keep their rule.
+    const FILE_KIND: Kind = Kind::TopKSlots;
+    const OLD_KINDS: &'static [Kind] = &[Kind::TopK];
     const INFO: &'static str = "topk";
     const LOADCHUNK: &'static CStr = c"TOPK.LOADCHUNK";
     /// The buckets and every allocation of the top-k list (entries, items, saved form), each
@@ -296,6 +307,12 @@ impl Structure for TopK {
     fn held(&self) -> u64 {
         charged(words_bytes(self.bucket_bytes() / 8))
             + self.list_allocations().map(charged).sum::<u64>()
+    }
+    /// The buckets, the list's entries and every item.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
     }
     /// k and the depth as `TOPK.RESERVE` accepts them.
     fn validate(&self) -> Result<(), String> {
@@ -403,102 +420,75 @@ impl<T: Structure> Slot<T> {
     }
 }
 
-const fn methods<T: Structure>() -> raw::RedisModuleTypeMethods {
-    raw::RedisModuleTypeMethods {
-        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
-        rdb_load: Some(rdb_load::<T>),
-        rdb_save: Some(rdb_save::<T>),
-        aof_rewrite: Some(aof_rewrite::<T>),
-        free: Some(free::<T>),
-        mem_usage: Some(mem_usage::<T>),
-        digest: Some(digest::<T>),
-        aux_load: None,
-        aux_save: None,
-        aux_save2: None,
-        aux_save_triggers: 0,
-        free_effort: None,
-        unlink: None,
-        copy: Some(copy::<T>),
-        defrag: None,
-        copy2: None,
-        free_effort2: None,
-        mem_usage2: None,
-        unlink2: None,
-    }
-}
-
 /// The scalable Bloom filter type behind `BF.*` (type names are exactly 9 characters).
 pub static BF_TYPE: RedisType = RedisType::new(
     "BLMRY-SBF",
     ENCODING_VERSION,
-    methods::<ScalableBloomFilter>(),
+    methods::<Slot<ScalableBloomFilter>>(),
 );
 
 /// The cuckoo filter type behind `CF.*`.
-pub static CF_TYPE: RedisType =
-    RedisType::new("BLMRY-CUF", ENCODING_VERSION, methods::<CuckooFilter>());
+pub static CF_TYPE: RedisType = RedisType::new(
+    "BLMRY-CUF",
+    ENCODING_VERSION,
+    methods::<Slot<CuckooFilter>>(),
+);
 
 /// The count-min sketch type behind `CMS.*`.
 pub static CMS_TYPE: RedisType = RedisType::new(
     "BLMRY-CMS",
     CMS_ENCODING_VERSION,
-    methods::<CountMinSketch32>(),
+    methods::<Slot<CountMinSketch32>>(),
 );
 
 /// The counting Bloom filter type behind `CBF.*` (bloomery's own).
 pub static CBF_TYPE: RedisType = RedisType::new(
     "BLMRY-CBF",
     ENCODING_VERSION,
-    methods::<CountingBloomFilter>(),
+    methods::<Slot<CountingBloomFilter>>(),
 );
 
 /// The blocked counting Bloom filter type behind `BCBF.*` (bloomery's own).
 pub static BCBF_TYPE: RedisType = RedisType::new(
     "BLMRY-BCB",
     ENCODING_VERSION,
-    methods::<BlockedCountingBloomFilter>(),
+    methods::<Slot<BlockedCountingBloomFilter>>(),
 );
 
 /// The Iterative Bloom Filter type behind `IBF.*` (bloomery's own).
 pub static IBF_TYPE: RedisType = RedisType::new(
     "BLMRY-IBF",
     ENCODING_VERSION,
-    methods::<IterativeBloomFilter>(),
+    methods::<Slot<IterativeBloomFilter>>(),
 );
 
 /// The HeavyKeeper top-k type behind `TOPK.*`.
-pub static TOPK_TYPE: RedisType = RedisType::new("BLMRY-TPK", ENCODING_VERSION, methods::<TopK>());
+pub static TOPK_TYPE: RedisType =
+    RedisType::new("BLMRY-TPK", ENCODING_VERSION, methods::<Slot<TopK>>());
 
 /// The multi-layer URL filter type behind `MLBF.*` (bloomery's own).
 pub static MLBF_TYPE: RedisType = RedisType::new(
     "BLMRY-MLB",
     ENCODING_VERSION,
-    methods::<MultiLayerBloomFilter>(),
+    methods::<Slot<MultiLayerBloomFilter>>(),
 );
 
 /// The t-digest type behind `TDIGEST.*`.
 pub static TDIGEST_TYPE: RedisType =
-    RedisType::new("BLMRY-TDG", ENCODING_VERSION, methods::<TDigest>());
+    RedisType::new("BLMRY-TDG", ENCODING_VERSION, methods::<Slot<TDigest>>());
 
 /// Every type of this framework, for the module's `INFO` section.
 pub fn families() -> Vec<Family> {
-    fn family<T: Structure>(ty: &'static RedisType) -> Family {
-        Family {
-            name: T::INFO,
-            ty,
-            measure: mem_usage::<T>,
-        }
-    }
     vec![
-        family::<ScalableBloomFilter>(&BF_TYPE),
-        family::<CuckooFilter>(&CF_TYPE),
-        family::<CountMinSketch32>(&CMS_TYPE),
-        family::<CountingBloomFilter>(&CBF_TYPE),
-        family::<BlockedCountingBloomFilter>(&BCBF_TYPE),
-        family::<IterativeBloomFilter>(&IBF_TYPE),
-        family::<TopK>(&TOPK_TYPE),
-        family::<MultiLayerBloomFilter>(&MLBF_TYPE),
-        family::<TDigest>(&TDIGEST_TYPE),
+        family::<Slot<ScalableBloomFilter>>(&BF_TYPE),
+        family::<Slot<CuckooFilter>>(&CF_TYPE),
+        family::<Slot<CountMinSketch32>>(&CMS_TYPE),
+        family::<Slot<CountingBloomFilter>>(&CBF_TYPE),
+        family::<Slot<BlockedCountingBloomFilter>>(&BCBF_TYPE),
+        family::<Slot<IterativeBloomFilter>>(&IBF_TYPE),
+        family::<Slot<TopK>>(&TOPK_TYPE),
+        family::<Slot<MultiLayerBloomFilter>>(&MLBF_TYPE),
+        family::<Slot<TDigest>>(&TDIGEST_TYPE),
     ]
 }
 
@@ -535,145 +525,188 @@ fn load_v1<T: Structure>(rdb: *mut raw::RedisModuleIO) -> Result<Slot<T>, String
     decode_v1(state, total, buf.as_ref())
 }
 
-unsafe extern "C" fn rdb_load<T: Structure>(
-    rdb: *mut raw::RedisModuleIO,
-    encver: c_int,
-) -> *mut c_void {
-    let loaded = match encver {
-        // versions 1 and 2 share the layout; what the bytes hold is told by their kind
-        v if (1..=T::ENCODING).contains(&v) => load_v1::<T>(rdb),
-        v => Err(format!("unknown encoding version {v}")),
-    };
-    match loaded {
-        Ok(slot) => boxed(slot),
-        Err(e) => {
-            log_io(
-                rdb,
-                &format!("bloomery: refusing to load a {}: {e}", T::FILE_KIND.name()),
-            );
-            std::ptr::null_mut()
+impl<T: Structure> Value for Slot<T> {
+    fn name() -> &'static str {
+        T::FILE_KIND.name()
+    }
+    const INFO: &'static str = T::INFO;
+    const LOADCHUNK: &'static CStr = T::LOADCHUNK;
+    fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<Self, String> {
+        match encver {
+            // versions 1 and 2 share the layout; what the bytes hold is told by their kind
+            v if (1..=T::ENCODING).contains(&v) => load_v1::<T>(rdb),
+            v => Err(format!("unknown encoding version {v}")),
+        }
+    }
+    fn rdb_save(&self, rdb: *mut raw::RedisModuleIO) {
+        match self {
+            Slot::Ready(f) => {
+                raw::save_unsigned(rdb, STATE_READY);
+                raw::save_slice(rdb, &f.to_bytes());
+            }
+            Slot::Loading(p) => {
+                raw::save_unsigned(rdb, STATE_LOADING);
+                raw::save_unsigned(rdb, p.total);
+                raw::save_slice(rdb, &p.bytes);
+            }
+        }
+    }
+    /// The file-format bytes in SCANDUMP's chunks (a partial load: the bytes received).
+    fn load_sequence(&self) -> Vec<(i64, Vec<u8>)> {
+        let bytes = self.bytes();
+        chunk::chunks(&bytes)
+            .into_iter()
+            .map(|(end, c)| (end as i64, c.to_vec()))
+            .collect()
+    }
+    fn digest_bytes(&self) -> Vec<u8> {
+        self.bytes()
+    }
+    fn mem_usage(&self) -> usize {
+        Slot::mem_usage(self)
+    }
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        match self {
+            // SAFETY: the caller's contract, passed on.
+            Slot::Ready(f) => unsafe { f.defrag(mv) },
+            // SAFETY: as above; the bytes are a Vec<u8> of the global allocator.
+            Slot::Loading(p) => unsafe { relocate_bytes(&mut p.bytes, mv) },
         }
     }
 }
 
-fn log_io(io: *mut raw::RedisModuleIO, msg: &str) {
-    if let (Some(log), Ok(msg)) = (
-        // SAFETY: reading a function pointer Redis filled in at module load.
-        unsafe { raw::RedisModule_LogIOError },
-        std::ffi::CString::new(msg),
-    ) {
-        // SAFETY: `io` is the live IO handle Redis passed to the callback; the format string
-        // is a constant "%s" and `msg` a NUL-terminated string that outlives the call.
-        unsafe { log(io, c"warning".as_ptr(), c"%s".as_ptr(), msg.as_ptr()) };
-    }
-}
-
-/// # Safety
-/// `value` must be a `Slot<T>` created by this module.
-unsafe fn slot<'a, T>(value: *const c_void) -> &'a Slot<T> {
-    // SAFETY: guaranteed by the caller: Redis hands back the pointer we registered for this type.
-    unsafe { &*value.cast::<Slot<T>>() }
-}
-
-unsafe extern "C" fn rdb_save<T: Structure>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
-    // SAFETY: Redis passes a value of this type.
-    let s = unsafe { slot::<T>(value) };
-    match s {
-        Slot::Ready(f) => {
-            raw::save_unsigned(rdb, STATE_READY);
-            raw::save_slice(rdb, &f.to_bytes());
-        }
-        Slot::Loading(p) => {
-            raw::save_unsigned(rdb, STATE_LOADING);
-            raw::save_unsigned(rdb, p.total);
-            raw::save_slice(rdb, &p.bytes);
-        }
-    }
-}
-
-unsafe extern "C" fn aof_rewrite<T: Structure>(
-    aof: *mut raw::RedisModuleIO,
-    key: *mut raw::RedisModuleString,
-    value: *mut c_void,
-) {
-    // SAFETY: Redis passes a value of this type.
-    let s = unsafe { slot::<T>(value) };
-    let bytes = s.bytes();
-    let Some(emit) = (
-        // SAFETY: reading a function pointer Redis filled in at module load.
-        unsafe { raw::RedisModule_EmitAOF }
-    ) else {
-        return;
-    };
-    for (end, chunk) in chunk::chunks(&bytes) {
-        // SAFETY: `aof` and `key` are live for the callback; the format "slb" takes a
-        // RedisModuleString*, a long long and a (pointer, length) buffer, which is what follows.
-        unsafe {
-            emit(
-                aof,
-                T::LOADCHUNK.as_ptr(),
-                c"slb".as_ptr(),
-                key,
-                end as std::os::raw::c_longlong,
-                chunk.as_ptr(),
-                chunk.len(),
-            )
-        };
-    }
-}
-
-/// A value handed to Redis (loaded or copied), counted in `INFO`.
-fn boxed<T: Structure>(slot: Slot<T>) -> *mut c_void {
-    let bytes = slot.mem_usage() as u64;
-    let value = Box::into_raw(Box::new(slot)).cast::<c_void>();
-    crate::stats::counted(T::INFO, value, bytes, mem_usage::<T>);
-    value
-}
-
-unsafe extern "C" fn free<T: Structure>(value: *mut c_void) {
-    crate::stats::freed(value);
-    if !value.is_null() {
-        // SAFETY: the pointer came from Box::into_raw of a Slot<T> and Redis frees it once.
-        drop(unsafe { Box::from_raw(value.cast::<Slot<T>>()) });
-    }
-}
-
-unsafe extern "C" fn mem_usage<T: Structure>(value: *const c_void) -> usize {
-    // SAFETY: Redis passes a value of this type.
-    unsafe { slot::<T>(value) }.mem_usage()
-}
-
-unsafe extern "C" fn digest<T: Structure>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
-    // SAFETY: Redis passes a value of this type.
-    let bytes = unsafe { slot::<T>(value) }.bytes();
-    // SAFETY: `md` is the digest Redis passed to this callback.
-    unsafe { digest_bytes(md, &bytes) };
-}
-
-/// Feed a value's bytes to the `DEBUG DIGEST` being computed, as one sequence.
+/// Move a byte vector's buffer with `mv`.
 ///
 /// # Safety
-/// `md` must be the digest Redis passed to the type's digest callback, still in that call.
-pub(crate) unsafe fn digest_bytes(md: *mut raw::RedisModuleDigest, bytes: &[u8]) {
-    // SAFETY: reading function pointers Redis filled in at module load; `md` is live for the
-    // callback (the caller's contract) and `bytes` outlives the calls.
-    unsafe {
-        if let (Some(add), Some(end)) = (
-            raw::RedisModule_DigestAddStringBuffer,
-            raw::RedisModule_DigestEndSequence,
-        ) {
-            add(md, bytes.as_ptr().cast_mut().cast(), bytes.len());
-            end(md);
-        }
+/// As [`Value::defrag`].
+pub(crate) unsafe fn relocate_bytes(v: &mut Vec<u8>, mv: &mut Mover<'_>) {
+    if v.capacity() == 0 {
+        return;
+    }
+    let Some(old) = std::ptr::NonNull::new(v.as_mut_ptr()) else {
+        return;
+    };
+    if let Some(new) = mv(old) {
+        let (len, cap) = (v.len(), v.capacity());
+        // SAFETY: `new` holds the buffer's `cap` bytes (its first `len` initialised) in memory
+        // of the global allocator (the caller's contract); the old buffer is freed, so the
+        // vector is rebuilt over the new one without dropping the old.
+        unsafe { std::ptr::write(v, Vec::from_raw_parts(new.as_ptr(), len, cap)) };
     }
 }
 
-unsafe extern "C" fn copy<T: Structure>(
-    _from: *mut raw::RedisModuleString,
-    _to: *mut raw::RedisModuleString,
-    value: *const c_void,
-) -> *mut c_void {
-    // SAFETY: Redis passes a value of this type.
-    let s = unsafe { slot::<T>(value) };
-    boxed(s.clone())
+#[cfg(test)]
+mod defrag_tests {
+    use super::*;
+    use crate::value::{defrag_value, Value};
+    use bloomery::TopK;
+    use std::os::raw::c_void;
+    use std::ptr::NonNull;
+
+    /// A value as Redis holds it: boxed, handed over as a raw pointer.
+    fn boxed<V>(v: V) -> *mut c_void {
+        Box::into_raw(Box::new(v)).cast()
+    }
+
+    /// The value at `at`.
+    ///
+    /// # Safety
+    /// `at` must hold a live `V`.
+    unsafe fn get<'a, V>(at: *mut c_void) -> &'a V {
+        // SAFETY: the caller's contract.
+        unsafe { &*at.cast::<V>() }
+    }
+
+    /// Drop the value at `at`, as Redis's free callback does.
+    ///
+    /// # Safety
+    /// `at` must hold a live `V` made by [`boxed`], dropped once.
+    unsafe fn free<V>(at: *mut c_void) {
+        // SAFETY: the caller's contract.
+        drop(unsafe { Box::from_raw(at.cast::<V>()) });
+    }
+
+    /// What `RedisModule_DefragAlloc` does, on the C allocator behind the tests' global one:
+    /// the allocation's bytes copied into a new one (64-byte aligned, as jemalloc keeps the
+    /// module's arrays), the old one freed. Counts the moves.
+    fn mover(moves: &mut usize) -> impl FnMut(NonNull<u8>) -> Option<NonNull<u8>> + '_ {
+        move |p| {
+            // SAFETY: `p` is a live allocation of the global allocator (the C allocator in
+            // the tests); its usable size is what it holds, copied whole before it is freed.
+            unsafe {
+                let size = libc::malloc_usable_size(p.as_ptr().cast());
+                let mut new: *mut c_void = std::ptr::null_mut();
+                if libc::posix_memalign(&mut new, 64, size) != 0 {
+                    return None;
+                }
+                std::ptr::copy_nonoverlapping(p.as_ptr(), new.cast::<u8>(), size);
+                libc::free(p.as_ptr().cast());
+                *moves += 1;
+                NonNull::new(new.cast::<u8>())
+            }
+        }
+    }
+
+    /// A top-k value moves whole (its struct, buckets, list entries and items) and answers
+    /// exactly as before; a partial LOADCHUNK value moves its bytes.
+    #[test]
+    fn defrag_moves_values_and_their_arrays() {
+        let mut t = TopK::builder(4)
+            .width(64)
+            .depth(3)
+            .redisbloom_list(true)
+            .try_build()
+            .unwrap();
+        for i in 0..200u32 {
+            t.insert(&(i % 13));
+        }
+        let want = t.clone();
+        let v = boxed(Slot::Ready(t));
+        let mut moves = 0;
+        // SAFETY: `v` was made by `boxed` and nothing else references it; the mover copies
+        // into memory of the global allocator with the alignment of every array.
+        let at = unsafe { defrag_value::<Slot<TopK>>(v, &mut mover(&mut moves)) };
+        // the struct, the buckets, the list's entries and its 4 items
+        assert_eq!(moves, 3 + want.len());
+        // SAFETY: `at` is where the value now is.
+        let got = unsafe { get::<Slot<TopK>>(at) };
+        let Slot::Ready(t) = got else {
+            panic!("still ready")
+        };
+        assert_eq!(t, &want);
+        assert_eq!(t.list(), want.list());
+        assert_eq!(got.digest_bytes(), Slot::Ready(want.clone()).digest_bytes());
+        let mut again = t.clone();
+        let mut w = want;
+        assert_eq!(again.insert("x"), w.insert("x"));
+        // SAFETY: the value is dropped once, as Redis's free callback does.
+        unsafe { free::<Slot<TopK>>(at) };
+
+        let partial = Slot::<TopK>::Loading(Partial {
+            bytes: b"BLOOMERY and the rest".to_vec(),
+            total: 4096,
+        });
+        let v = boxed(partial.clone());
+        let mut moves = 0;
+        // SAFETY: as above.
+        let at = unsafe { defrag_value::<Slot<TopK>>(v, &mut mover(&mut moves)) };
+        assert_eq!(moves, 2, "the struct and the bytes received");
+        // SAFETY: `at` is where the value now is.
+        assert_eq!(unsafe { get::<Slot<TopK>>(at) }, &partial);
+        // SAFETY: dropped once.
+        unsafe { free::<Slot<TopK>>(at) };
+    }
+
+    /// A mover that leaves everything in place changes nothing.
+    #[test]
+    fn defrag_without_moves_keeps_the_value() {
+        let t = TopK::try_with_shape(3, 16, 2, 0.9).unwrap();
+        let v = boxed(Slot::Ready(t.clone()));
+        let mut none = |_: NonNull<u8>| None;
+        // SAFETY: `v` was made by `boxed`; the mover moves nothing.
+        let at = unsafe { defrag_value::<Slot<TopK>>(v, &mut none) };
+        assert_eq!(at, v);
+        // SAFETY: dropped once.
+        unsafe { free::<Slot<TopK>>(at) };
+    }
 }

@@ -270,6 +270,111 @@ fn topk_incrby_reports_bad_increments_per_item() {
     assert_eq!(list, ["a", "c"]);
 }
 
+/// Ties in `TOPK.*` are decided as in RedisBloom 2.6: an item whose count equals the list's
+/// first slot expels it, and `TOPK.LIST` shows equal counts in the slots' order. The first
+/// sequence is the one of RedisBloom's `test_list_info` (width 50: no shared buckets, the
+/// counts are exact); the list survives a reload slot for slot.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn topk_ties_expel_and_list_in_slot_order() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(d.path(), &[], &[]);
+    let c = &mut s.con();
+    let _: () = q(c, &["TOPK.RESERVE", "topk", "2", "50", "5", "0.9"]);
+    let nil = || Option::<String>::None;
+    let added: Vec<Option<String>> = q(
+        c,
+        &[
+            "TOPK.ADD", "topk", "foo", "bar", "baz", "42", "foo", "bar", "baz",
+        ],
+    );
+    // [_, _] → foo, bar fill the slots; baz, 42, foo, bar, baz each tie the first slot
+    let want = ["foo", "bar", "baz", "42", "foo"].map(|x| Some(x.to_string()));
+    assert_eq!(added, [vec![nil(), nil()], want.to_vec()].concat());
+    let _: Value = q(c, &["TOPK.ADD", "topk", "foo", "baz", "42", "foo", "baz"]);
+    let _: Value = q(c, &["TOPK.ADD", "topk", "foo", "bar", "baz", "foo", "baz"]);
+    let list: Vec<String> = q(c, &["TOPK.LIST", "topk"]);
+    assert_eq!(list, ["foo", "baz"]);
+    let with: Vec<Value> = q(c, &["TOPK.LIST", "topk", "WITHCOUNT"]);
+    let bulk = |x: &str| Value::BulkString(x.as_bytes().to_vec());
+    assert_eq!(
+        with,
+        [bulk("foo"), Value::Int(6), bulk("baz"), Value::Int(6)]
+    );
+    let bar: Vec<Option<String>> = q(c, &["TOPK.ADD", "topk", "bar", "bar", "bar", "bar", "bar"]);
+    assert_eq!(bar, [nil(), nil(), Some("foo".into()), nil(), nil()]);
+    let list: Vec<String> = q(c, &["TOPK.LIST", "topk"]);
+    assert_eq!(list, ["bar", "baz"]);
+
+    // k = 3, equal counts: the slots rotate, the list follows them
+    let _: () = q(c, &["TOPK.RESERVE", "t3", "3", "50", "5", "0.9"]);
+    let _: Value = q(c, &["TOPK.ADD", "t3", "a", "b", "c"]);
+    let before: Vec<String> = q(c, &["TOPK.LIST", "t3"]);
+    let _: () = q(c, &["DEBUG", "RELOAD"]);
+    let after: Vec<String> = q(c, &["TOPK.LIST", "t3"]);
+    assert_eq!(after, before, "the slots' order survives a reload");
+    // the first slot holds the item the next tie expels, before and after the reload alike
+    let out: Vec<Option<String>> = q(c, &["TOPK.ADD", "t3", "d"]);
+    assert!(
+        out[0].as_ref().is_some_and(|x| before.contains(x)),
+        "{out:?}"
+    );
+    let list: Vec<String> = q(c, &["TOPK.LIST", "t3"]);
+    assert_eq!(list.len(), 3);
+    assert!(list.contains(&"d".to_string()));
+
+    // an increment of 0 puts an item of estimate 0 in an empty slot: QUERY 1, not listed,
+    // and named when a later item expels it
+    let _: () = q(c, &["TOPK.RESERVE", "z", "2", "1", "1", "0.9"]);
+    let _: Value = q(c, &["TOPK.INCRBY", "z", "heavy", "1000"]);
+    let out: Vec<Option<String>> = q(c, &["TOPK.INCRBY", "z", "ghost", "0"]);
+    assert_eq!(out, [nil()]);
+    let in_list: Vec<i64> = q(c, &["TOPK.QUERY", "z", "ghost"]);
+    assert_eq!(in_list, [1]);
+    let list: Vec<String> = q(c, &["TOPK.LIST", "z"]);
+    assert_eq!(list, ["heavy"]);
+    let out: Vec<Option<String>> = q(c, &["TOPK.ADD", "z", "next"]);
+    assert_eq!(out, [Some("ghost".into())]);
+}
+
+/// A top-k stored before (the library's own list, kind `topk`) still loads through
+/// `TOPK.LOADCHUNK` and keeps its rule: a tie does not expel.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn topk_values_of_the_earlier_kind_keep_their_rule() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(d.path(), &[], &[]);
+    let c = &mut s.con();
+    let mut t = bloomery::TopK::try_with_shape(2, 50, 5, 0.9).unwrap();
+    t.insert("a");
+    t.insert("b");
+    let bytes = bloomery::Persist::to_bytes(&t);
+    let head = bloomery::file::peek_header_bytes(&bytes).unwrap();
+    let cut = head.header_len as usize;
+    let mut load = |it: usize, chunk: &[u8]| {
+        let r: Value = redis::cmd("TOPK.LOADCHUNK")
+            .arg("old")
+            .arg(it)
+            .arg(chunk)
+            .query(c)
+            .unwrap();
+        assert_eq!(r, Value::Okay);
+    };
+    load(cut, &bytes[..cut]);
+    load(bytes.len(), &bytes[cut..]);
+    let out: Vec<Option<String>> = q(c, &["TOPK.ADD", "old", "c"]);
+    assert_eq!(out, [None], "the library's own rule: ties do not expel");
+    let mut list: Vec<String> = q(c, &["TOPK.LIST", "old"]);
+    list.sort();
+    assert_eq!(list, ["a", "b"]);
+}
+
 /// `TOPK.RESERVE` refuses a width or depth beyond 32 bits with RedisBloom's texts.
 #[test]
 #[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]

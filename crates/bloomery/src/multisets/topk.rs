@@ -22,13 +22,35 @@ pub const DEFAULT_DEPTH: u32 = 7;
 /// Default decay base b (the paper's and RedisBloom's).
 pub const DEFAULT_DECAY: f64 = 0.9;
 
-/// An item of the top-k heap.
+/// An item of the top-k heap, or (`item` `None`, count 0) an empty slot of a
+/// [RedisBloom-style list](TopKBuilder::redisbloom_list).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Entry {
-    item: Vec<u8>,
+    item: Option<Vec<u8>>,
     fp: u32,
     count: u32,
 }
+
+impl Entry {
+    const EMPTY: Entry = Entry {
+        item: None,
+        fp: 0,
+        count: 0,
+    };
+
+    fn bytes(&self) -> &[u8] {
+        self.item.as_deref().unwrap_or(&[])
+    }
+
+    /// Bytes allocated for the item.
+    fn capacity(&self) -> u64 {
+        self.item.as_ref().map_or(0, |i| i.capacity() as u64)
+    }
+}
+
+/// The saved form of an empty slot of a RedisBloom-style list: a length no item has
+/// (slot lists hold items shorter than [`MAX_ITEM_LEN`]) and count 0.
+const EMPTY_SLOT: u64 = (u32::MAX as u64) << 32;
 
 /// HeavyKeeper top-k (Gong, Yang, Wu, Uhlig, Li, Zhong: "HeavyKeeper: An Accurate Algorithm for
 /// Finding Top-k Elephant Flows", USENIX ATC 2018, §3), the structure behind the Redis module's
@@ -51,6 +73,22 @@ struct Entry {
 /// already in the heap gets `max(heap count, estimate)`; otherwise it enters when the heap has
 /// room or its estimate exceeds the heap's minimum, which it then expels. The expelled item is
 /// what `TOPK.ADD` returns.
+///
+/// # The RedisBloom-style list
+/// [`TopKBuilder::redisbloom_list`] keeps the list as RedisBloom 2.6 keeps it instead, so that
+/// ties are decided as there (the Redis module's `TOPK.*` use it): an array of k slots, empty
+/// at first (count 0), ordered as a min-heap on the count; after an arrival whose estimate is
+/// *at least* the count of the first slot, an item already in the array takes the estimate as
+/// its count (even when lower: a bucket may have decayed) and sinks, and another item replaces
+/// the first slot's (which is expelled; an empty slot expels nothing) and sinks. Sinking swaps
+/// with the smaller child (the left one on equal counts) while the child's count is at most the
+/// item's at the first step and below it afterwards, as RedisBloom's heap does; ties therefore
+/// expel the older item and rotate the array. [`TopK::list`] is the array sorted by count, largest
+/// first, ties in array order, without the slots of count 0. An increment of 0 applies the heap
+/// step alone. An item whose estimate is 0 can enter an empty slot: it is then in the list for
+/// [`TopK::contains`] but not listed (count 0), as in RedisBloom. The heap order can break when
+/// a count decreases (RedisBloom's too); nothing depends on it beyond which slot comes first.
+/// Such a list is saved as the `topk-slots` kind.
 ///
 /// # What the counts mean
 /// A bucket count only grows by its owner's arrivals and only shrinks by decays, and its owner
@@ -119,6 +157,8 @@ pub struct TopK {
     /// Items that would take the buckets, the k entries and the items past it do not enter the
     /// list (as items longer than [`MAX_ITEM_LEN`]).
     max_bytes: u64,
+    /// The list is RedisBloom's array of k slots (see [the type docs](TopK)).
+    slots: bool,
     /// Random draws made so far (the generator's position).
     draws: u64,
     /// Sum of all increments (saturating).
@@ -136,6 +176,7 @@ impl PartialEq for TopK {
             && self.hasher == o.hasher
             && self.buckets == o.buckets
             && self.heap == o.heap
+            && self.slots == o.slots
             && self.draws == o.draws
             && self.total == o.total
     }
@@ -163,6 +204,7 @@ pub struct TopKBuilder {
     decay: f64,
     hasher: KeyHasher,
     max_bytes: u64,
+    slots: bool,
 }
 
 impl TopKBuilder {
@@ -181,6 +223,26 @@ impl TopKBuilder {
     /// Decay base b in (0, 1] (default 0.9).
     pub fn decay(mut self, b: f64) -> Self {
         self.decay = b;
+        self
+    }
+
+    /// Keep the list as RedisBloom 2.6 does, k slots deciding ties as there (see
+    /// [the type docs](TopK#the-redisbloom-style-list)); default false. The k slots are
+    /// allocated at once.
+    ///
+    /// ```
+    /// # fn main() -> bloomery::Result<()> {
+    /// use bloomery::TopK;
+    ///
+    /// let mut t = TopK::builder(2).width(50).depth(5).redisbloom_list(true).try_build()?;
+    /// assert_eq!(t.insert("a"), None);
+    /// assert_eq!(t.insert("b"), None);
+    /// // a tie expels the item in the first slot
+    /// assert_eq!(t.insert("c").as_deref(), Some(&b"a"[..]));
+    /// # Ok(()) }
+    /// ```
+    pub fn redisbloom_list(mut self, yes: bool) -> Self {
+        self.slots = yes;
         self
     }
 
@@ -205,9 +267,14 @@ impl TopKBuilder {
             decay: self.decay,
             hasher: self.hasher,
             buckets: Words::zeroed(words, self.max_bytes)?,
-            heap: Vec::new(),
+            heap: if self.slots {
+                vec![Entry::EMPTY; self.k as usize]
+            } else {
+                Vec::new()
+            },
             item_bytes: 0,
             max_bytes: self.max_bytes,
+            slots: self.slots,
             draws: 0,
             total: 0,
             encoded: OnceLock::new(),
@@ -281,6 +348,7 @@ impl TopK {
             decay: DEFAULT_DECAY,
             hasher: KeyHasher::new(),
             max_bytes: store::max_bytes(),
+            slots: false,
         }
     }
 
@@ -327,13 +395,22 @@ impl TopK {
     pub fn draws(&self) -> u64 {
         self.draws
     }
-    /// Items currently in the top-k list (at most k).
+    /// Items currently listed (at most k; in a [RedisBloom-style list](TopKBuilder::redisbloom_list),
+    /// the slots with a count above 0).
     pub fn len(&self) -> usize {
-        self.heap.len()
+        if self.slots {
+            self.heap.iter().filter(|e| e.count > 0).count()
+        } else {
+            self.heap.len()
+        }
     }
     /// True while no item is listed.
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
+    }
+    /// Whether the list is RedisBloom's array of k slots ([`TopKBuilder::redisbloom_list`]).
+    pub fn is_redisbloom_list(&self) -> bool {
+        self.slots
     }
     /// Bytes of bucket storage.
     pub fn bucket_bytes(&self) -> u64 {
@@ -359,7 +436,7 @@ impl TopK {
             .get()
             .map_or(0, |w| (w.len() as u64).div_ceil(8) * 64);
         std::iter::once(entries)
-            .chain(self.heap.iter().map(|e| e.item.capacity() as u64))
+            .chain(self.heap.iter().map(Entry::capacity))
             .chain(std::iter::once(saved))
             .filter(|&b| b > 0)
     }
@@ -455,7 +532,71 @@ impl TopK {
     }
 
     fn find(&self, fp: u32, item: &[u8]) -> Option<usize> {
-        self.heap.iter().position(|e| e.fp == fp && e.item == item)
+        self.heap
+            .iter()
+            .position(|e| e.fp == fp && e.item.as_deref() == Some(item))
+    }
+
+    /// Sink slot `start` of a RedisBloom-style list as RedisBloom's heap does: past a child
+    /// of equal count at the first step, only past smaller ones afterwards.
+    fn sink_slot(&mut self, start: usize) {
+        let len = self.heap.len();
+        let is_leaf = |i: usize| len < 2 || (len - 2) / 2 < i;
+        let smaller_child = |h: &[Entry], i: usize| {
+            let c = 2 * i + 1;
+            if c + 1 < len && h[c].count > h[c + 1].count {
+                c + 1
+            } else {
+                c
+            }
+        };
+        if is_leaf(start) {
+            return;
+        }
+        let top = self.heap[start].count;
+        let mut child = smaller_child(&self.heap, start);
+        if self.heap[child].count > top {
+            return;
+        }
+        let mut at = start;
+        loop {
+            self.heap.swap(at, child);
+            at = child;
+            if is_leaf(at) {
+                return;
+            }
+            child = smaller_child(&self.heap, at);
+            if self.heap[child].count >= top {
+                return;
+            }
+        }
+    }
+
+    /// The list step of a RedisBloom-style list after the buckets took an arrival (see
+    /// [the type docs](TopK#the-redisbloom-style-list)).
+    fn update_slots(&mut self, item: &[u8], fp: u32, est: u32) -> Option<Vec<u8>> {
+        if est < self.heap[0].count {
+            return None;
+        }
+        self.encoded = OnceLock::new();
+        if let Some(at) = self.find(fp, item) {
+            self.heap[at].count = est;
+            self.sink_slot(at);
+            return None;
+        }
+        let freed = self.heap[0].capacity();
+        if item.len() >= MAX_ITEM_LEN || !self.item_fits(item.len(), freed) {
+            return None;
+        }
+        let e = Entry {
+            item: Some(item.to_vec()),
+            fp,
+            count: est,
+        };
+        self.item_bytes = self.item_bytes - freed + e.capacity();
+        let out = std::mem::replace(&mut self.heap[0], e);
+        self.sink_slot(0);
+        out.item
     }
 
     fn sift_down(&mut self, mut i: usize) {
@@ -492,22 +633,30 @@ impl TopK {
     /// if any (`TOPK.INCRBY`). `n = 0` changes nothing. Cost: `O(depth · min(n, c))` random
     /// draws at worst (c the counts met), plus `O(k)` to find the item in the heap when its
     /// estimate reaches the heap's minimum.
+    ///
+    /// In a [RedisBloom-style list](TopKBuilder::redisbloom_list), `n = 0` leaves the buckets
+    /// and applies the list step with the item's estimate, as RedisBloom does.
     pub fn incr_by(&mut self, item: &[u8], n: u32) -> Option<Vec<u8>> {
-        if n == 0 {
+        if n == 0 && !self.slots {
             return None;
         }
         let h = self.hasher.hash_bytes(item);
         let fp = fingerprint(h);
         self.total = self.total.saturating_add(u64::from(n));
-        let mut idx = [0usize; MAX_DEPTH as usize];
-        let d = self.depth as usize;
-        for (slot, c) in idx.iter_mut().zip(self.cells(h)) {
-            *slot = c;
-        }
-        for &i in &idx[..d] {
-            self.update_bucket(i, h, fp, n);
+        if n > 0 {
+            let mut idx = [0usize; MAX_DEPTH as usize];
+            let d = self.depth as usize;
+            for (slot, c) in idx.iter_mut().zip(self.cells(h)) {
+                *slot = c;
+            }
+            for &i in &idx[..d] {
+                self.update_bucket(i, h, fp, n);
+            }
         }
         let est = self.estimate(h, fp);
+        if self.slots {
+            return self.update_slots(item, fp, est);
+        }
         if est == 0 {
             return None;
         }
@@ -528,20 +677,16 @@ impl TopK {
         // a list at the memory limit is full: a heavier item takes the minimum's place
         let full = full
             || (!self.item_fits(item.len(), 0) && self.heap.first().is_some_and(|m| m.count < est));
-        let freed = if full {
-            self.heap[0].item.capacity() as u64
-        } else {
-            0
-        };
+        let freed = if full { self.heap[0].capacity() } else { 0 };
         if item.len() > MAX_ITEM_LEN || !self.item_fits(item.len(), freed) {
             return None;
         }
         let e = Entry {
-            item: item.to_vec(),
+            item: Some(item.to_vec()),
             fp,
             count: est,
         };
-        self.item_bytes = self.item_bytes - freed + e.item.capacity() as u64;
+        self.item_bytes = self.item_bytes - freed + e.capacity();
         if !full {
             if self.heap.len() == self.heap.capacity() {
                 // grow by doubling, but never past k entries (the limit counts k)
@@ -555,7 +700,7 @@ impl TopK {
         }
         let out = std::mem::replace(&mut self.heap[0], e);
         self.sift_down(0);
-        Some(out.item)
+        out.item
     }
 
     /// One arrival of a key (`TOPK.ADD`): the `insert` of every structure; returns the item
@@ -578,21 +723,58 @@ impl TopK {
         })
     }
 
-    /// The top-k list with the heap's counts, largest first (ties by item bytes), as
-    /// `TOPK.LIST WITHCOUNT` returns it.
+    /// The top-k list with the heap's counts, largest first (ties by item bytes; in a
+    /// [RedisBloom-style list](TopKBuilder::redisbloom_list) ties in slot order, and slots of
+    /// count 0 left out), as `TOPK.LIST WITHCOUNT` returns it.
     pub fn list(&self) -> Vec<(&[u8], u64)> {
         let mut v: Vec<(&[u8], u64)> = self
             .heap
             .iter()
-            .map(|e| (e.item.as_slice(), u64::from(e.count)))
+            .filter(|e| e.count > 0)
+            .map(|e| (e.bytes(), u64::from(e.count)))
             .collect();
-        v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        if self.slots {
+            // stable: equal counts keep the slots' order
+            v.sort_by_key(|e| std::cmp::Reverse(e.1));
+        } else {
+            v.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(b.0)));
+        }
         v
+    }
+
+    /// Move the structure's heap allocations with `mv` (for an allocator that defragments by
+    /// moving allocations, as the Redis module's defrag callback does): the buckets (unless
+    /// mapped), the list's entries, each item's bytes and the list's saved form. `mv` gets an
+    /// allocation's address and returns where its bytes are now, or `None` to leave it.
+    ///
+    /// # Safety
+    /// A returned address must hold a copy of the allocation's bytes in an allocation of the
+    /// global allocator of the same size and at least its alignment (64 bytes for the
+    /// buckets), and the old allocation must have been freed; nothing may reference the
+    /// structure during the call.
+    pub unsafe fn relocate_arrays(
+        &mut self,
+        mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+    ) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.buckets.relocate(mv) };
+        if let Some(w) = self.encoded.get_mut() {
+            // SAFETY: as above.
+            unsafe { w.relocate(mv) };
+        }
+        // SAFETY: as above.
+        unsafe { relocate_vec(&mut self.heap, mv) };
+        for e in &mut self.heap {
+            if let Some(item) = &mut e.item {
+                // SAFETY: as above.
+                unsafe { relocate_vec(item, mv) };
+            }
+        }
     }
 
     fn heap_words(&self) -> &Words {
         self.encoded.get_or_init(|| {
-            let bytes: usize = self.heap.iter().map(|e| e.item.len()).sum();
+            let bytes: usize = self.heap.iter().map(|e| e.bytes().len()).sum();
             let n = self.heap.len() + bytes.div_ceil(8);
             // The heap already lives in memory, so its copy is not held to the size limit.
             let mut w = Words::zeroed(n, u64::MAX).unwrap_or_else(|_| {
@@ -602,8 +784,11 @@ impl TopK {
                 let s = w.as_mut_slice();
                 let mut raw = Vec::with_capacity(bytes.div_ceil(8) * 8);
                 for (slot, e) in s.iter_mut().zip(&self.heap) {
-                    *slot = ((e.item.len() as u64) << 32) | u64::from(e.count);
-                    raw.extend_from_slice(&e.item);
+                    *slot = match &e.item {
+                        Some(i) => ((i.len() as u64) << 32) | u64::from(e.count),
+                        None => EMPTY_SLOT,
+                    };
+                    raw.extend_from_slice(e.bytes());
                 }
                 raw.resize(bytes.div_ceil(8) * 8, 0);
                 for (slot, c) in s[self.heap.len()..].iter_mut().zip(raw.chunks_exact(8)) {
@@ -633,9 +818,14 @@ impl Persist for TopK {
     const KIND: Kind = Kind::TopK;
 
     fn encode_parts(&self) -> (Header, Payload<'_>) {
-        let mut h = Header::new(Kind::TopK, self.hasher);
+        let kind = if self.slots {
+            Kind::TopKSlots
+        } else {
+            Kind::TopK
+        };
+        let mut h = Header::new(kind, self.hasher);
         h.items = self.total;
-        let bytes: u64 = self.heap.iter().map(|e| e.item.len() as u64).sum();
+        let bytes: u64 = self.heap.iter().map(|e| e.bytes().len() as u64).sum();
         h.params = ParamWriter::new()
             .u32(self.k)
             .u64(self.width)
@@ -663,7 +853,8 @@ impl Persist for TopK {
         }
         check_shape(k, width, depth, decay)
             .map_err(|(n, why)| inconsistent(format!("{n}: {why}")))?;
-        if heap_len > k {
+        let slots = d.header.kind == Kind::TopKSlots;
+        if heap_len > k || (slots && heap_len != k) {
             return Err(inconsistent(format!("{heap_len} heap items for k = {k}")));
         }
         let words = words_for(width, depth).ok_or_else(|| inconsistent("shape too large"))?;
@@ -712,12 +903,20 @@ impl Persist for TopK {
         let mut at: u64 = 0;
         let mut seen = std::collections::HashSet::with_capacity(heap_len as usize);
         for &m in meta {
+            if slots && m == EMPTY_SLOT {
+                heap.push(Entry::EMPTY);
+                continue;
+            }
             let (len, count) = unpack(m);
+            if slots && len == u32::MAX {
+                return Err(inconsistent("slot item too long"));
+            }
             let end = at
                 .checked_add(u64::from(len))
                 .filter(|&e| e <= heap_bytes)
                 .ok_or_else(|| inconsistent("heap item lengths exceed the heap bytes"))?;
-            if count == 0 {
+            // a slot list holds items of count 0 (entered with estimate 0), never listed
+            if count == 0 && !slots {
                 return Err(inconsistent("heap item with count 0"));
             }
             let item = raw[at as usize..end as usize].to_vec();
@@ -727,7 +926,7 @@ impl Persist for TopK {
             }
             heap.push(Entry {
                 fp: fingerprint(hasher.hash_bytes(&item)),
-                item,
+                item: Some(item),
                 count,
             });
             at = end;
@@ -738,7 +937,8 @@ impl Persist for TopK {
         if raw[at as usize..].iter().any(|&b| b != 0) {
             return Err(inconsistent("non-zero heap padding"));
         }
-        if (1..heap.len()).any(|i| heap[(i - 1) / 2].count > heap[i].count) {
+        // (a slot list's order may break as RedisBloom's does: see the type docs)
+        if !slots && (1..heap.len()).any(|i| heap[(i - 1) / 2].count > heap[i].count) {
             return Err(inconsistent("heap order violated"));
         }
         Ok(Self {
@@ -751,11 +951,33 @@ impl Persist for TopK {
             heap,
             item_bytes,
             max_bytes: limit,
+            slots,
             draws,
             total: d.header.items,
             encoded: OnceLock::new(),
         })
     }
+}
+
+/// Move a vector's buffer with `mv` (see [`TopK::relocate_arrays`]).
+///
+/// # Safety
+/// As [`TopK::relocate_arrays`].
+unsafe fn relocate_vec<T>(
+    v: &mut Vec<T>,
+    mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+) {
+    if v.capacity() == 0 || std::mem::size_of::<T>() == 0 {
+        return;
+    }
+    let Some(new) = std::ptr::NonNull::new(v.as_mut_ptr().cast::<u8>()).and_then(mv) else {
+        return;
+    };
+    let (len, cap) = (v.len(), v.capacity());
+    // SAFETY: `new` holds the buffer's bytes (`len` initialised elements of `cap`) in memory of
+    // the global allocator with `T`'s alignment, the old buffer freed (the caller's contract):
+    // the vector is rebuilt over it without dropping the old one.
+    unsafe { std::ptr::write(v, Vec::from_raw_parts(new.as_ptr().cast::<T>(), len, cap)) };
 }
 
 /// Each key is one arrival.
@@ -775,6 +997,9 @@ impl crate::dispatch::OtherKind for TopK {
         ..crate::kind::Capabilities::NONE
     };
 }
+
+#[cfg(test)]
+mod slots_tests;
 
 #[cfg(test)]
 mod tests {
@@ -810,7 +1035,7 @@ mod tests {
             let item = [vec![(i % 251) as u8; 4092], i.to_le_bytes().to_vec()].concat();
             t.incr_by(&item, 1000 + i);
         }
-        let items: u64 = t.heap.iter().map(|e| e.item.capacity() as u64).sum();
+        let items: u64 = t.heap.iter().map(Entry::capacity).sum();
         assert_eq!(items, t.item_bytes);
         assert!(t.len() > 10 && t.len() < 100, "{} items listed", t.len());
         assert!(t.heap.capacity() <= 100);
@@ -1069,7 +1294,7 @@ mod tests {
         assert!(serde_json::from_str::<TopK>("[1,2,3]").is_err());
     }
 
-    fn reseal(b: &mut [u8]) {
+    pub(super) fn reseal(b: &mut [u8]) {
         let body = b.len() - 8;
         let sum = xxhash_rust::xxh3::xxh3_64(&b[..body]);
         b[body..].copy_from_slice(&sum.to_le_bytes());

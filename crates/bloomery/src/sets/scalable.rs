@@ -249,6 +249,24 @@ impl ScalableBloomFilter {
         self.items = self.items.saturating_add(1);
     }
 
+    /// A non-scaling filter of one given sub-filter (a shard of a sharded filter, see
+    /// [`crate::shard`]), sized for `capacity` items at `fpr`; its item count is the
+    /// sub-filter's.
+    pub(crate) fn single(filter: BlockedBloomFilter, capacity: u64, fpr: f64) -> Self {
+        Self {
+            hasher: *filter.hasher(),
+            items: filter.len(),
+            filters: vec![filter],
+            initial_capacity: capacity.max(1),
+            fpr,
+            growth: 2,
+            tightening: 0.5,
+            scaling: false,
+            max_bytes: store::max_bytes(),
+            own_limit: u64::MAX,
+        }
+    }
+
     /// Sub-filters, oldest first.
     pub fn filters(&self) -> &[BlockedBloomFilter] {
         &self.filters

@@ -1,0 +1,803 @@
+//! `bloomery cluster push/check/add/info`: one blocked filter sharded over a Redis/Valkey
+//! Cluster running the bloomery module (the layout is the library's `bloomery::shard`).
+//!
+//! `push` splits a blocked filter file into its shards and loads each through the module's
+//! `BF.LOADCHUNK` (the shard's file-format bytes, a header chunk then 4 MiB chunks, pipelined),
+//! under key names of a new generation; only when every shard is loaded and checked does it
+//! replace the descriptor at NAME (one `SET`), then it deletes the previous generation's
+//! shards. `check`/`add` read the descriptor, check every shard's header against it, and send
+//! each batch of keys as one `BF.MEXISTS`/`BF.MADD` per shard, pipelined over the nodes.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use anyhow::{anyhow, bail, Context, Result};
+use bloomery::shard::{key_slot, Layout};
+use bloomery::{AnyFilter, Filter, Persist, Stats};
+use clap::{Args, Subcommand};
+use redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
+use redis::Value;
+
+use super::open::open_set;
+use crate::cli::{KeyArgs, VerifyArgs};
+use crate::input::{self, KeySpec};
+use crate::num::{bytes, count, group, rate, target};
+use crate::output::{note, Progress};
+
+/// `bloomery cluster ...`
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Split a blocked filter file into S shards and load it into a Redis/Valkey Cluster
+    /// running the bloomery module, as one logical filter named NAME.
+    #[command(
+        after_help = "The file must be a blocked filter (kind `blocked`, positions layout) \
+sized with -n and -p, whose block count divides by S. Each shard is loaded with BF.LOADCHUNK \
+under a new generation's key names; NAME (the descriptor) switches to them only when all are \
+loaded, and the previous generation's shards are deleted after. Loading the same NAME from \
+two places at once is not supported.\n\nExample:\n  bloomery cluster push leaked.bloom \
+--nodes 10.0.0.1:6379,10.0.0.2:6379 --name leaked --shards 64"
+    )]
+    Push(PushArgs),
+    /// Print the lines whose key may be in the sharded filter NAME (as `bloomery check`).
+    #[command(
+        after_help = "Exit status like grep: 0 if a line was printed (or a count is \
+above 0), 1 if none, 2 on an error (a missing or mismatched shard is one, named)."
+    )]
+    Check(ClusterCheckArgs),
+    /// Add the keys of the input lines to the sharded filter NAME.
+    Add(ClusterAddArgs),
+    /// Show a sharded filter's layout and each shard's node, bytes and items.
+    Info(ClusterInfoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct Nodes {
+    /// Cluster nodes to start from, host:port[,host:port...] (one is enough).
+    #[arg(
+        long,
+        value_name = "HOST:PORT,..",
+        value_delimiter = ',',
+        required = true
+    )]
+    pub nodes: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The blocked filter file; with --keys, key input files (gzip and zstd detected; stdin
+    /// when none or "-").
+    #[arg(value_name = "FILE|INPUT")]
+    pub inputs: Vec<String>,
+    /// Build the shards from the keys of the input lines (sized by -n and -p) instead of
+    /// splitting a file.
+    #[arg(long, requires_all = ["capacity", "fpr"])]
+    pub keys: bool,
+    /// With --keys: expected number of distinct keys of the whole filter.
+    #[arg(short = 'n', long, value_name = "N", value_parser = crate::num::parse_count, requires = "keys")]
+    pub capacity: Option<u64>,
+    /// With --keys: the whole filter's target false-positive rate at N keys.
+    #[arg(short = 'p', long, value_name = "P", requires = "keys")]
+    pub fpr: Option<f64>,
+    /// With --keys: hash seed.
+    #[arg(long, value_name = "S", requires = "keys")]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub key_args: KeyArgs,
+    #[command(flatten)]
+    pub nodes: Nodes,
+    /// Name of the logical filter (the descriptor's key).
+    #[arg(long)]
+    pub name: String,
+    /// Number of shards S (1 to 16384; must divide the filter's block count).
+    #[arg(long, value_name = "S")]
+    pub shards: u32,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ClusterCheckArgs {
+    /// Name of the logical filter.
+    pub name: String,
+    /// Input files (gzip and zstd detected); stdin when none or "-".
+    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub nodes: Nodes,
+    #[command(flatten)]
+    pub keys: KeyArgs,
+    /// Print the lines that are certainly not in the set.
+    #[arg(short = 'v', long)]
+    pub invert: bool,
+    /// Print only the number of matching lines.
+    #[arg(short, long)]
+    pub count: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ClusterAddArgs {
+    /// Name of the logical filter.
+    pub name: String,
+    /// Input files (gzip and zstd detected); stdin when none or "-".
+    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub nodes: Nodes,
+    #[command(flatten)]
+    pub keys: KeyArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ClusterInfoArgs {
+    /// Name of the logical filter.
+    pub name: String,
+    #[command(flatten)]
+    pub nodes: Nodes,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// Keys sent per round of pipelined commands.
+const BATCH: usize = 16 * 1024;
+/// Largest LOADCHUNK data chunk (the module's SCANDUMP chunk).
+const CHUNK: usize = 4 << 20;
+/// LOADCHUNK commands per pipeline round (at most this many chunks in flight).
+const PIPELINE: usize = 8;
+
+pub fn run(c: ClusterCommand) -> Result<u8> {
+    match c {
+        ClusterCommand::Push(a) => push(a),
+        ClusterCommand::Check(a) => check(a),
+        ClusterCommand::Add(a) => add(a),
+        ClusterCommand::Info(a) => info(a),
+    }
+}
+
+fn connect(n: &Nodes) -> Result<ClusterConnection> {
+    let urls: Vec<String> = n
+        .nodes
+        .iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            if s.contains("://") {
+                s.to_string()
+            } else {
+                format!("redis://{s}")
+            }
+        })
+        .collect();
+    if urls.is_empty() {
+        bail!("--nodes names no node");
+    }
+    let client = ClusterClient::new(urls.clone())
+        .with_context(|| format!("bad --nodes {}", n.nodes.join(",")))?;
+    client
+        .get_connection()
+        .with_context(|| format!("cannot connect to the cluster at {}", n.nodes.join(",")))
+}
+
+fn show(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// The descriptor at `name`, `None` when the key does not exist.
+fn descriptor(con: &mut ClusterConnection, name: &str) -> Result<Option<Layout>> {
+    let v: Option<Vec<u8>> =
+        redis::cmd("GET")
+            .arg(name)
+            .query(con)
+            .map_err(|e| match e.kind() {
+                redis::ErrorKind::TypeError => {
+                    anyhow!("`{name}` exists and is not a sharded filter's descriptor ({e})")
+                }
+                _ => anyhow!(e).context(format!("cannot read `{name}`")),
+            })?;
+    v.map(|b| {
+        Layout::from_bytes(&b)
+            .map_err(|e| anyhow!("`{name}` is not a valid sharded filter's descriptor: {e}"))
+    })
+    .transpose()
+}
+
+fn open_layout(con: &mut ClusterConnection, name: &str) -> Result<Layout> {
+    descriptor(con, name)?.ok_or_else(|| anyhow!("no sharded filter named `{name}` (no key)"))
+}
+
+/// Check every shard's header against the layout (one `BF.SCANDUMP key 0` each, pipelined):
+/// a missing, mistyped or mismatched shard is an error naming it. Returns each shard's
+/// (items, bytes).
+fn check_shards(
+    con: &mut ClusterConnection,
+    name: &str,
+    layout: &Layout,
+) -> Result<Vec<(u64, u64)>> {
+    let keys = layout.shard_keys(name.as_bytes());
+    let mut out = Vec::with_capacity(keys.len());
+    for part in keys.chunks(256) {
+        let mut p = cluster_pipe();
+        for k in part {
+            p.cmd("EXISTS").arg(k);
+        }
+        let exists: Vec<i64> = p.query(con).context("cannot reach the cluster")?;
+        for (i, (k, &e)) in part.iter().zip(&exists).enumerate() {
+            if e == 0 {
+                bail!(
+                    "shard {} of `{name}` (key `{}`) is missing",
+                    out.len() + i,
+                    show(k)
+                );
+            }
+        }
+        for k in part {
+            let s = out.len();
+            let reply: (i64, Vec<u8>) = redis::cmd("BF.SCANDUMP")
+                .arg(k)
+                .arg(0)
+                .query(con)
+                .with_context(|| format!("shard {s} of `{name}` (key `{}`)", show(k)))?;
+            let head = layout.check_shard_header(&reply.1).map_err(|e| {
+                anyhow!(
+                    "shard {s} of `{name}` (key `{}`) does not match the descriptor: {e}",
+                    show(k)
+                )
+            })?;
+            out.push((head.items, head.len));
+        }
+    }
+    Ok(out)
+}
+
+/// Chunks a shard's file-format bytes into `BF.LOADCHUNK key it data` commands as they are
+/// written: the header alone first, then chunks of at most [`CHUNK`] bytes, [`PIPELINE`]
+/// commands per round trip.
+struct Loader<'a> {
+    con: &'a mut ClusterConnection,
+    key: &'a [u8],
+    buf: Vec<u8>,
+    /// Bytes sent so far (the iterator of the next chunk is this plus its length).
+    sent: u64,
+    header_sent: bool,
+    pipe: Vec<(u64, Vec<u8>)>,
+    progress: &'a Progress,
+}
+
+impl Loader<'_> {
+    fn queue(&mut self, data: Vec<u8>) -> std::io::Result<()> {
+        self.sent += data.len() as u64;
+        self.pipe.push((self.sent, data));
+        if self.pipe.len() >= PIPELINE {
+            self.flush_pipe()?;
+        }
+        Ok(())
+    }
+
+    fn flush_pipe(&mut self) -> std::io::Result<()> {
+        if self.pipe.is_empty() {
+            return Ok(());
+        }
+        let mut p = cluster_pipe();
+        let mut n = 0u64;
+        for (it, data) in &self.pipe {
+            p.cmd("BF.LOADCHUNK")
+                .arg(self.key)
+                .arg(*it)
+                .arg(data.as_slice());
+            n += data.len() as u64;
+        }
+        let r: redis::RedisResult<Vec<Value>> = p.query(self.con);
+        self.pipe.clear();
+        r.map_err(std::io::Error::other)?;
+        self.progress.inc(n);
+        Ok(())
+    }
+
+    fn finish(mut self) -> std::io::Result<()> {
+        self.drain(true)?;
+        self.flush_pipe()
+    }
+
+    fn drain(&mut self, last: bool) -> std::io::Result<()> {
+        if !self.header_sent {
+            let head = match bloomery::file::peek_header_bytes(&self.buf) {
+                Ok(h) => h.header_len as usize,
+                Err(_) if !last => return Ok(()),
+                Err(e) => return Err(std::io::Error::other(e)),
+            };
+            if self.buf.len() < head {
+                return Ok(());
+            }
+            let rest = self.buf.split_off(head);
+            let header = std::mem::replace(&mut self.buf, rest);
+            self.header_sent = true;
+            self.queue(header)?;
+        }
+        while self.buf.len() >= CHUNK || (last && !self.buf.is_empty()) {
+            let take = self.buf.len().min(CHUNK);
+            let rest = self.buf.split_off(take);
+            let chunk = std::mem::replace(&mut self.buf, rest);
+            self.queue(chunk)?;
+        }
+        Ok(())
+    }
+}
+
+impl Write for Loader<'_> {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.buf.extend_from_slice(b);
+        if self.buf.len() >= CHUNK || !self.header_sent {
+            self.drain(false)?;
+        }
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn delete_keys(con: &mut ClusterConnection, keys: &[Vec<u8>]) -> Result<()> {
+    for part in keys.chunks(256) {
+        let mut p = cluster_pipe();
+        for k in part {
+            p.cmd("DEL").arg(k);
+        }
+        let _: Vec<i64> = p.query(con)?;
+    }
+    Ok(())
+}
+
+fn push(a: PushArgs) -> Result<u8> {
+    let start = Instant::now();
+    if a.keys {
+        return push_keys(a, start);
+    }
+    let [file] = a.inputs.as_slice() else {
+        bail!("`cluster push` takes one filter file (or key files with --keys)");
+    };
+    let file = PathBuf::from(file);
+    let f = open_set(&file, a.verify.verify())?;
+    let AnyFilter::Blocked(b) = &f else {
+        bail!(
+            "`{}` is a {} filter; `cluster push` needs a blocked filter (kind `blocked`, the \
+             filter the module's BF values hold)",
+            file.display(),
+            f.kind().name()
+        );
+    };
+    if b.layout() == bloomery::builders::BlockLayout::Sectors {
+        bail!(
+            "`{}` has the blocked filter's sectors layout; the module's BF values hold the \
+             positions layout: create the file with a fixed k, e.g. `bloomery create FILE -n {} \
+             -p {} --hashes 7` (`bloomery calc` gives the best k), and add the keys again",
+            file.display(),
+            b.capacity(),
+            b.target_fpr()
+        );
+    }
+    let layout = Layout::of_filter(b, a.shards)
+        .with_context(|| format!("cannot shard `{}`", file.display()))?;
+    load_all(&a, layout, b.len(), start, |layout, s| {
+        Ok(layout.split(b, s)?)
+    })
+}
+
+/// `push --keys`: all shards built in memory from the input lines, then loaded.
+fn push_keys(a: PushArgs, start: Instant) -> Result<u8> {
+    let spec = KeySpec::new(&a.key_args)?;
+    let (n, p) = (a.capacity.unwrap_or(0), a.fpr.unwrap_or(0.0));
+    let hasher = a
+        .seed
+        .map_or_else(bloomery::KeyHasher::new, bloomery::KeyHasher::with_seed);
+    let layout = Layout::for_capacity(n, p, a.shards, hasher)?;
+    let mut builder = layout.shard_builder().with_context(|| {
+        format!(
+            "{} shards of {} do not fit in memory (--max-memory)",
+            a.shards,
+            bytes(layout.shard_bytes())
+        )
+    })?;
+    let counts = input::for_each_line(&a.inputs, &spec, |_, key| {
+        if let Some(k) = key {
+            builder.insert(k);
+        }
+        Ok(())
+    })?;
+    let items = builder.len();
+    note(&format!(
+        "{} read, {} items in {} shards",
+        count(counts.lines, "line", "lines"),
+        group(items),
+        layout.shards()
+    ));
+    let mut shards: Vec<Option<bloomery::ScalableBloomFilter>> =
+        builder.finish().into_iter().map(Some).collect();
+    load_all(&a, layout, items, start, |_, s| {
+        // each shard is dropped once loaded
+        shards[s as usize]
+            .take()
+            .ok_or_else(|| anyhow!("shard {s} built twice"))
+    })
+}
+
+/// Load every shard of `layout` (made by `shard(layout, s)`) under a new generation, then
+/// switch the descriptor and delete the previous generation.
+fn load_all(
+    a: &PushArgs,
+    layout: Layout,
+    items: u64,
+    start: Instant,
+    mut shard: impl FnMut(&Layout, u32) -> Result<bloomery::ScalableBloomFilter>,
+) -> Result<u8> {
+    let mut con = connect(&a.nodes)?;
+    let old = descriptor(&mut con, &a.name)?;
+    let generation = old.map_or(1, |o| o.generation().wrapping_add(1));
+    let layout = layout.with_generation(generation);
+    let keys = layout.shard_keys(a.name.as_bytes());
+    // leftovers of an interrupted push of this generation
+    delete_keys(&mut con, &keys)?;
+    let total: u64 = layout.shard_bytes() * u64::from(layout.shards());
+    let progress = Progress::bytes("pushing", total);
+    let mut sent = 0u64;
+    for (s, key) in keys.iter().enumerate() {
+        let shard = match shard(&layout, s as u32) {
+            Ok(x) => x,
+            Err(e) => {
+                let _ = delete_keys(&mut con, &keys);
+                return Err(e);
+            }
+        };
+        let mut loader = Loader {
+            con: &mut con,
+            key,
+            buf: Vec::with_capacity(CHUNK),
+            sent: 0,
+            header_sent: false,
+            pipe: Vec::new(),
+            progress: &progress,
+        };
+        let loaded = shard
+            .write_to(&mut loader)
+            .map_err(anyhow::Error::from)
+            .and_then(|()| loader.finish().map_err(anyhow::Error::from));
+        if let Err(e) = loaded {
+            let _ = delete_keys(&mut con, &keys);
+            return Err(e.context(format!(
+                "cannot load shard {s} of `{}` (key `{}`); nothing changed under `{}`",
+                a.name,
+                show(key),
+                a.name
+            )));
+        }
+        sent += shard.encoded_len();
+    }
+    drop(progress);
+    if let Err(e) = check_shards(&mut con, &a.name, &layout) {
+        let _ = delete_keys(&mut con, &keys);
+        return Err(e.context(format!("nothing changed under `{}`", a.name)));
+    }
+    let _: () = redis::cmd("SET")
+        .arg(&a.name)
+        .arg(layout.to_bytes())
+        .query(&mut con)
+        .with_context(|| format!("cannot write the descriptor `{}`", a.name))?;
+    if let Some(old) = old {
+        delete_keys(&mut con, &old.shard_keys(a.name.as_bytes()))
+            .context("the filter is switched; deleting the previous shards failed")?;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    note(&format!(
+        "pushed `{}`: {} of {} each, {} items, {} sent in {secs:.1} s ({}/s); generation {generation}",
+        a.name,
+        count(u64::from(layout.shards()), "shard", "shards"),
+        bytes(layout.shard_bytes()),
+        group(items),
+        bytes(sent),
+        bytes((sent as f64 / secs.max(1e-9)) as u64),
+    ));
+    Ok(0)
+}
+
+/// One batch of input lines and their keys (`None`: the line has no key field).
+#[derive(Default)]
+struct Batch {
+    lines: Vec<Vec<u8>>,
+    keys: Vec<Option<Vec<u8>>>,
+}
+
+/// Send every key of `batch` to its shard with `command` (`BF.MEXISTS` or `BF.MADD`), one
+/// command per shard, pipelined; the replies in input order (`None` for a line without key).
+fn send(
+    con: &mut ClusterConnection,
+    name: &str,
+    layout: &Layout,
+    shard_keys: &[Vec<u8>],
+    command: &str,
+    batch: &Batch,
+) -> Result<Vec<Option<bool>>> {
+    let mut per: Vec<Vec<usize>> = vec![Vec::new(); layout.shards() as usize];
+    for (i, k) in batch.keys.iter().enumerate() {
+        if let Some(k) = k {
+            per[layout.shard_of(k) as usize].push(i);
+        }
+    }
+    let used: Vec<usize> = (0..per.len()).filter(|&s| !per[s].is_empty()).collect();
+    let mut p = cluster_pipe();
+    for &s in &used {
+        let c = p.cmd(command).arg(&shard_keys[s]);
+        for &i in &per[s] {
+            c.arg(batch.keys[i].as_deref().expect("keyed line"));
+        }
+    }
+    let what = |s: usize| format!("shard {s} of `{name}` (key `{}`)", show(&shard_keys[s]));
+    let replies: Vec<Value> = match p.query(con) {
+        Ok(r) => r,
+        Err(e) => {
+            // an error reply fails the whole pipeline: ask each shard again (the same keys,
+            // so no key is added twice) to name the one that refuses
+            for &s in &used {
+                let mut c = redis::cmd(command);
+                c.arg(&shard_keys[s]);
+                for &i in &per[s] {
+                    c.arg(batch.keys[i].as_deref().expect("keyed line"));
+                }
+                let refused = match c.query::<Value>(con) {
+                    Err(e) => Some(e.detail().map_or_else(|| e.to_string(), str::to_string)),
+                    Ok(Value::Array(items)) => items.iter().find_map(|v| match v {
+                        Value::ServerError(e) => Some(e.details().unwrap_or(e.code()).to_string()),
+                        _ => None,
+                    }),
+                    Ok(_) => None,
+                };
+                if let Some(why) = refused {
+                    let hint = if why.contains("full") {
+                        " (the shard holds its share of the filter's capacity; the batch's keys \
+                         for the other shards, and this shard's keys before the refusal, were \
+                         added)"
+                    } else {
+                        ""
+                    };
+                    bail!("{}: {why}{hint}", what(s));
+                }
+            }
+            return Err(anyhow!(e).context(format!(
+                "{command} on the shards of `{name}` ({} keys)",
+                group(batch.keys.len() as u64)
+            )));
+        }
+    };
+    let mut out = vec![None; batch.keys.len()];
+    for (&s, reply) in used.iter().zip(replies) {
+        let what = || what(s);
+        let Value::Array(items) = reply else {
+            bail!("{}: unexpected reply {reply:?}", what());
+        };
+        if items.len() != per[s].len() {
+            // BF.MADD ends its reply early with the error of a full non-scaling shard
+            if let Some(Value::ServerError(e)) = items.last() {
+                bail!(
+                    "{}: {} (the shard holds its share of the filter's capacity; the batch's \
+                     keys for the other shards, and this shard's keys before the refusal, were \
+                     added)",
+                    what(),
+                    e.details().unwrap_or(e.code())
+                );
+            }
+            bail!(
+                "{}: {} answers for {} keys",
+                what(),
+                items.len(),
+                per[s].len()
+            );
+        }
+        for (&i, v) in per[s].iter().zip(items) {
+            out[i] = Some(match v {
+                Value::Int(n) => n != 0,
+                Value::Boolean(b) => b,
+                Value::ServerError(e) => {
+                    bail!("{}: {}", what(), e.details().unwrap_or(e.code()))
+                }
+                other => bail!("{}: unexpected answer {other:?}", what()),
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// Read the inputs in batches of [`BATCH`] lines.
+fn for_each_batch(
+    inputs: &[String],
+    spec: &KeySpec,
+    mut f: impl FnMut(&Batch) -> Result<()>,
+) -> Result<input::Counts> {
+    let mut batch = Batch::default();
+    let counts = input::for_each_line(inputs, spec, |line, key| {
+        batch.lines.push(line.to_vec());
+        batch.keys.push(key.map(<[u8]>::to_vec));
+        if batch.lines.len() >= BATCH {
+            f(&batch)?;
+            batch = Batch::default();
+        }
+        Ok(())
+    })?;
+    if !batch.lines.is_empty() {
+        f(&batch)?;
+    }
+    Ok(counts)
+}
+
+fn check(a: ClusterCheckArgs) -> Result<u8> {
+    let spec = KeySpec::new(&a.keys)?;
+    let mut con = connect(&a.nodes)?;
+    let layout = open_layout(&mut con, &a.name)?;
+    check_shards(&mut con, &a.name, &layout)?;
+    let shard_keys = layout.shard_keys(a.name.as_bytes());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
+    let mut matched = 0u64;
+    for_each_batch(&a.inputs, &spec, |batch| {
+        let hits = send(&mut con, &a.name, &layout, &shard_keys, "BF.MEXISTS", batch)?;
+        for (line, hit) in batch.lines.iter().zip(hits) {
+            // a line without the key field is certainly not in the set
+            if hit.unwrap_or(false) != a.invert {
+                matched += 1;
+                if !a.count {
+                    out.write_all(line)?;
+                    out.write_all(b"\n")?;
+                }
+            }
+        }
+        Ok(())
+    })?;
+    if a.count {
+        writeln!(out, "{matched}")?;
+    }
+    out.flush()?;
+    Ok(if matched > 0 { 0 } else { 1 })
+}
+
+fn add(a: ClusterAddArgs) -> Result<u8> {
+    let spec = KeySpec::new(&a.keys)?;
+    let mut con = connect(&a.nodes)?;
+    let layout = open_layout(&mut con, &a.name)?;
+    check_shards(&mut con, &a.name, &layout)?;
+    let shard_keys = layout.shard_keys(a.name.as_bytes());
+    let mut new = 0u64;
+    let counts = for_each_batch(&a.inputs, &spec, |batch| {
+        let added = send(&mut con, &a.name, &layout, &shard_keys, "BF.MADD", batch)?;
+        new += added.iter().filter(|x| **x == Some(true)).count() as u64;
+        Ok(())
+    })?;
+    let items: Vec<u64> = check_shards(&mut con, &a.name, &layout)?
+        .iter()
+        .map(|s| s.0)
+        .collect();
+    let total: u64 = items.iter().sum();
+    let skipped = if counts.skipped > 0 {
+        format!(" ({} without field, skipped)", group(counts.skipped))
+    } else {
+        String::new()
+    };
+    note(&format!(
+        "{} read{skipped}, {}, {} in total; fpr now {} (target {}, model from the shards' items)",
+        count(counts.lines, "line", "lines"),
+        count(new, "new item", "new items"),
+        group(total),
+        rate(layout.current_fpr(&items)),
+        target(layout.target_fpr())
+    ));
+    Ok(0)
+}
+
+/// `CLUSTER SLOTS`: for each slot range, the primary's `host:port`.
+fn slot_owners(con: &mut ClusterConnection) -> Result<Vec<(u16, u16, String)>> {
+    let v: Value = redis::cmd("CLUSTER")
+        .arg("SLOTS")
+        .query(con)
+        .context("CLUSTER SLOTS")?;
+    let mut out = Vec::new();
+    if let Value::Array(ranges) = v {
+        for r in ranges {
+            let Value::Array(r) = r else { continue };
+            let (Some(Value::Int(lo)), Some(Value::Int(hi)), Some(Value::Array(node))) =
+                (r.first(), r.get(1), r.get(2))
+            else {
+                continue;
+            };
+            let host = match node.first() {
+                Some(Value::BulkString(b)) => show(b),
+                _ => continue,
+            };
+            let port = match node.get(1) {
+                Some(Value::Int(p)) => *p,
+                _ => continue,
+            };
+            out.push((*lo as u16, *hi as u16, format!("{host}:{port}")));
+        }
+    }
+    Ok(out)
+}
+
+fn info(a: ClusterInfoArgs) -> Result<u8> {
+    let mut con = connect(&a.nodes)?;
+    let layout = open_layout(&mut con, &a.name)?;
+    let shards = check_shards(&mut con, &a.name, &layout)?;
+    let owners = slot_owners(&mut con)?;
+    let keys = layout.shard_keys(a.name.as_bytes());
+    let node_of = |slot: u16| {
+        owners
+            .iter()
+            .find(|(lo, hi, _)| (*lo..=*hi).contains(&slot))
+            .map_or_else(|| "(unassigned)".to_string(), |o| o.2.clone())
+    };
+    let items: Vec<u64> = shards.iter().map(|s| s.0).collect();
+    let total_items: u64 = items.iter().sum();
+    let total_bytes: u64 = shards.iter().map(|s| s.1).sum();
+    let mut nodes: Vec<String> = keys.iter().map(|k| node_of(key_slot(k))).collect();
+    let per_shard: Vec<(usize, String, u16, String, u64, u64)> = keys
+        .iter()
+        .enumerate()
+        .map(|(s, k)| {
+            let slot = key_slot(k);
+            (s, show(k), slot, nodes[s].clone(), shards[s].0, shards[s].1)
+        })
+        .collect();
+    nodes.sort();
+    nodes.dedup();
+    let now = layout.current_fpr(&items);
+    if a.json {
+        let v = serde_json::json!({
+            "name": a.name,
+            "generation": layout.generation(),
+            "shards": layout.shards(),
+            "nodes": nodes,
+            "blocks_per_shard": layout.blocks_per_shard(),
+            "hashes": layout.hashes(),
+            "hash": layout.hasher().algorithm().name(),
+            "capacity": layout.capacity(),
+            "target_fpr": layout.target_fpr(),
+            "items": total_items,
+            "bytes": total_bytes,
+            "current_fpr": now,
+            "shard_list": per_shard.iter().map(|(s, k, slot, node, items, len)| serde_json::json!({
+                "shard": s, "key": k, "slot": slot, "node": node, "items": items, "bytes": len,
+            })).collect::<Vec<_>>(),
+        });
+        crate::output::json(&v)?;
+        return Ok(0);
+    }
+    let mut out = crate::output::stdout();
+    crate::output::table(
+        &mut out,
+        &[
+            ("name", a.name.clone()),
+            ("generation", layout.generation().to_string()),
+            ("shards", group(u64::from(layout.shards()))),
+            ("nodes", format!("{} ({})", nodes.len(), nodes.join(", "))),
+            (
+                "shape",
+                format!(
+                    "{} blocks of 512 bits per shard, k = {}, hash {}",
+                    group(layout.blocks_per_shard()),
+                    layout.hashes(),
+                    layout.hasher().algorithm().name()
+                ),
+            ),
+            ("capacity", group(layout.capacity())),
+            ("target fpr", target(layout.target_fpr())),
+            ("items", group(total_items)),
+            (
+                "bytes",
+                format!("{} ({})", group(total_bytes), bytes(total_bytes)),
+            ),
+            (
+                "fpr now",
+                format!("{} (model, from the shards' items)", rate(now)),
+            ),
+        ],
+    )?;
+    writeln!(out, "shard\tslot\tnode\titems\tbytes\tkey")?;
+    for (s, k, slot, node, items, len) in &per_shard {
+        writeln!(out, "{s}\t{slot}\t{node}\t{items}\t{len}\t{k}")?;
+    }
+    out.flush()?;
+    Ok(0)
+}

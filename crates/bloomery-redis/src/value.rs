@@ -1,0 +1,253 @@
+//! The one framework behind every Redis data type of the module: the [`Value`] a key holds
+//! and the type callbacks Redis calls ([`methods`]): RDB load and save, the AOF rewrite,
+//! free, `MEMORY USAGE`, `DEBUG DIGEST`, `COPY` and active defragmentation. The module's own
+//! structures ([`crate::types`]) and the values moved from RedisBloom ([`crate::moved`]) are
+//! both values of it; each says only how it is encoded, measured and rebuilt.
+//!
+//! ## Active defragmentation
+//! Where the server runs active defragmentation (Redis or Valkey built with their own jemalloc
+//! and `activedefrag yes`), it calls [`defrag`] for each value of the module it scans. The
+//! value's own allocation (its struct, every type) is handed to `RedisModule_DefragAlloc`,
+//! which moves it when jemalloc says its page is worth emptying; then [`Value::defrag`] moves
+//! the value's arrays where the type knows how (see the README for which). A value is moved
+//! as a whole Rust value (a bitwise move), between callbacks that hold no reference to it.
+
+use std::ffi::CStr;
+use std::os::raw::{c_int, c_longlong, c_void};
+use std::ptr::NonNull;
+
+use redis_module::raw;
+
+use crate::stats::{self, Family};
+
+/// Moves one heap allocation as `RedisModule_DefragAlloc` does: its bytes copied to a new
+/// allocation of the same size and the old one freed, or `None` when it stays where it is.
+pub type Mover<'a> = dyn FnMut(NonNull<u8>) -> Option<NonNull<u8>> + 'a;
+
+/// A value stored under a key of one of the module's types.
+pub trait Value: Clone + 'static {
+    /// Its name in log messages.
+    fn name() -> &'static str;
+    /// Its name in the module's `INFO` section (the command family: `bf`, `cms`, …).
+    const INFO: &'static str;
+    /// The command its AOF rewrite emits.
+    const LOADCHUNK: &'static CStr;
+    /// Decode the RDB form written with encoding version `encver`.
+    fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<Self, String>;
+    /// Write the RDB form.
+    fn rdb_save(&self, rdb: *mut raw::RedisModuleIO);
+    /// The `LOADCHUNK` iterators and chunks that rebuild it (the AOF rewrite).
+    fn load_sequence(&self) -> Vec<(i64, Vec<u8>)>;
+    /// The bytes `DEBUG DIGEST` reads.
+    fn digest_bytes(&self) -> Vec<u8>;
+    /// What it holds, its own struct included, as Redis's allocator counts it (`MEMORY USAGE`
+    /// without the key).
+    fn mem_usage(&self) -> usize;
+    /// Move the value's arrays with `mv` (active defragmentation); types that do not know
+    /// how leave them where they are.
+    ///
+    /// # Safety
+    /// `mv` must return memory that the global allocator can free, of the allocation's size
+    /// and at least its alignment, holding its bytes, the old allocation freed.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        let _ = mv;
+    }
+}
+
+/// The type callbacks of `V`.
+pub const fn methods<V: Value>() -> raw::RedisModuleTypeMethods {
+    raw::RedisModuleTypeMethods {
+        version: raw::REDISMODULE_TYPE_METHOD_VERSION as u64,
+        rdb_load: Some(rdb_load::<V>),
+        rdb_save: Some(rdb_save::<V>),
+        aof_rewrite: Some(aof_rewrite::<V>),
+        free: Some(free::<V>),
+        mem_usage: Some(mem_usage::<V>),
+        digest: Some(digest::<V>),
+        aux_load: None,
+        aux_save: None,
+        aux_save2: None,
+        aux_save_triggers: 0,
+        free_effort: None,
+        unlink: None,
+        copy: Some(copy::<V>),
+        defrag: Some(defrag::<V>),
+        copy2: None,
+        free_effort2: None,
+        mem_usage2: None,
+        unlink2: None,
+    }
+}
+
+/// `V`'s entry in the module's `INFO` section.
+pub fn family<V: Value>(ty: &'static redis_module::native_types::RedisType) -> Family {
+    Family {
+        name: V::INFO,
+        ty,
+        measure: mem_usage::<V>,
+    }
+}
+
+/// # Safety
+/// `value` must be a live `V` this module handed to Redis for the type being called back.
+unsafe fn get<'a, V>(value: *const c_void) -> &'a V {
+    // SAFETY: guaranteed by the caller.
+    unsafe { &*value.cast::<V>() }
+}
+
+/// A value handed to Redis (loaded or copied), counted in `INFO`.
+fn boxed<V: Value>(v: V) -> *mut c_void {
+    let bytes = v.mem_usage() as u64;
+    let value = Box::into_raw(Box::new(v)).cast::<c_void>();
+    stats::counted(V::INFO, value, bytes, mem_usage::<V>);
+    value
+}
+
+unsafe extern "C" fn rdb_load<V: Value>(
+    rdb: *mut raw::RedisModuleIO,
+    encver: c_int,
+) -> *mut c_void {
+    match V::rdb_load(rdb, encver) {
+        Ok(v) => boxed(v),
+        Err(e) => {
+            log_io(
+                rdb,
+                &format!("bloomery: refusing to load a {}: {e}", V::name()),
+            );
+            std::ptr::null_mut()
+        }
+    }
+}
+
+fn log_io(io: *mut raw::RedisModuleIO, msg: &str) {
+    if let (Some(log), Ok(msg)) = (
+        // SAFETY: reading a function pointer Redis filled in at module load.
+        unsafe { raw::RedisModule_LogIOError },
+        std::ffi::CString::new(msg),
+    ) {
+        // SAFETY: `io` is the live IO handle Redis passed to the callback; the format string
+        // is a constant "%s" and `msg` a NUL-terminated string that outlives the call.
+        unsafe { log(io, c"warning".as_ptr(), c"%s".as_ptr(), msg.as_ptr()) };
+    }
+}
+
+unsafe extern "C" fn rdb_save<V: Value>(rdb: *mut raw::RedisModuleIO, value: *mut c_void) {
+    // SAFETY: Redis passes a value of this type.
+    unsafe { get::<V>(value) }.rdb_save(rdb);
+}
+
+unsafe extern "C" fn aof_rewrite<V: Value>(
+    aof: *mut raw::RedisModuleIO,
+    key: *mut raw::RedisModuleString,
+    value: *mut c_void,
+) {
+    // SAFETY: Redis passes a value of this type.
+    let chunks = unsafe { get::<V>(value) }.load_sequence();
+    // SAFETY: reading a function pointer Redis filled in at module load.
+    let Some(emit) = (unsafe { raw::RedisModule_EmitAOF }) else {
+        return;
+    };
+    for (it, data) in chunks {
+        // SAFETY: `aof` and `key` are live for the callback; the format "slb" takes a
+        // RedisModuleString*, a long long and a (pointer, length) buffer, which follow.
+        unsafe {
+            emit(
+                aof,
+                V::LOADCHUNK.as_ptr(),
+                c"slb".as_ptr(),
+                key,
+                it as c_longlong,
+                data.as_ptr(),
+                data.len(),
+            )
+        };
+    }
+}
+
+unsafe extern "C" fn free<V: Value>(value: *mut c_void) {
+    stats::freed(value);
+    if !value.is_null() {
+        // SAFETY: the pointer came from Box::into_raw of a V and Redis frees it once.
+        drop(unsafe { Box::from_raw(value.cast::<V>()) });
+    }
+}
+
+unsafe extern "C" fn mem_usage<V: Value>(value: *const c_void) -> usize {
+    // SAFETY: Redis passes a value of this type.
+    unsafe { get::<V>(value) }.mem_usage()
+}
+
+unsafe extern "C" fn digest<V: Value>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    // SAFETY: Redis passes a value of this type.
+    let bytes = unsafe { get::<V>(value) }.digest_bytes();
+    // SAFETY: reading function pointers Redis filled in at module load; `md` is the digest
+    // Redis passed to this callback and `bytes` outlives the calls.
+    unsafe {
+        if let (Some(add), Some(end)) = (
+            raw::RedisModule_DigestAddStringBuffer,
+            raw::RedisModule_DigestEndSequence,
+        ) {
+            add(md, bytes.as_ptr().cast_mut().cast(), bytes.len());
+            end(md);
+        }
+    }
+}
+
+unsafe extern "C" fn copy<V: Value>(
+    _from: *mut raw::RedisModuleString,
+    _to: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> *mut c_void {
+    // SAFETY: Redis passes a value of this type.
+    boxed(unsafe { get::<V>(value) }.clone())
+}
+
+/// Moves the value's own allocation, then its arrays, with `mv`; returns where the value is
+/// now.
+///
+/// # Safety
+/// `value` must be a live `V` made by [`boxed`] that nothing else references during the call,
+/// and `mv` must satisfy [`Value::defrag`]'s contract.
+pub(crate) unsafe fn defrag_value<V: Value>(value: *mut c_void, mv: &mut Mover<'_>) -> *mut c_void {
+    let mut at = value;
+    if let Some(new) = NonNull::new(value.cast::<u8>()).and_then(&mut *mv) {
+        at = new.as_ptr().cast();
+        stats::relocated(value, at);
+    }
+    // SAFETY: `at` holds the value's bytes (moved as a whole, a Rust move: the value holds no
+    // pointer into itself), and nothing else references it (the caller's contract).
+    unsafe { (*at.cast::<V>()).defrag(mv) };
+    at
+}
+
+/// The type's defrag callback: the value and its arrays moved with `RedisModule_DefragAlloc`.
+/// Always completes in one call (0).
+unsafe extern "C" fn defrag<V: Value>(
+    ctx: *mut raw::RedisModuleDefragCtx,
+    _key: *mut raw::RedisModuleString,
+    value: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: reading a function pointer Redis filled in at module load.
+    let Some(alloc) = (unsafe { raw::RedisModule_DefragAlloc }) else {
+        return 0;
+    };
+    if value.is_null() {
+        return 0;
+    }
+    let mut mv = |p: NonNull<u8>| {
+        // SAFETY: `ctx` is the live defrag context of this callback and `p` a live allocation
+        // of the value, made by Redis's allocator (the module's global allocator). Redis
+        // copies it into an allocation of the same size class (so of the same alignment: the
+        // module's arrays are whole multiples of their alignment, which jemalloc's classes
+        // keep) and frees the old one, or answers NULL and changes nothing.
+        let moved = NonNull::new(unsafe { alloc(ctx, p.as_ptr().cast()) }.cast::<u8>());
+        if moved.is_some() {
+            stats::defrag_moved();
+        }
+        moved
+    };
+    // SAFETY: Redis passes the slot of a live value of this type, which no command or other
+    // callback references while it defragments (it runs on the main thread between commands).
+    unsafe { *value = defrag_value::<V>(*value, &mut mv) };
+    0
+}

@@ -1,0 +1,338 @@
+use proptest::prelude::*;
+
+use super::*;
+use crate::Persist;
+
+fn keys(prefix: &str, n: u64) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| format!("{prefix}-{i}").into_bytes())
+        .collect()
+}
+
+/// A positions-layout blocked filter of the layout's whole shape, built from `keys`.
+fn whole(layout: &Layout, keys: &[Vec<u8>]) -> BlockedBloomFilter {
+    let words = Words::zeroed(
+        layout.total_blocks() as usize * WORDS_PER_BLOCK,
+        store::max_bytes(),
+    )
+    .unwrap();
+    let mut f = BlockedBloomFilter::from_parts(
+        layout.total_blocks(),
+        layout.hashes(),
+        *layout.hasher(),
+        words,
+        0,
+        layout.capacity(),
+        layout.target_fpr(),
+    )
+    .unwrap();
+    for k in keys {
+        f.insert(&k.as_slice());
+    }
+    f
+}
+
+#[test]
+fn crc16_and_slots_follow_the_cluster_spec() {
+    // the specification's check value for CRC16/XMODEM
+    assert_eq!(crc16(b"123456789"), 0x31C3);
+    assert_eq!(crc16(b""), 0);
+    // hash tags: the first {...} with something inside
+    assert_eq!(
+        key_slot(b"{user1000}.following"),
+        key_slot(b"{user1000}.followers")
+    );
+    assert_eq!(
+        key_slot(b"{user1000}.following"),
+        crc16(b"user1000") % SLOTS
+    );
+    assert_eq!(key_slot(b"foo{}{bar}"), crc16(b"foo{}{bar}") % SLOTS);
+    assert_eq!(key_slot(b"foo{{bar}}zap"), crc16(b"{bar") % SLOTS);
+    assert_eq!(key_slot(b"foo{bar}{zap}"), crc16(b"bar") % SLOTS);
+    assert_eq!(key_slot(b"{unclosed"), crc16(b"{unclosed") % SLOTS);
+}
+
+#[test]
+fn every_slot_has_a_short_tag() {
+    for slot in 0..SLOTS {
+        let tag = tag_for_slot(slot);
+        assert!(!tag.is_empty() && tag.len() <= 4, "slot {slot}: {tag:?}");
+        assert!(tag.iter().all(|c| c.is_ascii_alphanumeric()));
+        let mut key = b"{".to_vec();
+        key.extend_from_slice(tag);
+        key.extend_from_slice(b"}name:g0:s0");
+        assert_eq!(key_slot(&key), slot);
+    }
+}
+
+#[test]
+fn shards_land_on_distinct_evenly_spread_slots() {
+    for shards in [1u32, 2, 3, 6, 7, 64, 1000, 16383, 16384] {
+        let l = Layout::new(shards, 1, 7, KeyHasher::new(), 100, 0.01).unwrap();
+        for name in [b"users".as_slice(), b"{weird}name", b""] {
+            let slots: Vec<u16> = (0..shards).map(|s| l.shard_slot(name, s)).collect();
+            let mut sorted = slots.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), shards as usize, "S = {shards}: slots repeat");
+            // consecutive shards are ⌊16384/S⌋ or ⌈16384/S⌉ slots apart (mod 16384)
+            let lo = u32::from(SLOTS) / shards;
+            let hi = u32::from(SLOTS).div_ceil(shards);
+            for w in 0..shards as usize {
+                let a = u32::from(slots[w]);
+                let b = u32::from(slots[(w + 1) % shards as usize]);
+                let gap = (b + u32::from(SLOTS) - a) % u32::from(SLOTS);
+                let gap = if gap == 0 { u32::from(SLOTS) } else { gap };
+                assert!((lo..=hi).contains(&gap), "S = {shards}: gap {gap}");
+            }
+            for s in 0..shards.min(50) {
+                assert_eq!(key_slot(&l.shard_key(name, s)), slots[s as usize]);
+            }
+        }
+    }
+    // different names start at different slots
+    let l = Layout::new(4, 1, 7, KeyHasher::new(), 100, 0.01).unwrap();
+    assert_ne!(l.shard_slot(b"a", 0), l.shard_slot(b"b", 0));
+    // generations name different keys on the same slots
+    let g = l.with_generation(5);
+    assert_ne!(l.shard_key(b"a", 1), g.shard_key(b"a", 1));
+    assert_eq!(
+        key_slot(&l.shard_key(b"a", 1)),
+        key_slot(&g.shard_key(b"a", 1))
+    );
+    assert!(g.shard_key(b"a", 1).ends_with(b"a:g5:s1"));
+}
+
+#[test]
+fn descriptor_round_trips_and_refuses_every_damaged_byte() {
+    let l = Layout::for_capacity(1_000_000, 0.001, 6, KeyHasher::with_seed(42))
+        .unwrap()
+        .with_generation(9);
+    let b = l.to_bytes();
+    assert_eq!(b.len(), DESCRIPTOR_LEN);
+    assert_eq!(Layout::from_bytes(&b).unwrap(), l);
+    for i in 0..b.len() {
+        for bit in [0x01u8, 0x80] {
+            let mut d = b.clone();
+            d[i] ^= bit;
+            assert!(Layout::from_bytes(&d).is_err(), "byte {i} bit {bit:#x}");
+        }
+    }
+    for n in 0..b.len() {
+        assert!(Layout::from_bytes(&b[..n]).is_err());
+    }
+    let mut long = b.clone();
+    long.push(0);
+    assert!(Layout::from_bytes(&long).is_err());
+    assert!(Layout::from_bytes(b"not a descriptor at all").is_err());
+}
+
+/// Fields a valid checksum cannot vouch for are checked one by one.
+#[test]
+fn descriptor_with_forged_fields_is_refused() {
+    let base = Layout::new(4, 10, 7, KeyHasher::new(), 100, 0.01)
+        .unwrap()
+        .to_bytes();
+    let reseal = |at: usize, bytes: &[u8]| {
+        let mut d = base.clone();
+        d[at..at + bytes.len()].copy_from_slice(bytes);
+        let sum = xxhash_rust::xxh3::xxh3_64(&d[..DESCRIPTOR_LEN - 8]);
+        d[DESCRIPTOR_LEN - 8..].copy_from_slice(&sum.to_le_bytes());
+        Layout::from_bytes(&d)
+    };
+    assert!(reseal(0, &[0; 0]).is_ok());
+    let cases: Vec<(usize, Vec<u8>, &str)> = vec![
+        (8, 2u16.to_le_bytes().to_vec(), "version"),
+        (10, vec![1], "layout"),
+        (11, vec![200], "algorithm"),
+        (12, vec![200], "seed kind"),
+        (29, 0u32.to_le_bytes().to_vec(), "no shards"),
+        (29, 16385u32.to_le_bytes().to_vec(), "too many shards"),
+        (33, 0u64.to_le_bytes().to_vec(), "no blocks"),
+        (33, u64::MAX.to_le_bytes().to_vec(), "overflow"),
+        (41, 0u32.to_le_bytes().to_vec(), "k 0"),
+        (41, 33u32.to_le_bytes().to_vec(), "k 33"),
+        (45, 0u64.to_le_bytes().to_vec(), "capacity 0"),
+        (53, f64::NAN.to_le_bytes().to_vec(), "rate NaN"),
+        (53, 1.0f64.to_le_bytes().to_vec(), "rate 1"),
+        (53, 0.0f64.to_le_bytes().to_vec(), "rate 0"),
+    ];
+    for (at, bytes, what) in cases {
+        assert!(reseal(at, &bytes).is_err(), "{what} accepted");
+    }
+}
+
+#[test]
+fn split_answers_every_key_as_the_whole_filter() {
+    let members = keys("member", 20_000);
+    let layout = Layout::for_capacity(20_000, 0.01, 8, KeyHasher::with_seed(7)).unwrap();
+    let f = whole(&layout, &members);
+    assert_eq!(Layout::of_filter(&f, 8).unwrap().total_blocks(), f.blocks());
+    let shards: Vec<ScalableBloomFilter> = (0..8).map(|s| layout.split(&f, s).unwrap()).collect();
+    // through the module's value format and back
+    let shards: Vec<ScalableBloomFilter> = shards
+        .iter()
+        .map(|s| ScalableBloomFilter::from_bytes(&s.to_bytes()).unwrap())
+        .collect();
+    let probes = keys("probe", 100_000);
+    let mut differ = 0;
+    for k in members.iter().chain(&probes) {
+        let s = layout.shard_of(k) as usize;
+        if shards[s].contains(&k.as_slice()) != f.contains(&k.as_slice()) {
+            differ += 1;
+        }
+    }
+    assert_eq!(differ, 0);
+    // the counts are the file's, apportioned
+    let items: u64 = shards.iter().map(|s| s.len()).sum();
+    assert_eq!(items, f.len());
+    // built directly from the keys: the same bits, exact counts
+    let built = layout
+        .build_shards(members.iter().map(|k| k.as_slice()))
+        .unwrap();
+    for (s, b) in built.iter().enumerate() {
+        assert_eq!(b.filters()[0].as_words(), shards[s].filters()[0].as_words());
+    }
+    assert_eq!(built.iter().map(|s| s.len()).sum::<u64>(), f.len());
+}
+
+/// The measured rate of the sharded filter is the blocked model's rate for the whole shape
+/// (within 3σ of a binomial over the probes), and that is at most the target. A routing
+/// correlated with the block inside the shard (the shard from the top bits of `lo`, the very
+/// bits the shard's block choice reads) crowds each shard's keys into a fraction of its
+/// blocks: the same measurement sees it far outside the tolerance.
+#[test]
+fn sharded_rate_is_the_target_and_routing_is_independent() {
+    let n = 30_000u64;
+    let p = 0.01;
+    let layout = Layout::for_capacity(n, p, 6, KeyHasher::with_seed(11)).unwrap();
+    let members = keys("m", n);
+    let shards = layout
+        .build_shards(members.iter().map(|k| k.as_slice()))
+        .unwrap();
+    let model = crate::params::fpr_blocked(n, layout.total_blocks(), BLOCK_BITS, layout.hashes());
+    assert!(model <= p, "model {model} above target {p}");
+    let probes = keys("not-a-member", 300_000);
+    let m = probes.len() as f64;
+    let sigma = (model * (1.0 - model) / m).sqrt();
+    let measured = probes
+        .iter()
+        .filter(|k| shards[layout.shard_of(k) as usize].contains(&k.as_slice()))
+        .count() as f64
+        / m;
+    assert!(
+        (measured - model).abs() <= 3.0 * sigma,
+        "measured {measured}, model {model}, σ {sigma}"
+    );
+    // the per-shard model from the shards' counts agrees with the whole's
+    let items: Vec<u64> = shards.iter().map(|s| s.len()).collect();
+    assert!((layout.current_fpr(&items) - model).abs() < 0.05 * model);
+
+    // negative control: route by the top bits of lo
+    let s = u64::from(layout.shards());
+    let mut bad = (0..s)
+        .map(|_| layout.empty_part().unwrap())
+        .collect::<Vec<_>>();
+    let route = |h: Hashed| reduce(h.lo, s) as usize;
+    for k in &members {
+        let h = layout.hasher().hash_bytes(k);
+        bad[route(h)].insert_hashed(h);
+    }
+    let correlated = probes
+        .iter()
+        .filter(|k| {
+            let h = layout.hasher().hash_bytes(k);
+            bad[route(h)].contains_hashed(h)
+        })
+        .count() as f64
+        / m;
+    assert!(
+        correlated > model + 10.0 * sigma,
+        "correlated routing {correlated} vs model {model}"
+    );
+}
+
+#[test]
+fn shard_headers_are_checked_against_the_layout() {
+    let layout = Layout::for_capacity(5_000, 0.01, 4, KeyHasher::new()).unwrap();
+    let shards = layout
+        .build_shards(keys("k", 5_000).iter().map(|k| k.as_slice()))
+        .unwrap();
+    for s in &shards {
+        let bytes = s.to_bytes();
+        let head = layout
+            .check_shard_header(&bytes[..512.min(bytes.len())])
+            .unwrap();
+        assert_eq!(head.items, s.len());
+        assert_eq!(head.len, bytes.len() as u64);
+    }
+    // another shape, another hasher, another kind, a scaling BF value, garbage
+    let other = Layout::for_capacity(50_000, 0.01, 4, KeyHasher::new()).unwrap();
+    assert!(other.check_shard_header(&shards[0].to_bytes()).is_err());
+    let seeded = Layout::for_capacity(5_000, 0.01, 4, KeyHasher::with_seed(3)).unwrap();
+    assert!(seeded.check_shard_header(&shards[0].to_bytes()).is_err());
+    let classic = crate::BloomFilter::try_new(100, 0.01).unwrap();
+    assert!(layout.check_shard_header(&classic.to_bytes()).is_err());
+    let mut grown = ScalableBloomFilter::try_new(10, 0.01).unwrap();
+    for i in 0..100u64 {
+        grown.insert(&i);
+    }
+    assert!(layout.check_shard_header(&grown.to_bytes()).is_err());
+    assert!(layout.check_shard_header(b"BLOOMERY").is_err());
+    assert!(layout.check_shard_header(&[]).is_err());
+}
+
+#[test]
+fn of_filter_refuses_sectors_and_indivisible_shapes() {
+    let sectors = BlockedBloomFilter::try_with_sectors(64).unwrap();
+    assert!(Layout::of_filter(&sectors, 2).is_err());
+    let unsized_ = BlockedBloomFilter::try_with_shape(64, 7).unwrap();
+    assert!(Layout::of_filter(&unsized_, 2).is_err());
+    let odd = whole(
+        &Layout::new(1, 63, 7, KeyHasher::new(), 100, 0.01).unwrap(),
+        &[],
+    );
+    let e = Layout::of_filter(&odd, 2).unwrap_err().to_string();
+    assert!(e.contains("3, 7, 9, 21, 63"), "{e}");
+    assert!(Layout::of_filter(&odd, 3).is_ok());
+    assert!(Layout::of_filter(&odd, 0).is_err());
+    // a split with another shape or a shard out of range is refused
+    let l = Layout::of_filter(&odd, 3).unwrap();
+    assert!(l.split(&odd, 3).is_err());
+    let other = whole(
+        &Layout::new(1, 66, 7, KeyHasher::new(), 100, 0.01).unwrap(),
+        &[],
+    );
+    assert!(l.split(&other, 0).is_err());
+}
+
+#[test]
+fn apportion_sums_to_the_total() {
+    assert_eq!(apportion(10, &[1.0, 1.0, 1.0]), vec![4, 3, 3]);
+    assert_eq!(apportion(0, &[1.0, 2.0]), vec![0, 0]);
+    assert_eq!(apportion(7, &[0.0, 0.0]), vec![4, 3]);
+    assert_eq!(
+        apportion(u64::MAX, &[1.0, 1.0])
+            .iter()
+            .map(|&x| x as u128)
+            .sum::<u128>(),
+        u64::MAX as u128
+    );
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    #[test]
+    fn no_false_negatives(n in 1u64..3_000, shards in 1u32..17, seed in any::<u64>()) {
+        let layout = Layout::for_capacity(n, 0.01, shards, KeyHasher::with_seed(seed)).unwrap();
+        let members: Vec<Vec<u8>> = (0..n).map(|i| (i ^ seed).to_le_bytes().to_vec()).collect();
+        let built = layout.build_shards(members.iter().map(|k| k.as_slice())).unwrap();
+        let f = whole(&layout, &members);
+        let split: Vec<_> = (0..shards).map(|s| layout.split(&f, s).unwrap()).collect();
+        for k in &members {
+            let s = layout.shard_of(k) as usize;
+            prop_assert!(built[s].contains(&k.as_slice()));
+            prop_assert!(split[s].contains(&k.as_slice()));
+        }
+    }
+}

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# A filter sharded over a local Redis Cluster of 6 primaries (loopback ports, the bloomery
+# module on each), measured in one run:
+#   1. `bloomery cluster push` of a blocked filter file of about BYTES bytes in SHARDS shards,
+#      against `redis-cli --pipe` pushing the same number of bytes as plain strings (SET of
+#      4 MiB values on keys hash-tagged to each node's slots, one `redis-cli --pipe` per node,
+#      all six at once): seconds and MB/s of each, and their ratio;
+#   2. `bloomery cluster check -c` of QUERIES keys (half members) against the pushed filter:
+#      keys per second, and the answers compared with `bloomery check -c` on the file.
+# Prints a markdown section for docs/BENCHMARKS.md. The machine it runs on is shared by
+# whatever else runs there: quote ratios, not absolute figures.
+# Needs redis-server and redis-cli (Debian's redis-server, redis-tools) and python3.
+# Usage: BYTES=4G SHARDS=64 bash scripts/bench-cluster.sh
+#        (defaults BYTES=256M SHARDS=16 QUERIES=1000000; BUILD=debug for a quick check of the
+#        script itself with the debug builds)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+BYTES="${BYTES:-256M}"
+SHARDS="${SHARDS:-16}"
+QUERIES="${QUERIES:-1000000}"
+BUILD="${BUILD:-release}"
+target="${CARGO_TARGET_DIR:-$PWD/target}"
+
+if [ "$BUILD" = release ]; then
+  cargo build --release -p bloomery-cli -p bloomery-redis --lib >&2
+else
+  cargo build -p bloomery-cli -p bloomery-redis --lib >&2
+fi
+BIN="$target/$BUILD/bloomery"
+MODULE="$target/$BUILD/libbloomery_redis.so"
+
+W="$(mktemp -d)"
+PIDS=()
+cleanup() {
+  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$W"
+}
+trap cleanup EXIT
+
+free_port() {
+  python3 -c 'import socket
+while True:
+    s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
+    t = socket.socket()
+    try:
+        t.bind(("127.0.0.1", p + 10000)); print(p); break
+    except OSError:
+        pass'
+}
+
+PORTS=()
+for i in 0 1 2 3 4 5; do
+  port=$(free_port)
+  mkdir -p "$W/n$i"
+  redis-server --port "$port" --bind 127.0.0.1 --dir "$W/n$i" --save "" --appendonly no \
+    --cluster-enabled yes --cluster-config-file nodes.conf --cluster-node-timeout 5000 \
+    --proto-max-bulk-len 1gb --client-query-buffer-limit 1gb \
+    --loadmodule "$MODULE" > "$W/n$i/redis.log" 2>&1 &
+  PIDS+=($!)
+  PORTS+=("$port")
+done
+for port in "${PORTS[@]}"; do
+  for _ in $(seq 300); do redis-cli -p "$port" PING > /dev/null 2>&1 && break; sleep 0.1; done
+done
+redis-cli --cluster create $(printf '127.0.0.1:%s ' "${PORTS[@]}") --cluster-replicas 0 \
+  --cluster-yes > /dev/null
+for port in "${PORTS[@]}"; do
+  until redis-cli -p "$port" CLUSTER INFO | grep -q cluster_state:ok; do sleep 0.1; done
+done
+NODES="127.0.0.1:${PORTS[0]},127.0.0.1:${PORTS[1]}"
+
+# The filter: sized so that its bits are about BYTES at 1% (k = 7, positions layout), filled
+# with as many generated keys as QUERIES / 2 (the members the queries ask for).
+bytes=$(python3 -c "import re,sys
+s='$BYTES'.strip(); m=re.fullmatch(r'([0-9.]+)([KMG]?)', s.upper())
+print(int(float(m.group(1)) * {'':1,'K':1<<10,'M':1<<20,'G':1<<30}[m.group(2)]))")
+n=$((bytes * 8 / 10))   # 10 bits per key at 1%, k = 7
+"$BIN" -q create "$W/f.bloom" -n "$n" -p 0.01 --hashes 7
+"$BIN" gen-urls --count $((QUERIES / 2)) --sequential > "$W/members.txt"
+"$BIN" -q add "$W/f.bloom" "$W/members.txt"
+{ cat "$W/members.txt"
+  "$BIN" gen-urls --count $((QUERIES - QUERIES / 2)) --sequential --offset $((QUERIES / 2)); } \
+  > "$W/queries.txt"
+file_bytes=$(stat -c %s "$W/f.bloom")
+
+t0=$(date +%s.%N)
+"$BIN" cluster push "$W/f.bloom" --nodes "$NODES" --name bench --shards "$SHARDS" --no-verify
+t1=$(date +%s.%N)
+push_s=$(python3 -c "print($t1 - $t0)")
+
+# The same bytes as plain strings: each node gets its share (by slots owned) as SETs of
+# 4 MiB values, on keys whose hash tag is one of its slots, through its own redis-cli --pipe.
+python3 - "$W" "$file_bytes" "${PORTS[@]}" <<'PY'
+import subprocess, sys
+w, total, ports = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+def crc16(b):
+    c = 0
+    for x in b:
+        c ^= x << 8
+        for _ in range(8):
+            c = ((c << 1) ^ 0x1021) if c & 0x8000 else c << 1
+            c &= 0xFFFF
+    return c
+owners = {}
+for p in ports:
+    out = subprocess.run(["redis-cli", "-p", p, "CLUSTER", "MYID"], capture_output=True, text=True).stdout.strip()
+    owners[out] = p
+nodes = subprocess.run(["redis-cli", "-p", ports[0], "CLUSTER", "NODES"], capture_output=True, text=True).stdout
+ranges = {}
+for line in nodes.splitlines():
+    f = line.split()
+    for r in f[8:]:
+        lo, _, hi = r.partition("-")
+        ranges.setdefault(owners[f[0]], []).append((int(lo), int(hi or lo)))
+tag_of = {}
+i = 0
+while len(tag_of) < len(ports):
+    t = str(i).encode(); i += 1
+    s = crc16(t) % 16384
+    for p, rs in ranges.items():
+        if p not in tag_of and any(lo <= s <= hi for lo, hi in rs):
+            tag_of[p] = t
+chunk = 4 << 20
+for p in ports:
+    share = total * sum(hi - lo + 1 for lo, hi in ranges[p]) // 16384
+    with open(f"{w}/pipe-{p}.sh", "w") as f:
+        f.write(f"{share} {tag_of[p].decode()}\n")
+PY
+cat > "$W/gen.py" <<'PY'
+import sys
+share, tag, chunk = int(sys.argv[1]), sys.argv[2].encode(), 4 << 20
+value = b"x" * chunk
+out = sys.stdout.buffer
+i = 0
+while share > 0:
+    n = min(chunk, share)
+    key = b"{" + tag + b"}blob:%d" % i
+    out.write(b"*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n" % (len(key), key, n))
+    out.write(value[:n]); out.write(b"\r\n")
+    share -= n; i += 1
+PY
+t0=$(date +%s.%N)
+PIPES=()
+for port in "${PORTS[@]}"; do
+  read -r share tag < "$W/pipe-$port.sh"
+  python3 "$W/gen.py" "$share" "$tag" | redis-cli -p "$port" --pipe > "$W/pipe-$port.log" &
+  PIPES+=($!)
+done
+for p in "${PIPES[@]}"; do wait "$p"; done
+t1=$(date +%s.%N)
+if grep -q "errors: [1-9]" "$W"/pipe-*.log; then
+  echo "redis-cli --pipe reported errors:" >&2; cat "$W"/pipe-*.log >&2; exit 1
+fi
+pipe_s=$(python3 -c "print($t1 - $t0)")
+
+t0=$(date +%s.%N)
+remote=$("$BIN" cluster check bench -c --nodes "$NODES" "$W/queries.txt" || true)
+t1=$(date +%s.%N)
+query_s=$(python3 -c "print($t1 - $t0)")
+local=$("$BIN" check -c "$W/f.bloom" "$W/queries.txt" || true)
+
+python3 - "$file_bytes" "$push_s" "$pipe_s" "$QUERIES" "$query_s" "$remote" "$local" "$SHARDS" <<'PY'
+import sys
+b, push, pipe, q, qs, remote, local, shards = sys.argv[1:]
+b, push, pipe, q, qs = int(b), float(push), float(pipe), int(q), float(qs)
+mb = b / 1e6
+print("## Sharded filter on a local Redis Cluster (6 primaries)\n")
+print(f"{mb:,.0f} MB in {shards} shards; one machine, shared.\n")
+print("| what | seconds | MB/s |")
+print("|---|---:|---:|")
+print(f"| `bloomery cluster push` | {push:.1f} | {mb / push:,.0f} |")
+print(f"| `redis-cli --pipe`, same bytes as SETs of 4 MiB (6 in parallel) | {pipe:.1f} | {mb / pipe:,.0f} |")
+print(f"\npush / pipe rate: {pipe / push:.2f}×\n")
+print(f"`cluster check -c` of {q:,} keys: {qs:.1f} s ({q / qs:,.0f} keys/s); matches: {remote} (the file: {local}){'' if remote == local else ' — DIFFERENT'}")
+PY
