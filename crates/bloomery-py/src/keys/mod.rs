@@ -33,7 +33,7 @@ mod batch;
 mod hashes;
 mod out;
 
-pub use batch::{is_array, not_one_key, Batch};
+pub use batch::{is_array, not_one_key, with_index, Batch};
 pub use hashes::{hash_objects, Hashes};
 pub use out::{bools_out, counts_out, BoolsOut};
 
