@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # The library without its default features (no rayon, memmap2, tempfile or serde): lints and
 # tests. What a user with `default-features = false` builds; the `parquet` module's tests run
-# too (the crate's dev-dependency on itself turns on `parquet` only).
+# too (the crate's dev-dependency on itself turns on `parquet` only). Then the CLI without its
+# default `lab` feature.
 # Usage: bash scripts/test-minimal-features.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo clippy -p bloomery --all-targets --no-default-features -- -D warnings
 cargo test -p bloomery --no-default-features
+# The lean CLI: no `lab` feature, so no bloomery-lab crate; `bloomery lab` says it was left out.
+if cargo tree -p bloomery-cli --no-default-features -e normal | grep -q bloomery-lab; then
+    echo "bloomery-cli --no-default-features still depends on bloomery-lab" >&2
+    exit 1
+fi
+cargo clippy -p bloomery-cli --all-targets --no-default-features -- -D warnings
+cargo test -p bloomery-cli --no-default-features --test lab

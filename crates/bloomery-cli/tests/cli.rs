@@ -69,7 +69,6 @@ fn help_and_version() {
         "fold",
         "estimate",
         "calc",
-        "lab",
         "remove",
         "count",
     ] {
@@ -1153,7 +1152,7 @@ fn union_intersect_fold_estimate() {
     assert!(!t.p("x.bloom").exists());
 }
 
-// ---------------------------------------------------------------- calc, lab, counting
+// ---------------------------------------------------------------- calc, counting
 
 #[test]
 fn calc_rate_and_bits() {
@@ -1219,41 +1218,13 @@ fn calc_rate_and_bits() {
 }
 
 #[test]
-fn lab_errors_and_remove_count_on_a_missing_file() {
-    bloomery().args(["lab", "--list"]).assert().success();
-    assert_error(
-        bloomery().args(["lab", "no-such-experiment"]).assert(),
-        "no experiment named",
-    );
+fn remove_count_on_a_missing_file() {
     for cmd in ["remove", "count"] {
         assert_error(
             bloomery().args([cmd, "f.bloom", "keys.txt"]).assert(),
             "cannot load `f.bloom`",
         );
     }
-}
-
-#[test]
-fn lab_runs_an_experiment_when_registered() {
-    let t = T::new();
-    let out = bloomery().args(["lab", "--list"]).output().unwrap();
-    let list = String::from_utf8(out.stdout).unwrap();
-    let Some(first) = list
-        .lines()
-        .next()
-        .and_then(|l| l.split_whitespace().next())
-    else {
-        return;
-    };
-    if first == "no" {
-        return; // no experiments registered yet
-    }
-    bloomery()
-        .args(["lab", first, "--quick", "--seed", "1", "--out"])
-        .arg(t.p("lab"))
-        .assert()
-        .success();
-    assert!(t.p("lab").exists());
 }
 
 // ---------------------------------------------------------------- pipes

@@ -536,54 +536,6 @@ fn a_decompression_bomb_fails_cleanly() {
         .stderr(predicate::str::contains("checksum mismatch"));
 }
 
-/// Run a quick lab experiment with an empty data folder: it must say on stderr that it uses
-/// generated data instead.
-fn lab_falls_back_loudly(name: &str, instead: &str) {
-    let empty = tmp();
-    let out = tmp();
-    bloomery()
-        .env("BLOOMERY_DATA", empty.path())
-        .args(["lab", name, "--quick", "--out"])
-        .arg(out.path())
-        .assert()
-        .success()
-        .stderr(predicate::str::contains(format!(
-            "{name}: `{}",
-            empty.path().display()
-        )))
-        .stderr(predicate::str::contains(format!(
-            "was not found, so this run uses {instead}, not the real data"
-        )));
-}
-
-#[test]
-fn the_lab_says_on_stderr_when_it_uses_generated_urls() {
-    lab_falls_back_loudly("mlbf-urls", "generated repository-like URLs");
-}
-
-#[test]
-fn the_lab_says_on_stderr_when_it_uses_a_generated_word_list() {
-    lab_falls_back_loudly("dictionaries", "a generated word list");
-}
-
-#[test]
-fn the_lab_seed_defaults_to_the_documented_one() {
-    let out = tmp();
-    let help = bloomery().args(["lab", "--help"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&help.stdout).contains("[default: 1]"));
-    let run = |extra: &[&str]| {
-        let o = bloomery()
-            .args(["lab", "fpr-vs-bits", "--quick", "--out"])
-            .arg(out.path())
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(o.status.success());
-        o.stdout
-    };
-    assert_eq!(run(&[]), run(&["--seed", "1"]));
-}
-
 /// A bomb under the memory limit on a machine with little memory: 512 MiB declared by a file of
 /// a few hundred bytes, no --max-memory, and an address space with room for the payload once
 /// but not three times. Decompression makes one allocation of the declared size, decodes into

@@ -10,9 +10,9 @@ use pyo3::types::PyType;
 
 use crate::common::{count_arg, hasher, human_bytes};
 use crate::errors::{to_py_key, IntoPy};
-use crate::keys::{self, bools_out, Hashes};
+use crate::keys::{self, Hashes};
 use crate::lock::Shared;
-use crate::typed::typed_class;
+use crate::typed::{contains_many, typed_class};
 
 /// A cuckoo filter (Fan et al.): a set of fingerprints in buckets, with deletion, as the
 /// Redis module's CF.* commands keep it.
@@ -30,11 +30,7 @@ pub struct PyCuckooFilter {
     f: Shared<CuckooFilter>,
 }
 
-fn any_cuckoo(_: &CuckooFilter) -> PyResult<()> {
-    Ok(())
-}
-
-typed_class!(PyCuckooFilter, "CuckooFilter", CuckooFilter, any_cuckoo, {
+typed_class!(PyCuckooFilter, "CuckooFilter", CuckooFilter, {
     #[new]
     #[pyo3(signature = (capacity, *, bucket_size = 2, max_iterations = 20, expansion = 1, seed = None, keyed = false))]
     fn new(
@@ -128,21 +124,7 @@ typed_class!(PyCuckooFilter, "CuckooFilter", CuckooFilter, any_cuckoo, {
 
     /// Query many keys with the GIL released: a NumPy bool array (a list without NumPy).
     fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let h = *self.f.read(py).hasher();
-        let hashes = Hashes::new(keys, h)?;
-        let g = self.f.read_detached(py);
-        let out = py.detach(|| {
-            let g = g;
-            let mut out = vec![false; hashes.len()];
-            hashes.chunks(h, |s, hs| {
-                for (&x, o) in hs.iter().zip(&mut out[s..]) {
-                    *o = g.contains_hashed(x);
-                }
-                Ok(())
-            })?;
-            PyResult::Ok(out)
-        })?;
-        bools_out(py, out, hashes.shape.as_ref())
+        contains_many(&self.f, py, keys)
     }
 
     /// The capacity of the first table.
@@ -201,11 +183,7 @@ pub struct PyXorFilter {
     f: Shared<XorFilter>,
 }
 
-fn any_xor(_: &XorFilter) -> PyResult<()> {
-    Ok(())
-}
-
-typed_class!(PyXorFilter, "XorFilter", XorFilter, any_xor, {
+typed_class!(PyXorFilter, "XorFilter", XorFilter, {
     #[new]
     #[pyo3(signature = (keys, *, fingerprint_bits = 8, seed = None, keyed = false))]
     fn new(
@@ -245,21 +223,7 @@ typed_class!(PyXorFilter, "XorFilter", XorFilter, any_xor, {
 
     /// Query many keys with the GIL released: a NumPy bool array (a list without NumPy).
     fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-        let h = *self.f.read(py).hasher();
-        let hashes = Hashes::new(keys, h)?;
-        let g = self.f.read_detached(py);
-        let out = py.detach(|| {
-            let g = g;
-            let mut out = vec![false; hashes.len()];
-            hashes.chunks(h, |s, hs| {
-                for (&x, o) in hs.iter().zip(&mut out[s..]) {
-                    *o = g.contains_hashed(x);
-                }
-                Ok(())
-            })?;
-            PyResult::Ok(out)
-        })?;
-        bools_out(py, out, hashes.shape.as_ref())
+        contains_many(&self.f, py, keys)
     }
 
     /// Not supported: a xor filter is built once from all its keys.

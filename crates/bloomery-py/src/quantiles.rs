@@ -21,11 +21,7 @@ pub struct PyTDigest {
     f: Shared<TDigest>,
 }
 
-fn any_tdigest(_: &TDigest) -> PyResult<()> {
-    Ok(())
-}
-
-typed_class!(PyTDigest, "TDigest", TDigest, any_tdigest, {
+typed_class!(PyTDigest, "TDigest", TDigest, {
     #[new]
     #[pyo3(signature = (compression = 100))]
     fn new(compression: u64) -> PyResult<Self> {

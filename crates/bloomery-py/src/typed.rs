@@ -4,9 +4,13 @@
 use std::path::Path;
 
 use bloomery::{
-    AgePartitionedBloomFilter, AnyCounter, CountMinSketch, CuckooFilter, Persist, TDigest,
-    TimeWindowFilter, TopK, XorFilter,
+    AgePartitionedBloomFilter, AnyCounter, CountMinSketch, CuckooFilter, Hashed, KeyHasher,
+    Persist, TDigest, TimeWindowFilter, TopK, XorFilter,
 };
+use pyo3::prelude::*;
+
+use crate::keys::{bools_out, Hashes};
+use crate::lock::Shared;
 
 /// A library structure a Python class holds.
 pub trait Structure: Clone + Send + Sync + Sized + 'static {
@@ -67,10 +71,67 @@ impl Structure for AnyCounter {
     }
 }
 
+/// A set over one library type that probes hashed keys: what [`contains_many`] needs.
+pub trait HashedSet: Structure {
+    fn key_hasher(&self) -> KeyHasher;
+    fn contains_one(&self, h: Hashed) -> bool;
+}
+
+impl HashedSet for CuckooFilter {
+    fn key_hasher(&self) -> KeyHasher {
+        *self.hasher()
+    }
+    fn contains_one(&self, h: Hashed) -> bool {
+        self.contains_hashed(h)
+    }
+}
+
+impl HashedSet for XorFilter {
+    fn key_hasher(&self) -> KeyHasher {
+        *self.hasher()
+    }
+    fn contains_one(&self, h: Hashed) -> bool {
+        self.contains_hashed(h)
+    }
+}
+
+/// `contains_many` of a class over a [`HashedSet`]: the keys hashed (a Python list with the
+/// GIL held, arrays chunk by chunk without it) and probed with the GIL released; a NumPy bool
+/// array shaped like the input (a list without NumPy).
+pub fn contains_many<S: HashedSet>(
+    f: &Shared<S>,
+    py: Python<'_>,
+    keys: &Bound<'_, PyAny>,
+) -> PyResult<Py<PyAny>> {
+    let h = f.read(py).key_hasher();
+    let hashes = Hashes::new(keys, h)?;
+    let g = f.read_detached(py);
+    let out = py.detach(|| {
+        let g = g;
+        let mut out = vec![false; hashes.len()];
+        hashes.chunks(h, |s, hs| {
+            for (&x, o) in hs.iter().zip(&mut out[s..]) {
+                *o = g.contains_one(x);
+            }
+            Ok(())
+        })?;
+        PyResult::Ok(out)
+    })?;
+    bools_out(py, out, hashes.shape.as_ref())
+}
+
+/// The check of a class that takes every decoded value of its type.
+pub fn any_value<S>(_: &S) -> PyResult<()> {
+    Ok(())
+}
+
 /// Methods of a class `$T { f: Shared<$S> }` over one library structure; `$check` validates a
-/// decoded structure (its kind) and `$extra` adds the constructor and the class's own
-/// methods.
+/// decoded structure (its kind; every value of the type when left out) and `$extra` adds the
+/// constructor and the class's own methods.
 macro_rules! typed_class {
+    ($T:ident, $name:literal, $S:ty, { $($extra:tt)* }) => {
+        $crate::typed::typed_class!($T, $name, $S, $crate::typed::any_value::<$S>, { $($extra)* });
+    };
     ($T:ident, $name:literal, $S:ty, $check:expr, { $($extra:tt)* }) => {
         #[pymethods]
         impl $T {

@@ -72,7 +72,7 @@
 //! | a static set, least memory | [`XorFilter`] | binary-fuse layout, ≈ 1.13× the lower bound with 8-bit fingerprints (Graf & Lemire) |
 //! | the k heaviest items of a stream, listed | [`TopK`] | HeavyKeeper (Gong et al.): counts with exponential decay plus a min-heap; counts never over-estimate |
 //! | quantiles, CDF and ranks of a stream of numbers | [`TDigest`] | merging t-digest with the k₁ scale (Dunning & Ertl §2.1–2.2); fixed memory, mergeable |
-//! | data moved from RedisBloom (`BF.*`, `CF.*` SCANDUMP chunks) | [`RedisBloomFilter`], [`RedisBloomCuckooFilter`] | RedisBloom's exact hashing and layout: answers as RedisBloom did ([`RedisBloomValue::from_chunks`](redisbloom::RedisBloomValue::from_chunks)) |
+//! | data moved from RedisBloom (`BF.*`, `CF.*` SCANDUMP chunks) | [`redisbloom::RedisBloomFilter`], [`redisbloom::RedisBloomCuckooFilter`] | RedisBloom's exact hashing and layout: answers as RedisBloom did ([`RedisBloomValue::from_chunks`](redisbloom::RedisBloomValue::from_chunks)) |
 //! | a file whose kind you learn when you open it | [`AnyFilter`], [`AnyCounter`] | every set kind, every counting kind, behind one type |
 //!
 //! The papers are listed, with what bloomery takes from each, in `docs/PAPERS.md`.
@@ -175,7 +175,6 @@ pub use any::counter::AnyCounter;
 pub use any::filter::AnyFilter;
 pub use any::spec::Spec;
 pub use kind::Kind;
-pub use redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
 // Core traits, errors and the one hash path.
 pub use error::{Error, FormatError, Incompatibility, Result};
 pub use filter::{

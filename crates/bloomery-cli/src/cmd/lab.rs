@@ -1,13 +1,28 @@
-//! `bloomery lab`: glue over the `bloomery-lab` registry.
+//! `bloomery lab`: glue over the `bloomery-lab` registry (the `lab` feature, on by default).
 
+#[cfg(feature = "lab")]
 use std::io::Write;
 
-use anyhow::{bail, Context, Result};
+#[cfg(feature = "lab")]
+use anyhow::Context;
+use anyhow::{bail, Result};
+#[cfg(feature = "lab")]
 use bloomery_lab::{find, registry, RunOptions};
 
 use crate::cli::LabArgs;
+#[cfg(feature = "lab")]
 use crate::output::note;
 
+/// A CLI built without the `lab` feature has the subcommand but no experiments: it says so.
+#[cfg(not(feature = "lab"))]
+pub fn run(_: LabArgs) -> Result<u8> {
+    bail!(
+        "this bloomery was built without the lab (the cargo feature `lab`, on by default): \
+         build it with `cargo build -p bloomery-cli --features lab` to run the experiments"
+    )
+}
+
+#[cfg(feature = "lab")]
 pub fn run(a: LabArgs) -> Result<u8> {
     let mut out = crate::output::stdout();
     if a.list || a.experiment.is_none() {

@@ -63,6 +63,7 @@ macro_rules! seal_persist {
         mod seal {
             #[cfg(feature = "parquet")]
             use crate::parquet::ParquetSidecar;
+            use crate::redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
             #[allow(unused_imports)]
             use crate::*;
             use crate::io::format::sealed::Sealed;
