@@ -157,7 +157,7 @@ Example:\n  bloomery flatten proxy.counts proxy.bloom"
     /// One blocked filter sharded over a Redis/Valkey Cluster running the bloomery module:
     /// push a file, check and add keys, show its shards.
     #[command(subcommand)]
-    Cluster(crate::cmd::cluster::ClusterCommand),
+    Cluster(ClusterCommand),
     /// Write a filter in another system's format (sbbf: the raw Parquet split-block bitset).
     #[command(
         after_help = "--format sbbf writes the bitset of a split-block file (created with `--kind split-block`, Parquet's hashing): exactly the bytes a Parquet writer stores after the filter header (--header: with that header, as at the column chunk's bloom_filter_offset). OUT is written atomically; without OUT (or with -) the bytes go to stdout, never to a terminal.
@@ -622,7 +622,7 @@ pub struct CreateArgs {
     /// Window: a time window of this duration (10m, 30s, 2h, 7d, 500ms) instead of a count
     /// window; -n is then the lines per window it is first sized for. `add` and `check` use
     /// the time of day.
-    #[arg(long, value_name = "DURATION", value_parser = crate::cmd::time_window::parse_duration)]
+    #[arg(long, value_name = "DURATION", value_parser = crate::num::parse_duration)]
     pub window: Option<u64>,
     /// Split-block: size as Parquet writers (arrow-rs, parquet-mr) do for -n distinct values
     /// at rate -p: a power of two of bytes, so the bitset matches theirs.
@@ -714,8 +714,8 @@ pub struct DedupArgs {
     /// unit (10m, 30s, 2h, 7d, 500ms), unless it occurred in that time before it (a time
     /// window: the time of arrival, or --time-field; memory follows the rate, -n is the lines
     /// per window it is first sized for).
-    #[arg(long, value_name = "N|DURATION", value_parser = crate::cmd::time_window::parse_window, conflicts_with_all = ["kind", "layers"])]
-    pub window: Option<crate::cmd::time_window::WindowArg>,
+    #[arg(long, value_name = "N|DURATION", value_parser = crate::num::parse_window, conflicts_with_all = ["kind", "layers"])]
+    pub window: Option<crate::num::WindowArg>,
     /// With a time --window: take each line's time from field F (1-based, split on
     /// --delimiter, default tab), epoch seconds or RFC 3339, instead of its arrival.
     #[arg(long, value_name = "F", requires = "window")]
@@ -911,4 +911,116 @@ pub struct GenArgs {
     /// Seed of the draw.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+/// `bloomery cluster ...`
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Split a blocked filter file into S shards and load it into a Redis/Valkey Cluster
+    /// running the bloomery module, as one logical filter named NAME.
+    #[command(
+        after_help = "The file must be a blocked filter (kind `blocked`, positions layout) \
+sized with -n and -p, whose block count divides by S. Each shard is loaded with BF.LOADCHUNK \
+under a new generation's key names; NAME (the descriptor) switches to them only when all are \
+loaded, and the previous generation's shards are deleted after. Loading the same NAME from \
+two places at once is not supported.\n\nExample:\n  bloomery cluster push leaked.bloom \
+--nodes 10.0.0.1:6379,10.0.0.2:6379 --name leaked --shards 64"
+    )]
+    Push(PushArgs),
+    /// Print the lines whose key may be in the sharded filter NAME (as `bloomery check`).
+    #[command(
+        after_help = "Exit status like grep: 0 if a line was printed (or a count is \
+above 0), 1 if none, 2 on an error (a missing or mismatched shard is one, named)."
+    )]
+    Check(ClusterCheckArgs),
+    /// Add the keys of the input lines to the sharded filter NAME.
+    Add(ClusterAddArgs),
+    /// Show a sharded filter's layout and each shard's node, bytes and items.
+    Info(ClusterInfoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct Nodes {
+    /// Cluster nodes to start from, host:port[,host:port...] (one is enough).
+    #[arg(
+        long,
+        value_name = "HOST:PORT,..",
+        value_delimiter = ',',
+        required = true
+    )]
+    pub nodes: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PushArgs {
+    /// The blocked filter file; with --keys, key input files (gzip and zstd detected; stdin
+    /// when none or "-").
+    #[arg(value_name = "FILE|INPUT")]
+    pub inputs: Vec<String>,
+    /// Build the shards from the keys of the input lines (sized by -n and -p) instead of
+    /// splitting a file.
+    #[arg(long, requires_all = ["capacity", "fpr"])]
+    pub keys: bool,
+    /// With --keys: expected number of distinct keys of the whole filter.
+    #[arg(short = 'n', long, value_name = "N", value_parser = crate::num::parse_count, requires = "keys")]
+    pub capacity: Option<u64>,
+    /// With --keys: the whole filter's target false-positive rate at N keys.
+    #[arg(short = 'p', long, value_name = "P", requires = "keys")]
+    pub fpr: Option<f64>,
+    /// With --keys: hash seed.
+    #[arg(long, value_name = "S", requires = "keys")]
+    pub seed: Option<u64>,
+    #[command(flatten)]
+    pub key_args: KeyArgs,
+    #[command(flatten)]
+    pub nodes: Nodes,
+    /// Name of the logical filter (the descriptor's key).
+    #[arg(long)]
+    pub name: String,
+    /// Number of shards S (1 to 16384; must divide the filter's block count).
+    #[arg(long, value_name = "S")]
+    pub shards: u32,
+    #[command(flatten)]
+    pub verify: VerifyArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ClusterCheckArgs {
+    /// Name of the logical filter.
+    pub name: String,
+    /// Input files (gzip and zstd detected); stdin when none or "-".
+    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub nodes: Nodes,
+    #[command(flatten)]
+    pub keys: KeyArgs,
+    /// Print the lines that are certainly not in the set.
+    #[arg(short = 'v', long)]
+    pub invert: bool,
+    /// Print only the number of matching lines.
+    #[arg(short, long)]
+    pub count: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ClusterAddArgs {
+    /// Name of the logical filter.
+    pub name: String,
+    /// Input files (gzip and zstd detected); stdin when none or "-".
+    pub inputs: Vec<String>,
+    #[command(flatten)]
+    pub nodes: Nodes,
+    #[command(flatten)]
+    pub keys: KeyArgs,
+}
+
+#[derive(Debug, Args)]
+pub struct ClusterInfoArgs {
+    /// Name of the logical filter.
+    pub name: String,
+    #[command(flatten)]
+    pub nodes: Nodes,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }

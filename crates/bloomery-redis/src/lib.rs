@@ -14,7 +14,7 @@
 //!
 //! This file only wires commands to their handlers, one documented function per command:
 //! [`bf`], [`cf`], [`cms`], [`topk`], [`tdigest`], [`cbf`], [`bcbf`], [`ibf`], [`mlbf`] (the last four share
-//! helpers in [`own`]), [`wbf`] (the windows `WBF.*` and `TWBF.*`, listed with their handlers) and [`dump`] (SCANDUMP/LOADCHUNK, `BLOOMERY.DUMP`); small empty
+//! helpers in [`own`]), [`wbf`] (the windows `WBF.*` and `TWBF.*`, listed with their handlers), [`dump`] (SCANDUMP/LOADCHUNK) and [`export`] (`BLOOMERY.DUMP`); small empty
 //! structures are copied from [`templates`]. Beneath them, with
 //! no module importing one above it: [`keys`] (the value under a key), [`types`] (the data
 //! types, RDB, AOF, `MEMORY USAGE`), [`chunk`] (the byte string a value travels as), and the
@@ -35,6 +35,7 @@ pub mod config;
 pub mod counting;
 pub mod dump;
 pub mod errors;
+pub mod export;
 pub mod ibf;
 pub mod keys;
 pub mod limits;
@@ -66,7 +67,7 @@ mod module {
     };
     use crate::wbf::{self, TWBF_TYPE, WBF_TYPE};
     use crate::{
-        bf, cf, cms, config, counting, dump, ibf, memory, mlbf, rbbf, rbcf, reply, route, stats,
+        bf, cf, cms, config, counting, export, ibf, memory, mlbf, rbbf, rbcf, reply, route, stats,
         topk,
     };
     use crate::{tdigest, types::TDIGEST_TYPE};
@@ -478,7 +479,7 @@ mod module {
     // bloomery's own.
     /// `BLOOMERY.DUMP key`: the structure's bytes in the library's file format (any type).
     fn bloomery_dump(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        dump::bloomery_dump(ctx, args)
+        export::bloomery_dump(ctx, args)
     }
 
     redis_module! {

@@ -48,14 +48,15 @@
 
 use std::sync::OnceLock;
 
-use crate::error::{inconsistent, invalid};
+use crate::error::{inconsistent, invalid, Error, FormatError, Result};
+use crate::filter::{Filter, Stats};
 use crate::hash::{reduce, HashAlgorithm, Hashed, KeyHasher, SeedKind};
 use crate::io::header::{peek, ParamReader};
+use crate::kind::Kind;
 use crate::params::{blocked_shape, BLOCKED_MAX_K};
 use crate::sets::blocked::{BlockLayout, BlockedBloomFilter, BLOCK_BITS};
 use crate::sets::scalable::ScalableBloomFilter;
 use crate::store::{self, Words};
-use crate::{Error, Filter, FormatError, Kind, Result, Stats};
 
 /// The number of hash slots of a Redis Cluster.
 pub const SLOTS: u16 = 16384;

@@ -15,127 +15,17 @@ use std::time::Instant;
 use anyhow::{anyhow, bail, Context, Result};
 use bloomery::shard::{key_slot, Layout};
 use bloomery::{AnyFilter, Filter, Persist, Stats};
-use clap::{Args, Subcommand};
+
 use redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
 use redis::Value;
 
 use super::open::open_set;
-use crate::cli::{KeyArgs, VerifyArgs};
+use crate::cli::{
+    ClusterAddArgs, ClusterCheckArgs, ClusterCommand, ClusterInfoArgs, Nodes, PushArgs,
+};
 use crate::input::{self, KeySpec};
 use crate::num::{bytes, count, group, rate, target};
 use crate::output::{note, Progress};
-
-/// `bloomery cluster ...`
-#[derive(Debug, Subcommand)]
-pub enum ClusterCommand {
-    /// Split a blocked filter file into S shards and load it into a Redis/Valkey Cluster
-    /// running the bloomery module, as one logical filter named NAME.
-    #[command(
-        after_help = "The file must be a blocked filter (kind `blocked`, positions layout) \
-sized with -n and -p, whose block count divides by S. Each shard is loaded with BF.LOADCHUNK \
-under a new generation's key names; NAME (the descriptor) switches to them only when all are \
-loaded, and the previous generation's shards are deleted after. Loading the same NAME from \
-two places at once is not supported.\n\nExample:\n  bloomery cluster push leaked.bloom \
---nodes 10.0.0.1:6379,10.0.0.2:6379 --name leaked --shards 64"
-    )]
-    Push(PushArgs),
-    /// Print the lines whose key may be in the sharded filter NAME (as `bloomery check`).
-    #[command(
-        after_help = "Exit status like grep: 0 if a line was printed (or a count is \
-above 0), 1 if none, 2 on an error (a missing or mismatched shard is one, named)."
-    )]
-    Check(ClusterCheckArgs),
-    /// Add the keys of the input lines to the sharded filter NAME.
-    Add(ClusterAddArgs),
-    /// Show a sharded filter's layout and each shard's node, bytes and items.
-    Info(ClusterInfoArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct Nodes {
-    /// Cluster nodes to start from, host:port[,host:port...] (one is enough).
-    #[arg(
-        long,
-        value_name = "HOST:PORT,..",
-        value_delimiter = ',',
-        required = true
-    )]
-    pub nodes: Vec<String>,
-}
-
-#[derive(Debug, Args)]
-pub struct PushArgs {
-    /// The blocked filter file; with --keys, key input files (gzip and zstd detected; stdin
-    /// when none or "-").
-    #[arg(value_name = "FILE|INPUT")]
-    pub inputs: Vec<String>,
-    /// Build the shards from the keys of the input lines (sized by -n and -p) instead of
-    /// splitting a file.
-    #[arg(long, requires_all = ["capacity", "fpr"])]
-    pub keys: bool,
-    /// With --keys: expected number of distinct keys of the whole filter.
-    #[arg(short = 'n', long, value_name = "N", value_parser = crate::num::parse_count, requires = "keys")]
-    pub capacity: Option<u64>,
-    /// With --keys: the whole filter's target false-positive rate at N keys.
-    #[arg(short = 'p', long, value_name = "P", requires = "keys")]
-    pub fpr: Option<f64>,
-    /// With --keys: hash seed.
-    #[arg(long, value_name = "S", requires = "keys")]
-    pub seed: Option<u64>,
-    #[command(flatten)]
-    pub key_args: KeyArgs,
-    #[command(flatten)]
-    pub nodes: Nodes,
-    /// Name of the logical filter (the descriptor's key).
-    #[arg(long)]
-    pub name: String,
-    /// Number of shards S (1 to 16384; must divide the filter's block count).
-    #[arg(long, value_name = "S")]
-    pub shards: u32,
-    #[command(flatten)]
-    pub verify: VerifyArgs,
-}
-
-#[derive(Debug, Args)]
-pub struct ClusterCheckArgs {
-    /// Name of the logical filter.
-    pub name: String,
-    /// Input files (gzip and zstd detected); stdin when none or "-".
-    pub inputs: Vec<String>,
-    #[command(flatten)]
-    pub nodes: Nodes,
-    #[command(flatten)]
-    pub keys: KeyArgs,
-    /// Print the lines that are certainly not in the set.
-    #[arg(short = 'v', long)]
-    pub invert: bool,
-    /// Print only the number of matching lines.
-    #[arg(short, long)]
-    pub count: bool,
-}
-
-#[derive(Debug, Args)]
-pub struct ClusterAddArgs {
-    /// Name of the logical filter.
-    pub name: String,
-    /// Input files (gzip and zstd detected); stdin when none or "-".
-    pub inputs: Vec<String>,
-    #[command(flatten)]
-    pub nodes: Nodes,
-    #[command(flatten)]
-    pub keys: KeyArgs,
-}
-
-#[derive(Debug, Args)]
-pub struct ClusterInfoArgs {
-    /// Name of the logical filter.
-    pub name: String,
-    #[command(flatten)]
-    pub nodes: Nodes,
-    /// Print JSON.
-    #[arg(long)]
-    pub json: bool,
-}
 
 /// Keys sent per round of pipelined commands.
 const BATCH: usize = 16 * 1024;

@@ -17,7 +17,7 @@ use crate::num::{bytes, count, group, rate};
 use crate::output::note;
 
 pub fn run(mut a: DedupArgs) -> Result<u8> {
-    use crate::cmd::time_window::WindowArg;
+    use crate::num::WindowArg;
     match a.window {
         Some(WindowArg::Millis(ms)) => return crate::cmd::time_window::dedup(&a, ms),
         Some(WindowArg::Count(n)) => {

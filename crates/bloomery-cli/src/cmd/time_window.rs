@@ -15,61 +15,6 @@ use crate::input::{self, KeySpec};
 use crate::num::{bytes, count, group, rate};
 use crate::output::{note, table};
 
-/// A window for `--window`: a count of lines, or a duration (with a unit).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum WindowArg {
-    /// The last N lines.
-    Count(u64),
-    /// The last so many milliseconds.
-    Millis(u64),
-}
-
-/// `--window`: `N` (a count: 10000, 10k, 1e6) or a duration `10m`, `30s`, `2h`, `7d`, `500ms`.
-pub fn parse_window(s: &str) -> std::result::Result<WindowArg, String> {
-    let t = s.trim();
-    let units: [(&str, u64); 6] = [
-        ("ms", 1),
-        ("s", 1000),
-        ("m", 60_000),
-        ("h", 3_600_000),
-        ("d", 86_400_000),
-        ("w", 604_800_000),
-    ];
-    for (u, ms) in units {
-        if let Some(num) = t.strip_suffix(u) {
-            if num.is_empty() || !num.chars().all(|c| c.is_ascii_digit() || c == '.') {
-                continue;
-            }
-            let v: f64 = num
-                .parse()
-                .map_err(|_| format!("`{s}`: not a duration (10m, 30s, 2h, 7d, 500ms)"))?;
-            let total = v * ms as f64;
-            if !(1.0..1e15).contains(&total) {
-                return Err(format!(
-                    "`{s}`: a window from 1 ms to about 30 000 years, please"
-                ));
-            }
-            return Ok(WindowArg::Millis(total.round() as u64));
-        }
-    }
-    crate::num::parse_count(t)
-        .map(WindowArg::Count)
-        .map_err(|e| {
-            format!("{e} (a window is a count of lines, or a duration such as 10m, 30s, 2h, 7d)")
-        })
-}
-
-/// `create --window`: a duration only.
-pub fn parse_duration(s: &str) -> std::result::Result<u64, String> {
-    match parse_window(s)? {
-        WindowArg::Millis(ms) => Ok(ms),
-        WindowArg::Count(_) => Err(format!(
-            "`{s}`: give a duration with its unit (10m, 30s, 2h, 7d, 500ms); a count window \
-             is -n"
-        )),
-    }
-}
-
 /// A duration in milliseconds, in the largest unit that divides it (`10m`, `1500ms`).
 pub fn duration(ms: u64) -> String {
     for (u, n) in [
@@ -448,6 +393,7 @@ pub fn dedup(a: &DedupArgs, window: u64) -> Result<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::num::{parse_window, WindowArg};
 
     #[test]
     fn windows_and_times_parse() {
