@@ -28,8 +28,9 @@ PATH = re.compile(r"\bcrate::((?:\w+::)*)(\w+|\{)")
 USE = re.compile(r"\buse\s+crate::(\{.*?\}|[^;]*);", re.S)
 ROOT_USE = re.compile(r"(?m)^\s*pub(?:\([a-z]+\))?\s+use\s+([^;]*);")
 INLINE_MOD = re.compile(r"(?m)^\s*pub\s+mod\s+(\w+)\s*\{")
-# `#[cfg(test)]`, `#[cfg(all(test, feature = ".."))]`: test-only (not `not(test)`, not `any(..)`).
-TEST_ATTR = r"#\[cfg\((?:test|all\((?:[^()\]]|\([^()]*\))*?(?<!not\()\btest\b(?:[^()\]]|\([^()]*\))*\))\)\]"
+# `#[cfg(test)]`, `#[cfg(all(test, feature = ".."))]`: test-only (not `not(test)`, not `any(..)`);
+# `#[cfg(doc)]`: what only documentation links name, not a dependency of the code.
+TEST_ATTR = r"#\[cfg\((?:test|doc|all\((?:[^()\]]|\([^()]*\))*?(?<!not\()\btest\b(?:[^()\]]|\([^()]*\))*\))\)\]"
 CFG_TEST = re.compile(TEST_ATTR + r"\s*(?:#\[[^\]]*\]\s*)*")
 TEST_MOD_DECL = re.compile(TEST_ATTR + r"\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([a-z]+\))?\s+)?mod\s+(\w+)\s*;")
 

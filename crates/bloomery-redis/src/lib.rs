@@ -13,8 +13,10 @@
 //! loads and answers identically. See `README.md` for loading, configuration and clusters.
 //!
 //! This file only wires commands to their handlers, one documented function per command:
-//! [`bf`], [`cf`], [`cms`], [`topk`], [`tdigest`], [`cbf`], [`bcbf`], [`ibf`], [`mlbf`] (the last four share
-//! helpers in [`own`]), [`wbf`] (the windows `WBF.*` and `TWBF.*`, listed with their handlers), [`dump`] (SCANDUMP/LOADCHUNK) and [`export`] (`BLOOMERY.DUMP`); small empty
+//! [`bf`], [`cf`], [`cms`], [`topk`], [`tdigest`], [`counting`] (`CBF.*` and `BCBF.*`, one
+//! generic shell), [`ibf`], [`mlbf`] (the last three share helpers in [`own`]), [`wbf`] (the
+//! windows `WBF.*` and `TWBF.*`, listed with their handlers), [`dump`] (SCANDUMP/LOADCHUNK) and
+//! [`export`] (`BLOOMERY.DUMP`); small empty
 //! structures are copied from [`templates`]. Beneath them, with
 //! no module importing one above it: [`keys`] (the value under a key), [`types`] (the data
 //! types, RDB, AOF, `MEMORY USAGE`), [`chunk`] (the byte string a value travels as), and the

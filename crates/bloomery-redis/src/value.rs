@@ -6,7 +6,7 @@
 //!
 //! ## Active defragmentation
 //! Where the server runs active defragmentation (Redis or Valkey built with their own jemalloc
-//! and `activedefrag yes`), it calls [`defrag`] for each value of the module it scans. The
+//! and `activedefrag yes`), it calls `defrag` for each value of the module it scans. The
 //! value's own allocation (its struct, every type) is handed to `RedisModule_DefragAlloc`,
 //! which moves it when jemalloc says its page is worth emptying; then [`Value::defrag`] moves
 //! the value's arrays where the type knows how (see the README for which). A value is moved

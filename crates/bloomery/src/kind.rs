@@ -17,6 +17,12 @@
 //! keys, static structures, sketches with their own commands); `layouts` are further file kinds
 //! of a type listed above (the blocked filter's second block layout).
 
+// The structures `Kind`'s variants link to (in its documentation only).
+#[cfg(doc)]
+use crate::{
+    redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter},
+    *,
+};
 /// Calls `$callback!` with the list of kinds (see the [module docs](self)).
 macro_rules! for_each_kind {
     ($callback:ident) => {
@@ -117,8 +123,8 @@ macro_rules! define_kind {
         #[repr(u16)]
         #[non_exhaustive]
         pub enum Kind {
-            $(#[doc = concat!("[`crate::", stringify!($sty), "`]: ", $sdoc)] $sv = $sid,)*
-            $(#[doc = concat!("[`crate::", stringify!($cty), "`]: ", $cdoc)] $cv = $cid,)*
+            $(#[doc = concat!("[`", stringify!($sty), "`]: ", $sdoc)] $sv = $sid,)*
+            $(#[doc = concat!("[`", stringify!($cty), "`]: ", $cdoc)] $cv = $cid,)*
             $(#[doc = concat!("`", stringify!($oty), "`: ", $odoc)] $ov = $oid,)*
             $(#[doc = $ldoc] $lv = $lid,)*
         }

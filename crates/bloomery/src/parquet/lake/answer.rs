@@ -134,7 +134,7 @@ pub struct Query<'a> {
     pub keys: &'a KeyList,
     /// What to compute.
     pub mode: Mode,
-    /// Use sidecar files ([`ParquetSidecar::path_for`]) for row groups without a filter.
+    /// Use sidecar files ([`ParquetSidecar::path_for`](crate::parquet::ParquetSidecar::path_for)) for row groups without a filter.
     pub use_sidecars: bool,
 }
 
