@@ -32,8 +32,10 @@ __all__ = [
     "ScalableBloomFilter",
     "ShardLayout",
     "TDigest",
+    "TimeWindowFilter",
     "TopK",
     "UrlFilter",
+    "WindowFilter",
     "XorFilter",
     "__version__",
     "load",
@@ -58,6 +60,9 @@ def load(
     TopK,
     CuckooFilter,
     XorFilter,
+    TDigest,
+    WindowFilter,
+    TimeWindowFilter,
 ]:
     """Load a file of any kind, as an object of the matching class."""
 
