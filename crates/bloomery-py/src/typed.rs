@@ -86,6 +86,15 @@ impl HashedSet for CuckooFilter {
     }
 }
 
+impl HashedSet for AgePartitionedBloomFilter {
+    fn key_hasher(&self) -> KeyHasher {
+        *bloomery::Filter::hasher(self)
+    }
+    fn contains_one(&self, h: Hashed) -> bool {
+        bloomery::Filter::contains_hashed(self, h)
+    }
+}
+
 impl HashedSet for XorFilter {
     fn key_hasher(&self) -> KeyHasher {
         *self.hasher()

@@ -86,21 +86,7 @@ typed_class!(
         /// Query many keys with the GIL released (the window does not move): a NumPy bool array
         /// (a list without NumPy).
         fn contains_many(&self, py: Python<'_>, keys: &Bound<'_, PyAny>) -> PyResult<Py<PyAny>> {
-            let h = *self.f.read(py).hasher();
-            let hashes = Hashes::new(keys, h)?;
-            let g = self.f.read_detached(py);
-            let out = py.detach(|| {
-                let g = g;
-                let mut out = vec![false; hashes.len()];
-                hashes.chunks(h, |s, hs| {
-                    for (&x, o) in hs.iter().zip(&mut out[s..]) {
-                        *o = g.contains_hashed(x);
-                    }
-                    Ok(())
-                })?;
-                PyResult::Ok(out)
-            })?;
-            bools_out(py, out, hashes.shape.as_ref())
+            crate::typed::contains_many(&self.f, py, keys)
         }
 
         /// Add the keys of each iterable, in order (as add_many).
