@@ -66,7 +66,10 @@ fn cli() -> PathBuf {
         if !cfg!(debug_assertions) {
             build.arg("--release");
         }
-        assert!(build.status().unwrap().success(), "cargo build -p bloomery-cli");
+        assert!(
+            build.status().unwrap().success(),
+            "cargo build -p bloomery-cli"
+        );
     }
     bin
 }
@@ -117,10 +120,20 @@ fn mexists(c: &mut redis::Connection, probes: &[String]) -> Vec<bool> {
 /// past it, past window + slack.
 fn answers_at(f: &TimeWindowFilter, probes: &[String], end_ms: u64) -> Vec<Vec<bool>> {
     let w = f.window();
-    [end_ms, end_ms + w / 2, end_ms + w + 1, end_ms + w + f.slack() + 1]
-        .iter()
-        .map(|&t| probes.iter().map(|k| f.contains_at(k.as_str(), t)).collect())
-        .collect()
+    [
+        end_ms,
+        end_ms + w / 2,
+        end_ms + w + 1,
+        end_ms + w + f.slack() + 1,
+    ]
+    .iter()
+    .map(|&t| {
+        probes
+            .iter()
+            .map(|k| f.contains_at(k.as_str(), t))
+            .collect()
+    })
+    .collect()
 }
 
 #[test]
@@ -141,7 +154,13 @@ fn cli_redis_replica_and_aof_answer_alike_on_one_stream() {
         &["dedup", "--window", "1000", "-p", P, "--state", "dw.bloom"],
         &text(keys.iter().copied()),
     );
-    run(d, &["create", "w.bloom", "--kind", "window", "-n", "1000", "-p", P], "");
+    run(
+        d,
+        &[
+            "create", "w.bloom", "--kind", "window", "-n", "1000", "-p", P,
+        ],
+        "",
+    );
     for part in keys.chunks(7_000) {
         run(d, &["add", "w.bloom"], &text(part.iter().copied()));
     }
@@ -157,8 +176,19 @@ fn cli_redis_replica_and_aof_answer_alike_on_one_stream() {
     let dedup_t = run(
         d,
         &[
-            "dedup", "--window", "10m", "-f", "2", "--time-field", "1", "-n", "1000", "-p", P,
-            "--state", "dt.bloom",
+            "dedup",
+            "--window",
+            "10m",
+            "-f",
+            "2",
+            "--time-field",
+            "1",
+            "-n",
+            "1000",
+            "-p",
+            P,
+            "--state",
+            "dt.bloom",
         ],
         &text(timed.iter().map(String::as_str)),
     );
@@ -212,14 +242,20 @@ fn cli_redis_replica_and_aof_answer_alike_on_one_stream() {
     for (i, k) in keys.iter().enumerate() {
         let ago = last_at.insert(*k, i).map(|j| i - j);
         let repeat = ago.is_some_and(|a| a <= WINDOW as usize);
-        assert!(!(repeat && new[i]), "line {i}: {k} printed, seen within the window");
+        assert!(
+            !(repeat && new[i]),
+            "line {i}: {k} printed, seen within the window"
+        );
         if ago.is_none_or(|a| a > WINDOW as usize + slack) {
             fresh += 1.0;
             dropped += f64::from(u8::from(!new[i]));
         }
     }
     assert!(fresh > 5_000.0, "{fresh}");
-    assert!(dropped <= fresh * 0.01 + 3.0 * (fresh * 0.01).sqrt(), "{dropped} of {fresh}");
+    assert!(
+        dropped <= fresh * 0.01 + 3.0 * (fresh * 0.01).sqrt(),
+        "{dropped} of {fresh}"
+    );
 
     // every probe answers alike: the CLI's file, the primary, the replica
     let primary = mexists(c, &probes);
@@ -227,7 +263,10 @@ fn cli_redis_replica_and_aof_answer_alike_on_one_stream() {
     let last: std::collections::HashSet<&str> =
         keys[LEN - WINDOW as usize..].iter().copied().collect();
     for (k, &hit) in probes.iter().zip(&primary) {
-        assert!(hit || !last.contains(k.as_str()), "{k} in the window, not found");
+        assert!(
+            hit || !last.contains(k.as_str()),
+            "{k} in the window, not found"
+        );
     }
     let acked: i64 = q(c, &["WAIT", "1", "10000"]);
     assert_eq!(acked, 1);
@@ -241,10 +280,10 @@ fn cli_redis_replica_and_aof_answer_alike_on_one_stream() {
     }
     assert_eq!(mexists(rc, &probes), cli_check);
     // the same window, bit for bit: the CLI's file, dedup's state, the server's value
-    let file = AgePartitionedBloomFilter::from_bytes(&std::fs::read(d.join("w.bloom")).unwrap())
-        .unwrap();
-    let state = AgePartitionedBloomFilter::from_bytes(&std::fs::read(d.join("dw.bloom")).unwrap())
-        .unwrap();
+    let file =
+        AgePartitionedBloomFilter::from_bytes(&std::fs::read(d.join("w.bloom")).unwrap()).unwrap();
+    let state =
+        AgePartitionedBloomFilter::from_bytes(&std::fs::read(d.join("dw.bloom")).unwrap()).unwrap();
     let server = AgePartitionedBloomFilter::from_bytes(&want_w).unwrap();
     assert_eq!(file, server);
     assert_eq!(state, server);
@@ -281,11 +320,17 @@ fn cli_redis_replica_and_aof_answer_alike_on_one_stream() {
         .collect();
     assert!(recent.len() > 100, "{}", recent.len());
     for (k, &hit) in probes.iter().zip(&want_answers[0]) {
-        assert!(hit || !recent.contains(k.as_str()), "{k}: added in the window, not found");
+        assert!(
+            hit || !recent.contains(k.as_str()),
+            "{k}: added in the window, not found"
+        );
     }
     let late = want_answers[3].iter().filter(|&&b| b).count() as f64;
     let n = probes.len() as f64;
-    assert!(late <= n * 0.01 + 3.0 * (n * 0.01).sqrt(), "{late} found after window + slack");
+    assert!(
+        late <= n * 0.01 + 3.0 * (n * 0.01).sqrt(),
+        "{late} found after window + slack"
+    );
     let cli_t = TimeWindowFilter::from_bytes(&std::fs::read(d.join("dt.bloom")).unwrap()).unwrap();
     let server_t = TimeWindowFilter::from_bytes(&want_t).unwrap();
     for f in [&cli_t, &server_t] {

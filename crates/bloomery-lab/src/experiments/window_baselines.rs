@@ -413,7 +413,9 @@ pub fn measure(params: &Params, s: Structure, n: u64, p: f64) -> anyhow::Result<
         }
         let phase = ((pos % cycle) * BUCKETS / cycle) as usize;
         let t0 = cpu_ns(&clock);
-        let fp = (probe..probe + q).filter(|&j| w.contains(key(seed, j), i)).count() as u64;
+        let fp = (probe..probe + q)
+            .filter(|&j| w.contains(key(seed, j), i))
+            .count() as u64;
         qry += cpu_ns(&clock) - t0;
         probe += q;
         probes += q;
@@ -575,7 +577,9 @@ pub fn render(params: &Params, o: &Outcome) -> (String, Plot) {
                 int(r.window),
                 rate(r.p),
                 r.structure.label().to_string(),
-                paper.map_or("-", |b| verdict(r.bits_per_item <= 1.1 * b)).into(),
+                paper
+                    .map_or("-", |b| verdict(r.bits_per_item <= 1.1 * b))
+                    .into(),
                 verdict(ri <= 1.5).to_string(),
                 verdict(rq <= 1.5).to_string(),
                 verdict(worst <= r.p + r.band()).to_string(),
@@ -614,7 +618,11 @@ pub fn render(params: &Params, o: &Outcome) -> (String, Plot) {
     let n = params.windows.iter().copied().max().unwrap_or(0);
     let p = params.rates.first().copied().unwrap_or(0.01);
     let mut plot = Plot::new(
-        format!("measured rate through the cycle, N = {}, p = {}", int(n), rate(p)),
+        format!(
+            "measured rate through the cycle, N = {}, p = {}",
+            int(n),
+            rate(p)
+        ),
         "phase of the structure's cycle (generation or rotation period)",
         "false-positive rate",
     );
@@ -692,13 +700,19 @@ mod tests {
         let (worst, _) = rotated.worst();
         assert!(worst > p + rotated.band(), "{worst}");
         assert!(worst <= 2.0 * p + 2.0 * rotated.band(), "{worst}");
-        let one = BloomFilter::builder().capacity(n).fpr(p).try_build().unwrap();
+        let one = BloomFilter::builder()
+            .capacity(n)
+            .fpr(p)
+            .try_build()
+            .unwrap();
         assert_eq!(rotated.bits_per_item, 2.0 * one.bit_len() as f64 / n as f64);
         // recreated: the previous period is forgotten at once
         assert!(scalable.false_negatives > 0);
         // the paper's figures
         assert!((paper_bits_per_item(0.01).unwrap() - 16.0 * 8.0 / (8.0 * 2f64.ln())).abs() < 1e-9);
-        assert!((paper_bits_per_item(0.001).unwrap() - 17.0 * 10.0 / (7.0 * 2f64.ln())).abs() < 1e-9);
+        assert!(
+            (paper_bits_per_item(0.001).unwrap() - 17.0 * 10.0 / (7.0 * 2f64.ln())).abs() < 1e-9
+        );
         assert!(paper_bits_per_item(0.05).is_none());
     }
 
