@@ -117,6 +117,12 @@ impl Structure for ScalableBloomFilter {
     const FILE_KIND: Kind = Kind::Scalable;
     const INFO: &'static str = "bf";
     const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
+    /// The list of sub-filters, then each one's bit array.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     fn held(&self) -> u64 {
         let arrays: u64 = self
             .filters()
@@ -142,6 +148,12 @@ impl Structure for CuckooFilter {
     const FILE_KIND: Kind = Kind::Cuckoo;
     const INFO: &'static str = "cf";
     const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
+    /// The list of tables, then each one's slots.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     fn held(&self) -> u64 {
         let arrays: u64 = self
             .tables()
@@ -218,6 +230,12 @@ impl Structure for CountMinSketch32 {
     const LOADCHUNK: &'static CStr = c"CMS.LOADCHUNK";
     const OLD_KINDS: &'static [Kind] = &[Kind::CountMin];
     const ENCODING: i32 = CMS_ENCODING_VERSION;
+    /// The counters.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     fn held(&self) -> u64 {
         charged(words_bytes(self.as_words().len() as u64))
     }
@@ -259,6 +277,12 @@ impl Structure for CountingBloomFilter {
     const FILE_KIND: Kind = Kind::Counting;
     const INFO: &'static str = "cbf";
     const LOADCHUNK: &'static CStr = c"CBF.LOADCHUNK";
+    /// The counters.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     fn held(&self) -> u64 {
         charged(words_bytes(self.counters().words().len() as u64))
     }
@@ -272,6 +296,12 @@ impl Structure for BlockedCountingBloomFilter {
     const FILE_KIND: Kind = Kind::BlockedCounting;
     const INFO: &'static str = "bcbf";
     const LOADCHUNK: &'static CStr = c"BCBF.LOADCHUNK";
+    /// The counter blocks.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     fn held(&self) -> u64 {
         charged(words_bytes(self.as_words().len() as u64))
     }
@@ -285,6 +315,12 @@ impl Structure for IterativeBloomFilter {
     const FILE_KIND: Kind = Kind::Iterative;
     const INFO: &'static str = "ibf";
     const LOADCHUNK: &'static CStr = c"IBF.LOADCHUNK";
+    /// The bit array.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     fn held(&self) -> u64 {
         charged(words_bytes(self.as_words().len() as u64))
     }
@@ -330,6 +366,12 @@ impl Structure for MultiLayerBloomFilter {
     const FILE_KIND: Kind = Kind::Mlbf;
     const INFO: &'static str = "mlbf";
     const LOADCHUNK: &'static CStr = c"MLBF.LOADCHUNK";
+    /// The list of layers, then each layer's bit array.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     /// The arrays of every layer (the list of them, a few dozen bytes per layer, aside).
     fn held(&self) -> u64 {
         (0..=self.layers() as usize)
@@ -351,6 +393,12 @@ impl Structure for TDigest {
     const FILE_KIND: Kind = Kind::TDigest;
     const INFO: &'static str = "tdigest";
     const LOADCHUNK: &'static CStr = c"TDIGEST.LOADCHUNK";
+    /// The centroid buffer, then the merged centroids a query keeps.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     /// The centroid buffer (`6δ + 10` centroids of 16 bytes), and the merged centroids a
     /// query keeps until the next write.
     fn held(&self) -> u64 {

@@ -62,6 +62,31 @@ pub(crate) fn whole_after_growth(e: Error, used: u64, limit: u64) -> Error {
     }
 }
 
+/// Move a vector's buffer with `mv` (an allocator that defragments moves allocations so; see
+/// [`Words::relocate`]): `mv` gets the buffer's address and returns where its bytes are now,
+/// or `None` to leave it. Nothing for an empty buffer.
+///
+/// # Safety
+/// A returned address must hold a copy of the buffer's bytes in an allocation of the global
+/// allocator of the same size and at least `T`'s alignment, and the old buffer must have been
+/// freed; nothing may reference the vector or its elements during the call.
+pub(crate) unsafe fn relocate_vec<T>(
+    v: &mut Vec<T>,
+    mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+) {
+    if v.capacity() == 0 || std::mem::size_of::<T>() == 0 {
+        return;
+    }
+    let Some(new) = std::ptr::NonNull::new(v.as_mut_ptr().cast::<u8>()).and_then(mv) else {
+        return;
+    };
+    let (len, cap) = (v.len(), v.capacity());
+    // SAFETY: `new` holds the buffer's bytes (`len` initialised elements of `cap`) in memory of
+    // the global allocator with `T`'s alignment, the old buffer freed (the caller's contract):
+    // the vector is rebuilt over it without dropping the old one.
+    unsafe { std::ptr::write(v, Vec::from_raw_parts(new.as_ptr().cast::<T>(), len, cap)) };
+}
+
 /// One cache line of words; the heap storage unit, so the heap buffer is 64-byte aligned.
 #[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(64))]
