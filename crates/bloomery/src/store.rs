@@ -936,4 +936,76 @@ mod tests {
         let back = Words::from_le_bytes(&bytes, u64::MAX).unwrap();
         assert_eq!(back, w);
     }
+
+    /// What an allocator that defragments does with a heap buffer of `lines` cache lines:
+    /// its bytes copied into a new allocation of the same layout, the old one freed.
+    fn moving(
+        lines: usize,
+        calls: &mut usize,
+    ) -> impl FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>> + '_ {
+        move |p| {
+            *calls += 1;
+            let layout = std::alloc::Layout::from_size_align(lines * 64, 64).unwrap();
+            // SAFETY: `p` is the live buffer of `lines` lines allocated with `layout` by the
+            // global allocator (a `Vec<Line>` of that capacity); it is copied whole to a new
+            // allocation of the same layout before it is freed.
+            unsafe {
+                let new = std::alloc::alloc(layout);
+                let new = std::ptr::NonNull::new(new)?;
+                std::ptr::copy_nonoverlapping(p.as_ptr(), new.as_ptr(), lines * 64);
+                std::alloc::dealloc(p.as_ptr(), layout);
+                Some(new)
+            }
+        }
+    }
+
+    /// Heap words move (once, to the mover's address, their words unchanged); words in an
+    /// anonymous map or a file's map are never handed to the mover.
+    #[test]
+    fn relocate_moves_heap_words_only() {
+        let mut w = Words::zeroed(1000, u64::MAX).unwrap();
+        for (i, x) in w.as_mut_slice().iter_mut().enumerate() {
+            *x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+        let want = w.as_slice().to_vec();
+        let (old, lines) = match &w.buf {
+            Buf::Heap(v) => (v.as_ptr() as usize, v.capacity()),
+            _ => panic!("small words are on the heap"),
+        };
+        let mut calls = 0;
+        // SAFETY: the mover returns a copy in an allocation of the global allocator of the
+        // buffer's layout and frees the old one; nothing else references the words.
+        assert!(unsafe { w.relocate(&mut moving(lines, &mut calls)) });
+        assert_eq!(calls, 1);
+        assert_ne!(w.as_slice().as_ptr() as usize, old, "the words moved");
+        assert_eq!(w.as_slice().as_ptr() as usize % 64, 0);
+        assert_eq!(w.as_slice(), &want[..]);
+        w.as_mut_slice()[3] = 7;
+        assert_eq!(w.as_slice()[3], 7);
+
+        let mut none = |_: std::ptr::NonNull<u8>| -> Option<std::ptr::NonNull<u8>> {
+            panic!("mapped words must never reach the mover")
+        };
+        if cfg!(feature = "mmap") && !global_allocator_only() {
+            let mut anon = Words::zeroed(ANON_THRESHOLD_BYTES / 8, u64::MAX).unwrap();
+            assert!(matches!(anon.buf, Buf::Anon(_)));
+            // SAFETY: the mover is never called.
+            assert!(!unsafe { anon.relocate(&mut none) });
+        } else {
+            eprintln!("skipped the anonymous-map case: no memory maps in this build");
+        }
+        if cfg!(feature = "mmap") {
+            let mut file = tempfile::tempfile().unwrap();
+            std::io::Write::write_all(&mut file, &[5u8; 4096]).unwrap();
+            // SAFETY: the temporary file is this test's own; nothing truncates it while mapped.
+            let map = Arc::new(unsafe { crate::map::Mmap::map(&file) }.unwrap());
+            let mut mapped = Words::mapped(map, 64, 256, u64::MAX).unwrap();
+            assert!(mapped.is_mapped());
+            // SAFETY: the mover is never called.
+            assert!(!unsafe { mapped.relocate(&mut none) });
+            assert_eq!(mapped.as_slice()[0], u64::from_le_bytes([5; 8]));
+        } else {
+            eprintln!("skipped the file-map case: no memory maps in this build");
+        }
+    }
 }
