@@ -34,9 +34,19 @@ fn field(info: &BTreeMap<String, i64>, name: &str) -> i64 {
         .unwrap_or_else(|| panic!("{name} in INFO memory"))
 }
 
-/// `used_memory`: what Redis counts against `maxmemory`.
+/// `used_memory`: what Redis counts against `maxmemory`, once values the server frees on its
+/// background thread (a value of more than 64 allocations deleted where `DEL` frees lazily, as
+/// Valkey's default `lazyfree-lazy-user-del yes` does) are freed.
 fn used_memory(c: &mut redis::Connection) -> i64 {
-    field(&info_memory(c), "used_memory")
+    let start = std::time::Instant::now();
+    loop {
+        let info = info_memory(c);
+        let pending = info.get("lazyfree_pending_objects").copied().unwrap_or(0);
+        if pending == 0 || start.elapsed() > std::time::Duration::from_secs(10) {
+            return field(&info, "used_memory");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// A connection to `s` on which `used_memory` moves only with the data: the server's cron,
