@@ -36,6 +36,8 @@ pub mod chunk;
 pub mod cms;
 pub mod config;
 pub mod counting;
+#[cfg(test)]
+mod defrag_tests;
 pub mod dump;
 pub mod errors;
 pub mod export;
