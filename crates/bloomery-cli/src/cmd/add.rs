@@ -1,23 +1,26 @@
 //! `bloomery add`, for every kind: a set kind inserts each line's key, a counting kind adds one
 //! occurrence. The file is updated in place of a copy and renamed over the original when every
-//! line is in (see `open::open_update`): a failed add leaves the file as it was, and the
+//! line is in (the library's `bloomery::file::Update`): a failed add leaves the file as it was, and the
 //! resident memory is the pages the keys touch (on a big blocked file, swept in file order
 //! and dropped behind the sweep). A blocked file longer than half the page cache the process
 //! can use (the file and its copy do not both fit) is instead updated in one pass that copies
-//! it, inserts the keys and seals it (`open::AddPath`; `BLOOMERY_UPDATE=one-pass|sweep|auto`
+//! it, inserts the keys and seals it (`bloomery::file::UpdatePath`; `BLOOMERY_UPDATE=one-pass|sweep|auto`
 //! forces the choice).
 
 use anyhow::{bail, Result};
 use bloomery::lines::{LineError, LineSource, LINE_CHUNK};
 use bloomery::{AnyCounter, AnyFilter, KeySet};
 
-use super::open::{open_update, open_update_sweep, AddPath, Sealer, Structure};
+use bloomery::file::{MappedFile, Sealer};
+
+use super::open::{self, open_update, open_update_sweep, Structure};
 use crate::cli::AddArgs;
 use crate::input::{self, Counts, KeySpec};
 use crate::num::{count, group, rate, target};
 use crate::output::{note, warn, Progress};
 
-pub fn run(a: AddArgs) -> Result<u8> {
+/// `add` into the mapped file (see the [module docs](self)).
+pub fn run(a: AddArgs, file: MappedFile) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
     let threads = match a.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -26,11 +29,11 @@ pub fn run(a: AddArgs) -> Result<u8> {
     // one thread on a big blocked file: a sweep in file order, the file copied as it
     // advances, or the one pass when the file is larger than the page cache can hold
     let mut up = if threads == 1 {
-        open_update_sweep(&a.file, a.verify.verify(), AddPath::from_env()?)?
+        open_update_sweep(file, a.verify.verify(), open::update_path_from_env()?)?
     } else {
-        open_update(&a.file, a.verify.verify())?
+        open_update(file, a.verify.verify())?
     };
-    match &mut up.s {
+    match &mut up.structure {
         Structure::Counter(c) => {
             if threads > 1 {
                 warn("--threads applies to blocked filters; inserting with one thread");
@@ -40,7 +43,7 @@ pub fn run(a: AddArgs) -> Result<u8> {
             let after = c.len();
             let (capacity, target_fpr, current_fpr) = c.rates();
             let kind = c.kind();
-            up.commit()?;
+            open::commit(up)?;
             let rates = match (current_fpr, target_fpr) {
                 (Some(now), Some(t)) => format!("; fpr now {} (target {})", rate(now), rate(t)),
                 (Some(now), None) => format!("; fpr now {} (target none)", rate(now)),
@@ -98,7 +101,7 @@ pub fn run(a: AddArgs) -> Result<u8> {
             };
             let (i, new) = match pending {
                 Some(mut hashes) => {
-                    let i = up.commit_with_keys(&mut hashes)?;
+                    let i = open::commit_with_keys(up, &mut hashes)?;
                     let new = i.items.saturating_sub(before);
                     (i, new)
                 }
@@ -107,10 +110,10 @@ pub fn run(a: AddArgs) -> Result<u8> {
                     // the summary's fill is counted inside the seal's checksum pass (skipped
                     // with -q)
                     if crate::output::is_quiet() {
-                        up.commit()?;
+                        open::commit(up)?;
                         return Ok(0);
                     }
-                    (up.commit_with_info()?, new)
+                    (open::commit_with_info(up)?, new)
                 }
             };
             if crate::output::is_quiet() {
@@ -148,7 +151,7 @@ const SWEEP_KEYS: usize = 4 << 20;
 /// ([`bloomery::BlockedBloomFilter::insert_sorted`]; same bits and count as input order).
 /// On a one-pass update ([`Sealer::one_pass`]) the first full batch goes into the pass that
 /// copies the file and later ones are swept into the copy; the last batch is returned, for
-/// the pass that seals the file ([`super::open::Update::commit_with_keys`]): with up to
+/// the pass that seals the file ([`bloomery::file::Update::commit_with_keys`]): with up to
 /// 4 Mi keys, the whole update is that one pass.
 fn add_hashed(
     f: &mut AnyFilter,
@@ -163,7 +166,7 @@ fn add_hashed(
         let counts = input::for_each_batch(inputs, spec, &hasher, |batch| {
             hashes.extend_from_slice(&batch.hashes);
             if hashes.len() >= SWEEP_KEYS {
-                sealer.insert_batch(b, &mut hashes)?;
+                sealer.insert_batch(b, &mut hashes, &mut open::bars())?;
                 hashes.clear();
             }
             Ok(())
@@ -171,7 +174,7 @@ fn add_hashed(
         if one_pass {
             return Ok((counts, Some(hashes)));
         }
-        sealer.insert_batch(b, &mut hashes)?;
+        sealer.insert_batch(b, &mut hashes, &mut open::bars())?;
         sealer.copy_rest()?;
         return Ok((counts, None));
     }

@@ -1,15 +1,17 @@
 //! `bloomery dedup`: first occurrences only, in order, in memory bounded by the filter. With
 //! `--state FILE` an existing seen-set is updated in place of a copy and renamed over FILE at
-//! the end (see `open::open_update`).
+//! the end (the library's `bloomery::file::Update`).
 
 use std::io::{BufWriter, Write};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use bloomery::KeySet;
 
 use bloomery::AnyFilter;
 
-use super::open::{load_ctx, open_update_as, Sealer, Structure, Update};
+use bloomery::file::{Sealer, UpdateOptions};
+
+use super::open::{self, Structure, Update};
 use crate::cli::DedupArgs;
 use crate::cmd::create::{build, Sizing};
 use crate::input::{self, KeySpec};
@@ -40,10 +42,8 @@ pub fn run(mut a: DedupArgs) -> Result<u8> {
     let (mut f, sealer): (AnyFilter, Option<Sealer>) = match &a.state {
         Some(p) if p.exists() => {
             // a counting file is refused from its header, before the copy and checksum pass
-            let kind = bloomery::file::peek_file(p)
-                .with_context(|| load_ctx(p))?
-                .header
-                .kind;
+            let file = open::map(p, false)?;
+            let kind = file.header().kind;
             if !kind.is_set() {
                 return Err(super::open::not_a_set(kind, p));
             }
@@ -54,8 +54,11 @@ pub fn run(mut a: DedupArgs) -> Result<u8> {
                     p.display()
                 );
             }
-            let up = open_update_as(p, a.verify.verify(), true)?;
-            match up.s {
+            let opts = UpdateOptions::default()
+                .verify(open::verify_mode(a.verify.verify()))
+                .write_plain(true);
+            let up = open::update_mapped(file, opts)?;
+            match up.structure {
                 Structure::Set(f) => (f, Some(up.sealer)),
                 Structure::Counter(c) => return Err(super::open::not_a_set(c.kind(), p)),
             }
@@ -123,11 +126,10 @@ pub fn run(mut a: DedupArgs) -> Result<u8> {
         _ => (i.current_fpr, 0),
     };
     match (sealer, &a.state) {
-        (Some(sealer), _) => Update {
-            s: Structure::Set(f),
+        (Some(sealer), _) => open::commit(Update {
+            structure: Structure::Set(f),
             sealer,
-        }
-        .commit()?,
+        })?,
         (None, Some(p)) => super::save(&f, p)?,
         (None, None) => {}
     }

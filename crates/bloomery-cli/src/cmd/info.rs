@@ -16,11 +16,10 @@ use crate::output::{self, table, Progress};
 /// checksum's pass (each piece hashed, unless `--no-verify`, then counted while in cache); a
 /// counting kind is counted beside it on a second thread. `--fast` prints what the header
 /// alone says.
-pub fn info(a: InfoArgs) -> Result<u8> {
+pub fn info(a: InfoArgs, file: &MappedFile) -> Result<u8> {
     let ctx = || format!("cannot load `{}`", a.file.display());
-    let file = open::map(&a.file, false)?;
     if a.fast {
-        return fast_info(&a, &file);
+        return fast_info(&a, file);
     }
     let verify = a.verify.verify();
     let s = match Structure::from_mapped(&file) {
@@ -693,9 +692,8 @@ pub fn estimate(a: EstimateArgs) -> Result<u8> {
                     Some((o.second.estimated_items, o.intersection, o.union)),
                 )
             } else {
-                drop((first, second));
-                let f = open::open_set(&a.file, verify)?;
-                let g = open::open_set(p, verify)?;
+                let f = open::into_set(open::read_mapped(&first, verify)?, &a.file)?;
+                let g = open::into_set(open::read_mapped(&second, verify)?, p)?;
                 let (inter, union) = f.estimate_overlap(&g).with_context(cannot)?;
                 (
                     f.info().estimated_items,

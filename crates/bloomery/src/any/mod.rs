@@ -8,6 +8,7 @@ pub(crate) mod arrow;
 pub(crate) mod batch;
 pub(crate) mod counter;
 pub(crate) mod filter;
+pub(crate) mod open;
 pub(crate) mod spec;
 pub(crate) mod stream;
 
