@@ -8,6 +8,7 @@
 //! forces the choice).
 
 use anyhow::{bail, Result};
+use bloomery::kinds::FilterInfo;
 use bloomery::lines::{LineError, LineSource, LINE_CHUNK};
 use bloomery::{AnyCounter, AnyFilter, KeySet};
 
@@ -41,38 +42,9 @@ pub fn run(a: AddArgs, file: MappedFile) -> Result<u8> {
             let before = c.len();
             let counts = add_counts(c, &a.inputs, &spec)?;
             let after = c.len();
-            let (capacity, target_fpr, current_fpr) = c.rates();
-            let kind = c.kind();
+            let (c_rates, kind) = (c.rates(), c.kind());
             open::commit(up)?;
-            let rates = match (current_fpr, target_fpr) {
-                (Some(now), Some(t)) => format!("; fpr now {} (target {})", rate(now), rate(t)),
-                (Some(now), None) => format!("; fpr now {} (target none)", rate(now)),
-                _ => String::new(),
-            };
-            note(&format!(
-                "{} read, {}, {} in total{rates}",
-                count(counts.lines, "line", "lines"),
-                count(after.saturating_sub(before), "increment", "increments"),
-                group(after)
-            ));
-            if let (Some(now), Some(t)) = (current_fpr, target_fpr) {
-                if super::past_target(after, capacity, now, t) {
-                    warn(&format!(
-                        "the {} structure is past its target false-positive rate: {} now \
-                         (target {}); it was sized for {} {}; create a larger one",
-                        kind.name(),
-                        rate(now),
-                        rate(t),
-                        group(capacity),
-                        match kind {
-                            bloomery::Kind::Iterative | bloomery::Kind::SpaceCode => {
-                                "adds (--occurrences, repeats included)"
-                            }
-                            _ => "distinct keys (-n)",
-                        }
-                    ));
-                }
-            }
+            report_counts(&counts, kind, before, after, c_rates);
         }
         Structure::Set(f) => {
             let before = f.len();
@@ -119,27 +91,71 @@ pub fn run(a: AddArgs, file: MappedFile) -> Result<u8> {
             if crate::output::is_quiet() {
                 return Ok(0);
             }
-            let mut skipped = if counts.skipped > 0 {
-                format!(" ({} without field, skipped)", group(counts.skipped))
-            } else {
-                String::new()
-            };
-            if let Some(bad) = invalid {
-                skipped.push_str(&format!(" ({} invalid URLs, skipped)", group(bad)));
-            }
-            note(&format!(
-                "{} read{skipped}, {}, {} in total; fill {:.3}; fpr now {} (target {})",
-                count(counts.lines, "line", "lines"),
-                count(new, "new item", "new items"),
-                group(i.items),
-                i.fill_ratio,
-                rate(i.current_fpr),
-                target(i.target_fpr)
-            ));
+            report_set(&counts, invalid, new, &i);
             super::warn_if_over_info(&i);
         }
     }
     Ok(0)
+}
+
+/// The summary of an add to a counting kind, and a warning when it is past its target rate.
+fn report_counts(
+    counts: &Counts,
+    kind: bloomery::Kind,
+    before: u64,
+    after: u64,
+    (capacity, target_fpr, current_fpr): (u64, Option<f64>, Option<f64>),
+) {
+    let rates = match (current_fpr, target_fpr) {
+        (Some(now), Some(t)) => format!("; fpr now {} (target {})", rate(now), rate(t)),
+        (Some(now), None) => format!("; fpr now {} (target none)", rate(now)),
+        _ => String::new(),
+    };
+    note(&format!(
+        "{} read, {}, {} in total{rates}",
+        count(counts.lines, "line", "lines"),
+        count(after.saturating_sub(before), "increment", "increments"),
+        group(after)
+    ));
+    if let (Some(now), Some(t)) = (current_fpr, target_fpr) {
+        if super::past_target(after, capacity, now, t) {
+            warn(&format!(
+                "the {} structure is past its target false-positive rate: {} now \
+                 (target {}); it was sized for {} {}; create a larger one",
+                kind.name(),
+                rate(now),
+                rate(t),
+                group(capacity),
+                match kind {
+                    bloomery::Kind::Iterative | bloomery::Kind::SpaceCode => {
+                        "adds (--occurrences, repeats included)"
+                    }
+                    _ => "distinct keys (-n)",
+                }
+            ));
+        }
+    }
+}
+
+/// The summary of an add to a set kind.
+fn report_set(counts: &Counts, invalid: Option<u64>, new: u64, i: &FilterInfo) {
+    let mut skipped = if counts.skipped > 0 {
+        format!(" ({} without field, skipped)", group(counts.skipped))
+    } else {
+        String::new()
+    };
+    if let Some(bad) = invalid {
+        skipped.push_str(&format!(" ({} invalid URLs, skipped)", group(bad)));
+    }
+    note(&format!(
+        "{} read{skipped}, {}, {} in total; fill {:.3}; fpr now {} (target {})",
+        count(counts.lines, "line", "lines"),
+        count(new, "new item", "new items"),
+        group(i.items),
+        i.fill_ratio,
+        rate(i.current_fpr),
+        target(i.target_fpr)
+    ));
 }
 
 /// Keys a blocked filter's sweep collects before it inserts them (64 MiB of hashes).
