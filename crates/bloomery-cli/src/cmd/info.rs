@@ -22,7 +22,7 @@ pub fn info(a: InfoArgs, file: &MappedFile) -> Result<u8> {
         return fast_info(&a, file);
     }
     let verify = a.verify.verify();
-    let s = match Structure::from_mapped(&file) {
+    let s = match Structure::from_mapped(file) {
         Ok(s) => s,
         Err(e) => {
             // a damaged payload can fail its kind's own checks first: name the damage
@@ -37,10 +37,10 @@ pub fn info(a: InfoArgs, file: &MappedFile) -> Result<u8> {
         // one pass: each piece of the file is hashed and its bits counted while in cache
         let mut bar = Progress::bytes(if verify { "verifying" } else { "counting" }, file.len());
         let i = f
-            .info_mapped(&file, verify, &mut |n| bar.set(n))
+            .info_mapped(file, verify, &mut |n| bar.set(n))
             .with_context(ctx)?;
         drop(bar);
-        return set_info(&a, &header, &file, f, i);
+        return set_info(&a, &header, file, f, i);
     }
     std::thread::scope(|scope| -> Result<u8> {
         let checked = verify.then(|| {
@@ -59,7 +59,7 @@ pub fn info(a: InfoArgs, file: &MappedFile) -> Result<u8> {
                 .with_context(ctx)?;
         }
         match (&s, summary) {
-            (Structure::Set(f), Summary::Set(i)) => set_info(&a, &header, &file, f, i),
+            (Structure::Set(f), Summary::Set(i)) => set_info(&a, &header, file, f, i),
             (Structure::Counter(c), Summary::Counter(i)) => counter_info(&a, &header, c, i),
             _ => unreachable!("the summary is of the structure's own kind"),
         }

@@ -53,7 +53,9 @@ use crate::io::late_head::LateHeadHash;
 use crate::store::SharedMap;
 
 /// A filter file opened through a read-only memory map: its header decoded and validated, its
-/// payload untouched until a structure is decoded from it and queried.
+/// payload untouched until a structure is decoded from it and queried. The file stays open
+/// while the map lives, so a copy of it ([`FileUpdate::copy_mapped`]) is made without opening
+/// it again.
 ///
 /// What each way of opening guarantees:
 /// - [`open`](Self::open) alone validates the header and every parameter against the payload
