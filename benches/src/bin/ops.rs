@@ -1,5 +1,5 @@
 //! One structure, one operation, for instruction counting under callgrind:
-//! `ops STRUCT OP N` with STRUCT in blocked|positions|sbbf|fastbloom|classic and OP in
+//! `ops STRUCT OP N` with STRUCT in blocked (the default layout, salted)|positions|sectors|sbbf|fastbloom|classic and OP in
 //! fill|hit|miss (hit/miss include the fill; subtract a `fill` run).
 use std::hint::black_box;
 
@@ -27,6 +27,7 @@ fn main() {
     match a[1].as_str() {
         "blocked" => run(Blocked::new(n, p), &a[2], &pos, &neg),
         "positions" => run(Blocked::positions(n, p), &a[2], &pos, &neg),
+        "sectors" => run(Blocked::sectors(n, p), &a[2], &pos, &neg),
         "sbbf" => run(
             Sbbf::new(Sbbf::bits_per_key_for(n, p), n),
             &a[2],

@@ -856,7 +856,12 @@ impl KeyHasher {
     #[inline(always)]
     pub(crate) fn hash64_xxh3<K: Key + ?Sized>(&self, key: &K) -> u64 {
         debug_assert!(self.is_xxh3_64());
-        key.with_bytes(|b| xxhash_rust::xxh3::xxh3_64_with_seed(b, self.seed as u64))
+        // seed 0 is xxh3's unseeded function (the same values), whose constants fold
+        if self.seed == 0 {
+            key.with_bytes(xxhash_rust::xxh3::xxh3_64)
+        } else {
+            key.with_bytes(|b| xxhash_rust::xxh3::xxh3_64_with_seed(b, self.seed as u64))
+        }
     }
 }
 

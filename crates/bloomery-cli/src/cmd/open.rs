@@ -388,10 +388,12 @@ pub fn one_pass_above(budget: u64) -> u64 {
 pub fn open_update_sweep(path: &Path, verify: bool, how: AddPath) -> Result<Update> {
     let head = bloomery::file::peek_file(path).with_context(|| load_ctx(path))?;
     let kind = head.header.kind;
-    if head.compressed || !matches!(
-        kind,
-        Kind::Blocked | Kind::BlockedSectors | Kind::BlockedSalted
-    ) {
+    if head.compressed
+        || !matches!(
+            kind,
+            Kind::Blocked | Kind::BlockedSectors | Kind::BlockedSalted
+        )
+    {
         return open_update(path, verify);
     }
     let len = head.file_len;

@@ -47,16 +47,36 @@ impl BlockedBloomFilter {
 
     #[target_feature(enable = "avx2")]
     pub(super) fn insert_avx2<K: Key + ?Sized>(&mut self, key: &K) -> bool {
-        let h = self.hash_fused(key);
-        self.insert_hashed_avx2(h)
+        debug_assert!(!self.core.words.is_mapped());
+        let words = self.core.words.owned_mut_ptr();
+        let new = if self.layout == BlockLayout::Salted {
+            let h = Hashed::new(self.core.hasher.hash64_xxh3(key), 0);
+            // SAFETY: an in-bounds block of the words (`block_ptr`), which are owned and
+            // writable (`simd_write` is false while they are a read-only map: `decode_from`),
+            // and `&mut self` excludes every other reference to them.
+            x86::insert_salted_avx2(unsafe { &mut *self.block_ptr(words, h).cast_mut() }, h)
+        } else {
+            let h = self.core.hasher.hash_xxh3(key);
+            // SAFETY: as above.
+            x86::insert_sectors_avx2(unsafe { &mut *self.block_ptr(words, h).cast_mut() }, h)
+        };
+        self.core.items = self.core.items.saturating_add(u64::from(new));
+        new
     }
 
+    /// One test of the layout, then the whole query of that layout (hash, block, kernel).
     #[target_feature(enable = "avx2")]
     pub(super) fn contains_avx2<K: Key + ?Sized>(&self, key: &K) -> bool {
-        let h = self.hash_fused(key);
-        let p = self.block_ptr(self.core.words.as_slice().as_ptr(), h);
-        // SAFETY: `p` is an in-bounds block of the words (`block_ptr`), borrowed shared.
-        self.check_fused(unsafe { &*p }, h)
+        let words = self.core.words.as_slice().as_ptr();
+        if self.layout == BlockLayout::Salted {
+            let h = Hashed::new(self.core.hasher.hash64_xxh3(key), 0);
+            // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared.
+            x86::check_salted_avx2(unsafe { &*self.block_ptr(words, h) }, h)
+        } else {
+            let h = self.core.hasher.hash_xxh3(key);
+            // SAFETY: as above.
+            x86::check_sectors_avx2(unsafe { &*self.block_ptr(words, h) }, h)
+        }
     }
 
     /// Insert a pre-hashed key on the fused path (requires `simd_write`); true if a bit was new.

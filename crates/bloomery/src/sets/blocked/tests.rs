@@ -193,7 +193,10 @@ fn salted_match_the_reference_mapping_and_simd_equals_scalar() {
         let h = hasher.hash(&i);
         // the hash is xxh3-64 of the key's bytes, seed 0
         assert_eq!(h.lo, xxhash_rust::xxh3::xxh3_64(&i.to_le_bytes()));
-        assert_eq!(Block::mask(h, 8, BlockLayout::Salted).0, reference_salted(h));
+        assert_eq!(
+            Block::mask(h, 8, BlockLayout::Salted).0,
+            reference_salted(h)
+        );
         // only the low half matters
         let other_hi = Hashed::new(h.lo, !h.hi);
         assert_eq!(
@@ -283,9 +286,10 @@ fn salted_has_no_false_negatives() {
 fn fused_paths_equal_portable_paths() {
     let keyed = KeyHasher::keyed().unwrap();
     let layouts = [BlockLayout::Sectors, BlockLayout::Salted];
-    for (layout, given) in layouts.into_iter().flat_map(|l| {
-        [KeyHasher::new(), KeyHasher::with_seed(77), keyed].map(|h| (l, h))
-    }) {
+    for (layout, given) in layouts
+        .into_iter()
+        .flat_map(|l| [KeyHasher::new(), KeyHasher::with_seed(77), keyed].map(|h| (l, h)))
+    {
         let build = || {
             BlockedBloomFilter::builder()
                 .capacity(4000)
