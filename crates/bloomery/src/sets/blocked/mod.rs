@@ -220,7 +220,8 @@ impl Build for BlockedBloomFilter {
                             None
                         };
                         match sectors {
-                            Some(sb) => (sb, SECTOR_K, eight_bits, n, p),
+                            Some(sb) if sb <= SALTED_MAX_BLOCKS => (sb, SECTOR_K, eight_bits, n, p),
+                            Some(sb) => (sb, SECTOR_K, BlockLayout::Sectors, n, p),
                             None => (s.blocks, s.k, BlockLayout::Positions, n, p),
                         }
                     }
@@ -285,6 +286,11 @@ impl Builder<BlockedBloomFilter> {
         self
     }
 }
+
+/// The most blocks a salted filter has: up to 2³² blocks (256 GiB) the block (the high bits
+/// of the 64-bit hash) and the bits inside it (its low 32 bits) are independent; beyond,
+/// sizing takes the sectors layout instead.
+pub const SALTED_MAX_BLOCKS: u64 = 1 << 32;
 
 /// Bits per key of the sectors and salted layouts.
 const SECTOR_K: u32 = 8;
@@ -351,6 +357,12 @@ impl BlockedBloomFilter {
             return Err(invalid("bits", "need at least one block"));
         }
         params::check_hashes(k, BLOCKED_MAX_K)?;
+        if layout == BlockLayout::Salted && blocks > SALTED_MAX_BLOCKS {
+            return Err(invalid(
+                "bits",
+                "the salted layout holds at most 2^32 blocks (256 GiB); use the sectors layout",
+            ));
+        }
         if layout != BlockLayout::Positions && k != SECTOR_K {
             return Err(invalid(
                 "hashes",
