@@ -582,8 +582,10 @@ impl std::hash::Hasher for ByteHasher {
 ///
 /// 1. The key's bytes ([`Key`]: byte slices, strings, integers as little-endian bytes) go through
 ///    one 128-bit hash chosen by a [`KeyHasher`]: seeded **xxh3-128** by default, keyed
-///    **SipHash-1-3-128** in [keyed mode](KeyHasher::keyed), or Parquet's **xxHash64** for the
-///    split-block filter. The result is a [`Hashed`] key: two 64-bit halves.
+///    **SipHash-1-3-128** in [keyed mode](KeyHasher::keyed), Parquet's **xxHash64** for the
+///    split-block filter, or seeded **xxh3-64** for the blocked filter's salted layout (the
+///    blocked filter's default at 1% and 0.1%), which reads only the low half. The result is
+///    a [`Hashed`] key: two 64-bit halves.
 /// 2. A structure derives its k indices from the two halves by *enhanced double hashing*
 ///    (Dillinger & Manolios 2004; Kirsch & Mitzenmacher 2006 show two hashes lose nothing
 ///    asymptotically), and maps each 64-bit value to `[0, m)` by multiply-shift
