@@ -242,7 +242,7 @@ fn salted_has_no_false_negatives() {
     for hasher in [
         KeyHasher::new(),
         KeyHasher::with_seed(5),
-        KeyHasher::with_secret(0x5EC2_E7),
+        KeyHasher::with_secret(0x005E_C2E7),
     ] {
         for n in [1usize, 10, 1000, 20_000] {
             let keys: Vec<Vec<u8>> = (0..n)
