@@ -9,7 +9,7 @@ use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
 use crate::kind::Capabilities;
-use crate::sets::blocked::BlockedBloomFilter;
+use crate::sets::blocked::{BlockLayout, BlockedBloomFilter};
 use crate::store;
 
 /// Most sub-filters a scalable filter may hold.
@@ -204,8 +204,8 @@ impl ScalableBloomFilter {
         }
         let used = self.allocated_bytes();
         let f = BlockedBloomFilter::builder()
-            // composite payloads store positions-layout sub-filters (no layout field)
-            .layout(crate::sets::blocked::BlockLayout::Positions)
+            // a filter grows in the positions layout (the one RedisBloom-style BF values hold)
+            .layout(BlockLayout::Positions)
             .capacity(cap)
             .fpr(fpr)
             .hasher(self.hasher)
@@ -506,6 +506,14 @@ impl ScalableBloomFilter {
     }
 }
 
+/// A sub-filter's block layout in the optional layouts trailer of the parameters.
+fn layout_id(layout: BlockLayout) -> u8 {
+    match layout {
+        BlockLayout::Positions => 0,
+        BlockLayout::Sectors => 1,
+    }
+}
+
 impl Persist for ScalableBloomFilter {
     const KIND: Kind = Kind::Scalable;
 
@@ -526,6 +534,13 @@ impl Persist for ScalableBloomFilter {
                 .f64(f.target_fpr())
                 .u64(f.len());
         }
+        // sub-filter layouts: a trailer only when one is not the positions layout, so that a
+        // filter of positions sub-filters writes the bytes it always wrote
+        if self.filters.iter().any(|f| f.layout() != BlockLayout::Positions) {
+            for f in &self.filters {
+                w = w.u8(layout_id(f.layout()));
+            }
+        }
         let mut h = Header::new(Kind::Scalable, self.hasher);
         h.items = self.items;
         h.capacity = self.initial_capacity;
@@ -533,7 +548,7 @@ impl Persist for ScalableBloomFilter {
         h.params = w.finish();
         (
             h,
-            Payload::new(self.filters.iter().map(|f| f.words_ref()).collect()),
+            Payload::new(self.filters.iter().map(|f| f.words_any_layout()).collect()),
         )
     }
 
@@ -589,6 +604,23 @@ impl Persist for ScalableBloomFilter {
                 capacity,
                 sub_fpr,
             )?);
+        }
+        if !r.is_done() {
+            // the optional layouts trailer: one byte per sub-filter
+            let mut laid = Vec::with_capacity(filters.len());
+            for f in filters {
+                let layout = match r.u8()? {
+                    0 => BlockLayout::Positions,
+                    1 => BlockLayout::Sectors,
+                    other => {
+                        return Err(inconsistent(format!(
+                            "unknown sub-filter block layout {other}"
+                        )))
+                    }
+                };
+                laid.push(f.in_layout(layout)?);
+            }
+            filters = laid;
         }
         r.finish()?;
         if total != d.payload_len as u64 {
