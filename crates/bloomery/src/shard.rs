@@ -544,7 +544,8 @@ impl Layout {
     /// Build the shard values directly from keys (their bytes, as a Redis client sends
     /// them): each key hashed once, routed, and inserted into its shard. The result is the
     /// split of the blocked filter of [`Layout::total_blocks`] blocks built from the same
-    /// keys, with exact item counts. Holds every shard in memory (within the memory limit).
+    /// keys, with exact item counts. Holds every shard in memory (within the memory limit);
+    /// [`Layout::range_builder`] builds a few at a time.
     pub fn build_shards<'a>(
         &self,
         keys: impl IntoIterator<Item = &'a [u8]>,
@@ -560,13 +561,33 @@ impl Layout {
     /// anything is allocated when all of them together exceed the memory limit
     /// ([`crate::tuning::max_bytes`]).
     pub fn shard_builder(&self) -> Result<ShardBuilder> {
-        let total = self.shard_bytes().saturating_mul(u64::from(self.shards));
+        self.range_builder(0..self.shards)
+    }
+
+    /// Empty shards `range` (of `0..S`) to insert keys into: keys routed to other shards are
+    /// passed over, so building all shards a group at a time bounds the memory by the group.
+    /// Refused before anything is allocated when the group exceeds the memory limit.
+    pub fn range_builder(&self, range: std::ops::Range<u32>) -> Result<ShardBuilder> {
+        if range.start >= range.end || range.end > self.shards {
+            return Err(invalid(
+                "shards",
+                format!(
+                    "shards {}..{} of {} shards",
+                    range.start, range.end, self.shards
+                ),
+            ));
+        }
+        let total = self
+            .shard_bytes()
+            .saturating_mul(u64::from(range.end - range.start));
         store::check_size(total, store::max_bytes())?;
-        let parts = (0..self.shards)
+        let parts = range
+            .clone()
             .map(|_| self.empty_part())
             .collect::<Result<Vec<_>>>()?;
         Ok(ShardBuilder {
             layout: *self,
+            first: range.start,
             parts,
         })
     }
@@ -653,18 +674,29 @@ impl Layout {
 #[derive(Debug)]
 pub struct ShardBuilder {
     layout: Layout,
+    first: u32,
     parts: Vec<BlockedBloomFilter>,
 }
 
 impl ShardBuilder {
-    /// Insert a key's bytes into its shard; true when it set a new bit.
+    /// Insert a key's bytes into its shard; true when it set a new bit (false also when
+    /// its shard is not among this builder's).
     pub fn insert(&mut self, key: &[u8]) -> bool {
         self.insert_hashed(self.layout.hasher.hash_bytes(key))
     }
 
     /// Insert a key hashed by the layout's hasher.
     pub fn insert_hashed(&mut self, h: Hashed) -> bool {
-        self.parts[self.layout.shard_of_hash(h) as usize].insert_hashed(h)
+        let s = self.layout.shard_of_hash(h);
+        match s.checked_sub(self.first) {
+            Some(i) if (i as usize) < self.parts.len() => self.parts[i as usize].insert_hashed(h),
+            _ => false,
+        }
+    }
+
+    /// The shards this builder holds (`first..first + count`).
+    pub fn range(&self) -> std::ops::Range<u32> {
+        self.first..self.first + self.parts.len() as u32
     }
 
     /// Keys counted so far (those that set a new bit), over all shards.
@@ -677,7 +709,7 @@ impl ShardBuilder {
         self.len() == 0
     }
 
-    /// The shards as the module's BF values, in shard order.
+    /// The shards as the module's BF values, in shard order (those of [`ShardBuilder::range`]).
     pub fn finish(self) -> Vec<ScalableBloomFilter> {
         let (capacity, fpr) = (self.layout.shard_capacity(), self.layout.target_fpr);
         self.parts

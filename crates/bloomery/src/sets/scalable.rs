@@ -536,7 +536,11 @@ impl Persist for ScalableBloomFilter {
         }
         // sub-filter layouts: a trailer only when one is not the positions layout, so that a
         // filter of positions sub-filters writes the bytes it always wrote
-        if self.filters.iter().any(|f| f.layout() != BlockLayout::Positions) {
+        if self
+            .filters
+            .iter()
+            .any(|f| f.layout() != BlockLayout::Positions)
+        {
             for f in &self.filters {
                 w = w.u8(layout_id(f.layout()));
             }

@@ -320,7 +320,8 @@ fn sectors_files_split_into_shards_that_answer_as_the_file() {
             .iter()
             .chain(&probes)
             .filter(|k| {
-                shards[layout.shard_of(k) as usize].contains(&k.as_slice()) != f.contains(&k.as_slice())
+                shards[layout.shard_of(k) as usize].contains(&k.as_slice())
+                    != f.contains(&k.as_slice())
             })
             .count()
     };
@@ -344,26 +345,49 @@ fn sectors_files_split_into_shards_that_answer_as_the_file() {
         layout.target_fpr(),
     )
     .unwrap();
-    assert!(positions
-        .check_shard_header(&shards[0].to_bytes())
-        .is_err());
+    assert!(positions.check_shard_header(&shards[0].to_bytes()).is_err());
     let pos_shard = positions.empty_part().unwrap();
     let pos_value = ScalableBloomFilter::single(pos_shard, 10, 0.01);
     assert!(layout.check_shard_header(&pos_value.to_bytes()).is_err());
     // built from keys in the sectors layout: the split's bits
-    let built = ShardBuilder {
-        layout,
-        parts: (0..4).map(|_| layout.empty_part().unwrap()).collect(),
-    };
-    let mut built = built;
+    let mut built = layout.shard_builder().unwrap();
     for k in &members {
         built.insert(k);
     }
-    let fresh: Vec<_> = (0..4).map(|s| layout.split(&whole_sectors(&layout, &members), s).unwrap()).collect();
+    let fresh: Vec<_> = (0..4)
+        .map(|s| layout.split(&whole_sectors(&layout, &members), s).unwrap())
+        .collect();
     for (b, s) in built.finish().iter().zip(&fresh) {
         assert_eq!(b.filters()[0].as_words(), s.filters()[0].as_words());
     }
     shards.clear();
+}
+
+/// Building the shards a group at a time (each group passing over the other groups' keys)
+/// gives the bits and counts of building them all at once.
+#[test]
+fn range_builders_build_the_same_shards_in_groups() {
+    let members = keys("g", 12_000);
+    let layout = Layout::for_capacity(12_000, 0.01, 7, KeyHasher::with_seed(3)).unwrap();
+    let all = layout
+        .build_shards(members.iter().map(|k| k.as_slice()))
+        .unwrap();
+    let mut grouped = Vec::new();
+    for range in [0..3u32, 3..5, 5..7] {
+        let mut b = layout.range_builder(range.clone()).unwrap();
+        assert_eq!(b.range(), range);
+        for k in &members {
+            b.insert(k);
+        }
+        grouped.extend(b.finish());
+    }
+    assert_eq!(grouped.len(), all.len());
+    for (g, a) in grouped.iter().zip(&all) {
+        assert_eq!(g.filters()[0].as_words(), a.filters()[0].as_words());
+        assert_eq!(g.len(), a.len());
+    }
+    assert!(layout.range_builder(0..0).is_err());
+    assert!(layout.range_builder(6..8).is_err());
 }
 
 fn whole_sectors(layout: &Layout, keys: &[Vec<u8>]) -> BlockedBloomFilter {
@@ -405,7 +429,10 @@ fn bf_value_layout_trailer_is_checked_on_load() {
         let mut b = good.clone();
         b[last] = bad;
         reseal(&mut b);
-        assert!(ScalableBloomFilter::from_bytes(&b).is_err(), "layout id {bad}");
+        assert!(
+            ScalableBloomFilter::from_bytes(&b).is_err(),
+            "layout id {bad}"
+        );
     }
     // a trailer of 0 (positions) is read as such
     let mut b = good.clone();
@@ -415,7 +442,11 @@ fn bf_value_layout_trailer_is_checked_on_load() {
     assert_eq!(p.filters()[0].layout(), BlockLayout::Positions);
 
     // the sectors layout on a k = 7 sub-filter, and a two-byte trailer for one sub-filter
-    let k7 = ScalableBloomFilter::single(BlockedBloomFilter::try_with_shape(64, 7).unwrap(), 100, 0.01);
+    let k7 = ScalableBloomFilter::single(
+        BlockedBloomFilter::try_with_shape(64, 7).unwrap(),
+        100,
+        0.01,
+    );
     let k7 = k7.to_bytes();
     let n = plen(&k7);
     let forge = |extra: &[u8]| {
