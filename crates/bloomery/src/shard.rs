@@ -4,8 +4,8 @@
 //! commands hold) split from a blocked filter or built from keys.
 //!
 //! **Routing.** A logical filter of `S` shards of `b` blocks each is the blocked filter of
-//! `B = S·b` blocks (positions layout) cut by stride: shard `s` holds blocks `s, S + s, 2S + s,
-//! …`. The blocked filter picks block `⌊lo·B / 2⁶⁴⌋` from the low half of the key's
+//! `B = S·b` blocks (either block layout) cut by stride: shard `s` holds blocks `s, S + s,
+//! 2S + s, …`. The blocked filter picks block `⌊lo·B / 2⁶⁴⌋` from the low half of the key's
 //! [`Hashed`] value; the shard is that block modulo `S`, and inside the shard the key lands in
 //! block `⌊lo·b / 2⁶⁴⌋` (the same block divided by `S`, since `⌊⌊x·S⌋ / S⌋ = ⌊x⌋`), where an
 //! ordinary blocked filter of `b` blocks with the same hasher and `k` looks for it. So a
@@ -24,10 +24,10 @@
 //! generation's shards.
 //!
 //! **Descriptor** (format version 1, 77 bytes, little-endian): magic `BLMSHARD`, `u16`
-//! version, `u8` layout (0: positions), `u8` hash algorithm id, `u8` seed kind, `u128` seed,
-//! `u32` shard count, `u64` blocks per shard, `u32` k, `u64` capacity, `f64` target rate,
-//! `u64` generation, `u64` xxh3-64 of the preceding bytes. [`Layout::from_bytes`] checks
-//! every field.
+//! version, `u8` block layout (0: positions, 1: sectors), `u8` hash algorithm id, `u8` seed
+//! kind, `u128` seed, `u32` shard count, `u64` blocks per shard, `u32` k, `u64` capacity,
+//! `f64` target rate, `u64` generation, `u64` xxh3-64 of the preceding bytes.
+//! [`Layout::from_bytes`] checks every field.
 //!
 //! ```
 //! # fn main() -> bloomery::Result<()> {

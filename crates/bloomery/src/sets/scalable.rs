@@ -514,6 +514,13 @@ fn layout_id(layout: BlockLayout) -> u8 {
     }
 }
 
+/// Parameters (kind `scalable`): `u64` initial capacity, `f64` rate, `u32` growth, `f64`
+/// tightening, `u8` scaling, `u64` own memory limit, `u32` sub-filter count, then per
+/// sub-filter `u64` blocks, `u32` k, `u64` capacity, `f64` rate, `u64` items; then, only when
+/// some sub-filter has the sectors layout (a sharded filter's shard cut from a sectors file,
+/// [`crate::shard`]), one layout byte per sub-filter (0 positions, 1 sectors). Without the
+/// trailer every sub-filter has the positions layout, so the bytes of every filter made by
+/// growth are what they always were.
 impl Persist for ScalableBloomFilter {
     const KIND: Kind = Kind::Scalable;
 
