@@ -58,6 +58,8 @@ free_port() {
   python3 -c 'import socket
 while True:
     s = socket.socket(); s.bind(("127.0.0.1", 0)); p = s.getsockname()[1]
+    if p > 55535:
+        continue
     t = socket.socket()
     try:
         t.bind(("127.0.0.1", p + 10000)); print(p); break

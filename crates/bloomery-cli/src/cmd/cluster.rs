@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 use bloomery::shard::{key_slot, Layout};
-use bloomery::{AnyFilter, Filter, Persist, Stats};
+use bloomery::{AnyFilter, Filter, Persist};
 
 use redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
 use redis::Value;
