@@ -4,10 +4,12 @@
 #      extension in release mode, as for any user),
 #   2. the type stubs against the installed module (mypy's stubtest),
 #   3. the pytest suite (crates/bloomery-py/tests) against the real `bloomery` CLI binary and,
-#      when redis-server is installed, a live Redis server with the bloomery module.
-# Needs Rust (cargo) and Python >= 3.9 with venv; installs maturin, pytest, numpy, pyarrow and
-# mypy from PyPI into the venv. Environment: PYTHON (interpreter, default python3),
-# BLOOMERY_PY_VENV (venv directory, default target/py-test-venv; recreated each run).
+#      when redis-server is installed, a live Redis server with the bloomery module (and a
+#      local cluster of 6 primaries, tests/test_cluster_live.py).
+# Needs Rust (cargo) and Python >= 3.9 with venv; installs maturin, pytest, numpy, pyarrow,
+# mypy and redis-py (for the live 6-node cluster test) from PyPI into the venv. Environment:
+# PYTHON (interpreter, default python3), BLOOMERY_PY_VENV (venv directory, default
+# target/py-test-venv; recreated each run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -19,7 +21,7 @@ echo "== python: fresh venv in $venv ($($py --version))"
 rm -rf "$venv"
 "$py" -m venv "$venv"
 "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-    "maturin>=1.9,<2" pytest numpy "pyarrow>=14" mypy typing_extensions
+    "maturin>=1.9,<2" pytest numpy "pyarrow>=14" mypy typing_extensions "redis==5.2.1"
 
 echo "== python: the CLI (and the Redis module, when redis-server is installed) for interop tests"
 cargo build -q -p bloomery-cli

@@ -307,6 +307,47 @@ fn sharded_filter_on_a_six_node_cluster() {
         fp <= bound,
         "{fp} false positives of 40,000 (bound {bound})"
     );
+    // under a memory limit that holds two of the six shards, they are built two at a time
+    // (the others from spilled hashes): the same filter, answer for answer
+    let bounded = run(bin()
+        .args(["--max-memory", "9000"])
+        .args([
+            "cluster", "push", "--keys", "-n", "20000", "-p", "0.01", "--seed", "5",
+        ])
+        .args(["--nodes", &seeds, "--name", "bounded", "--shards", "6"])
+        .arg(&members));
+    ok(&bounded);
+    assert!(
+        String::from_utf8_lossy(&bounded.stderr).contains("(2 at a time)"),
+        "{}",
+        String::from_utf8_lossy(&bounded.stderr)
+    );
+    for input in [&members, &strangers] {
+        let answers = |name: &str| {
+            let o = run(bin()
+                .args(["cluster", "check", name, "-v", "--nodes", &seeds])
+                .arg(input));
+            assert!(o.status.code().is_some_and(|c| c <= 1), "{o:?}");
+            (o.status.code(), o.stdout)
+        };
+        assert_eq!(answers("bounded"), answers("built"));
+    }
+    let items_of = |name: &str| {
+        let v: serde_json::Value = serde_json::from_str(&ok(&run(
+            bin().args(["cluster", "info", name, "--nodes", &seeds, "--json"])
+        )))
+        .unwrap();
+        v["items"].as_u64().unwrap()
+    };
+    assert_eq!(items_of("bounded"), items_of("built"));
+    // a limit below one shard is refused before anything is written
+    let e = run(bin()
+        .args(["--max-memory", "4000"])
+        .args(["cluster", "push", "--keys", "-n", "20000", "-p", "0.01"])
+        .args(["--nodes", &seeds, "--name", "nope", "--shards", "6"])
+        .arg(&members));
+    assert_eq!(e.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&e.stderr).contains("does not fit in memory"));
 
     let info =
         ok(&run(bin().args([
@@ -334,17 +375,42 @@ fn sharded_filter_on_a_six_node_cluster() {
         "{text}"
     );
     // the default create picks the salted layout at 1%: refused with the way out
+    let salted = tmp.path().join("salted.bloom");
+    ok(&run(bin()
+        .arg("create")
+        .arg(&salted)
+        .args(["-n", "30000", "-p", "0.01"])));
+    let e = run(bin()
+        .args(["cluster", "push"])
+        .arg(&salted)
+        .args(["--nodes", &seeds, "--name", "s", "--shards", "2"]));
+    assert_eq!(e.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&e.stderr).contains("--kind blocked-sectors"));
+    // the sectors layout: its shards answer as the file, before and after the same keys are
+    // added to both
     let sectors = tmp.path().join("s.bloom");
     ok(&run(bin()
         .arg("create")
         .arg(&sectors)
-        .args(["-n", "30000", "-p", "0.01"])));
-    let e = run(bin()
+        .args(["-n", "30000", "-p", "0.01", "--kind", "blocked-sectors"])));
+    let kind: serde_json::Value =
+        serde_json::from_str(&ok(&run(bin().args(["info", "--json"]).arg(&sectors)))).unwrap();
+    assert_eq!(kind["layout"], "sectors", "{kind}");
+    ok(&run(bin().arg("add").arg(&sectors).arg(&members)));
+    ok(&run(bin()
         .args(["cluster", "push"])
         .arg(&sectors)
-        .args(["--nodes", &seeds, "--name", "s", "--shards", "2"]));
-    assert_eq!(e.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&e.stderr).contains("--hashes 7"));
+        .args(["--nodes", &seeds, "--name", "s", "--shards", "2"])));
+    same_answers(&sectors, &probes, &seeds, "s");
+    let late = tmp.path().join("late.txt");
+    std::fs::write(&late, common::lines(70_000..72_000)).unwrap();
+    ok(&run(bin().arg("add").arg(&sectors).arg(&late)));
+    ok(&run(bin()
+        .args(["cluster", "add", "s", "--nodes", &seeds])
+        .arg(&late)));
+    let probes_s = tmp.path().join("probes-s.txt");
+    std::fs::write(&probes_s, common::lines(65_000..100_000)).unwrap();
+    same_answers(&sectors, &probes_s, &seeds, "s");
     let list = v["shard_list"].as_array().unwrap();
     let mut slots: Vec<u64> = list.iter().map(|s| s["slot"].as_u64().unwrap()).collect();
     slots.sort_unstable();
@@ -458,7 +524,10 @@ fn sharded_filter_on_a_six_node_cluster() {
         .filter(|n| n.cli(&["INFO", "replication"]).contains("role:master"))
         .map(|n| n.cli(&["DBSIZE"]).trim().parse::<usize>().unwrap())
         .sum();
-    assert_eq!(keys, 14, "two filters of 6 shards and a descriptor each");
+    assert_eq!(
+        keys, 24,
+        "three filters of 6 shards, one of 2, and a descriptor each"
+    );
     same_answers(&file, &probes2, &seeds, "users");
 
     // a shard that holds its share of the capacity refuses further keys, named

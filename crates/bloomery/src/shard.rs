@@ -4,8 +4,8 @@
 //! commands hold) split from a blocked filter or built from keys.
 //!
 //! **Routing.** A logical filter of `S` shards of `b` blocks each is the blocked filter of
-//! `B = S·b` blocks (positions layout) cut by stride: shard `s` holds blocks `s, S + s, 2S + s,
-//! …`. The blocked filter picks block `⌊lo·B / 2⁶⁴⌋` from the low half of the key's
+//! `B = S·b` blocks (either block layout) cut by stride: shard `s` holds blocks `s, S + s,
+//! 2S + s, …`. The blocked filter picks block `⌊lo·B / 2⁶⁴⌋` from the low half of the key's
 //! [`Hashed`] value; the shard is that block modulo `S`, and inside the shard the key lands in
 //! block `⌊lo·b / 2⁶⁴⌋` (the same block divided by `S`, since `⌊⌊x·S⌋ / S⌋ = ⌊x⌋`), where an
 //! ordinary blocked filter of `b` blocks with the same hasher and `k` looks for it. So a
@@ -24,10 +24,10 @@
 //! generation's shards.
 //!
 //! **Descriptor** (format version 1, 77 bytes, little-endian): magic `BLMSHARD`, `u16`
-//! version, `u8` layout (0: positions), `u8` hash algorithm id, `u8` seed kind, `u128` seed,
-//! `u32` shard count, `u64` blocks per shard, `u32` k, `u64` capacity, `f64` target rate,
-//! `u64` generation, `u64` xxh3-64 of the preceding bytes. [`Layout::from_bytes`] checks
-//! every field.
+//! version, `u8` block layout (0: positions, 1: sectors), `u8` hash algorithm id, `u8` seed
+//! kind, `u128` seed, `u32` shard count, `u64` blocks per shard, `u32` k, `u64` capacity,
+//! `f64` target rate, `u64` generation, `u64` xxh3-64 of the preceding bytes.
+//! [`Layout::from_bytes`] checks every field.
 //!
 //! ```
 //! # fn main() -> bloomery::Result<()> {
@@ -54,7 +54,7 @@ use crate::hash::{reduce, HashAlgorithm, Hashed, KeyHasher, SeedKind};
 use crate::io::header::{peek, ParamReader};
 use crate::kind::Kind;
 use crate::params::{blocked_shape, BLOCKED_MAX_K};
-use crate::sets::blocked::{BlockLayout, BlockedBloomFilter, BLOCK_BITS};
+use crate::sets::blocked::{BlockLayout, BlockedBloomFilter, BLOCK_BITS, SECTOR_K};
 use crate::sets::scalable::ScalableBloomFilter;
 use crate::store::{self, Words};
 
@@ -143,6 +143,7 @@ pub fn tag_for_slot(slot: u16) -> &'static [u8] {
 /// generation (see the [module docs](self)).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Layout {
+    block_layout: BlockLayout,
     shards: u32,
     blocks_per_shard: u64,
     k: u32,
@@ -165,6 +166,7 @@ impl Layout {
         target_fpr: f64,
     ) -> Result<Self> {
         let l = Self {
+            block_layout: BlockLayout::Positions,
             shards,
             blocks_per_shard,
             k,
@@ -188,24 +190,24 @@ impl Layout {
         Self::new(shards, per, shape.k, hasher, capacity, fpr)
     }
 
-    /// The layout of `filter` cut into `shards` shards. The filter must have the positions
-    /// layout (the one the Redis module's `BF.*` values hold) and a block count divisible by
-    /// `shards` (a filter sized by capacity has a multiple of a power of two, see
-    /// [`crate::params::foldable_blocks`]).
+    /// The layout of `filter` (either block layout) cut into `shards` shards. The filter
+    /// needs a block count divisible by `shards` (a filter sized by capacity has a multiple
+    /// of a power of two, see [`crate::params::foldable_blocks`]).
     pub fn of_filter(filter: &BlockedBloomFilter, shards: u32) -> Result<Self> {
         check_shard_count(shards).map_err(|e| invalid("shards", e))?;
-        if filter.layout() != BlockLayout::Positions {
-            return Err(invalid(
-                "filter",
-                "a sharded filter needs the blocked filter's positions layout (kind `blocked`), \
-                 the one the Redis module's BF values hold; this one has the sectors layout",
-            ));
-        }
         if filter.capacity() == 0 || !(filter.target_fpr() > 0.0 && filter.target_fpr() < 1.0) {
             return Err(invalid(
                 "filter",
                 "a sharded filter needs the capacity and target rate the filter was sized \
                  for; this one was made from an explicit shape (create it with -n and -p)",
+            ));
+        }
+        if filter.layout() == BlockLayout::Salted {
+            return Err(invalid(
+                "filter",
+                "the salted layout hashes keys with xxh3-64, which the module's BF values do \
+                 not; shard a filter of the positions or sectors layout (e.g. created with \
+                 --kind blocked-sectors)",
             ));
         }
         let blocks = filter.blocks();
@@ -227,14 +229,18 @@ impl Layout {
                 ),
             ));
         }
-        Self::new(
+        let l = Self::new(
             shards,
             blocks / u64::from(shards),
             filter.hashes(),
             *filter.hasher(),
             filter.capacity(),
             filter.target_fpr(),
-        )
+        )?;
+        Ok(Self {
+            block_layout: filter.layout(),
+            ..l
+        })
     }
 
     /// The same layout with another generation (the number in its shards' key names).
@@ -243,6 +249,11 @@ impl Layout {
         self
     }
 
+    /// How each block holds a key's bits: the layout of the filter the shards were cut
+    /// from (every shard has it).
+    pub fn block_layout(&self) -> BlockLayout {
+        self.block_layout
+    }
     /// Shard count `S`.
     pub fn shards(&self) -> u32 {
         self.shards
@@ -325,7 +336,7 @@ impl Layout {
         let mut b = Vec::with_capacity(DESCRIPTOR_LEN);
         b.extend_from_slice(MAGIC);
         b.extend_from_slice(&DESCRIPTOR_VERSION.to_le_bytes());
-        b.push(0); // positions layout
+        b.push(layout_id(self.block_layout));
         b.push(self.hasher.algorithm().id());
         b.push(self.hasher.seed_kind() as u8);
         b.extend_from_slice(&self.hasher.seed().to_le_bytes());
@@ -366,9 +377,11 @@ impl Layout {
         }
         let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
         let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
-        if b[10] != 0 {
-            return Err(bad(format!("unknown block layout {}", b[10])));
-        }
+        let block_layout = match b[10] {
+            0 => BlockLayout::Positions,
+            1 => BlockLayout::Sectors,
+            other => return Err(bad(format!("unknown block layout {other}"))),
+        };
         let algorithm = HashAlgorithm::from_id(b[11])
             .ok_or_else(|| bad(format!("unknown hash algorithm {}", b[11])))?;
         let seed_kind =
@@ -377,6 +390,7 @@ impl Layout {
         let hasher = KeyHasher::from_parts(algorithm, seed_kind, seed)
             .map_err(|e| bad(format!("hash path: {e}")))?;
         let l = Self {
+            block_layout,
             hasher,
             shards: u32_at(29),
             blocks_per_shard: u64_at(33),
@@ -407,6 +421,12 @@ impl Layout {
         if !(1..=BLOCKED_MAX_K).contains(&self.k) {
             return Err(format!("k = {} (1 to {BLOCKED_MAX_K})", self.k));
         }
+        if self.block_layout == BlockLayout::Sectors && self.k != SECTOR_K {
+            return Err(format!(
+                "k = {} in the sectors layout (which sets {SECTOR_K} bits)",
+                self.k
+            ));
+        }
         if self.capacity == 0 {
             return Err("capacity 0".into());
         }
@@ -430,7 +450,8 @@ impl Layout {
             0,
             self.shard_capacity(),
             self.target_fpr,
-        )
+        )?
+        .in_layout(self.block_layout)
     }
 
     fn shard_words(&self) -> Result<usize> {
@@ -477,7 +498,8 @@ impl Layout {
             items,
             self.shard_capacity(),
             self.target_fpr,
-        )?;
+        )?
+        .in_layout(self.block_layout)?;
         Ok(ScalableBloomFilter::single(
             part,
             self.shard_capacity(),
@@ -504,7 +526,7 @@ impl Layout {
     }
 
     fn check_whole(&self, filter: &BlockedBloomFilter) -> Result<()> {
-        if filter.layout() != BlockLayout::Positions
+        if filter.layout() != self.block_layout
             || filter.blocks() != self.total_blocks()
             || filter.hashes() != self.k
             || *filter.hasher() != self.hasher
@@ -513,13 +535,14 @@ impl Layout {
                 "filter",
                 format!(
                     "shape {} blocks, k = {}, {} does not match the layout's \
-                     {} × {} blocks, k = {}",
+                     {} × {} blocks, k = {}, {}",
                     filter.blocks(),
                     filter.hashes(),
                     filter.layout().name(),
                     self.shards,
                     self.blocks_per_shard,
-                    self.k
+                    self.k,
+                    self.block_layout.name()
                 ),
             ));
         }
@@ -529,7 +552,8 @@ impl Layout {
     /// Build the shard values directly from keys (their bytes, as a Redis client sends
     /// them): each key hashed once, routed, and inserted into its shard. The result is the
     /// split of the blocked filter of [`Layout::total_blocks`] blocks built from the same
-    /// keys, with exact item counts. Holds every shard in memory (within the memory limit).
+    /// keys, with exact item counts. Holds every shard in memory (within the memory limit);
+    /// [`Layout::range_builder`] builds a few at a time.
     pub fn build_shards<'a>(
         &self,
         keys: impl IntoIterator<Item = &'a [u8]>,
@@ -545,13 +569,33 @@ impl Layout {
     /// anything is allocated when all of them together exceed the memory limit
     /// ([`crate::tuning::max_bytes`]).
     pub fn shard_builder(&self) -> Result<ShardBuilder> {
-        let total = self.shard_bytes().saturating_mul(u64::from(self.shards));
+        self.range_builder(0..self.shards)
+    }
+
+    /// Empty shards `range` (of `0..S`) to insert keys into: keys routed to other shards are
+    /// passed over, so building all shards a group at a time bounds the memory by the group.
+    /// Refused before anything is allocated when the group exceeds the memory limit.
+    pub fn range_builder(&self, range: std::ops::Range<u32>) -> Result<ShardBuilder> {
+        if range.start >= range.end || range.end > self.shards {
+            return Err(invalid(
+                "shards",
+                format!(
+                    "shards {}..{} of {} shards",
+                    range.start, range.end, self.shards
+                ),
+            ));
+        }
+        let total = self
+            .shard_bytes()
+            .saturating_mul(u64::from(range.end - range.start));
         store::check_size(total, store::max_bytes())?;
-        let parts = (0..self.shards)
+        let parts = range
+            .clone()
             .map(|_| self.empty_part())
             .collect::<Result<Vec<_>>>()?;
         Ok(ShardBuilder {
             layout: *self,
+            first: range.start,
             parts,
         })
     }
@@ -596,6 +640,19 @@ impl Layout {
                 self.blocks_per_shard, self.k
             )));
         }
+        let _capacity = r.u64()?;
+        let _sub_fpr = r.f64()?;
+        let _sub_items = r.u64()?;
+        // the sub-filter's layout: a trailer byte, absent for the positions layout
+        let layout = if r.is_done() { 0 } else { r.u8()? };
+        r.finish()?;
+        if layout != layout_id(self.block_layout) {
+            return Err(mismatch(format!(
+                "block layout {layout}, expected {} ({})",
+                layout_id(self.block_layout),
+                self.block_layout.name()
+            )));
+        }
         Ok(ShardHead {
             items: h.items,
             len: head.file_len,
@@ -610,7 +667,14 @@ impl Layout {
         }
         let sum: f64 = items
             .iter()
-            .map(|&n| crate::params::fpr_blocked(n, self.blocks_per_shard, BLOCK_BITS, self.k))
+            .map(|&n| match self.block_layout {
+                BlockLayout::Positions => {
+                    crate::params::fpr_blocked(n, self.blocks_per_shard, BLOCK_BITS, self.k)
+                }
+                BlockLayout::Sectors | BlockLayout::Salted => {
+                    crate::params::fpr_sectors(n, self.blocks_per_shard)
+                }
+            })
             .sum();
         sum / items.len() as f64
     }
@@ -620,18 +684,29 @@ impl Layout {
 #[derive(Debug)]
 pub struct ShardBuilder {
     layout: Layout,
+    first: u32,
     parts: Vec<BlockedBloomFilter>,
 }
 
 impl ShardBuilder {
-    /// Insert a key's bytes into its shard; true when it set a new bit.
+    /// Insert a key's bytes into its shard; true when it set a new bit (false also when
+    /// its shard is not among this builder's).
     pub fn insert(&mut self, key: &[u8]) -> bool {
         self.insert_hashed(self.layout.hasher.hash_bytes(key))
     }
 
     /// Insert a key hashed by the layout's hasher.
     pub fn insert_hashed(&mut self, h: Hashed) -> bool {
-        self.parts[self.layout.shard_of_hash(h) as usize].insert_hashed(h)
+        let s = self.layout.shard_of_hash(h);
+        match s.checked_sub(self.first) {
+            Some(i) if (i as usize) < self.parts.len() => self.parts[i as usize].insert_hashed(h),
+            _ => false,
+        }
+    }
+
+    /// The shards this builder holds (`first..first + count`).
+    pub fn range(&self) -> std::ops::Range<u32> {
+        self.first..self.first + self.parts.len() as u32
     }
 
     /// Keys counted so far (those that set a new bit), over all shards.
@@ -644,7 +719,7 @@ impl ShardBuilder {
         self.len() == 0
     }
 
-    /// The shards as the module's BF values, in shard order.
+    /// The shards as the module's BF values, in shard order (those of [`ShardBuilder::range`]).
     pub fn finish(self) -> Vec<ScalableBloomFilter> {
         let (capacity, fpr) = (self.layout.shard_capacity(), self.layout.target_fpr);
         self.parts
@@ -661,6 +736,16 @@ pub struct ShardHead {
     pub items: u64,
     /// Length of the shard's file-format bytes (header, bits, checksum).
     pub len: u64,
+}
+
+/// The descriptor's (and the BF value's layouts trailer's) id of a block layout.
+fn layout_id(layout: BlockLayout) -> u8 {
+    match layout {
+        BlockLayout::Positions => 0,
+        BlockLayout::Sectors => 1,
+        // never written: `of_filter` refuses salted filters, and readers refuse the id
+        BlockLayout::Salted => 2,
+    }
 }
 
 fn check_shard_count(shards: u32) -> std::result::Result<(), String> {

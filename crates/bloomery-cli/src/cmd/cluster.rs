@@ -14,7 +14,7 @@ use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
 use bloomery::shard::{key_slot, Layout};
-use bloomery::{AnyFilter, Filter, Persist, Stats};
+use bloomery::{AnyFilter, Filter, Persist};
 
 use redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
 use redis::Value;
@@ -248,31 +248,35 @@ fn push(a: PushArgs) -> Result<u8> {
     let f = open_set(&file, a.verify.verify())?;
     let AnyFilter::Blocked(b) = &f else {
         bail!(
-            "`{}` is a {} filter; `cluster push` needs a blocked filter (kind `blocked`, the \
-             filter the module's BF values hold)",
+            "`{}` is a {} filter; `cluster push` needs a blocked filter (kind `blocked` or \
+             `blocked-sectors`, the filter the module's BF values hold)",
             file.display(),
             f.kind().name()
         );
     };
-    if b.layout() != bloomery::builders::BlockLayout::Positions {
+    if b.layout() == bloomery::builders::BlockLayout::Salted {
         bail!(
-            "`{}` has the blocked filter's {} layout; the module's BF values hold the \
-             positions layout: create the file with a fixed k, e.g. `bloomery create FILE -n {} \
-             -p {} --hashes 7` (`bloomery calc` gives the best k), and add the keys again",
-            file.display(),
-            b.layout().name(),
-            b.capacity(),
-            b.target_fpr()
+            "`{}` has the blocked filter's salted layout (one xxh3-64 hash per key), which the \
+             module's BF values do not hold: create the file with `--kind blocked-sectors` \
+             (the same memory) or a fixed k (`--hashes 7`), and add the keys again",
+            file.display()
         );
     }
     let layout = Layout::of_filter(b, a.shards)
         .with_context(|| format!("cannot shard `{}`", file.display()))?;
-    load_all(&a, layout, b.len(), start, |layout, s| {
-        Ok(layout.split(b, s)?)
-    })
+    load_all(
+        &a,
+        layout,
+        &std::cell::Cell::new(b.len()),
+        start,
+        |layout, s| Ok(layout.split(b, s)?),
+    )
 }
 
-/// `push --keys`: all shards built in memory from the input lines, then loaded.
+/// `push --keys`: the shards built from the input lines a group at a time, each group as
+/// many shards as fit in the memory limit (`--max-memory`): the first group while the input
+/// is read, the others from the keys' hashes spilled to one temporary file per group (16
+/// bytes a key), each group built, loaded and dropped before the next.
 fn push_keys(a: PushArgs, start: Instant) -> Result<u8> {
     let spec = KeySpec::new(&a.key_args)?;
     let (n, p) = (a.capacity.unwrap_or(0), a.fpr.unwrap_or(0.0));
@@ -280,31 +284,98 @@ fn push_keys(a: PushArgs, start: Instant) -> Result<u8> {
         .seed
         .map_or_else(bloomery::KeyHasher::new, bloomery::KeyHasher::with_seed);
     let layout = Layout::for_capacity(n, p, a.shards, hasher)?;
-    let mut builder = layout.shard_builder().with_context(|| {
+    let per_group = u32::try_from(bloomery::tuning::max_bytes() / layout.shard_bytes().max(1))
+        .unwrap_or(u32::MAX)
+        .clamp(1, layout.shards());
+    let group_of = |s: u32| s / per_group;
+    let groups = layout.shards().div_ceil(per_group);
+    let range = |g: u32| g * per_group..((g + 1) * per_group).min(layout.shards());
+    let mut first = layout.range_builder(range(0)).with_context(|| {
         format!(
-            "{} shards of {} do not fit in memory (--max-memory)",
-            a.shards,
+            "a shard of {} does not fit in memory (--max-memory): push more shards",
             bytes(layout.shard_bytes())
         )
     })?;
+    let dir = if groups > 1 {
+        Some(tempfile::tempdir().context("cannot make a temporary directory for the keys")?)
+    } else {
+        None
+    };
+    let mut spills = Vec::new();
+    if let Some(dir) = &dir {
+        for g in 1..groups {
+            let path = dir.path().join(format!("group-{g}"));
+            let f = std::fs::File::create(&path)
+                .with_context(|| format!("cannot create `{}`", path.display()))?;
+            spills.push((path, BufWriter::new(f)));
+        }
+    }
+    let mut items = 0u64;
     let counts = input::for_each_line(&a.inputs, &spec, |_, key| {
         if let Some(k) = key {
-            builder.insert(k);
+            let h = layout.hasher().hash_bytes(k);
+            let g = group_of(layout.shard_of_hash(h));
+            if g == 0 {
+                items += u64::from(first.insert_hashed(h));
+            } else {
+                let w = &mut spills[g as usize - 1].1;
+                w.write_all(&h.lo.to_le_bytes())?;
+                w.write_all(&h.hi.to_le_bytes())?;
+            }
         }
         Ok(())
     })?;
-    let items = builder.len();
+    let mut paths = Vec::new();
+    for (path, w) in spills {
+        w.into_inner()
+            .map_err(|e| e.into_error())
+            .and_then(|f| f.sync_all().map(|()| f))
+            .with_context(|| format!("cannot write `{}`", path.display()))?;
+        paths.push(path);
+    }
+    // the later groups' shards are counted when they are built: their items are not known
+    // yet, so the total is reported after the load
     note(&format!(
-        "{} read, {} items in {} shards",
+        "{} read into {} shards ({} at a time)",
         count(counts.lines, "line", "lines"),
-        group(items),
-        layout.shards()
+        layout.shards(),
+        per_group
     ));
-    let mut shards: Vec<Option<bloomery::ScalableBloomFilter>> =
-        builder.finish().into_iter().map(Some).collect();
-    load_all(&a, layout, items, start, |_, s| {
+    let mut current: Vec<Option<bloomery::ScalableBloomFilter>> =
+        first.finish().into_iter().map(Some).collect();
+    let mut current_group = 0u32;
+    let built = std::cell::Cell::new(items);
+    load_all(&a, layout, &built, start, |layout, s| {
+        let g = group_of(s);
+        if g != current_group {
+            let path = &paths[g as usize - 1];
+            let mut b = layout.range_builder(range(g))?;
+            let mut r = std::io::BufReader::new(
+                std::fs::File::open(path)
+                    .with_context(|| format!("cannot read `{}`", path.display()))?,
+            );
+            let mut buf = [0u8; 16];
+            let mut added = 0u64;
+            loop {
+                match std::io::Read::read_exact(&mut r, &mut buf) {
+                    Ok(()) => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => break,
+                    Err(e) => {
+                        return Err(anyhow::Error::from(e)
+                            .context(format!("cannot read `{}`", path.display())))
+                    }
+                }
+                let lo = u64::from_le_bytes(buf[..8].try_into().expect("8 bytes"));
+                let hi = u64::from_le_bytes(buf[8..].try_into().expect("8 bytes"));
+                added += u64::from(b.insert_hashed(bloomery::Hashed::new(lo, hi)));
+            }
+            let _ = std::fs::remove_file(path);
+            built.set(built.get() + added);
+            current = b.finish().into_iter().map(Some).collect();
+            current_group = g;
+        }
         // each shard is dropped once loaded
-        shards[s as usize]
+        current[(s - g * per_group) as usize]
             .take()
             .ok_or_else(|| anyhow!("shard {s} built twice"))
     })
@@ -315,7 +386,7 @@ fn push_keys(a: PushArgs, start: Instant) -> Result<u8> {
 fn load_all(
     a: &PushArgs,
     layout: Layout,
-    items: u64,
+    items: &std::cell::Cell<u64>,
     start: Instant,
     mut shard: impl FnMut(&Layout, u32) -> Result<bloomery::ScalableBloomFilter>,
 ) -> Result<u8> {
@@ -381,7 +452,7 @@ fn load_all(
         a.name,
         count(u64::from(layout.shards()), "shard", "shards"),
         bytes(layout.shard_bytes()),
-        group(items),
+        group(items.get()),
         bytes(sent),
         bytes((sent as f64 / secs.max(1e-9)) as u64),
     ));

@@ -459,6 +459,10 @@ impl<'a> ParamReader<'a> {
     pub fn f64(&mut self) -> Result<f64> {
         Ok(f64::from_le_bytes(self.take()?))
     }
+    /// Whether every byte was read.
+    pub fn is_done(&self) -> bool {
+        self.at == self.b.len()
+    }
     /// Fail unless every byte was read.
     pub fn finish(self) -> Result<()> {
         if self.at != self.b.len() {

@@ -9,7 +9,7 @@ use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
 use crate::kind::Capabilities;
-use crate::sets::blocked::BlockedBloomFilter;
+use crate::sets::blocked::{BlockLayout, BlockedBloomFilter};
 use crate::store;
 
 /// Most sub-filters a scalable filter may hold.
@@ -228,8 +228,8 @@ impl ScalableBloomFilter {
         }
         let used = self.allocated_bytes();
         let f = BlockedBloomFilter::builder()
-            // composite payloads store positions-layout sub-filters (no layout field)
-            .layout(crate::sets::blocked::BlockLayout::Positions)
+            // a filter grows in the positions layout (the one RedisBloom-style BF values hold)
+            .layout(BlockLayout::Positions)
             .capacity(cap)
             .fpr(fpr)
             .hasher(self.hasher)
@@ -530,6 +530,24 @@ impl ScalableBloomFilter {
     }
 }
 
+/// A sub-filter's block layout in the optional layouts trailer of the parameters.
+fn layout_id(layout: BlockLayout) -> u8 {
+    match layout {
+        BlockLayout::Positions => 0,
+        BlockLayout::Sectors => 1,
+        // never held: sub-filters are made in the positions layout or cut from a sectors
+        // file (a salted file is refused by `shard`), and the loader refuses the id
+        BlockLayout::Salted => 2,
+    }
+}
+
+/// Parameters (kind `scalable`): `u64` initial capacity, `f64` rate, `u32` growth, `f64`
+/// tightening, `u8` scaling, `u64` own memory limit, `u32` sub-filter count, then per
+/// sub-filter `u64` blocks, `u32` k, `u64` capacity, `f64` rate, `u64` items; then, only when
+/// some sub-filter has the sectors layout (a sharded filter's shard cut from a sectors file,
+/// [`crate::shard`]), one layout byte per sub-filter (0 positions, 1 sectors). Without the
+/// trailer every sub-filter has the positions layout, so the bytes of every filter made by
+/// growth are what they always were.
 impl Persist for ScalableBloomFilter {
     const KIND: Kind = Kind::Scalable;
 
@@ -550,6 +568,17 @@ impl Persist for ScalableBloomFilter {
                 .f64(f.target_fpr())
                 .u64(f.len());
         }
+        // sub-filter layouts: a trailer only when one is not the positions layout, so that a
+        // filter of positions sub-filters writes the bytes it always wrote
+        if self
+            .filters
+            .iter()
+            .any(|f| f.layout() != BlockLayout::Positions)
+        {
+            for f in &self.filters {
+                w = w.u8(layout_id(f.layout()));
+            }
+        }
         let mut h = Header::new(Kind::Scalable, self.hasher);
         h.items = self.items;
         h.capacity = self.initial_capacity;
@@ -557,7 +586,7 @@ impl Persist for ScalableBloomFilter {
         h.params = w.finish();
         (
             h,
-            Payload::new(self.filters.iter().map(|f| f.words_ref()).collect()),
+            Payload::new(self.filters.iter().map(|f| f.words_any_layout()).collect()),
         )
     }
 
@@ -613,6 +642,23 @@ impl Persist for ScalableBloomFilter {
                 capacity,
                 sub_fpr,
             )?);
+        }
+        if !r.is_done() {
+            // the optional layouts trailer: one byte per sub-filter
+            let mut laid = Vec::with_capacity(filters.len());
+            for f in filters {
+                let layout = match r.u8()? {
+                    0 => BlockLayout::Positions,
+                    1 => BlockLayout::Sectors,
+                    other => {
+                        return Err(inconsistent(format!(
+                            "unknown sub-filter block layout {other}"
+                        )))
+                    }
+                };
+                laid.push(f.in_layout(layout)?);
+            }
+            filters = laid;
         }
         r.finish()?;
         if total != d.payload_len as u64 {

@@ -143,7 +143,8 @@ fn descriptor_with_forged_fields_is_refused() {
     assert!(reseal(0, &[0; 0]).is_ok());
     let cases: Vec<(usize, Vec<u8>, &str)> = vec![
         (8, 2u16.to_le_bytes().to_vec(), "version"),
-        (10, vec![1], "layout"),
+        (10, vec![1], "sectors layout with k = 7"),
+        (10, vec![2], "layout 2"),
         (11, vec![200], "algorithm"),
         (12, vec![200], "seed kind"),
         (29, 0u32.to_le_bytes().to_vec(), "no shards"),
@@ -282,9 +283,188 @@ fn shard_headers_are_checked_against_the_layout() {
     assert!(layout.check_shard_header(&[]).is_err());
 }
 
+/// A file in the sectors layout (what `create` picks at 1%) splits into shards that answer
+/// every key as the file does, through the module's value format, and take the same inserts.
 #[test]
-fn of_filter_refuses_sectors_and_indivisible_shapes() {
+fn sectors_files_split_into_shards_that_answer_as_the_file() {
+    // 16,000 of its 20,000 keys: the shards have room for the inserts below
+    let members = keys("member", 16_000);
+    let mut f = BlockedBloomFilter::builder()
+        .layout(BlockLayout::Sectors)
+        .capacity(20_000)
+        .fpr(0.01)
+        .hasher(KeyHasher::with_seed(5))
+        .try_build()
+        .unwrap();
+    assert_eq!(f.layout(), BlockLayout::Sectors);
+    for k in &members {
+        f.insert(&k.as_slice());
+    }
+    let layout = Layout::of_filter(&f, 4).unwrap();
+    assert_eq!(layout.block_layout(), BlockLayout::Sectors);
+    let back = Layout::from_bytes(&layout.to_bytes()).unwrap();
+    assert_eq!(back, layout);
+    let mut shards: Vec<ScalableBloomFilter> = (0..4)
+        .map(|s| {
+            let bytes = layout.split(&f, s).unwrap().to_bytes();
+            layout.check_shard_header(&bytes).unwrap();
+            ScalableBloomFilter::from_bytes(&bytes).unwrap()
+        })
+        .collect();
+    for s in &shards {
+        assert_eq!(s.filters()[0].layout(), BlockLayout::Sectors);
+    }
+    let probes = keys("probe", 100_000);
+    let differ = |shards: &[ScalableBloomFilter], f: &BlockedBloomFilter| {
+        members
+            .iter()
+            .chain(&probes)
+            .filter(|k| {
+                shards[layout.shard_of(k) as usize].contains(&k.as_slice())
+                    != f.contains(&k.as_slice())
+            })
+            .count()
+    };
+    assert_eq!(differ(&shards, &f), 0);
+    // the same inserts on both (BF.ADD on a shard): still the same answers
+    for k in keys("late", 2_000) {
+        let s = layout.shard_of(&k) as usize;
+        assert_eq!(
+            shards[s].try_insert(&k.as_slice()).unwrap(),
+            f.insert(&k.as_slice()),
+        );
+    }
+    assert_eq!(differ(&shards, &f), 0);
+    // the positions layout's shards of the same shape are refused, and the other way round
+    let positions = Layout::new(
+        4,
+        layout.blocks_per_shard(),
+        8,
+        *layout.hasher(),
+        layout.capacity(),
+        layout.target_fpr(),
+    )
+    .unwrap();
+    assert!(positions.check_shard_header(&shards[0].to_bytes()).is_err());
+    let pos_shard = positions.empty_part().unwrap();
+    let pos_value = ScalableBloomFilter::single(pos_shard, 10, 0.01);
+    assert!(layout.check_shard_header(&pos_value.to_bytes()).is_err());
+    // built from keys in the sectors layout: the split's bits
+    let mut built = layout.shard_builder().unwrap();
+    for k in &members {
+        built.insert(k);
+    }
+    let fresh: Vec<_> = (0..4)
+        .map(|s| layout.split(&whole_sectors(&layout, &members), s).unwrap())
+        .collect();
+    for (b, s) in built.finish().iter().zip(&fresh) {
+        assert_eq!(b.filters()[0].as_words(), s.filters()[0].as_words());
+    }
+    shards.clear();
+}
+
+/// Building the shards a group at a time (each group passing over the other groups' keys)
+/// gives the bits and counts of building them all at once.
+#[test]
+fn range_builders_build_the_same_shards_in_groups() {
+    let members = keys("g", 12_000);
+    let layout = Layout::for_capacity(12_000, 0.01, 7, KeyHasher::with_seed(3)).unwrap();
+    let all = layout
+        .build_shards(members.iter().map(|k| k.as_slice()))
+        .unwrap();
+    let mut grouped = Vec::new();
+    for range in [0..3u32, 3..5, 5..7] {
+        let mut b = layout.range_builder(range.clone()).unwrap();
+        assert_eq!(b.range(), range);
+        for k in &members {
+            b.insert(k);
+        }
+        grouped.extend(b.finish());
+    }
+    assert_eq!(grouped.len(), all.len());
+    for (g, a) in grouped.iter().zip(&all) {
+        assert_eq!(g.filters()[0].as_words(), a.filters()[0].as_words());
+        assert_eq!(g.len(), a.len());
+    }
+    assert!(layout.range_builder(0..0).is_err());
+    assert!(layout.range_builder(6..8).is_err());
+}
+
+fn whole_sectors(layout: &Layout, keys: &[Vec<u8>]) -> BlockedBloomFilter {
+    let mut f = whole(layout, &[]).in_layout(BlockLayout::Sectors).unwrap();
+    for k in keys {
+        f.insert(&k.as_slice());
+    }
+    f
+}
+
+/// Rewrites a file's checksum after a change, so the loader's own checks refuse it.
+fn reseal(bytes: &mut [u8]) {
+    let n = bytes.len() - 8;
+    let sum = xxhash_rust::xxh3::xxh3_64(&bytes[..n]);
+    bytes[n..].copy_from_slice(&sum.to_le_bytes());
+}
+
+/// The BF value's layouts trailer: written only for a sectors sub-filter (a positions value
+/// writes the bytes it always wrote), and distrusted on load: an unknown layout id, the
+/// sectors layout with k ≠ 8, or a trailer of the wrong length is a format error.
+#[test]
+fn bf_value_layout_trailer_is_checked_on_load() {
+    let pos = ScalableBloomFilter::try_new(1000, 0.01).unwrap();
+    let pos_bytes = pos.to_bytes();
+    let plen_at = 28;
+    let plen = |b: &[u8]| u32::from_le_bytes(b[plen_at..plen_at + 4].try_into().unwrap()) as usize;
+    // positions only: no trailer (count, then 36 bytes per sub-filter, nothing after)
+    assert_eq!(plen(&pos_bytes), 41 + 36);
+
+    let f = BlockedBloomFilter::try_with_sectors(64).unwrap();
+    let sec = ScalableBloomFilter::single(f, 100, 0.01);
+    let good = sec.to_bytes();
+    assert_eq!(plen(&good), 41 + 36 + 1);
+    let back = ScalableBloomFilter::from_bytes(&good).unwrap();
+    assert_eq!(back.filters()[0].layout(), BlockLayout::Sectors);
+    let last = 72 + plen(&good) - 1;
+    assert_eq!(good[last], 1);
+    for bad in [2u8, 0xFF] {
+        let mut b = good.clone();
+        b[last] = bad;
+        reseal(&mut b);
+        assert!(
+            ScalableBloomFilter::from_bytes(&b).is_err(),
+            "layout id {bad}"
+        );
+    }
+    // a trailer of 0 (positions) is read as such
+    let mut b = good.clone();
+    b[last] = 0;
+    reseal(&mut b);
+    let p = ScalableBloomFilter::from_bytes(&b).unwrap();
+    assert_eq!(p.filters()[0].layout(), BlockLayout::Positions);
+
+    // the sectors layout on a k = 7 sub-filter, and a two-byte trailer for one sub-filter
+    let k7 = ScalableBloomFilter::single(
+        BlockedBloomFilter::try_with_shape(64, 7).unwrap(),
+        100,
+        0.01,
+    );
+    let k7 = k7.to_bytes();
+    let n = plen(&k7);
+    let forge = |extra: &[u8]| {
+        let mut b = k7.clone();
+        b[72 + n..72 + n + extra.len()].copy_from_slice(extra);
+        b[plen_at..plen_at + 4].copy_from_slice(&((n + extra.len()) as u32).to_le_bytes());
+        reseal(&mut b);
+        ScalableBloomFilter::from_bytes(&b)
+    };
+    assert!(forge(&[0]).is_ok());
+    assert!(forge(&[1]).is_err());
+    assert!(forge(&[0, 0]).is_err());
+}
+
+#[test]
+fn of_filter_refuses_unsized_and_indivisible_shapes() {
     let sectors = BlockedBloomFilter::try_with_sectors(64).unwrap();
+    // an explicit shape has no capacity or rate to put in the descriptor
     assert!(Layout::of_filter(&sectors, 2).is_err());
     let unsized_ = BlockedBloomFilter::try_with_shape(64, 7).unwrap();
     assert!(Layout::of_filter(&unsized_, 2).is_err());

@@ -293,7 +293,7 @@ impl Builder<BlockedBloomFilter> {
 pub const SALTED_MAX_BLOCKS: u64 = 1 << 32;
 
 /// Bits per key of the sectors and salted layouts.
-const SECTOR_K: u32 = 8;
+pub(crate) const SECTOR_K: u32 = 8;
 
 impl BlockedBloomFilter {
     /// Move the bit array with `mv` (see [`crate::store::Words::relocate`]).
@@ -839,9 +839,15 @@ impl BlockedBloomFilter {
         &self.core.words
     }
 
-    /// Rebuild from stored parts (for composite structures), validating the shape. Composite
-    /// payloads hold positions-layout sub-filters only (their builders force
-    /// [`BlockLayout::Positions`]), so the layout is not stored.
+    /// The word storage in either layout, for a composite payload that records each
+    /// sub-filter's layout itself (the scalable filter's layouts trailer).
+    pub(crate) fn words_any_layout(&self) -> &Words {
+        &self.core.words
+    }
+
+    /// Rebuild from stored parts (for composite structures), validating the shape, in the
+    /// positions layout (the one composite builders force); a payload that records another
+    /// layout applies it with [`BlockedBloomFilter::in_layout`].
     pub(crate) fn from_parts(
         blocks: u64,
         k: u32,
@@ -877,6 +883,21 @@ impl BlockedBloomFilter {
             simd: false,
             simd_write: false,
         })
+    }
+
+    /// The same bits read in `layout` (a sub-filter decoded from a composite payload that
+    /// records its layout); the sectors layout needs k = 8.
+    pub(crate) fn in_layout(mut self, layout: BlockLayout) -> Result<Self> {
+        if layout == BlockLayout::Sectors && self.k != SECTOR_K {
+            return Err(crate::error::inconsistent(format!(
+                "sectors-layout sub-filter with k={} (the layout sets 8 bits)",
+                self.k
+            )));
+        }
+        self.layout = layout;
+        self.simd = sectors_simd(layout, &self.core.hasher);
+        self.simd_write = self.simd && !self.core.words.is_mapped();
+        Ok(self)
     }
 }
 
