@@ -16,6 +16,7 @@
 
 pub mod compress;
 pub(crate) mod format;
+pub(crate) mod fs;
 pub(crate) mod header;
 pub(crate) mod late_head;
 pub(crate) mod mapped;
