@@ -34,7 +34,7 @@ pub fn is_packed(bytes: &[u8]) -> bool {
     raw_flags(bytes) == format::FLAG_COMPRESSED
 }
 
-/// True if `bytes` look like a delta file ([`diff_files`]).
+/// True if `bytes` look like a delta file ([`diff_files`](super::diff_files)).
 pub fn is_delta(bytes: &[u8]) -> bool {
     raw_flags(bytes) == format::FLAG_DELTA
 }

@@ -72,7 +72,7 @@ pub(super) fn check_delta<'a, S: WordSource + ?Sized>(
 
 /// A delta file from `old` to `new` (each plain or compressed): the header of `new` with flag
 /// `FLAG_DELTA`, and a payload holding the compressed XOR of the two payloads
-/// ([`diff`]) tagged with the checksums of both plain files.
+/// ([`diff`](super::diff)) tagged with the checksums of both plain files.
 ///
 /// ```text
 /// delta payload:  0  u64  payload length P (bytes, the same in both versions)

@@ -1,6 +1,12 @@
 //! The compressed, delta and patched files written to a path as they are made (atomically),
 //! holding a piece of the stream in memory, never the whole.
 
+#[cfg(doc)]
+use super::{
+    container::compress_file,
+    delta::{diff_files, patch_file},
+};
+
 use super::bits::{compress_spilling, decode_into, entropy_of};
 use super::container::{
     decode_plain, is_packed, le64, payload_of, plain_bytes, AT_FLAGS, AT_PAYLOAD_LEN, DELTA_FIXED,
