@@ -3,11 +3,14 @@
 //! module, Python) that load files whose kind they learn from the header. Both are generated
 //! from the kinds table ([`for_each_kind!`]) and dispatch to each structure's
 //! [`SetKind`](crate::dispatch::SetKind) or [`CounterKind`](crate::multisets::counter_kind::CounterKind).
+//! [`open`] holds either behind one type ([`Structure`](open::Structure)) and the policy that
+//! updates a file of any kind from one map ([`Update`](open::Update)).
 
 pub(crate) mod arrow;
 pub(crate) mod batch;
 pub(crate) mod counter;
 pub(crate) mod filter;
+pub(crate) mod open;
 pub(crate) mod spec;
 pub(crate) mod stream;
 

@@ -258,6 +258,18 @@ impl Builder<BlockedBloomFilter> {
 const SECTOR_K: u32 = 8;
 
 impl BlockedBloomFilter {
+    /// Move the bit array with `mv` (see [`crate::store::Words::relocate`]).
+    ///
+    /// # Safety
+    /// As [`Words::relocate`].
+    pub(crate) unsafe fn relocate_words(
+        &mut self,
+        mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+    ) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.core.words.relocate(mv) };
+    }
+
     /// Bits in one block (one 64-byte cache line).
     pub const BLOCK_BITS: u64 = BLOCK_BITS;
     /// How many keys ahead batched inserts prefetch (the depth of a [`crate::tuning::Pipeline`] that
