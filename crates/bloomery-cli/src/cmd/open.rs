@@ -142,8 +142,11 @@ pub fn open_update_sweep(file: MappedFile, verify: bool, how: UpdatePath) -> Res
         .verify(verify_mode(verify))
         .sweep(how)
         .page_cache(crate::pagecache::budget);
-    let blocked =
-        !file.is_compressed() && matches!(file.header().kind, Kind::Blocked | Kind::BlockedSectors);
+    let blocked = !file.is_compressed()
+        && matches!(
+            file.header().kind,
+            Kind::Blocked | Kind::BlockedSectors | Kind::BlockedSalted
+        );
     let up = update_mapped(file, opts)?;
     if blocked && how != UpdatePath::Auto {
         crate::output::note(if up.sealer.one_pass() {

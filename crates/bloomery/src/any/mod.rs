@@ -234,6 +234,7 @@ mod tests {
         assert_eq!(Kind::from_id(0), None);
         assert_eq!(Kind::from_name("no-such-kind"), None);
         assert!(Kind::BlockedSectors.is_set() && Kind::BlockedSectors.rust_type() == Kind::Blocked);
+        assert!(Kind::BlockedSalted.is_set() && Kind::BlockedSalted.rust_type() == Kind::Blocked);
         assert!(Kind::COUNTERS.iter().all(|k| AnyCounter::holds(*k)));
     }
 
@@ -241,7 +242,10 @@ mod tests {
     /// refused with an error naming the kinds that offer them, the others succeed.
     #[test]
     fn set_capabilities_match_behaviour() {
-        for &kind in Kind::SETS.iter().chain([&Kind::BlockedSectors]) {
+        for &kind in Kind::SETS
+            .iter()
+            .chain([&Kind::BlockedSectors, &Kind::BlockedSalted])
+        {
             let mut f = AnyFilter::builder(kind)
                 .capacity(1000)
                 .fpr(0.01)
@@ -266,7 +270,11 @@ mod tests {
             );
             assert_eq!(f.clone().clear().is_ok(), c.mark_damaged, "{kind}");
             if c.fold {
-                let hashes = if kind == Kind::BlockedSectors { 8 } else { 4 };
+                let hashes = if kind.rust_type() == Kind::Blocked && kind != Kind::Blocked {
+                    8
+                } else {
+                    4
+                };
                 let pow2 = AnyFilter::builder(kind)
                     .bits(1 << 14)
                     .hashes(hashes)

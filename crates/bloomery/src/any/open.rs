@@ -365,7 +365,9 @@ impl Update {
         }
         let kind = file.header().kind;
         let len = file.len();
-        if let (Some(how), Kind::Blocked | Kind::BlockedSectors) = (opts.sweep, kind) {
+        if let (Some(how), Kind::Blocked | Kind::BlockedSectors | Kind::BlockedSalted) =
+            (opts.sweep, kind)
+        {
             let one_pass = match how {
                 UpdatePath::OnePass => true,
                 UpdatePath::Sweep => false,
