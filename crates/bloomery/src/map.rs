@@ -3,7 +3,7 @@
 //! value is uninhabited), so the code that uses maps compiles unchanged and never runs.
 //! Arrays then live on the heap, `Persist::open_mmap`, `MappedFile::open` and
 //! `FileUpdate::open` return [`Error::Unsupported`](crate::Error::Unsupported) (see
-//! [`crate::io::format::map_file`]).
+//! [`crate::io::fs::map_file`]).
 
 #[cfg(feature = "mmap")]
 pub(crate) use memmap2::{Advice, Mmap, MmapMut, UncheckedAdvice};

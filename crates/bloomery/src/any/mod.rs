@@ -89,7 +89,7 @@ pub(crate) trait Holder: Sized {
     fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let plain = crate::io::compress::plain_bytes(bytes)?;
         let d = format::decode(plain.bytes(), Verify::Checksum)?;
-        Self::decode(&d, plain.source())
+        Self::decode(&d, crate::io::format::Source::from(&plain))
     }
 
     /// From a file read into memory, verifying the checksum; errors name the file.

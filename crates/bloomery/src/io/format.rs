@@ -12,6 +12,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::error::{at_path, inconsistent, Error, FormatError, Result};
+use crate::io::compress::PlainBytes;
+use crate::io::fs::{map_file, not_a_directory, sync_dir};
 pub use crate::io::header::*;
 use crate::io::temp::TempFile;
 use crate::store::Words;
@@ -53,22 +55,6 @@ pub fn save_atomic(path: &Path, write_fn: impl FnOnce(&mut dyn Write) -> Result<
     tmp.persist(path)?;
     sync_dir(path);
     Ok(())
-}
-
-/// Make a rename into `path`'s directory durable (fsync the directory; best effort).
-pub(crate) fn sync_dir(path: &Path) {
-    #[cfg(unix)]
-    {
-        let dir = match path.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => Path::new("."),
-        };
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = path;
 }
 
 /// Something that saves as a file of the format: every structure ([`Persist`](crate::Persist))
@@ -368,44 +354,6 @@ fn peek_file_at(path: &Path) -> Result<FileHead> {
     Ok(peek(&head)?)
 }
 
-/// Refuse a directory given where a filter file belongs (mapping one fails with "No such
-/// device", reading one with "Is a directory": neither says what was wrong).
-fn not_a_directory(file: &std::fs::File) -> Result<()> {
-    if file.metadata()?.is_dir() {
-        return Err(Error::Io(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            "this is a directory, not a filter file",
-        )));
-    }
-    Ok(())
-}
-
-/// Memory-map a file read-only. Without the `mmap` feature this returns
-/// [`Error::Unsupported`] (before opening the file).
-pub fn map_file(path: &Path) -> Result<Arc<crate::map::Mmap>> {
-    open_and_map(path).map(|(_, map)| map)
-}
-
-/// [`map_file`], keeping the open file: what copies it in the kernel later
-/// ([`FileUpdate`](crate::io::mapped::FileUpdate)) without opening it again.
-pub(crate) fn open_and_map(path: &Path) -> Result<(std::fs::File, Arc<crate::map::Mmap>)> {
-    if !cfg!(feature = "mmap") {
-        return Err(Error::Unsupported(crate::map::NO_MMAP.into()));
-    }
-    map_file_at(path).map_err(|e| at_path(path, e))
-}
-
-fn map_file_at(path: &Path) -> Result<(std::fs::File, Arc<crate::map::Mmap>)> {
-    let file = std::fs::File::open(path)?;
-    not_a_directory(&file)?;
-    // SAFETY: the map is read-only. If another process truncates or rewrites the file while it
-    // is mapped, reads may see changed bytes or fault (SIGBUS); bloomery itself never writes a
-    // file in place (saves go through a rename), so files it manages are not modified under a
-    // live map. This is the documented contract of `open_mmap`.
-    let map = unsafe { crate::map::Mmap::map(&file)? };
-    Ok((file, Arc::new(map)))
-}
-
 /// Where a decoded structure's words come from.
 #[derive(Clone, Copy)]
 pub enum Source<'a> {
@@ -415,6 +363,17 @@ pub enum Source<'a> {
     Mapped(&'a Arc<crate::map::Mmap>),
     /// Map in place, writable: a copy of a file being updated ([`crate::file::FileUpdate`]).
     Shared(&'a Arc<crate::store::SharedMap>),
+}
+
+/// Where a structure's words come from in a loader's plain bytes: copied from them, or a
+/// rebuilt map in place.
+impl<'a> From<&'a PlainBytes<'_>> for Source<'a> {
+    fn from(plain: &'a PlainBytes<'_>) -> Self {
+        match plain {
+            PlainBytes::Mapped(m) => Source::Shared(m),
+            other => Source::Bytes(other.bytes()),
+        }
+    }
 }
 
 impl Source<'_> {
@@ -522,7 +481,7 @@ pub trait Persist: Sized + sealed::Sealed {
         let plain = crate::io::compress::plain_bytes(bytes)?;
         let d = decode(plain.bytes(), Verify::Checksum)?;
         check_kind(&d, Self::KIND, Self::ALSO_OPENS)?;
-        Self::decode_from(&d, plain.source(), crate::store::max_bytes())
+        Self::decode_from(&d, Source::from(&plain), crate::store::max_bytes())
     }
 
     /// Save atomically (temp file, fsync, rename).

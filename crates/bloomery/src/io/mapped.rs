@@ -44,6 +44,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::io::fs::{open_and_map, sync_dir, write_all_at};
 use crate::io::temp::TempFile;
 
 use crate::error::{at_path, Error, FormatError, Result};
@@ -112,7 +113,7 @@ impl MappedFile {
     /// [`crate::compress::patch_file`] takes; decoding a structure from it is refused).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let (file, map) = format::open_and_map(path)?;
+        let (file, map) = open_and_map(path)?;
         let (decoded, flags) = format::decode_with_flags(&map, Verify::HeaderOnly)
             .map_err(|e| at_path(path, e.into()))?;
         #[cfg(unix)]
@@ -573,7 +574,7 @@ impl FileUpdate {
         write_all_at(file, &sum.to_le_bytes(), body)?;
         file.sync_all()?;
         self.tmp.persist(&self.target)?;
-        format::sync_dir(&self.target);
+        sync_dir(&self.target);
         Ok(())
     }
 
@@ -741,7 +742,7 @@ impl FileUpdate {
         self.map.flush()?;
         self.tmp.as_file().sync_all()?;
         self.tmp.persist(&self.target)?;
-        format::sync_dir(&self.target);
+        sync_dir(&self.target);
         Ok(true)
     }
 }
@@ -846,27 +847,6 @@ impl LazyCopy {
                     return Err(FormatError::ChecksumMismatch { stored, computed }.into());
                 }
             }
-        }
-        Ok(())
-    }
-}
-
-/// Write all of `buf` at `offset` of `f` (on Unix without moving its cursor).
-pub(crate) fn write_all_at(f: &File, buf: &[u8], offset: u64) -> std::io::Result<()> {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::FileExt::write_all_at(f, buf, offset)
-    }
-    #[cfg(windows)]
-    {
-        let (mut buf, mut offset) = (buf, offset);
-        while !buf.is_empty() {
-            let n = std::os::windows::fs::FileExt::seek_write(f, buf, offset)?;
-            if n == 0 {
-                return Err(std::io::ErrorKind::WriteZero.into());
-            }
-            buf = &buf[n..];
-            offset += n as u64;
         }
         Ok(())
     }

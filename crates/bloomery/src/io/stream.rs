@@ -14,10 +14,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::error::Result;
-use crate::io::format::sync_dir;
+use crate::io::fs::{sync_dir, write_all_at};
 use crate::io::header::StreamHash;
 use crate::io::late_head::LateHeadHash;
-use crate::io::mapped::write_all_at;
 use crate::io::temp::TempFile;
 
 /// The checksum of the bytes written, computed as they pass.

@@ -317,7 +317,7 @@ fn two_thread_pass_equals_one_thread_pass() {
         body > 2 * crate::io::header::PASS_CHUNK && !body.is_multiple_of(super::format::PASS_PIECE)
     );
     let run = |two: bool, verify: bool| {
-        let map = super::format::map_file(&p).unwrap();
+        let map = super::fs::map_file(&p).unwrap();
         let mut pieces = Vec::new();
         let mut sum = 0u64;
         let mut steps = Vec::new();
