@@ -389,10 +389,14 @@ fn sharded_filter_on_a_six_node_cluster() {
     // the sectors layout: its shards answer as the file, before and after the same keys are
     // added to both
     let sectors = tmp.path().join("s.bloom");
-    ok(&run(bin()
-        .arg("create")
-        .arg(&sectors)
-        .args(["-n", "30000", "-p", "0.01", "--kind", "blocked-sectors"])));
+    ok(&run(bin().arg("create").arg(&sectors).args([
+        "-n",
+        "30000",
+        "-p",
+        "0.01",
+        "--kind",
+        "blocked-sectors",
+    ])));
     let kind: serde_json::Value =
         serde_json::from_str(&ok(&run(bin().args(["info", "--json"]).arg(&sectors)))).unwrap();
     assert_eq!(kind["layout"], "sectors", "{kind}");
