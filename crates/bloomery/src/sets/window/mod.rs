@@ -689,6 +689,9 @@ impl crate::dispatch::SetKind for AgePartitionedBloomFilter {
     fn kind(&self) -> Kind {
         self.layout.kind()
     }
+    fn layout_name(&self) -> Option<&'static str> {
+        Some(self.layout.name())
+    }
     fn stats(&self) -> SetStats {
         SetStats::of(self)
     }
