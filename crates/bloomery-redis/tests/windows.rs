@@ -201,9 +201,16 @@ fn blocked_count_window_keeps_its_layout_through_dump_and_restart() {
     assert_eq!(bools(madd(c, "WBF.MEXISTS", "w", &keys[4000..])), 1000);
     let info: Vec<redis::Value> = q(c, &["WBF.INFO", "w"]);
     let text = format!("{info:?}");
-    assert!(text.contains("Layout") && text.contains("blocked"), "{text}");
+    assert!(
+        text.contains("Layout") && text.contains("blocked"),
+        "{text}"
+    );
     let bytes = dump(c, "w").unwrap();
-    assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), 30, "kind window-blocked");
+    assert_eq!(
+        u16::from_le_bytes([bytes[10], bytes[11]]),
+        30,
+        "kind window-blocked"
+    );
     let f = bloomery::AgePartitionedBloomFilter::from_bytes(&bytes).unwrap();
     assert_eq!(f.layout(), bloomery::builders::WindowLayout::Blocked);
     assert_eq!(f.insertions(), 5000);

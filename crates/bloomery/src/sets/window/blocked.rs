@@ -32,7 +32,6 @@ pub const MODEL_SAMPLES: u32 = 4096;
 /// The draws' fixed seed.
 const MODEL_SEED: u64 = 0xA9BF_B10C_4ED0_0001;
 
-
 /// How the slices of an [`AgePartitionedBloomFilter`](super::AgePartitionedBloomFilter) lie in
 /// memory. The layout is part of the file's kind (`window` or `window-blocked`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]

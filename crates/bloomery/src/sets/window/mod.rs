@@ -708,12 +708,16 @@ impl AgePartitionedBloomFilter {
         let words = self.core.words.as_mut_slice();
         let mut pos = blocked::Positions::new(h);
         let mut new = false;
-        for j in 0..u64::from(self.k) {
-            let p = (head + j) % s;
+        let mut p = head;
+        for _ in 0..self.k {
             let mask = 1u64 << pos.bit(p);
             let w = &mut words[(base + p) as usize];
             new |= *w & mask == 0;
             *w |= mask;
+            p += 1;
+            if p == s {
+                p = 0;
+            }
         }
         self.core.items = self.core.items.saturating_add(1);
         self.count += 1;
@@ -734,9 +738,14 @@ impl AgePartitionedBloomFilter {
         let words = self.core.words.as_slice();
         let mut pos = blocked::Positions::new(h);
         let mut run = 0;
+        let mut p = head;
         for j in 0..s {
-            let p = (head + j) % s;
-            if words[(base + p) as usize] >> pos.bit(p) & 1 == 1 {
+            let hit = words[(base + p) as usize] >> pos.bit(p) & 1 == 1;
+            p += 1;
+            if p == s {
+                p = 0;
+            }
+            if hit {
                 run += 1;
                 if run == k {
                     return true;
@@ -755,6 +764,6 @@ impl AgePartitionedBloomFilter {
 pub(crate) mod time;
 
 #[cfg(test)]
-mod tests;
-#[cfg(test)]
 mod blocked_tests;
+#[cfg(test)]
+mod tests;
