@@ -263,7 +263,7 @@ impl AgePartitionedBloomFilter {
         if slice_bits == 0 {
             return Err(invalid("bits", "each slice needs at least one bit"));
         }
-        if layout == WindowLayout::Blocked && slice_bits % blocked::WORD_BITS != 0 {
+        if layout == WindowLayout::Blocked && !slice_bits.is_multiple_of(blocked::WORD_BITS) {
             return Err(invalid(
                 "bits",
                 format!("a blocked window's slices are whole 64-bit words, got {slice_bits} bits"),
@@ -628,7 +628,7 @@ impl Persist for AgePartitionedBloomFilter {
             || l == 0
             || l > APBF_MAX_L
             || slice_bits == 0
-            || (layout == WindowLayout::Blocked && slice_bits % blocked::WORD_BITS != 0)
+            || (layout == WindowLayout::Blocked && !slice_bits.is_multiple_of(blocked::WORD_BITS))
         {
             return Err(inconsistent(format!(
                 "window shape window={window} k={k} l={l} m={slice_bits} layout={}",
