@@ -9,7 +9,7 @@
 #   bash scripts/bench-tables.sh --quick --list          # the commands of the quick runs
 #
 # Sections: library counting cli compression redis redisbloom python parquet bigfiles
-# structured rates. The full runs take minutes to hours each (library at 100M needs ~3 GB of
+# structured rates windows. The full runs take minutes to hours each (library at 100M needs ~3 GB of
 # RAM; python, parquet and redisbloom install packages into venvs under target/; cli and
 # structured need `scripts/fetch-data.sh npm`; redis needs redis-server and redis-tools;
 # redisbloom needs REDISBLOOM=/path/to/redisbloom.so). On a shared machine, compare only
@@ -18,7 +18,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-ALL=(library counting cli compression redis redisbloom python parquet bigfiles structured rates)
+ALL=(library counting cli compression redis redisbloom python parquet bigfiles structured rates windows)
 QUICK=0
 LIST=0
 WANT=()
@@ -226,6 +226,15 @@ section_rates() {
   fi
   run "bash scripts/fetch-data.sh words urls npm"
   run "bash scripts/check-rates.sh 100000 0.01"
+}
+
+section_windows() {
+  if [ "$QUICK" = 1 ]; then
+    run "cargo run --release -q -p bloomery-lab --example run -- window-baselines --quick --out target/lab-windows"
+    return
+  fi
+  run "cargo build --release -q -p bloomery-lab --example run"
+  run "${PRIO}$REL/examples/run window-baselines --out target/lab-windows"
 }
 
 header() {

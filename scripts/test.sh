@@ -39,13 +39,15 @@ fi
 
 echo "== system packages"
 # gzip and zstd make compressed inputs for the CLI's tests; redis-server and redis-cli run
-# the Redis module's integration tests; the redis-module crate's bindgen needs libclang.
+# the Redis module's integration tests; the redis-module crate's bindgen needs libclang; strace
+# counts the CLI's opens and maps of each file (crates/bloomery-cli/tests/open_once.rs).
 need=()
 command -v gzip >/dev/null || need+=(gzip)
 command -v zstd >/dev/null || need+=(zstd)
 command -v redis-server >/dev/null || need+=(redis-server)
 command -v redis-cli >/dev/null || need+=(redis-tools)
 command -v clang >/dev/null || need+=(clang)
+command -v strace >/dev/null || need+=(strace)
 ls /usr/lib/llvm-*/lib/libclang*.so* >/dev/null 2>&1 || need+=(libclang-dev)
 if [ "$python" = 1 ]; then
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || need+=(python3-venv)

@@ -123,18 +123,27 @@ pub trait Subject {
 /// bloomery's blocked filter.
 pub struct Blocked(pub BlockedBloomFilter);
 impl Blocked {
-    /// Sized by the library for (n, p) (the sectors layout at 1% and 0.1%).
+    /// Sized by the library for (n, p) (the salted layout at 1% and 0.1%).
     pub fn new(n: usize, p: f64) -> Self {
         Self(BlockedBloomFilter::try_new(n as u64, p).expect("blocked"))
     }
 
     /// Sized for (n, p) in the positions layout (format kind 3, any k).
     pub fn positions(n: usize, p: f64) -> Self {
+        Self::with_layout(n, p, bloomery::builders::BlockLayout::Positions)
+    }
+
+    /// Sized for (n, p) in the sectors layout (format kind 20, xxh3-128, k = 8).
+    pub fn sectors(n: usize, p: f64) -> Self {
+        Self::with_layout(n, p, bloomery::builders::BlockLayout::Sectors)
+    }
+
+    fn with_layout(n: usize, p: f64, layout: bloomery::builders::BlockLayout) -> Self {
         Self(
             BlockedBloomFilter::builder()
                 .capacity(n as u64)
                 .fpr(p)
-                .layout(bloomery::builders::BlockLayout::Positions)
+                .layout(layout)
                 .try_build()
                 .expect("blocked"),
         )

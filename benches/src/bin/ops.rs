@@ -1,6 +1,7 @@
 //! One structure, one operation, for instruction counting under callgrind:
-//! `ops STRUCT OP N` with STRUCT in blocked|positions|sbbf|fastbloom|classic and OP in
-//! fill|hit|miss (hit/miss include the fill; subtract a `fill` run).
+//! `ops STRUCT OP N` with STRUCT in blocked (the default layout: salted at 1%) | positions |
+//! sectors | sbbf | fastbloom | classic (u64 keys) or blocked-url | sectors-url (str keys), and
+//! OP in fill|hit|miss (hit/miss include the fill; subtract a `fill` run).
 use std::hint::black_box;
 
 use bloomery_benches::*;
@@ -18,15 +19,45 @@ fn run<S: Subject>(mut s: S, op: &str, pos: &[u64], neg: &[u64]) {
     }
 }
 
+/// `blocked-url` / `sectors-url`: the same operations on URL-like str keys (36–40 bytes,
+/// xxh3's 17–128-byte path) instead of u64 keys.
+fn run_urls(layout: bloomery::builders::BlockLayout, op: &str, n: usize) {
+    use bloomery::{BlockedBloomFilter, Filter};
+    let url = |i: usize| format!("https://example.org/k/{i:x}/page.html");
+    let pos: Vec<String> = (0..n).map(url).collect();
+    let neg: Vec<String> = (n..2 * n).map(url).collect();
+    let mut f = BlockedBloomFilter::builder()
+        .capacity(n as u64)
+        .fpr(0.01)
+        .layout(layout)
+        .try_build()
+        .expect("blocked");
+    for k in &pos {
+        black_box(f.insert(k.as_str()));
+    }
+    let keys = match op {
+        "hit" => &pos,
+        "miss" => &neg,
+        _ => return,
+    };
+    black_box(keys.iter().filter(|k| f.contains(k.as_str())).count());
+}
+
 fn main() {
     let a: Vec<String> = std::env::args().collect();
     let n: usize = a[3].parse().expect("n");
+    match a[1].as_str() {
+        "blocked-url" => return run_urls(bloomery::builders::BlockLayout::Salted, &a[2], n),
+        "sectors-url" => return run_urls(bloomery::builders::BlockLayout::Sectors, &a[2], n),
+        _ => {}
+    }
     let pos = positive_keys(n);
     let neg = negative_keys(n);
     let p = 0.01;
     match a[1].as_str() {
         "blocked" => run(Blocked::new(n, p), &a[2], &pos, &neg),
         "positions" => run(Blocked::positions(n, p), &a[2], &pos, &neg),
+        "sectors" => run(Blocked::sectors(n, p), &a[2], &pos, &neg),
         "sbbf" => run(
             Sbbf::new(Sbbf::bits_per_key_for(n, p), n),
             &a[2],

@@ -55,6 +55,7 @@ fn main() {
     let neg = negative_keys(n.min(10_000_000));
     let mut blocked = Blocked::new(n, p);
     let mut positions = Blocked::positions(n, p);
+    let mut sectors = Blocked::sectors(n, p);
     let mut sbbf = Sbbf::new(Sbbf::bits_per_key_for(n, p), n);
     let mut fast = FastBloom::new(n, p);
     let mut classic = Classic::with_shape(fast.bits(), fast.k().unwrap_or(1));
@@ -62,12 +63,14 @@ fn main() {
     let floor = WordsFloor::new(blocked.0.as_words().len());
     fill(&mut blocked, &pos);
     fill(&mut positions, &pos);
+    fill(&mut sectors, &pos);
     fill(&mut sbbf, &pos);
     fill(&mut fast, &pos);
     fill(&mut classic, &pos);
     fill(&mut split, &pos);
     let inf = [f64::INFINITY; 3];
     let (mut tb, mut ts, mut tf, mut tc, mut tp, mut tx) = (inf, inf, inf, inf, inf, inf);
+    let mut tq = inf;
     let (mut batch, mut fl) = ([f64::INFINITY; 3], f64::INFINITY);
     for _ in 0..reps {
         time(&mut blocked, &pos, &neg, &mut tb);
@@ -84,6 +87,7 @@ fn main() {
         black_box(floor_reads(floor.words(), &neg));
         fl = fl.min(ns(t, neg.len()));
         time(&mut sbbf, &pos, &neg, &mut ts);
+        time(&mut sectors, &pos, &neg, &mut tq);
         time(&mut positions, &pos, &neg, &mut tp);
         time(&mut fast, &pos, &neg, &mut tf);
         time(&mut classic, &pos, &neg, &mut tc);
@@ -113,6 +117,7 @@ fn main() {
     );
     for (name, t) in [
         ("blocked", tb),
+        ("sectors", tq),
         ("positions", tp),
         ("sbbf", ts),
         ("split", tx),

@@ -547,11 +547,11 @@ fn fold_and_flatten_refuse_a_result_over_the_memory_limit() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "1000\n");
 }
 
-/// The two layouts of a blocked filter, as `create` makes them, a little over two 8 MiB
-/// pieces of the one-pass update long (its pieces' edges are crossed): `-n/-p` is the sectors
+/// Two layouts of a blocked filter, as `create` makes them, a little over two 8 MiB
+/// pieces of the one-pass update long (its pieces' edges are crossed): `-n/-p` is the salted
 /// layout, `--bits/--hashes` the positions layout.
 const BLOCKED_LAYOUTS: [(&str, &[&str]); 2] = [
-    ("sectors", &["-n", "14M", "-p", "0.01"]),
+    ("salted", &["-n", "14M", "-p", "0.01"]),
     (
         "positions",
         &["--kind", "blocked", "--bits", "150M", "--hashes", "7"],

@@ -333,7 +333,7 @@ fn sharded_filter_on_a_six_node_cluster() {
         1,
         "{text}"
     );
-    // the default create picks the sectors layout at 1%: refused with the way out
+    // the default create picks the salted layout at 1%: refused with the way out
     let sectors = tmp.path().join("s.bloom");
     ok(&run(bin()
         .arg("create")

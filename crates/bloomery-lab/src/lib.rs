@@ -144,6 +144,7 @@ mod tests {
                 "set-reconciliation",
                 "set-intersection",
                 "differential-files",
+                "window-baselines",
             ]
         );
         for e in registry() {
@@ -155,6 +156,7 @@ mod tests {
                 "Cen, Xu & Sun",
                 "Matsumoto, Hazeyama & Kadobayashi",
                 "Kumar et al.",
+                "Shtul, Baquero & Almeida",
             ];
             assert!(
                 papers.iter().any(|p| e.source.contains(p)),

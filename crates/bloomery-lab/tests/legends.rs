@@ -124,7 +124,7 @@ fn experiment_plots_keep_their_legends_off_the_data() {
         quick: true,
         seed: 1,
     };
-    for name in ["mlbf-urls", "ibf-vs-cbf"] {
+    for name in ["mlbf-urls", "ibf-vs-cbf", "window-baselines"] {
         let e = bloomery_lab::find(name).unwrap();
         let report = (e.run)(&opts).unwrap();
         let svgs: Vec<_> = report

@@ -715,7 +715,12 @@ fn bloom_kind(name: &str) -> PyResult<Kind> {
 fn is_bloom(k: Kind) -> bool {
     matches!(
         k,
-        Kind::Classic | Kind::Partitioned | Kind::Blocked | Kind::BlockedSectors | Kind::SplitBlock
+        Kind::Classic
+            | Kind::Partitioned
+            | Kind::Blocked
+            | Kind::BlockedSectors
+            | Kind::BlockedSalted
+            | Kind::SplitBlock
     )
 }
 

@@ -202,13 +202,18 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let r = write(ctx, &args[1], Some(Params::default()), |f| {
         f.try_insert(args[2].as_slice())
     })?;
-    let new = r.map_err(|e| match e {
+    let new = r.map_err(add_error)?;
+    crate::keys::written(ctx, &args[1]);
+    Ok(reply::bool(new))
+}
+
+/// The reply of `BF.ADD` when the item could not be added.
+pub fn add_error(e: Error) -> RedisError {
+    match e {
         Error::Full { .. } => RedisError::Str(BF_FULL),
         Error::TooLarge { .. } => RedisError::Str(CANNOT_GROW),
         other => lib_error(other),
-    })?;
-    crate::keys::written(ctx, &args[1]);
-    Ok(reply::bool(new))
+    }
 }
 
 /// `BF.MADD key item [item ...]`: per item as `BF.ADD`; a full non-scaling filter ends the

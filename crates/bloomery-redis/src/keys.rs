@@ -3,7 +3,7 @@
 //! create it on demand.
 
 use redis_module::native_types::RedisType;
-use redis_module::{Context, NotifyEvent, RedisError, RedisResult, RedisString, RedisValue};
+use redis_module::{raw, Context, NotifyEvent, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::errors::LOADING;
 use crate::types::{Slot, Structure};
@@ -15,8 +15,22 @@ use crate::types::{Slot, Structure};
 pub fn written(ctx: &Context, key: &RedisString) {
     ctx.replicate_verbatim();
     crate::stats::touched(ctx, key);
-    // SAFETY: reading a function pointer Redis filled in at module load.
-    let Some(current) = (unsafe { redis_module::raw::RedisModule_GetCurrentCommandName }) else {
+    // SAFETY: `key` is a live argument of the running command.
+    unsafe { notify_written(ctx, key.inner) };
+}
+
+/// The keyspace event of a write to `key` by the running command (see [`written`]).
+///
+/// # Safety
+/// `key` is a live string of the running command (one of its arguments).
+pub unsafe fn notify_written(ctx: &Context, key: *mut raw::RedisModuleString) {
+    // SAFETY: reading function pointers Redis filled in at module load.
+    let (Some(current), Some(notify)) = (unsafe {
+        (
+            raw::RedisModule_GetCurrentCommandName,
+            raw::RedisModule_NotifyKeyspaceEvent,
+        )
+    }) else {
         return;
     };
     // SAFETY: `ctx.ctx` is the live context of the running command; Redis answers the name
@@ -25,12 +39,9 @@ pub fn written(ctx: &Context, key: &RedisString) {
     if name.is_null() {
         return;
     }
-    // SAFETY: a non-null answer is a NUL-terminated string owned by Redis for the command's
-    // lifetime.
-    let name = unsafe { std::ffi::CStr::from_ptr(name) };
-    if let Ok(event) = name.to_str() {
-        ctx.notify_keyspace_event(NotifyEvent::GENERIC, event, key);
-    }
+    // SAFETY: `name` is a NUL-terminated string owned by Redis for the command's lifetime and
+    // `key` a live argument string of the running command.
+    unsafe { notify(ctx.ctx, NotifyEvent::GENERIC.bits(), name, key) };
 }
 
 /// Run `f` on the structure under `key`, creating it with `create` if the key is missing

@@ -16,7 +16,8 @@
 //! [`bf`], [`cf`], [`cms`], [`topk`], [`tdigest`], [`counting`] (`CBF.*` and `BCBF.*`, one
 //! generic shell), [`ibf`], [`mlbf`] (the last three share helpers in [`own`]), [`wbf`] (the
 //! windows `WBF.*` and `TWBF.*`, listed with their handlers), [`dump`] (SCANDUMP/LOADCHUNK) and
-//! [`export`] (`BLOOMERY.DUMP`); small empty
+//! [`export`] (`BLOOMERY.DUMP`); `BF.ADD` and `BF.EXISTS` have entry points of their own in
+//! [`hot`] (their usual case without the framework's argument copies); small empty
 //! structures are copied from [`templates`]. Beneath them, with
 //! no module importing one above it: [`keys`] (the value under a key), [`types`] (the data
 //! types, RDB, AOF, `MEMORY USAGE`), [`chunk`] (the byte string a value travels as), and the
@@ -35,9 +36,12 @@ pub mod chunk;
 pub mod cms;
 pub mod config;
 pub mod counting;
+#[cfg(test)]
+mod defrag_tests;
 pub mod dump;
 pub mod errors;
 pub mod export;
+pub mod hot;
 pub mod ibf;
 pub mod keys;
 pub mod limits;
@@ -69,8 +73,8 @@ mod module {
     };
     use crate::wbf::{self, TWBF_TYPE, WBF_TYPE};
     use crate::{
-        bf, cf, cms, config, counting, export, ibf, memory, mlbf, rbbf, rbcf, reply, route, stats,
-        topk,
+        bf, cf, cms, config, counting, export, hot, ibf, memory, mlbf, rbbf, rbcf, reply, route,
+        stats, topk,
     };
     use crate::{tdigest, types::TDIGEST_TYPE};
     use bloomery::{BlockedCountingBloomFilter, CountingBloomFilter};
@@ -106,6 +110,10 @@ mod module {
         // a scalable filter's growth sizes its next sub-filter on this thread: compute the
         // sizing model once now, so growth costs microseconds, not milliseconds
         bloomery::params::warm_blocked_sizing(bloomery::BlockedBloomFilter::BLOCK_BITS);
+        if !hot::register(ctx) {
+            ctx.log_warning("bloomery: could not register bf.add and bf.exists");
+            return Status::Err;
+        }
         let raw: Vec<Vec<u8>> = args.iter().map(|a| a.as_slice().to_vec()).collect();
         match config::apply(&raw) {
             Ok(()) => Status::Ok,
@@ -121,10 +129,6 @@ mod module {
     fn bf_reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         bf::reserve(ctx, args)
     }
-    /// `BF.ADD key item`: add an item (creating the filter with the defaults); `true` if it was new.
-    fn bf_add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        route::fallback(ctx, args, bf::add, rbbf::add)
-    }
     /// `BF.MADD key item [item ...]`: add items; per item as `BF.ADD`.
     fn bf_madd(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         route::fallback(ctx, args, bf::madd, rbbf::madd)
@@ -132,10 +136,6 @@ mod module {
     /// `BF.INSERT key [CAPACITY c] [ERROR e] [EXPANSION x] [NOCREATE] [NONSCALING] ITEMS item...`: add items, creating the filter with these parameters.
     fn bf_insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         route::fallback(ctx, args, bf::insert, rbbf::insert)
-    }
-    /// `BF.EXISTS key item`: whether the item may have been added.
-    fn bf_exists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-        route::fallback(ctx, args, bf::exists, rbbf::exists)
     }
     /// `BF.MEXISTS key item [item ...]`: per item as `BF.EXISTS`.
     fn bf_mexists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
@@ -502,12 +502,11 @@ mod module {
         // command in its errors (`wrong number of arguments for 'bf.add' command`), `COMMAND`
         // and `INFO commandstats`; lookup ignores case.
         commands: [
-            // Bloom filters (RedisBloom-compatible).
+            // Bloom filters (RedisBloom-compatible; `bf.add` and `bf.exists` are registered
+            // by `hot::register`, with entry points of their own).
             ["bf.reserve", bf_reserve, "write deny-oom", 1, 1, 1, "", "bloom"],
-            ["bf.add", bf_add, "write deny-oom", 1, 1, 1, "", "bloom"],
             ["bf.madd", bf_madd, "write deny-oom", 1, 1, 1, "", "bloom"],
             ["bf.insert", bf_insert, "write deny-oom", 1, 1, 1, "", "bloom"],
-            ["bf.exists", bf_exists, "readonly fast", 1, 1, 1, "", "bloom"],
             ["bf.mexists", bf_mexists, "readonly fast", 1, 1, 1, "", "bloom"],
             ["bf.info", bf_info, "readonly fast", 1, 1, 1, "", "bloom"],
             ["bf.card", bf_card, "readonly fast", 1, 1, 1, "", "bloom"],

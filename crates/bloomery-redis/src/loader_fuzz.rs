@@ -263,14 +263,14 @@ fn timed<R>(what: &str, f: impl FnOnce() -> R) -> R {
     r
 }
 
-fn keys(n: usize, salt: u64) -> Vec<Vec<u8>> {
+pub(crate) fn keys(n: usize, salt: u64) -> Vec<Vec<u8>> {
     (0..n as u64)
         .map(|i| format!("k{salt}-{i}").into_bytes())
         .collect()
 }
 
 /// A type, its seeds and how its commands use it.
-trait Case: Persist + Clone + 'static {
+pub(crate) trait Case: Persist + Clone + 'static {
     const NAME: &'static str;
     /// The parameter fields of its file (offset, width): the header's items (48), capacity
     /// (56) and target rate (64), then the kind's own parameters from byte 72. Fields that

@@ -29,7 +29,7 @@ use redis_module::{raw, RedisError, RedisResult, RedisValue};
 
 use crate::memory::charged;
 use crate::stats::Family;
-use crate::value::{family, methods, Value};
+use crate::value::{family, methods, Mover, Value};
 use crate::{errors, limits};
 
 /// Encoding version of the two types' RDB layout.
@@ -200,6 +200,12 @@ macro_rules! moved_value {
                 let total =
                     charged(std::mem::size_of::<$t>() as u64).saturating_add(Moved::held(self));
                 usize::try_from(total).unwrap_or(usize::MAX)
+            }
+            /// The list of links or sub-filters, then each one's array.
+            unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+                // SAFETY: the caller's contract is the library's (memory of the global
+                // allocator, of the allocation's size and alignment, the old one freed).
+                unsafe { self.relocate_arrays(mv) }
             }
         }
     };

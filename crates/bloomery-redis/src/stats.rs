@@ -140,13 +140,9 @@ fn families() -> &'static [(usize, Family)] {
 /// `INFO` next asks (a write costs a key lookup and a flag, not a measure); a value created
 /// by the command is counted now.
 pub fn touched(ctx: &Context, key: &RedisString) {
-    let (Some(open), Some(get_type), Some(get_value), Some(close)) = (
+    let (Some(open), Some(close)) = (
         // SAFETY: reading function pointers Redis filled in at module load.
         unsafe { raw::RedisModule_OpenKey },
-        // SAFETY: as above.
-        unsafe { raw::RedisModule_ModuleTypeGetType },
-        // SAFETY: as above.
-        unsafe { raw::RedisModule_ModuleTypeGetValue },
         // SAFETY: as above.
         unsafe { raw::RedisModule_CloseKey },
     ) else {
@@ -158,28 +154,46 @@ pub fn touched(ctx: &Context, key: &RedisString) {
     if k.is_null() {
         return;
     }
-    // SAFETY: `k` is the open key from above (a key of another type answers null).
-    let value = unsafe { get_value(k) };
-    if !value.is_null() {
-        let known = with_book(|b| match b.values.get_mut(&(value as usize)) {
-            Some(e) => {
-                e.dirty = true;
-                true
-            }
-            None => false,
-        });
-        if !known {
-            // SAFETY: `k` is the open key from above.
-            let ty = unsafe { get_type(k) } as usize;
-            if let Some((_, f)) = families().iter().find(|(t, _)| *t == ty) {
-                // SAFETY: `value` is a live value of `f`'s type, which `f.measure` takes.
-                let bytes = unsafe { (f.measure)(value) } as u64;
-                counted(f.name, value, bytes, f.measure);
-            }
-        }
-    }
+    // SAFETY: `k` is the open key from above.
+    unsafe { touched_open(k) };
     // SAFETY: closing the key opened above, once.
     unsafe { close(k) };
+}
+
+/// As [`touched`], for a key the command already holds open.
+///
+/// # Safety
+/// `k` must be a key of the running command, open and not yet closed.
+pub unsafe fn touched_open(k: *mut raw::RedisModuleKey) {
+    let (Some(get_type), Some(get_value)) = (
+        // SAFETY: reading function pointers Redis filled in at module load.
+        unsafe { raw::RedisModule_ModuleTypeGetType },
+        // SAFETY: as above.
+        unsafe { raw::RedisModule_ModuleTypeGetValue },
+    ) else {
+        return;
+    };
+    // SAFETY: `k` is open (the caller's contract); a key of another type answers null.
+    let value = unsafe { get_value(k) };
+    if value.is_null() {
+        return;
+    }
+    let known = with_book(|b| match b.values.get_mut(&(value as usize)) {
+        Some(e) => {
+            e.dirty = true;
+            true
+        }
+        None => false,
+    });
+    if !known {
+        // SAFETY: `k` is open (the caller's contract).
+        let ty = unsafe { get_type(k) } as usize;
+        if let Some((_, f)) = families().iter().find(|(t, _)| *t == ty) {
+            // SAFETY: `value` is a live value of `f`'s type, which `f.measure` takes.
+            let bytes = unsafe { (f.measure)(value) } as u64;
+            counted(f.name, value, bytes, f.measure);
+        }
+    }
 }
 
 /// Measure the values written since `INFO` last asked; the totals per type.

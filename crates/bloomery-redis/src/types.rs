@@ -117,6 +117,12 @@ impl Structure for ScalableBloomFilter {
     const FILE_KIND: Kind = Kind::Scalable;
     const INFO: &'static str = "bf";
     const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
+    /// The list of sub-filters, then each one's bit array.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     fn held(&self) -> u64 {
         let arrays: u64 = self
             .filters()
@@ -142,6 +148,12 @@ impl Structure for CuckooFilter {
     const FILE_KIND: Kind = Kind::Cuckoo;
     const INFO: &'static str = "cf";
     const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
+    /// The list of tables, then each one's slots.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     fn held(&self) -> u64 {
         let arrays: u64 = self
             .tables()
@@ -218,6 +230,12 @@ impl Structure for CountMinSketch32 {
     const LOADCHUNK: &'static CStr = c"CMS.LOADCHUNK";
     const OLD_KINDS: &'static [Kind] = &[Kind::CountMin];
     const ENCODING: i32 = CMS_ENCODING_VERSION;
+    /// The counters.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     fn held(&self) -> u64 {
         charged(words_bytes(self.as_words().len() as u64))
     }
@@ -259,6 +277,12 @@ impl Structure for CountingBloomFilter {
     const FILE_KIND: Kind = Kind::Counting;
     const INFO: &'static str = "cbf";
     const LOADCHUNK: &'static CStr = c"CBF.LOADCHUNK";
+    /// The counters.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     fn held(&self) -> u64 {
         charged(words_bytes(self.counters().words().len() as u64))
     }
@@ -272,6 +296,12 @@ impl Structure for BlockedCountingBloomFilter {
     const FILE_KIND: Kind = Kind::BlockedCounting;
     const INFO: &'static str = "bcbf";
     const LOADCHUNK: &'static CStr = c"BCBF.LOADCHUNK";
+    /// The counter blocks.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     fn held(&self) -> u64 {
         charged(words_bytes(self.as_words().len() as u64))
     }
@@ -285,6 +315,12 @@ impl Structure for IterativeBloomFilter {
     const FILE_KIND: Kind = Kind::Iterative;
     const INFO: &'static str = "ibf";
     const LOADCHUNK: &'static CStr = c"IBF.LOADCHUNK";
+    /// The bit array.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     fn held(&self) -> u64 {
         charged(words_bytes(self.as_words().len() as u64))
     }
@@ -330,6 +366,12 @@ impl Structure for MultiLayerBloomFilter {
     const FILE_KIND: Kind = Kind::Mlbf;
     const INFO: &'static str = "mlbf";
     const LOADCHUNK: &'static CStr = c"MLBF.LOADCHUNK";
+    /// The list of layers, then each layer's bit array.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     /// The arrays of every layer (the list of them, a few dozen bytes per layer, aside).
     fn held(&self) -> u64 {
         (0..=self.layers() as usize)
@@ -351,6 +393,12 @@ impl Structure for TDigest {
     const FILE_KIND: Kind = Kind::TDigest;
     const INFO: &'static str = "tdigest";
     const LOADCHUNK: &'static CStr = c"TDIGEST.LOADCHUNK";
+    /// The centroid buffer, then the merged centroids a query keeps.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     /// The centroid buffer (`6δ + 10` centroids of 16 bytes), and the merged centroids a
     /// query keeps until the next write.
     fn held(&self) -> u64 {
@@ -592,121 +640,5 @@ pub(crate) unsafe fn relocate_bytes(v: &mut Vec<u8>, mv: &mut Mover<'_>) {
         // of the global allocator (the caller's contract); the old buffer is freed, so the
         // vector is rebuilt over the new one without dropping the old.
         unsafe { std::ptr::write(v, Vec::from_raw_parts(new.as_ptr(), len, cap)) };
-    }
-}
-
-#[cfg(test)]
-mod defrag_tests {
-    use super::*;
-    use crate::value::{defrag_value, Value};
-    use bloomery::TopK;
-    use std::os::raw::c_void;
-    use std::ptr::NonNull;
-
-    /// A value as Redis holds it: boxed, handed over as a raw pointer.
-    fn boxed<V>(v: V) -> *mut c_void {
-        Box::into_raw(Box::new(v)).cast()
-    }
-
-    /// The value at `at`.
-    ///
-    /// # Safety
-    /// `at` must hold a live `V`.
-    unsafe fn get<'a, V>(at: *mut c_void) -> &'a V {
-        // SAFETY: the caller's contract.
-        unsafe { &*at.cast::<V>() }
-    }
-
-    /// Drop the value at `at`, as Redis's free callback does.
-    ///
-    /// # Safety
-    /// `at` must hold a live `V` made by [`boxed`], dropped once.
-    unsafe fn free<V>(at: *mut c_void) {
-        // SAFETY: the caller's contract.
-        drop(unsafe { Box::from_raw(at.cast::<V>()) });
-    }
-
-    /// What `RedisModule_DefragAlloc` does, on the C allocator behind the tests' global one:
-    /// the allocation's bytes copied into a new one (64-byte aligned, as jemalloc keeps the
-    /// module's arrays), the old one freed. Counts the moves.
-    fn mover(moves: &mut usize) -> impl FnMut(NonNull<u8>) -> Option<NonNull<u8>> + '_ {
-        move |p| {
-            // SAFETY: `p` is a live allocation of the global allocator (the C allocator in
-            // the tests); its usable size is what it holds, copied whole before it is freed.
-            unsafe {
-                let size = libc::malloc_usable_size(p.as_ptr().cast());
-                let mut new: *mut c_void = std::ptr::null_mut();
-                if libc::posix_memalign(&mut new, 64, size) != 0 {
-                    return None;
-                }
-                std::ptr::copy_nonoverlapping(p.as_ptr(), new.cast::<u8>(), size);
-                libc::free(p.as_ptr().cast());
-                *moves += 1;
-                NonNull::new(new.cast::<u8>())
-            }
-        }
-    }
-
-    /// A top-k value moves whole (its struct, buckets, list entries and items) and answers
-    /// exactly as before; a partial LOADCHUNK value moves its bytes.
-    #[test]
-    fn defrag_moves_values_and_their_arrays() {
-        let mut t = TopK::builder(4)
-            .width(64)
-            .depth(3)
-            .redisbloom_list(true)
-            .try_build()
-            .unwrap();
-        for i in 0..200u32 {
-            t.insert(&(i % 13));
-        }
-        let want = t.clone();
-        let v = boxed(Slot::Ready(t));
-        let mut moves = 0;
-        // SAFETY: `v` was made by `boxed` and nothing else references it; the mover copies
-        // into memory of the global allocator with the alignment of every array.
-        let at = unsafe { defrag_value::<Slot<TopK>>(v, &mut mover(&mut moves)) };
-        // the struct, the buckets, the list's entries and its 4 items
-        assert_eq!(moves, 3 + want.len());
-        // SAFETY: `at` is where the value now is.
-        let got = unsafe { get::<Slot<TopK>>(at) };
-        let Slot::Ready(t) = got else {
-            panic!("still ready")
-        };
-        assert_eq!(t, &want);
-        assert_eq!(t.list(), want.list());
-        assert_eq!(got.digest_bytes(), Slot::Ready(want.clone()).digest_bytes());
-        let mut again = t.clone();
-        let mut w = want;
-        assert_eq!(again.insert("x"), w.insert("x"));
-        // SAFETY: the value is dropped once, as Redis's free callback does.
-        unsafe { free::<Slot<TopK>>(at) };
-
-        let partial = Slot::<TopK>::Loading(Partial {
-            bytes: b"BLOOMERY and the rest".to_vec(),
-            total: 4096,
-        });
-        let v = boxed(partial.clone());
-        let mut moves = 0;
-        // SAFETY: as above.
-        let at = unsafe { defrag_value::<Slot<TopK>>(v, &mut mover(&mut moves)) };
-        assert_eq!(moves, 2, "the struct and the bytes received");
-        // SAFETY: `at` is where the value now is.
-        assert_eq!(unsafe { get::<Slot<TopK>>(at) }, &partial);
-        // SAFETY: dropped once.
-        unsafe { free::<Slot<TopK>>(at) };
-    }
-
-    /// A mover that leaves everything in place changes nothing.
-    #[test]
-    fn defrag_without_moves_keeps_the_value() {
-        let t = TopK::try_with_shape(3, 16, 2, 0.9).unwrap();
-        let v = boxed(Slot::Ready(t.clone()));
-        let mut none = |_: NonNull<u8>| None;
-        // SAFETY: `v` was made by `boxed`; the mover moves nothing.
-        let at = unsafe { defrag_value::<Slot<TopK>>(v, &mut none) };
-        assert_eq!(at, v);
-        // SAFETY: dropped once.
-        unsafe { free::<Slot<TopK>>(at) };
     }
 }

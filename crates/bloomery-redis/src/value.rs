@@ -9,11 +9,22 @@
 //! and `activedefrag yes`), it calls `defrag` for each value of the module it scans. The
 //! value's own allocation (its struct, every type) is handed to `RedisModule_DefragAlloc`,
 //! which moves it when jemalloc says its page is worth emptying; then [`Value::defrag`] moves
-//! the value's arrays where the type knows how (see the README for which). A value is moved
-//! as a whole Rust value (a bitwise move), between callbacks that hold no reference to it.
+//! the value's arrays (see the README for which). A value is moved as a whole Rust value (a
+//! bitwise move), between callbacks that hold no reference to it. Only allocations of the
+//! global allocator (Redis's, through `RedisModule_Alloc`) are handed over: arrays in a map
+//! (an anonymous one, or a file's) are never passed (`Words::relocate` skips them).
+//!
+//! A value's allocations are listed in one fixed order (its struct, then its arrays as its
+//! type meets them), and `free_effort` answers how many there are. A value of more than
+//! `active-defrag-max-scan-fields` allocations (1000 by default) is defragmented by the
+//! server's late defrag in bounded steps: each call moves allocations from the cursor the
+//! last one stored (`RedisModule_DefragCursorGet`/`Set`), asks
+//! `RedisModule_DefragShouldStop` after every [`STEP`] of them, and answers 1 to be called
+//! again from where it stopped ([`defrag_step`]). Smaller values, and servers without these
+//! functions, are done in one call.
 
 use std::ffi::CStr;
-use std::os::raw::{c_int, c_longlong, c_void};
+use std::os::raw::{c_int, c_longlong, c_ulong, c_void};
 use std::ptr::NonNull;
 
 use redis_module::raw;
@@ -68,7 +79,7 @@ pub const fn methods<V: Value>() -> raw::RedisModuleTypeMethods {
         aux_save: None,
         aux_save2: None,
         aux_save_triggers: 0,
-        free_effort: None,
+        free_effort: Some(free_effort::<V>),
         unlink: None,
         copy: Some(copy::<V>),
         defrag: Some(defrag::<V>),
@@ -220,26 +231,125 @@ pub(crate) unsafe fn defrag_value<V: Value>(value: *mut c_void, mv: &mut Mover<'
     at
 }
 
+/// Allocations a step of late defrag moves between two looks at the server's clock.
+pub(crate) const STEP: usize = 16;
+
+/// One step of the defragmentation of a value: its allocations (numbered in [`Value::defrag`]'s
+/// fixed order, its own struct first) from `from` on are moved with `mv`, until `stop`, asked
+/// after every [`STEP`] of them (so each step moves at least [`STEP`], or the rest), says the
+/// time is up. Returns where the value is now and the number of the first allocation not
+/// reached, or `None` when the step reached the last one. Allocations before `from` (moved by
+/// earlier steps) are passed over without a look.
+///
+/// # Safety
+/// As [`defrag_value`].
+pub(crate) unsafe fn defrag_step<V: Value>(
+    value: *mut c_void,
+    from: usize,
+    mv: &mut Mover<'_>,
+    stop: &mut dyn FnMut() -> bool,
+) -> (*mut c_void, Option<usize>) {
+    let mut seen = 0usize;
+    let mut resume = None;
+    let mut window = |p: NonNull<u8>| {
+        let i = seen;
+        seen += 1;
+        if i < from || resume.is_some() {
+            return None;
+        }
+        let done = i - from;
+        if done > 0 && done.is_multiple_of(STEP) && stop() {
+            resume = Some(i);
+            return None;
+        }
+        mv(p)
+    };
+    // SAFETY: the caller's contract; `window` passes on `mv`'s answers or leaves allocations
+    // where they are.
+    let at = unsafe { defrag_value::<V>(value, &mut window) };
+    (at, resume)
+}
+
+/// How many allocations the value holds, its own struct included (what a defrag pass visits
+/// and a free releases).
+pub(crate) fn allocations<V: Value>(v: &mut V) -> usize {
+    let mut n = 1;
+    let mut count = |_: NonNull<u8>| {
+        n += 1;
+        None
+    };
+    // SAFETY: the mover moves nothing (it answers `None` for every allocation), so the
+    // contract holds trivially and the value is left as it was.
+    unsafe { v.defrag(&mut count) };
+    n
+}
+
+/// The type's `free_effort` callback: the number of allocations of the value. Redis frees a
+/// value of more than 64 on a background thread when it frees lazily (`UNLINK`, the
+/// `lazyfree-*` settings: the module's free is safe there), and defragments a value of more
+/// than `active-defrag-max-scan-fields` in steps ([`defrag`]).
+unsafe extern "C" fn free_effort<V: Value>(
+    _key: *mut raw::RedisModuleString,
+    value: *const c_void,
+) -> usize {
+    if value.is_null() {
+        return 1;
+    }
+    // SAFETY: Redis passes a live value of this type, on the main thread, where no command or
+    // other callback holds a reference to it during the call; `allocations` changes nothing
+    // (its mover moves nothing), so the exclusive borrow writes nothing.
+    allocations(unsafe { &mut *value.cast_mut().cast::<V>() })
+}
+
 /// The type's defrag callback: the value and its arrays moved with `RedisModule_DefragAlloc`.
-/// Always completes in one call (0).
+/// In one call (answers 0) unless the server defragments the value late, with a time limit
+/// and a cursor: then a step from the stored cursor ([`defrag_step`]), which stores where it
+/// stopped and answers 1 when allocations are left.
 unsafe extern "C" fn defrag<V: Value>(
     ctx: *mut raw::RedisModuleDefragCtx,
     _key: *mut raw::RedisModuleString,
     value: *mut *mut c_void,
 ) -> c_int {
-    // SAFETY: reading a function pointer Redis filled in at module load.
-    let Some(alloc) = (unsafe { raw::RedisModule_DefragAlloc }) else {
+    // SAFETY: reading function pointers Redis filled in at module load (each `None` where the
+    // server lacks it).
+    let (alloc, should_stop, cursor_get, cursor_set) = unsafe {
+        (
+            raw::RedisModule_DefragAlloc,
+            raw::RedisModule_DefragShouldStop,
+            raw::RedisModule_DefragCursorGet,
+            raw::RedisModule_DefragCursorSet,
+        )
+    };
+    let Some(alloc) = alloc else {
         return 0;
     };
-    if value.is_null() {
+    // SAFETY: `value` is the slot Redis passed (checked for NULL first).
+    if value.is_null() || unsafe { (*value).is_null() } {
         return 0;
     }
+    let mut cursor: c_ulong = 0;
+    // A late defrag has a cursor (the call answers OK); a call without one (REDISMODULE_ERR,
+    // or a server without the function) does the whole value.
+    let late = cursor_get.is_some_and(|get| {
+        // SAFETY: `ctx` is the live defrag context of this callback; `cursor` outlives the call.
+        unsafe { get(ctx, &mut cursor) == raw::REDISMODULE_OK as c_int }
+    }) && cursor_set.is_some();
+    let from = if late {
+        usize::try_from(cursor).unwrap_or(usize::MAX)
+    } else {
+        0
+    };
+    let mut stop = || {
+        // SAFETY: `ctx` is the live defrag context of this callback.
+        late && should_stop.is_some_and(|f| unsafe { f(ctx) } != 0)
+    };
     let mut mv = |p: NonNull<u8>| {
         // SAFETY: `ctx` is the live defrag context of this callback and `p` a live allocation
-        // of the value, made by Redis's allocator (the module's global allocator). Redis
-        // copies it into an allocation of the same size class (so of the same alignment: the
-        // module's arrays are whole multiples of their alignment, which jemalloc's classes
-        // keep) and frees the old one, or answers NULL and changes nothing.
+        // of the value, made by Redis's allocator (the module's global allocator: arrays in a
+        // map are never passed, see `Words::relocate`). Redis copies it into an allocation of
+        // the same size class (so of the same alignment: the module's arrays are whole
+        // multiples of their alignment, which jemalloc's classes keep) and frees the old one,
+        // or answers NULL and changes nothing.
         let moved = NonNull::new(unsafe { alloc(ctx, p.as_ptr().cast()) }.cast::<u8>());
         if moved.is_some() {
             stats::defrag_moved();
@@ -248,6 +358,16 @@ unsafe extern "C" fn defrag<V: Value>(
     };
     // SAFETY: Redis passes the slot of a live value of this type, which no command or other
     // callback references while it defragments (it runs on the main thread between commands).
-    unsafe { *value = defrag_value::<V>(*value, &mut mv) };
-    0
+    let (at, resume) = unsafe { defrag_step::<V>(*value, from, &mut mv, &mut stop) };
+    // SAFETY: as above.
+    unsafe { *value = at };
+    match (resume, cursor_set) {
+        (Some(next), Some(set)) => {
+            // SAFETY: `ctx` is the live defrag context of a late defrag (`late` holds: `stop`
+            // answers true only then).
+            let stored = unsafe { set(ctx, next as c_ulong) } == raw::REDISMODULE_OK as c_int;
+            c_int::from(stored)
+        }
+        _ => 0,
+    }
 }

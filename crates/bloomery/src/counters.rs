@@ -50,6 +50,18 @@ fn check_width(width: u32) -> Result<()> {
 }
 
 impl Counters {
+    /// Move the counters' words with `mv` (see [`Words::relocate`]).
+    ///
+    /// # Safety
+    /// As [`Words::relocate`].
+    pub(crate) unsafe fn relocate(
+        &mut self,
+        mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+    ) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.words.relocate(mv) };
+    }
+
     /// `len` zero counters of `width` bits; refused if the words exceed `limit` bytes.
     pub fn zeroed(len: u64, width: u32, limit: u64) -> Result<Self> {
         check_width(width)?;

@@ -31,6 +31,11 @@ pub enum HashAlgorithm {
     /// MurmurHash2 (32-bit), as RedisBloom's oldest Bloom filters use it: the low half is the
     /// hash under the (32-bit) seed, the high half the hash under the low half.
     MurmurHash2 = 5,
+    /// xxh3-64 with a 64-bit seed: the blocked filter's salted layout
+    /// ([`BlockLayout::Salted`](crate::builders::BlockLayout::Salted)), which needs one 64-bit
+    /// value per key. The low half of [`Hashed`] is the hash; the high half is derived from it
+    /// by a fixed mixer (for any other structure given this hasher).
+    Xxh3_64 = 6,
 }
 
 impl HashAlgorithm {
@@ -47,12 +52,13 @@ impl HashAlgorithm {
             3 => Some(Self::Xxh64),
             4 => Some(Self::MurmurHash64A),
             5 => Some(Self::MurmurHash2),
+            6 => Some(Self::Xxh3_64),
             _ => None,
         }
     }
 
     /// A short stable name (`xxh3-128`, `siphash13-128`, `xxh64`, `murmurhash64a`,
-    /// `murmurhash2`).
+    /// `murmurhash2`, `xxh3-64`).
     pub fn name(self) -> &'static str {
         match self {
             Self::Xxh3_128 => "xxh3-128",
@@ -60,6 +66,7 @@ impl HashAlgorithm {
             Self::Xxh64 => "xxh64",
             Self::MurmurHash64A => "murmurhash64a",
             Self::MurmurHash2 => "murmurhash2",
+            Self::Xxh3_64 => "xxh3-64",
         }
     }
 }
@@ -575,8 +582,10 @@ impl std::hash::Hasher for ByteHasher {
 ///
 /// 1. The key's bytes ([`Key`]: byte slices, strings, integers as little-endian bytes) go through
 ///    one 128-bit hash chosen by a [`KeyHasher`]: seeded **xxh3-128** by default, keyed
-///    **SipHash-1-3-128** in [keyed mode](KeyHasher::keyed), or Parquet's **xxHash64** for the
-///    split-block filter. The result is a [`Hashed`] key: two 64-bit halves.
+///    **SipHash-1-3-128** in [keyed mode](KeyHasher::keyed), Parquet's **xxHash64** for the
+///    split-block filter, or seeded **xxh3-64** for the blocked filter's salted layout (the
+///    blocked filter's default at 1% and 0.1%), which reads only the low half. The result is
+///    a [`Hashed`] key: two 64-bit halves.
 /// 2. A structure derives its k indices from the two halves by *enhanced double hashing*
 ///    (Dillinger & Manolios 2004; Kirsch & Mitzenmacher 2006 show two hashes lose nothing
 ///    asymptotically), and maps each 64-bit value to `[0, m)` by multiply-shift
@@ -720,6 +729,9 @@ impl KeyHasher {
             HashAlgorithm::Xxh3_128 if seed > u128::from(u64::MAX) => {
                 Err(invalid("seed", "xxh3-128 takes a 64-bit seed"))
             }
+            HashAlgorithm::Xxh3_64 if seed > u128::from(u64::MAX) => {
+                Err(invalid("seed", "xxh3-64 takes a 64-bit seed"))
+            }
             HashAlgorithm::Xxh64 if seed != 0 => {
                 Err(invalid("seed", "the Parquet xxh64 hash has seed 0"))
             }
@@ -776,10 +788,10 @@ impl KeyHasher {
     #[inline(always)]
     pub fn hash_bytes(&self, bytes: &[u8]) -> Hashed {
         // the default first, with one compare; the others out of line
-        if self.algorithm == HashAlgorithm::Xxh3_128 {
-            xxh3_128(bytes, self.seed as u64)
-        } else {
-            self.hash_other(bytes)
+        match self.algorithm {
+            HashAlgorithm::Xxh3_128 => xxh3_128(bytes, self.seed as u64),
+            HashAlgorithm::Xxh3_64 => xxh3_64(bytes, self.seed as u64),
+            _ => self.hash_other(bytes),
         }
     }
 
@@ -788,6 +800,7 @@ impl KeyHasher {
     fn hash_other(&self, bytes: &[u8]) -> Hashed {
         match self.algorithm {
             HashAlgorithm::Xxh3_128 => xxh3_128(bytes, self.seed as u64),
+            HashAlgorithm::Xxh3_64 => xxh3_64(bytes, self.seed as u64),
             HashAlgorithm::SipHash13_128 => sip13_128(self.seed, bytes),
             HashAlgorithm::Xxh64 => {
                 let h = xxhash_rust::xxh64::xxh64(bytes, 0);
@@ -819,6 +832,39 @@ impl KeyHasher {
         debug_assert!(self.is_xxh3());
         key.with_bytes(|b| xxh3_128(b, self.seed as u64))
     }
+
+    /// The xxh3-64 hasher of the same seed and seed kind as this xxh3-128 one (what the salted
+    /// block layout hashes with); any other hasher unchanged.
+    pub(crate) const fn to_xxh3_64(self) -> Self {
+        match self.algorithm {
+            HashAlgorithm::Xxh3_128 => Self {
+                algorithm: HashAlgorithm::Xxh3_64,
+                ..self
+            },
+            _ => self,
+        }
+    }
+
+    /// True when this hasher is seeded xxh3-64, so [`Self::hash64_xxh3`] gives the low half of
+    /// [`Self::hash`].
+    #[inline]
+    pub(crate) fn is_xxh3_64(&self) -> bool {
+        self.algorithm == HashAlgorithm::Xxh3_64
+    }
+
+    /// The low half of [`Self::hash`] for a hasher known to be xxh3-64 ([`Self::is_xxh3_64`]):
+    /// one xxh3-64 of the key's bytes, nothing derived. On any other hasher the value is wrong
+    /// (never unsafe).
+    #[inline(always)]
+    pub(crate) fn hash64_xxh3<K: Key + ?Sized>(&self, key: &K) -> u64 {
+        debug_assert!(self.is_xxh3_64());
+        // seed 0 is xxh3's unseeded function (the same values), whose constants fold
+        if self.seed == 0 {
+            key.with_bytes(xxhash_rust::xxh3::xxh3_64)
+        } else {
+            key.with_bytes(|b| xxhash_rust::xxh3::xxh3_64_with_seed(b, self.seed as u64))
+        }
+    }
 }
 
 /// A value derived from a hasher's seed, for `Debug` output: shown as is, or as `<redacted>`
@@ -841,6 +887,14 @@ impl<T: std::fmt::Debug> std::fmt::Debug for MaybeSecret<T> {
 fn xxh3_128(bytes: &[u8], seed: u64) -> Hashed {
     let h = xxhash_rust::xxh3::xxh3_128_with_seed(bytes, seed);
     Hashed::new(h as u64, (h >> 64) as u64)
+}
+
+/// Seeded xxh3-64 of `bytes` as a [`Hashed`]: the hash as the low half, a fixed mix of it as
+/// the high half.
+#[inline(always)]
+fn xxh3_64(bytes: &[u8], seed: u64) -> Hashed {
+    let h = xxhash_rust::xxh3::xxh3_64_with_seed(bytes, seed);
+    Hashed::new(h, mix64(h))
 }
 
 #[inline(never)]

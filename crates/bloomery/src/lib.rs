@@ -248,10 +248,16 @@ pub mod kinds {
 }
 
 /// The file format: headers, peeking at a file, files used in place, save options and
-/// progress. [`Persist`] is the user's entry point; the compressed and delta
-/// forms are in [`compress`].
+/// progress, and a file of any kind opened once for reading ([`Structure`](file::Structure))
+/// or an update ([`Update`](file::Update), the policy that updates a file in place of a
+/// copy). [`Persist`] is the user's entry point; the compressed and delta forms are in
+/// [`compress`].
 pub mod file {
     pub use crate::any::filter::EmptyFile;
+    pub use crate::any::open::{
+        one_pass_above, Sealer, Stage, StageProgress, Structure, Update, UpdateOptions, UpdatePath,
+        RELEASE_ABOVE,
+    };
     pub use crate::io::format::{
         peek_file, read_file, read_header as peek_header, Encode, FileBuf, Progress, SaveOptions,
     };

@@ -62,6 +62,31 @@ pub(crate) fn whole_after_growth(e: Error, used: u64, limit: u64) -> Error {
     }
 }
 
+/// Move a vector's buffer with `mv` (an allocator that defragments moves allocations so; see
+/// [`Words::relocate`]): `mv` gets the buffer's address and returns where its bytes are now,
+/// or `None` to leave it. Nothing for an empty buffer.
+///
+/// # Safety
+/// A returned address must hold a copy of the buffer's bytes in an allocation of the global
+/// allocator of the same size and at least `T`'s alignment, and the old buffer must have been
+/// freed; nothing may reference the vector or its elements during the call.
+pub(crate) unsafe fn relocate_vec<T>(
+    v: &mut Vec<T>,
+    mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+) {
+    if v.capacity() == 0 || std::mem::size_of::<T>() == 0 {
+        return;
+    }
+    let Some(new) = std::ptr::NonNull::new(v.as_mut_ptr().cast::<u8>()).and_then(mv) else {
+        return;
+    };
+    let (len, cap) = (v.len(), v.capacity());
+    // SAFETY: `new` holds the buffer's bytes (`len` initialised elements of `cap`) in memory of
+    // the global allocator with `T`'s alignment, the old buffer freed (the caller's contract):
+    // the vector is rebuilt over it without dropping the old one.
+    unsafe { std::ptr::write(v, Vec::from_raw_parts(new.as_ptr().cast::<T>(), len, cap)) };
+}
+
 /// One cache line of words; the heap storage unit, so the heap buffer is 64-byte aligned.
 #[derive(Clone, Copy, Default, bytemuck::Pod, bytemuck::Zeroable)]
 #[repr(C, align(64))]
@@ -910,5 +935,78 @@ mod tests {
         .unwrap();
         let back = Words::from_le_bytes(&bytes, u64::MAX).unwrap();
         assert_eq!(back, w);
+    }
+
+    /// What an allocator that defragments does with a heap buffer of `lines` cache lines:
+    /// its bytes copied into a new allocation of the same layout, the old one freed.
+    fn moving(
+        lines: usize,
+        calls: &mut usize,
+    ) -> impl FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>> + '_ {
+        move |p| {
+            *calls += 1;
+            let layout = std::alloc::Layout::from_size_align(lines * 64, 64).unwrap();
+            // SAFETY: `p` is the live buffer of `lines` lines allocated with `layout` by the
+            // global allocator (a `Vec<Line>` of that capacity); it is copied whole to a new
+            // allocation of the same layout before it is freed.
+            unsafe {
+                let new = std::alloc::alloc(layout);
+                let new = std::ptr::NonNull::new(new)?;
+                std::ptr::copy_nonoverlapping(p.as_ptr(), new.as_ptr(), lines * 64);
+                std::alloc::dealloc(p.as_ptr(), layout);
+                Some(new)
+            }
+        }
+    }
+
+    /// Heap words move (once, to the mover's address, their words unchanged); words in an
+    /// anonymous map or a file's map are never handed to the mover.
+    #[test]
+    fn relocate_moves_heap_words_only() {
+        let mut w = Words::zeroed(1000, u64::MAX).unwrap();
+        for (i, x) in w.as_mut_slice().iter_mut().enumerate() {
+            *x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+        let want = w.as_slice().to_vec();
+        let (old, lines) = match &w.buf {
+            Buf::Heap(v) => (v.as_ptr() as usize, v.capacity()),
+            _ => panic!("small words are on the heap"),
+        };
+        let mut calls = 0;
+        // SAFETY: the mover returns a copy in an allocation of the global allocator of the
+        // buffer's layout and frees the old one; nothing else references the words.
+        assert!(unsafe { w.relocate(&mut moving(lines, &mut calls)) });
+        assert_eq!(calls, 1);
+        assert_ne!(w.as_slice().as_ptr() as usize, old, "the words moved");
+        assert_eq!(w.as_slice().as_ptr() as usize % 64, 0);
+        assert_eq!(w.as_slice(), &want[..]);
+        w.as_mut_slice()[3] = 7;
+        assert_eq!(w.as_slice()[3], 7);
+
+        let mut none = |_: std::ptr::NonNull<u8>| -> Option<std::ptr::NonNull<u8>> {
+            panic!("mapped words must never reach the mover")
+        };
+        if cfg!(feature = "mmap") && !global_allocator_only() {
+            let mut anon = Words::zeroed(ANON_THRESHOLD_BYTES / 8, u64::MAX).unwrap();
+            assert!(matches!(anon.buf, Buf::Anon(_)));
+            // SAFETY: the mover is never called.
+            assert!(!unsafe { anon.relocate(&mut none) });
+        } else {
+            eprintln!("skipped the anonymous-map case: no memory maps in this build");
+        }
+        #[cfg(feature = "mmap")]
+        {
+            let mut file = tempfile::tempfile().unwrap();
+            std::io::Write::write_all(&mut file, &[5u8; 4096]).unwrap();
+            // SAFETY: the temporary file is this test's own; nothing truncates it while mapped.
+            let map = Arc::new(unsafe { crate::map::Mmap::map(&file) }.unwrap());
+            let mut mapped = Words::mapped(map, 64, 256, u64::MAX).unwrap();
+            assert!(mapped.is_mapped());
+            // SAFETY: the mover is never called.
+            assert!(!unsafe { mapped.relocate(&mut none) });
+            assert_eq!(mapped.as_slice()[0], u64::from_le_bytes([5; 8]));
+        }
+        #[cfg(not(feature = "mmap"))]
+        eprintln!("skipped the file-map case: no memory maps in this build");
     }
 }

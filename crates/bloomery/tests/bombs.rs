@@ -228,6 +228,7 @@ fn a_filter_loaded_in_place_from_a_compressed_file_takes_inserts() {
         Kind::Classic,
         Kind::Blocked,
         Kind::BlockedSectors,
+        Kind::BlockedSalted,
         Kind::SplitBlock,
     ] {
         let mut f = AnyFilter::builder(kind)

@@ -50,7 +50,9 @@ fn blocked_block_rates(f: &BlockedBloomFilter) -> Vec<f64> {
     f.as_words()
         .chunks_exact(8)
         .map(|b| match f.layout() {
-            BlockLayout::Sectors => b.iter().map(|w| f64::from(w.count_ones()) / 64.0).product(),
+            BlockLayout::Sectors | BlockLayout::Salted => {
+                b.iter().map(|w| f64::from(w.count_ones()) / 64.0).product()
+            }
             _ => {
                 let ones: u32 = b.iter().map(|w| w.count_ones()).sum();
                 (f64::from(ones) / 512.0).powi(f.hashes() as i32)
@@ -62,7 +64,7 @@ fn blocked_block_rates(f: &BlockedBloomFilter) -> Vec<f64> {
 /// The model rate of a blocked filter's shape and layout for `n` keys.
 fn blocked_model(f: &BlockedBloomFilter, n: u64) -> f64 {
     match f.layout() {
-        BlockLayout::Sectors => params::fpr_sectors(n, f.blocks()),
+        BlockLayout::Sectors | BlockLayout::Salted => params::fpr_sectors(n, f.blocks()),
         _ => params::fpr_blocked(n, f.blocks(), 512, f.hashes()),
     }
 }
@@ -251,13 +253,18 @@ fn sized_blocked_counting_within_15_percent_of_request() {
     }
 }
 
+/// The sectors layout and the salted one (the same one bit per 64-bit word, from the salted
+/// 32-bit multiplications of one 64-bit hash) both follow `fpr_sectors`.
 #[test]
 fn blocked_sectors_match_fpr_sectors() {
     let (n, q) = (20_000u64, 200_000u64);
-    for blocks in [400u64, 250, 600] {
+    for (layout, blocks) in [BlockLayout::Sectors, BlockLayout::Salted]
+        .into_iter()
+        .flat_map(|l| [400u64, 250, 600].map(|b| (l, b)))
+    {
         let mut f = BlockedBloomFilter::builder()
             .bits(blocks * 512)
-            .layout(BlockLayout::Sectors)
+            .layout(layout)
             .seed(blocks)
             .try_build()
             .unwrap();
@@ -267,7 +274,7 @@ fn blocked_sectors_match_fpr_sectors() {
         let p = params::fpr_sectors(n, blocks);
         let sigma_f = mean_sigma(&blocked_block_rates(&f));
         check(
-            &format!("blocked sectors blocks={blocks}"),
+            &format!("blocked {layout:?} blocks={blocks}"),
             measure(&f, q),
             p,
             q,
@@ -302,7 +309,7 @@ fn split_block_matches_fpr_split_block() {
 /// above, is a few percent, well inside the ±15% band; the test checks that too.
 #[test]
 fn sized_blocked_within_15_percent_of_request() {
-    // 1% and 0.1% take the sectors layout, 5% with k fixed the positions layout
+    // 1% and 0.1% take the salted layout, 5% with k fixed the positions layout
     for (rate, queries, k) in [
         (0.01f64, 600_000u64, None),
         (0.001, 2_000_000, None),
@@ -321,7 +328,7 @@ fn sized_blocked_within_15_percent_of_request() {
             if k.is_some() {
                 BlockLayout::Positions
             } else {
-                BlockLayout::Sectors
+                BlockLayout::Salted
             }
         );
         for i in 0..n {

@@ -404,6 +404,7 @@ fn hash_algorithms_match_their_reference_functions() {
     assert_eq!(HashAlgorithm::Xxh3_128.id(), 1);
     assert_eq!(HashAlgorithm::SipHash13_128.id(), 2);
     assert_eq!(HashAlgorithm::Xxh64.id(), 3);
+    assert_eq!(HashAlgorithm::Xxh3_64.id(), 6);
     for (kind, id) in [
         (Kind::Classic, 1),
         (Kind::Partitioned, 2),
@@ -411,6 +412,7 @@ fn hash_algorithms_match_their_reference_functions() {
         (Kind::SplitBlock, 4),
         (Kind::Scalable, 5),
         (Kind::BlockedSectors, 20),
+        (Kind::BlockedSalted, 31),
         (Kind::Window, 27),
         (Kind::TimeWindow, 29),
         (Kind::WindowBlocked, 30),
@@ -473,6 +475,50 @@ fn blocked_sectors_bits_follow_the_pinned_hashes() {
             .collect();
         want.sort_unstable();
         assert_eq!(set_bits(f.as_words()), want, "sectors bits of {name}");
+    }
+}
+
+/// The salted layout (kind 31) on xxh3-64 of the key bytes under the hasher's seed (keyed:
+/// the low half of SipHash-1-3-128): block by multiply-shift of that 64-bit value, then in
+/// word j bit `((h mod 2³²) · salt_j mod 2³²) >> 26`, the salts of the Parquet specification.
+#[test]
+fn blocked_salted_bits_follow_xxh3_64() {
+    const SALTS: [u64; 8] = [
+        0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947,
+        0x5c6bfb31,
+    ];
+    for (i, (name, h, key)) in cases().into_iter().enumerate() {
+        let built = BlockedBloomFilter::builder()
+            .bits(16 * 512)
+            .layout(BlockLayout::Salted)
+            .hasher(h)
+            .try_build();
+        if h.algorithm() == HashAlgorithm::Xxh64 {
+            // Parquet's hash is not one the salted layout takes
+            assert!(built.is_err(), "{name}");
+            continue;
+        }
+        let mut f = built.unwrap();
+        f.insert(&key[..]);
+        let x = match h.algorithm() {
+            HashAlgorithm::Xxh3_128 => {
+                assert_eq!(f.hasher().algorithm(), HashAlgorithm::Xxh3_64);
+                assert_eq!(f.hasher().seed(), h.seed());
+                xxhash_rust::xxh3::xxh3_64_with_seed(&key, h.seed() as u64)
+            }
+            _ => HASHES[i].0,
+        };
+        assert_eq!(f.hasher().hash(&key[..]).lo, x, "{name}");
+        let block = ((u128::from(x) * 16) >> 64) as u64;
+        let mut want: Vec<u64> = (0..8u64)
+            .map(|j| {
+                block * 512
+                    + 64 * j
+                    + (((x & 0xFFFF_FFFF) * SALTS[j as usize]) & 0xFFFF_FFFF) / (1 << 26)
+            })
+            .collect();
+        want.sort_unstable();
+        assert_eq!(set_bits(f.as_words()), want, "salted bits of {name}");
     }
 }
 
@@ -666,6 +712,45 @@ fn goldens() -> Vec<Golden> {
             shape: (0, 0),
             hash: "xxh3-128",
             seed_kind: "user",
+        },
+        // the default layout of a blocked filter sized for 1% since kind 31 exists
+        Golden {
+            file: "blocked-salted.bloom",
+            kind: Kind::BlockedSalted,
+            build: || {
+                AnyFilter::Blocked(
+                    BlockedBloomFilter::builder()
+                        .capacity(50)
+                        .fpr(0.01)
+                        .seed(7)
+                        .layout(BlockLayout::Salted)
+                        .try_build()
+                        .unwrap(),
+                )
+            },
+            shape: (0, 0),
+            hash: "xxh3-64",
+            seed_kind: "user",
+        },
+        Golden {
+            file: "blocked-salted-keyed.bloom",
+            kind: Kind::BlockedSalted,
+            build: || {
+                AnyFilter::Blocked(
+                    BlockedBloomFilter::builder()
+                        .capacity(50)
+                        .fpr(0.01)
+                        .hasher(KeyHasher::with_secret(
+                            0x0011_2233_4455_6677_8899_AABB_CCDD_EEFF,
+                        ))
+                        .layout(BlockLayout::Salted)
+                        .try_build()
+                        .unwrap(),
+                )
+            },
+            shape: (0, 0),
+            hash: "siphash13-128",
+            seed_kind: "keyed",
         },
         Golden {
             file: "blocked-keyed.bloom",

@@ -34,11 +34,12 @@ fn keys() -> impl Strategy<Value = Vec<u64>> {
 const CAP: u64 = 200;
 
 /// The set filters behind `AnyFilter` (other kinds in `Kind::ALL` are not set filters).
-const SET_KINDS: [Kind; 6] = [
+const SET_KINDS: [Kind; 7] = [
     Kind::Classic,
     Kind::Partitioned,
     Kind::Blocked,
     Kind::BlockedSectors,
+    Kind::BlockedSalted,
     Kind::SplitBlock,
     Kind::Scalable,
 ];

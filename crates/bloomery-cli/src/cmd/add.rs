@@ -1,23 +1,27 @@
 //! `bloomery add`, for every kind: a set kind inserts each line's key, a counting kind adds one
 //! occurrence. The file is updated in place of a copy and renamed over the original when every
-//! line is in (see `open::open_update`): a failed add leaves the file as it was, and the
+//! line is in (the library's `bloomery::file::Update`): a failed add leaves the file as it was, and the
 //! resident memory is the pages the keys touch (on a big blocked file, swept in file order
 //! and dropped behind the sweep). A blocked file longer than half the page cache the process
 //! can use (the file and its copy do not both fit) is instead updated in one pass that copies
-//! it, inserts the keys and seals it (`open::AddPath`; `BLOOMERY_UPDATE=one-pass|sweep|auto`
+//! it, inserts the keys and seals it (`bloomery::file::UpdatePath`; `BLOOMERY_UPDATE=one-pass|sweep|auto`
 //! forces the choice).
 
 use anyhow::{bail, Result};
+use bloomery::kinds::FilterInfo;
 use bloomery::lines::{LineError, LineSource, LINE_CHUNK};
 use bloomery::{AnyCounter, AnyFilter, KeySet};
 
-use super::open::{open_update, open_update_sweep, AddPath, Sealer, Structure};
+use bloomery::file::{MappedFile, Sealer};
+
+use super::open::{self, open_update, open_update_sweep, Structure};
 use crate::cli::AddArgs;
 use crate::input::{self, Counts, KeySpec};
 use crate::num::{count, group, rate, target};
 use crate::output::{note, warn, Progress};
 
-pub fn run(a: AddArgs) -> Result<u8> {
+/// `add` into the mapped file (see the [module docs](self)).
+pub fn run(a: AddArgs, file: MappedFile) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
     let threads = match a.threads {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -26,11 +30,11 @@ pub fn run(a: AddArgs) -> Result<u8> {
     // one thread on a big blocked file: a sweep in file order, the file copied as it
     // advances, or the one pass when the file is larger than the page cache can hold
     let mut up = if threads == 1 {
-        open_update_sweep(&a.file, a.verify.verify(), AddPath::from_env()?)?
+        open_update_sweep(file, a.verify.verify(), open::update_path_from_env()?)?
     } else {
-        open_update(&a.file, a.verify.verify())?
+        open_update(file, a.verify.verify())?
     };
-    match &mut up.s {
+    match &mut up.structure {
         Structure::Counter(c) => {
             if threads > 1 {
                 warn("--threads applies to blocked filters; inserting with one thread");
@@ -38,38 +42,9 @@ pub fn run(a: AddArgs) -> Result<u8> {
             let before = c.len();
             let counts = add_counts(c, &a.inputs, &spec)?;
             let after = c.len();
-            let (capacity, target_fpr, current_fpr) = c.rates();
-            let kind = c.kind();
-            up.commit()?;
-            let rates = match (current_fpr, target_fpr) {
-                (Some(now), Some(t)) => format!("; fpr now {} (target {})", rate(now), rate(t)),
-                (Some(now), None) => format!("; fpr now {} (target none)", rate(now)),
-                _ => String::new(),
-            };
-            note(&format!(
-                "{} read, {}, {} in total{rates}",
-                count(counts.lines, "line", "lines"),
-                count(after.saturating_sub(before), "increment", "increments"),
-                group(after)
-            ));
-            if let (Some(now), Some(t)) = (current_fpr, target_fpr) {
-                if super::past_target(after, capacity, now, t) {
-                    warn(&format!(
-                        "the {} structure is past its target false-positive rate: {} now \
-                         (target {}); it was sized for {} {}; create a larger one",
-                        kind.name(),
-                        rate(now),
-                        rate(t),
-                        group(capacity),
-                        match kind {
-                            bloomery::Kind::Iterative | bloomery::Kind::SpaceCode => {
-                                "adds (--occurrences, repeats included)"
-                            }
-                            _ => "distinct keys (-n)",
-                        }
-                    ));
-                }
-            }
+            let (c_rates, kind) = (c.rates(), c.kind());
+            open::commit(up)?;
+            report_counts(&counts, kind, before, after, c_rates);
         }
         Structure::Set(f) => {
             let before = f.len();
@@ -98,7 +73,7 @@ pub fn run(a: AddArgs) -> Result<u8> {
             };
             let (i, new) = match pending {
                 Some(mut hashes) => {
-                    let i = up.commit_with_keys(&mut hashes)?;
+                    let i = open::commit_with_keys(up, &mut hashes)?;
                     let new = i.items.saturating_sub(before);
                     (i, new)
                 }
@@ -107,36 +82,80 @@ pub fn run(a: AddArgs) -> Result<u8> {
                     // the summary's fill is counted inside the seal's checksum pass (skipped
                     // with -q)
                     if crate::output::is_quiet() {
-                        up.commit()?;
+                        open::commit(up)?;
                         return Ok(0);
                     }
-                    (up.commit_with_info()?, new)
+                    (open::commit_with_info(up)?, new)
                 }
             };
             if crate::output::is_quiet() {
                 return Ok(0);
             }
-            let mut skipped = if counts.skipped > 0 {
-                format!(" ({} without field, skipped)", group(counts.skipped))
-            } else {
-                String::new()
-            };
-            if let Some(bad) = invalid {
-                skipped.push_str(&format!(" ({} invalid URLs, skipped)", group(bad)));
-            }
-            note(&format!(
-                "{} read{skipped}, {}, {} in total; fill {:.3}; fpr now {} (target {})",
-                count(counts.lines, "line", "lines"),
-                count(new, "new item", "new items"),
-                group(i.items),
-                i.fill_ratio,
-                rate(i.current_fpr),
-                target(i.target_fpr)
-            ));
+            report_set(&counts, invalid, new, &i);
             super::warn_if_over_info(&i);
         }
     }
     Ok(0)
+}
+
+/// The summary of an add to a counting kind, and a warning when it is past its target rate.
+fn report_counts(
+    counts: &Counts,
+    kind: bloomery::Kind,
+    before: u64,
+    after: u64,
+    (capacity, target_fpr, current_fpr): (u64, Option<f64>, Option<f64>),
+) {
+    let rates = match (current_fpr, target_fpr) {
+        (Some(now), Some(t)) => format!("; fpr now {} (target {})", rate(now), rate(t)),
+        (Some(now), None) => format!("; fpr now {} (target none)", rate(now)),
+        _ => String::new(),
+    };
+    note(&format!(
+        "{} read, {}, {} in total{rates}",
+        count(counts.lines, "line", "lines"),
+        count(after.saturating_sub(before), "increment", "increments"),
+        group(after)
+    ));
+    if let (Some(now), Some(t)) = (current_fpr, target_fpr) {
+        if super::past_target(after, capacity, now, t) {
+            warn(&format!(
+                "the {} structure is past its target false-positive rate: {} now \
+                 (target {}); it was sized for {} {}; create a larger one",
+                kind.name(),
+                rate(now),
+                rate(t),
+                group(capacity),
+                match kind {
+                    bloomery::Kind::Iterative | bloomery::Kind::SpaceCode => {
+                        "adds (--occurrences, repeats included)"
+                    }
+                    _ => "distinct keys (-n)",
+                }
+            ));
+        }
+    }
+}
+
+/// The summary of an add to a set kind.
+fn report_set(counts: &Counts, invalid: Option<u64>, new: u64, i: &FilterInfo) {
+    let mut skipped = if counts.skipped > 0 {
+        format!(" ({} without field, skipped)", group(counts.skipped))
+    } else {
+        String::new()
+    };
+    if let Some(bad) = invalid {
+        skipped.push_str(&format!(" ({} invalid URLs, skipped)", group(bad)));
+    }
+    note(&format!(
+        "{} read{skipped}, {}, {} in total; fill {:.3}; fpr now {} (target {})",
+        count(counts.lines, "line", "lines"),
+        count(new, "new item", "new items"),
+        group(i.items),
+        i.fill_ratio,
+        rate(i.current_fpr),
+        target(i.target_fpr)
+    ));
 }
 
 /// Keys a blocked filter's sweep collects before it inserts them (64 MiB of hashes).
@@ -148,7 +167,7 @@ const SWEEP_KEYS: usize = 4 << 20;
 /// ([`bloomery::BlockedBloomFilter::insert_sorted`]; same bits and count as input order).
 /// On a one-pass update ([`Sealer::one_pass`]) the first full batch goes into the pass that
 /// copies the file and later ones are swept into the copy; the last batch is returned, for
-/// the pass that seals the file ([`super::open::Update::commit_with_keys`]): with up to
+/// the pass that seals the file ([`bloomery::file::Update::commit_with_keys`]): with up to
 /// 4 Mi keys, the whole update is that one pass.
 fn add_hashed(
     f: &mut AnyFilter,
@@ -163,7 +182,7 @@ fn add_hashed(
         let counts = input::for_each_batch(inputs, spec, &hasher, |batch| {
             hashes.extend_from_slice(&batch.hashes);
             if hashes.len() >= SWEEP_KEYS {
-                sealer.insert_batch(b, &mut hashes)?;
+                sealer.insert_batch(b, &mut hashes, &mut open::bars())?;
                 hashes.clear();
             }
             Ok(())
@@ -171,7 +190,7 @@ fn add_hashed(
         if one_pass {
             return Ok((counts, Some(hashes)));
         }
-        sealer.insert_batch(b, &mut hashes)?;
+        sealer.insert_batch(b, &mut hashes, &mut open::bars())?;
         sealer.copy_rest()?;
         return Ok((counts, None));
     }

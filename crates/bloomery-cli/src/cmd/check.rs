@@ -13,14 +13,17 @@ use anyhow::{bail, Result};
 use bloomery::keys::{edit1_variants, PRINTABLE_ASCII};
 use bloomery::KeySet;
 
-use super::open::{open_read, Structure};
+use bloomery::file::MappedFile;
+
+use super::open::{open_read, read_mapped, Structure};
 use crate::cli::{CheckArgs, CountArgs};
 use crate::input::{self, KeySpec};
 use crate::output::note;
 
-pub fn run(a: CheckArgs) -> Result<u8> {
+/// `check` of the mapped file (see the [module docs](self)).
+pub fn run(a: CheckArgs, file: &MappedFile) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
-    let f = open_read(&a.file, a.verify.verify())?;
+    let f = read_mapped(file, a.verify.verify())?;
     let hasher = *f.hasher();
     let structured = !f.hashed();
     let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());

@@ -254,12 +254,13 @@ fn push(a: PushArgs) -> Result<u8> {
             f.kind().name()
         );
     };
-    if b.layout() == bloomery::builders::BlockLayout::Sectors {
+    if b.layout() != bloomery::builders::BlockLayout::Positions {
         bail!(
-            "`{}` has the blocked filter's sectors layout; the module's BF values hold the \
+            "`{}` has the blocked filter's {} layout; the module's BF values hold the \
              positions layout: create the file with a fixed k, e.g. `bloomery create FILE -n {} \
              -p {} --hashes 7` (`bloomery calc` gives the best k), and add the keys again",
             file.display(),
+            b.layout().name(),
             b.capacity(),
             b.target_fpr()
         );

@@ -1,15 +1,17 @@
 //! `bloomery dedup`: first occurrences only, in order, in memory bounded by the filter. With
 //! `--state FILE` an existing seen-set is updated in place of a copy and renamed over FILE at
-//! the end (see `open::open_update`).
+//! the end (the library's `bloomery::file::Update`).
 
 use std::io::{BufWriter, Write};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use bloomery::KeySet;
 
 use bloomery::AnyFilter;
 
-use super::open::{load_ctx, open_update_as, Sealer, Structure, Update};
+use bloomery::file::{Sealer, UpdateOptions};
+
+use super::open::{self, Structure, Update};
 use crate::cli::DedupArgs;
 use crate::cmd::create::{build, Sizing};
 use crate::input::{self, KeySpec};
@@ -37,43 +39,7 @@ pub fn run(mut a: DedupArgs) -> Result<u8> {
         anyhow::bail!("dedup needs a set kind ({})", super::open::set_kind_names());
     }
     let spec = KeySpec::new(&a.keys)?;
-    let (mut f, sealer): (AnyFilter, Option<Sealer>) = match &a.state {
-        Some(p) if p.exists() => {
-            // a counting file is refused from its header, before the copy and checksum pass
-            let kind = bloomery::file::peek_file(p)
-                .with_context(|| load_ctx(p))?
-                .header
-                .kind;
-            if !kind.is_set() {
-                return Err(super::open::not_a_set(kind, p));
-            }
-            if windowed != (kind == bloomery::Kind::Window) {
-                anyhow::bail!(
-                    "`{}` is a {kind} file: --window needs a window file and a window file \
-                     needs --window",
-                    p.display()
-                );
-            }
-            let up = open_update_as(p, a.verify.verify(), true)?;
-            match up.s {
-                Structure::Set(f) => (f, Some(up.sealer)),
-                Structure::Counter(c) => return Err(super::open::not_a_set(c.kind(), p)),
-            }
-        }
-        _ => (
-            build(
-                a.kind.kind(),
-                &Sizing {
-                    capacity: Some(a.capacity.unwrap_or(1_000_000)),
-                    fpr: Some(a.fpr),
-                    seed: a.seed,
-                    layers: a.layers,
-                    ..Sizing::default()
-                },
-            )?,
-            None,
-        ),
-    };
+    let (mut f, sealer) = open_state(&a, windowed)?;
     let hasher = *f.hasher();
     let before = f.len();
     let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
@@ -123,11 +89,10 @@ pub fn run(mut a: DedupArgs) -> Result<u8> {
         _ => (i.current_fpr, 0),
     };
     match (sealer, &a.state) {
-        (Some(sealer), _) => Update {
-            s: Structure::Set(f),
+        (Some(sealer), _) => open::commit(Update {
+            structure: Structure::Set(f),
             sealer,
-        }
-        .commit()?,
+        })?,
         (None, Some(p)) => super::save(&f, p)?,
         (None, None) => {}
     }
@@ -163,6 +128,50 @@ pub fn run(mut a: DedupArgs) -> Result<u8> {
     ));
     super::warn_if_over_info(&i);
     Ok(0)
+}
+
+/// The seen-set: the `--state` file opened for an update when it exists (a counting file, or
+/// a window file without `--window`, refused from its header before the copy), else a new
+/// filter.
+fn open_state(a: &DedupArgs, windowed: bool) -> Result<(AnyFilter, Option<Sealer>)> {
+    Ok(match &a.state {
+        Some(p) if p.exists() => {
+            // a counting file is refused from its header, before the copy and checksum pass
+            let file = open::map(p, false)?;
+            let kind = file.header().kind;
+            if !kind.is_set() {
+                return Err(super::open::not_a_set(kind, p));
+            }
+            if windowed != (kind == bloomery::Kind::Window) {
+                anyhow::bail!(
+                    "`{}` is a {kind} file: --window needs a window file and a window file \
+                     needs --window",
+                    p.display()
+                );
+            }
+            let opts = UpdateOptions::default()
+                .verify(open::verify_mode(a.verify.verify()))
+                .write_plain(true);
+            let up = open::update_mapped(file, opts)?;
+            match up.structure {
+                Structure::Set(f) => (f, Some(up.sealer)),
+                Structure::Counter(c) => return Err(super::open::not_a_set(c.kind(), p)),
+            }
+        }
+        _ => (
+            build(
+                a.kind.kind(),
+                &Sizing {
+                    capacity: Some(a.capacity.unwrap_or(1_000_000)),
+                    fpr: Some(a.fpr),
+                    seed: a.seed,
+                    layers: a.layers,
+                    ..Sizing::default()
+                },
+            )?,
+            None,
+        ),
+    })
 }
 
 /// How many of the dropped lines are expected to be distinct lines taken for seen (false

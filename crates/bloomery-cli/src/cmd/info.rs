@@ -16,14 +16,13 @@ use crate::output::{self, table, Progress};
 /// checksum's pass (each piece hashed, unless `--no-verify`, then counted while in cache); a
 /// counting kind is counted beside it on a second thread. `--fast` prints what the header
 /// alone says.
-pub fn info(a: InfoArgs) -> Result<u8> {
+pub fn info(a: InfoArgs, file: &MappedFile) -> Result<u8> {
     let ctx = || format!("cannot load `{}`", a.file.display());
-    let file = open::map(&a.file, false)?;
     if a.fast {
-        return fast_info(&a, &file);
+        return fast_info(&a, file);
     }
     let verify = a.verify.verify();
-    let s = match Structure::from_mapped(&file) {
+    let s = match Structure::from_mapped(file) {
         Ok(s) => s,
         Err(e) => {
             // a damaged payload can fail its kind's own checks first: name the damage
@@ -38,10 +37,10 @@ pub fn info(a: InfoArgs) -> Result<u8> {
         // one pass: each piece of the file is hashed and its bits counted while in cache
         let mut bar = Progress::bytes(if verify { "verifying" } else { "counting" }, file.len());
         let i = f
-            .info_mapped(&file, verify, &mut |n| bar.set(n))
+            .info_mapped(file, verify, &mut |n| bar.set(n))
             .with_context(ctx)?;
         drop(bar);
-        return set_info(&a, &header, &file, f, i);
+        return set_info(&a, &header, file, f, i);
     }
     std::thread::scope(|scope| -> Result<u8> {
         let checked = verify.then(|| {
@@ -60,7 +59,7 @@ pub fn info(a: InfoArgs) -> Result<u8> {
                 .with_context(ctx)?;
         }
         match (&s, summary) {
-            (Structure::Set(f), Summary::Set(i)) => set_info(&a, &header, &file, f, i),
+            (Structure::Set(f), Summary::Set(i)) => set_info(&a, &header, file, f, i),
             (Structure::Counter(c), Summary::Counter(i)) => counter_info(&a, &header, c, i),
             _ => unreachable!("the summary is of the structure's own kind"),
         }
@@ -152,7 +151,7 @@ fn fast_info(a: &InfoArgs, file: &MappedFile) -> Result<u8> {
     Ok(0)
 }
 
-/// `info` of a set kind.
+/// `info` of a set kind: its figures, printed as JSON or as a table.
 fn set_info(
     a: &InfoArgs,
     header: &bloomery::file::Header,
@@ -160,107 +159,183 @@ fn set_info(
     f: &AnyFilter,
     i: bloomery::kinds::FilterInfo,
 ) -> Result<u8> {
-    let hasher = f.hasher();
-    // Plain and compressed sizes: measured for a compressed file, predicted from the entropy
-    // bound m·H(p) for a plain one, from the fill just counted (no second pass).
-    let packed = if file.is_compressed() {
-        bloomery::compress::packed_sizes(file.bytes(), false)
-            .with_context(|| format!("cannot load `{}`", a.file.display()))?
-    } else {
-        let ones = (i.fill_ratio * i.bits as f64).round() as u64;
-        bloomery::compress::predicted_sizes(file.header_len(), file.payload_len(), ones)
-    };
-    let (kind, parquet) = (f.kind(), parquet_compatible(f));
-    let sbbf_bytes = match f {
-        AnyFilter::SplitBlock(s) => Some(s.num_bytes() as u64),
-        _ => None,
-    };
-    let mlbf = mlbf_rates(f);
-    let window = match f {
-        AnyFilter::Window(w) => Some(w),
-        _ => None,
-    };
-    // where the payload lies (plain files: a split-block filter's payload starts with its
-    // Parquet bitset); a compressed file's payload is its container
-    let payload = Some((file.header_len(), file.payload_len()));
-    // the seed is shown unless it is a secret (keyed mode, whatever the file's seed kind says)
-    let seed = hasher.public_seed().map(|s| s as u64);
-    let ratio = if i.lower_bound_bits > 0.0 {
-        i.bits as f64 / i.lower_bound_bits
-    } else {
-        0.0
-    };
-    let cap_ratio = if i.capacity > 0 && i.target_fpr > 0.0 {
-        bloomery::params::ratio_to_lower_bound(i.bits, i.capacity, i.target_fpr)
-    } else {
-        0.0
-    };
+    let fig = SetFigures::new(a, file, f, &i)?;
     if a.json {
-        let window_json = window.map(|w| {
-            json!({
-                "window": w.window(),
-                "k": w.hashes(),
-                "l": w.remembering_slices(),
-                "slice_bits": w.slice_bits(),
-                "blocks": w.blocks(),
-                "generation": w.generation(),
-                "slack": w.slack(),
-                "position_in_generation": w.position_in_generation(),
-                "generations_ended": w.generations_ended(),
-                "ring_position": w.ring_position(),
-                "slice_fill_newest_first": w
-                    .slice_ones()
-                    .iter()
-                    .map(|&o| o as f64 / w.slice_bits() as f64)
-                    .collect::<Vec<_>>(),
-                "model_fpr_now": w.model_fpr(),
-                "model_fpr_worst": w.worst_fpr(),
-            })
-        });
-        output::json(&json!({
-            "file": a.file.display().to_string(),
-            "kind": i.kind,
-            "layout": i.layout,
-            "format_version": header.version,
-            "bits": i.bits,
-            "hashes": i.hashes,
-            "bytes": i.bytes,
-            "items": i.items,
-            "estimated_items": finite(i.estimated_items),
-            "capacity": i.capacity,
-            "bits_per_item": i.bits_per_item,
-            "fill_ratio": i.fill_ratio,
-            "current_fpr": i.current_fpr,
-            "target_fpr": i.target_fpr,
-            "lower_bound_bits": i.lower_bound_bits,
-            "lower_bound_ratio": ratio,
-            "capacity_lower_bound_ratio": cap_ratio,
-            "hash": i.hash,
-            "seed_kind": i.seed_kind,
-            "seed": seed,
-            "sub_filters": i.sub_filters,
-            "compressed": packed.compressed_input,
-            "plain_file_bytes": packed.plain_bytes,
-            "compressed_file_bytes": packed.compressed_bytes,
-            "compressed_size_measured": packed.exact,
-            "entropy_bits": packed.entropy_bits,
-            "compressed_ratio_to_entropy": packed.ratio_to_entropy(),
-            "layers": if i.layers > 0 { json!(i.layers) } else { serde_json::Value::Null },
-            "parquet_compatible": parquet,
-            "payload_offset": payload.map(|p| p.0),
-            "payload_bytes": payload.map(|p| p.1),
-            "sbbf_bytes": sbbf_bytes,
-            "window": window_json,
-            "mlbf_rates": mlbf.as_ref().map(|r| json!({
-                "near_miss_by_layer": r.near_miss,
-                "near_miss_unshared_by_layer": r.unshared,
-                "recombined": r.recombined,
-                "novel": r.novel,
-            })),
-        }))?;
+        set_json(a, header, f, &i, &fig)?;
         return Ok(0);
     }
-    let mut rows = vec![
+    let mut rows = set_rows(a, header, &i, &fig);
+    structure_rows(f, &i, &fig, &mut rows);
+    if let AnyFilter::Window(w) = f {
+        window_rows(w, &mut rows);
+    }
+    size_rows(&fig, &mut rows);
+    let mut out = crate::output::stdout();
+    table(&mut out, &rows)?;
+    out.flush()?;
+    Ok(0)
+}
+
+/// The figures of a set kind's `info` beyond its [`bloomery::kinds::FilterInfo`].
+struct SetFigures {
+    /// Plain and compressed sizes.
+    packed: bloomery::compress::PackedSizes,
+    parquet: Option<bool>,
+    sbbf_bytes: Option<u64>,
+    mlbf: Option<MlbfRates>,
+    /// Where the payload lies: (offset, bytes).
+    payload: Option<(u64, u64)>,
+    /// The seed, unless it is a secret.
+    seed: Option<u64>,
+    /// Bits over the lower bound for the items at the target rate (0: n/a).
+    ratio: f64,
+    /// Bits over the lower bound for the capacity at the target rate (0: n/a).
+    cap_ratio: f64,
+}
+
+impl SetFigures {
+    fn new(
+        a: &InfoArgs,
+        file: &MappedFile,
+        f: &AnyFilter,
+        i: &bloomery::kinds::FilterInfo,
+    ) -> Result<Self> {
+        // Plain and compressed sizes: measured for a compressed file, predicted from the
+        // entropy bound m·H(p) for a plain one, from the fill just counted (no second pass).
+        let packed = if file.is_compressed() {
+            bloomery::compress::packed_sizes(file.bytes(), false)
+                .with_context(|| format!("cannot load `{}`", a.file.display()))?
+        } else {
+            let ones = (i.fill_ratio * i.bits as f64).round() as u64;
+            bloomery::compress::predicted_sizes(file.header_len(), file.payload_len(), ones)
+        };
+        let sbbf_bytes = match f {
+            AnyFilter::SplitBlock(s) => Some(s.num_bytes() as u64),
+            _ => None,
+        };
+        Ok(SetFigures {
+            packed,
+            parquet: parquet_compatible(f),
+            sbbf_bytes,
+            mlbf: mlbf_rates(f),
+            // plain files: a split-block filter's payload starts with its Parquet bitset; a
+            // compressed file's payload is its container
+            payload: Some((file.header_len(), file.payload_len())),
+            // the seed is shown unless it is a secret (keyed mode, whatever the file's seed
+            // kind says)
+            seed: f.hasher().public_seed().map(|s| s as u64),
+            ratio: if i.lower_bound_bits > 0.0 {
+                i.bits as f64 / i.lower_bound_bits
+            } else {
+                0.0
+            },
+            cap_ratio: if i.capacity > 0 && i.target_fpr > 0.0 {
+                bloomery::params::ratio_to_lower_bound(i.bits, i.capacity, i.target_fpr)
+            } else {
+                0.0
+            },
+        })
+    }
+}
+
+/// `info --json` of a set kind.
+fn set_json(
+    a: &InfoArgs,
+    header: &bloomery::file::Header,
+    f: &AnyFilter,
+    i: &bloomery::kinds::FilterInfo,
+    fig: &SetFigures,
+) -> Result<()> {
+    let SetFigures {
+        packed,
+        parquet,
+        sbbf_bytes,
+        mlbf,
+        payload,
+        seed,
+        ratio,
+        cap_ratio,
+    } = fig;
+    let window_json = match f {
+        AnyFilter::Window(w) => Some(window_json(w)),
+        _ => None,
+    };
+    output::json(&json!({
+        "file": a.file.display().to_string(),
+        "kind": i.kind,
+        "layout": i.layout,
+        "format_version": header.version,
+        "bits": i.bits,
+        "hashes": i.hashes,
+        "bytes": i.bytes,
+        "items": i.items,
+        "estimated_items": finite(i.estimated_items),
+        "capacity": i.capacity,
+        "bits_per_item": i.bits_per_item,
+        "fill_ratio": i.fill_ratio,
+        "current_fpr": i.current_fpr,
+        "target_fpr": i.target_fpr,
+        "lower_bound_bits": i.lower_bound_bits,
+        "lower_bound_ratio": ratio,
+        "capacity_lower_bound_ratio": cap_ratio,
+        "hash": i.hash,
+        "seed_kind": i.seed_kind,
+        "seed": seed,
+        "sub_filters": i.sub_filters,
+        "compressed": packed.compressed_input,
+        "plain_file_bytes": packed.plain_bytes,
+        "compressed_file_bytes": packed.compressed_bytes,
+        "compressed_size_measured": packed.exact,
+        "entropy_bits": packed.entropy_bits,
+        "compressed_ratio_to_entropy": packed.ratio_to_entropy(),
+        "layers": if i.layers > 0 { json!(i.layers) } else { serde_json::Value::Null },
+        "parquet_compatible": parquet,
+        "payload_offset": payload.map(|p| p.0),
+        "payload_bytes": payload.map(|p| p.1),
+        "sbbf_bytes": sbbf_bytes,
+        "window": window_json,
+        "mlbf_rates": mlbf.as_ref().map(|r| json!({
+            "near_miss_by_layer": r.near_miss,
+            "near_miss_unshared_by_layer": r.unshared,
+            "recombined": r.recombined,
+            "novel": r.novel,
+        })),
+    }))?;
+    Ok(())
+}
+
+/// The sliding window's figures, as JSON.
+fn window_json(w: &bloomery::AgePartitionedBloomFilter) -> serde_json::Value {
+    json!({
+        "window": w.window(),
+        "k": w.hashes(),
+        "l": w.remembering_slices(),
+        "slice_bits": w.slice_bits(),
+        "blocks": w.blocks(),
+        "generation": w.generation(),
+        "slack": w.slack(),
+        "position_in_generation": w.position_in_generation(),
+        "generations_ended": w.generations_ended(),
+        "ring_position": w.ring_position(),
+        "slice_fill_newest_first": w
+            .slice_ones()
+            .iter()
+            .map(|&o| o as f64 / w.slice_bits() as f64)
+            .collect::<Vec<_>>(),
+        "model_fpr_now": w.model_fpr(),
+        "model_fpr_worst": w.worst_fpr(),
+    })
+}
+
+/// The rows of `info` every set kind has.
+fn set_rows(
+    a: &InfoArgs,
+    header: &bloomery::file::Header,
+    i: &bloomery::kinds::FilterInfo,
+    fig: &SetFigures,
+) -> Vec<(&'static str, String)> {
+    let (ratio, cap_ratio, seed) = (fig.ratio, fig.cap_ratio, fig.seed);
+    vec![
         ("file", a.file.display().to_string()),
         (
             "kind",
@@ -333,7 +408,18 @@ fn set_info(
                 None => format!("{} (seed: keyed, secret)", i.hash),
             },
         ),
-    ];
+    ]
+}
+
+/// The rows of what a structure has of its own: sub-filters, Parquet compatibility, a URL
+/// filter's rates and layers.
+fn structure_rows(
+    f: &AnyFilter,
+    i: &bloomery::kinds::FilterInfo,
+    fig: &SetFigures,
+    rows: &mut Vec<(&'static str, String)>,
+) {
+    let (kind, parquet, mlbf) = (f.kind(), fig.parquet, &fig.mlbf);
     if matches!(
         kind,
         bloomery::Kind::Scalable
@@ -371,59 +457,6 @@ fn set_info(
             ),
         ));
     }
-    if let Some(w) = window {
-        rows.push((
-            "window",
-            format!(
-                "the last {} insertions are always found; a key followed by {} more (window + \
-                 slack {}) is forgotten",
-                group(w.window()),
-                group(w.window() + w.slack()),
-                group(w.slack())
-            ),
-        ));
-        let blocks = if w.blocks() > 0 {
-            format!(
-                ", as {} blocks of {} 64-bit words (one per slice)",
-                group(w.blocks()),
-                w.hashes() + w.remembering_slices()
-            )
-        } else {
-            String::new()
-        };
-        rows.push((
-            "slices",
-            format!(
-                "k = {} take each insertion, l = {} more remember; {} bits each{blocks}",
-                w.hashes(),
-                w.remembering_slices(),
-                group(w.slice_bits())
-            ),
-        ));
-        rows.push((
-            "generation",
-            format!(
-                "{} of {} insertions; {} generations ended",
-                group(w.position_in_generation()),
-                group(w.generation()),
-                group(w.generations_ended())
-            ),
-        ));
-        let fills = w
-            .slice_ones()
-            .iter()
-            .map(|&o| format!("{:.3}", o as f64 / w.slice_bits() as f64))
-            .collect::<Vec<_>>();
-        rows.push(("slice fill", format!("newest first: {}", fills.join(" "))));
-        rows.push((
-            "fpr (model)",
-            format!(
-                "{} now, {} at the worst point of an unbounded stream",
-                rate(w.model_fpr()),
-                rate(w.worst_fpr())
-            ),
-        ));
-    }
     if i.layers > 0 {
         rows.push((
             "layers",
@@ -434,6 +467,66 @@ fn set_info(
             ),
         ));
     }
+}
+
+/// The rows of a sliding window.
+fn window_rows(w: &bloomery::AgePartitionedBloomFilter, rows: &mut Vec<(&'static str, String)>) {
+    rows.push((
+        "window",
+        format!(
+            "the last {} insertions are always found; a key followed by {} more (window + \
+             slack {}) is forgotten",
+            group(w.window()),
+            group(w.window() + w.slack()),
+            group(w.slack())
+        ),
+    ));
+    let blocks = if w.blocks() > 0 {
+        format!(
+            ", as {} blocks of {} 64-bit words (one per slice)",
+            group(w.blocks()),
+            w.hashes() + w.remembering_slices()
+        )
+    } else {
+        String::new()
+    };
+    rows.push((
+        "slices",
+        format!(
+            "k = {} take each insertion, l = {} more remember; {} bits each{blocks}",
+            w.hashes(),
+            w.remembering_slices(),
+            group(w.slice_bits())
+        ),
+    ));
+    rows.push((
+        "generation",
+        format!(
+            "{} of {} insertions; {} generations ended",
+            group(w.position_in_generation()),
+            group(w.generation()),
+            group(w.generations_ended())
+        ),
+    ));
+    let fills = w
+        .slice_ones()
+        .iter()
+        .map(|&o| format!("{:.3}", o as f64 / w.slice_bits() as f64))
+        .collect::<Vec<_>>();
+    rows.push(("slice fill", format!("newest first: {}", fills.join(" "))));
+    rows.push((
+        "fpr (model)",
+        format!(
+            "{} now, {} at the worst point of an unbounded stream",
+            rate(w.model_fpr()),
+            rate(w.worst_fpr())
+        ),
+    ));
+}
+
+/// The rows of the file's size, compressed and plain, and where its payload lies.
+fn size_rows(fig: &SetFigures, rows: &mut Vec<(&'static str, String)>) {
+    let (packed, payload, sbbf_bytes) = (&fig.packed, fig.payload, fig.sbbf_bytes);
     rows.push((
         "file size",
         if packed.compressed_input {
@@ -475,10 +568,6 @@ fn set_info(
             },
         ));
     }
-    let mut out = crate::output::stdout();
-    table(&mut out, &rows)?;
-    out.flush()?;
-    Ok(0)
 }
 
 /// `info` of a counting kind: its own figures ([`bloomery::kinds::CounterInfo`]).
@@ -491,34 +580,7 @@ fn counter_info(
     let h = f.hasher();
     let seed = h.public_seed().map(|s| s as u64);
     if a.json {
-        output::json(&json!({
-            "file": a.file.display().to_string(),
-            "kind": i.kind,
-            "format_version": header.version,
-            "items": i.items,
-            "bytes": i.bytes,
-            "bits_per_item": i.bits_per_item,
-            "capacity": i.capacity,
-            "removable": i.removable,
-            "saturated_counters": i.saturated_counters,
-            "counter_bits": i.counter_bits,
-            "hashes": i.hashes,
-            "size": i.size,
-            "distinctness": i.distinctness,
-            "counting_stopped": i.counting_stopped,
-            "repeats_counted": i.repeats_counted,
-            "groups": i.groups,
-            "width": i.width,
-            "depth": i.depth,
-            "conservative": i.conservative,
-            "method": i.method,
-            "occupied_cells": i.occupied_cells,
-            "current_fpr": i.current_fpr,
-            "target_fpr": i.target_fpr,
-            "hash": h.algorithm().name(),
-            "seed_kind": h.seed_kind().name(),
-            "seed": seed,
-        }))?;
+        counter_json(a, header, f, &i)?;
         return Ok(0);
     }
     let mut rows = vec![
@@ -603,6 +665,46 @@ fn counter_info(
     table(&mut out, &rows)?;
     out.flush()?;
     Ok(0)
+}
+
+/// `info --json` of a counting kind.
+fn counter_json(
+    a: &InfoArgs,
+    header: &bloomery::file::Header,
+    f: &AnyCounter,
+    i: &bloomery::kinds::CounterInfo,
+) -> Result<()> {
+    let h = f.hasher();
+    let seed = h.public_seed().map(|s| s as u64);
+    output::json(&json!({
+        "file": a.file.display().to_string(),
+        "kind": i.kind,
+        "format_version": header.version,
+        "items": i.items,
+        "bytes": i.bytes,
+        "bits_per_item": i.bits_per_item,
+        "capacity": i.capacity,
+        "removable": i.removable,
+        "saturated_counters": i.saturated_counters,
+        "counter_bits": i.counter_bits,
+        "hashes": i.hashes,
+        "size": i.size,
+        "distinctness": i.distinctness,
+        "counting_stopped": i.counting_stopped,
+        "repeats_counted": i.repeats_counted,
+        "groups": i.groups,
+        "width": i.width,
+        "depth": i.depth,
+        "conservative": i.conservative,
+        "method": i.method,
+        "occupied_cells": i.occupied_cells,
+        "current_fpr": i.current_fpr,
+        "target_fpr": i.target_fpr,
+        "hash": h.algorithm().name(),
+        "seed_kind": h.seed_kind().name(),
+        "seed": seed,
+    }))?;
+    Ok(())
 }
 
 /// For a split-block filter: whether Parquet readers can use its bitset (its hash is
@@ -703,9 +805,8 @@ pub fn estimate(a: EstimateArgs) -> Result<u8> {
                     Some((o.second.estimated_items, o.intersection, o.union)),
                 )
             } else {
-                drop((first, second));
-                let f = open::open_set(&a.file, verify)?;
-                let g = open::open_set(p, verify)?;
+                let f = open::into_set(open::read_mapped(&first, verify)?, &a.file)?;
+                let g = open::into_set(open::read_mapped(&second, verify)?, p)?;
                 let (inter, union) = f.estimate_overlap(&g).with_context(cannot)?;
                 (
                     f.info().estimated_items,

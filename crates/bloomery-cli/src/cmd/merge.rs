@@ -12,9 +12,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use bloomery::file::{FileUpdate, MappedFile};
 use bloomery::kinds::{Capability, FilterInfo};
-use bloomery::{AnyFilter, Verify};
+use bloomery::AnyFilter;
 
-use super::open::{open_read, open_set, Structure};
+use super::open::{self, into_set, read_mapped, Structure};
 use crate::cli::{FoldArgs, MergeArgs, PackArgs};
 use crate::num::{bytes, count, group, rate};
 use crate::output::{note, Progress};
@@ -23,27 +23,32 @@ pub fn union(a: MergeArgs, intersect: bool) -> Result<u8> {
     let ins: Vec<&Path> = a.inputs.iter().map(|p| p.as_path()).collect();
     super::check_out(&a.out, &ins, a.force)?;
     let what = if intersect { "intersect" } else { "combine" };
-    super::open::require(&a.inputs[0], Capability::Merge, what)?;
+    // each input mapped once: the first one's kind checked from its header before the others
+    let first = open::map(&a.inputs[0], false)?;
+    open::require(&first, Capability::Merge, what)?;
+    let mut files = vec![first];
+    for p in &a.inputs[1..] {
+        files.push(open::map(p, false)?);
+    }
     let verify = a.verify.verify();
-    let i = match streamed_union(&a, intersect, verify)? {
+    let i = match streamed_union(&a, &files, intersect, verify)? {
         Some(i) => i,
-        None => union_in_place(&a, intersect, verify)?,
+        None => union_in_place(&a, files, intersect, verify)?,
     };
     report_union(&a, intersect, &i);
     Ok(0)
 }
 
-/// Map every input; when all stream (plain classic, blocked, partitioned or split-block
-/// files), combine them into OUT
-/// in one pass and return the result's summary, else `None`.
-fn streamed_union(a: &MergeArgs, intersect: bool, verify: bool) -> Result<Option<FilterInfo>> {
-    let mut files = Vec::with_capacity(a.inputs.len());
-    for p in &a.inputs {
-        let f = MappedFile::open(p).with_context(|| format!("cannot load `{}`", p.display()))?;
-        if !AnyFilter::streams(&f) {
-            return Ok(None);
-        }
-        files.push(f);
+/// When every mapped input streams (plain classic, blocked, partitioned or split-block
+/// files), combine them into OUT in one pass and return the result's summary, else `None`.
+fn streamed_union(
+    a: &MergeArgs,
+    files: &[MappedFile],
+    intersect: bool,
+    verify: bool,
+) -> Result<Option<FilterInfo>> {
+    if !files.iter().all(AnyFilter::streams) {
+        return Ok(None);
     }
     // inputs that do not combine take the in-memory path, whose messages name the pair
     let h0 = files[0].header();
@@ -54,11 +59,7 @@ fn streamed_union(a: &MergeArgs, intersect: bool, verify: bool) -> Result<Option
         return Ok(None);
     }
     let ins: Vec<&MappedFile> = files.iter().collect();
-    let mode = if verify {
-        Verify::Checksum
-    } else {
-        Verify::HeaderOnly
-    };
+    let mode = open::verify_mode(verify);
     let mut bar = Progress::bytes(
         if intersect {
             "intersecting"
@@ -93,31 +94,31 @@ fn names(paths: &[std::path::PathBuf]) -> String {
 }
 
 /// The first input copied beside OUT (a compressed one: loaded), the others combined into it.
-fn union_in_place(a: &MergeArgs, intersect: bool, verify: bool) -> Result<FilterInfo> {
-    let first = &a.inputs[0];
-    let compressed = bloomery::file::peek_file(first)
-        .with_context(|| format!("cannot load `{}`", first.display()))?
-        .compressed;
+fn union_in_place(
+    a: &MergeArgs,
+    files: Vec<MappedFile>,
+    intersect: bool,
+    verify: bool,
+) -> Result<FilterInfo> {
+    let mut files = files.into_iter();
+    let (first, rest) = (files.next().expect("two inputs or more"), files);
+    let first_path = &a.inputs[0];
     // the first input, copied beside OUT and mapped writable (a compressed one: in memory)
-    let (mut acc, up) = if compressed {
-        (open_set(first, verify)?, None)
+    let (mut acc, up) = if first.is_compressed() {
+        (into_set(read_mapped(&first, verify)?, first_path)?, None)
     } else {
-        let mode = if verify {
-            Verify::Checksum
-        } else {
-            Verify::HeaderOnly
-        };
-        let len = std::fs::metadata(first).map(|m| m.len()).unwrap_or(0);
-        let mut bar = Progress::bytes("copying", len);
-        let up = FileUpdate::copy_to(first, &a.out, mode, &mut |n| bar.set(n))
-            .with_context(|| format!("cannot load `{}`", first.display()))?;
+        let mut bar = Progress::bytes("copying", first.len());
+        let up = FileUpdate::copy_mapped(first, &a.out, open::verify_mode(verify), &mut |n| {
+            bar.set(n)
+        })
+        .with_context(|| format!("cannot load `{}`", first_path.display()))?;
         drop(bar);
         let f = AnyFilter::from_update(&up)
-            .with_context(|| format!("cannot load `{}`", first.display()))?;
+            .with_context(|| format!("cannot load `{}`", first_path.display()))?;
         (f, Some(up))
     };
-    for p in &a.inputs[1..] {
-        let g = open_set(p, verify)?;
+    for (file, p) in rest.zip(&a.inputs[1..]) {
+        let g = into_set(read_mapped(&file, verify)?, p)?;
         let r = if intersect {
             acc.intersect_with(&g)
         } else {
@@ -180,17 +181,12 @@ fn report_union(a: &MergeArgs, intersect: bool, i: &FilterInfo) {
 
 pub fn fold(a: FoldArgs) -> Result<u8> {
     super::check_out(&a.out, &[a.input.as_path()], a.force)?;
-    super::open::require(&a.input, Capability::Fold, "fold")?;
+    let file = open::map(&a.input, false)?;
+    open::require(&file, Capability::Fold, "fold")?;
     let verify = a.verify.verify();
-    let file = MappedFile::open(&a.input)
-        .with_context(|| format!("cannot load `{}`", a.input.display()))?;
     let i = if AnyFilter::streams(&file) {
         // read through the map, OUT written as it is made: a few pieces of memory
-        let mode = if verify {
-            Verify::Checksum
-        } else {
-            Verify::HeaderOnly
-        };
+        let mode = open::verify_mode(verify);
         let mut bar = Progress::bytes("folding", file.len());
         let r = AnyFilter::fold_file(&file, a.times, &a.out, mode, &mut |n| bar.set(n));
         drop(bar);
@@ -203,8 +199,7 @@ pub fn fold(a: FoldArgs) -> Result<u8> {
             )
         })?
     } else {
-        drop(file);
-        let mut f = open_set(&a.input, verify)?;
+        let mut f = into_set(read_mapped(&file, verify)?, &a.input)?;
         for t in 0..a.times {
             f = f
                 .fold()
@@ -237,15 +232,12 @@ pub fn fold(a: FoldArgs) -> Result<u8> {
 /// `flatten`: the plain Bloom filter of a counting file, saved atomically.
 pub fn flatten(a: &PackArgs) -> Result<u8> {
     super::check_out(&a.out, &[&a.input], a.force)?;
-    let kind = bloomery::file::peek_file(&a.input)
-        .with_context(|| format!("cannot load `{}`", a.input.display()))?
-        .header
-        .kind;
-    if kind != bloomery::Kind::BlockedCounting {
+    let file = open::map(&a.input, false)?;
+    if file.header().kind != bloomery::Kind::BlockedCounting {
         // the blocked counting filter's refusal says why (the library's own message)
-        super::open::require(&a.input, Capability::Flatten, "flatten")?;
+        open::require(&file, Capability::Flatten, "flatten")?;
     }
-    let Structure::Counter(c) = open_read(&a.input, a.verify.verify())? else {
+    let Structure::Counter(c) = read_mapped(&file, a.verify.verify())? else {
         anyhow::bail!("cannot flatten `{}`", a.input.display());
     };
     let plain = c

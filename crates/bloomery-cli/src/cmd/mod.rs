@@ -35,13 +35,20 @@ pub fn run(cmd: Command) -> Result<u8> {
             time_window::create(&a, a.window.unwrap_or_default())
         }
         Command::Create(a) => create::run(a),
-        Command::Add(a) if time_window::is_time_window(&a.file) => time_window::add(&a),
-        Command::Add(a) => add::run(a),
-        Command::Check(a) if time_window::is_time_window(&a.file) => time_window::check(&a),
-        Command::Check(a) => check::run(a),
+        // each file mapped once: its header says whether it is a time window
+        Command::Add(a) => match open::map(&a.file, false)? {
+            f if time_window::is_time_window(&f) => time_window::add(&a, &f),
+            f => add::run(a, f),
+        },
+        Command::Check(a) => match open::map(&a.file, false)? {
+            f if time_window::is_time_window(&f) => time_window::check(&a, &f),
+            f => check::run(a, &f),
+        },
         Command::Dedup(a) => dedup::run(a),
-        Command::Info(a) if time_window::is_time_window(&a.file) => time_window::info(&a),
-        Command::Info(a) => info::info(a),
+        Command::Info(a) => match open::map(&a.file, false)? {
+            f if time_window::is_time_window(&f) => time_window::info(&a, &f),
+            f => info::info(a, &f),
+        },
         Command::Estimate(a) => info::estimate(a),
         Command::Union(a) => merge::union(a, false),
         Command::Intersect(a) => merge::union(a, true),

@@ -1,12 +1,14 @@
 //! `bloomery remove`: one occurrence of each line out of a structure that deletes (the
 //! [`Capability::Remove`] kinds), updated in place of a copy and renamed over the original at
-//! the end (see `open::open_update`).
+//! the end (the library's `bloomery::file::Update`).
 
 use anyhow::{bail, Result};
 use bloomery::kinds::Capability;
 use bloomery::RemoveError;
 
-use super::open::{open_update, Structure};
+use bloomery::file::UpdateOptions;
+
+use super::open::{self, Structure};
 
 use crate::cli::CountArgs;
 use crate::input::{self, KeySpec};
@@ -15,9 +17,11 @@ use crate::output::{note, warn};
 
 pub fn run(a: &CountArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
-    super::open::require(&a.file, Capability::Remove, "remove from")?;
-    let mut up = open_update(&a.file, a.verify.verify())?;
-    let Structure::Counter(c) = &mut up.s else {
+    let file = open::map(&a.file, false)?;
+    open::require(&file, Capability::Remove, "remove from")?;
+    let opts = UpdateOptions::default().verify(open::verify_mode(a.verify.verify()));
+    let mut up = open::update_mapped(file, opts)?;
+    let Structure::Counter(c) = &mut up.structure else {
         bail!("cannot remove from `{}`", a.file.display());
     };
     if let Some(e) = c.remove_unsupported() {
@@ -43,7 +47,7 @@ pub fn run(a: &CountArgs) -> Result<u8> {
         }
         Ok(())
     })?;
-    up.commit()?;
+    open::commit(up)?;
     note(&format!(
         "{} read, {} removed, {} not present",
         crate::num::count(counts.lines, "line", "lines"),

@@ -4,9 +4,9 @@
 //! or a field of it (`--time-field`, epoch seconds or RFC 3339).
 
 use std::io::{BufWriter, Write};
-use std::path::Path;
 
 use anyhow::{bail, Context, Result};
+use bloomery::file::MappedFile;
 use bloomery::{Kind, Persist, TimeWindowFilter};
 use serde_json::json;
 
@@ -71,13 +71,15 @@ fn field<'a>(line: &'a [u8], delim: &[u8], n: usize) -> Option<&'a [u8]> {
     Some(&rest[..end])
 }
 
-/// True when `path` holds a time window.
-pub fn is_time_window(path: &Path) -> bool {
-    bloomery::file::peek_file(path).is_ok_and(|h| h.header.kind == Kind::TimeWindow)
+/// True when the mapped file holds a time window.
+pub fn is_time_window(file: &MappedFile) -> bool {
+    file.header().kind == Kind::TimeWindow
 }
 
-fn load(path: &Path) -> Result<TimeWindowFilter> {
-    TimeWindowFilter::load(path).with_context(|| format!("cannot load `{}`", path.display()))
+/// The time window of a mapped file, read into memory (its checksum verified).
+fn load(file: &MappedFile) -> Result<TimeWindowFilter> {
+    TimeWindowFilter::from_bytes(file.bytes())
+        .with_context(|| format!("cannot load `{}`", file.path().display()))
 }
 
 /// `create F --kind window -n N -p P --window 10m`: `-n` is the lines per window the base
@@ -128,9 +130,9 @@ pub fn create(a: &CreateArgs, window: u64) -> Result<u8> {
 }
 
 /// `add` on a time window: each key inserted at its arrival time.
-pub fn add(a: &AddArgs) -> Result<u8> {
+pub fn add(a: &AddArgs, file: &MappedFile) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
-    let mut f = load(&a.file)?;
+    let mut f = load(file)?;
     let hasher = *f.hasher();
     let before = f.insertions();
     let counts = input::for_each_line(&a.inputs, &spec, |_, key| {
@@ -156,12 +158,12 @@ pub fn add(a: &AddArgs) -> Result<u8> {
 }
 
 /// `check` on a time window: the lines whose key arrived in the window ending now.
-pub fn check(a: &CheckArgs) -> Result<u8> {
+pub fn check(a: &CheckArgs, file: &MappedFile) -> Result<u8> {
     if a.edit_distance > 0 || a.alphabet.is_some() {
         bail!("--edit-distance does not apply to a time window");
     }
     let spec = KeySpec::new(&a.keys)?;
-    let f = load(&a.file)?;
+    let f = load(file)?;
     let hasher = *f.hasher();
     let now = now_ms();
     let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
@@ -185,8 +187,8 @@ pub fn check(a: &CheckArgs) -> Result<u8> {
 }
 
 /// `info` on a time window, at the current time.
-pub fn info(a: &InfoArgs) -> Result<u8> {
-    let f = load(&a.file)?;
+pub fn info(a: &InfoArgs, file: &MappedFile) -> Result<u8> {
+    let f = load(file)?;
     let now = now_ms().max(f.clock());
     let fill: Vec<f64> = f
         .slice_fill()
@@ -315,14 +317,15 @@ pub fn dedup(a: &DedupArgs, window: u64) -> Result<u8> {
     }
     let mut f = match &a.state {
         Some(p) if p.exists() => {
-            if !is_time_window(p) {
+            let file = super::open::map(p, false)?;
+            if !is_time_window(&file) {
                 bail!(
                     "`{}` is not a time window file: --window {} needs one",
                     p.display(),
                     duration(window)
                 );
             }
-            let f = load(p)?;
+            let f = load(&file)?;
             if f.window() != window {
                 bail!(
                     "`{}` holds a window of {}, not {}",

@@ -22,6 +22,7 @@ pub mod set_reconciliation;
 pub mod sketch_errors;
 pub mod stochastic_fair_blue;
 pub mod summary_cache;
+pub mod window_baselines;
 pub mod xml_cldr;
 
 /// Every experiment, in the order `lab all` runs them.
@@ -151,5 +152,11 @@ pub static REGISTRY: &[Experiment] = &[
         summary: "a filter of changed records in front of a differential file: reads saved against filter size; delta updates of a shared filter: bytes per changed key",
         source: "Broder & Mitzenmacher §3.2, §4; Salman §8.1",
         run: differential_files::run,
+    },
+    Experiment {
+        name: window_baselines::NAME,
+        summary: "count and time windows against two rotated filters and a scalable filter recreated per period: bits per window item, worst-point rate, misses inside the window, insert/query ns",
+        source: "Shtul, Baquero & Almeida §3-4; Rodrigues, Shtul, Baquero & Almeida",
+        run: window_baselines::run,
     },
 ];

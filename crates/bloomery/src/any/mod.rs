@@ -3,11 +3,14 @@
 //! module, Python) that load files whose kind they learn from the header. Both are generated
 //! from the kinds table ([`for_each_kind!`]) and dispatch to each structure's
 //! [`SetKind`](crate::dispatch::SetKind) or [`CounterKind`](crate::multisets::counter_kind::CounterKind).
+//! [`open`] holds either behind one type ([`Structure`](open::Structure)) and the policy that
+//! updates a file of any kind from one map ([`Update`](open::Update)).
 
 pub(crate) mod arrow;
 pub(crate) mod batch;
 pub(crate) mod counter;
 pub(crate) mod filter;
+pub(crate) mod open;
 pub(crate) mod spec;
 pub(crate) mod stream;
 
@@ -231,6 +234,7 @@ mod tests {
         assert_eq!(Kind::from_id(0), None);
         assert_eq!(Kind::from_name("no-such-kind"), None);
         assert!(Kind::BlockedSectors.is_set() && Kind::BlockedSectors.rust_type() == Kind::Blocked);
+        assert!(Kind::BlockedSalted.is_set() && Kind::BlockedSalted.rust_type() == Kind::Blocked);
         assert!(Kind::COUNTERS.iter().all(|k| AnyCounter::holds(*k)));
     }
 
@@ -238,7 +242,10 @@ mod tests {
     /// refused with an error naming the kinds that offer them, the others succeed.
     #[test]
     fn set_capabilities_match_behaviour() {
-        for &kind in Kind::SETS.iter().chain([&Kind::BlockedSectors]) {
+        for &kind in Kind::SETS
+            .iter()
+            .chain([&Kind::BlockedSectors, &Kind::BlockedSalted])
+        {
             let mut f = AnyFilter::builder(kind)
                 .capacity(1000)
                 .fpr(0.01)
@@ -263,7 +270,11 @@ mod tests {
             );
             assert_eq!(f.clone().clear().is_ok(), c.mark_damaged, "{kind}");
             if c.fold {
-                let hashes = if kind == Kind::BlockedSectors { 8 } else { 4 };
+                let hashes = if kind.rust_type() == Kind::Blocked && kind != Kind::Blocked {
+                    8
+                } else {
+                    4
+                };
                 let pow2 = AnyFilter::builder(kind)
                     .bits(1 << 14)
                     .hashes(hashes)

@@ -211,6 +211,15 @@ impl Spec {
                         .try_build()?,
                 )
             }
+            Kind::BlockedSalted => {
+                self.only(&[], &[])?;
+                AnyFilter::Blocked(
+                    crate::sets::blocked::BlockedBloomFilter::builder()
+                        .sizing(s)
+                        .layout(BlockLayout::Salted)
+                        .try_build()?,
+                )
+            }
             Kind::SplitBlock => {
                 self.only(&[], &[])?;
                 AnyFilter::SplitBlock(Builder::new().sizing(s).try_build()?)
@@ -499,6 +508,12 @@ mod tests {
             .try_build()
             .unwrap();
         assert_eq!(f(Kind::BlockedSectors, none), sectors.to_bytes());
+        let salted = BlockedBloomFilter::builder()
+            .sizing(s)
+            .layout(BlockLayout::Salted)
+            .try_build()
+            .unwrap();
+        assert_eq!(f(Kind::BlockedSalted, none), salted.to_bytes());
         let grow = KindOptions {
             growth: Some(4),
             tightening: Some(0.8),

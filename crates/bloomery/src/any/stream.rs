@@ -342,6 +342,7 @@ impl AnyFilter {
                 Kind::Classic
                     | Kind::Blocked
                     | Kind::BlockedSectors
+                    | Kind::BlockedSalted
                     | Kind::Partitioned
                     | Kind::SplitBlock
             )

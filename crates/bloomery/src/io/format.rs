@@ -383,13 +383,19 @@ fn not_a_directory(file: &std::fs::File) -> Result<()> {
 /// Memory-map a file read-only. Without the `mmap` feature this returns
 /// [`Error::Unsupported`] (before opening the file).
 pub fn map_file(path: &Path) -> Result<Arc<crate::map::Mmap>> {
+    open_and_map(path).map(|(_, map)| map)
+}
+
+/// [`map_file`], keeping the open file: what copies it in the kernel later
+/// ([`FileUpdate`](crate::io::mapped::FileUpdate)) without opening it again.
+pub(crate) fn open_and_map(path: &Path) -> Result<(std::fs::File, Arc<crate::map::Mmap>)> {
     if !cfg!(feature = "mmap") {
         return Err(Error::Unsupported(crate::map::NO_MMAP.into()));
     }
     map_file_at(path).map_err(|e| at_path(path, e))
 }
 
-fn map_file_at(path: &Path) -> Result<Arc<crate::map::Mmap>> {
+fn map_file_at(path: &Path) -> Result<(std::fs::File, Arc<crate::map::Mmap>)> {
     let file = std::fs::File::open(path)?;
     not_a_directory(&file)?;
     // SAFETY: the map is read-only. If another process truncates or rewrites the file while it
@@ -397,7 +403,7 @@ fn map_file_at(path: &Path) -> Result<Arc<crate::map::Mmap>> {
     // file in place (saves go through a rename), so files it manages are not modified under a
     // live map. This is the documented contract of `open_mmap`.
     let map = unsafe { crate::map::Mmap::map(&file)? };
-    Ok(Arc::new(map))
+    Ok((file, Arc::new(map)))
 }
 
 /// Where a decoded structure's words come from.

@@ -53,7 +53,9 @@ use crate::io::late_head::LateHeadHash;
 use crate::store::SharedMap;
 
 /// A filter file opened through a read-only memory map: its header decoded and validated, its
-/// payload untouched until a structure is decoded from it and queried.
+/// payload untouched until a structure is decoded from it and queried. The file stays open
+/// while the map lives, so a copy of it ([`FileUpdate::copy_mapped`]) is made without opening
+/// it again.
 ///
 /// What each way of opening guarantees:
 /// - [`open`](Self::open) alone validates the header and every parameter against the payload
@@ -84,6 +86,8 @@ use crate::store::SharedMap;
 /// # Ok(()) }
 /// ```
 pub struct MappedFile {
+    /// The open file: a copy of it is made from this descriptor, not a new open.
+    file: File,
     map: Arc<crate::map::Mmap>,
     decoded: Decoded,
     flags: u16,
@@ -108,7 +112,7 @@ impl MappedFile {
     /// [`crate::compress::patch_file`] takes; decoding a structure from it is refused).
     pub fn open(path: impl AsRef<Path>) -> Result<Self> {
         let path = path.as_ref();
-        let map = format::map_file(path)?;
+        let (file, map) = format::open_and_map(path)?;
         let (decoded, flags) = format::decode_with_flags(&map, Verify::HeaderOnly)
             .map_err(|e| at_path(path, e.into()))?;
         #[cfg(unix)]
@@ -117,6 +121,7 @@ impl MappedFile {
             let _ = map.advise(crate::map::Advice::Random);
         }
         Ok(Self {
+            file,
             map,
             decoded,
             flags,
@@ -332,16 +337,26 @@ impl FileUpdate {
         verify: Verify,
         progress: Progress<'_>,
     ) -> Result<Self> {
-        let source = src.as_ref().to_path_buf();
+        Self::copy_mapped(MappedFile::open(src)?, target, verify, progress)
+    }
+
+    /// [`copy_to`](Self::copy_to) from a file already mapped: the source is not opened again
+    /// (the kernel's copy reads the descriptor the map was made from).
+    pub fn copy_mapped(
+        src: MappedFile,
+        target: impl AsRef<Path>,
+        verify: Verify,
+        progress: Progress<'_>,
+    ) -> Result<Self> {
         let target = target.as_ref().to_path_buf();
-        let src = open_source(&source)?;
+        check_source(&src)?;
         let decoded = src.decoded().clone();
         let mut tmp = TempFile::new_in(&TempFile::dir_of(&target), ".tmp")?;
         let len = src.map.len();
         if verify == Verify::Checksum {
             copy_verified(&src, tmp.as_file_mut(), progress)?;
         } else {
-            copy_kernel(&source, tmp.as_file_mut(), len as u64, progress)?;
+            copy_kernel(&src.file, tmp.as_file_mut(), len as u64, progress)?;
         }
         drop(src);
         if tmp.as_file().metadata()?.len() != len as u64 {
@@ -432,8 +447,14 @@ impl FileUpdate {
     /// # Ok(()) }
     /// ```
     pub fn open_sweep(path: impl AsRef<Path>, verify: Verify) -> Result<Self> {
-        let target = path.as_ref().to_path_buf();
-        let src = open_source(&target)?;
+        Self::sweep_mapped(MappedFile::open(path)?, verify)
+    }
+
+    /// [`open_sweep`](Self::open_sweep) of a file already mapped (not opened again): the
+    /// update replaces the file the map was opened from.
+    pub fn sweep_mapped(src: MappedFile, verify: Verify) -> Result<Self> {
+        check_source(&src)?;
+        let target = src.path().to_path_buf();
         let decoded = src.decoded().clone();
         let tmp = TempFile::new_in(&TempFile::dir_of(&target), ".tmp")?;
         tmp.as_file().set_len(src.map.len() as u64)?;
@@ -727,8 +748,7 @@ impl FileUpdate {
 
 /// Map the plain file an update starts from; a delta or compressed file cannot be updated in
 /// place.
-fn open_source(path: &Path) -> Result<MappedFile> {
-    let src = MappedFile::open(path)?;
+fn check_source(src: &MappedFile) -> Result<()> {
     if src.is_delta() {
         return Err(Error::Unsupported(
             "this is a delta file, not a filter: apply it to its base with `patch`".into(),
@@ -739,7 +759,7 @@ fn open_source(path: &Path) -> Result<MappedFile> {
             "a compressed file cannot be updated in place: load it into memory".into(),
         ));
     }
-    Ok(src)
+    Ok(())
 }
 
 impl LazyCopy {
@@ -895,10 +915,12 @@ fn copy_verified(src: &MappedFile, dst: &mut File, progress: Progress<'_>) -> Re
     Ok(())
 }
 
-/// Copy `len` bytes of the file at `src` to `dst` in the kernel (`copy_file_range` where the
+/// Copy `len` bytes of the open file `src` (from its start) to `dst` in the kernel (`copy_file_range` where the
 /// platform has it, which shares extents on filesystems that can), [`PASS_CHUNK`] at a time.
-fn copy_kernel(src: &Path, dst: &mut File, len: u64, progress: Progress<'_>) -> Result<()> {
-    let mut from = File::open(src)?;
+fn copy_kernel(src: &File, dst: &mut File, len: u64, progress: Progress<'_>) -> Result<()> {
+    use std::io::{Seek, SeekFrom};
+    let mut from = src;
+    from.seek(SeekFrom::Start(0))?;
     let mut done = 0u64;
     while done < len {
         let step = (PASS_CHUNK as u64 * 8).min(len - done);

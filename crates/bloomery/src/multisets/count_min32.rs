@@ -126,6 +126,26 @@ impl CountMinBuilder {
 }
 
 impl CountMinSketch32 {
+    /// Move the structure's heap allocations with `mv` (for an allocator that defragments by
+    /// moving allocations, as the Redis module's defrag callback does): the counters. Arrays in a
+    /// map (anonymous or a file's) never move (see `Words::relocate`). `mv` gets an
+    /// allocation's address and returns where its bytes are now, or `None` to leave it; it is
+    /// called for each allocation once, always in the same order.
+    ///
+    /// # Safety
+    /// A returned address must hold a copy of the allocation's bytes in an allocation of the
+    /// global allocator of the same size and at least its alignment (64 bytes for the word
+    /// arrays), and the old allocation must have been freed; nothing may reference the
+    /// structure during the call.
+    #[doc(hidden)]
+    pub unsafe fn relocate_arrays(
+        &mut self,
+        mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+    ) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.table.relocate(mv) };
+    }
+
     /// The hasher keys go through (what [`Count::hasher`](crate::filter::Count::hasher)
     /// answers; inherent, so that a call needs no trait in scope).
     pub fn hasher(&self) -> &KeyHasher {

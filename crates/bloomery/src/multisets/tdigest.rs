@@ -194,6 +194,30 @@ fn weighted_average(x1: f64, w1: f64, x2: f64, w2: f64) -> f64 {
 }
 
 impl TDigest {
+    /// Move the structure's heap allocations with `mv` (for an allocator that defragments by
+    /// moving allocations, as the Redis module's defrag callback does): the centroid buffer, then the merged centroids a query keeps. Arrays in a
+    /// map (anonymous or a file's) never move (see `Words::relocate`). `mv` gets an
+    /// allocation's address and returns where its bytes are now, or `None` to leave it; it is
+    /// called for each allocation once, always in the same order.
+    ///
+    /// # Safety
+    /// A returned address must hold a copy of the allocation's bytes in an allocation of the
+    /// global allocator of the same size and at least its alignment (64 bytes for the word
+    /// arrays), and the old allocation must have been freed; nothing may reference the
+    /// structure during the call.
+    #[doc(hidden)]
+    pub unsafe fn relocate_arrays(
+        &mut self,
+        mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+    ) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.nodes.relocate(mv) };
+        if let Some(view) = self.view.get_mut() {
+            // SAFETY: as above.
+            unsafe { store::relocate_vec(view, mv) };
+        }
+    }
+
     /// The compression RedisBloom's `TDIGEST.CREATE` uses when none is given: 100.
     pub const DEFAULT_COMPRESSION: u64 = DEFAULT_COMPRESSION;
     /// The largest compression accepted: its buffer of `6δ + 10` centroids must be indexable

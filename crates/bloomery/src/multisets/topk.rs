@@ -763,11 +763,11 @@ impl TopK {
             unsafe { w.relocate(mv) };
         }
         // SAFETY: as above.
-        unsafe { relocate_vec(&mut self.heap, mv) };
+        unsafe { store::relocate_vec(&mut self.heap, mv) };
         for e in &mut self.heap {
             if let Some(item) = &mut e.item {
                 // SAFETY: as above.
-                unsafe { relocate_vec(item, mv) };
+                unsafe { store::relocate_vec(item, mv) };
             }
         }
     }
@@ -957,27 +957,6 @@ impl Persist for TopK {
             encoded: OnceLock::new(),
         })
     }
-}
-
-/// Move a vector's buffer with `mv` (see [`TopK::relocate_arrays`]).
-///
-/// # Safety
-/// As [`TopK::relocate_arrays`].
-unsafe fn relocate_vec<T>(
-    v: &mut Vec<T>,
-    mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
-) {
-    if v.capacity() == 0 || std::mem::size_of::<T>() == 0 {
-        return;
-    }
-    let Some(new) = std::ptr::NonNull::new(v.as_mut_ptr().cast::<u8>()).and_then(mv) else {
-        return;
-    };
-    let (len, cap) = (v.len(), v.capacity());
-    // SAFETY: `new` holds the buffer's bytes (`len` initialised elements of `cap`) in memory of
-    // the global allocator with `T`'s alignment, the old buffer freed (the caller's contract):
-    // the vector is rebuilt over it without dropping the old one.
-    unsafe { std::ptr::write(v, Vec::from_raw_parts(new.as_ptr().cast::<T>(), len, cap)) };
 }
 
 /// Each key is one arrival.

@@ -19,33 +19,7 @@ pub(super) fn info(a: ParquetInfoArgs) -> Result<u8> {
         Some(c) => vec![pf.find_column(c)?],
         None => (0..pf.column_paths().len()).collect(),
     };
-    // sidecars of the listed columns, where present and current
-    let mut sidecars = Vec::new();
-    for &c in &cols {
-        let name = pf.column_path(c);
-        let p = ParquetSidecar::path_for(&a.file, &name);
-        let s = if p.is_file() {
-            match ParquetSidecar::load(&p) {
-                Ok(s) if s.source_len == pf.len() && s.source_footer_hash == pf.footer_hash() => {
-                    Some(s)
-                }
-                Ok(_) => {
-                    warn(&format!(
-                        "sidecar `{}` ignored: it was built for another version of the file",
-                        p.display()
-                    ));
-                    None
-                }
-                Err(e) => {
-                    warn(&format!("sidecar `{}` ignored: {e}", p.display()));
-                    None
-                }
-            }
-        } else {
-            None
-        };
-        sidecars.push(s);
-    }
+    let sidecars = current_sidecars(&a, &pf, &cols);
     let meta = pf.metadata();
     let fm = meta.file_metadata();
     let mut json_rgs = Vec::new();
@@ -156,6 +130,49 @@ pub(super) fn info(a: ParquetInfoArgs) -> Result<u8> {
         }))?;
         return Ok(0);
     }
+    print_table(&a, &pf, &lines)
+}
+
+/// The sidecars of the listed columns, where present and current (a stale or unreadable one
+/// is ignored with a warning).
+fn current_sidecars(
+    a: &ParquetInfoArgs,
+    pf: &ParquetFile,
+    cols: &[usize],
+) -> Vec<Option<ParquetSidecar>> {
+    let mut sidecars = Vec::new();
+    for &c in cols {
+        let name = pf.column_path(c);
+        let p = ParquetSidecar::path_for(&a.file, &name);
+        let s = if p.is_file() {
+            match ParquetSidecar::load(&p) {
+                Ok(s) if s.source_len == pf.len() && s.source_footer_hash == pf.footer_hash() => {
+                    Some(s)
+                }
+                Ok(_) => {
+                    warn(&format!(
+                        "sidecar `{}` ignored: it was built for another version of the file",
+                        p.display()
+                    ));
+                    None
+                }
+                Err(e) => {
+                    warn(&format!("sidecar `{}` ignored: {e}", p.display()));
+                    None
+                }
+            }
+        } else {
+            None
+        };
+        sidecars.push(s);
+    }
+    sidecars
+}
+
+/// The file's summary, then one line per row group and column.
+fn print_table(a: &ParquetInfoArgs, pf: &ParquetFile, lines: &[[String; 8]]) -> Result<u8> {
+    let meta = pf.metadata();
+    let fm = meta.file_metadata();
     let mut out = io::stdout().lock();
     output::table(
         &mut out,

@@ -29,7 +29,7 @@ impl FillPass {
             BlockLayout::Positions => (0..=BLOCK_BITS)
                 .map(|c| (c as f64 / BLOCK_BITS as f64).powi(f.k as i32))
                 .collect(),
-            BlockLayout::Sectors => Vec::new(),
+            BlockLayout::Sectors | BlockLayout::Salted => Vec::new(),
         };
         Self {
             next: 0,
@@ -109,7 +109,7 @@ impl FillPass {
                 }
                 self.fpr_sum = sum;
             }
-            BlockLayout::Sectors => {
+            BlockLayout::Sectors | BlockLayout::Salted => {
                 // products summed in u64 a run of blocks at a time (2^15 blocks of at most
                 // 2^48 each stay below 2^63), then into the u128 total
                 let mut total = self.sector_sum;
@@ -184,7 +184,7 @@ impl FillPass {
                 }
                 (self.ones, self.fpr_sum) = (ones, sum);
             }
-            BlockLayout::Sectors => {
+            BlockLayout::Sectors | BlockLayout::Salted => {
                 let mut ones = _mm256_setzero_si256();
                 let mut total = self.sector_sum;
                 for run in words.chunks(BLOCK_WORDS << 15) {
@@ -224,7 +224,7 @@ impl FillPass {
             ones: self.ones,
             current_fpr: match f.layout {
                 BlockLayout::Positions => self.fpr_sum / f.blocks as f64,
-                BlockLayout::Sectors => {
+                BlockLayout::Sectors | BlockLayout::Salted => {
                     self.sector_sum as f64 / (1u64 << 48) as f64 / f.blocks as f64
                 }
             },

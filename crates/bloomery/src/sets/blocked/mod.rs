@@ -122,14 +122,20 @@ impl PartialEq for BlockedBloomFilter {
 }
 
 /// True when single-key operations on a filter of this layout and hasher can take the fused
-/// AVX2 path: sectors layout, the default xxh3-128 hasher, and a CPU with AVX2. Deciding this
-/// once per filter (instead of testing the CPU feature, the layout and the hash algorithm on
-/// every key) keeps a single-key operation short, and on a filter larger than the caches
-/// fewer instructions per key let the core overlap more of the keys' cache misses.
+/// AVX2 path: the sectors layout with the xxh3-128 hasher or the salted layout with the
+/// xxh3-64 hasher, and a CPU with AVX2. Deciding this once per filter (instead of testing the
+/// CPU feature, the layout and the hash algorithm on every key) keeps a single-key operation
+/// short, and on a filter larger than the caches fewer instructions per key let the core
+/// overlap more of the keys' cache misses.
 fn sectors_simd(layout: BlockLayout, hasher: &KeyHasher) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        layout == BlockLayout::Sectors && hasher.is_xxh3() && crate::simd::avx2()
+        let fused = match layout {
+            BlockLayout::Sectors => hasher.is_xxh3(),
+            BlockLayout::Salted => hasher.is_xxh3_64(),
+            BlockLayout::Positions => false,
+        };
+        fused && crate::simd::avx2()
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -138,24 +144,48 @@ fn sectors_simd(layout: BlockLayout, hasher: &KeyHasher) -> bool {
     }
 }
 
+/// True when the salted layout can use this hasher: seeded xxh3 (which it turns into xxh3-64,
+/// [`KeyHasher::to_xxh3_64`]) or keyed SipHash, whose low half it uses.
+fn salted_hasher(hasher: &KeyHasher) -> bool {
+    use crate::hash::HashAlgorithm as A;
+    matches!(
+        hasher.algorithm(),
+        A::Xxh3_128 | A::Xxh3_64 | A::SipHash13_128
+    )
+}
+
 impl Build for BlockedBloomFilter {
     type Options = BlockedOptions;
     fn build(b: &Builder<Self>) -> Result<Self> {
         let forced = b.opts.layout;
         let b = &b.sizing;
-        if forced == Some(BlockLayout::Sectors) && b.hashes.is_some_and(|k| k != SECTOR_K) {
+        let eight = matches!(forced, Some(BlockLayout::Sectors | BlockLayout::Salted));
+        if eight && b.hashes.is_some_and(|k| k != SECTOR_K) {
             return Err(invalid(
                 "hashes",
-                "the sectors layout sets exactly 8 bits per key",
+                "the sectors and salted layouts set exactly 8 bits per key",
             ));
         }
+        if forced == Some(BlockLayout::Salted) && !salted_hasher(&b.key_hasher()) {
+            return Err(invalid(
+                "hasher",
+                "the salted layout hashes with xxh3 (seeded) or keyed SipHash",
+            ));
+        }
+        // the layout sizing from (n, p) picks where sectors would do: salted when the hasher
+        // allows it (the same bits per key, one 64-bit hash per key)
+        let eight_bits = if salted_hasher(&b.key_hasher()) {
+            BlockLayout::Salted
+        } else {
+            BlockLayout::Sectors
+        };
         let (blocks, k, layout, n, p) = match b.bits {
             Some(0) => return Err(invalid("bits", "must be at least 1")),
             Some(m) => {
                 let blocks = m.div_ceil(BLOCK_BITS).max(1);
                 let layout = forced.unwrap_or(BlockLayout::Positions);
                 let k = match (layout, b.hashes, b.capacity) {
-                    (BlockLayout::Sectors, _, _) => SECTOR_K,
+                    (BlockLayout::Sectors | BlockLayout::Salted, _, _) => SECTOR_K,
                     (_, Some(k), _) => k,
                     (_, None, Some(n)) => {
                         params::blocked_best_k(n, blocks, BLOCK_BITS, BLOCKED_MAX_K)
@@ -177,13 +207,9 @@ impl Build for BlockedBloomFilter {
                 // refuse absurd sizes before searching
                 store::check_size((params::bits_asymptotic(n, p) / 8.0) as u64, b.limit())?;
                 match (b.hashes, forced) {
-                    (_, Some(BlockLayout::Sectors)) => (
-                        params::sectors_blocks(n, p)?,
-                        SECTOR_K,
-                        BlockLayout::Sectors,
-                        n,
-                        p,
-                    ),
+                    (_, Some(layout @ (BlockLayout::Sectors | BlockLayout::Salted))) => {
+                        (params::sectors_blocks(n, p)?, SECTOR_K, layout, n, p)
+                    }
                     (None, layout) => {
                         let s = params::blocked_shape(n, p, BLOCK_BITS)?;
                         let sectors = if layout.is_none() {
@@ -194,6 +220,7 @@ impl Build for BlockedBloomFilter {
                             None
                         };
                         match sectors {
+                            Some(sb) if sb <= SALTED_MAX_BLOCKS => (sb, SECTOR_K, eight_bits, n, p),
                             Some(sb) => (sb, SECTOR_K, BlockLayout::Sectors, n, p),
                             None => (s.blocks, s.k, BlockLayout::Positions, n, p),
                         }
@@ -217,7 +244,11 @@ impl Build for BlockedBloomFilter {
         } else {
             blocks
         };
-        let mut f = Self::with_layout(blocks, k, layout, b.key_hasher(), b.limit())?;
+        let hasher = match layout {
+            BlockLayout::Salted => b.key_hasher().to_xxh3_64(),
+            _ => b.key_hasher(),
+        };
+        let mut f = Self::with_layout(blocks, k, layout, hasher, b.limit())?;
         f.core.capacity = n;
         f.core.target_fpr = if p > 0.0 && p < 1.0 { p } else { 0.0 };
         Ok(f)
@@ -231,9 +262,11 @@ pub struct BlockedOptions {
 }
 
 impl Builder<BlockedBloomFilter> {
-    /// Force a block layout instead of the automatic choice (sectors where it costs at most
-    /// `SECTORS_MAX_EXTRA` more memory, positions otherwise and whenever `hashes` or `bits`
-    /// are given).
+    /// Force a block layout instead of the automatic choice (salted — sectors with a hasher
+    /// other than xxh3 or keyed SipHash — where it costs at most `SECTORS_MAX_EXTRA` more
+    /// memory, positions otherwise and whenever `hashes` or `bits` are given). The salted
+    /// layout turns an xxh3-128 hasher into xxh3-64 of the same seed
+    /// ([`HashAlgorithm::Xxh3_64`](crate::hashing::HashAlgorithm::Xxh3_64)).
     ///
     /// ```
     /// use bloomery::BlockedBloomFilter;
@@ -254,10 +287,27 @@ impl Builder<BlockedBloomFilter> {
     }
 }
 
-/// Bits per key of the sectors layout.
+/// The most blocks a salted filter has: up to 2³² blocks (256 GiB) the block (the high bits
+/// of the 64-bit hash) and the bits inside it (its low 32 bits) are independent; beyond,
+/// sizing takes the sectors layout instead.
+pub const SALTED_MAX_BLOCKS: u64 = 1 << 32;
+
+/// Bits per key of the sectors and salted layouts.
 const SECTOR_K: u32 = 8;
 
 impl BlockedBloomFilter {
+    /// Move the bit array with `mv` (see [`crate::store::Words::relocate`]).
+    ///
+    /// # Safety
+    /// As [`Words::relocate`].
+    pub(crate) unsafe fn relocate_words(
+        &mut self,
+        mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+    ) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.core.words.relocate(mv) };
+    }
+
     /// Bits in one block (one 64-byte cache line).
     pub const BLOCK_BITS: u64 = BLOCK_BITS;
     /// How many keys ahead batched inserts prefetch (the depth of a [`crate::tuning::Pipeline`] that
@@ -296,6 +346,18 @@ impl BlockedBloomFilter {
         )
     }
 
+    /// An exact shape in the salted layout: `blocks` blocks of 512 bits, 8 bits per key,
+    /// hashed with xxh3-64 (seed 0).
+    pub fn try_with_salted(blocks: u64) -> Result<Self> {
+        Self::with_layout(
+            blocks,
+            SECTOR_K,
+            BlockLayout::Salted,
+            KeyHasher::new().to_xxh3_64(),
+            store::max_bytes(),
+        )
+    }
+
     fn with_layout(
         blocks: u64,
         k: u32,
@@ -307,10 +369,16 @@ impl BlockedBloomFilter {
             return Err(invalid("bits", "need at least one block"));
         }
         params::check_hashes(k, BLOCKED_MAX_K)?;
-        if layout == BlockLayout::Sectors && k != SECTOR_K {
+        if layout == BlockLayout::Salted && blocks > SALTED_MAX_BLOCKS {
+            return Err(invalid(
+                "bits",
+                "the salted layout holds at most 2^32 blocks (256 GiB); use the sectors layout",
+            ));
+        }
+        if layout != BlockLayout::Positions && k != SECTOR_K {
             return Err(invalid(
                 "hashes",
-                "the sectors layout sets exactly 8 bits per key",
+                "the sectors and salted layouts set exactly 8 bits per key",
             ));
         }
         let words = blocks

@@ -1,4 +1,5 @@
-//! The blocked filter in the file format (kinds `blocked` and `blocked-sectors`).
+//! The blocked filter in the file format (kinds `blocked`, `blocked-sectors` and
+//! `blocked-salted`).
 
 use super::*;
 
@@ -25,13 +26,14 @@ impl Persist for BlockedBloomFilter {
         r.finish()?;
         let layout = match d.header.kind {
             Kind::BlockedSectors => BlockLayout::Sectors,
+            Kind::BlockedSalted => BlockLayout::Salted,
             _ => BlockLayout::Positions,
         };
         if blocks == 0
             || k == 0
             || k > BLOCKED_MAX_K
             || u64::from(block_bits) != BLOCK_BITS
-            || (layout == BlockLayout::Sectors && k != SECTOR_K)
+            || (layout != BlockLayout::Positions && k != SECTOR_K)
         {
             return Err(crate::error::inconsistent(format!(
                 "blocked shape blocks={blocks} k={k} block_bits={block_bits} layout={}",

@@ -1,4 +1,4 @@
-//! The blocked filter's tests: both layouts, every path (portable, BMI2, AVX2, batched,
+//! The blocked filter's tests: every layout, every path (portable, BMI2, AVX2, batched,
 //! atomic, regions) against the one mapping, sizing against the model, persistence.
 
 use super::*;
@@ -76,6 +76,7 @@ fn block_kernels_agree_with_the_portable_kernel_and_the_mask() {
     for (layout, ks) in [
         (BlockLayout::Positions, 1..=BLOCKED_MAX_K),
         (BlockLayout::Sectors, 8..=8),
+        (BlockLayout::Salted, 8..=8),
     ] {
         for k in ks {
             for i in 0..200u64 {
@@ -167,6 +168,113 @@ fn sectors_match_the_reference_mapping_and_simd_equals_scalar() {
     assert_eq!(f, g);
 }
 
+/// The salted layout's bits, written out plainly: word j gets bit
+/// `((lo mod 2³²) · salt_j mod 2³²) >> 26` with the eight salts of the Parquet specification.
+fn reference_salted(h: Hashed) -> [u64; BLOCK_WORDS] {
+    let salts: [u64; 8] = [
+        0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947,
+        0x5c6bfb31,
+    ];
+    let mut mask = [0u64; BLOCK_WORDS];
+    for (m, salt) in mask.iter_mut().zip(salts) {
+        *m = 1u64 << ((((h.lo & 0xFFFF_FFFF) * salt) & 0xFFFF_FFFF) >> 26);
+    }
+    mask
+}
+
+#[test]
+fn salted_match_the_reference_mapping_and_simd_equals_scalar() {
+    let mut f = BlockedBloomFilter::try_with_salted(97).unwrap();
+    let hasher = *f.hasher();
+    assert_eq!(hasher.algorithm(), crate::hash::HashAlgorithm::Xxh3_64);
+    assert_eq!((f.layout(), f.hashes()), (BlockLayout::Salted, 8));
+    let mut rng = 0x2345_6789_ABCD_EF01u64;
+    for i in 0..2000u64 {
+        let h = hasher.hash(&i);
+        // the hash is xxh3-64 of the key's bytes, seed 0
+        assert_eq!(h.lo, xxhash_rust::xxh3::xxh3_64(&i.to_le_bytes()));
+        assert_eq!(
+            Block::mask(h, 8, BlockLayout::Salted).0,
+            reference_salted(h)
+        );
+        // only the low half matters
+        let other_hi = Hashed::new(h.lo, !h.hi);
+        assert_eq!(
+            Block::mask(other_hi, 8, BlockLayout::Salted),
+            Block::mask(h, 8, BlockLayout::Salted)
+        );
+        let mut block = Block::default();
+        for w in block.0.iter_mut() {
+            rng = mix64(rng);
+            *w = rng | mix64(rng ^ 1);
+        }
+        let s = BlockLayout::Salted;
+        assert_eq!(block.check(h, 8, s), block.check_scalar(h, 8, s), "key={i}");
+        let (mut a, mut b) = (block, block);
+        assert_eq!(a.insert(h, 8, s), b.insert_scalar(h, 8, s), "key={i}");
+        assert_eq!(a, b);
+        assert!(a.check(h, 8, s));
+        if i < 300 {
+            let mut g = BlockedBloomFilter::try_with_salted(97).unwrap();
+            assert!(g.insert(&i));
+            let at = block_start(h, 97);
+            let mut want = vec![0u64; 97 * BLOCK_WORDS];
+            want[at..at + BLOCK_WORDS].copy_from_slice(&reference_salted(h));
+            assert_eq!(g.as_words(), &want[..], "key={i}");
+            f.insert_hashed(h);
+        }
+    }
+    let keys: Vec<u64> = (0..300).collect();
+    assert_eq!(f.count_batch(&keys), 300);
+    assert!((0..300u64).all(|i| f.contains(&i)));
+    let g = BlockedBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(g.layout(), BlockLayout::Salted);
+    assert_eq!(g.hasher(), &hasher);
+    assert_eq!(f, g);
+}
+
+/// Property: whatever the keys (random byte strings of any length) and the hasher (default,
+/// seeded, keyed), the salted layout never forgets an inserted key, on every path.
+#[test]
+fn salted_has_no_false_negatives() {
+    use rand::{rngs::StdRng, Rng, SeedableRng};
+    let mut rng = StdRng::seed_from_u64(31);
+    for hasher in [
+        KeyHasher::new(),
+        KeyHasher::with_seed(5),
+        KeyHasher::with_secret(0x005E_C2E7),
+    ] {
+        for n in [1usize, 10, 1000, 20_000] {
+            let keys: Vec<Vec<u8>> = (0..n)
+                .map(|_| {
+                    let len = rng.gen_range(0..300);
+                    (0..len).map(|_| rng.gen()).collect()
+                })
+                .collect();
+            // sized for a tenth of the keys: overfull, so blocks collide often
+            let mut f = BlockedBloomFilter::builder()
+                .capacity((n as u64 / 10).max(1))
+                .fpr(0.01)
+                .hasher(hasher)
+                .layout(BlockLayout::Salted)
+                .try_build()
+                .unwrap();
+            let mut g = f.clone();
+            for k in &keys {
+                f.insert(k);
+            }
+            g.extend(keys.iter());
+            assert_eq!(f, g);
+            assert!(keys.iter().all(|k| f.contains(k)), "n={n}");
+            assert_eq!(f.count_batch(&keys), n);
+            let hashes: Vec<Hashed> = keys.iter().map(|k| f.hasher().hash(k)).collect();
+            assert!(hashes.iter().all(|h| f.contains_hashed(*h)));
+            let back = BlockedBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+            assert!(keys.iter().all(|k| back.contains(k)));
+        }
+    }
+}
+
 #[cfg(feature = "mmap")]
 /// A sectors file (kind 20) whose stored k is not 8 is refused on load, with an error, not
 /// read as something else; the same k in a positions file (kind 3) is a valid shape.
@@ -177,21 +285,34 @@ fn sectors_match_the_reference_mapping_and_simd_equals_scalar() {
 #[test]
 fn fused_paths_equal_portable_paths() {
     let keyed = KeyHasher::keyed().unwrap();
-    for hasher in [KeyHasher::new(), KeyHasher::with_seed(77), keyed] {
+    let layouts = [BlockLayout::Sectors, BlockLayout::Salted];
+    for (layout, given) in layouts
+        .into_iter()
+        .flat_map(|l| [KeyHasher::new(), KeyHasher::with_seed(77), keyed].map(|h| (l, h)))
+    {
         let build = || {
             BlockedBloomFilter::builder()
                 .capacity(4000)
                 .fpr(0.01)
-                .hasher(hasher)
+                .hasher(given)
+                .layout(layout)
                 .try_build()
                 .unwrap()
         };
         let (mut fused, mut portable, mut extended) = (build(), build(), build());
-        assert_eq!(fused.layout(), BlockLayout::Sectors);
+        assert_eq!(fused.layout(), layout);
+        // the salted layout hashes with xxh3-64 of the same seed (keyed: SipHash as given)
+        let hasher = *fused.hasher();
+        use crate::hash::HashAlgorithm as A;
+        let want = match (layout, given.algorithm()) {
+            (BlockLayout::Salted, A::Xxh3_128) => A::Xxh3_64,
+            (_, a) => a,
+        };
+        assert_eq!((hasher.algorithm(), hasher.seed()), (want, given.seed()));
         #[cfg(target_arch = "x86_64")]
         assert_eq!(
             fused.simd,
-            hasher.algorithm() == crate::hash::HashAlgorithm::Xxh3_128 && crate::simd::avx2()
+            matches!(want, A::Xxh3_128 | A::Xxh3_64) && crate::simd::avx2()
         );
         let keys: Vec<String> = (0..6000u32).map(|i| format!("key-{i}")).collect();
         for k in &keys[..3000] {
@@ -275,11 +396,36 @@ fn sectors_file_with_another_k_is_refused() {
 
 #[test]
 fn automatic_layout_choice() {
-    // sectors where they cost at most SECTORS_MAX_EXTRA more memory ...
+    // salted where sectors cost at most SECTORS_MAX_EXTRA more memory, with the sectors'
+    // block count, hashed with xxh3-64 ...
     let f = BlockedBloomFilter::try_new(100_000, 0.01).unwrap();
-    assert_eq!(f.layout(), BlockLayout::Sectors);
+    assert_eq!(f.layout(), BlockLayout::Salted);
+    assert_eq!(f.hasher().algorithm(), crate::hash::HashAlgorithm::Xxh3_64);
     let best = params::blocked_shape(100_000, 0.01, BLOCK_BITS).unwrap();
     assert!(f.blocks() as f64 <= best.blocks as f64 * SECTORS_MAX_EXTRA);
+    let sectors = BlockedBloomFilter::builder()
+        .capacity(100_000)
+        .fpr(0.01)
+        .layout(BlockLayout::Sectors)
+        .try_build()
+        .unwrap();
+    assert_eq!(f.blocks(), sectors.blocks());
+    assert_eq!(sectors.hasher(), &KeyHasher::new());
+    // ... sectors with a hasher the salted layout does not take (Parquet's xxh64) ...
+    let p = BlockedBloomFilter::builder()
+        .capacity(100_000)
+        .fpr(0.01)
+        .hasher(KeyHasher::parquet())
+        .try_build()
+        .unwrap();
+    assert_eq!(p.layout(), BlockLayout::Sectors);
+    let e = BlockedBloomFilter::builder()
+        .capacity(100_000)
+        .fpr(0.01)
+        .hasher(KeyHasher::parquet())
+        .layout(BlockLayout::Salted)
+        .try_build();
+    assert!(e.unwrap_err().to_string().contains("salted"));
     // ... positions where they would cost more (10%: k = 8 is far from optimal) ...
     let f = BlockedBloomFilter::try_new(100_000, 0.1).unwrap();
     assert_eq!(f.layout(), BlockLayout::Positions);
@@ -311,10 +457,12 @@ fn automatic_layout_choice() {
         .layout(BlockLayout::Sectors)
         .try_build();
     assert!(e.is_err());
-    // the two layouts never merge
+    // no two layouts merge
     let mut a = BlockedBloomFilter::try_with_sectors(8).unwrap();
     let b = BlockedBloomFilter::try_with_shape(8, 8).unwrap();
     assert!(a.union_with(&b).is_err());
+    let mut c = BlockedBloomFilter::try_with_salted(8).unwrap();
+    assert!(c.union_with(&a).is_err() && c.union_with(&b).is_err());
 }
 
 #[cfg(feature = "rayon")]
@@ -484,6 +632,13 @@ fn fold_equals_half() {
     }
     assert_eq!(big.fold().unwrap().as_words(), half.as_words());
     assert_eq!(big_s.fold().unwrap(), half_s);
+    let mut big_t = BlockedBloomFilter::try_with_salted(64).unwrap();
+    let mut half_t = BlockedBloomFilter::try_with_salted(32).unwrap();
+    for i in 0..500u32 {
+        big_t.insert(&i);
+        half_t.insert(&i);
+    }
+    assert_eq!(big_t.fold().unwrap(), half_t);
 }
 
 /// Any even block count halves into exactly the fresh filter of half the blocks, in both
@@ -528,7 +683,7 @@ fn sized_filters_fold() {
     ] {
         let f = BlockedBloomFilter::try_new(n, p).unwrap();
         let unrounded = match f.layout() {
-            BlockLayout::Sectors => params::sectors_blocks(n, p).unwrap(),
+            BlockLayout::Sectors | BlockLayout::Salted => params::sectors_blocks(n, p).unwrap(),
             BlockLayout::Positions => params::blocked_shape(n, p, BLOCK_BITS).unwrap().blocks,
         };
         assert!(f.blocks() >= unrounded);

@@ -1,12 +1,13 @@
 //! The 512-bit block: [`Block`], with `mask`, `check` and `insert` under both layouts.
 //!
-//! Which bits a key sets is defined once ([`for_each_pos`], [`sector_shift`]); the kernels that
-//! test and set them live one module per instruction set, each with the same functions
-//! (`check_positions`, `insert_positions`, `check_sectors`, `insert_sectors`):
+//! Which bits a key sets is defined once ([`for_each_pos`], [`sector_shift`], [`salted_shift`]);
+//! the kernels that test and set them live one module per instruction set, each with the same
+//! functions (`check_positions`, `insert_positions`, `check_sectors`, `insert_sectors`,
+//! `check_salted`, `insert_salted`):
 //!
 //! - `scalar`: portable Rust, the reference every other kernel is tested against;
 //! - `x86` (x86-64 only): the positions kernels compiled for BMI2 and the sectors kernels as
-//!   two 256-bit AVX2 operations, each taken when [`crate::simd`]'s one reading of the CPU
+//!   two 256-bit AVX2 operations (the salted kernels likewise), each taken when [`crate::simd`]'s one reading of the CPU
 //!   (and of `BLOOMERY_NO_SIMD`) allows it, falling back to `scalar` otherwise.
 //!
 //! The module a build uses is picked once, by `cfg`, as `imp` (the way hashbrown picks the
@@ -65,6 +66,11 @@ impl Block {
                     *m = 1u64 << sector_shift(h, j);
                 }
             }
+            BlockLayout::Salted => {
+                for (j, m) in mask.iter_mut().enumerate() {
+                    *m = 1u64 << salted_shift(h, j);
+                }
+            }
         }
         Block(mask)
     }
@@ -75,6 +81,7 @@ impl Block {
         match layout {
             BlockLayout::Positions => imp::check_positions(self, h, k),
             BlockLayout::Sectors => imp::check_sectors(self, h),
+            BlockLayout::Salted => imp::check_salted(self, h),
         }
     }
 
@@ -84,6 +91,7 @@ impl Block {
         match layout {
             BlockLayout::Positions => imp::insert_positions(self, h, k),
             BlockLayout::Sectors => imp::insert_sectors(self, h),
+            BlockLayout::Salted => imp::insert_salted(self, h),
         }
     }
 
@@ -93,6 +101,7 @@ impl Block {
         match layout {
             BlockLayout::Positions => scalar::check_positions(self, h, k),
             BlockLayout::Sectors => scalar::check_sectors(self, h),
+            BlockLayout::Salted => scalar::check_salted(self, h),
         }
     }
 
@@ -102,6 +111,7 @@ impl Block {
         match layout {
             BlockLayout::Positions => scalar::insert_positions(self, h, k),
             BlockLayout::Sectors => scalar::insert_sectors(self, h),
+            BlockLayout::Salted => scalar::insert_salted(self, h),
         }
     }
 }
@@ -145,7 +155,30 @@ pub(super) fn sector_shift(h: Hashed, j: usize) -> u64 {
     (h.hi >> (6 * j)) & 63
 }
 
-/// How a key's bits are placed inside its 512-bit block. Both layouts pick the block the same
+/// The odd 32-bit multipliers of the salted layout, one per 64-bit word of the block: the
+/// eight salts of the Parquet split-block filter specification (Apache Parquet,
+/// "Bloom Filter", §"Technical Approach"), here picking 6-bit positions in 64-bit words.
+pub(super) const SALTS: [u32; BLOCK_WORDS] = [
+    0x47b6_137b,
+    0x4497_4d91,
+    0x8824_ad5b,
+    0xa2b7_289d,
+    0x7054_95c7,
+    0x2df1_424b,
+    0x9efc_4947,
+    0x5c6b_fb31,
+];
+
+/// Salted layout: the bit of word `j` (0..8) for hash `h` is the top 6 bits of the low 32 bits
+/// of `h.lo` times `SALTS[j]` (mod 2³²). The block is chosen by multiply-shift of the whole
+/// `h.lo`, decided by its high bits, so for up to 2³² blocks the block and the bits inside it
+/// come from different bits of the one 64-bit hash.
+#[inline(always)]
+pub(super) fn salted_shift(h: Hashed, j: usize) -> u64 {
+    u64::from((h.lo as u32).wrapping_mul(SALTS[j]) >> 26)
+}
+
+/// How a key's bits are placed inside its 512-bit block. Every layout picks the block the same
 /// way (multiply-shift of the hash's low half); they differ inside it, and each is its own
 /// file kind, so a file always reads back with the layout it was written with.
 ///
@@ -176,6 +209,16 @@ pub enum BlockLayout {
     /// outside that range; the builder picks it automatically only where it costs at most
     /// `SECTORS_MAX_EXTRA` more memory.
     Sectors,
+    /// One bit in each of the block's eight 64-bit words, like [`Sectors`](Self::Sectors), but
+    /// all from one 64-bit hash (file kind `blocked-salted`, id 31): the block by
+    /// multiply-shift of the hash's low half [`Hashed::lo`], the bit of word j from the low
+    /// 32 bits of it times an odd salt ([`salted_shift`]), the split-block idea of the Parquet
+    /// specification on 64-bit words. So the default hasher is xxh3-64
+    /// ([`HashAlgorithm::Xxh3_64`](crate::hashing::HashAlgorithm::Xxh3_64)) instead of
+    /// xxh3-128, cheaper per key; keyed mode keeps SipHash-1-3 and uses its low half. Same
+    /// k = 8, same false-positive model and same memory as the sectors layout; the default of
+    /// the blocked filter wherever sectors would be chosen.
+    Salted,
 }
 
 /// The automatic layout choice takes [`BlockLayout::Sectors`] when its block count is at most
@@ -188,14 +231,16 @@ impl BlockLayout {
         match self {
             BlockLayout::Positions => Kind::Blocked,
             BlockLayout::Sectors => Kind::BlockedSectors,
+            BlockLayout::Salted => Kind::BlockedSalted,
         }
     }
 
-    /// Short name (`positions` / `sectors`).
+    /// Short name (`positions` / `sectors` / `salted`).
     pub fn name(self) -> &'static str {
         match self {
             BlockLayout::Positions => "positions",
             BlockLayout::Sectors => "sectors",
+            BlockLayout::Salted => "salted",
         }
     }
 }

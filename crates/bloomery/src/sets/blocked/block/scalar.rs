@@ -1,6 +1,6 @@
 //! The portable kernels: the reference every instruction-set kernel is tested against.
 
-use super::{for_each_pos, sector_shift, Block};
+use super::{for_each_pos, salted_shift, sector_shift, Block};
 use crate::hash::Hashed;
 
 /// True if all of the key's k positions are set.
@@ -44,6 +44,28 @@ pub(super) fn insert_sectors(block: &mut Block, h: Hashed) -> bool {
     let mut all = u64::MAX;
     for (j, w) in block.0.iter_mut().enumerate() {
         let s = sector_shift(h, j);
+        all &= *w >> s;
+        *w |= 1u64 << s;
+    }
+    all & 1 == 0
+}
+
+/// True if all eight salted bits of the key are set.
+#[inline(always)]
+pub(super) fn check_salted(block: &Block, h: Hashed) -> bool {
+    let mut all = u64::MAX;
+    for (j, w) in block.0.iter().enumerate() {
+        all &= w >> salted_shift(h, j);
+    }
+    all & 1 == 1
+}
+
+/// Set the key's eight salted bits; true if any was zero.
+#[inline(always)]
+pub(super) fn insert_salted(block: &mut Block, h: Hashed) -> bool {
+    let mut all = u64::MAX;
+    for (j, w) in block.0.iter_mut().enumerate() {
+        let s = salted_shift(h, j);
         all &= *w >> s;
         *w |= 1u64 << s;
     }

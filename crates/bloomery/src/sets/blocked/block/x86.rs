@@ -3,7 +3,7 @@
 //! [`crate::simd`] says the CPU has it (and `BLOOMERY_NO_SIMD` is unset), the portable kernel
 //! otherwise; both give the same bits (tested).
 
-use super::{scalar, Block};
+use super::{scalar, Block, SALTS};
 use crate::hash::Hashed;
 use std::arch::x86_64::*;
 
@@ -55,6 +55,78 @@ pub(super) fn insert_sectors(block: &mut Block, h: Hashed) -> bool {
         return unsafe { insert_sectors_avx2(block, h) };
     }
     scalar::insert_sectors(block, h)
+}
+
+#[inline(always)]
+pub(super) fn check_salted(block: &Block, h: Hashed) -> bool {
+    if crate::simd::avx2() {
+        // SAFETY: the CPU supports AVX2 (`simd::avx2` checked it), the only feature
+        // `check_salted_avx2` enables.
+        return unsafe { check_salted_avx2(block, h) };
+    }
+    scalar::check_salted(block, h)
+}
+
+#[inline(always)]
+pub(super) fn insert_salted(block: &mut Block, h: Hashed) -> bool {
+    if crate::simd::avx2() {
+        // SAFETY: as in `check_salted`: the CPU supports AVX2.
+        return unsafe { insert_salted_avx2(block, h) };
+    }
+    scalar::insert_salted(block, h)
+}
+
+/// The two 4-word masks of the key's salted bits: one `vpmulld` of the broadcast low 32 bits
+/// by the eight salts, a shift to the top 6 bits, each half widened to 64-bit lanes and
+/// turned into a one-bit mask by `vpsllvq`.
+#[inline]
+#[target_feature(enable = "avx2")]
+fn salted_masks(h: Hashed) -> (__m256i, __m256i) {
+    let x = _mm256_set1_epi32(h.lo as u32 as i32);
+    let salts = _mm256_setr_epi32(
+        SALTS[0] as i32,
+        SALTS[1] as i32,
+        SALTS[2] as i32,
+        SALTS[3] as i32,
+        SALTS[4] as i32,
+        SALTS[5] as i32,
+        SALTS[6] as i32,
+        SALTS[7] as i32,
+    );
+    let s = _mm256_srli_epi32(_mm256_mullo_epi32(x, salts), 26);
+    let s0 = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(s));
+    let s1 = _mm256_cvtepu32_epi64(_mm256_extracti128_si256(s, 1));
+    let one = _mm256_set1_epi64x(1);
+    (_mm256_sllv_epi64(one, s0), _mm256_sllv_epi64(one, s1))
+}
+
+/// True if all eight salted bits are set: two `vptest`, as for the sectors layout.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(in crate::sets::blocked) fn check_salted_avx2(block: &Block, h: Hashed) -> bool {
+    let (m0, m1) = salted_masks(h);
+    let p = block.0.as_ptr() as *const __m256i;
+    // SAFETY: `block` is 8 readable u64s (64 bytes): `p` and `p + 1` cover them exactly,
+    // and the unaligned loads have no alignment requirement.
+    let (b0, b1) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
+    (_mm256_testc_si256(b0, m0) & _mm256_testc_si256(b1, m1)) == 1
+}
+
+/// Set the eight salted bits; true if any was zero.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(in crate::sets::blocked) fn insert_salted_avx2(block: &mut Block, h: Hashed) -> bool {
+    let (m0, m1) = salted_masks(h);
+    let p = block.0.as_mut_ptr() as *mut __m256i;
+    // SAFETY: `block` is 8 writable u64s (64 bytes) borrowed exclusively: `p` and `p + 1`
+    // cover them exactly, and unaligned loads/stores have no alignment requirement.
+    unsafe {
+        let (b0, b1) = (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)));
+        let had = _mm256_testc_si256(b0, m0) & _mm256_testc_si256(b1, m1);
+        _mm256_storeu_si256(p, _mm256_or_si256(b0, m0));
+        _mm256_storeu_si256(p.add(1), _mm256_or_si256(b1, m1));
+        had == 0
+    }
 }
 
 /// The two 4-word masks of the key's sector bits: the eight shifts are two `vpsrlvq`, the

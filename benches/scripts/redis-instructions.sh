@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Instructions per request of BF.ADD and BF.EXISTS on bloomery's module and on RedisBloom,
+# counted by callgrind inside redis-server: exact and independent of the machine's load, where
+# throughput on a shared machine moves by ±25% (scripts/compare-redisbloom.py measures that).
+#
+# For each module and command: a server under `valgrind --tool=callgrind` with instrumentation
+# off, `BF.RESERVE bf 0.01 600000` and 200,000 `BF.ADD`s of random items, 5,000 requests of the
+# command as warm-up, then instrumentation on for N requests (`redis-benchmark -P 16 -c 1`,
+# random items below 1,000,000). Prints, per request, the instructions of Redis's `call()` (the
+# command with its dispatch, key lookup and reply: what the module changes) and of the whole
+# server (also parsing and networking, plus the allocator's page work, which varies between runs).
+#
+# Usage: REDISBLOOM=/path/to/redisbloom.so bash benches/scripts/redis-instructions.sh
+# Environment: N (requests counted, default 50000), MODULE (bloomery's module; default: a
+# release build made here). Needs valgrind, redis-server, redis-cli, redis-benchmark.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+N=${N:-50000}
+: "${REDISBLOOM:?set REDISBLOOM to a RedisBloom module (.so) built from its source}"
+if [ -z "${MODULE:-}" ]; then
+  cargo build --release -p bloomery-redis --lib >&2
+  MODULE="${CARGO_TARGET_DIR:-$PWD/target}/release/libbloomery_redis.so"
+fi
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+
+# measure MODULE OUT COMMAND...: the callgrind profile of N requests of COMMAND in OUT.1
+measure() {
+  local mod=$1 out=$2
+  shift 2
+  local port
+  port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
+    redis-server --port "$port" --bind 127.0.0.1 --dir "$W" --save "" --appendonly no \
+    --loadmodule "$mod" > "$out.log" 2>&1 &
+  local pid=$!
+  for _ in $(seq 200); do
+    redis-cli -p "$port" PING > /dev/null 2>&1 && break
+    sleep 0.5
+  done
+  redis-cli -p "$port" BF.RESERVE bf 0.01 600000 > /dev/null
+  redis-benchmark -p "$port" -P 16 -c 1 -n 200000 -r 1000000 -q BF.ADD bf key:__rand_int__ > /dev/null
+  redis-benchmark -p "$port" -P 16 -c 1 -n 5000 -r 1000000 -q "$@" > /dev/null
+  callgrind_control -i on "$pid" > /dev/null 2>&1
+  redis-benchmark -p "$port" -P 16 -c 1 -n "$N" -r 1000000 -q "$@" > /dev/null
+  callgrind_control -i off "$pid" > /dev/null 2>&1
+  callgrind_control -d "$pid" > /dev/null 2>&1
+  redis-cli -p "$port" SHUTDOWN NOSAVE > /dev/null 2>&1 || true
+  wait "$pid" || true
+}
+
+# per_request FILE PATTERN: instructions per request of the function matching PATTERN
+# (inclusive), or of the whole profile for PATTERN "total"
+per_request() {
+  local ir
+  if [ "$2" = total ]; then
+    ir=$(callgrind_annotate "$1" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
+  else
+    ir=$(callgrind_annotate --inclusive=yes "$1" | awk -v f="$2" '$0 ~ f { gsub(",", "", $1); print $1; exit }')
+  fi
+  python3 -c "print(round($ir / $N))"
+}
+
+echo "| command | module | \`call()\` per request | whole server per request |"
+echo "|---|---|---:|---:|"
+for cmd in BF.ADD BF.EXISTS; do
+  for m in bloomery RedisBloom; do
+    mod=$MODULE
+    [ "$m" = RedisBloom ] && mod=$REDISBLOOM
+    out="$W/$m-$cmd"
+    measure "$mod" "$out" "$cmd" bf key:__rand_int__
+    echo "| \`$cmd\` | $m | $(per_request "$out.1" '\?\?\?:call ') | $(per_request "$out.1" total) |"
+  done
+done
