@@ -97,8 +97,12 @@ section_library() {
   if [ "$QUICK" = 1 ]; then
     run "$BENCH quick -- 100000 0.01 1"
     run "BLOOMERY_BENCH_N=100000 $BENCH bits_table"
+    run "cargo run --release -q -p bloomery --example window_check -- speed 10000 0.01 1"
+    run "cargo run --release -q -p bloomery --example window_check -- rates 10000 0.01"
     return
   fi
+  run "cargo run --release -q -p bloomery --example window_check -- speed 1000000 0.01 5"
+  run "cargo run --release -q -p bloomery --example window_check -- rates 1000000,10000000 0.01"
   run "$BENCH quick -- 1000000 0.01 7"
   run "$BENCH quick -- 10000000 0.01 5"
   run "$BENCH quick -- 10000000 0.001 3"

@@ -496,6 +496,15 @@ impl ValueEnum for KindArg {
     }
 }
 
+/// `create --kind window --layout`: how the window's slices lie in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum WindowLayoutArg {
+    /// Each slice contiguous (kind window): the least memory.
+    Sliced,
+    /// The slices' words interleaved in blocks (kind window-blocked): fewer cache lines.
+    Blocked,
+}
+
 /// Spectral filter methods.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum MethodArg {
@@ -624,6 +633,11 @@ pub struct CreateArgs {
     /// the time of day.
     #[arg(long, value_name = "DURATION", value_parser = crate::num::parse_duration)]
     pub window: Option<u64>,
+    /// Window (count): the slices' layout. `blocked` keeps a key's bits in one block of k + l
+    /// 64-bit words (a few cache lines per operation, a little more memory; file kind
+    /// window-blocked); `sliced` (the default) keeps each slice contiguous.
+    #[arg(long, value_enum, value_name = "LAYOUT")]
+    pub layout: Option<WindowLayoutArg>,
     /// Split-block: size as Parquet writers (arrow-rs, parquet-mr) do for -n distinct values
     /// at rate -p: a power of two of bytes, so the bitset matches theirs.
     #[arg(long, conflicts_with = "bits")]

@@ -581,3 +581,93 @@ fn a_short_time_window_forgets_on_the_wall_clock() {
     assert_eq!(v["time_window"]["insertions_last_window"], 0);
     assert!(v["time_window"]["oldest_slice_age_ms"].is_null());
 }
+
+#[test]
+fn blocked_window_file_add_check_and_info() {
+    let dir = TempDir::new().unwrap();
+    let f = create(
+        dir.path(),
+        "wb.bloom",
+        &[
+            "--kind", "window", "--layout", "blocked", "-n", "1000", "-p", "0.01",
+        ],
+    );
+    common::add(&f, 0..1500);
+    common::add(&f, 1500..3000);
+    let v = info_json(&f);
+    let w = &v["window"];
+    assert_eq!(v["kind"], "window");
+    assert_eq!(v["layout"], "blocked");
+    let (k, l, g, blocks) = (
+        w["k"].as_u64().unwrap(),
+        w["l"].as_u64().unwrap(),
+        w["generation"].as_u64().unwrap(),
+        w["blocks"].as_u64().unwrap(),
+    );
+    assert!(blocks > 0);
+    assert_eq!(w["slice_bits"].as_u64().unwrap(), 64 * blocks);
+    assert_eq!(v["bits"].as_u64().unwrap(), 64 * blocks * (k + l));
+    assert_eq!(w["position_in_generation"], 3000 % g);
+    assert_eq!(w["generations_ended"], 3000 / g);
+    assert!(w["model_fpr_worst"].as_f64().unwrap() <= 0.01);
+    // the file's kind is the blocked layout's (id 30)
+    let bytes = std::fs::read(&f).unwrap();
+    assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), 30);
+
+    // the last 1000 keys are all found
+    let out = bloomery()
+        .arg("check")
+        .arg(&f)
+        .write_stdin(lines(2000..3000))
+        .output()
+        .unwrap();
+    assert_eq!(stdout_lines(&out).len(), 1000);
+    // keys never inserted: at most the target within three standard deviations
+    let out = bloomery()
+        .arg("check")
+        .arg(&f)
+        .write_stdin(lines(100_000..120_000))
+        .output()
+        .unwrap();
+    let found = stdout_lines(&out).len() as f64;
+    let q = 20_000.0f64;
+    assert!(
+        found <= q * 0.01 + 3.0 * (q * 0.01).sqrt(),
+        "{found} of {q} fresh keys found"
+    );
+
+    let out = bloomery().arg("info").arg(&f).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("blocked layout"), "{text}");
+    assert!(
+        text.contains(&format!("as {blocks} blocks of {} 64-bit words", k + l)),
+        "{text}"
+    );
+}
+
+#[test]
+fn layout_applies_to_count_windows_only() {
+    let dir = TempDir::new().unwrap();
+    for (args, says) in [
+        (
+            vec!["--kind", "blocked", "--layout", "blocked"],
+            "--kind window only",
+        ),
+        (
+            vec!["--kind", "window", "--layout", "blocked", "--window", "10m"],
+            "count window",
+        ),
+    ] {
+        let out = bloomery()
+            .arg("create")
+            .arg(dir.path().join("x.bloom"))
+            .args(["-n", "1000", "-p", "0.01"])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!dir.path().join("x.bloom").exists());
+    }
+}

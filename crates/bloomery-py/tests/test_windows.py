@@ -55,6 +55,33 @@ def test_window_filter_files_and_copies():
         bloomery.WindowFilter(0, 0.01)
 
 
+def test_blocked_window_filter_remembers_the_window_and_keeps_the_rate():
+    window, p = 2000, 0.01
+    f = bloomery.WindowFilter(window=window, fpr=p, seed=5, blocked=True)
+    assert f.blocked and not bloomery.WindowFilter(window, p).blocked
+    assert f.worst_fpr <= p
+    assert "blocked" in repr(f)
+    fp = q = 0
+    stream = [f"b{i}" for i in range(50 * window)]
+    for start in range(0, len(stream), 1000):
+        f.add_many(stream[start : start + 1000])
+        end = start + 1000
+        # every key of the last `window` adds is found
+        assert all(f.contains_many(stream[max(0, end - window) : end]))
+        probes = fresh(400, end)
+        fp += sum(f.contains_many(probes))
+        q += len(probes)
+    assert fp <= bound(q, p), (fp, q)
+    # the file keeps the layout (kind window-blocked, id 30) and the point in the stream
+    data = f.to_bytes()
+    assert int.from_bytes(data[10:12], "little") == 30
+    g = bloomery.WindowFilter.from_bytes(data)
+    assert g == f and g.blocked and pickle.loads(pickle.dumps(f)) == f
+    f.add("one more")
+    g.add("one more")
+    assert g == f
+
+
 def test_time_window_with_timestamps_bursts_and_gaps():
     window = 60.0
     f = bloomery.TimeWindowFilter(window, capacity=1000, fpr=0.01, seed=11)

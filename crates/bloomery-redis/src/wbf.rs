@@ -4,7 +4,7 @@
 //! Almeida), each its own Redis type stored in the library's file format.
 //!
 //! ```text
-//! WBF.RESERVE key error window          TWBF.RESERVE key error window_ms capacity
+//! WBF.RESERVE key error window [BLOCKED] TWBF.RESERVE key error window_ms capacity
 //! WBF.ADD key item                      TWBF.ADD key item
 //! WBF.MADD key item [item ...]          TWBF.MADD key item [item ...]
 //! WBF.EXISTS key item                   TWBF.EXISTS key item
@@ -24,6 +24,7 @@
 
 use std::ffi::CStr;
 
+use bloomery::builders::WindowLayout;
 use bloomery::{AgePartitionedBloomFilter, Filter, Kind, Stats, TimeWindowFilter};
 use redis_module::native_types::RedisType;
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
@@ -42,6 +43,8 @@ use crate::value::{family, methods};
 
 impl Structure for AgePartitionedBloomFilter {
     const FILE_KIND: Kind = Kind::Window;
+    /// The blocked layout (`WBF.RESERVE ... BLOCKED`) is the same type in its other file kind.
+    const OLD_KINDS: &'static [Kind] = &[Kind::WindowBlocked];
     const INFO: &'static str = "wbf";
     const LOADCHUNK: &'static CStr = c"WBF.LOADCHUNK";
     fn held(&self) -> u64 {
@@ -145,17 +148,24 @@ fn now_ms() -> u64 {
     }
 }
 
-/// `WBF.RESERVE key error window`.
+/// `WBF.RESERVE key error window [BLOCKED]`: `BLOCKED` takes the blocked layout (a key's bits
+/// in one block of k + l words: fewer cache lines per command, a little more memory).
 pub fn reserve(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
-    if args.len() != 4 {
+    if args.len() != 4 && args.len() != 5 {
         return Err(RedisError::WrongArity);
     }
     keys::must_be_missing(ctx, &args[1], ITEM_EXISTS)?;
     let error = error_rate(&args[2])?;
     let window = positive(&args[3], "window")?;
+    let layout = match args.get(4) {
+        None => WindowLayout::Sliced,
+        Some(a) if a.as_slice().eq_ignore_ascii_case(b"BLOCKED") => WindowLayout::Blocked,
+        Some(_) => return Err(RedisError::Str("ERR unknown option (expected BLOCKED)")),
+    };
     let f = AgePartitionedBloomFilter::builder()
         .capacity(window)
         .fpr(error)
+        .layout(layout)
         .max_bytes(config::max_bytes())
         .try_build()
         .map_err(lib_error)?;
@@ -242,6 +252,7 @@ pub fn info(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             ("Number of hash functions", int(u64::from(f.hashes()))),
             ("Remembering slices", int(u64::from(f.remembering_slices()))),
             ("Slice bits", int(f.slice_bits())),
+            ("Layout", RedisValue::SimpleStringStatic(f.layout().name())),
             ("Generation", int(f.generation())),
             ("Position in generation", int(f.position_in_generation())),
             ("Number of items inserted", int(f.insertions())),

@@ -180,3 +180,67 @@ fn scandump_loadchunk_and_damaged_bytes() {
     assert!(err(c, &["TWBF.ADD", "s", "x"]).starts_with("WRONGTYPE"));
     assert!(err(c, &["WBF.EXISTS", "t", "x"]).starts_with("WRONGTYPE"));
 }
+
+#[test]
+#[cfg_attr(not(have_redis), ignore = "redis-server not found on PATH")]
+fn blocked_count_window_keeps_its_layout_through_dump_and_restart() {
+    if !have_redis() {
+        return;
+    }
+    let d = common::tmp();
+    let mut s = Server::start_in(d.path(), &[], &["--appendonly", "yes"]);
+    let c = &mut s.con();
+    let _: () = q(c, &["WBF.RESERVE", "w", "0.01", "1000", "BLOCKED"]);
+    assert!(err(c, &["WBF.RESERVE", "x", "0.01", "1000", "STRIPED"]).contains("BLOCKED"));
+    assert!(err(c, &["WBF.RESERVE", "x", "0.01", "1000", "BLOCKED", "1"]).contains("wrong number"));
+    let keys = common::items("k", 5000);
+    for chunk in keys.chunks(250) {
+        let _ = madd(c, "WBF.MADD", "w", chunk);
+    }
+    // the last 1000 are found
+    assert_eq!(bools(madd(c, "WBF.MEXISTS", "w", &keys[4000..])), 1000);
+    let info: Vec<redis::Value> = q(c, &["WBF.INFO", "w"]);
+    let text = format!("{info:?}");
+    assert!(
+        text.contains("Layout") && text.contains("blocked"),
+        "{text}"
+    );
+    let bytes = dump(c, "w").unwrap();
+    assert_eq!(
+        u16::from_le_bytes([bytes[10], bytes[11]]),
+        30,
+        "kind window-blocked"
+    );
+    let f = bloomery::AgePartitionedBloomFilter::from_bytes(&bytes).unwrap();
+    assert_eq!(f.layout(), bloomery::builders::WindowLayout::Blocked);
+    assert_eq!(f.insertions(), 5000);
+    // keys never inserted: at most the rate within three standard deviations
+    let fresh = common::items("fresh", 20_000);
+    let mut found = 0;
+    for chunk in fresh.chunks(1000) {
+        found += bools(madd(c, "WBF.MEXISTS", "w", chunk));
+    }
+    let q_ = 20_000f64;
+    assert!(
+        (found as f64) <= q_ * 0.01 + 3.0 * (q_ * 0.01).sqrt(),
+        "{found} of 20000"
+    );
+    // SCANDUMP / LOADCHUNK into another key rebuilds the same bytes
+    let mut it = 0i64;
+    loop {
+        let (next, data): (i64, Vec<u8>) = q(c, &["WBF.SCANDUMP", "w", &it.to_string()]);
+        if next == 0 {
+            break;
+        }
+        let mut cmd = redis::cmd("WBF.LOADCHUNK");
+        cmd.arg("copy").arg(next).arg(data);
+        let _: () = cmd.query(c).unwrap();
+        it = next;
+    }
+    assert_eq!(dump(c, "copy").unwrap(), bytes);
+    // RDB and AOF: the same bytes after a restart
+    let _: () = q(c, &["SAVE"]);
+    s.restart(&[]);
+    let c = &mut s.con();
+    assert_eq!(dump(c, "w").unwrap(), bytes);
+}

@@ -95,6 +95,8 @@ macro_rules! for_each_kind {
                     "The blocked filter in its salted layout: one bit per 64-bit word from one 64-bit hash.";
                 TopKSlots = 28, "topk-slots", TopK,
                     "HeavyKeeper top-k with RedisBloom's list of k slots (the Redis module's TOPK.*).";
+                WindowBlocked = 30, "window-blocked", Window,
+                    "The sliding window in its blocked layout: a key's bits in one block of k + l words.";
             }
         }
     };

@@ -227,7 +227,7 @@ pub mod builders {
     pub use crate::sets::cuckoo::CuckooBuilder;
     pub use crate::sets::split_block::parquet_num_bytes;
     pub use crate::sets::window::time::{TimeWindowBuilder, TimeWindowOptions};
-    pub use crate::sets::window::{AgePartitionedBuilder, AgePartitionedOptions};
+    pub use crate::sets::window::{AgePartitionedBuilder, AgePartitionedOptions, WindowLayout};
     pub use crate::sets::xor::XorBuilder;
     pub use crate::structured::attenuated::AttenuatedBuilder;
     pub use crate::structured::bloomier::BloomierBuilder;

@@ -17,7 +17,7 @@
 
 use std::path::PathBuf;
 
-use bloomery::builders::BlockLayout;
+use bloomery::builders::{BlockLayout, WindowLayout};
 use bloomery::hashing::{HashAlgorithm, SeedKind};
 use bloomery::prelude::*;
 use bloomery::{AgePartitionedBloomFilter, Kind};
@@ -415,6 +415,7 @@ fn hash_algorithms_match_their_reference_functions() {
         (Kind::BlockedSalted, 31),
         (Kind::Window, 27),
         (Kind::TimeWindow, 29),
+        (Kind::WindowBlocked, 30),
     ] {
         assert_eq!(kind.id(), id);
         assert_eq!(Kind::from_id(id), Some(kind));
@@ -614,6 +615,10 @@ fn blocked_counting_cells_are_pinned() {
 const WINDOW_SHAPE: (u64, u32, u32, u64, u64) = (700, 11, 61, 200, 12);
 const WINDOW_POINT: (u32, u64, u64) = (68, 2, 4);
 const WINDOW_ABSENT_FOUND: u64 = 0;
+/// The same for the blocked layout's golden (slice bits = 64 × blocks).
+const WINDOW_BLOCKED_SHAPE: (u64, u32, u32, u64, u64) = (120, 4, 8, 256, 15);
+const WINDOW_BLOCKED_POINT: (u32, u64, u64) = (9, 5, 3);
+const WINDOW_BLOCKED_ABSENT_FOUND: u64 = 0;
 
 fn golden_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/golden/v1")
@@ -792,6 +797,31 @@ fn goldens() -> Vec<Golden> {
                 )
             },
             shape: (0, 0), // sized: the shape is pinned in the loader's checks below
+            hash: "xxh3-128",
+            seed_kind: "user",
+        },
+        // the blocked layout of a window of 120 insertions, 4 blocks of k + l = 12 words, its
+        // ring turned three times by the 50 keys
+        Golden {
+            file: "window-blocked.bloom",
+            kind: Kind::WindowBlocked,
+            build: || {
+                AnyFilter::Window(
+                    AgePartitionedBloomFilter::builder()
+                        .capacity(WINDOW_BLOCKED_SHAPE.0)
+                        .fpr(0.01)
+                        .shape(
+                            WINDOW_BLOCKED_SHAPE.1,
+                            WINDOW_BLOCKED_SHAPE.2,
+                            WINDOW_BLOCKED_SHAPE.3,
+                        )
+                        .layout(WindowLayout::Blocked)
+                        .seed(0x5EED)
+                        .try_build()
+                        .unwrap(),
+                )
+            },
+            shape: (12 * 256, 4),
             hash: "xxh3-128",
             seed_kind: "user",
         },
@@ -994,14 +1024,25 @@ fn golden_files_v1_load_and_reencode_identically() {
                     w.position_in_generation(),
                     w.generations_ended(),
                 );
-                assert_eq!(shape, WINDOW_SHAPE, "{}", g.file);
-                assert_eq!(point, WINDOW_POINT, "{}", g.file);
                 let fp = absent_keys().iter().filter(|k| w.contains(k)).count();
-                pin(
-                    "window.bloom absent keys found",
-                    fp as u64,
-                    WINDOW_ABSENT_FOUND,
-                );
+                if w.layout() == WindowLayout::Blocked {
+                    assert_eq!(shape, WINDOW_BLOCKED_SHAPE, "{}", g.file);
+                    assert_eq!(point, WINDOW_BLOCKED_POINT, "{}", g.file);
+                    assert_eq!(w.blocks(), 4, "{}", g.file);
+                    pin(
+                        "window-blocked.bloom absent keys found",
+                        fp as u64,
+                        WINDOW_BLOCKED_ABSENT_FOUND,
+                    );
+                } else {
+                    assert_eq!(shape, WINDOW_SHAPE, "{}", g.file);
+                    assert_eq!(point, WINDOW_POINT, "{}", g.file);
+                    pin(
+                        "window.bloom absent keys found",
+                        fp as u64,
+                        WINDOW_ABSENT_FOUND,
+                    );
+                }
             }
             _ => {}
         }

@@ -5,7 +5,7 @@ use bloomery::file::SaveOptions;
 use bloomery::kinds::KindOptions;
 use bloomery::{AnyCounter, AnyFilter, KeyHasher, Kind, Spec};
 
-use crate::cli::CreateArgs;
+use crate::cli::{CreateArgs, WindowLayoutArg};
 use crate::num::{bytes, group, rate};
 use crate::output::{note, Progress};
 
@@ -112,7 +112,15 @@ pub fn run(a: CreateArgs) -> Result<u8> {
             a.file.display()
         );
     }
-    let kind = a.kind.kind();
+    let mut kind = a.kind.kind();
+    if let Some(layout) = a.layout {
+        if kind != Kind::Window {
+            bail!("--layout applies to --kind window only");
+        }
+        if layout == WindowLayoutArg::Blocked {
+            kind = Kind::WindowBlocked;
+        }
+    }
     if kind.is_counter() {
         return create_counter(&a, kind);
     }

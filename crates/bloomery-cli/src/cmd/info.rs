@@ -311,6 +311,7 @@ fn window_json(w: &bloomery::AgePartitionedBloomFilter) -> serde_json::Value {
         "k": w.hashes(),
         "l": w.remembering_slices(),
         "slice_bits": w.slice_bits(),
+        "blocks": w.blocks(),
         "generation": w.generation(),
         "slack": w.slack(),
         "position_in_generation": w.position_in_generation(),
@@ -480,10 +481,19 @@ fn window_rows(w: &bloomery::AgePartitionedBloomFilter, rows: &mut Vec<(&'static
             group(w.slack())
         ),
     ));
+    let blocks = if w.blocks() > 0 {
+        format!(
+            ", as {} blocks of {} 64-bit words (one per slice)",
+            group(w.blocks()),
+            w.hashes() + w.remembering_slices()
+        )
+    } else {
+        String::new()
+    };
     rows.push((
         "slices",
         format!(
-            "k = {} take each insertion, l = {} more remember; {} bits each",
+            "k = {} take each insertion, l = {} more remember; {} bits each{blocks}",
             w.hashes(),
             w.remembering_slices(),
             group(w.slice_bits())

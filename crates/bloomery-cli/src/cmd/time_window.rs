@@ -88,6 +88,9 @@ pub fn create(a: &CreateArgs, window: u64) -> Result<u8> {
     if a.kind.kind() != Kind::Window {
         bail!("--window applies to --kind window only");
     }
+    if a.layout.is_some() {
+        bail!("--layout applies to a count window (no --window DURATION)");
+    }
     if a.file.exists() && !a.force {
         bail!(
             "`{}` already exists (use --force to overwrite it)",

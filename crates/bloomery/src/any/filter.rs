@@ -244,8 +244,8 @@ impl Holder for AnyFilter {
 pub struct FilterInfo {
     /// Kind name (the structure: both layouts of the blocked filter are `blocked`).
     pub kind: &'static str,
-    /// The blocked filter's block layout (`positions` or `sectors`, file kinds 3 and 20);
-    /// `None` for the other kinds.
+    /// The blocked filter's block layout (`positions` or `sectors`, file kinds 3 and 20), the
+    /// window's (`sliced` or `blocked`, file kinds 27 and 30); `None` for the other kinds.
     pub layout: Option<&'static str>,
     /// Format version it is written with.
     pub format_version: u16,

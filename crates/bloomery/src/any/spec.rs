@@ -251,6 +251,15 @@ impl Spec {
                 self.only(&[], &["bits", "hashes"])?;
                 AnyFilter::Window(Builder::new().sizing(s).try_build()?)
             }
+            Kind::WindowBlocked => {
+                self.only(&[], &["bits", "hashes"])?;
+                AnyFilter::Window(
+                    crate::sets::window::AgePartitionedBloomFilter::builder()
+                        .sizing(s)
+                        .layout(crate::sets::window::WindowLayout::Blocked)
+                        .try_build()?,
+                )
+            }
             // what BF.RESERVE and CF.RESERVE make in RedisBloom (its defaults for the rest)
             Kind::RedisBloomChain => {
                 self.only(&["growth", "scaling"], &[])?;

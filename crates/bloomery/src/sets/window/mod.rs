@@ -13,6 +13,9 @@ use crate::params::{self, APBF_MAX_K, APBF_MAX_L};
 use crate::sets::bits::Core;
 use crate::store;
 
+pub(crate) mod blocked;
+pub use blocked::WindowLayout;
+
 /// A sliding-window filter: it remembers the last `window` insertions and forgets older ones,
 /// in fixed memory however long the stream (Shtul, Baquero & Almeida, "Age-Partitioned Bloom
 /// Filters", 2020, §3; the rate from §4).
@@ -78,6 +81,8 @@ pub struct AgePartitionedBloomFilter {
     count: u64,
     /// Generations ended since the filter was empty.
     shifts: u64,
+    /// Sliced, or blocked (the slices' words interleaved; `slice_bits` a multiple of 64).
+    layout: WindowLayout,
 }
 
 /// The builder of an [`AgePartitionedBloomFilter`]: `capacity` is the window, `fpr` the
@@ -89,6 +94,8 @@ pub type AgePartitionedBuilder = Builder<AgePartitionedBloomFilter>;
 pub struct AgePartitionedOptions {
     /// `(k, l, slice_bits)`, when given.
     shape: Option<(u32, u32, u64)>,
+    /// The layout (sliced unless set).
+    layout: WindowLayout,
 }
 
 impl Builder<AgePartitionedBloomFilter> {
@@ -111,6 +118,31 @@ impl Builder<AgePartitionedBloomFilter> {
         self.opts.shape = Some((k, l, slice_bits));
         self
     }
+
+    /// The layout of the slices: [`WindowLayout::Blocked`] keeps a key's bits in one block of
+    /// `k + l` words (Shtul et al., the age-partitioned blocked Bloom filter), sized by its own
+    /// model; an exact [`shape`](Self::shape) then needs slices of a multiple of 64 bits.
+    ///
+    /// ```
+    /// # fn main() -> bloomery::Result<()> {
+    /// use bloomery::builders::WindowLayout;
+    /// use bloomery::{AgePartitionedBloomFilter, Filter, Kind};
+    ///
+    /// let mut f = AgePartitionedBloomFilter::builder()
+    ///     .capacity(10_000)
+    ///     .fpr(0.01)
+    ///     .layout(WindowLayout::Blocked)
+    ///     .try_build()?;
+    /// f.insert("a");
+    /// assert!(f.contains("a"));
+    /// assert_eq!(f.layout().kind(), Kind::WindowBlocked);
+    /// assert!(f.worst_fpr() <= 0.01);
+    /// # Ok(()) }
+    /// ```
+    pub fn layout(mut self, layout: WindowLayout) -> Self {
+        self.opts.layout = layout;
+        self
+    }
 }
 
 impl Build for AgePartitionedBloomFilter {
@@ -121,6 +153,7 @@ impl Build for AgePartitionedBloomFilter {
             &["bits", "hashes"],
             "a window filter (sized by window and rate)",
         )?;
+        let layout = b.opts.layout;
         let (n, p, (k, l, m)) = match b.opts.shape {
             Some(shape) => {
                 let n = s.capacity.ok_or_else(|| invalid("capacity", "required"))?;
@@ -131,11 +164,16 @@ impl Build for AgePartitionedBloomFilter {
             }
             None => {
                 let (n, p) = s.sized()?;
-                let shape = params::apbf_shape(n, p)?;
-                (n, p, (shape.k, shape.l, shape.slice_bits))
+                if layout == WindowLayout::Blocked {
+                    let (k, l, blocks) = blocked::blocked_shape(n, p)?;
+                    (n, p, (k, l, blocks * blocked::WORD_BITS))
+                } else {
+                    let shape = params::apbf_shape(n, p)?;
+                    (n, p, (shape.k, shape.l, shape.slice_bits))
+                }
             }
         };
-        let mut f = Self::with_shape(n, k, l, m, s.key_hasher(), s.limit())?;
+        let mut f = Self::with_shape(n, k, l, m, layout, s.key_hasher(), s.limit())?;
         f.core.target_fpr = p;
         Ok(f)
     }
@@ -199,6 +237,7 @@ impl AgePartitionedBloomFilter {
             k,
             l,
             slice_bits,
+            WindowLayout::Sliced,
             KeyHasher::new(),
             store::max_bytes(),
         )
@@ -209,6 +248,7 @@ impl AgePartitionedBloomFilter {
         k: u32,
         l: u32,
         slice_bits: u64,
+        layout: WindowLayout,
         hasher: KeyHasher,
         limit: u64,
     ) -> Result<Self> {
@@ -222,6 +262,12 @@ impl AgePartitionedBloomFilter {
         }
         if slice_bits == 0 {
             return Err(invalid("bits", "each slice needs at least one bit"));
+        }
+        if layout == WindowLayout::Blocked && !slice_bits.is_multiple_of(blocked::WORD_BITS) {
+            return Err(invalid(
+                "bits",
+                format!("a blocked window's slices are whole 64-bit words, got {slice_bits} bits"),
+            ));
         }
         let m = slice_bits
             .checked_mul(u64::from(k + l))
@@ -241,7 +287,37 @@ impl AgePartitionedBloomFilter {
             head: 0,
             count: 0,
             shifts: 0,
+            layout,
         })
+    }
+
+    /// The layout of the slices (the file's kind: `window` or `window-blocked`).
+    pub fn layout(&self) -> WindowLayout {
+        self.layout
+    }
+
+    /// Blocks of the blocked layout (64-bit words per slice); 0 for the sliced layout.
+    pub fn blocks(&self) -> u64 {
+        match self.layout {
+            WindowLayout::Sliced => 0,
+            WindowLayout::Blocked => self.slice_bits / blocked::WORD_BITS,
+        }
+    }
+
+    /// Set bits in the slice of physical index `p`.
+    fn ones_in_slice(&self, p: u64) -> u64 {
+        let w = self.core.words.as_slice();
+        match self.layout {
+            WindowLayout::Sliced => {
+                store::count_ones_range(w, p * self.slice_bits, (p + 1) * self.slice_bits)
+            }
+            WindowLayout::Blocked => w
+                .iter()
+                .skip(p as usize)
+                .step_by(self.slices() as usize)
+                .map(|x| u64::from(x.count_ones()))
+                .sum(),
+        }
     }
 
     /// The window: keys among the last `window()` insertions are always found.
@@ -308,17 +384,25 @@ impl AgePartitionedBloomFilter {
 
     /// Set bits in each slice, newest first.
     pub fn slice_ones(&self) -> Vec<u64> {
-        let w = self.core.words.as_slice();
         (0..self.slices())
-            .map(|j| {
-                let p = self.physical(j);
-                store::count_ones_range(w, p * self.slice_bits, (p + 1) * self.slice_bits)
-            })
+            .map(|j| self.ones_in_slice(self.physical(j)))
             .collect()
     }
 
-    /// The rate the §4 model gives at the current point of the stream.
+    /// The rate the §4 model gives at the current point of the stream (for the blocked layout,
+    /// the model averaged over the blocks' loads: see [`WindowLayout::Blocked`]).
     pub fn model_fpr(&self) -> f64 {
+        if self.layout == WindowLayout::Blocked {
+            return blocked::blocked_fpr(
+                self.k,
+                self.l,
+                self.blocks(),
+                self.generation,
+                self.count,
+                self.shifts,
+            )
+            .0;
+        }
         params::apbf_fpr(
             self.k,
             self.l,
@@ -331,8 +415,19 @@ impl AgePartitionedBloomFilter {
 
     /// The rate the model gives at the worst point of an unbounded stream (at most the target
     /// when sized by a rate).
+    ///
+    /// For the blocked layout this is the bound its sizing keeps under the target: the model's
+    /// average over [`MODEL_SAMPLES`](blocked::MODEL_SAMPLES) draws of the blocks' loads plus
+    /// three standard errors.
     pub fn worst_fpr(&self) -> f64 {
-        params::apbf_fpr_worst(self.k, self.l, self.slice_bits, self.generation)
+        match self.layout {
+            WindowLayout::Sliced => {
+                params::apbf_fpr_worst(self.k, self.l, self.slice_bits, self.generation)
+            }
+            WindowLayout::Blocked => {
+                blocked::blocked_fpr_worst(self.k, self.l, self.blocks(), self.generation)
+            }
+        }
     }
 
     /// Forget every item.
@@ -359,7 +454,15 @@ impl AgePartitionedBloomFilter {
         let s = self.slices();
         let oldest = (u64::from(self.head) + s - 1) % s;
         let m = self.slice_bits;
-        clear_range(self.core.words.as_mut_slice(), oldest * m, (oldest + 1) * m);
+        let words = self.core.words.as_mut_slice();
+        match self.layout {
+            WindowLayout::Sliced => clear_range(words, oldest * m, (oldest + 1) * m),
+            WindowLayout::Blocked => words
+                .iter_mut()
+                .skip(oldest as usize)
+                .step_by(s as usize)
+                .for_each(|w| *w = 0),
+        }
         self.head = oldest as u32;
         self.count = 0;
         self.shifts = self.shifts.saturating_add(1);
@@ -376,6 +479,9 @@ impl Filter for AgePartitionedBloomFilter {
     /// insertion counts, repeats too, so a repeated key stays fresh). True when a bit changed.
     #[inline]
     fn insert_hashed(&mut self, h: Hashed) -> bool {
+        if self.layout == WindowLayout::Blocked {
+            return self.insert_blocked(h);
+        }
         let m = self.slice_bits;
         let s = self.slices();
         let head = u64::from(self.head);
@@ -396,6 +502,9 @@ impl Filter for AgePartitionedBloomFilter {
     /// True when `k` consecutive slices, scanning from the newest, hold the key's bit.
     #[inline]
     fn contains_hashed(&self, h: Hashed) -> bool {
+        if self.layout == WindowLayout::Blocked {
+            return self.contains_blocked(h);
+        }
         let m = self.slice_bits;
         let s = self.slices();
         let k = u64::from(self.k);
@@ -468,9 +577,7 @@ impl Stats for AgePartitionedBloomFilter {
     /// (which holds `k - 1` full generations and the current one's insertions).
     fn estimated_len(&self) -> f64 {
         let j = u64::from(self.k) - 1;
-        let p = self.physical(j);
-        let w = self.core.words.as_slice();
-        let ones = store::count_ones_range(w, p * self.slice_bits, (p + 1) * self.slice_bits);
+        let ones = self.ones_in_slice(self.physical(j));
         let seen = params::estimate_items(self.slice_bits, 1, ones);
         let span = (j.min(self.shifts) * self.generation + self.count) as f64;
         if span == 0.0 {
@@ -496,7 +603,7 @@ impl Persist for AgePartitionedBloomFilter {
             .u64(self.shifts)
             .finish();
         (
-            self.core.header(Kind::Window, params),
+            self.core.header(self.layout.kind(), params),
             Payload::new(vec![&self.core.words]),
         )
     }
@@ -511,9 +618,21 @@ impl Persist for AgePartitionedBloomFilter {
         let count = r.u64()?;
         let shifts = r.u64()?;
         r.finish()?;
-        if window == 0 || k == 0 || k > APBF_MAX_K || l == 0 || l > APBF_MAX_L || slice_bits == 0 {
+        let layout = match d.header.kind {
+            Kind::WindowBlocked => WindowLayout::Blocked,
+            _ => WindowLayout::Sliced,
+        };
+        if window == 0
+            || k == 0
+            || k > APBF_MAX_K
+            || l == 0
+            || l > APBF_MAX_L
+            || slice_bits == 0
+            || (layout == WindowLayout::Blocked && !slice_bits.is_multiple_of(blocked::WORD_BITS))
+        {
             return Err(inconsistent(format!(
-                "window shape window={window} k={k} l={l} m={slice_bits}"
+                "window shape window={window} k={k} l={l} m={slice_bits} layout={}",
+                layout.name()
             )));
         }
         if d.header.capacity != window {
@@ -553,6 +672,7 @@ impl Persist for AgePartitionedBloomFilter {
             head,
             count,
             shifts,
+            layout,
         })
     }
 }
@@ -566,12 +686,84 @@ impl crate::dispatch::SetKind for AgePartitionedBloomFilter {
         ..Capabilities::NONE
     };
     hashed_set_kind!();
+    fn kind(&self) -> Kind {
+        self.layout.kind()
+    }
+    fn layout_name(&self) -> Option<&'static str> {
+        Some(self.layout.name())
+    }
     fn stats(&self) -> SetStats {
         SetStats::of(self)
     }
 }
 
+impl AgePartitionedBloomFilter {
+    /// The blocked layout's insertion: one bit in each of the words of the `k` newest slices
+    /// of the key's block.
+    #[inline]
+    fn insert_blocked(&mut self, h: Hashed) -> bool {
+        let s = self.slices();
+        let base = blocked::block_of(h, self.blocks()) * s;
+        let head = u64::from(self.head);
+        let words = self.core.words.as_mut_slice();
+        let mut pos = blocked::Positions::new(h);
+        let mut new = false;
+        let mut p = head;
+        for _ in 0..self.k {
+            let mask = 1u64 << pos.bit(p);
+            let w = &mut words[(base + p) as usize];
+            new |= *w & mask == 0;
+            *w |= mask;
+            p += 1;
+            if p == s {
+                p = 0;
+            }
+        }
+        self.core.items = self.core.items.saturating_add(1);
+        self.count += 1;
+        if self.count >= self.generation {
+            self.shift();
+        }
+        new
+    }
+
+    /// The blocked layout's query: `k` consecutive words of the key's block, from the newest
+    /// slice on, holding the key's bit.
+    #[inline]
+    fn contains_blocked(&self, h: Hashed) -> bool {
+        let s = self.slices();
+        let k = u64::from(self.k);
+        let base = blocked::block_of(h, self.blocks()) * s;
+        let head = u64::from(self.head);
+        let words = self.core.words.as_slice();
+        let mut pos = blocked::Positions::new(h);
+        let mut run = 0;
+        let mut p = head;
+        for j in 0..s {
+            let hit = words[(base + p) as usize] >> pos.bit(p) & 1 == 1;
+            p += 1;
+            if p == s {
+                p = 0;
+            }
+            if hit {
+                run += 1;
+                if run == k {
+                    return true;
+                }
+            } else {
+                run = 0;
+                if s - j - 1 < k {
+                    return false;
+                }
+            }
+        }
+        false
+    }
+}
+
 pub(crate) mod time;
 
+#[cfg(test)]
+mod blocked_tests;
 #[cfg(test)]
 mod tests;
