@@ -17,7 +17,7 @@ Prints markdown tables for docs/BENCHMARKS.md.
 
 Usage: REDISBLOOM=/path/to/redisbloom.so python3 scripts/compare-redisbloom.py
 Environment: N (requests per benchmark run, 1000000), ROUNDS (5), BIG=1 to fill the 10M
-filters too. Needs redis-server, redis-benchmark and the redis Python package.
+filters too, MODULE (bloomery's module to use instead of a release build made here). Needs redis-server, redis-benchmark and the redis Python package.
 """
 
 import os
@@ -105,9 +105,12 @@ def main():
     rb = os.environ.get("REDISBLOOM")
     if not rb or not os.path.exists(rb):
         raise SystemExit("set REDISBLOOM to the path of a RedisBloom module (redisbloom.so)")
-    subprocess.run(["cargo", "build", "--release", "-p", "bloomery-redis", "--lib"],
-                   cwd=ROOT, check=True, stdout=sys.stderr)
-    ours = os.path.join(ROOT, "target", "release", "libbloomery_redis.so")
+    ours = os.environ.get("MODULE")
+    if not ours:
+        subprocess.run(["cargo", "build", "--release", "-p", "bloomery-redis", "--lib"],
+                       cwd=ROOT, check=True, stdout=sys.stderr)
+        target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+        ours = os.path.join(target, "release", "libbloomery_redis.so")
     work = tempfile.mkdtemp()
     servers = {}
     for name, module in [("bloomery", ours), ("RedisBloom", rb)]:

@@ -21,6 +21,7 @@
 
 use crate::error::{invalid, Result};
 use crate::hash::{mix64, reduce, Hashed};
+use crate::kind::Kind;
 use crate::params;
 
 /// Bits per slice word.
@@ -48,10 +49,10 @@ pub enum WindowLayout {
 
 impl WindowLayout {
     /// The file kind of this layout.
-    pub fn kind(self) -> crate::Kind {
+    pub fn kind(self) -> Kind {
         match self {
-            WindowLayout::Sliced => crate::Kind::Window,
-            WindowLayout::Blocked => crate::Kind::WindowBlocked,
+            WindowLayout::Sliced => Kind::Window,
+            WindowLayout::Blocked => Kind::WindowBlocked,
         }
     }
 
