@@ -881,7 +881,6 @@ impl<T: std::fmt::Debug> std::fmt::Debug for MaybeSecret<T> {
     }
 }
 
-/// Keyed mode's hash: SipHash-1-3-128 under `secret` (little-endian key bytes).
 /// Seeded xxh3-128 of `bytes` as a [`Hashed`] (low half, high half): the default hash.
 #[inline(always)]
 fn xxh3_128(bytes: &[u8], seed: u64) -> Hashed {
@@ -897,6 +896,7 @@ fn xxh3_64(bytes: &[u8], seed: u64) -> Hashed {
     Hashed::new(h, mix64(h))
 }
 
+/// Keyed mode's hash: SipHash-1-3-128 under `secret` (little-endian key bytes).
 #[inline(never)]
 fn sip13_128(secret: u128, bytes: &[u8]) -> Hashed {
     use siphasher::sip128::Hasher128;
