@@ -19,8 +19,8 @@
 //! `active-defrag-max-scan-fields` allocations (1000 by default) is defragmented by the
 //! server's late defrag in bounded steps: each call moves allocations from the cursor the
 //! last one stored (`RedisModule_DefragCursorGet`/`Set`), asks
-//! `RedisModule_DefragShouldStop` after every [`STEP`] of them, and answers 1 to be called
-//! again from where it stopped ([`defrag_step`]). Smaller values, and servers without these
+//! `RedisModule_DefragShouldStop` after every `STEP` (16) of them, and answers 1 to be called
+//! again from where it stopped (`defrag_step`). Smaller values, and servers without these
 //! functions, are done in one call.
 
 use std::ffi::CStr;

@@ -1,17 +1,7 @@
 //! A filter file of any kind, opened once: [`Structure`] (a set kind or a counting kind,
 //! decoded from one map) and [`Update`], the policy that updates a file in place of a copy.
 //!
-//! An update is decided from the one header the map has read ([`Update::open`]):
-//! - a compressed file is decoded into memory (its checksum verified) and written back whole,
-//!   compressed (or plain with [`UpdateOptions::write_plain`]);
-//! - a plain file is copied beside itself and the copy mapped writable
-//!   ([`FileUpdate`]); files of [`RELEASE_ABOVE`] bytes or more drop the pages a blocked
-//!   filter's sweep leaves behind ([`Sealer::release_payload`]);
-//! - a plain blocked filter whose keys are inserted by one thread ([`UpdateOptions::sweep`])
-//!   takes one of two paths ([`UpdatePath`]): the copy made as a sweep in file order advances
-//!   (big files of the positions layout), or one pass that copies the file, inserts the keys
-//!   and seals it — what a file larger than the page cache needs (the page-cache rule:
-//!   [`one_pass_above`]).
+//! How an update is decided is written on [`Update`].
 //!
 //! Every way in maps the file once and reads its header once: the copy is made from the
 //! descriptor the map was made from ([`FileUpdate::copy_mapped`],
@@ -216,8 +206,21 @@ enum Commit {
     InMemory { plain: bool },
 }
 
-/// A file opened for an update: its structure and how it is sealed (see the
-/// [module docs](self)). The two are apart so the structure can be borrowed mutably while the
+/// A file opened for an update: its structure and how it is sealed.
+///
+/// An update is decided from the one header the map has read ([`Update::open`]):
+/// - a compressed file is decoded into memory (its checksum verified) and written back whole,
+///   compressed (or plain with [`UpdateOptions::write_plain`]);
+/// - a plain file is copied beside itself and the copy mapped writable
+///   ([`FileUpdate`]); files of [`RELEASE_ABOVE`] bytes or more drop the pages a blocked
+///   filter's sweep leaves behind ([`Sealer::release_payload`]);
+/// - a plain blocked filter whose keys are inserted by one thread ([`UpdateOptions::sweep`])
+///   takes one of two paths ([`UpdatePath`]): the copy made as a sweep in file order advances
+///   (big files of the positions layout), or one pass that copies the file, inserts the keys
+///   and seals it — what a file larger than the page cache needs (the page-cache rule:
+///   [`one_pass_above`]).
+///
+/// The structure and its sealer are apart so the structure can be borrowed mutably while the
 /// sealer copies ahead of a sweep and drops the pages behind it.
 ///
 /// ```
@@ -341,7 +344,7 @@ fn not_a_set(kind: Kind) -> Error {
 }
 
 impl Update {
-    /// Open the mapped `file` for an update by the policy of the [module docs](self), decided
+    /// Open the mapped `file` for an update by the policy above ([`Update`]), decided
     /// from the header the map has read; the file is not opened again.
     pub fn open(
         file: MappedFile,

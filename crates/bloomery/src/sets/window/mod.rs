@@ -417,7 +417,7 @@ impl AgePartitionedBloomFilter {
     /// when sized by a rate).
     ///
     /// For the blocked layout this is the bound its sizing keeps under the target: the model's
-    /// average over [`MODEL_SAMPLES`](blocked::MODEL_SAMPLES) draws of the blocks' loads plus
+    /// average over `MODEL_SAMPLES` (4,096) draws of the blocks' loads plus
     /// three standard errors.
     pub fn worst_fpr(&self) -> f64 {
         match self.layout {

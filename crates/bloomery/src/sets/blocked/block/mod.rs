@@ -212,7 +212,7 @@ pub enum BlockLayout {
     /// One bit in each of the block's eight 64-bit words, like [`Sectors`](Self::Sectors), but
     /// all from one 64-bit hash (file kind `blocked-salted`, id 31): the block by
     /// multiply-shift of the hash's low half [`Hashed::lo`], the bit of word j from the low
-    /// 32 bits of it times an odd salt ([`salted_shift`]), the split-block idea of the Parquet
+    /// 32 bits of it times an odd salt (`salted_shift`), the split-block idea of the Parquet
     /// specification on 64-bit words. So the default hasher is xxh3-64
     /// ([`HashAlgorithm::Xxh3_64`](crate::hashing::HashAlgorithm::Xxh3_64)) instead of
     /// xxh3-128, cheaper per key; keyed mode keeps SipHash-1-3 and uses its low half. Same
