@@ -887,16 +887,24 @@ fn forged_moved_values_are_refused_on_every_load_path() {
 
 /// `used_memory` without the clients' buffers (see tests/memory.rs).
 fn used_by_data(c: &mut Raw) -> i64 {
-    let info = c.cmd(&[s("INFO"), s("memory")]).bytes().unwrap();
-    let info = String::from_utf8(info).unwrap();
-    let field = |name: &str| -> i64 {
-        let prefix = format!("{name}:");
-        info.lines()
-            .find_map(|l| l.strip_prefix(prefix.as_str()))
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or_else(|| panic!("{name} in INFO memory"))
-    };
-    field("used_memory") - field("mem_clients_normal")
+    let start = std::time::Instant::now();
+    loop {
+        let info = c.cmd(&[s("INFO"), s("memory")]).bytes().unwrap();
+        let info = String::from_utf8(info).unwrap();
+        let field = |name: &str| -> Option<i64> {
+            let prefix = format!("{name}:");
+            info.lines()
+                .find_map(|l| l.strip_prefix(prefix.as_str()))
+                .and_then(|v| v.trim().parse().ok())
+        };
+        // values freed on the background thread (lazy free) are gone first
+        let pending = field("lazyfree_pending_objects").unwrap_or(0);
+        if pending == 0 || start.elapsed() > std::time::Duration::from_secs(10) {
+            let get = |name: &str| field(name).unwrap_or_else(|| panic!("{name} in INFO memory"));
+            return get("used_memory") - get("mem_clients_normal");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 /// Moved values are on Redis's allocator and `MEMORY USAGE` is what they hold: loading them
@@ -916,6 +924,8 @@ fn memory_usage_of_moved_values_is_what_they_hold() {
     ];
     let srv = Server::start_in(dir.path(), &[], &quiet);
     let mut c = Raw::connect(srv.port);
+    // the server's cron resizes clients' buffers on its own schedule, between two readings
+    c.cmd(&[s("DEBUG"), s("PAUSE-CRON"), s("1")]);
     let (bf, cf) = (fixtures::load("bf-scaling"), fixtures::load("cf-main"));
     // once before, deleted: what the server sets up once is not part of any value
     load(&mut c, &bf);
