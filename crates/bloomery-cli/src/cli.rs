@@ -456,7 +456,8 @@ pub struct XmlQueryArgs {
 }
 
 /// A structure kind for `--kind`: the values and their help come from the library's kinds
-/// table (the set kinds, then the counting kinds), so a new kind needs no edit here.
+/// table (the set kinds, the blocked filter's other layouts, then the counting kinds), so a
+/// new kind needs no edit here.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KindArg(bloomery::Kind);
 
@@ -483,8 +484,14 @@ impl ValueEnum for KindArg {
     fn value_variants<'a>() -> &'a [Self] {
         static ALL: std::sync::OnceLock<Vec<KindArg>> = std::sync::OnceLock::new();
         ALL.get_or_init(|| {
+            // the blocked filter's other layouts too (`blocked-sectors`, `blocked-salted`):
+            // a file of a chosen layout, e.g. one the Redis module's shards can hold
+            let blocked_layouts = bloomery::Kind::ALL.iter().filter(|k| {
+                k.rust_type() == bloomery::Kind::Blocked && **k != bloomery::Kind::Blocked
+            });
             bloomery::Kind::SETS
                 .iter()
+                .chain(blocked_layouts)
                 .chain(bloomery::Kind::COUNTERS)
                 .map(|&k| KindArg(k))
                 .collect()
