@@ -199,7 +199,12 @@ fn info_in_one_pass_equals_info() {
         .hashes(6)
         .try_build()
         .unwrap();
-    let mut sectors = BlockedBloomFilter::try_new(9_000_000, 0.01).unwrap();
+    let mut sectors = BlockedBloomFilter::builder()
+        .capacity(9_000_000)
+        .fpr(0.01)
+        .layout(crate::sets::blocked::BlockLayout::Sectors)
+        .try_build()
+        .unwrap();
     assert_eq!(sectors.layout(), crate::sets::blocked::BlockLayout::Sectors);
     let mut classic = BloomFilter::builder()
         .bits(90_000_000)
