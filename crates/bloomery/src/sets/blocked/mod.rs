@@ -802,16 +802,17 @@ impl BlockedBloomFilter {
 
 impl BlockedBloomFilter {
     /// A filter holding `keys`, sized for exactly that many keys (at least 1) at rate `fpr`,
-    /// with the default hasher: the fallible form of `collect()`. Collects the keys' hashes
-    /// first (16 bytes per key), then sizes; an error (invalid `fpr`, a size over the memory
+    /// with the default hasher: the fallible form of `collect()`. Collects the keys first,
+    /// then sizes; an error (invalid `fpr`, a size over the memory
     /// limit) is returned instead of a panic.
     pub fn try_from_keys<K: Key>(keys: impl IntoIterator<Item = K>, fpr: f64) -> Result<Self> {
         crate::params::check_fpr(fpr)?;
-        let hasher = KeyHasher::new();
-        let hashes: Vec<Hashed> = keys.into_iter().map(|k| hasher.hash(&k)).collect();
-        let mut f = Self::try_new((hashes.len() as u64).max(1), fpr)?;
-        for h in hashes {
-            f.insert_hashed(h);
+        // the keys are kept, not their hashes: which hash the filter uses follows from the
+        // layout its size picks (xxh3-64 for the salted layout, xxh3-128 for the others)
+        let keys: Vec<K> = keys.into_iter().collect();
+        let mut f = Self::try_new((keys.len() as u64).max(1), fpr)?;
+        for k in &keys {
+            f.insert(k);
         }
         Ok(f)
     }
