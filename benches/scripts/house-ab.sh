@@ -2,13 +2,16 @@
 # A/B of two commits in release: the library (`quick`), the CLI (`add`/`check`), the Redis
 # module (BF/CF/CMS through redis-benchmark) and the Python package (batch and per-key calls),
 # each commit built from `git archive` into its own source and target dir, the two run
-# alternately ROUNDS times; the minimum of each row is kept and the ratio new/old printed
-# (times: < 1 is faster; Redis is requests per second, turned into µs per request so that the
-# ratio reads the same way).
+# alternately ROUNDS times; each row's minimum and median over the rounds are printed with
+# the ratios new/old (times: < 1 is faster; redis-benchmark's requests per second are turned
+# into µs per request so that the ratio reads the same way) and the spread between rounds.
 #
 # Usage: benches/scripts/house-ab.sh [OLD] [NEW]
 #   OLD  default: the last commit before 2026-11-28 12:00 UTC (`git log --before=... -1`)
 #   NEW  default: HEAD
+# Redis rows come in two: the client's time per request (redis-benchmark's requests per second,
+# inverted: network, parsing and scheduling included) and the server's time inside the command
+# (INFO commandstats, reset before each run), which is the module's own.
 # Environment:
 #   WORK=/tmp/house-ab   sources, target dirs, wheels, venvs, keys and raw outputs (reused when
 #                        present: each commit builds once; the new target dir is seeded from
@@ -21,7 +24,7 @@
 #   CLI_N=1000000        lines of the CLI run (/usr/share/dict/words if present, else key-1..N)
 #   REDIS_N=200000       requests per redis-benchmark run (pipeline 32, keyspace 1e6)
 #   PY_N=1000000         keys of the Python batch calls (per-key calls: PY_N / 5)
-#   ROUNDS=3             alternations (min of ROUNDS per row)
+#   ROUNDS=3             alternations (min and median of ROUNDS per row)
 #   SERVER               valkey/redis-server to load the modules into (default: redis-server);
 #                        one server per side, on ports PORT and PORT+1 (default PORT=6391)
 #   PYTHON=python3       the interpreter the wheels are built for and the venvs made from
@@ -90,25 +93,34 @@ echo "# old $old ($(git -C "$repo" log -1 --format=%ad --date=short "$old")), ne
 raw=$work/raw
 rm -rf "$raw" && mkdir -p "$raw"
 
-# Rows are "name value" lines in $raw/<old|new>.<part>.<round>; the report takes the minimum
-# per row and side.
+# Rows are "name value" lines in $raw/<old|new>.<part>.<round> (lines starting with # are notes,
+# printed once after the table). The report prints, per row,
+# each side's minimum and median over the rounds, new/old of both, and the spread: each side's
+# largest value over its smallest, the larger of the two (how far rounds of one build differ).
 report() {
   python3 - "$raw" "$1" <<'EOF'
-import glob, os, sys
+import glob, os, statistics, sys
 raw, part = sys.argv[1], sys.argv[2]
-best = {}
+runs, notes = {}, set()
 for side in ("old", "new"):
     for f in glob.glob(os.path.join(raw, f"{side}.{part}.*")):
         for line in open(f):
+            if line.startswith("#"):
+                notes.add(line.strip())
+                continue
             name, value = line.rsplit(None, 1)
-            key = (name, side)
-            best[key] = min(best.get(key, float("inf")), float(value))
-names = sorted({k[0] for k in best}, key=lambda s: s)
-for name in names:
-    o, w = best.get((name, "old")), best.get((name, "new"))
-    if o is None or w is None:
+            runs.setdefault((name, side), []).append(float(value))
+print(f"| {part} | row | old min | new min | new/old min | old median | new median "
+      "| new/old median | spread |")
+for name in sorted({k[0] for k in runs}):
+    o, w = runs.get((name, "old")), runs.get((name, "new"))
+    if not o or not w:
         continue
-    print(f"| {part} | {name} | {o:.3f} | {w:.3f} | {w / o:.2f} |")
+    mo, mw = statistics.median(o), statistics.median(w)
+    spread = max(max(o) / min(o), max(w) / min(w))
+    print(f"| {part} | {name} | {min(o):.3f} | {min(w):.3f} | {min(w) / min(o):.2f} "
+          f"| {mo:.3f} | {mw:.3f} | {mw / mo:.2f} | {spread:.2f} |")
+print("\n".join(sorted(notes)))
 EOF
 }
 
@@ -176,6 +188,15 @@ if has redis; then
       awk '/requests per second/ { for (i = 1; i <= NF; i++) if ($(i+1) == "requests") v = $i } END { print v }'
   }
   us() { echo "scale=6; 1000000 / $1" | bc; }
+  served() { # port command: µs per call inside the command, from the server's commandstats
+    redis-cli -p "$1" info commandstats | tr -d '\r' |
+      awk -F '[:,=]' -v c="cmdstat_$2" 'tolower($1) == tolower(c) { printf "%.4f\n", $5 / $3 }'
+  }
+  row() { # port command args...: both rows of one command
+    redis-cli -p "$1" config resetstat >/dev/null
+    echo "$2 client us/request $(us "$(rps "$@")")"
+    echo "$2 server us/call $(served "$1" "$2")"
+  }
   for r in $(seq "$rounds"); do
     for v in old new; do
       p=port_$v
@@ -187,12 +208,12 @@ if has redis; then
       rc cf.reserve cf 1000000
       rc cms.initbyprob cms 0.001 0.01
       {
-        echo "BF.ADD us/request $(us "$(rps "${!p}" BF.ADD bf __rand_int__)")"
-        echo "BF.EXISTS us/request $(us "$(rps "${!p}" BF.EXISTS bf __rand_int__)")"
-        echo "CF.ADD us/request $(us "$(rps "${!p}" CF.ADD cf __rand_int__)")"
-        echo "CF.EXISTS us/request $(us "$(rps "${!p}" CF.EXISTS cf __rand_int__)")"
-        echo "CMS.INCRBY us/request $(us "$(rps "${!p}" CMS.INCRBY cms __rand_int__ 1)")"
-        echo "CMS.QUERY us/request $(us "$(rps "${!p}" CMS.QUERY cms __rand_int__)")"
+        row "${!p}" BF.ADD bf __rand_int__
+        row "${!p}" BF.EXISTS bf __rand_int__
+        row "${!p}" CF.ADD cf __rand_int__
+        row "${!p}" CF.EXISTS cf __rand_int__
+        row "${!p}" CMS.INCRBY cms __rand_int__ 1
+        row "${!p}" CMS.QUERY cms __rand_int__
       } >"$raw/$v.redis.$r"
     done
   done
@@ -202,8 +223,11 @@ fi
 
 if has python; then
   # One process per side and round, each timing every row 3 times (the minimum kept); every
-  # row is ns per key. The keys are URL-like str of 30-40 bytes (as in
-  # crates/bloomery-py/bench/bench.py), the negative queries disjoint keys.
+  # row is ns per key, in wall time and in the process's CPU time (all its threads: the batch
+  # calls split large batches over threads). The keys are URL-like str of 30-40 bytes (as in
+  # crates/bloomery-py/bench/bench.py), the negative queries disjoint keys. Two kinds: the
+  # default `blocked` (whose layout a commit may have changed: each side prints it) and
+  # `classic`.
   cat >"$work/py-ab.py" <<'PY'
 import sys, time
 import bloomery
@@ -216,10 +240,11 @@ best = {}
 
 
 def timed(name, count, fn):
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     out = fn()
-    ns = (time.perf_counter() - t) * 1e9 / count
-    best[name] = min(best.get(name, ns), ns)
+    for clock, ns in (("wall", time.perf_counter() - t), ("CPU", time.process_time() - c)):
+        key, ns = f"{name} {clock}", ns * 1e9 / count
+        best[key] = min(best.get(key, ns), ns)
     return out
 
 
@@ -241,24 +266,29 @@ w = bloomery.BloomFilter(1000, 0.01)
 w.add_many(keys[:1000])
 w.contains_many(keys[:1000])
 for _ in range(reps):
-    f = bloomery.BloomFilter(n, 0.01)
-    timed("add_many", n, lambda: f.add_many(keys))
-    pos = timed("contains_many pos", n, lambda: f.contains_many(keys))
-    timed("contains_many neg", n, lambda: f.contains_many(neg))
-    if not all(pos):
-        sys.exit("a key added by add_many is missing")
-    g = bloomery.BloomFilter(n, 0.01)
-    timed("add (one key)", single, lambda: add_loop(g, keys[:single]))
-    hits = timed("in pos (one key)", single, lambda: in_loop(g, keys[:single]))
-    timed("in neg (one key)", single, lambda: in_loop(g, neg[:single]))
-    if hits != single:
-        sys.exit("a key added by add is missing")
+    for kind in ("blocked", "classic"):
+        f = bloomery.BloomFilter(n, 0.01, kind=kind)
+        timed(f"{kind} add_many", n, lambda: f.add_many(keys))
+        pos = timed(f"{kind} contains_many pos", n, lambda: f.contains_many(keys))
+        timed(f"{kind} contains_many neg", n, lambda: f.contains_many(neg))
+        if not all(pos):
+            sys.exit("a key added by add_many is missing")
+        g = bloomery.BloomFilter(n, 0.01, kind=kind)
+        timed(f"{kind} add (one key)", single, lambda: add_loop(g, keys[:single]))
+        hits = timed(f"{kind} in pos (one key)", single, lambda: in_loop(g, keys[:single]))
+        timed(f"{kind} in neg (one key)", single, lambda: in_loop(g, neg[:single]))
+        if hits != single:
+            sys.exit("a key added by add is missing")
+if sys.argv[3] == "1":
+    info = bloomery.BloomFilter(n, 0.01).info()
+    print(f"# {sys.argv[2]}: the default blocked filter is {info['layout']}, {info['hash']}")
 for name, ns in best.items():
     print(f"{name} ns/key", f"{ns:.3f}")
 PY
   for r in $(seq "$rounds"); do
     for v in old new; do
-      (cd "$work" && "$work/$v-venv/bin/python" "$work/py-ab.py" "$py_n") >"$raw/$v.python.$r"
+      (cd "$work" && "$work/$v-venv/bin/python" "$work/py-ab.py" "$py_n" "$v" "$r") \
+        >"$raw/$v.python.$r"
     done
   done
   report python
