@@ -2,9 +2,10 @@
 # A/B of two commits in release: the library (`quick`), the CLI (`add`/`check`), the Redis
 # module (BF/CF/CMS through redis-benchmark) and the Python package (batch and per-key calls),
 # each commit built from `git archive` into its own source and target dir, the two run
-# alternately ROUNDS times; each row's minimum and median over the rounds are printed with
-# the ratios new/old (times: < 1 is faster; redis-benchmark's requests per second are turned
-# into µs per request so that the ratio reads the same way) and the spread between rounds.
+# alternately ROUNDS times (old first in odd rounds, new first in even ones); each row's
+# minimum and median over the rounds are printed with the ratios new/old (times: < 1 is
+# faster; redis-benchmark's requests per second are turned into µs per request so that the
+# ratio reads the same way) and the spread between rounds.
 #
 # Usage: benches/scripts/house-ab.sh [OLD] [NEW]
 #   OLD  default: the last commit before 2026-11-28 12:00 UTC (`git log --before=... -1`)
@@ -42,6 +43,7 @@ server=${SERVER:-redis-server}
 mkdir -p "$work"
 work=$(realpath "$work")
 has() { [[ " $parts " == *" $1 "* ]]; }
+order() { if (($1 % 2)); then echo old new; else echo new old; fi; } # who goes first in round $1
 now() { date +%s.%N; }
 
 maturin() {
@@ -126,7 +128,7 @@ EOF
 
 if has lib; then
   for r in $(seq "$rounds"); do
-    for v in old new; do
+    for v in $(order "$r"); do
       # "    blocked:  12.34  5.67  8.90" -> three rows (ns/op)
       "$(bin $v quick)" "$n" 0.01 3 | awk -v OFS=' ' '
         /^ *[a-z]+: +[0-9.]+ +[0-9.]+ +[0-9.]+$/ {
@@ -142,7 +144,7 @@ if has cli; then
   if [ -r /usr/share/dict/words ]; then cp /usr/share/dict/words "$keys"; else seq 1 "$cli_n" | sed 's/^/key-/' >"$keys"; fi
   lines=$(wc -l <"$keys")
   for r in $(seq "$rounds"); do
-    for v in old new; do
+    for v in $(order "$r"); do
       b=$(bin $v bloomery) f=$work/$v.bloom
       rm -f "$f"
       "$b" create "$f" -n "$lines" -p 0.01 >/dev/null 2>&1
@@ -198,7 +200,7 @@ if has redis; then
     echo "$2 server us/call $(served "$1" "$2")"
   }
   for r in $(seq "$rounds"); do
-    for v in old new; do
+    for v in $(order "$r"); do
       p=port_$v
       rc() { redis-cli -p "${!p}" "$@" >/dev/null; }
       # A fresh structure of each kind per round; adds run before queries, so that a query
@@ -286,7 +288,7 @@ for name, ns in best.items():
     print(f"{name} ns/key", f"{ns:.3f}")
 PY
   for r in $(seq "$rounds"); do
-    for v in old new; do
+    for v in $(order "$r"); do
       (cd "$work" && "$work/$v-venv/bin/python" "$work/py-ab.py" "$py_n" "$v" "$r") \
         >"$raw/$v.python.$r"
     done
