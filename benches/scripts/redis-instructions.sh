@@ -12,7 +12,9 @@
 #
 # Usage: REDISBLOOM=/path/to/redisbloom.so bash benches/scripts/redis-instructions.sh
 # Environment: N (requests counted, default 50000), MODULE (bloomery's module; default: a
-# release build made here). Needs valgrind, redis-server, redis-cli, redis-benchmark.
+# release build made here), SERVER (default redis-server), COMMANDS (default "BF.ADD
+# BF.EXISTS"), KEEP (a directory to keep the profiles in, `<module>-<command>.1`, for
+# `callgrind_annotate` per function). Needs valgrind, redis-server, redis-cli, redis-benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${N:-50000}
@@ -21,8 +23,14 @@ if [ -z "${MODULE:-}" ]; then
   cargo build --release -p bloomery-redis --lib >&2
   MODULE="${CARGO_TARGET_DIR:-$PWD/target}/release/libbloomery_redis.so"
 fi
+SERVER=${SERVER:-redis-server}
+COMMANDS=${COMMANDS:-BF.ADD BF.EXISTS}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
+if [ -n "${KEEP:-}" ]; then
+  mkdir -p "$KEEP"
+  KEEP=$(cd "$KEEP" && pwd)
+fi
 
 # measure MODULE OUT COMMAND...: the callgrind profile of N requests of COMMAND in OUT.1
 measure() {
@@ -31,7 +39,7 @@ measure() {
   local port
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
-    redis-server --port "$port" --bind 127.0.0.1 --dir "$W" --save "" --appendonly no \
+    "$SERVER" --port "$port" --bind 127.0.0.1 --dir "$W" --save "" --appendonly no \
     --loadmodule "$mod" > "$out.log" 2>&1 &
   local pid=$!
   for _ in $(seq 200); do
@@ -63,12 +71,15 @@ per_request() {
 
 echo "| command | module | \`call()\` per request | whole server per request |"
 echo "|---|---|---:|---:|"
-for cmd in BF.ADD BF.EXISTS; do
+for cmd in $COMMANDS; do
   for m in bloomery RedisBloom; do
     mod=$MODULE
     [ "$m" = RedisBloom ] && mod=$REDISBLOOM
     out="$W/$m-$cmd"
     measure "$mod" "$out" "$cmd" bf key:__rand_int__
     echo "| \`$cmd\` | $m | $(per_request "$out.1" '\?\?\?:call ') | $(per_request "$out.1" total) |"
+    if [ -n "${KEEP:-}" ]; then
+      cp "$out.1" "$KEEP/$m-$cmd.1"
+    fi
   done
 done
