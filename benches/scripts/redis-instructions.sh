@@ -10,9 +10,9 @@
 # command with its dispatch, key lookup and reply: what the module changes), of the whole
 # server (also parsing and networking), and of the whole server less `serverCron`. The cron
 # runs on the clock (its memory-statistics refresh ten times a second, ~116,000 instructions
-# each with Debian's jemalloc), not per request: under valgrind it adds 150-600 instructions to
-# each request depending on how fast the machine runs that minute, so only the last column
-# compares runs and modules.
+# each with Debian's jemalloc), not per request: under valgrind it adds a share to each request
+# that depends on how fast the machine runs that minute (65 to 262 instructions in the runs of
+# docs/BENCHMARKS.md), so only the last column compares runs and modules.
 #
 # Usage: REDISBLOOM=/path/to/redisbloom.so bash benches/scripts/redis-instructions.sh
 # Environment: N (requests counted, default 50000), MODULE (bloomery's module; default: a
