@@ -291,6 +291,25 @@ impl AgePartitionedBloomFilter {
         })
     }
 
+    /// Move the structure's heap allocation with `mv` (for an allocator that defragments by
+    /// moving allocations, as the Redis module's defrag callback does): the words of every
+    /// slice, one array in either layout. Words in a map (anonymous or a file's) never move
+    /// (see `Words::relocate`). `mv` gets the allocation's address and returns where its bytes
+    /// are now, or `None` to leave it.
+    ///
+    /// # Safety
+    /// A returned address must hold a copy of the allocation's bytes in an allocation of the
+    /// global allocator of the same size and at least 64-byte alignment, and the old
+    /// allocation must have been freed; nothing may reference the structure during the call.
+    #[doc(hidden)]
+    pub unsafe fn relocate_arrays(
+        &mut self,
+        mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+    ) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.core.words.relocate(mv) };
+    }
+
     /// The layout of the slices (the file's kind: `window` or `window-blocked`).
     pub fn layout(&self) -> WindowLayout {
         self.layout
