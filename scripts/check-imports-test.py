@@ -70,10 +70,11 @@ class Fixtures(unittest.TestCase):
         }, "submodules of io", "a -> b -> c -> a")
 
     def test_a_path_through_the_folder_root_counts_for_its_defining_submodule(self):
-        # b names A by io's re-export: the edge is b -> a all the same
+        # b names A by io's re-export, a names X by io's private import of it: the edges are
+        # b -> a and a -> b all the same
         self.assert_cycle({
             "lib.rs": "mod io;\n",
-            "io/mod.rs": "mod a;\nmod b;\npub use self::a::A;\npub(crate) use b::X as Y;\n",
+            "io/mod.rs": "mod a;\nmod b;\npub use self::a::A;\nuse b::X as Y;\n",
             "io/a.rs": "use super::Y;\npub struct A;\n",
             "io/b.rs": "use super::A;\npub struct X;\n",
         }, "submodules of io", "a -> b -> a")

@@ -13,8 +13,9 @@ Inside a folder module `d/` (at any depth: `src/io/`, `src/io/compress/`) the no
 submodules, the files `d/<s>.rs` and folders `d/<s>/` beside `d/mod.rs` (or `d.rs`). An edge
 s -> t is a path from a file of s to t: `crate::...::d::t`, `super::t`, `super::super::...`,
 `self::t` resolved against the file's own module path, or `d::Name` (`super::Name`) where d's
-root re-exports `Name` from t (`pub use t::Name`). The root file itself is no node (as lib.rs is
-none).
+root imports `Name` from t (`pub use t::Name`, or a private `use`, which submodules see
+too). The root file itself is no node (as lib.rs is none). Inline modules other than test
+modules are read as part of their file (a `super::` inside one is resolved as if outside).
 
 Checks, per crate:
 - cycles between the top-level modules, and between the submodules of every folder: each
@@ -259,7 +260,8 @@ def crate_graph(src):
 
 REL_USE = re.compile(r"\buse\s+((?:crate|super|self)\s*::[^;]*);", re.S)
 REL_PATH = re.compile(r"(?<![\w$])(crate|super|self)((?:\s*::\s*(?:super|\w+))+)")
-REEXPORT = re.compile(r"(?m)^\s*pub(?:\([^)]*\))?\s+use\s+([^;]*);")
+# any `use` of a folder root: its submodules may name what even a private one imports
+REEXPORT = re.compile(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]*);")
 
 
 def module_path(src, f):
@@ -323,7 +325,7 @@ def folders(src):
 
 
 def folder_reexports(root_text, folder, subs):
-    """{Name: submodule} for the `pub use` lines of a folder's root that name a submodule."""
+    """{Name: submodule} for the `use` lines of a folder's root that name a submodule."""
     out = {}
     for m in REEXPORT.finditer(root_text):
         tree = m.group(1)
