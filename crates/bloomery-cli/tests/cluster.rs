@@ -397,10 +397,9 @@ fn sharded_filter_on_a_six_node_cluster() {
         serde_json::from_str(&ok(&run(bin().args(["info", "--json"]).arg(&salted)))).unwrap();
     assert_eq!(kind["layout"], "salted", "{kind}");
     ok(&run(bin().arg("add").arg(&salted).arg(&members)));
-    ok(&run(bin()
-        .args(["cluster", "push"])
-        .arg(&salted)
-        .args(["--nodes", &seeds, "--name", "salted", "--shards", "4"])));
+    ok(&run(bin().args(["cluster", "push"]).arg(&salted).args([
+        "--nodes", &seeds, "--name", "salted", "--shards", "4",
+    ])));
     let sv: serde_json::Value = serde_json::from_str(&ok(&run(
         bin().args(["cluster", "info", "salted", "--nodes", &seeds, "--json"])
     )))

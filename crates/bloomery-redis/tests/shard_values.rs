@@ -123,8 +123,16 @@ fn salted_shards_answer_and_persist_as_sectors_shards() {
         loadchunk(c, key, &local.to_bytes()).unwrap();
         let bytes: Vec<u8> = q(c, &["BLOOMERY.DUMP", key]);
         let params = u32::from_le_bytes(bytes[28..32].try_into().unwrap()) as usize;
-        assert_eq!(bytes[72 + params - 1], id, "{key}: the trailer's layout byte");
-        assert_eq!(bytes[24], local.hasher().algorithm().id(), "{key}: the hash");
+        assert_eq!(
+            bytes[72 + params - 1],
+            id,
+            "{key}: the trailer's layout byte"
+        );
+        assert_eq!(
+            bytes[24],
+            local.hasher().algorithm().id(),
+            "{key}: the hash"
+        );
         // the members the shard holds (those routed to shard 0) are all found
         let mine: Vec<String> = probes[..12_000]
             .iter()
@@ -132,8 +140,15 @@ fn salted_shards_answer_and_persist_as_sectors_shards() {
             .cloned()
             .collect();
         assert!(mine.len() > 5_000, "{}", mine.len());
-        assert!(answers(c, key, &mine).iter().all(|&b| b), "{key}: a member not found");
-        assert_eq!(answers(c, key, &probes), local_answers(&local, &probes), "{key}");
+        assert!(
+            answers(c, key, &mine).iter().all(|&b| b),
+            "{key}: a member not found"
+        );
+        assert_eq!(
+            answers(c, key, &probes),
+            local_answers(&local, &probes),
+            "{key}"
+        );
         // the same inserts on both: BF.ADD one by one (pipelined), then BF.MADD
         let late = items("late", 1_500);
         let mut p = redis::pipe();
@@ -203,12 +218,18 @@ fn salted_shards_answer_and_persist_as_sectors_shards() {
         assert_eq!(answers(c, &restored, &probes), now, "{key}: DUMP/RESTORE");
         let mem: i64 = q(c, &["MEMORY", "USAGE", key]);
         let shard_bytes = local.filters()[0].as_words().len() as i64 * 8;
-        assert!(mem >= shard_bytes, "{key}: MEMORY USAGE {mem} < {shard_bytes}");
+        assert!(
+            mem >= shard_bytes,
+            "{key}: MEMORY USAGE {mem} < {shard_bytes}"
+        );
         sizes.push((field("Size"), mem));
         held.push((key, now));
     }
     // the two layouts hold the same shape: the same size and memory
-    assert_eq!(sizes[0], sizes[1], "sectors vs salted: BF.INFO Size, MEMORY USAGE");
+    assert_eq!(
+        sizes[0], sizes[1],
+        "sectors vs salted: BF.INFO Size, MEMORY USAGE"
+    );
     {
         let c = &mut s.con();
         let _: () = q(c, &["DEBUG", "RELOAD"]);
@@ -221,7 +242,11 @@ fn salted_shards_answer_and_persist_as_sectors_shards() {
     s.restart(&[]);
     let c = &mut s.con();
     for (key, now) in &held {
-        assert_eq!(&answers(c, key, &probes), now, "{key}: AOF rewrite + restart");
+        assert_eq!(
+            &answers(c, key, &probes),
+            now,
+            "{key}: AOF rewrite + restart"
+        );
     }
 }
 

@@ -461,13 +461,8 @@ impl Layout {
         }
         // the whole filter's shape: the salted layout's bound is on the block count the key's
         // block is chosen from, and a shard is a salted filter of fewer blocks
-        check_layout_shape(
-            self.block_layout,
-            self.total_blocks(),
-            self.k,
-            &self.hasher,
-        )
-        .map_err(|e| e.to_string())?;
+        check_layout_shape(self.block_layout, self.total_blocks(), self.k, &self.hasher)
+            .map_err(|e| e.to_string())?;
         if self.capacity == 0 {
             return Err("capacity 0".into());
         }

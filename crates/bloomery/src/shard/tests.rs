@@ -185,12 +185,24 @@ fn salted_descriptor_is_read_and_its_shape_checked() {
     // 4 shards of 2^30 blocks: exactly 2^32 in all, the most the layout holds
     assert!(reseal(33, &(1u64 << 30).to_le_bytes()).is_ok());
     let cases: Vec<(usize, Vec<u8>, &str)> = vec![
-        (33, ((1u64 << 30) + 1).to_le_bytes().to_vec(), "2^32 + 4 blocks"),
+        (
+            33,
+            ((1u64 << 30) + 1).to_le_bytes().to_vec(),
+            "2^32 + 4 blocks",
+        ),
         (41, 7u32.to_le_bytes().to_vec(), "k = 7"),
         (11, vec![crate::hash::HashAlgorithm::Xxh64.id()], "xxh64"),
-        (11, vec![crate::hash::HashAlgorithm::MurmurHash64A.id()], "murmur"),
+        (
+            11,
+            vec![crate::hash::HashAlgorithm::MurmurHash64A.id()],
+            "murmur",
+        ),
         // xxh3-128: a salted filter hashes with xxh3-64 (or keyed SipHash)
-        (11, vec![crate::hash::HashAlgorithm::Xxh3_128.id()], "xxh3-128"),
+        (
+            11,
+            vec![crate::hash::HashAlgorithm::Xxh3_128.id()],
+            "xxh3-128",
+        ),
     ];
     for (at, bytes, what) in cases {
         let e = reseal(at, &bytes);
@@ -346,7 +358,10 @@ fn salted_files_split_into_shards_that_answer_as_the_file() {
         .hasher(KeyHasher::with_seed(5))
         .try_build()
         .unwrap();
-    assert_eq!(salted.hasher().algorithm(), crate::hash::HashAlgorithm::Xxh3_64);
+    assert_eq!(
+        salted.hasher().algorithm(),
+        crate::hash::HashAlgorithm::Xxh3_64
+    );
     eight_bit_file_splits_into_shards_that_answer_as_the_file(salted, BlockLayout::Salted);
 }
 
@@ -417,11 +432,7 @@ fn eight_bit_file_splits_into_shards_that_answer_as_the_file(
         built.insert(k);
     }
     let fresh: Vec<_> = (0..4)
-        .map(|s| {
-            layout
-                .split(&whole_in(&layout, want, &members), s)
-                .unwrap()
-        })
+        .map(|s| layout.split(&whole_in(&layout, want, &members), s).unwrap())
         .collect();
     for (b, s) in built.finish().iter().zip(&fresh) {
         assert_eq!(b.filters()[0].as_words(), s.filters()[0].as_words());
