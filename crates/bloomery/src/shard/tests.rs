@@ -489,7 +489,7 @@ fn default_layout_shards_are_the_split_of_the_default_filter() {
     // a shard count that does not divide the blocks rounds each shard up
     let six = Layout::default_for_capacity(n, p, 6, hasher).unwrap();
     assert_eq!(six.block_layout(), BlockLayout::Salted);
-    assert!(six.total_blocks() >= f.blocks() && six.total_blocks() % 6 == 0);
+    assert!(six.total_blocks() >= f.blocks() && six.total_blocks().is_multiple_of(6));
     // where 8 bits per key cost too much (10⁻⁵), the positions layout, as the default filter
     let tight = Layout::default_for_capacity(n, 1e-5, 4, hasher).unwrap();
     assert_eq!(tight.block_layout(), BlockLayout::Positions);
