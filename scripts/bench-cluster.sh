@@ -41,9 +41,12 @@ target="${CARGO_TARGET_DIR:-$PWD/target}"
 if [ -n "${SKIP_BUILD:-}" ]; then
   :
 elif [ "$BUILD" = release ]; then
-  cargo build --release -p bloomery-cli -p bloomery-redis --lib >&2
+  # (`--lib` would apply to both packages: the CLI's binary is asked for by name)
+  cargo build --release -p bloomery-cli --bin bloomery >&2
+  cargo build --release -p bloomery-redis --lib >&2
 else
-  cargo build -p bloomery-cli -p bloomery-redis --lib >&2
+  cargo build -p bloomery-cli --bin bloomery >&2
+  cargo build -p bloomery-redis --lib >&2
 fi
 BIN="$target/$BUILD/bloomery"
 MODULE="$target/$BUILD/libbloomery_redis.so"
