@@ -508,6 +508,25 @@ impl Layout {
     /// total); the counts of the `S` shards sum to the filter's.
     pub fn split(&self, filter: &BlockedBloomFilter, s: u32) -> Result<ScalableBloomFilter> {
         self.check_whole(filter)?;
+        let items = self
+            .apportion(filter)?
+            .get(s as usize)
+            .copied()
+            .unwrap_or(0);
+        self.split_counted(filter, s, items)
+    }
+
+    /// [`Layout::split`] with the shard's item count given: `items` is its entry in
+    /// [`Layout::apportion`] of the same filter, counted once for all shards (`split` counts
+    /// the whole filter's bits for the one shard it cuts, so cutting every shard with it reads
+    /// the filter S times).
+    pub fn split_counted(
+        &self,
+        filter: &BlockedBloomFilter,
+        s: u32,
+        items: u64,
+    ) -> Result<ScalableBloomFilter> {
+        self.check_whole(filter)?;
         if s >= self.shards {
             return Err(invalid(
                 "shard",
@@ -525,7 +544,6 @@ impl Layout {
             let at = (i * stride + s as usize) * WORDS_PER_BLOCK;
             dst.copy_from_slice(&src[at..at + WORDS_PER_BLOCK]);
         }
-        let items = self.apportion(filter)?[s as usize];
         let part = BlockedBloomFilter::from_parts(
             self.blocks_per_shard,
             self.k,

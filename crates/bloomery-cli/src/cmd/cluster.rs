@@ -256,12 +256,14 @@ fn push(a: PushArgs) -> Result<u8> {
     };
     let layout = Layout::of_filter(b, a.shards)
         .with_context(|| format!("cannot shard `{}`", file.display()))?;
+    // the item count apportioned once (one pass over the file), not once per shard
+    let items = layout.apportion(b)?;
     load_all(
         &a,
         layout,
         &std::cell::Cell::new(b.len()),
         start,
-        |layout, s| Ok(layout.split(b, s)?),
+        |layout, s| Ok(layout.split_counted(b, s, items[s as usize])?),
     )
 }
 

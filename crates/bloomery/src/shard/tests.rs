@@ -221,6 +221,13 @@ fn split_answers_every_key_as_the_whole_filter() {
     let f = whole(&layout, &members);
     assert_eq!(Layout::of_filter(&f, 8).unwrap().total_blocks(), f.blocks());
     let shards: Vec<ScalableBloomFilter> = (0..8).map(|s| layout.split(&f, s).unwrap()).collect();
+    // cut with the count apportioned once: the same values, byte for byte
+    let apportioned = layout.apportion(&f).unwrap();
+    for (s, shard) in shards.iter().enumerate() {
+        let cut = layout.split_counted(&f, s as u32, apportioned[s]).unwrap();
+        assert_eq!(cut.to_bytes(), shard.to_bytes());
+    }
+    assert!(layout.split_counted(&f, 8, 0).is_err());
     // through the module's value format and back
     let shards: Vec<ScalableBloomFilter> = shards
         .iter()
