@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A filter sharded over a local Redis Cluster of 6 primaries (loopback ports, the bloomery
 # module on each), measured in one run:
-#   1. `bloomery cluster push` of a blocked filter file of about BYTES bytes in SHARDS shards,
+#   1. `bloomery cluster push` of a blocked filter file of about BYTES bytes in SHARDS shards
+#      (made by `bloomery create -n N -p 0.01`: the default layout, salted at 1%; KIND picks
+#      another, e.g. KIND=blocked-sectors),
 #      against `redis-cli --pipe` pushing the same number of bytes as plain strings (SET of
 #      4 MiB values on keys hash-tagged to each node's slots, one `redis-cli --pipe` per node,
 #      all six at once): seconds and MB/s of each, and their ratio;
@@ -22,8 +24,8 @@
 # Needs redis-server and redis-cli (Debian's redis-server, redis-tools), python3, and a Python
 # (PY, default python3) with the bloomery package and redis-py installed.
 # Usage: BYTES=4G SHARDS=64 PY=venv/bin/python bash scripts/bench-cluster.sh
-#        (defaults BYTES=256M SHARDS=16 QUERIES=1000000 RATE_BYTES=16M; BUILD=debug for a
-#        quick check of the script itself with the debug builds)
+#        (defaults BYTES=256M SHARDS=16 QUERIES=1000000 RATE_BYTES=16M, KIND unset;
+#        BUILD=debug for a quick check of the script itself with the debug builds)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +33,7 @@ BYTES="${BYTES:-256M}"
 SHARDS="${SHARDS:-16}"
 QUERIES="${QUERIES:-1000000}"
 RATE_BYTES="${RATE_BYTES:-16M}"
+KIND="${KIND:-}"
 PY="${PY:-python3}"
 BUILD="${BUILD:-release}"
 target="${CARGO_TARGET_DIR:-$PWD/target}"
@@ -38,9 +41,12 @@ target="${CARGO_TARGET_DIR:-$PWD/target}"
 if [ -n "${SKIP_BUILD:-}" ]; then
   :
 elif [ "$BUILD" = release ]; then
-  cargo build --release -p bloomery-cli -p bloomery-redis --lib >&2
+  # (`--lib` would apply to both packages: the CLI's binary is asked for by name)
+  cargo build --release -p bloomery-cli --bin bloomery >&2
+  cargo build --release -p bloomery-redis --lib >&2
 else
-  cargo build -p bloomery-cli -p bloomery-redis --lib >&2
+  cargo build -p bloomery-cli --bin bloomery >&2
+  cargo build -p bloomery-redis --lib >&2
 fi
 BIN="$target/$BUILD/bloomery"
 MODULE="$target/$BUILD/libbloomery_redis.so"
@@ -88,16 +94,25 @@ for port in "${PORTS[@]}"; do
 done
 NODES="127.0.0.1:${PORTS[0]},127.0.0.1:${PORTS[1]}"
 
-# The filter: sized so that its bits are about BYTES at 1% (k = 7, positions layout), filled
-# with as many generated keys as QUERIES / 2 (the members the queries ask for).
+# The filter: sized so that its bits are about BYTES at 1% (in the layout `create -n -p`
+# picks, or KIND), filled with as many generated keys as QUERIES / 2 (the members the
+# queries ask for).
 to_bytes() {
   python3 -c "import re,sys
 s='$1'.strip(); m=re.fullmatch(r'([0-9.]+)([KMG]?)', s.upper())
 print(int(float(m.group(1)) * {'':1,'K':1<<10,'M':1<<20,'G':1<<30}[m.group(2)]))"
 }
+kind_args=()
+if [ -n "$KIND" ]; then kind_args=(--kind "$KIND"); fi
+# keys per byte of this layout at 1%, from a filter of a million keys
+"$BIN" -q create "$W/probe.bloom" -n 1000000 -p 0.01 "${kind_args[@]}"
+per_million=$(stat -c %s "$W/probe.bloom")
+rm -f "$W/probe.bloom"
+keys_for() { python3 -c "print(int($1 * 1000000 / $per_million))"; }
 bytes=$(to_bytes "$BYTES")
-n=$((bytes * 8 / 10))   # 10 bits per key at 1%, k = 7
-"$BIN" -q create "$W/f.bloom" -n "$n" -p 0.01 --hashes 7
+n=$(keys_for "$bytes")
+"$BIN" -q create "$W/f.bloom" -n "$n" -p 0.01 "${kind_args[@]}"
+layout=$("$BIN" info --json "$W/f.bloom" | python3 -c "import json,sys; print(json.load(sys.stdin)['layout'])")
 "$BIN" gen-urls --count $((QUERIES / 2)) --sequential > "$W/members.txt"
 "$BIN" -q add "$W/f.bloom" "$W/members.txt"
 { cat "$W/members.txt"
@@ -147,8 +162,8 @@ echo "python: $py_out" >&2
 
 # the rate: a filter of RATE_BYTES at 1% filled to its capacity, QUERIES non-members
 rbytes=$(to_bytes "$RATE_BYTES")
-rn=$((rbytes * 8 / 10))
-"$BIN" -q create "$W/r.bloom" -n "$rn" -p 0.01 --hashes 7
+rn=$(keys_for "$rbytes")
+"$BIN" -q create "$W/r.bloom" -n "$rn" -p 0.01 "${kind_args[@]}"
 "$BIN" gen-urls --count "$rn" --sequential --offset 1000000000 > "$W/r-members.txt"
 "$BIN" -q add "$W/r.bloom" "$W/r-members.txt"
 rm -f "$W/r-members.txt"
@@ -251,10 +266,11 @@ pipe_s=$(python3 -c "print($t1 - $t0)")
 
 
 python3 - "$file_bytes" "$push_s" "$pipe_s" "$QUERIES" "$query_s" "$remote" "$local" "$SHARDS" \
-  "$py_out" "$rate_out" "$r_model" "$r_items" "$r_file_bytes" "$query1_s" "$remote1" "$py1_out" <<'PY'
+  "$py_out" "$rate_out" "$r_model" "$r_items" "$r_file_bytes" "$query1_s" "$remote1" "$py1_out" \
+  "$layout" <<'PY'
 import math, sys
 (b, push, pipe, q, qs, remote, local, shards, py_out, rate_out, r_model, r_items, r_bytes,
- q1s, remote1, py1_out) = sys.argv[1:]
+ q1s, remote1, py1_out, layout) = sys.argv[1:]
 b, push, pipe, q, qs, q1s = int(b), float(push), float(pipe), int(q), float(qs), float(q1s)
 mb = b / 1e6
 pk, pdt, ppos, psame = py_out.split(" ", 3)
@@ -264,7 +280,7 @@ rk, rpos = int(rk), int(rpos)
 measured = rpos / rk
 sigma = math.sqrt(0.01 * 0.99 / rk)
 print("## Sharded filter on a local Redis Cluster (6 primaries)\n")
-print(f"{mb:,.0f} MB in {shards} shards; one machine, shared.\n")
+print(f"{mb:,.0f} MB in {shards} shards ({layout} layout, target 1%); one machine, shared.\n")
 print("| what | seconds | MB/s |")
 print("|---|---:|---:|")
 print(f"| `bloomery cluster push` | {push:.1f} | {mb / push:,.0f} |")

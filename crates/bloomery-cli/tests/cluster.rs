@@ -211,6 +211,13 @@ fn same_answers(file: &Path, probes: &Path, nodes: &str, name: &str) {
     }
 }
 
+/// The item count `bloomery info` gives for a file.
+fn kind_items(file: &Path) -> serde_json::Value {
+    let v: serde_json::Value =
+        serde_json::from_str(&ok(&run(bin().args(["info", "--json"]).arg(file)))).unwrap();
+    v["items"].clone()
+}
+
 /// The start of the slot range holding `slot` and the id of its primary.
 fn owner_of(node: &Node, slot: u16) -> (u16, String) {
     // CLUSTER NODES: `id addr flags master - ping pong epoch state lo-hi ...`
@@ -293,6 +300,11 @@ fn sharded_filter_on_a_six_node_cluster() {
         .args(["cluster", "check", "built", "-c", "--nodes", &seeds])
         .arg(&members)));
     assert_eq!(hits.trim(), "20000");
+    let bv: serde_json::Value = serde_json::from_str(&ok(&run(
+        bin().args(["cluster", "info", "built", "--nodes", &seeds, "--json"])
+    )))
+    .unwrap();
+    assert_eq!(bv["layout"], "salted", "the default layout at 1%: {bv}");
     let strangers = tmp.path().join("strangers.txt");
     std::fs::write(&strangers, common::lines(100_000..140_000)).unwrap();
     let fp: f64 = ok(&run(bin()
@@ -374,18 +386,48 @@ fn sharded_filter_on_a_six_node_cluster() {
         1,
         "{text}"
     );
-    // the default create picks the salted layout at 1%: refused with the way out
+    // the default create picks the salted layout at 1% (xxh3-64): its shards answer every key
+    // as the file does, before and after the same keys are added to both
     let salted = tmp.path().join("salted.bloom");
     ok(&run(bin()
         .arg("create")
         .arg(&salted)
         .args(["-n", "30000", "-p", "0.01"])));
-    let e = run(bin()
-        .args(["cluster", "push"])
-        .arg(&salted)
-        .args(["--nodes", &seeds, "--name", "s", "--shards", "2"]));
-    assert_eq!(e.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&e.stderr).contains("--kind blocked-sectors"));
+    let kind: serde_json::Value =
+        serde_json::from_str(&ok(&run(bin().args(["info", "--json"]).arg(&salted)))).unwrap();
+    assert_eq!(kind["layout"], "salted", "{kind}");
+    ok(&run(bin().arg("add").arg(&salted).arg(&members)));
+    ok(&run(bin().args(["cluster", "push"]).arg(&salted).args([
+        "--nodes", &seeds, "--name", "salted", "--shards", "4",
+    ])));
+    let sv: serde_json::Value = serde_json::from_str(&ok(&run(
+        bin().args(["cluster", "info", "salted", "--nodes", &seeds, "--json"])
+    )))
+    .unwrap();
+    assert_eq!(sv["layout"], "salted", "{sv}");
+    assert_eq!(sv["hash"], "xxh3-64", "{sv}");
+    assert_eq!(sv["items"], kind_items(&salted), "{sv}");
+    let hits = ok(&run(bin()
+        .args(["cluster", "check", "salted", "-c", "--nodes", &seeds])
+        .arg(&members)));
+    assert_eq!(hits.trim(), "20000");
+    same_answers(&salted, &probes, &seeds, "salted");
+    // push --keys lays the shards out as `create -n -p` does: from the same keys, the same
+    // filter answer for answer (4 shards divide the file's blocks)
+    ok(&run(bin()
+        .args(["cluster", "push", "--keys", "-n", "30000", "-p", "0.01"])
+        .args(["--nodes", &seeds, "--name", "salted-keys", "--shards", "4"])
+        .arg(&members)));
+    same_answers(&salted, &probes, &seeds, "salted-keys");
+    let late = tmp.path().join("late-salted.txt");
+    std::fs::write(&late, common::lines(70_000..72_000)).unwrap();
+    ok(&run(bin().arg("add").arg(&salted).arg(&late)));
+    ok(&run(bin()
+        .args(["cluster", "add", "salted", "--nodes", &seeds])
+        .arg(&late)));
+    let probes_salted = tmp.path().join("probes-salted.txt");
+    std::fs::write(&probes_salted, common::lines(65_000..100_000)).unwrap();
+    same_answers(&salted, &probes_salted, &seeds, "salted");
     // the sectors layout: its shards answer as the file, before and after the same keys are
     // added to both
     let sectors = tmp.path().join("s.bloom");
@@ -529,8 +571,8 @@ fn sharded_filter_on_a_six_node_cluster() {
         .map(|n| n.cli(&["DBSIZE"]).trim().parse::<usize>().unwrap())
         .sum();
     assert_eq!(
-        keys, 24,
-        "three filters of 6 shards, one of 2, and a descriptor each"
+        keys, 34,
+        "three filters of 6 shards, two of 4, one of 2, and a descriptor each"
     );
     same_answers(&file, &probes2, &seeds, "users");
 

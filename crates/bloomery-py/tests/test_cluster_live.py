@@ -1,8 +1,9 @@
 """bloomery.cluster.ShardedBloomFilter against a live cluster: 6 redis-server primaries on
 loopback ports, in cluster mode, with the bloomery module loaded; the CLI pushes a file made
-by ``bloomery create --kind blocked-sectors`` (the sectors layout at 1%) in 6 shards, and
-redis-py's RedisCluster answers ``contains_many`` for members and non-members exactly as the
-local file does, before and after ``add_many`` of the same keys to both.
+by ``bloomery create -n -p`` (the salted layout at 1%, hashed by xxh3-64) or by ``bloomery
+create --kind blocked-sectors`` in 6 shards, and redis-py's RedisCluster answers
+``contains_many`` for members and non-members exactly as the local file does, before and
+after ``add_many`` of the same keys to both.
 
 Prints SKIP (and fails in CI) without redis-server, redis-cli, the module or redis-py."""
 
@@ -97,14 +98,20 @@ def cluster(tmp_path):
                 p.wait()
 
 
-def test_contains_many_on_a_live_cluster_answers_as_the_file(cluster, run_cli, tmp_path):
+@pytest.mark.parametrize(
+    "kind, layout", [(None, "salted"), ("blocked-sectors", "sectors")], ids=["default", "sectors"]
+)
+def test_contains_many_on_a_live_cluster_answers_as_the_file(
+    cluster, run_cli, tmp_path, kind, layout
+):
     try:
         from redis.cluster import RedisCluster
     except ImportError:
         skip_or_fail("redis-py is not installed (pip install redis, in the test requirements)")
     members = [f"member-{i}" for i in range(15_000)]
     (tmp_path / "keys.txt").write_text("\n".join(members) + "\n")
-    run_cli("create", "f.bloom", "-n", "20000", "-p", "0.01", "--kind", "blocked-sectors")
+    run_cli("create", "f.bloom", "-n", "20000", "-p", "0.01", *(["--kind", kind] if kind else []))
+    assert bloomery.load(tmp_path / "f.bloom").info()["layout"] == layout
     run_cli("add", "f.bloom", "keys.txt")
     nodes = ",".join(f"127.0.0.1:{p}" for p in cluster[:2])
     run_cli("cluster", "push", "f.bloom", "--nodes", nodes, "--name", "live", "--shards", "6")

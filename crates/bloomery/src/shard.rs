@@ -24,7 +24,7 @@
 //! generation's shards.
 //!
 //! **Descriptor** (format version 1, 77 bytes, little-endian): magic `BLMSHARD`, `u16`
-//! version, `u8` block layout (0: positions, 1: sectors), `u8` hash algorithm id, `u8` seed
+//! version, `u8` block layout (0: positions, 1: sectors, 2: salted), `u8` hash algorithm id, `u8` seed
 //! kind, `u128` seed, `u32` shard count, `u64` blocks per shard, `u32` k, `u64` capacity,
 //! `f64` target rate, `u64` generation, `u64` xxh3-64 of the preceding bytes.
 //! [`Layout::from_bytes`] checks every field.
@@ -54,8 +54,11 @@ use crate::hash::{reduce, HashAlgorithm, Hashed, KeyHasher, SeedKind};
 use crate::io::header::{peek, ParamReader};
 use crate::kind::Kind;
 use crate::params::{blocked_shape, BLOCKED_MAX_K};
-use crate::sets::blocked::{BlockLayout, BlockedBloomFilter, BLOCK_BITS, SECTOR_K};
-use crate::sets::scalable::ScalableBloomFilter;
+use crate::sets::blocked::{
+    check_layout_shape, default_shape, BlockLayout, BlockedBloomFilter, BLOCK_BITS,
+    SALTED_MAX_BLOCKS, SECTOR_K,
+};
+use crate::sets::scalable::{layout_id, ScalableBloomFilter};
 use crate::store::{self, Words};
 
 /// The number of hash slots of a Redis Cluster.
@@ -190,7 +193,40 @@ impl Layout {
         Self::new(shards, per, shape.k, hasher, capacity, fpr)
     }
 
-    /// The layout of `filter` (either block layout) cut into `shards` shards. The filter
+    /// The layout for `capacity` keys at total rate `fpr` over `shards` shards in the shape a
+    /// blocked filter sized for (`capacity`, `fpr`) with `hasher` takes by default
+    /// (`BlockedBloomFilter::builder().capacity(n).fpr(p).hasher(h)`, what `bloomery create -n
+    /// -p` makes: the salted layout, hashed by xxh3-64 of the hasher's seed, at rates where 8
+    /// bits per key cost at most 5% more memory than the best k, the positions layout
+    /// elsewhere), its block count rounded up to a multiple of `shards` (the sectors layout if
+    /// the rounding takes a salted filter past 2^32 blocks). When `shards` divides that filter's
+    /// block count (a power of two does, up to its size), the shards built from keys are the
+    /// split of that filter built from the same keys.
+    pub fn default_for_capacity(
+        capacity: u64,
+        fpr: f64,
+        shards: u32,
+        hasher: KeyHasher,
+    ) -> Result<Self> {
+        check_shard_count(shards).map_err(|e| invalid("shards", e))?;
+        let (blocks, k, block_layout, hashed) = default_shape(capacity, fpr, hasher)?;
+        let per = blocks.div_ceil(u64::from(shards)).max(1);
+        let (block_layout, hashed) = if block_layout == BlockLayout::Salted
+            && per.saturating_mul(u64::from(shards)) > SALTED_MAX_BLOCKS
+        {
+            (BlockLayout::Sectors, hasher)
+        } else {
+            (block_layout, hashed)
+        };
+        let l = Self {
+            block_layout,
+            ..Self::new(shards, per, k, hashed, capacity, fpr)?
+        };
+        l.check().map_err(|e| invalid("layout", e))?;
+        Ok(l)
+    }
+
+    /// The layout of `filter` (any block layout) cut into `shards` shards. The filter
     /// needs a block count divisible by `shards` (a filter sized by capacity has a multiple
     /// of a power of two, see [`crate::params::foldable_blocks`]).
     pub fn of_filter(filter: &BlockedBloomFilter, shards: u32) -> Result<Self> {
@@ -200,14 +236,6 @@ impl Layout {
                 "filter",
                 "a sharded filter needs the capacity and target rate the filter was sized \
                  for; this one was made from an explicit shape (create it with -n and -p)",
-            ));
-        }
-        if filter.layout() == BlockLayout::Salted {
-            return Err(invalid(
-                "filter",
-                "the salted layout hashes keys with xxh3-64, which the module's BF values do \
-                 not; shard a filter of the positions or sectors layout (e.g. created with \
-                 --kind blocked-sectors)",
             ));
         }
         let blocks = filter.blocks();
@@ -237,10 +265,12 @@ impl Layout {
             filter.capacity(),
             filter.target_fpr(),
         )?;
-        Ok(Self {
+        let l = Self {
             block_layout: filter.layout(),
             ..l
-        })
+        };
+        l.check().map_err(|e| invalid("filter", e))?;
+        Ok(l)
     }
 
     /// The same layout with another generation (the number in its shards' key names).
@@ -380,6 +410,7 @@ impl Layout {
         let block_layout = match b[10] {
             0 => BlockLayout::Positions,
             1 => BlockLayout::Sectors,
+            2 => BlockLayout::Salted,
             other => return Err(bad(format!("unknown block layout {other}"))),
         };
         let algorithm = HashAlgorithm::from_id(b[11])
@@ -421,12 +452,17 @@ impl Layout {
         if !(1..=BLOCKED_MAX_K).contains(&self.k) {
             return Err(format!("k = {} (1 to {BLOCKED_MAX_K})", self.k));
         }
-        if self.block_layout == BlockLayout::Sectors && self.k != SECTOR_K {
+        if self.block_layout != BlockLayout::Positions && self.k != SECTOR_K {
             return Err(format!(
-                "k = {} in the sectors layout (which sets {SECTOR_K} bits)",
-                self.k
+                "k = {} in the {} layout (which sets {SECTOR_K} bits)",
+                self.k,
+                self.block_layout.name()
             ));
         }
+        // the whole filter's shape: the salted layout's bound is on the block count the key's
+        // block is chosen from, and a shard is a salted filter of fewer blocks
+        check_layout_shape(self.block_layout, self.total_blocks(), self.k, &self.hasher)
+            .map_err(|e| e.to_string())?;
         if self.capacity == 0 {
             return Err("capacity 0".into());
         }
@@ -472,6 +508,25 @@ impl Layout {
     /// total); the counts of the `S` shards sum to the filter's.
     pub fn split(&self, filter: &BlockedBloomFilter, s: u32) -> Result<ScalableBloomFilter> {
         self.check_whole(filter)?;
+        let items = self
+            .apportion(filter)?
+            .get(s as usize)
+            .copied()
+            .unwrap_or(0);
+        self.split_counted(filter, s, items)
+    }
+
+    /// [`Layout::split`] with the shard's item count given: `items` is its entry in
+    /// [`Layout::apportion`] of the same filter, counted once for all shards (`split` counts
+    /// the whole filter's bits for the one shard it cuts, so cutting every shard with it reads
+    /// the filter S times).
+    pub fn split_counted(
+        &self,
+        filter: &BlockedBloomFilter,
+        s: u32,
+        items: u64,
+    ) -> Result<ScalableBloomFilter> {
+        self.check_whole(filter)?;
         if s >= self.shards {
             return Err(invalid(
                 "shard",
@@ -489,7 +544,6 @@ impl Layout {
             let at = (i * stride + s as usize) * WORDS_PER_BLOCK;
             dst.copy_from_slice(&src[at..at + WORDS_PER_BLOCK]);
         }
-        let items = self.apportion(filter)?[s as usize];
         let part = BlockedBloomFilter::from_parts(
             self.blocks_per_shard,
             self.k,
@@ -736,16 +790,6 @@ pub struct ShardHead {
     pub items: u64,
     /// Length of the shard's file-format bytes (header, bits, checksum).
     pub len: u64,
-}
-
-/// The descriptor's (and the BF value's layouts trailer's) id of a block layout.
-fn layout_id(layout: BlockLayout) -> u8 {
-    match layout {
-        BlockLayout::Positions => 0,
-        BlockLayout::Sectors => 1,
-        // never written: `of_filter` refuses salted filters, and readers refuse the id
-        BlockLayout::Salted => 2,
-    }
 }
 
 fn check_shard_count(shards: u32) -> std::result::Result<(), String> {

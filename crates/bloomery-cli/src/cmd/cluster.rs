@@ -248,28 +248,22 @@ fn push(a: PushArgs) -> Result<u8> {
     let f = open_set(&file, a.verify.verify())?;
     let AnyFilter::Blocked(b) = &f else {
         bail!(
-            "`{}` is a {} filter; `cluster push` needs a blocked filter (kind `blocked` or \
-             `blocked-sectors`, the filter the module's BF values hold)",
+            "`{}` is a {} filter; `cluster push` needs a blocked filter (kind `blocked`, \
+             `blocked-sectors` or `blocked-salted`, the filters the module's BF values hold)",
             file.display(),
             f.kind().name()
         );
     };
-    if b.layout() == bloomery::builders::BlockLayout::Salted {
-        bail!(
-            "`{}` has the blocked filter's salted layout (one xxh3-64 hash per key), which the \
-             module's BF values do not hold: create the file with `--kind blocked-sectors` \
-             (the same memory) or a fixed k (`--hashes 7`), and add the keys again",
-            file.display()
-        );
-    }
     let layout = Layout::of_filter(b, a.shards)
         .with_context(|| format!("cannot shard `{}`", file.display()))?;
+    // the item count apportioned once (one pass over the file), not once per shard
+    let items = layout.apportion(b)?;
     load_all(
         &a,
         layout,
         &std::cell::Cell::new(b.len()),
         start,
-        |layout, s| Ok(layout.split(b, s)?),
+        |layout, s| Ok(layout.split_counted(b, s, items[s as usize])?),
     )
 }
 
@@ -283,7 +277,8 @@ fn push_keys(a: PushArgs, start: Instant) -> Result<u8> {
     let hasher = a
         .seed
         .map_or_else(bloomery::KeyHasher::new, bloomery::KeyHasher::with_seed);
-    let layout = Layout::for_capacity(n, p, a.shards, hasher)?;
+    // the layout `bloomery create -n N -p P` gives (the salted layout at most rates)
+    let layout = Layout::default_for_capacity(n, p, a.shards, hasher)?;
     let per_group = u32::try_from(bloomery::tuning::max_bytes() / layout.shard_bytes().max(1))
         .unwrap_or(u32::MAX)
         .clamp(1, layout.shards());
@@ -713,6 +708,7 @@ fn info(a: ClusterInfoArgs) -> Result<u8> {
             "nodes": nodes,
             "blocks_per_shard": layout.blocks_per_shard(),
             "hashes": layout.hashes(),
+            "layout": layout.block_layout().name(),
             "hash": layout.hasher().algorithm().name(),
             "capacity": layout.capacity(),
             "target_fpr": layout.target_fpr(),
@@ -737,8 +733,9 @@ fn info(a: ClusterInfoArgs) -> Result<u8> {
             (
                 "shape",
                 format!(
-                    "{} blocks of 512 bits per shard, k = {}, hash {}",
+                    "{} blocks of 512 bits per shard, {} layout, k = {}, hash {}",
                     group(layout.blocks_per_shard()),
+                    layout.block_layout().name(),
                     layout.hashes(),
                     layout.hasher().algorithm().name()
                 ),

@@ -9,7 +9,7 @@ use crate::io::format::{
     self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist, Source,
 };
 use crate::kind::Capabilities;
-use crate::sets::blocked::{BlockLayout, BlockedBloomFilter};
+use crate::sets::blocked::{check_layout_shape, BlockLayout, BlockedBloomFilter};
 use crate::store;
 
 /// Most sub-filters a scalable filter may hold.
@@ -530,24 +530,39 @@ impl ScalableBloomFilter {
     }
 }
 
-/// A sub-filter's block layout in the optional layouts trailer of the parameters.
-fn layout_id(layout: BlockLayout) -> u8 {
+/// A sub-filter's block layout in the optional layouts trailer of the parameters (the
+/// sharded filter's descriptor uses the same ids).
+pub(crate) fn layout_id(layout: BlockLayout) -> u8 {
     match layout {
         BlockLayout::Positions => 0,
         BlockLayout::Sectors => 1,
-        // never held: sub-filters are made in the positions layout or cut from a sectors
-        // file (a salted file is refused by `shard`), and the loader refuses the id
         BlockLayout::Salted => 2,
+    }
+}
+
+/// The block layout of a trailer id; an unknown id is a format error.
+pub(crate) fn layout_of_id(id: u8) -> Result<BlockLayout> {
+    match id {
+        0 => Ok(BlockLayout::Positions),
+        1 => Ok(BlockLayout::Sectors),
+        2 => Ok(BlockLayout::Salted),
+        other => Err(inconsistent(format!(
+            "unknown sub-filter block layout {other}"
+        ))),
     }
 }
 
 /// Parameters (kind `scalable`): `u64` initial capacity, `f64` rate, `u32` growth, `f64`
 /// tightening, `u8` scaling, `u64` own memory limit, `u32` sub-filter count, then per
 /// sub-filter `u64` blocks, `u32` k, `u64` capacity, `f64` rate, `u64` items; then, only when
-/// some sub-filter has the sectors layout (a sharded filter's shard cut from a sectors file,
-/// [`crate::shard`]), one layout byte per sub-filter (0 positions, 1 sectors). Without the
-/// trailer every sub-filter has the positions layout, so the bytes of every filter made by
-/// growth are what they always were.
+/// some sub-filter is not in the positions layout (a sharded filter's shard cut from a sectors
+/// or salted file, [`crate::shard`]), one layout byte per sub-filter (0 positions, 1 sectors,
+/// 2 salted). Without the trailer every sub-filter has the positions layout, so the bytes of
+/// every filter made by growth are what they always were. The loader checks each sub-filter's
+/// shape against its layout before it reads the payload (sectors and salted: k = 8; salted: at
+/// most 2^32 blocks and a hasher the layout takes), and refuses an unknown layout byte: a
+/// reader that predates a layout refuses its values rather than reading their bits in
+/// another layout.
 impl Persist for ScalableBloomFilter {
     const KIND: Kind = Kind::Scalable;
 
@@ -614,15 +629,26 @@ impl Persist for ScalableBloomFilter {
         {
             return Err(inconsistent("scalable parameters out of range"));
         }
+        // every sub-filter's parameters, then the optional layouts trailer (one byte per
+        // sub-filter), all checked before any payload is read
+        let mut subs = Vec::with_capacity(count);
+        for _ in 0..count {
+            subs.push((r.u64()?, r.u32()?, r.u64()?, r.f64()?, r.u64()?));
+        }
+        let mut layouts = vec![BlockLayout::Positions; count];
+        if !r.is_done() {
+            for l in layouts.iter_mut() {
+                *l = layout_of_id(r.u8()?)?;
+            }
+        }
+        r.finish()?;
+        for (&(blocks, k, ..), &layout) in subs.iter().zip(&layouts) {
+            check_layout_shape(layout, blocks, k, &d.header.hasher)?;
+        }
         let mut filters = Vec::with_capacity(count);
         let mut offset = d.payload_offset;
         let mut total = 0u64;
-        for _ in 0..count {
-            let blocks = r.u64()?;
-            let k = r.u32()?;
-            let capacity = r.u64()?;
-            let sub_fpr = r.f64()?;
-            let items = r.u64()?;
+        for ((blocks, k, capacity, sub_fpr, items), layout) in subs.into_iter().zip(layouts) {
             let words = blocks
                 .checked_mul(8)
                 .and_then(|w| usize::try_from(w).ok())
@@ -633,7 +659,7 @@ impl Persist for ScalableBloomFilter {
             }
             let w = src.words(offset, words, limit)?;
             offset += format::padded_len(words) as usize;
-            filters.push(BlockedBloomFilter::from_parts(
+            let f = BlockedBloomFilter::from_parts(
                 blocks,
                 k,
                 d.header.hasher,
@@ -641,26 +667,13 @@ impl Persist for ScalableBloomFilter {
                 items,
                 capacity,
                 sub_fpr,
-            )?);
+            )?;
+            filters.push(if layout == BlockLayout::Positions {
+                f
+            } else {
+                f.in_layout(layout)?
+            });
         }
-        if !r.is_done() {
-            // the optional layouts trailer: one byte per sub-filter
-            let mut laid = Vec::with_capacity(filters.len());
-            for f in filters {
-                let layout = match r.u8()? {
-                    0 => BlockLayout::Positions,
-                    1 => BlockLayout::Sectors,
-                    other => {
-                        return Err(inconsistent(format!(
-                            "unknown sub-filter block layout {other}"
-                        )))
-                    }
-                };
-                laid.push(f.in_layout(layout)?);
-            }
-            filters = laid;
-        }
-        r.finish()?;
         if total != d.payload_len as u64 {
             return Err(inconsistent("payload longer than the sub-filters"));
         }

@@ -144,7 +144,8 @@ fn descriptor_with_forged_fields_is_refused() {
     let cases: Vec<(usize, Vec<u8>, &str)> = vec![
         (8, 2u16.to_le_bytes().to_vec(), "version"),
         (10, vec![1], "sectors layout with k = 7"),
-        (10, vec![2], "layout 2"),
+        (10, vec![2], "salted layout with k = 7"),
+        (10, vec![3], "layout 3"),
         (11, vec![200], "algorithm"),
         (12, vec![200], "seed kind"),
         (29, 0u32.to_le_bytes().to_vec(), "no shards"),
@@ -163,6 +164,56 @@ fn descriptor_with_forged_fields_is_refused() {
     }
 }
 
+/// A salted descriptor is read back; one whose shape the salted layout cannot have (more than
+/// 2^32 blocks in all, k ≠ 8, a hash other than a salted filter's) is refused, checksum or
+/// not.
+#[test]
+fn salted_descriptor_is_read_and_its_shape_checked() {
+    let l = Layout::default_for_capacity(100_000, 0.01, 4, KeyHasher::new()).unwrap();
+    assert_eq!(l.block_layout(), BlockLayout::Salted);
+    assert_eq!(l.hasher().algorithm(), crate::hash::HashAlgorithm::Xxh3_64);
+    let base = l.to_bytes();
+    assert_eq!(base[10], 2);
+    assert_eq!(Layout::from_bytes(&base).unwrap(), l);
+    let reseal = |at: usize, bytes: &[u8]| {
+        let mut d = base.clone();
+        d[at..at + bytes.len()].copy_from_slice(bytes);
+        let sum = xxhash_rust::xxh3::xxh3_64(&d[..DESCRIPTOR_LEN - 8]);
+        d[DESCRIPTOR_LEN - 8..].copy_from_slice(&sum.to_le_bytes());
+        Layout::from_bytes(&d)
+    };
+    // 4 shards of 2^30 blocks: exactly 2^32 in all, the most the layout holds
+    assert!(reseal(33, &(1u64 << 30).to_le_bytes()).is_ok());
+    let cases: Vec<(usize, Vec<u8>, &str)> = vec![
+        (
+            33,
+            ((1u64 << 30) + 1).to_le_bytes().to_vec(),
+            "2^32 + 4 blocks",
+        ),
+        (41, 7u32.to_le_bytes().to_vec(), "k = 7"),
+        (11, vec![crate::hash::HashAlgorithm::Xxh64.id()], "xxh64"),
+        (
+            11,
+            vec![crate::hash::HashAlgorithm::MurmurHash64A.id()],
+            "murmur",
+        ),
+        // xxh3-128: a salted filter hashes with xxh3-64 (or keyed SipHash)
+        (
+            11,
+            vec![crate::hash::HashAlgorithm::Xxh3_128.id()],
+            "xxh3-128",
+        ),
+    ];
+    for (at, bytes, what) in cases {
+        let e = reseal(at, &bytes);
+        assert!(e.is_err(), "{what} accepted");
+        assert!(
+            e.unwrap_err().to_string().contains("salted layout"),
+            "{what}: the message names the layout"
+        );
+    }
+}
+
 #[test]
 fn split_answers_every_key_as_the_whole_filter() {
     let members = keys("member", 20_000);
@@ -170,6 +221,13 @@ fn split_answers_every_key_as_the_whole_filter() {
     let f = whole(&layout, &members);
     assert_eq!(Layout::of_filter(&f, 8).unwrap().total_blocks(), f.blocks());
     let shards: Vec<ScalableBloomFilter> = (0..8).map(|s| layout.split(&f, s).unwrap()).collect();
+    // cut with the count apportioned once: the same values, byte for byte
+    let apportioned = layout.apportion(&f).unwrap();
+    for (s, shard) in shards.iter().enumerate() {
+        let cut = layout.split_counted(&f, s as u32, apportioned[s]).unwrap();
+        assert_eq!(cut.to_bytes(), shard.to_bytes());
+    }
+    assert!(layout.split_counted(&f, 8, 0).is_err());
     // through the module's value format and back
     let shards: Vec<ScalableBloomFilter> = shards
         .iter()
@@ -283,25 +341,50 @@ fn shard_headers_are_checked_against_the_layout() {
     assert!(layout.check_shard_header(&[]).is_err());
 }
 
-/// A file in the sectors layout (what `create` picks at 1%) splits into shards that answer
-/// every key as the file does, through the module's value format, and take the same inserts.
+/// A file in the sectors layout, and one in the salted layout (what `create -n -p` makes at
+/// 1%), split into shards that answer every key as the file does, through the module's value
+/// format, and take the same inserts.
 #[test]
 fn sectors_files_split_into_shards_that_answer_as_the_file() {
-    // 16,000 of its 20,000 keys: the shards have room for the inserts below
-    let members = keys("member", 16_000);
-    let mut f = BlockedBloomFilter::builder()
+    let sectors = BlockedBloomFilter::builder()
         .layout(BlockLayout::Sectors)
         .capacity(20_000)
         .fpr(0.01)
         .hasher(KeyHasher::with_seed(5))
         .try_build()
         .unwrap();
-    assert_eq!(f.layout(), BlockLayout::Sectors);
+    eight_bit_file_splits_into_shards_that_answer_as_the_file(sectors, BlockLayout::Sectors);
+}
+
+#[test]
+fn salted_files_split_into_shards_that_answer_as_the_file() {
+    // the default layout at 1%
+    let salted = BlockedBloomFilter::builder()
+        .capacity(20_000)
+        .fpr(0.01)
+        .hasher(KeyHasher::with_seed(5))
+        .try_build()
+        .unwrap();
+    assert_eq!(
+        salted.hasher().algorithm(),
+        crate::hash::HashAlgorithm::Xxh3_64
+    );
+    eight_bit_file_splits_into_shards_that_answer_as_the_file(salted, BlockLayout::Salted);
+}
+
+fn eight_bit_file_splits_into_shards_that_answer_as_the_file(
+    mut f: BlockedBloomFilter,
+    want: BlockLayout,
+) {
+    // 16,000 of its 20,000 keys: the shards have room for the inserts below
+    let members = keys("member", 16_000);
+    assert_eq!(f.layout(), want);
     for k in &members {
         f.insert(&k.as_slice());
     }
     let layout = Layout::of_filter(&f, 4).unwrap();
-    assert_eq!(layout.block_layout(), BlockLayout::Sectors);
+    assert_eq!(layout.block_layout(), want);
+    assert_eq!(layout.to_bytes()[10], layout_id(want));
     let back = Layout::from_bytes(&layout.to_bytes()).unwrap();
     assert_eq!(back, layout);
     let mut shards: Vec<ScalableBloomFilter> = (0..4)
@@ -312,7 +395,8 @@ fn sectors_files_split_into_shards_that_answer_as_the_file() {
         })
         .collect();
     for s in &shards {
-        assert_eq!(s.filters()[0].layout(), BlockLayout::Sectors);
+        assert_eq!(s.filters()[0].layout(), want);
+        assert_eq!(s.hasher(), f.hasher());
     }
     let probes = keys("probe", 100_000);
     let differ = |shards: &[ScalableBloomFilter], f: &BlockedBloomFilter| {
@@ -355,12 +439,71 @@ fn sectors_files_split_into_shards_that_answer_as_the_file() {
         built.insert(k);
     }
     let fresh: Vec<_> = (0..4)
-        .map(|s| layout.split(&whole_sectors(&layout, &members), s).unwrap())
+        .map(|s| layout.split(&whole_in(&layout, want, &members), s).unwrap())
         .collect();
     for (b, s) in built.finish().iter().zip(&fresh) {
         assert_eq!(b.filters()[0].as_words(), s.filters()[0].as_words());
     }
     shards.clear();
+}
+
+/// `default_for_capacity` lays the shards out as the default filter of (n, p) is laid out
+/// (here the salted layout): built from keys, they are the split of that filter built from the
+/// same keys, bit for bit; the measured rate of the whole is the sectors model's for its
+/// shape (the salted layout's model, within 3σ of a binomial over the probes) and at most the
+/// target.
+#[test]
+fn default_layout_shards_are_the_split_of_the_default_filter() {
+    let (n, p) = (30_000u64, 0.01);
+    let hasher = KeyHasher::with_seed(11);
+    let mut f = BlockedBloomFilter::builder()
+        .capacity(n)
+        .fpr(p)
+        .hasher(hasher)
+        .try_build()
+        .unwrap();
+    assert_eq!(f.layout(), BlockLayout::Salted);
+    let members = keys("m", n);
+    for k in &members {
+        f.insert(&k.as_slice());
+    }
+    let layout = Layout::default_for_capacity(n, p, 4, hasher).unwrap();
+    assert_eq!(layout.block_layout(), BlockLayout::Salted);
+    assert_eq!(layout.total_blocks(), f.blocks());
+    assert_eq!(layout.hasher(), f.hasher());
+    assert_eq!(layout, Layout::of_filter(&f, 4).unwrap());
+    let built = layout
+        .build_shards(members.iter().map(|k| k.as_slice()))
+        .unwrap();
+    for (s, b) in built.iter().enumerate() {
+        let cut = layout.split(&f, s as u32).unwrap();
+        assert_eq!(b.filters()[0].as_words(), cut.filters()[0].as_words());
+    }
+    let model = crate::params::fpr_sectors(n, layout.total_blocks());
+    assert!(model <= p, "model {model} above target {p}");
+    let probes = keys("not-a-member", 300_000);
+    let m = probes.len() as f64;
+    let sigma = (model * (1.0 - model) / m).sqrt();
+    let measured = probes
+        .iter()
+        .filter(|k| built[layout.shard_of(k) as usize].contains(&k.as_slice()))
+        .count() as f64
+        / m;
+    assert!(
+        (measured - model).abs() <= 3.0 * sigma,
+        "measured {measured}, model {model}, σ {sigma}"
+    );
+    // a shard count that does not divide the blocks rounds each shard up
+    let six = Layout::default_for_capacity(n, p, 6, hasher).unwrap();
+    assert_eq!(six.block_layout(), BlockLayout::Salted);
+    assert!(six.total_blocks() >= f.blocks() && six.total_blocks().is_multiple_of(6));
+    // where 8 bits per key cost too much (10⁻⁵), the positions layout, as the default filter
+    let tight = Layout::default_for_capacity(n, 1e-5, 4, hasher).unwrap();
+    assert_eq!(tight.block_layout(), BlockLayout::Positions);
+    assert_eq!(tight.hasher(), &hasher);
+    assert!(Layout::default_for_capacity(0, p, 4, hasher).is_err());
+    assert!(Layout::default_for_capacity(n, 1.5, 4, hasher).is_err());
+    assert!(Layout::default_for_capacity(n, p, 0, hasher).is_err());
 }
 
 /// Building the shards a group at a time (each group passing over the other groups' keys)
@@ -390,8 +533,8 @@ fn range_builders_build_the_same_shards_in_groups() {
     assert!(layout.range_builder(6..8).is_err());
 }
 
-fn whole_sectors(layout: &Layout, keys: &[Vec<u8>]) -> BlockedBloomFilter {
-    let mut f = whole(layout, &[]).in_layout(BlockLayout::Sectors).unwrap();
+fn whole_in(layout: &Layout, block_layout: BlockLayout, keys: &[Vec<u8>]) -> BlockedBloomFilter {
+    let mut f = whole(layout, &[]).in_layout(block_layout).unwrap();
     for k in keys {
         f.insert(&k.as_slice());
     }
@@ -459,6 +602,60 @@ fn bf_value_layout_trailer_is_checked_on_load() {
     assert!(forge(&[0]).is_ok());
     assert!(forge(&[1]).is_err());
     assert!(forge(&[0, 0]).is_err());
+}
+
+/// A salted sub-filter's BF value: the trailer holds 2, the value loads with the salted
+/// layout and the bytes' hasher; a forged trailer is refused before any payload is read when
+/// the sub-filter's shape is one the salted layout cannot have (more than 2^32 blocks, k ≠ 8,
+/// a hash it does not take), and an unknown layout byte is refused.
+#[test]
+fn bf_value_salted_trailer_is_checked_on_load() {
+    let plen_at = 28;
+    let plen = |b: &[u8]| u32::from_le_bytes(b[plen_at..plen_at + 4].try_into().unwrap()) as usize;
+    let mut f = BlockedBloomFilter::try_with_salted(64).unwrap();
+    for i in 0..200u64 {
+        f.insert(&i);
+    }
+    let sal = ScalableBloomFilter::single(f.clone(), 300, 0.01);
+    let good = sal.to_bytes();
+    assert_eq!(plen(&good), 41 + 36 + 1);
+    let last = 72 + plen(&good) - 1;
+    assert_eq!(good[last], 2);
+    let back = ScalableBloomFilter::from_bytes(&good).unwrap();
+    assert_eq!(back.filters()[0].layout(), BlockLayout::Salted);
+    assert_eq!(back, sal);
+    assert!((0..200u64).all(|i| back.contains(&i)));
+    let differ = (0..100_000u64)
+        .filter(|i| back.contains(i) != f.contains(i))
+        .count();
+    assert_eq!(differ, 0);
+
+    let forge = |at: usize, bytes: &[u8]| {
+        let mut b = good.clone();
+        b[at..at + bytes.len()].copy_from_slice(bytes);
+        reseal(&mut b);
+        ScalableBloomFilter::from_bytes(&b)
+    };
+    // unknown layout bytes
+    for bad in [3u8, 0xFF] {
+        assert!(forge(last, &[bad]).is_err(), "layout id {bad}");
+    }
+    let sub = 72 + 41; // the sub-filter's blocks, then k
+    let salted_error = |at: usize, bytes: &[u8], what: &str| {
+        let e = forge(at, bytes).unwrap_err().to_string();
+        assert!(e.contains("salted layout"), "{what}: {e}");
+    };
+    // 2^32 + 1 blocks: refused for the layout, not for the missing payload
+    salted_error(sub, &((1u64 << 32) + 1).to_le_bytes(), "blocks");
+    salted_error(sub + 8, &7u32.to_le_bytes(), "k = 7");
+    // the header's hash algorithm (byte 24) set to xxh64, then to MurmurHash64A
+    assert_eq!(good[24], crate::hash::HashAlgorithm::Xxh3_64.id());
+    for algo in [
+        crate::hash::HashAlgorithm::Xxh64,
+        crate::hash::HashAlgorithm::MurmurHash64A,
+    ] {
+        salted_error(24, &[algo.id()], algo.name());
+    }
 }
 
 #[test]

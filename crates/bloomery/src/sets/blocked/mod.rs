@@ -211,19 +211,8 @@ impl Build for BlockedBloomFilter {
                         (params::sectors_blocks(n, p)?, SECTOR_K, layout, n, p)
                     }
                     (None, layout) => {
-                        let s = params::blocked_shape(n, p, BLOCK_BITS)?;
-                        let sectors = if layout.is_none() {
-                            params::sectors_blocks(n, p)
-                                .ok()
-                                .filter(|&sb| sb as f64 <= s.blocks as f64 * SECTORS_MAX_EXTRA)
-                        } else {
-                            None
-                        };
-                        match sectors {
-                            Some(sb) if sb <= SALTED_MAX_BLOCKS => (sb, SECTOR_K, eight_bits, n, p),
-                            Some(sb) => (sb, SECTOR_K, BlockLayout::Sectors, n, p),
-                            None => (s.blocks, s.k, BlockLayout::Positions, n, p),
-                        }
+                        let (blocks, k, layout) = auto_shape(n, p, layout.is_none(), eight_bits)?;
+                        (blocks, k, layout, n, p)
                     }
                     (Some(k), _) => {
                         params::check_hashes(k, BLOCKED_MAX_K)?;
@@ -253,6 +242,54 @@ impl Build for BlockedBloomFilter {
         f.core.target_fpr = if p > 0.0 && p < 1.0 { p } else { 0.0 };
         Ok(f)
     }
+}
+
+/// The shape sized from (n, p) with k free: the best positions shape or, where `eight` allows
+/// it and it costs at most `SECTORS_MAX_EXTRA` more memory, 8 bits per key in `eight_bits`
+/// (sectors beyond [`SALTED_MAX_BLOCKS`]). Blocks not yet made foldable.
+fn auto_shape(
+    n: u64,
+    p: f64,
+    eight: bool,
+    eight_bits: BlockLayout,
+) -> Result<(u64, u32, BlockLayout)> {
+    let s = params::blocked_shape(n, p, BLOCK_BITS)?;
+    let sectors = if eight {
+        params::sectors_blocks(n, p)
+            .ok()
+            .filter(|&sb| sb as f64 <= s.blocks as f64 * SECTORS_MAX_EXTRA)
+    } else {
+        None
+    };
+    Ok(match sectors {
+        Some(sb) if sb <= SALTED_MAX_BLOCKS => (sb, SECTOR_K, eight_bits),
+        Some(sb) => (sb, SECTOR_K, BlockLayout::Sectors),
+        None => (s.blocks, s.k, BlockLayout::Positions),
+    })
+}
+
+/// What `BlockedBloomFilter::builder().capacity(n).fpr(p).hasher(hasher)` makes, without
+/// making it: blocks, k, layout and the hasher the filter hashes with (xxh3-64 of the same
+/// seed for the salted layout). For a caller that lays out such a filter without holding it
+/// (a sharded filter built shard by shard, [`crate::shard`]).
+pub(crate) fn default_shape(
+    n: u64,
+    p: f64,
+    hasher: KeyHasher,
+) -> Result<(u64, u32, BlockLayout, KeyHasher)> {
+    params::check_capacity(n)?;
+    params::check_fpr(p)?;
+    let eight_bits = if salted_hasher(&hasher) {
+        BlockLayout::Salted
+    } else {
+        BlockLayout::Sectors
+    };
+    let (blocks, k, layout) = auto_shape(n, p, true, eight_bits)?;
+    let hasher = match layout {
+        BlockLayout::Salted => hasher.to_xxh3_64(),
+        _ => hasher,
+    };
+    Ok((params::foldable_blocks(blocks), k, layout, hasher))
 }
 
 /// The setting only a blocked filter's builder has (see [`Builder::layout`]).
@@ -887,19 +924,50 @@ impl BlockedBloomFilter {
     }
 
     /// The same bits read in `layout` (a sub-filter decoded from a composite payload that
-    /// records its layout); the sectors layout needs k = 8.
+    /// records its layout), refused unless the filter has a shape the layout can have
+    /// ([`check_layout_shape`]).
     pub(crate) fn in_layout(mut self, layout: BlockLayout) -> Result<Self> {
-        if layout == BlockLayout::Sectors && self.k != SECTOR_K {
-            return Err(crate::error::inconsistent(format!(
-                "sectors-layout sub-filter with k={} (the layout sets 8 bits)",
-                self.k
-            )));
-        }
+        check_layout_shape(layout, self.blocks, self.k, &self.core.hasher)?;
         self.layout = layout;
         self.simd = sectors_simd(layout, &self.core.hasher);
         self.simd_write = self.simd && !self.core.words.is_mapped();
         Ok(self)
     }
+}
+
+/// Whether a blocked filter of `blocks` blocks, `k` bits per key and `hasher` can have
+/// `layout` (what a composite payload that records its sub-filters' layouts, or a sharded
+/// filter's descriptor, must be checked against before it is trusted): the sectors layout
+/// needs k = 8; the salted layout k = 8, at most [`SALTED_MAX_BLOCKS`] blocks (beyond them
+/// the block choice would use the bits that place the key inside its block) and one of the
+/// hashers a salted filter is made with (xxh3-64, or keyed SipHash-1-3).
+pub(crate) fn check_layout_shape(
+    layout: BlockLayout,
+    blocks: u64,
+    k: u32,
+    hasher: &KeyHasher,
+) -> Result<()> {
+    if layout != BlockLayout::Positions && k != SECTOR_K {
+        return Err(crate::error::inconsistent(format!(
+            "{} layout with k={k} (the layout sets 8 bits)",
+            layout.name()
+        )));
+    }
+    if layout == BlockLayout::Salted {
+        if blocks > SALTED_MAX_BLOCKS {
+            return Err(crate::error::inconsistent(format!(
+                "salted layout with {blocks} blocks (it holds at most 2^32)"
+            )));
+        }
+        use crate::hash::HashAlgorithm as A;
+        if !matches!(hasher.algorithm(), A::Xxh3_64 | A::SipHash13_128) {
+            return Err(crate::error::inconsistent(format!(
+                "salted layout hashed with {} (it hashes with xxh3-64 or keyed SipHash)",
+                hasher.algorithm().name()
+            )));
+        }
+    }
+    Ok(())
 }
 
 crate::filter::impl_set_operators!(BlockedBloomFilter);
