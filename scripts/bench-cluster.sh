@@ -25,7 +25,9 @@
 # (PY, default python3) with the bloomery package and redis-py installed.
 # Usage: BYTES=4G SHARDS=64 PY=venv/bin/python bash scripts/bench-cluster.sh
 #        (defaults BYTES=256M SHARDS=16 QUERIES=1000000 RATE_BYTES=16M, KIND unset;
-#        BUILD=debug for a quick check of the script itself with the debug builds)
+#        BUILD=debug for a quick check of the script itself with the debug builds;
+#        PUSH_ONLY=1 measures step 1 alone, the push against `redis-cli --pipe`, and needs no
+#        Python package; SKIP_BUILD=1 uses the binaries already built)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -125,6 +127,7 @@ t0=$(date +%s.%N)
 t1=$(date +%s.%N)
 push_s=$(python3 -c "print($t1 - $t0)")
 
+if [ -z "${PUSH_ONLY:-}" ]; then
 t0=$(date +%s.%N)
 remote=$("$BIN" cluster check bench -c --nodes "$NODES" "$W/queries.txt" || true)
 t1=$(date +%s.%N)
@@ -198,6 +201,9 @@ query1_s=$(python3 -c "print($t1 - $t0)")
 py1_out=$("$PY" "$W/py-query.py" "$port1" bench "$W/queries.txt" "$W/local-hits.txt")
 echo "single node: $remote1 in $query1_s s; python: $py1_out" >&2
 kill "$SINGLE"; wait "$SINGLE" 2>/dev/null || true
+else
+  for port in "${PORTS[@]}"; do redis-cli -p "$port" FLUSHALL > /dev/null; done
+fi
 
 # The same bytes as plain strings: each node gets its share (by slots owned) as SETs of
 # 4 MiB values, on keys whose hash tag is one of its slots, through its own redis-cli --pipe.
@@ -264,6 +270,21 @@ if grep -q "errors: [1-9]" "$W"/pipe-*.log; then
 fi
 pipe_s=$(python3 -c "print($t1 - $t0)")
 
+if [ -n "${PUSH_ONLY:-}" ]; then
+  python3 - "$file_bytes" "$push_s" "$pipe_s" "$SHARDS" "$layout" <<'PY'
+import sys
+b, push, pipe, shards, layout = sys.argv[1:]
+b, push, pipe = int(b), float(push), float(pipe)
+mb = b / 1e6
+print(f"{mb:,.0f} MB in {shards} shards ({layout} layout, target 1%); one machine, shared.\n")
+print("| what | seconds | MB/s |")
+print("|---|---:|---:|")
+print(f"| `bloomery cluster push` | {push:.1f} | {mb / push:,.0f} |")
+print(f"| `redis-cli --pipe`, same bytes as SETs of 4 MiB (6 in parallel) | {pipe:.1f} | {mb / pipe:,.0f} |")
+print(f"\npush / pipe rate: {pipe / push:.2f}×")
+PY
+  exit 0
+fi
 
 python3 - "$file_bytes" "$push_s" "$pipe_s" "$QUERIES" "$query_s" "$remote" "$local" "$SHARDS" \
   "$py_out" "$rate_out" "$r_model" "$r_items" "$r_file_bytes" "$query1_s" "$remote1" "$py1_out" \

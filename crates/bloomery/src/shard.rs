@@ -526,39 +526,85 @@ impl Layout {
         s: u32,
         items: u64,
     ) -> Result<ScalableBloomFilter> {
-        self.check_whole(filter)?;
         if s >= self.shards {
             return Err(invalid(
                 "shard",
                 format!("shard {s} of {} shards", self.shards),
             ));
         }
-        let src = filter.as_words();
-        let stride = self.shards as usize;
-        let mut words = Words::zeroed(self.shard_words()?, store::max_bytes())?;
-        for (i, dst) in words
-            .as_mut_slice()
-            .chunks_exact_mut(WORDS_PER_BLOCK)
-            .enumerate()
-        {
-            let at = (i * stride + s as usize) * WORDS_PER_BLOCK;
-            dst.copy_from_slice(&src[at..at + WORDS_PER_BLOCK]);
+        let mut parts = self.split_range(filter, s..s + 1, &[items])?;
+        Ok(parts.pop().expect("one shard"))
+    }
+
+    /// Shards `range` of `filter` (each as [`Layout::split_counted`] cuts it), cut in one
+    /// pass over the filter's words: `items[i]` is the item count of shard `range.start + i`
+    /// (its entry in [`Layout::apportion`]). Refused before anything is allocated when the
+    /// shards together exceed the memory limit ([`crate::tuning::max_bytes`]).
+    pub fn split_range(
+        &self,
+        filter: &BlockedBloomFilter,
+        range: std::ops::Range<u32>,
+        items: &[u64],
+    ) -> Result<Vec<ScalableBloomFilter>> {
+        self.check_whole(filter)?;
+        if range.start >= range.end || range.end > self.shards {
+            return Err(invalid(
+                "shards",
+                format!(
+                    "shards {}..{} of {} shards",
+                    range.start, range.end, self.shards
+                ),
+            ));
         }
-        let part = BlockedBloomFilter::from_parts(
-            self.blocks_per_shard,
-            self.k,
-            self.hasher,
-            words,
-            items,
-            self.shard_capacity(),
-            self.target_fpr,
-        )?
-        .in_layout(self.block_layout)?;
-        Ok(ScalableBloomFilter::single(
-            part,
-            self.shard_capacity(),
-            self.target_fpr,
-        ))
+        let n = (range.end - range.start) as usize;
+        if items.len() != n {
+            return Err(invalid(
+                "items",
+                format!("{} item counts for {n} shards", items.len()),
+            ));
+        }
+        let total = self.shard_bytes().saturating_mul(n as u64);
+        store::check_size(total, store::max_bytes())?;
+        let mut words = (0..n)
+            .map(|_| Words::zeroed(self.shard_words()?, store::max_bytes()))
+            .collect::<Result<Vec<_>>>()?;
+        let src = filter.as_words();
+        let row = self.shards as usize * WORDS_PER_BLOCK;
+        let first = range.start as usize * WORDS_PER_BLOCK;
+        let mut dsts: Vec<_> = words
+            .iter_mut()
+            .map(|w| w.as_mut_slice().chunks_exact_mut(WORDS_PER_BLOCK))
+            .collect();
+        // block i of shard s is block i * S + s of the filter: row i of the filter holds
+        // block i of every shard, so the rows are read in order, once
+        for r in src.chunks_exact(row) {
+            let cols = r[first..first + n * WORDS_PER_BLOCK].chunks_exact(WORDS_PER_BLOCK);
+            for (d, block) in dsts.iter_mut().zip(cols) {
+                d.next().expect("one block per row").copy_from_slice(block);
+            }
+        }
+        drop(dsts);
+        words
+            .into_iter()
+            .zip(items)
+            .map(|(words, &items)| {
+                let part = BlockedBloomFilter::from_parts(
+                    self.blocks_per_shard,
+                    self.k,
+                    self.hasher,
+                    words,
+                    items,
+                    self.shard_capacity(),
+                    self.target_fpr,
+                )?
+                .in_layout(self.block_layout)?;
+                Ok(ScalableBloomFilter::single(
+                    part,
+                    self.shard_capacity(),
+                    self.target_fpr,
+                ))
+            })
+            .collect()
     }
 
     /// Each shard's share of `filter`'s item count: proportional to its estimated items

@@ -1,8 +1,9 @@
 //! `bloomery cluster push/check/add/info`: one blocked filter sharded over a Redis/Valkey
 //! Cluster running the bloomery module (the layout is the library's `bloomery::shard`).
 //!
-//! `push` splits a blocked filter file into its shards and loads each through the module's
-//! `BF.LOADCHUNK` (the shard's file-format bytes, a header chunk then 4 MiB chunks, pipelined),
+//! `push` splits a blocked filter file into its shards (a group of shards per pass over the
+//! file) and loads each through the module's `BF.LOADCHUNK` (the shard's file-format bytes, a
+//! header chunk then 4 MiB chunks, pipelined; every node at once, on a connection of its own),
 //! under key names of a new generation; only when every shard is loaded and checked does it
 //! replace the descriptor at NAME (one `SET`), then it deletes the previous generation's
 //! shards. `check`/`add` read the descriptor, check every shard's header against it, and send
@@ -13,7 +14,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
-use bloomery::shard::{key_slot, Layout};
+use bloomery::shard::{key_slot, Layout, ShardBuilder};
 use bloomery::{AnyFilter, Filter, Persist};
 
 use redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
@@ -138,93 +139,6 @@ fn check_shards(
     Ok(out)
 }
 
-/// Chunks a shard's file-format bytes into `BF.LOADCHUNK key it data` commands as they are
-/// written: the header alone first, then chunks of at most [`CHUNK`] bytes, [`PIPELINE`]
-/// commands per round trip.
-struct Loader<'a> {
-    con: &'a mut ClusterConnection,
-    key: &'a [u8],
-    buf: Vec<u8>,
-    /// Bytes sent so far (the iterator of the next chunk is this plus its length).
-    sent: u64,
-    header_sent: bool,
-    pipe: Vec<(u64, Vec<u8>)>,
-    progress: &'a Progress,
-}
-
-impl Loader<'_> {
-    fn queue(&mut self, data: Vec<u8>) -> std::io::Result<()> {
-        self.sent += data.len() as u64;
-        self.pipe.push((self.sent, data));
-        if self.pipe.len() >= PIPELINE {
-            self.flush_pipe()?;
-        }
-        Ok(())
-    }
-
-    fn flush_pipe(&mut self) -> std::io::Result<()> {
-        if self.pipe.is_empty() {
-            return Ok(());
-        }
-        let mut p = cluster_pipe();
-        let mut n = 0u64;
-        for (it, data) in &self.pipe {
-            p.cmd("BF.LOADCHUNK")
-                .arg(self.key)
-                .arg(*it)
-                .arg(data.as_slice());
-            n += data.len() as u64;
-        }
-        let r: redis::RedisResult<Vec<Value>> = p.query(self.con);
-        self.pipe.clear();
-        r.map_err(std::io::Error::other)?;
-        self.progress.inc(n);
-        Ok(())
-    }
-
-    fn finish(mut self) -> std::io::Result<()> {
-        self.drain(true)?;
-        self.flush_pipe()
-    }
-
-    fn drain(&mut self, last: bool) -> std::io::Result<()> {
-        if !self.header_sent {
-            let head = match bloomery::file::peek_header_bytes(&self.buf) {
-                Ok(h) => h.header_len as usize,
-                Err(_) if !last => return Ok(()),
-                Err(e) => return Err(std::io::Error::other(e)),
-            };
-            if self.buf.len() < head {
-                return Ok(());
-            }
-            let rest = self.buf.split_off(head);
-            let header = std::mem::replace(&mut self.buf, rest);
-            self.header_sent = true;
-            self.queue(header)?;
-        }
-        while self.buf.len() >= CHUNK || (last && !self.buf.is_empty()) {
-            let take = self.buf.len().min(CHUNK);
-            let rest = self.buf.split_off(take);
-            let chunk = std::mem::replace(&mut self.buf, rest);
-            self.queue(chunk)?;
-        }
-        Ok(())
-    }
-}
-
-impl Write for Loader<'_> {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.buf.extend_from_slice(b);
-        if self.buf.len() >= CHUNK || !self.header_sent {
-            self.drain(false)?;
-        }
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 fn delete_keys(con: &mut ClusterConnection, keys: &[Vec<u8>]) -> Result<()> {
     for part in keys.chunks(256) {
         let mut p = cluster_pipe();
@@ -258,13 +172,36 @@ fn push(a: PushArgs) -> Result<u8> {
         .with_context(|| format!("cannot shard `{}`", file.display()))?;
     // the item count apportioned once (one pass over the file), not once per shard
     let items = layout.apportion(b)?;
+    // as many shards as fit in the memory limit cut in one pass over the file
+    let per_group = shards_per_group(&layout);
     load_all(
         &a,
         layout,
+        per_group,
+        true,
         &std::cell::Cell::new(b.len()),
         start,
-        |layout, s| Ok(layout.split_counted(b, s, items[s as usize])?),
+        |layout, r| {
+            let counts = &items[r.start as usize..r.end as usize];
+            layout.split_range(b, r, counts).with_context(|| {
+                format!(
+                    "a shard of {} does not fit in memory (--max-memory): push more shards",
+                    bytes(layout.shard_bytes())
+                )
+            })
+        },
     )
+}
+
+/// How many shards of a file's `layout` are cut at a time: two groups are in memory at once
+/// (one being loaded while the next is cut), so a group is at most half the memory limit
+/// (`--max-memory`, else the machine's RAM), and at most a quarter of the shards (so that
+/// cutting overlaps loading); at least one.
+fn shards_per_group(layout: &Layout) -> u32 {
+    u32::try_from(bloomery::tuning::max_bytes() / 2 / layout.shard_bytes().max(1))
+        .unwrap_or(u32::MAX)
+        .min(layout.shards().div_ceil(4))
+        .clamp(1, layout.shards())
 }
 
 /// `push --keys`: the shards built from the input lines a group at a time, each group as
@@ -336,13 +273,16 @@ fn push_keys(a: PushArgs, start: Instant) -> Result<u8> {
         layout.shards(),
         per_group
     ));
-    let mut current: Vec<Option<bloomery::ScalableBloomFilter>> =
-        first.finish().into_iter().map(Some).collect();
-    let mut current_group = 0u32;
+    let mut first = Some(first);
     let built = std::cell::Cell::new(items);
-    load_all(&a, layout, &built, start, |layout, s| {
-        let g = group_of(s);
-        if g != current_group {
+    load_all(&a, layout, per_group, false, &built, start, |layout, r| {
+        let g = group_of(r.start);
+        if g == 0 {
+            first
+                .take()
+                .map(ShardBuilder::finish)
+                .ok_or_else(|| anyhow!("shard group 0 built twice"))
+        } else {
             let path = &paths[g as usize - 1];
             let mut b = layout.range_builder(range(g))?;
             let mut r = std::io::BufReader::new(
@@ -366,24 +306,25 @@ fn push_keys(a: PushArgs, start: Instant) -> Result<u8> {
             }
             let _ = std::fs::remove_file(path);
             built.set(built.get() + added);
-            current = b.finish().into_iter().map(Some).collect();
-            current_group = g;
+            Ok(b.finish())
         }
-        // each shard is dropped once loaded
-        current[(s - g * per_group) as usize]
-            .take()
-            .ok_or_else(|| anyhow!("shard {s} built twice"))
     })
 }
 
-/// Load every shard of `layout` (made by `shard(layout, s)`) under a new generation, then
-/// switch the descriptor and delete the previous generation.
+/// Load every shard of `layout` under a new generation, then switch the descriptor and
+/// delete the previous generation. The shards are made `per_group` at a time by
+/// `make(layout, range)` (each shard dropped once loaded; with `overlap` the next group is
+/// made while the previous one loads) and sent to their nodes at once, one connection and
+/// thread per node (the primary serving the shard's slot), each node's shards one after
+/// another.
 fn load_all(
     a: &PushArgs,
     layout: Layout,
+    per_group: u32,
+    overlap: bool,
     items: &std::cell::Cell<u64>,
     start: Instant,
-    mut shard: impl FnMut(&Layout, u32) -> Result<bloomery::ScalableBloomFilter>,
+    mut make: impl FnMut(&Layout, std::ops::Range<u32>) -> Result<Vec<bloomery::ScalableBloomFilter>>,
 ) -> Result<u8> {
     let mut con = connect(&a.nodes)?;
     let old = descriptor(&mut con, &a.name)?;
@@ -392,41 +333,130 @@ fn load_all(
     let keys = layout.shard_keys(a.name.as_bytes());
     // leftovers of an interrupted push of this generation
     delete_keys(&mut con, &keys)?;
+    // each shard's node (the primary serving its key's slot), one connection each
+    let owners = slot_owners(&mut con)?;
+    let mut nodes: Vec<String> = owners.iter().map(|o| o.2.clone()).collect();
+    nodes.sort();
+    nodes.dedup();
+    let mut lane = Vec::with_capacity(layout.shards() as usize);
+    for s in 0..layout.shards() {
+        let slot = layout.shard_slot(a.name.as_bytes(), s);
+        let node = owners
+            .iter()
+            .find(|o| (o.0..=o.1).contains(&slot))
+            .and_then(|o| nodes.iter().position(|n| *n == o.2))
+            .ok_or_else(|| {
+                anyhow!(
+                    "no node serves slot {slot} (shard {s}, key `{}`): is the cluster's state ok?",
+                    show(&keys[s as usize])
+                )
+            })?;
+        lane.push(node);
+    }
+    let mut cons = Vec::new();
+    for node in &nodes {
+        cons.push((node_connection(&a.nodes, node)?, Vec::new(), Vec::new()));
+    }
     let total: u64 = layout.shard_bytes() * u64::from(layout.shards());
     let progress = Progress::bytes("pushing", total);
-    let mut sent = 0u64;
-    for (s, key) in keys.iter().enumerate() {
-        let shard = match shard(&layout, s as u32) {
-            Ok(x) => x,
-            Err(e) => {
-                let _ = delete_keys(&mut con, &keys);
-                return Err(e);
-            }
-        };
-        let mut loader = Loader {
-            con: &mut con,
-            key,
-            buf: Vec::with_capacity(CHUNK),
-            sent: 0,
-            header_sent: false,
-            pipe: Vec::new(),
-            progress: &progress,
-        };
-        let loaded = shard
-            .write_to(&mut loader)
-            .map_err(anyhow::Error::from)
-            .and_then(|()| loader.finish().map_err(anyhow::Error::from));
-        if let Err(e) = loaded {
-            let _ = delete_keys(&mut con, &keys);
-            return Err(e.context(format!(
-                "cannot load shard {s} of `{}` (key `{}`); nothing changed under `{}`",
-                a.name,
-                show(key),
-                a.name
-            )));
+    let per_group = per_group.clamp(1, layout.shards());
+    let mut making = std::time::Duration::ZERO;
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let (done_tx, done_rx) = std::sync::mpsc::channel::<Result<u64>>();
+    let outcome: Result<u64> = std::thread::scope(|scope| {
+        // one thread per node, loading the shards it is handed one after another
+        let mut lanes = Vec::new();
+        for (con, bytes, packed) in cons.iter_mut() {
+            let (tx, rx) = std::sync::mpsc::channel::<(u32, bloomery::ScalableBloomFilter)>();
+            lanes.push(tx);
+            let (done, keys, progress, failed) = (done_tx.clone(), &keys, &progress, &failed);
+            scope.spawn(move || {
+                for (s, shard) in rx {
+                    let r = if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                        Ok(0)
+                    } else {
+                        load_lane(con, vec![(s, shard)], keys, bytes, packed, progress).map_err(
+                            |(s, e)| {
+                                e.context(format!(
+                                    "cannot load shard {s} of `{}` (key `{}`); nothing \
+                                     changed under `{}`",
+                                    a.name,
+                                    show(&keys[s as usize]),
+                                    a.name
+                                ))
+                            },
+                        )
+                    };
+                    if done.send(r).is_err() {
+                        break;
+                    }
+                }
+            });
         }
-        sent += shard.encoded_len();
-    }
+        drop(done_tx);
+        // with `overlap`, the next group is made while the nodes load the previous one (at
+        // most two groups in memory); else each group is loaded before the next is made
+        let mut outstanding = 0usize;
+        let mut sent = 0u64;
+        let wait = |outstanding: &mut usize, sent: &mut u64| -> Result<()> {
+            let mut first_error = None;
+            while *outstanding > 0 {
+                *outstanding -= 1;
+                match done_rx.recv() {
+                    Ok(Ok(n)) => *sent += n,
+                    Ok(Err(e)) => {
+                        failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                        first_error.get_or_insert(e);
+                    }
+                    Err(_) => {
+                        first_error.get_or_insert(anyhow!("a loading thread stopped"));
+                        break;
+                    }
+                }
+            }
+            first_error.map_or(Ok(()), Err)
+        };
+        let mut first = 0u32;
+        while first < layout.shards() {
+            let range = first..(first + per_group).min(layout.shards());
+            first = range.end;
+            if !overlap {
+                wait(&mut outstanding, &mut sent)?;
+            }
+            let t = Instant::now();
+            let made = make(&layout, range.clone());
+            making += t.elapsed();
+            let made = match made {
+                Ok(x) if x.len() == range.len() => Ok(x),
+                Ok(x) => Err(anyhow!("{} shards made for shards {range:?}", x.len())),
+                Err(e) => Err(e),
+            };
+            let shards = match made {
+                Ok(x) => x,
+                Err(e) => {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
+                    let _ = wait(&mut outstanding, &mut sent);
+                    return Err(e);
+                }
+            };
+            wait(&mut outstanding, &mut sent)?;
+            for (s, shard) in range.zip(shards) {
+                lanes[lane[s as usize]]
+                    .send((s, shard))
+                    .map_err(|_| anyhow!("a loading thread stopped"))?;
+                outstanding += 1;
+            }
+        }
+        wait(&mut outstanding, &mut sent)?;
+        Ok(sent)
+    });
+    let sent = match outcome {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = delete_keys(&mut con, &keys);
+            return Err(e);
+        }
+    };
     drop(progress);
     if let Err(e) = check_shards(&mut con, &a.name, &layout) {
         let _ = delete_keys(&mut con, &keys);
@@ -443,15 +473,113 @@ fn load_all(
     }
     let secs = start.elapsed().as_secs_f64();
     note(&format!(
-        "pushed `{}`: {} of {} each, {} items, {} sent in {secs:.1} s ({}/s); generation {generation}",
+        "pushed `{}`: {} of {} each, {} items, {} sent in {secs:.1} s ({}/s, of which {:.1} s \
+         making the shards, {} at a time); generation {generation}",
         a.name,
         count(u64::from(layout.shards()), "shard", "shards"),
         bytes(layout.shard_bytes()),
         group(items.get()),
         bytes(sent),
         bytes((sent as f64 / secs.max(1e-9)) as u64),
+        making.as_secs_f64(),
+        per_group,
     ));
     Ok(0)
+}
+
+/// One node's connection for the bulk load: the first `--nodes` URL's settings (user,
+/// password, protocol) at the node's address.
+fn node_connection(n: &Nodes, node: &str) -> Result<redis::Connection> {
+    let first = n
+        .nodes
+        .iter()
+        .map(|s| s.trim())
+        .find(|s| !s.is_empty())
+        .ok_or_else(|| anyhow!("--nodes names no node"))?;
+    let url = if first.contains("://") {
+        first.to_string()
+    } else {
+        format!("redis://{first}")
+    };
+    let mut info = redis::IntoConnectionInfo::into_connection_info(url.as_str())
+        .with_context(|| format!("bad --nodes {first}"))?;
+    let (host, port) = node
+        .rsplit_once(':')
+        .and_then(|(h, p)| Some((h.to_string(), p.parse::<u16>().ok()?)))
+        .ok_or_else(|| anyhow!("the cluster names a node `{node}` without a port"))?;
+    info.addr = redis::ConnectionAddr::Tcp(host, port);
+    redis::Client::open(info)
+        .and_then(|c| c.get_connection())
+        .with_context(|| format!("cannot connect to the node {node}"))
+}
+
+/// Load `lane`'s shards (all of one node) under their keys by `BF.LOADCHUNK` over `con`:
+/// each shard's file-format bytes as the header alone, then chunks of at most [`CHUNK`]
+/// bytes, at most [`PIPELINE`] commands awaiting their reply. Returns the bytes sent.
+fn load_lane(
+    con: &mut redis::Connection,
+    lane: Vec<(u32, bloomery::ScalableBloomFilter)>,
+    keys: &[Vec<u8>],
+    bytes: &mut Vec<u8>,
+    packed: &mut Vec<u8>,
+    progress: &Progress,
+) -> std::result::Result<u64, (u32, anyhow::Error)> {
+    let mut waiting: std::collections::VecDeque<(u32, u64)> = std::collections::VecDeque::new();
+    let mut sent = 0u64;
+    let reply = |con: &mut redis::Connection,
+                 waiting: &mut std::collections::VecDeque<(u32, u64)>|
+     -> std::result::Result<(), (u32, anyhow::Error)> {
+        let (s, n) = waiting.pop_front().expect("a command awaits its reply");
+        match con.recv_response() {
+            Ok(Value::ServerError(e)) => Err((s, anyhow!("{}", e.details().unwrap_or(e.code())))),
+            Ok(_) => {
+                progress.inc(n);
+                Ok(())
+            }
+            Err(e) => Err((s, e.into())),
+        }
+    };
+    for (s, shard) in lane {
+        bytes.clear();
+        shard.write_to(&mut *bytes).map_err(|e| (s, e.into()))?;
+        // each shard is dropped once its bytes are out
+        drop(shard);
+        let head = bloomery::file::peek_header_bytes(bytes)
+            .map_err(|e| (s, e.into()))?
+            .header_len as usize;
+        let key = &keys[s as usize];
+        let mut at = 0usize;
+        while at < bytes.len() {
+            let end = if at == 0 {
+                head
+            } else {
+                (at + CHUNK).min(bytes.len())
+            };
+            let data = &bytes[at..end];
+            let it = end.to_string();
+            packed.clear();
+            packed.extend_from_slice(b"*4\r\n$12\r\nBF.LOADCHUNK\r\n");
+            for arg in [key.as_slice(), it.as_bytes()] {
+                packed.extend_from_slice(format!("${}\r\n", arg.len()).as_bytes());
+                packed.extend_from_slice(arg);
+                packed.extend_from_slice(b"\r\n");
+            }
+            packed.extend_from_slice(format!("${}\r\n", data.len()).as_bytes());
+            packed.extend_from_slice(data);
+            packed.extend_from_slice(b"\r\n");
+            con.send_packed_command(packed).map_err(|e| (s, e.into()))?;
+            waiting.push_back((s, data.len() as u64));
+            if waiting.len() >= PIPELINE {
+                reply(con, &mut waiting)?;
+            }
+            at = end;
+        }
+        sent += bytes.len() as u64;
+    }
+    while !waiting.is_empty() {
+        reply(con, &mut waiting)?;
+    }
+    Ok(sent)
 }
 
 /// One batch of input lines and their keys (`None`: the line has no key field).

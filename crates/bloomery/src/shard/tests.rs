@@ -228,6 +228,23 @@ fn split_answers_every_key_as_the_whole_filter() {
         assert_eq!(cut.to_bytes(), shard.to_bytes());
     }
     assert!(layout.split_counted(&f, 8, 0).is_err());
+    // cut a group at a time in one pass: the same values again
+    for range in [0..8, 2..5, 7..8] {
+        let group = layout
+            .split_range(
+                &f,
+                range.clone(),
+                &apportioned[range.start as usize..range.end as usize],
+            )
+            .unwrap();
+        assert_eq!(group.len(), range.len());
+        for (s, cut) in range.zip(&group) {
+            assert_eq!(cut.to_bytes(), shards[s as usize].to_bytes());
+        }
+    }
+    assert!(layout.split_range(&f, 7..9, &[0, 0]).is_err());
+    assert!(layout.split_range(&f, 3..3, &[]).is_err());
+    assert!(layout.split_range(&f, 0..2, &[0]).is_err());
     // through the module's value format and back
     let shards: Vec<ScalableBloomFilter> = shards
         .iter()
