@@ -202,12 +202,15 @@ impl Layout {
                  for; this one was made from an explicit shape (create it with -n and -p)",
             ));
         }
-        if filter.layout() == BlockLayout::Salted {
+        if filter.layout().is_salted() {
             return Err(invalid(
                 "filter",
-                "the salted layout hashes keys with xxh3-64, which the module's BF values do \
-                 not; shard a filter of the positions or sectors layout (e.g. created with \
-                 --kind blocked-sectors)",
+                format!(
+                    "the {} layout hashes keys with xxh3-64, which the module's BF values do \
+                     not; shard a filter of the positions or sectors layout (e.g. created \
+                     with --kind blocked-sectors)",
+                    filter.layout().name()
+                ),
             ));
         }
         let blocks = filter.blocks();
@@ -674,6 +677,7 @@ impl Layout {
                 BlockLayout::Sectors | BlockLayout::Salted => {
                     crate::params::fpr_sectors(n, self.blocks_per_shard)
                 }
+                BlockLayout::Salted256 => crate::params::fpr_salted256(n, self.blocks_per_shard),
             })
             .sum();
         sum / items.len() as f64
@@ -743,8 +747,9 @@ fn layout_id(layout: BlockLayout) -> u8 {
     match layout {
         BlockLayout::Positions => 0,
         BlockLayout::Sectors => 1,
-        // never written: `of_filter` refuses salted filters, and readers refuse the id
+        // never written: `of_filter` refuses salted filters, and readers refuse the ids
         BlockLayout::Salted => 2,
+        BlockLayout::Salted256 => 3,
     }
 }
 

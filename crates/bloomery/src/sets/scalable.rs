@@ -536,8 +536,9 @@ fn layout_id(layout: BlockLayout) -> u8 {
         BlockLayout::Positions => 0,
         BlockLayout::Sectors => 1,
         // never held: sub-filters are made in the positions layout or cut from a sectors
-        // file (a salted file is refused by `shard`), and the loader refuses the id
+        // file (a salted file is refused by `shard`), and the loader refuses the ids
         BlockLayout::Salted => 2,
+        BlockLayout::Salted256 => 3,
     }
 }
 

@@ -1,8 +1,9 @@
-//! The fused AVX2 single-key paths of the sectors and salted layouts (hash, block choice and
+//! The fused AVX2 single-key paths of the sectors and salted layouts (512- and 256-bit) (hash, block choice and
 //! update in one function), chosen once per filter. The block kernels themselves are
 //! `block::x86`'s.
 
 use super::*;
+use crate::hash::reduce;
 
 /// The fused single-key paths of the sectors and salted layouts (see [`sectors_simd`]):
 /// hashing, the block index and the two-vector update in one function compiled for AVX2, with
@@ -23,25 +24,65 @@ impl BlockedBloomFilter {
         unsafe { words.add(start).cast() }
     }
 
+    /// The key's 256-bit block under the salted-256 layout, from a slice of exactly
+    /// `blocks · BLOCK_WORDS` words.
+    #[inline(always)]
+    fn half_ptr(&self, words: *const u64, h: Hashed) -> *const [u64; HALF_WORDS] {
+        let start = reduce(h.lo, 2 * self.blocks) as usize * HALF_WORDS;
+        debug_assert!(start + HALF_WORDS <= self.core.words.len());
+        // SAFETY: `reduce(h.lo, 2 · blocks) < 2 · blocks` (multiply-shift reduction), and the
+        // words are exactly `blocks · BLOCK_WORDS = 2 · blocks · HALF_WORDS` long (as in
+        // `block_ptr`), so the half-line lies inside the allocation `words` points to.
+        unsafe { words.add(start).cast() }
+    }
+
     /// The key's hash as the fused path of this filter's layout needs it: xxh3-128 for the
-    /// sectors layout, the xxh3-64 low half alone for the salted one.
+    /// sectors layout, the xxh3-64 low half alone for the salted ones.
     #[inline(always)]
     fn hash_fused<K: Key + ?Sized>(&self, key: &K) -> Hashed {
-        if self.layout == BlockLayout::Salted {
+        if self.layout.is_salted() {
             Hashed::new(self.core.hasher.hash64_xxh3(key), 0)
         } else {
             self.core.hasher.hash_xxh3(key)
         }
     }
 
-    /// The fused kernel's query of `h` in `block`.
+    /// The fused kernel's query of `h` among `words` (exactly `blocks · BLOCK_WORDS` of them).
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn check_fused(&self, block: &Block, h: Hashed) -> bool {
-        if self.layout == BlockLayout::Salted {
-            x86::check_salted_avx2(block, h)
-        } else {
-            x86::check_sectors_avx2(block, h)
+    fn check_fused(&self, words: *const u64, h: Hashed) -> bool {
+        // SAFETY (each arm): an in-bounds block of the words (`block_ptr`, `half_ptr`),
+        // borrowed shared.
+        match self.layout {
+            BlockLayout::Salted => {
+                x86::check_salted_avx2(unsafe { &(*self.block_ptr(words, h)).0 }, h)
+            }
+            BlockLayout::Salted256 => {
+                x86::check_salted_avx2(unsafe { &*self.half_ptr(words, h) }, h)
+            }
+            _ => x86::check_sectors_avx2(unsafe { &*self.block_ptr(words, h) }, h),
+        }
+    }
+
+    /// The fused kernel's insert of `h` among the owned `words` (exactly
+    /// `blocks · BLOCK_WORDS` of them); true if a bit was new.
+    ///
+    /// # Safety
+    /// `words` are the filter's own words, owned and writable, with no other reference to
+    /// them alive (the caller holds `&mut self`).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn insert_fused(&self, words: *mut u64, h: Hashed) -> bool {
+        // SAFETY (each arm): an in-bounds block of the words (`block_ptr`, `half_ptr`), which
+        // the caller guarantees are writable and not otherwise borrowed.
+        match self.layout {
+            BlockLayout::Salted => {
+                x86::insert_salted_avx2(unsafe { &mut (*self.block_ptr(words, h).cast_mut()).0 }, h)
+            }
+            BlockLayout::Salted256 => {
+                x86::insert_salted_avx2(unsafe { &mut *self.half_ptr(words, h).cast_mut() }, h)
+            }
+            _ => x86::insert_sectors_avx2(unsafe { &mut *self.block_ptr(words, h).cast_mut() }, h),
         }
     }
 
@@ -49,16 +90,16 @@ impl BlockedBloomFilter {
     pub(super) fn insert_avx2<K: Key + ?Sized>(&mut self, key: &K) -> bool {
         debug_assert!(!self.core.words.is_mapped());
         let words = self.core.words.owned_mut_ptr();
-        let new = if self.layout == BlockLayout::Salted {
+        // one test of the layout, then its whole insert (hash, block, kernel)
+        let new = if self.layout.is_salted() {
             let h = Hashed::new(self.core.hasher.hash64_xxh3(key), 0);
-            // SAFETY: an in-bounds block of the words (`block_ptr`), which are owned and
-            // writable (`simd_write` is false while they are a read-only map: `decode_from`),
-            // and `&mut self` excludes every other reference to them.
-            x86::insert_salted_avx2(unsafe { &mut *self.block_ptr(words, h).cast_mut() }, h)
+            // SAFETY: the words are owned and writable (`simd_write` is false while they are
+            // a read-only map: `decode_from`), and `&mut self` excludes every other reference.
+            unsafe { self.insert_fused(words, h) }
         } else {
             let h = self.core.hasher.hash_xxh3(key);
             // SAFETY: as above.
-            x86::insert_sectors_avx2(unsafe { &mut *self.block_ptr(words, h).cast_mut() }, h)
+            unsafe { self.insert_fused(words, h) }
         };
         self.core.items = self.core.items.saturating_add(u64::from(new));
         new
@@ -68,14 +109,10 @@ impl BlockedBloomFilter {
     #[target_feature(enable = "avx2")]
     pub(super) fn contains_avx2<K: Key + ?Sized>(&self, key: &K) -> bool {
         let words = self.core.words.as_slice().as_ptr();
-        if self.layout == BlockLayout::Salted {
-            let h = Hashed::new(self.core.hasher.hash64_xxh3(key), 0);
-            // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared.
-            x86::check_salted_avx2(unsafe { &*self.block_ptr(words, h) }, h)
+        if self.layout.is_salted() {
+            self.check_fused(words, Hashed::new(self.core.hasher.hash64_xxh3(key), 0))
         } else {
-            let h = self.core.hasher.hash_xxh3(key);
-            // SAFETY: as above.
-            x86::check_sectors_avx2(unsafe { &*self.block_ptr(words, h) }, h)
+            self.check_fused(words, self.core.hasher.hash_xxh3(key))
         }
     }
 
@@ -85,16 +122,8 @@ impl BlockedBloomFilter {
     pub(super) fn insert_hashed_avx2(&mut self, h: Hashed) -> bool {
         debug_assert!(!self.core.words.is_mapped());
         let words = self.core.words.owned_mut_ptr();
-        let p = self.block_ptr(words, h).cast_mut();
-        // SAFETY: `p` is an in-bounds block of the words (`block_ptr`), which are owned and
-        // writable (`simd_write` is false while they are a read-only map: `decode_from`), and
-        // `&mut self` excludes every other reference to them.
-        let block = unsafe { &mut *p };
-        let new = if self.layout == BlockLayout::Salted {
-            x86::insert_salted_avx2(block, h)
-        } else {
-            x86::insert_sectors_avx2(block, h)
-        };
+        // SAFETY: as in `insert_avx2`.
+        let new = unsafe { self.insert_fused(words, h) };
         self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
@@ -113,12 +142,7 @@ impl BlockedBloomFilter {
             hashes,
             answer,
             |h| *h,
-            |words, h| {
-                let p = self.block_ptr(words.as_ptr(), h);
-                // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared; the
-                // CPU has AVX2 (this function's requirement).
-                self.check_fused(unsafe { &*p }, h)
-            },
+            |words, h| self.check_fused(words.as_ptr(), h),
         );
     }
 
@@ -128,12 +152,7 @@ impl BlockedBloomFilter {
             keys,
             answer,
             |k| self.hash_fused(k),
-            |words, h| {
-                let p = self.block_ptr(words.as_ptr(), h);
-                // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared; the
-                // CPU has AVX2 (this function's requirement).
-                self.check_fused(unsafe { &*p }, h)
-            },
+            |words, h| self.check_fused(words.as_ptr(), h),
         );
     }
 }

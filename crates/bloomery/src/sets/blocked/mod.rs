@@ -132,7 +132,7 @@ fn sectors_simd(layout: BlockLayout, hasher: &KeyHasher) -> bool {
     {
         let fused = match layout {
             BlockLayout::Sectors => hasher.is_xxh3(),
-            BlockLayout::Salted => hasher.is_xxh3_64(),
+            BlockLayout::Salted | BlockLayout::Salted256 => hasher.is_xxh3_64(),
             BlockLayout::Positions => false,
         };
         fused && crate::simd::avx2()
@@ -159,14 +159,14 @@ impl Build for BlockedBloomFilter {
     fn build(b: &Builder<Self>) -> Result<Self> {
         let forced = b.opts.layout;
         let b = &b.sizing;
-        let eight = matches!(forced, Some(BlockLayout::Sectors | BlockLayout::Salted));
+        let eight = forced.is_some_and(BlockLayout::sets_eight);
         if eight && b.hashes.is_some_and(|k| k != SECTOR_K) {
             return Err(invalid(
                 "hashes",
                 "the sectors and salted layouts set exactly 8 bits per key",
             ));
         }
-        if forced == Some(BlockLayout::Salted) && !salted_hasher(&b.key_hasher()) {
+        if forced.is_some_and(BlockLayout::is_salted) && !salted_hasher(&b.key_hasher()) {
             return Err(invalid(
                 "hasher",
                 "the salted layout hashes with xxh3 (seeded) or keyed SipHash",
@@ -174,7 +174,8 @@ impl Build for BlockedBloomFilter {
         }
         // the layout sizing from (n, p) picks where sectors would do: salted when the hasher
         // allows it (the same bits per key, one 64-bit hash per key)
-        let eight_bits = if salted_hasher(&b.key_hasher()) {
+        let salted = salted_hasher(&b.key_hasher());
+        let eight_bits = if salted {
             BlockLayout::Salted
         } else {
             BlockLayout::Sectors
@@ -185,7 +186,9 @@ impl Build for BlockedBloomFilter {
                 let blocks = m.div_ceil(BLOCK_BITS).max(1);
                 let layout = forced.unwrap_or(BlockLayout::Positions);
                 let k = match (layout, b.hashes, b.capacity) {
-                    (BlockLayout::Sectors | BlockLayout::Salted, _, _) => SECTOR_K,
+                    (BlockLayout::Sectors | BlockLayout::Salted | BlockLayout::Salted256, _, _) => {
+                        SECTOR_K
+                    }
                     (_, Some(k), _) => k,
                     (_, None, Some(n)) => {
                         params::blocked_best_k(n, blocks, BLOCK_BITS, BLOCKED_MAX_K)
@@ -210,6 +213,13 @@ impl Build for BlockedBloomFilter {
                     (_, Some(layout @ (BlockLayout::Sectors | BlockLayout::Salted))) => {
                         (params::sectors_blocks(n, p)?, SECTOR_K, layout, n, p)
                     }
+                    (_, Some(BlockLayout::Salted256)) => (
+                        params::salted256_lines(n, p)?,
+                        SECTOR_K,
+                        BlockLayout::Salted256,
+                        n,
+                        p,
+                    ),
                     (None, layout) => {
                         let s = params::blocked_shape(n, p, BLOCK_BITS)?;
                         let sectors = if layout.is_none() {
@@ -219,7 +229,22 @@ impl Build for BlockedBloomFilter {
                         } else {
                             None
                         };
+                        // the 256-bit salted blocks where they cost at most SALTED256_MAX_EXTRA
+                        // more than the 512-bit ones
+                        let half_lines = match sectors {
+                            Some(sb) if salted && layout.is_none() => {
+                                params::salted256_lines(n, p).ok().filter(|&l| {
+                                    l as f64 <= sb as f64 * SALTED256_MAX_EXTRA
+                                        && l <= SALTED256_MAX_LINES
+                                })
+                            }
+                            _ => None,
+                        };
                         match sectors {
+                            Some(_) if half_lines.is_some() && SALTED256_BY_DEFAULT => {
+                                let l = half_lines.unwrap_or_default();
+                                (l, SECTOR_K, BlockLayout::Salted256, n, p)
+                            }
                             Some(sb) if sb <= SALTED_MAX_BLOCKS => (sb, SECTOR_K, eight_bits, n, p),
                             Some(sb) => (sb, SECTOR_K, BlockLayout::Sectors, n, p),
                             None => (s.blocks, s.k, BlockLayout::Positions, n, p),
@@ -244,9 +269,10 @@ impl Build for BlockedBloomFilter {
         } else {
             blocks
         };
-        let hasher = match layout {
-            BlockLayout::Salted => b.key_hasher().to_xxh3_64(),
-            _ => b.key_hasher(),
+        let hasher = if layout.is_salted() {
+            b.key_hasher().to_xxh3_64()
+        } else {
+            b.key_hasher()
         };
         let mut f = Self::with_layout(blocks, k, layout, hasher, b.limit())?;
         f.core.capacity = n;
@@ -291,6 +317,20 @@ impl Builder<BlockedBloomFilter> {
 /// of the 64-bit hash) and the bits inside it (its low 32 bits) are independent; beyond,
 /// sizing takes the sectors layout instead.
 pub const SALTED_MAX_BLOCKS: u64 = 1 << 32;
+
+/// The most 512-bit lines a salted-256 filter has: 2³¹ lines are 2³² blocks of 256 bits
+/// (128 GiB), the most for which the block (the high bits of the 64-bit hash) and the bits
+/// inside it (its low 32 bits) are independent; beyond, sizing takes another layout.
+pub const SALTED256_MAX_LINES: u64 = 1 << 31;
+
+/// The automatic layout choice takes [`BlockLayout::Salted256`] when its lines are at most this
+/// factor above the 512-bit salted layout's blocks (and [`SALTED256_BY_DEFAULT`]).
+pub const SALTED256_MAX_EXTRA: f64 = 1.05;
+
+/// Whether sizing from (n, p) picks the salted-256 layout by itself (see
+/// [`SALTED256_MAX_EXTRA`]); when false it is taken only when asked for
+/// ([`Builder::layout`]).
+pub const SALTED256_BY_DEFAULT: bool = false;
 
 /// Bits per key of the sectors and salted layouts.
 pub(crate) const SECTOR_K: u32 = 8;
@@ -358,6 +398,18 @@ impl BlockedBloomFilter {
         )
     }
 
+    /// An exact shape in the salted-256 layout: `lines` lines of 512 bits, that is
+    /// `2 · lines` blocks of 256 bits, 8 bits per key, hashed with xxh3-64 (seed 0).
+    pub fn try_with_salted256(lines: u64) -> Result<Self> {
+        Self::with_layout(
+            lines,
+            SECTOR_K,
+            BlockLayout::Salted256,
+            KeyHasher::new().to_xxh3_64(),
+            store::max_bytes(),
+        )
+    }
+
     fn with_layout(
         blocks: u64,
         k: u32,
@@ -373,6 +425,13 @@ impl BlockedBloomFilter {
             return Err(invalid(
                 "bits",
                 "the salted layout holds at most 2^32 blocks (256 GiB); use the sectors layout",
+            ));
+        }
+        if layout == BlockLayout::Salted256 && blocks > SALTED256_MAX_LINES {
+            return Err(invalid(
+                "bits",
+                "the salted-256 layout holds at most 2^32 blocks of 256 bits (128 GiB); \
+                 use the salted or sectors layout",
             ));
         }
         if layout != BlockLayout::Positions && k != SECTOR_K {
@@ -400,7 +459,8 @@ impl BlockedBloomFilter {
         self.layout
     }
 
-    /// Number of 512-bit blocks.
+    /// Number of 512-bit blocks (lines; under the salted-256 layout each holds two 256-bit
+    /// blocks).
     pub fn blocks(&self) -> u64 {
         self.blocks
     }
@@ -514,7 +574,8 @@ impl BlockedBloomFilter {
 
     #[inline(always)]
     fn probe(&self, words: &[u64], h: Hashed) -> bool {
-        Block::at(words, block_start(h, self.blocks)).check(h, self.k, self.layout)
+        let (at, half) = place(h, self.blocks, self.layout);
+        Block::at(words, at).check(h, self.k, self.layout, half)
     }
 
     /// Hint the CPU to fetch the block of a pre-hashed key ahead of an insert or a query, so
@@ -560,19 +621,19 @@ impl BlockedBloomFilter {
             self.core.hasher,
             store::max_bytes(),
         )?;
+        // blocks 2b and 2b+1 of the layout's width (a line, or half a line under the
+        // salted-256 layout, whose 2·lines blocks halve the same way) OR into block b
+        let width = self.layout.block_words();
         let src = self.as_words();
-        for (b, dst) in out
+        for (dst, pair) in out
             .core
             .words
             .as_mut_slice()
-            .chunks_exact_mut(BLOCK_WORDS)
-            .enumerate()
+            .chunks_exact_mut(width)
+            .zip(src.chunks_exact(2 * width))
         {
-            let (x, y) = (
-                &src[2 * b * BLOCK_WORDS..],
-                &src[(2 * b + 1) * BLOCK_WORDS..],
-            );
-            for i in 0..BLOCK_WORDS {
+            let (x, y) = pair.split_at(width);
+            for i in 0..width {
                 dst[i] = x[i] | y[i];
             }
         }
@@ -689,8 +750,9 @@ impl Filter for BlockedBloomFilter {
 
     #[inline]
     fn insert_hashed(&mut self, h: Hashed) -> bool {
-        let at = block_start(h, self.blocks);
-        let new = Block::at_mut(self.core.words.as_mut_slice(), at).insert(h, self.k, self.layout);
+        let (at, half) = place(h, self.blocks, self.layout);
+        let new =
+            Block::at_mut(self.core.words.as_mut_slice(), at).insert(h, self.k, self.layout, half);
         self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
@@ -887,11 +949,12 @@ impl BlockedBloomFilter {
     }
 
     /// The same bits read in `layout` (a sub-filter decoded from a composite payload that
-    /// records its layout); the sectors layout needs k = 8.
+    /// records its layout); the sectors and salted layouts need k = 8.
     pub(crate) fn in_layout(mut self, layout: BlockLayout) -> Result<Self> {
-        if layout == BlockLayout::Sectors && self.k != SECTOR_K {
+        if layout.sets_eight() && self.k != SECTOR_K {
             return Err(crate::error::inconsistent(format!(
-                "sectors-layout sub-filter with k={} (the layout sets 8 bits)",
+                "{}-layout sub-filter with k={} (the layout sets 8 bits)",
+                layout.name(),
                 self.k
             )));
         }
