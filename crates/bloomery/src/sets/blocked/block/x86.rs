@@ -120,16 +120,21 @@ fn salted_masks<const W: usize>(h: Hashed) -> [__m256i; 2] {
 #[target_feature(enable = "avx2")]
 unsafe fn salted_view<const W: usize>(p: *const __m256i, h: Hashed) -> SaltedView {
     let masks = salted_masks::<W>(h);
-    let mut block = [_mm256_setzero_si256(); 2];
-    let mut all = 1;
-    for (i, (b, m)) in block.iter_mut().zip(&masks).take(W / 4).enumerate() {
-        // SAFETY: vector `i < W / 4` of the `W` words the caller gave.
-        *b = unsafe { _mm256_loadu_si256(p.add(i)) };
-        all &= _mm256_testc_si256(*b, *m);
-    }
+    // SAFETY: the first of the block's `W / 4 ≥ 1` vectors.
+    let b0 = unsafe { _mm256_loadu_si256(p) };
+    let mut all = _mm256_testc_si256(b0, masks[0]);
+    // written out, not as a loop over vectors, so both vectors stay in registers
+    let b1 = if W == 8 {
+        // SAFETY: the second of the 512-bit block's two vectors.
+        let b1 = unsafe { _mm256_loadu_si256(p.add(1)) };
+        all &= _mm256_testc_si256(b1, masks[1]);
+        b1
+    } else {
+        b0
+    };
     SaltedView {
         masks,
-        block,
+        block: [b0, b1],
         all_set: all == 1,
     }
 }
@@ -163,9 +168,10 @@ pub(in crate::sets::blocked) fn insert_salted_avx2<const W: usize>(
     let p = block.as_mut_ptr() as *mut __m256i;
     // SAFETY: `block` is `W` u64s borrowed exclusively, readable and writable.
     let v = unsafe { salted_view::<W>(p, h) };
-    for (i, (b, m)) in v.block.iter().zip(&v.masks).take(W / 4).enumerate() {
-        // SAFETY: vector `i < W / 4` of the block's `W` words (unaligned store).
-        unsafe { _mm256_storeu_si256(p.add(i), _mm256_or_si256(*b, *m)) };
+    // SAFETY (both stores): vectors of the block's `W` words (unaligned stores).
+    unsafe { _mm256_storeu_si256(p, _mm256_or_si256(v.block[0], v.masks[0])) };
+    if W == 8 {
+        unsafe { _mm256_storeu_si256(p.add(1), _mm256_or_si256(v.block[1], v.masks[1])) };
     }
     !v.all_set
 }
