@@ -728,7 +728,7 @@ impl Filter for BlockedBloomFilter {
         #[cfg(target_arch = "x86_64")]
         if self.simd_write {
             // SAFETY: `simd_write` is true only on a CPU with AVX2 (`sectors_simd`), the only
-            // feature `insert_avx2` enables, and only when the words are owned.
+            // feature `insert_avx2` needs, and only when the words are owned.
             return unsafe { self.insert_avx2(key) };
         }
         let h = self.core.hasher.hash(key);
