@@ -374,7 +374,7 @@ fn sharded_filter_on_a_six_node_cluster() {
         1,
         "{text}"
     );
-    // the default create picks the salted layout at 1%: refused with the way out
+    // the default create picks a salted layout at 1% (salted-256): refused with the way out
     let salted = tmp.path().join("salted.bloom");
     ok(&run(bin()
         .arg("create")

@@ -254,12 +254,13 @@ fn push(a: PushArgs) -> Result<u8> {
             f.kind().name()
         );
     };
-    if b.layout() == bloomery::builders::BlockLayout::Salted {
+    if b.layout().is_salted() {
         bail!(
-            "`{}` has the blocked filter's salted layout (one xxh3-64 hash per key), which the \
+            "`{}` has the blocked filter's {} layout (one xxh3-64 hash per key), which the \
              module's BF values do not hold: create the file with `--kind blocked-sectors` \
-             (the same memory) or a fixed k (`--hashes 7`), and add the keys again",
-            file.display()
+             or a fixed k (`--hashes 7`), and add the keys again",
+            file.display(),
+            b.layout().name()
         );
     }
     let layout = Layout::of_filter(b, a.shards)

@@ -63,10 +63,24 @@ pub const BATCH_AHEAD: usize = 32;
 ///   gets its speed. With the default hasher on an AVX2 CPU, single-key and batched operations
 ///   run hashing, block choice and the update as one AVX2 function, chosen once when the filter
 ///   is made. k = 8 is near the optimum between about 2% and 0.1%.
+/// - **salted** (kind `blocked-salted`): one bit per 64-bit word as in the sectors layout, all
+///   from one 64-bit hash (xxh3-64): the bit of word j is the top 6 bits of the hash's low 32
+///   bits times the j-th of the Parquet specification's eight odd salts. Same memory and
+///   model as sectors, a cheaper hash.
+/// - **salted-256** (kind `blocked-salted256`): 256-bit blocks of eight 32-bit lanes, one bit
+///   per lane, the same salts (Parquet's split block, hashed with xxh3-64), two blocks per
+///   cache line: the key's block is `reduce(h.lo, 2·lines)`, so its line is the one every
+///   layout picks. One 256-bit vector operation per query with AVX2, the fewest instructions
+///   per key of the layouts, for a few per cent more memory than the 512-bit salted block
+///   ([`params::fpr_salted256`]).
 ///
-/// Sizing from (n, p) picks sectors when they need at most `SECTORS_MAX_EXTRA` (5%) more
-/// memory than the best positions shape, positions otherwise (e.g. at 10% or 10⁻⁵); fixing k or
-/// the bits, or calling [`Builder::layout`], decides it explicitly. Keys crowd unevenly into
+/// Sizing from (n, p) picks a one-bit-per-word layout when the sectors shape needs at most
+/// `SECTORS_MAX_EXTRA` (5%) more memory than the best positions shape, positions otherwise
+/// (e.g. at 10% or 10⁻⁵). Among those it takes salted-256 where its 256-bit blocks need at most
+/// `SALTED256_MAX_EXTRA` (5%) more memory than the 512-bit salted ones (about 2% to 0.6%, e.g.
+/// 1%), the 512-bit salted layout elsewhere (e.g. 0.1%), and sectors with a hasher the salted
+/// layouts do not take; fixing k or the bits, or calling [`Builder::layout`], decides it
+/// explicitly. Keys crowd unevenly into
 /// blocks, so at equal memory a blocked filter has a higher false-positive rate than the
 /// classic one; [`params::fpr_blocked`] (positions: binomial occupancy of the query's block, a
 /// Markov chain over the k marked bits, the distinct-probe distribution of k draws) and
@@ -240,14 +254,13 @@ impl Build for BlockedBloomFilter {
                             }
                             _ => None,
                         };
-                        match sectors {
-                            Some(_) if half_lines.is_some() && SALTED256_BY_DEFAULT => {
-                                let l = half_lines.unwrap_or_default();
-                                (l, SECTOR_K, BlockLayout::Salted256, n, p)
+                        match (sectors, half_lines) {
+                            (Some(_), Some(l)) => (l, SECTOR_K, BlockLayout::Salted256, n, p),
+                            (Some(sb), None) if sb <= SALTED_MAX_BLOCKS => {
+                                (sb, SECTOR_K, eight_bits, n, p)
                             }
-                            Some(sb) if sb <= SALTED_MAX_BLOCKS => (sb, SECTOR_K, eight_bits, n, p),
-                            Some(sb) => (sb, SECTOR_K, BlockLayout::Sectors, n, p),
-                            None => (s.blocks, s.k, BlockLayout::Positions, n, p),
+                            (Some(sb), None) => (sb, SECTOR_K, BlockLayout::Sectors, n, p),
+                            (None, _) => (s.blocks, s.k, BlockLayout::Positions, n, p),
                         }
                     }
                     (Some(k), _) => {
@@ -288,10 +301,11 @@ pub struct BlockedOptions {
 }
 
 impl Builder<BlockedBloomFilter> {
-    /// Force a block layout instead of the automatic choice (salted — sectors with a hasher
-    /// other than xxh3 or keyed SipHash — where it costs at most `SECTORS_MAX_EXTRA` more
-    /// memory, positions otherwise and whenever `hashes` or `bits` are given). The salted
-    /// layout turns an xxh3-128 hasher into xxh3-64 of the same seed
+    /// Force a block layout instead of the automatic choice (salted-256 or salted — sectors with
+    /// a hasher other than xxh3 or keyed SipHash — where sectors cost at most
+    /// `SECTORS_MAX_EXTRA` more memory, salted-256 where it costs at most `SALTED256_MAX_EXTRA`
+    /// more than salted, positions otherwise and whenever `hashes` or `bits` are given). The
+    /// salted layouts turn an xxh3-128 hasher into xxh3-64 of the same seed
     /// ([`HashAlgorithm::Xxh3_64`](crate::hashing::HashAlgorithm::Xxh3_64)).
     ///
     /// ```
@@ -323,14 +337,10 @@ pub const SALTED_MAX_BLOCKS: u64 = 1 << 32;
 /// inside it (its low 32 bits) are independent; beyond, sizing takes another layout.
 pub const SALTED256_MAX_LINES: u64 = 1 << 31;
 
-/// The automatic layout choice takes [`BlockLayout::Salted256`] when its lines are at most this
-/// factor above the 512-bit salted layout's blocks (and [`SALTED256_BY_DEFAULT`]).
+/// The automatic layout choice takes [`BlockLayout::Salted256`] where the 512-bit salted layout
+/// would be chosen and the salted-256 lines are at most this factor above its blocks (about
+/// 2% to 0.6%; at 0.1% the 256-bit blocks need 7% more memory).
 pub const SALTED256_MAX_EXTRA: f64 = 1.05;
-
-/// Whether sizing from (n, p) picks the salted-256 layout by itself (see
-/// [`SALTED256_MAX_EXTRA`]); when false it is taken only when asked for
-/// ([`Builder::layout`]).
-pub const SALTED256_BY_DEFAULT: bool = false;
 
 /// Bits per key of the sectors and salted layouts.
 pub(crate) const SECTOR_K: u32 = 8;
