@@ -17,7 +17,10 @@ Prints markdown tables for docs/BENCHMARKS.md.
 
 Usage: REDISBLOOM=/path/to/redisbloom.so python3 scripts/compare-redisbloom.py
 Environment: N (requests per benchmark run, 1000000), ROUNDS (5), BIG=1 to fill the 10M
-filters too, MODULE (bloomery's module to use instead of a release build made here). Needs redis-server, redis-benchmark and the redis Python package.
+filters too, MODULE (bloomery's module to use instead of a release build made here), ONLY
+(commands to measure, comma-separated, e.g. `BF.ADD,BF.EXISTS`; all four by default),
+MEMORY=0 to skip the memory part. Needs redis-server, redis-benchmark and the redis Python
+package.
 """
 
 import os
@@ -34,6 +37,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 N = int(os.environ.get("N", "1000000"))
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 BIG = os.environ.get("BIG") == "1"
+MEMORY = os.environ.get("MEMORY") != "0"
 
 
 # The throughput rounds: (name, redis-benchmark command line). `__rand_int__` is a random
@@ -46,6 +50,11 @@ COMMANDS = [
     ("TDIGEST.ADD", "TDIGEST.ADD td __rand_int__"),
     ("TDIGEST.QUANTILE", "TDIGEST.QUANTILE td 0.5 0.99"),
 ]
+if os.environ.get("ONLY"):
+    _only = {c.strip().upper() for c in os.environ["ONLY"].split(",")}
+    COMMANDS = [c for c in COMMANDS if c[0] in _only]
+    if not COMMANDS:
+        raise SystemExit(f"ONLY names none of the commands measured: {os.environ['ONLY']}")
 
 
 def free_port():
@@ -137,8 +146,13 @@ def main():
         for cmd, _ in COMMANDS:
             a, b = (statistics.median(rps[(n, cmd)]) for n in servers)
             runs = " / ".join(f"{x:.0f}:{y:.0f}" for x, y in zip(rps[("bloomery", cmd)], rps[("RedisBloom", cmd)]))
+            ratios = [x / y for x, y in zip(rps[("bloomery", cmd)], rps[("RedisBloom", cmd)])]
             print(f"| {cmd} | {a:,.0f} | {b:,.0f} | {a / b:.3f} | {runs} |")
+            print(f"{cmd}: ratio per round {min(ratios):.2f}-{max(ratios):.2f}, median "
+                  f"{statistics.median(ratios):.2f}", file=sys.stderr)
         print()
+        if not MEMORY:
+            return
         # 2. memory
         cases = [("BF.RESERVE 1M 1%", ["0.01", "1000000"], 1_000_000),
                  ("BF.RESERVE 1M 0.1%", ["0.001", "1000000"], 1_000_000),

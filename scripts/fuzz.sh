@@ -2,7 +2,7 @@
 # Run every cargo-fuzz target in fuzz/ for a fixed time each, from seed corpora made here, so
 # that no target rots (a target that fails on its own seeds fails this script at once).
 #
-#   bash scripts/fuzz.sh                 # every target, 15 s each (CI sets FUZZ_SECONDS=10)
+#   bash scripts/fuzz.sh                 # every target, 15 s each (CI sets FUZZ_SECONDS=6)
 #   bash scripts/fuzz.sh 300             # every target, 5 minutes each (a real fuzzing run)
 #   bash scripts/fuzz.sh 600 load_any    # one target
 #   FUZZ_SECONDS=60 bash scripts/fuzz.sh

@@ -7,12 +7,18 @@
 # off, `BF.RESERVE bf 0.01 600000` and 200,000 `BF.ADD`s of random items, 5,000 requests of the
 # command as warm-up, then instrumentation on for N requests (`redis-benchmark -P 16 -c 1`,
 # random items below 1,000,000). Prints, per request, the instructions of Redis's `call()` (the
-# command with its dispatch, key lookup and reply: what the module changes) and of the whole
-# server (also parsing and networking, plus the allocator's page work, which varies between runs).
+# command with its dispatch, key lookup and reply: what the module changes), of the whole
+# server (also parsing and networking), and of the whole server less `serverCron`. The cron
+# runs on the clock (its memory-statistics refresh ten times a second, ~116,000 instructions
+# each with Debian's jemalloc), not per request: under valgrind it adds a share to each request
+# that depends on how fast the machine runs that minute (65 to 262 instructions in the runs of
+# docs/BENCHMARKS.md), so only the last column compares runs and modules.
 #
 # Usage: REDISBLOOM=/path/to/redisbloom.so bash benches/scripts/redis-instructions.sh
 # Environment: N (requests counted, default 50000), MODULE (bloomery's module; default: a
-# release build made here). Needs valgrind, redis-server, redis-cli, redis-benchmark.
+# release build made here), SERVER (default redis-server), COMMANDS (default "BF.ADD
+# BF.EXISTS"), KEEP (a directory to keep the profiles in, `<module>-<command>.1`, for
+# `callgrind_annotate` per function). Needs valgrind, redis-server, redis-cli, redis-benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${N:-50000}
@@ -21,8 +27,14 @@ if [ -z "${MODULE:-}" ]; then
   cargo build --release -p bloomery-redis --lib >&2
   MODULE="${CARGO_TARGET_DIR:-$PWD/target}/release/libbloomery_redis.so"
 fi
+SERVER=${SERVER:-redis-server}
+COMMANDS=${COMMANDS:-BF.ADD BF.EXISTS}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
+if [ -n "${KEEP:-}" ]; then
+  mkdir -p "$KEEP"
+  KEEP=$(cd "$KEEP" && pwd)
+fi
 
 # measure MODULE OUT COMMAND...: the callgrind profile of N requests of COMMAND in OUT.1
 measure() {
@@ -31,7 +43,7 @@ measure() {
   local port
   port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
   valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$out" \
-    redis-server --port "$port" --bind 127.0.0.1 --dir "$W" --save "" --appendonly no \
+    "$SERVER" --port "$port" --bind 127.0.0.1 --dir "$W" --save "" --appendonly no \
     --loadmodule "$mod" > "$out.log" 2>&1 &
   local pid=$!
   for _ in $(seq 200); do
@@ -56,19 +68,24 @@ per_request() {
   if [ "$2" = total ]; then
     ir=$(callgrind_annotate "$1" | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }')
   else
-    ir=$(callgrind_annotate --inclusive=yes "$1" | awk -v f="$2" '$0 ~ f { gsub(",", "", $1); print $1; exit }')
+    ir=$(callgrind_annotate --inclusive=yes --threshold=100 "$1" | awk -v f="$2" '$0 ~ f { gsub(",", "", $1); print $1; exit }')
   fi
-  python3 -c "print(round($ir / $N))"
+  python3 -c "print(round(${ir:-0} / $N))"
 }
 
-echo "| command | module | \`call()\` per request | whole server per request |"
-echo "|---|---|---:|---:|"
-for cmd in BF.ADD BF.EXISTS; do
+echo "| command | module | \`call()\` per request | whole server per request | less \`serverCron\` |"
+echo "|---|---|---:|---:|---:|"
+for cmd in $COMMANDS; do
   for m in bloomery RedisBloom; do
     mod=$MODULE
     [ "$m" = RedisBloom ] && mod=$REDISBLOOM
     out="$W/$m-$cmd"
     measure "$mod" "$out" "$cmd" bf key:__rand_int__
-    echo "| \`$cmd\` | $m | $(per_request "$out.1" '\?\?\?:call ') | $(per_request "$out.1" total) |"
+    whole=$(per_request "$out.1" total)
+    cron=$(per_request "$out.1" '\?\?\?:serverCron ')
+    echo "| \`$cmd\` | $m | $(per_request "$out.1" '\?\?\?:call ') | $whole | $((whole - cron)) |"
+    if [ -n "${KEEP:-}" ]; then
+      cp "$out.1" "$KEEP/$m-$cmd.1"
+    fi
   done
 done

@@ -7,10 +7,12 @@
 use std::os::raw::c_void;
 use std::ptr::NonNull;
 
+use bloomery::builders::WindowLayout;
 use bloomery::redisbloom::{RedisBloomCuckooFilter, RedisBloomFilter};
 use bloomery::{
-    BlockedCountingBloomFilter, Count, CountMinSketch32, CountingBloomFilter, CuckooFilter, Filter,
-    IterativeBloomFilter, MultiLayerBloomFilter, ScalableBloomFilter, TDigest, TopK,
+    AgePartitionedBloomFilter, BlockedCountingBloomFilter, Count, CountMinSketch32,
+    CountingBloomFilter, CuckooFilter, Filter, IterativeBloomFilter, MultiLayerBloomFilter,
+    ScalableBloomFilter, TDigest, TimeWindowFilter, TopK,
 };
 
 use crate::loader_fuzz::{keys, Case};
@@ -313,6 +315,122 @@ fn tdigest_values_move_whole() {
     );
 }
 
+/// Count windows of both layouts (`WBF.RESERVE`, with and without `BLOCKED`), empty, within
+/// their first window and after many shifts.
+fn count_windows() -> Vec<AgePartitionedBloomFilter> {
+    let mut out = Vec::new();
+    for layout in [WindowLayout::Sliced, WindowLayout::Blocked] {
+        for n in [0u64, 300, 5_000] {
+            let mut f = AgePartitionedBloomFilter::builder()
+                .capacity(1_000)
+                .fpr(0.01)
+                .layout(layout)
+                .try_build()
+                .unwrap();
+            for k in keys(n as usize, 1) {
+                f.insert(k.as_slice());
+            }
+            out.push(f);
+        }
+    }
+    out
+}
+
+/// Time windows (`TWBF.RESERVE`): fresh (its `k` first slices), and after bursts that grew
+/// slices of larger scales and gaps that retired old ones (a ring that wraps in its buffer).
+fn time_windows() -> Vec<TimeWindowFilter> {
+    let fresh = TimeWindowFilter::try_new(10_000, 500, 0.01).unwrap();
+    let mut aged = fresh.clone();
+    let mut now = 0;
+    for (i, k) in keys(6_000, 2).iter().enumerate() {
+        now += if i % 1_500 < 1_000 { 1 } else { 40 };
+        aged.insert_at(k.as_slice(), now);
+    }
+    assert!(aged.slices() > fresh.slices(), "the stream grew the ring");
+    vec![fresh, aged]
+}
+
+fn count_window_answers(s: &Slot<AgePartitionedBloomFilter>) -> Vec<u64> {
+    match s {
+        Slot::Ready(f) => probe_keys()
+            .iter()
+            .map(|k| u64::from(f.contains(k.as_slice())))
+            .chain([f.insertions()])
+            .collect(),
+        Slot::Loading(p) => vec![p.total, p.bytes.len() as u64],
+    }
+}
+
+fn time_window_answers(s: &Slot<TimeWindowFilter>) -> Vec<u64> {
+    match s {
+        Slot::Ready(f) => probe_keys()
+            .iter()
+            .map(|k| u64::from(f.contains_at(k.as_slice(), f.clock())))
+            .chain([f.insertions(), f.clock()])
+            .collect(),
+        Slot::Loading(p) => vec![p.total, p.bytes.len() as u64],
+    }
+}
+
+/// Count windows move their struct and their one array of words; time windows their struct,
+/// the ring of slice records and each slice's words; both answer, digest and take writes as
+/// before. Partial LOADCHUNK values of either move their struct and the bytes received.
+#[test]
+fn window_values_move_whole() {
+    let write_count = |s: &mut Slot<AgePartitionedBloomFilter>| {
+        if let Slot::Ready(f) = s {
+            for k in keys(700, 3) {
+                f.insert(k.as_slice());
+            }
+        }
+    };
+    for (i, f) in count_windows().into_iter().enumerate() {
+        moves_whole(
+            &format!("wbf seed {i} ({:?})", f.layout()),
+            Slot::Ready(f),
+            2,
+            &count_window_answers,
+            &write_count,
+        );
+    }
+    let write_time = |s: &mut Slot<TimeWindowFilter>| {
+        if let Slot::Ready(f) = s {
+            let now = f.clock();
+            for (i, k) in keys(700, 3).iter().enumerate() {
+                f.insert_at(k.as_slice(), now + i as u64 * 20);
+            }
+        }
+    };
+    for (i, f) in time_windows().into_iter().enumerate() {
+        let expected = 2 + f.slices();
+        moves_whole(
+            &format!("twbf seed {i}"),
+            Slot::Ready(f),
+            expected,
+            &time_window_answers,
+            &write_time,
+        );
+    }
+    let partial = Partial {
+        bytes: b"BLOOMERY and the rest".to_vec(),
+        total: 4096,
+    };
+    moves_whole(
+        "wbf partial",
+        Slot::<AgePartitionedBloomFilter>::Loading(partial.clone()),
+        2,
+        &count_window_answers,
+        &write_count,
+    );
+    moves_whole(
+        "twbf partial",
+        Slot::<TimeWindowFilter>::Loading(partial),
+        2,
+        &time_window_answers,
+        &write_time,
+    );
+}
+
 #[test]
 fn values_moved_from_redisbloom_move_whole() {
     let answers_bf = |f: &RedisBloomFilter| -> Vec<u64> {
@@ -449,7 +567,8 @@ fn in_steps<V: Value + PartialEq>(name: &str, v: V, expected: usize) {
 }
 
 /// Values of more allocations than one step (a top-k list of 150 items, a Bloom filter of
-/// 40 sub-filters, a cuckoo filter moved from RedisBloom with many sub-filters) resume from
+/// 40 sub-filters, a cuckoo filter moved from RedisBloom with many sub-filters, a time window
+/// of more than 32 slices) resume from
 /// their cursor and end with everything moved once.
 #[test]
 fn large_values_defragment_in_steps() {
@@ -488,4 +607,15 @@ fn large_values_defragment_in_steps() {
     }
     let expected = 2 + c.filters();
     in_steps("moved cf", c, expected);
+
+    // a time window whose bursts grew a ring of more than two steps of slices
+    let mut t = TimeWindowFilter::try_new(100_000, 200, 0.01).unwrap();
+    let (mut now, mut i) = (0u64, 0u64);
+    while t.slices() <= 2 * STEP {
+        now += 1;
+        t.insert_at(&i, now);
+        i += 1;
+    }
+    let expected = 2 + t.slices();
+    in_steps("twbf", Slot::Ready(t), expected);
 }

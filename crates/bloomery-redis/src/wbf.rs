@@ -39,7 +39,7 @@ use crate::own::{info_generic, size, with_filter};
 use crate::reply::{self, int};
 use crate::stats::Family;
 use crate::types::{Slot, Structure, ENCODING_VERSION};
-use crate::value::{family, methods};
+use crate::value::{family, methods, Mover};
 
 impl Structure for AgePartitionedBloomFilter {
     const FILE_KIND: Kind = Kind::Window;
@@ -47,6 +47,12 @@ impl Structure for AgePartitionedBloomFilter {
     const OLD_KINDS: &'static [Kind] = &[Kind::WindowBlocked];
     const INFO: &'static str = "wbf";
     const LOADCHUNK: &'static CStr = c"WBF.LOADCHUNK";
+    /// The words of every slice (one array, in either layout).
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     fn held(&self) -> u64 {
         charged(words_bytes(self.bit_len().div_ceil(64)))
     }
@@ -62,6 +68,12 @@ impl Structure for TimeWindowFilter {
     const FILE_KIND: Kind = Kind::TimeWindow;
     const INFO: &'static str = "twbf";
     const LOADCHUNK: &'static CStr = c"TWBF.LOADCHUNK";
+    /// The ring of slice records, then each slice's words, newest first.
+    unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
+        // SAFETY: the caller's contract is the library's (memory of the global allocator,
+        // of the allocation's size and alignment, the old allocation freed).
+        unsafe { self.relocate_arrays(mv) }
+    }
     /// Each slice's words, and the ring of slice records.
     fn held(&self) -> u64 {
         let words: u64 = self

@@ -392,7 +392,8 @@ fn values_survive_active_defragmentation() {
     // half-empty pages for the defragmenter to empty
     let n = 4000;
     let families = [
-        "bf", "cf", "tk", "cms", "cbf", "bcbf", "ibf", "mlbf", "td", "rbbf", "rbcf",
+        "bf", "cf", "tk", "cms", "cbf", "bcbf", "ibf", "mlbf", "td", "rbbf", "rbcf", "wbf", "wbk",
+        "twbf",
     ];
     for i in 0..n {
         let k = format!("{i}");
@@ -410,6 +411,17 @@ fn values_survive_active_defragmentation() {
         let _: Value = q(c, &["MLBF.ADD", &key("mlbf"), &url]);
         let _: () = q(c, &["TDIGEST.CREATE", &key("td"), "COMPRESSION", "20"]);
         let _: () = q(c, &["TDIGEST.ADD", &key("td"), &k, "1.5", "-2"]);
+        // count windows of both layouts and a time window (its clock: the TWBF.ADDAT times)
+        let _: () = q(c, &["WBF.RESERVE", &key("wbf"), "0.01", "20"]);
+        let _: () = q(c, &["WBF.RESERVE", &key("wbk"), "0.01", "20", "BLOCKED"]);
+        let _: () = q(c, &["TWBF.RESERVE", &key("twbf"), "0.01", "1000", "8"]);
+        for j in 0..12 {
+            let item = format!("{k}-{j}");
+            let _: Value = q(c, &["WBF.ADD", &key("wbf"), &item]);
+            let _: Value = q(c, &["WBF.ADD", &key("wbk"), &item]);
+            let at = format!("{}", 1_000 + 100 * j);
+            let _: Value = q(c, &["TWBF.ADDAT", &key("twbf"), &at, &item]);
+        }
         // a RedisBloom chain and cuckoo filter of a few links, moved in by LOADCHUNK
         if i % 8 == 1 {
             let mut bf = RedisBloomFilter::with_options(
@@ -467,6 +479,18 @@ fn values_survive_active_defragmentation() {
             ));
             out.push(q(c, &["BF.EXISTS", &format!("rbbf{k}"), &format!("{k}-3")]));
             out.push(q(c, &["CF.COUNT", &format!("rbcf{k}"), &format!("{k}-3")]));
+            for f in ["wbf", "wbk"] {
+                out.push(q(
+                    c,
+                    &[
+                        "WBF.MEXISTS",
+                        &format!("{f}{k}"),
+                        &format!("{k}-3"),
+                        &format!("{k}-11"),
+                    ],
+                ));
+            }
+            out.push(q(c, &["TWBF.INFO", &format!("twbf{k}")]));
         }
         out.push(q(c, &["DEBUG", "DIGEST-VALUE", "big"]));
         out.push(q(c, &["TOPK.LIST", "big", "WITHCOUNT"]));

@@ -90,12 +90,21 @@ fn rates(windows: &[u64], p: f64) -> bool {
 
 /// This thread's CPU time in ns (Linux: `/proc/thread-self/schedstat`), else wall time: the
 /// machine may be shared, and time spent waiting for a core is not the structure's.
+/// Nanoseconds of CPU time this thread has used (what other processes on a busy machine run
+/// does not count); wall-clock time where that clock is unavailable.
 fn now() -> f64 {
     static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    std::fs::read_to_string("/proc/thread-self/schedstat")
-        .ok()
-        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
-        .unwrap_or_else(|| START.get_or_init(Instant::now).elapsed().as_nanos() as f64)
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime only writes the timespec it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc == 0 {
+        ts.tv_sec as f64 * 1e9 + ts.tv_nsec as f64
+    } else {
+        START.get_or_init(Instant::now).elapsed().as_nanos() as f64
+    }
 }
 
 fn ns(t: f64, ops: u64) -> f64 {

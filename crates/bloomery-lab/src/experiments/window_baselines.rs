@@ -4,7 +4,9 @@
 //!
 //! For each window N and target rate p, every structure takes the same stream of `L` distinct
 //! keys (`stream_windows · N`, 100 N at full size), one per tick:
-//! - **APBF**: [`AgePartitionedBloomFilter`] sized for (N, p);
+//! - **APBF**: [`AgePartitionedBloomFilter`] sized for (N, p), in its sliced layout (a slice of
+//!   `m` bits per age) and its blocked layout (a key's bits in one block of `k + l` words, the
+//!   paper's age-partitioned blocked filter);
 //! - **time window**: [`TimeWindowFilter`] with a window of N ticks, sized for N insertions per
 //!   window at p (a steady rate: one insertion per tick);
 //! - **two rotated filters**: two classic filters each sized for (N, p); insertions go to the
@@ -39,6 +41,7 @@
 //! the same number of probes. Run it in release: `cargo run --release -p bloomery-lab --example
 //! run -- window-baselines --out DIR`.
 
+use bloomery::builders::WindowLayout;
 use bloomery::{
     AgePartitionedBloomFilter, BlockedBloomFilter, BloomFilter, Filter, ScalableBloomFilter, Stats,
     TimeWindowFilter,
@@ -108,8 +111,10 @@ impl Params {
 /// The structures compared.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Structure {
-    /// The age-partitioned Bloom filter (count window).
+    /// The age-partitioned Bloom filter (count window), sliced layout.
     Apbf,
+    /// The age-partitioned Bloom filter, blocked layout.
+    ApbfBlocked,
     /// The time-limited filter, one insertion per tick.
     TimeWindow,
     /// Two classic filters rotated every N insertions.
@@ -120,8 +125,9 @@ pub enum Structure {
 
 impl Structure {
     /// Every structure, in table order.
-    pub const ALL: [Structure; 4] = [
+    pub const ALL: [Structure; 5] = [
         Structure::Apbf,
+        Structure::ApbfBlocked,
         Structure::TimeWindow,
         Structure::Rotated,
         Structure::ScalableRecreated,
@@ -131,6 +137,7 @@ impl Structure {
     pub fn label(self) -> &'static str {
         match self {
             Structure::Apbf => "APBF (count window)",
+            Structure::ApbfBlocked => "APBF, blocked layout",
             Structure::TimeWindow => "time window (1 insert/tick)",
             Structure::Rotated => "two rotated filters",
             Structure::ScalableRecreated => "scalable, recreated per period",
@@ -161,11 +168,16 @@ enum Window {
 impl Window {
     fn new(s: Structure, n: u64, p: f64, seed: u64) -> anyhow::Result<Self> {
         Ok(match s {
-            Structure::Apbf => Window::Apbf(
+            Structure::Apbf | Structure::ApbfBlocked => Window::Apbf(
                 AgePartitionedBloomFilter::builder()
                     .capacity(n)
                     .fpr(p)
                     .seed(seed)
+                    .layout(if s == Structure::ApbfBlocked {
+                        WindowLayout::Blocked
+                    } else {
+                        WindowLayout::Sliced
+                    })
                     .try_build()?,
             ),
             Structure::TimeWindow => Window::Time(
@@ -572,7 +584,10 @@ pub fn render(params: &Params, o: &Outcome) -> (String, Plot) {
             num(r.query_ns, 1),
             num(rq, 2),
         ]);
-        if matches!(r.structure, Structure::Apbf | Structure::TimeWindow) {
+        if matches!(
+            r.structure,
+            Structure::Apbf | Structure::ApbfBlocked | Structure::TimeWindow
+        ) {
             checks.row([
                 int(r.window),
                 rate(r.p),
@@ -682,11 +697,12 @@ mod tests {
         let params = small();
         let (n, p) = (1_000, 0.01);
         let apbf = measure(&params, Structure::Apbf, n, p).unwrap();
+        let apbf_blocked = measure(&params, Structure::ApbfBlocked, n, p).unwrap();
         let time = measure(&params, Structure::TimeWindow, n, p).unwrap();
         let rotated = measure(&params, Structure::Rotated, n, p).unwrap();
         let scalable = measure(&params, Structure::ScalableRecreated, n, p).unwrap();
         // the windows: no miss inside the window, worst bucket within 3σ of the target
-        for r in [&apbf, &time] {
+        for r in [&apbf, &apbf_blocked, &time] {
             assert!(r.window_checked > 1000, "{:?}", r.structure);
             assert_eq!(r.false_negatives, 0, "{:?}", r.structure);
             let (worst, q) = r.worst();
@@ -722,13 +738,13 @@ mod tests {
         params.stream_windows = 5;
         params.probe_budget = 5.0;
         let o = measure_all(&params).unwrap();
-        assert_eq!(o.rows.len(), 4);
+        assert_eq!(o.rows.len(), Structure::ALL.len());
         assert_eq!(o.references.len(), 1);
         let (md, plot) = render(&params, &o);
         for s in Structure::ALL {
             assert!(md.contains(s.label()), "{md}");
         }
         assert!(md.contains("memory ≤ 1.1× paper"));
-        assert_eq!(plot.series.len(), 5);
+        assert_eq!(plot.series.len(), Structure::ALL.len() + 1);
     }
 }

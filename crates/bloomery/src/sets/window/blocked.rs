@@ -96,10 +96,58 @@ impl Positions {
         let q = p / 10;
         if q != self.q {
             self.q = q;
-            self.word = mix64(self.hi ^ q.wrapping_mul(0xD6E8_FEB8_6659_FD93));
+            self.word = positions_word(self.hi, q);
         }
         (self.word >> (6 * (p % 10))) & 63
     }
+}
+
+/// The mixed word of positions `q`: the key's bits in physical slices `10q .. 10q + 10`,
+/// 6 bits each from the low end.
+#[inline]
+pub(crate) fn positions_word(hi: u64, q: u64) -> u64 {
+    mix64(hi ^ q.wrapping_mul(0xD6E8_FEB8_6659_FD93))
+}
+
+/// The key's hits in a block of `s ≤ 64` words, bit `p` for physical slice `p`.
+#[inline]
+pub(crate) fn hits(h: Hashed, block: &[u64]) -> u64 {
+    debug_assert!(block.len() <= 64);
+    let mut hits = 0u64;
+    for (q, group) in block.chunks(10).enumerate() {
+        let word = positions_word(h.hi, q as u64);
+        for (r, w) in group.iter().enumerate() {
+            let bit = (word >> (6 * r)) & 63;
+            hits |= ((w >> bit) & 1) << (10 * q + r);
+        }
+    }
+    hits
+}
+
+/// The hits of `s` physical slices (bit `p` for slice `p`) in age order (bit `j` for the
+/// slice of age `j`, physical `(head + j) % s`).
+#[inline]
+pub(crate) fn by_age(hits: u64, head: u64, s: u64) -> u64 {
+    if head == 0 {
+        return hits;
+    }
+    let low = if s == 64 { u64::MAX } else { (1u64 << s) - 1 };
+    ((hits >> head) | (hits << (s - head))) & low
+}
+
+/// True when `x` holds `k ≥ 1` consecutive set bits: runs of at least `len` bits are kept
+/// at their lowest bit by `x & x >> len`, doubling `len`, then one last step of `k - len`.
+#[inline]
+pub(crate) fn has_run(mut x: u64, k: u32) -> bool {
+    let mut len = 1;
+    while len * 2 <= k {
+        x &= x >> len;
+        len *= 2;
+    }
+    if len < k {
+        x &= x >> (k - len);
+    }
+    x != 0
 }
 
 /// A uniform draw in `[0, 1)` from the counter `i`.

@@ -338,3 +338,56 @@ fn any_filter_builds_the_layout_by_kind() {
     let back = crate::any::filter::AnyFilter::from_bytes(&f.to_bytes()).unwrap();
     assert_eq!(back, f);
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+    /// The query over the whole block at once answers as the slice-by-slice scan, at every
+    /// head position of the ring, for shapes of up to 64 slices (the one-pass path) and above
+    /// (the scan itself); and the run test finds exactly the runs of `k` bits.
+    #[test]
+    fn the_block_query_answers_as_the_scan(
+        k in 1u32..=40,
+        l in 1u32..=40,
+        blocks in 1u64..40,
+        seed: u64,
+        inserts in 0u64..600,
+    ) {
+        let mut f = AgePartitionedBloomFilter::builder()
+            .capacity(u64::from(l) * 3)
+            .shape(k, l, blocks * WORD_BITS)
+            .seed(seed)
+            .layout(WindowLayout::Blocked)
+            .try_build()
+            .unwrap();
+        for t in 0..inserts {
+            f.insert(&t);
+            if t % 7 == 0 {
+                for q in [t, t / 2, FRESH + t] {
+                    let h = f.hasher().hash(&q);
+                    prop_assert_eq!(f.contains_hashed(h), f.contains_blocked_scan(h), "key {}", q);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_run_test_finds_runs_of_k(x: u64, k in 1u32..=64) {
+        let longest = (0..64).fold((0u32, 0u32), |(run, best), i| {
+            let run = if x >> i & 1 == 1 { run + 1 } else { 0 };
+            (run, best.max(run))
+        }).1;
+        prop_assert_eq!(super::blocked::has_run(x, k), longest >= k);
+    }
+}
+
+#[test]
+fn the_ring_turns_into_age_order() {
+    // physical slice p at bit p; the newest slice at physical `head`
+    let s = 5;
+    let hits = 0b00110; // physical slices 1 and 2
+    assert_eq!(super::blocked::by_age(hits, 0, s), 0b00110);
+    assert_eq!(super::blocked::by_age(hits, 1, s), 0b00011); // ages 0, 1
+    assert_eq!(super::blocked::by_age(hits, 3, s), 0b11000); // ages 3, 4
+    assert_eq!(super::blocked::by_age(u64::MAX, 17, 64), u64::MAX);
+    assert_eq!(super::blocked::by_age(1, 63, 64), 1 << 1);
+}

@@ -291,6 +291,25 @@ impl AgePartitionedBloomFilter {
         })
     }
 
+    /// Move the structure's heap allocation with `mv` (for an allocator that defragments by
+    /// moving allocations, as the Redis module's defrag callback does): the words of every
+    /// slice, one array in either layout. Words in a map (anonymous or a file's) never move
+    /// (see `Words::relocate`). `mv` gets the allocation's address and returns where its bytes
+    /// are now, or `None` to leave it.
+    ///
+    /// # Safety
+    /// A returned address must hold a copy of the allocation's bytes in an allocation of the
+    /// global allocator of the same size and at least 64-byte alignment, and the old
+    /// allocation must have been freed; nothing may reference the structure during the call.
+    #[doc(hidden)]
+    pub unsafe fn relocate_arrays(
+        &mut self,
+        mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+    ) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { self.core.words.relocate(mv) };
+    }
+
     /// The layout of the slices (the file's kind: `window` or `window-blocked`).
     pub fn layout(&self) -> WindowLayout {
         self.layout
@@ -505,27 +524,7 @@ impl Filter for AgePartitionedBloomFilter {
         if self.layout == WindowLayout::Blocked {
             return self.contains_blocked(h);
         }
-        let m = self.slice_bits;
-        let s = self.slices();
-        let k = u64::from(self.k);
-        let head = u64::from(self.head);
-        let words = self.core.words.as_slice();
-        let mut run = 0;
-        for j in 0..s {
-            let p = (head + j) % s;
-            if store::get_bit(words, p * m + slice_bit(h, p, m)) {
-                run += 1;
-                if run == k {
-                    return true;
-                }
-            } else {
-                run = 0;
-                if s - j - 1 < k {
-                    return false;
-                }
-            }
-        }
-        false
+        self.contains_sliced_scan(h)
     }
 
     /// Every insertion so far (the window holds the last `window()` of them).
@@ -727,15 +726,59 @@ impl AgePartitionedBloomFilter {
         new
     }
 
+    /// The sliced layout's query, one slice at a time from the newest, stopping at the first
+    /// run of `k` hits or when too few slices are left for one. (Reading every slice at once,
+    /// as the blocked layout does, costs a hash per slice for a present key's first `k` hits:
+    /// slower at every size measured.)
+    fn contains_sliced_scan(&self, h: Hashed) -> bool {
+        let m = self.slice_bits;
+        let s = self.slices();
+        let k = u64::from(self.k);
+        let head = u64::from(self.head);
+        let words = self.core.words.as_slice();
+        let mut run = 0;
+        for j in 0..s {
+            let p = (head + j) % s;
+            if store::get_bit(words, p * m + slice_bit(h, p, m)) {
+                run += 1;
+                if run == k {
+                    return true;
+                }
+            } else {
+                run = 0;
+                if s - j - 1 < k {
+                    return false;
+                }
+            }
+        }
+        false
+    }
+
     /// The blocked layout's query: `k` consecutive words of the key's block, from the newest
     /// slice on, holding the key's bit.
     #[inline]
     fn contains_blocked(&self, h: Hashed) -> bool {
         let s = self.slices();
-        let k = u64::from(self.k);
         let base = blocked::block_of(h, self.blocks()) * s;
         let head = u64::from(self.head);
         let words = self.core.words.as_slice();
+        if s > 64 {
+            return self.contains_blocked_scan(h);
+        }
+        // every word of the block read at once, without a branch per slice
+        let block = &words[base as usize..(base + s) as usize];
+        let hits = blocked::by_age(blocked::hits(h, block), head, s);
+        blocked::has_run(hits, self.k)
+    }
+
+    /// The blocked layout's query for any number of slices, one slice at a time from the
+    /// newest (the reference the tests hold [`Self::contains_blocked`] to).
+    fn contains_blocked_scan(&self, h: Hashed) -> bool {
+        let s = self.slices();
+        let base = blocked::block_of(h, self.blocks()) * s;
+        let head = u64::from(self.head);
+        let words = self.core.words.as_slice();
+        let k = u64::from(self.k);
         let mut pos = blocked::Positions::new(h);
         let mut run = 0;
         let mut p = head;

@@ -387,3 +387,57 @@ fn any_filter_holds_it() {
     let back = crate::any::filter::AnyFilter::from_bytes(&f.to_bytes()).unwrap();
     assert_eq!(back, f);
 }
+
+/// `relocate_arrays` moves the words (as an allocator that defragments does: a copy in a new
+/// allocation, the old one freed) in both layouts; the filter answers and saves exactly as
+/// before, and the same insertions give the same filter.
+#[test]
+fn relocated_words_answer_the_same() {
+    use std::alloc::{alloc, dealloc, Layout};
+    use std::ptr::NonNull;
+
+    for layout in [WindowLayout::Sliced, WindowLayout::Blocked] {
+        let mut f = AgePartitionedBloomFilter::builder()
+            .capacity(500)
+            .fpr(0.01)
+            .layout(layout)
+            .seed(3)
+            .try_build()
+            .unwrap();
+        for i in 0..1_300u64 {
+            f.insert(&i);
+        }
+        assert!(!f.core.words.is_mapped());
+        let before = f.clone();
+        let old = f.core.words.as_slice().as_ptr() as usize;
+        let l = Layout::from_size_align(f.core.words.allocated_bytes(), 64).unwrap();
+        let mut moves = 0;
+        let mut mv = |p: NonNull<u8>| -> Option<NonNull<u8>> {
+            assert_eq!(p.as_ptr() as usize, old, "{layout:?}: the words, once");
+            // SAFETY: `l` is the layout the words were allocated with; the copy stays within
+            // both allocations.
+            unsafe {
+                let new = NonNull::new(alloc(l))?;
+                std::ptr::copy_nonoverlapping(p.as_ptr(), new.as_ptr(), l.size());
+                dealloc(p.as_ptr(), l);
+                moves += 1;
+                Some(new)
+            }
+        };
+        // SAFETY: the mover copies into an allocation of the global allocator of the same
+        // layout and frees the old one.
+        unsafe { f.relocate_arrays(&mut mv) };
+        assert_eq!(moves, 1, "{layout:?}");
+        assert_ne!(f.core.words.as_slice().as_ptr() as usize, old);
+        assert_eq!(f, before, "{layout:?}");
+        assert_eq!(f.to_bytes(), before.to_bytes(), "{layout:?}");
+        for i in 0..2_000u64 {
+            assert_eq!(f.contains(&i), before.contains(&i), "{layout:?} key {i}");
+        }
+        let mut b = before;
+        for i in 5_000..5_700u64 {
+            assert_eq!(f.insert(&i), b.insert(&i), "{layout:?} insert {i}");
+        }
+        assert_eq!(f, b, "{layout:?}: the same after the same insertions");
+    }
+}

@@ -214,6 +214,35 @@ impl TimeWindowFilter {
         Ok(f)
     }
 
+    /// Move the structure's heap allocations with `mv` (for an allocator that defragments by
+    /// moving allocations, as the Redis module's defrag callback does): the ring of slice
+    /// records, then each slice's words, newest first. Words in a map (anonymous or a file's)
+    /// never move (see `Words::relocate`). `mv` gets an allocation's address and returns where
+    /// its bytes are now, or `None` to leave it; it is called for each allocation once, always
+    /// in the same order.
+    ///
+    /// # Safety
+    /// A returned address must hold a copy of the allocation's bytes in an allocation of the
+    /// global allocator of the same size and at least its alignment (64 bytes for the words),
+    /// and the old allocation must have been freed; nothing may reference the structure
+    /// during the call.
+    #[doc(hidden)]
+    pub unsafe fn relocate_arrays(
+        &mut self,
+        mv: &mut dyn FnMut(std::ptr::NonNull<u8>) -> Option<std::ptr::NonNull<u8>>,
+    ) {
+        // The ring as a vector over the same buffer (its records moved to the buffer's start
+        // where they wrapped; no allocation either way), moved, and a ring again.
+        let mut records = Vec::from(std::mem::take(&mut self.ring));
+        // SAFETY: the caller's contract, passed on.
+        unsafe { store::relocate_vec(&mut records, mv) };
+        self.ring = VecDeque::from(records);
+        for s in &mut self.ring {
+            // SAFETY: as above.
+            unsafe { s.words.relocate(mv) };
+        }
+    }
+
     /// The window, in ticks.
     pub fn window(&self) -> u64 {
         self.window

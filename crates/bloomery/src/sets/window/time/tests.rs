@@ -329,3 +329,78 @@ fn the_memory_limit_forgets_early_and_says_so() {
     }
     assert!(f.forgotten_early() > 0);
 }
+
+/// `relocate_arrays` moves the ring of slice records and every slice's words (as an allocator
+/// that defragments does: a copy in a new allocation, the old one freed), in that order; the
+/// ring keeps its order (it wraps in its buffer here) and the filter answers and saves exactly
+/// as before, and the same insertions give the same filter.
+#[test]
+fn relocated_arrays_answer_the_same() {
+    use std::alloc::{alloc, dealloc, Layout};
+    use std::collections::HashMap;
+    use std::ptr::NonNull;
+
+    let mut f = filter(1_000, 200, 0.01, 5);
+    // bursts grow slices of larger scales; time retires old ones
+    let (mut now, mut i) = (0, 0u64);
+    while i < 3_000 || f.ring.as_slices().1.is_empty() {
+        now += if i % 700 < 400 { 1 } else { 3 };
+        f.insert_at(&i, now);
+        i += 1;
+        assert!(i < 100_000, "the ring wraps in its buffer");
+    }
+    assert!(f.ring.len() > 3);
+    let before = f.clone();
+    // the words' layouts by address, as an allocator knows them; the ring's buffer comes first
+    let mut words: HashMap<usize, Layout> = f
+        .ring
+        .iter()
+        .map(|s| {
+            assert!(!s.words.is_mapped());
+            let l = Layout::from_size_align(s.words.allocated_bytes(), 64).unwrap();
+            (s.words.as_slice().as_ptr() as usize, l)
+        })
+        .collect();
+    let ring = Layout::array::<Slice>(f.ring.capacity()).unwrap();
+    let mut moves = 0;
+    let mut mv = |p: NonNull<u8>| -> Option<NonNull<u8>> {
+        let l = if moves == 0 {
+            ring
+        } else {
+            words
+                .remove(&(p.as_ptr() as usize))
+                .expect("a slice's words, once")
+        };
+        // SAFETY: `l` is the layout `p` was allocated with; the copy stays within both.
+        unsafe {
+            let new = NonNull::new(alloc(l))?;
+            std::ptr::copy_nonoverlapping(p.as_ptr(), new.as_ptr(), l.size());
+            dealloc(p.as_ptr(), l);
+            moves += 1;
+            Some(new)
+        }
+    };
+    // SAFETY: the mover copies into an allocation of the global allocator of the same layout
+    // and frees the old one.
+    unsafe { f.relocate_arrays(&mut mv) };
+    assert!(words.is_empty(), "every slice's words moved");
+    assert_eq!(moves, 1 + before.ring.len());
+    assert_eq!(f, before);
+    assert_eq!(f.to_bytes(), before.to_bytes());
+    for i in 0..i + 100 {
+        assert_eq!(
+            f.contains_at(&i, now),
+            before.contains_at(&i, now),
+            "key {i}"
+        );
+    }
+    let mut b = before;
+    for i in 0..2_000u64 {
+        now += 2;
+        assert_eq!(
+            f.insert_at(&(FRESH + i), now),
+            b.insert_at(&(FRESH + i), now)
+        );
+    }
+    assert_eq!(f, b, "the same after the same insertions");
+}
