@@ -52,16 +52,22 @@ impl BlockedBloomFilter {
     #[inline]
     #[target_feature(enable = "avx2")]
     fn check_fused(&self, words: *const u64, h: Hashed) -> bool {
-        // SAFETY (each arm): an in-bounds block of the words (`salted_ptr`, `block_ptr`),
-        // borrowed shared.
         match self.layout {
             BlockLayout::Salted => {
-                x86::check_salted_avx2(unsafe { &*self.salted_ptr::<8>(words, h) }, h)
+                // SAFETY: an in-bounds block of the words (`salted_ptr`), borrowed shared.
+                let block = unsafe { &*self.salted_ptr::<8>(words, h) };
+                x86::check_salted_avx2(block, h)
             }
             BlockLayout::Salted256 => {
-                x86::check_salted_avx2(unsafe { &*self.salted_ptr::<4>(words, h) }, h)
+                // SAFETY: as above.
+                let block = unsafe { &*self.salted_ptr::<4>(words, h) };
+                x86::check_salted_avx2(block, h)
             }
-            _ => x86::check_sectors_avx2(unsafe { &*self.block_ptr(words, h) }, h),
+            _ => {
+                // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared.
+                let block = unsafe { &*self.block_ptr(words, h) };
+                x86::check_sectors_avx2(block, h)
+            }
         }
     }
 
@@ -74,18 +80,23 @@ impl BlockedBloomFilter {
     #[inline]
     #[target_feature(enable = "avx2")]
     unsafe fn insert_fused(&self, words: *mut u64, h: Hashed) -> bool {
-        // SAFETY (each arm): an in-bounds block of the words (`salted_ptr`, `block_ptr`),
-        // which the caller guarantees are writable and not otherwise borrowed.
         match self.layout {
-            BlockLayout::Salted => x86::insert_salted_avx2(
-                unsafe { &mut *self.salted_ptr::<8>(words, h).cast_mut() },
-                h,
-            ),
-            BlockLayout::Salted256 => x86::insert_salted_avx2(
-                unsafe { &mut *self.salted_ptr::<4>(words, h).cast_mut() },
-                h,
-            ),
-            _ => x86::insert_sectors_avx2(unsafe { &mut *self.block_ptr(words, h).cast_mut() }, h),
+            BlockLayout::Salted => {
+                // SAFETY: an in-bounds block of the words (`salted_ptr`), which the caller
+                // guarantees are writable and not otherwise borrowed.
+                let block = unsafe { &mut *self.salted_ptr::<8>(words, h).cast_mut() };
+                x86::insert_salted_avx2(block, h)
+            }
+            BlockLayout::Salted256 => {
+                // SAFETY: as above.
+                let block = unsafe { &mut *self.salted_ptr::<4>(words, h).cast_mut() };
+                x86::insert_salted_avx2(block, h)
+            }
+            _ => {
+                // SAFETY: an in-bounds block of the words (`block_ptr`), as above.
+                let block = unsafe { &mut *self.block_ptr(words, h).cast_mut() };
+                x86::insert_sectors_avx2(block, h)
+            }
         }
     }
 

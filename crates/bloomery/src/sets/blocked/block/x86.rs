@@ -169,9 +169,10 @@ pub(in crate::sets::blocked) fn insert_salted_avx2<const W: usize>(
     let p = block.as_mut_ptr() as *mut __m256i;
     // SAFETY: `block` is `W` u64s borrowed exclusively, readable and writable.
     let v = unsafe { salted_view::<W>(p, h) };
-    // SAFETY (both stores): vectors of the block's `W` words (unaligned stores).
+    // SAFETY: the first vector of the block's `W` words (an unaligned store).
     unsafe { _mm256_storeu_si256(p, _mm256_or_si256(v.block[0], v.masks[0])) };
     if W == 8 {
+        // SAFETY: the second vector of the 512-bit block's 8 words.
         unsafe { _mm256_storeu_si256(p.add(1), _mm256_or_si256(v.block[1], v.masks[1])) };
     }
     !v.all_set
