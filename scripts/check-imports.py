@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Check the import graph between the top-level modules of each crate.
+"""Check the import graph of each crate: between its top-level modules, and between the
+submodules of each folder module.
 
 A top-level module is a file `src/<m>.rs` or a folder `src/<m>/` of a crate. An edge m -> n is
 a path `crate::n...` in any file of m, or a path through the crate root's re-exports
@@ -8,16 +9,27 @@ that only re-exports) resolved to the module that defines `Name`. Test code (`#[
 items and the files of `#[cfg(test)] mod x;`) is left out: tests may use any layer, as
 dev-dependencies may.
 
-Two checks, per crate:
-- cycles: every strongly connected group of more than one module is printed;
+Inside a folder module `d/` (at any depth: `src/io/`, `src/io/compress/`) the nodes are its
+submodules, the files `d/<s>.rs` and folders `d/<s>/` beside `d/mod.rs` (or `d.rs`). An edge
+s -> t is a path from a file of s to t: `crate::...::d::t`, `super::t`, `super::super::...`,
+`self::t` resolved against the file's own module path, or `d::Name` (`super::Name`) where d's
+root imports `Name` from t (`pub use t::Name`, or a private `use`, which submodules see
+too). The root file itself is no node (as lib.rs is none). Inline modules other than test
+modules are read as part of their file (a `super::` inside one is resolved as if outside).
+
+Checks, per crate:
+- cycles between the top-level modules, and between the submodules of every folder: each
+  strongly connected group of more than one module is printed with its edges and one cycle
+  through it (`a -> b -> a`);
 - paths through the root: a module that names an item by its re-export (`crate::Name`,
   `crate::facade::Name`) instead of its defining module is printed (it hides the real edge).
-Exits 1 if either finds anything outside the exempted crates.
+Exits 1 if any of these finds anything outside the exempted crates.
 
 Usage: scripts/check-imports.py [--exempt CRATE_DIR]... [--why] [crate dirs...]
   (default: crates/* and benches)
   --exempt DIR   report DIR's findings but do not fail on them
   --why          print, for each edge of a cycle, the lines that make it
+Its own test: scripts/check-imports-test.py (fixture crates in a temporary directory).
 """
 import glob
 import os
@@ -33,6 +45,11 @@ INLINE_MOD = re.compile(r"(?m)^\s*pub\s+mod\s+(\w+)\s*\{")
 TEST_ATTR = r"#\[cfg\((?:test|doc|all\((?:[^()\]]|\([^()]*\))*?(?<!not\()\btest\b(?:[^()\]]|\([^()]*\))*\))\)\]"
 CFG_TEST = re.compile(TEST_ATTR + r"\s*(?:#\[[^\]]*\]\s*)*")
 TEST_MOD_DECL = re.compile(TEST_ATTR + r"\s*(?:#\[[^\]]*\]\s*)*(?:pub(?:\([a-z]+\))?\s+)?mod\s+(\w+)\s*;")
+
+
+def read(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read()
 
 
 def strip_comments_and_literals(text):
@@ -184,7 +201,7 @@ def test_files(files):
     """Files declared `#[cfg(test)] mod x;` by another file of the list."""
     out = set()
     for f in files:
-        text = strip_comments_and_literals(open(f, encoding="utf-8").read())
+        text = strip_comments_and_literals(read(f))
         base = os.path.dirname(f)
         stem = os.path.basename(f)[:-3]
         if stem not in ("mod", "lib", "main"):
@@ -201,7 +218,7 @@ def crate_graph(src):
     lib = os.path.join(src, "lib.rs")
     if not os.path.exists(lib):
         lib = os.path.join(src, "main.rs")
-    lib_text = strip_comments_and_literals(open(lib).read()) if os.path.exists(lib) else ""
+    lib_text = strip_comments_and_literals(read(lib)) if os.path.exists(lib) else ""
     root, facades = root_names(lib_text, modules)
     graph = {m: set() for m in modules}
     why = {}
@@ -211,7 +228,7 @@ def crate_graph(src):
         for f in files:
             if f in tests:
                 continue
-            text = strip_test_items(strip_comments_and_literals(open(f, encoding="utf-8").read()))
+            text = strip_test_items(strip_comments_and_literals(read(f)))
             # A `use crate::{a::x, b::y}` group counts each of its paths.
             paths = []
             for u in USE.finditer(text):
@@ -239,6 +256,137 @@ def crate_graph(src):
                     graph[m].add(target)
                     why.setdefault((m, target), set()).add(f"{f}:{line}")
     return graph, why, sorted(set(root_paths))
+
+
+REL_USE = re.compile(r"\buse\s+((?:crate|super|self)\s*::[^;]*);", re.S)
+REL_PATH = re.compile(r"(?<![\w$])(crate|super|self)((?:\s*::\s*(?:super|\w+))+)")
+# any `use` of a folder root: its submodules may name what even a private one imports
+REEXPORT = re.compile(r"(?m)^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([^;]*);")
+
+
+def module_path(src, f):
+    """The module path of file `f`: src/io/format.rs -> (io, format); src/io/mod.rs -> (io,)."""
+    parts = os.path.relpath(f, src)[:-3].split(os.sep)
+    if parts[-1] in ("mod", "lib", "main"):
+        parts = parts[:-1]
+    return tuple(parts)
+
+
+def absolute(mod, segs):
+    """A `crate::`/`super::`/`self::` path as a path from the crate root (None if above it)."""
+    segs = list(segs)
+    if segs[0] == "crate":
+        return tuple(segs[1:])
+    base = list(mod)
+    if segs[0] == "self":
+        segs = segs[1:]
+    while segs and segs[0] == "super":
+        if not base:
+            return None
+        base.pop()
+        segs = segs[1:]
+    return tuple(base + segs)
+
+
+def relative_paths(text):
+    """(segments, line) of every `crate::`, `super::` and `self::` path of a file's text."""
+    out = []
+    for u in REL_USE.finditer(text):
+        line = text.count("\n", 0, u.start()) + 1
+        out += [(p, line) for p in use_paths(u.group(1))]
+    for p in REL_PATH.finditer(text):
+        segs = (p.group(1),) + tuple(s.strip() for s in p.group(2).split("::") if s.strip())
+        out.append((segs, text.count("\n", 0, p.start()) + 1))
+    return out
+
+
+def folders(src):
+    """{module path: (root file, {submodule: [files]})} of every folder module under src."""
+    out = {}
+    for d, dirs, _ in os.walk(src):
+        dirs.sort()
+        if d == src:
+            continue
+        root = os.path.join(d, "mod.rs")
+        if not os.path.exists(root):
+            root = d + ".rs"
+        if not os.path.exists(root):
+            continue
+        subs = {}
+        for entry in sorted(os.listdir(d)):
+            path = os.path.join(d, entry)
+            if entry.endswith(".rs") and entry != "mod.rs":
+                subs.setdefault(entry[:-3], []).append(path)
+            elif os.path.isdir(path):
+                files = glob.glob(os.path.join(path, "**", "*.rs"), recursive=True)
+                subs.setdefault(entry, []).extend(sorted(files))
+        out[module_path(src, os.path.join(d, "mod.rs"))] = (root, subs)
+    return out
+
+
+def folder_reexports(root_text, folder, subs):
+    """{Name: submodule} for the `use` lines of a folder's root that name a submodule."""
+    out = {}
+    for m in REEXPORT.finditer(root_text):
+        tree = m.group(1)
+        for path in use_paths(tree):
+            if path[0] in ("crate", "super", "self"):
+                path = absolute(folder, path)
+                if not path or path[: len(folder)] != folder:
+                    continue
+                path = path[len(folder):]
+            if len(path) < 2 or path[0] not in subs or path[-1] == "*":
+                continue
+            alias = re.findall(r"\b" + re.escape(path[-1]) + r"\s+as\s+(\w+)", tree)
+            out[alias[0] if alias else path[-1]] = path[0]
+    return out
+
+
+def folder_graphs(src):
+    """{folder: (graph, why)}: the edges between the submodules of each folder module."""
+    all_files = glob.glob(os.path.join(src, "**", "*.rs"), recursive=True)
+    tests = test_files(all_files)
+    texts = {}
+    for f in all_files:
+        if f not in tests:
+            texts[f] = strip_test_items(strip_comments_and_literals(read(f)))
+    paths = {f: [(absolute(module_path(src, f), segs), line) for segs, line in relative_paths(t)]
+             for f, t in texts.items()}
+    out = {}
+    for folder, (root, subs) in folders(src).items():
+        names = folder_reexports(texts.get(root, ""), folder, subs)
+        graph = {s: set() for s in subs}
+        why = {}
+        k = len(folder)
+        for s, files in subs.items():
+            for f in files:
+                for target, line in paths.get(f, []):
+                    if not target or len(target) <= k or target[:k] != folder:
+                        continue
+                    t = target[k] if target[k] in subs else names.get(target[k])
+                    if t and t != s:
+                        graph[s].add(t)
+                        why.setdefault((s, t), set()).add(f"{f}:{line}")
+        out[folder] = (graph, why)
+    return out
+
+
+def one_cycle(graph, comp):
+    """A shortest cycle through the first module of a strongly connected group: [a, b, ..., a]."""
+    start, members = comp[0], set(comp)
+    prev, queue = {start: None}, [start]
+    for v in queue:
+        for w in sorted(graph[v]):
+            if w == start:
+                path = [v]
+                while prev[path[-1]] is not None:
+                    path.append(prev[path[-1]])
+                return path[::-1] + [start]
+            if w in members and w not in prev:
+                prev[w] = v
+                queue.append(w)
+    return comp + [start]
+
 
 
 def cycles(graph):
@@ -274,6 +422,21 @@ def cycles(graph):
     return out
 
 
+def report_cycles(where, graph, why, show_why):
+    """Print the cycles of one graph; True if there is one."""
+    comps = cycles(graph)
+    for comp in comps:
+        edges = [f"{a} -> {b}" for a in comp for b in sorted(graph[a]) if b in comp]
+        print(f"{where}: cycle {' -> '.join(one_cycle(graph, comp))} "
+              f"(among {', '.join(comp)}: {'; '.join(edges)})")
+        if show_why:
+            for a in comp:
+                for b in sorted(graph[a]):
+                    if b in comp:
+                        print(f"  {a} -> {b}: {', '.join(sorted(why[(a, b)]))}")
+    return bool(comps)
+
+
 def main(argv):
     exempt, crates, show_why = set(), [], False
     i = 0
@@ -294,16 +457,10 @@ def main(argv):
         if not os.path.isdir(src):
             continue
         graph, why, root_paths = crate_graph(src)
-        found = False
-        for comp in cycles(graph):
-            found = True
-            edges = [f"{a} -> {b}" for a in comp for b in sorted(graph[a]) if b in comp]
-            print(f"{c}: cycle among {', '.join(comp)}: {'; '.join(edges)}")
-            if show_why:
-                for a in comp:
-                    for b in sorted(graph[a]):
-                        if b in comp:
-                            print(f"  {a} -> {b}: {', '.join(sorted(why[(a, b)]))}")
+        found = report_cycles(f"{c}: top-level modules", graph, why, show_why)
+        for folder, (graph, why) in sorted(folder_graphs(src).items()):
+            where = f"{c}: submodules of {'::'.join(folder)} ({os.path.join(src, *folder)}/)"
+            found |= report_cycles(where, graph, why, show_why)
         for p in root_paths:
             found = True
             print(f"{c}: through the crate root, not the defining module: {p}")
@@ -312,7 +469,8 @@ def main(argv):
         elif found:
             failed = True
     if not failed:
-        print("no import cycles between top-level modules, no paths through the crate root"
+        print("no import cycles between the top-level modules of a crate or the submodules of a"
+              " folder module, no paths through a crate root"
               + (f" (exempted: {', '.join(sorted(exempt))})" if exempt else ""))
     return 1 if failed else 0
 

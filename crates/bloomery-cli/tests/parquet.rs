@@ -185,6 +185,114 @@ fn check_answers_as_arrow_rs_does_with_grep_exit_codes() {
         .stdout("");
 }
 
+/// `check --json` (keys, `-c`, `-v`, and a column without filters) says what the text output
+/// says, which the test above compares with arrow-rs.
+#[test]
+fn check_json_says_what_the_text_says() {
+    let (t, lake, _files) = lake();
+    let ids = ids();
+    let keys = t.path().join("keys.txt");
+    std::fs::write(
+        &keys,
+        ids.iter().map(|i| format!("{i}\n")).collect::<String>(),
+    )
+    .unwrap();
+    let run = |extra: &[&str], column: &str| {
+        let o = bloomery()
+            .args(["parquet", "check"])
+            .args(extra)
+            .arg(&lake)
+            .args(["--column", column, "--keys"])
+            .arg(&keys)
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        o
+    };
+    let str_of = |v: &serde_json::Value| v.as_str().unwrap().to_string();
+    // keys: one line per (file, row group, key) in the text; `matches` in the JSON
+    let text = stdout_lines(&run(&[], "id"));
+    let j = common::json_of(&run(&["--json"], "id").stdout);
+    assert_eq!(j["column"], "id");
+    assert_eq!(j["keys"], ids.len());
+    let mut got = BTreeSet::new();
+    for f in j["files"].as_array().unwrap() {
+        assert_eq!(f["type"], "INT64");
+        assert_eq!(f["invalid_keys"], 0);
+        let rgs = f["row_groups"].as_array().unwrap();
+        assert_eq!(rgs.len() as u64, RGS);
+        for rg in rgs {
+            assert_eq!(rg["filter"], "parquet");
+            assert_eq!(rg["rows"], ROWS);
+            for k in rg["matches"].as_array().unwrap() {
+                got.insert(format!(
+                    "{}\t{}\t{}",
+                    str_of(&f["file"]),
+                    rg["row_group"],
+                    str_of(k)
+                ));
+            }
+        }
+    }
+    assert!(!got.is_empty());
+    assert_eq!(got, text);
+    // -c: a count per row group
+    let text = stdout_lines(&run(&["-c"], "id"));
+    let j = common::json_of(&run(&["-c", "--json"], "id").stdout);
+    let mut got = BTreeSet::new();
+    for f in j["files"].as_array().unwrap() {
+        for rg in f["row_groups"].as_array().unwrap() {
+            assert!(rg.get("matches").is_none());
+            got.insert(format!(
+                "{}\t{}\t{}",
+                str_of(&f["file"]),
+                rg["row_group"],
+                rg["count"]
+            ));
+        }
+    }
+    assert_eq!(got.len() as u64, 2 * RGS);
+    assert_eq!(got, text);
+    // -v: the absent keys, certain since every row group has a filter
+    let text = stdout_lines(&run(&["-v"], "id"));
+    let j = common::json_of(&run(&["-v", "--json"], "id").stdout);
+    assert_eq!(j["certain"], true);
+    assert_eq!(j["keys"], ids.len());
+    let got: BTreeSet<String> = j["absent"].as_array().unwrap().iter().map(str_of).collect();
+    assert!(got.len() > 250, "most absent ids are rejected at 1%");
+    assert_eq!(got, text);
+    // no filters: row groups with a null filter; -v is not certain and lists nothing
+    let o = bloomery()
+        .args(["parquet", "check", "--json"])
+        .arg(&lake)
+        .args(["--column", "nofilter", "-k", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let j = common::json_of(&o.stdout);
+    for f in j["files"].as_array().unwrap() {
+        for rg in f["row_groups"].as_array().unwrap() {
+            assert!(rg["filter"].is_null(), "{rg}");
+            assert!(rg.get("matches").is_none(), "{rg}");
+        }
+    }
+    let o = bloomery()
+        .args(["parquet", "check", "-v", "--json"])
+        .arg(&lake)
+        .args(["--column", "nofilter", "-k", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let j = common::json_of(&o.stdout);
+    assert_eq!(j["certain"], false);
+    assert_eq!(j["absent"], serde_json::json!([]));
+}
+
 #[test]
 fn keys_are_typed_by_the_column() {
     let (_t, lake, files) = lake();

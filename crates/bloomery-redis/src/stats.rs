@@ -12,8 +12,9 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::ffi::c_void;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::os::raw::c_int;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use redis_module::native_types::RedisType;
@@ -44,20 +45,67 @@ struct Entry {
     dirty: bool,
 }
 
+/// The hash of a value's address in the book: a multiply and a fold (the addresses are the
+/// server's own, so SipHash's defence against chosen keys buys nothing here and costs about a
+/// hundred instructions per write command).
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(self.0.rotate_left(8) ^ u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        let x = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = x ^ (x >> 29);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 #[derive(Default)]
 struct Book {
     /// A value's address → what is known of it.
-    values: HashMap<usize, Entry>,
+    values: HashMap<usize, Entry, BuildHasherDefault<AddressHasher>>,
     /// A type's name → its values and bytes.
     totals: BTreeMap<&'static str, (u64, u64)>,
 }
 
 static BOOK: Mutex<Option<Book>> = Mutex::new(None);
 
+/// The address of the last value marked written, while that mark stands: a run of writes to
+/// one value (a big filter taking adds, the common case) costs one load and compare each
+/// after the first. Cleared under the book's lock whenever a mark is taken away (`INFO`
+/// measures) or an address may change hands (a value counted, freed or moved), so a stale
+/// address never skips the mark of another value.
+static LAST_MARKED: AtomicUsize = AtomicUsize::new(0);
+
 fn with_book<R>(f: impl FnOnce(&mut Book) -> R) -> R {
     // Redis may free values on a background thread (lazy free): hence the lock.
     let mut guard = BOOK.lock().unwrap_or_else(|e| e.into_inner());
     f(guard.get_or_insert_with(Book::default))
+}
+
+/// Mark the value at `value` written (measured again when `INFO` next asks); false when the
+/// book does not know it.
+fn mark_written(value: usize) -> bool {
+    if LAST_MARKED.load(Ordering::Acquire) == value {
+        return true;
+    }
+    with_book(|b| match b.values.get_mut(&value) {
+        Some(e) => {
+            e.dirty = true;
+            LAST_MARKED.store(value, Ordering::Release);
+            true
+        }
+        None => false,
+    })
 }
 
 impl Book {
@@ -80,6 +128,7 @@ pub fn counted(name: &'static str, value: *const c_void, bytes: u64, measure: Me
         return;
     }
     with_book(|b| {
+        LAST_MARKED.store(0, Ordering::Release);
         let entry = Entry {
             name,
             bytes,
@@ -96,6 +145,7 @@ pub fn counted(name: &'static str, value: *const c_void, bytes: u64, measure: Me
 /// `value` was freed by Redis (called before it is dropped).
 pub fn freed(value: *const c_void) {
     with_book(|b| {
+        LAST_MARKED.store(0, Ordering::Release);
         if let Some(old) = b.values.remove(&(value as usize)) {
             b.remove(old.name, old.bytes);
         }
@@ -105,6 +155,7 @@ pub fn freed(value: *const c_void) {
 /// `value` was moved from `old` (active defragmentation): what is known of it follows it.
 pub fn relocated(old: *const c_void, value: *const c_void) {
     with_book(|b| {
+        LAST_MARKED.store(0, Ordering::Release);
         if let Some(e) = b.values.remove(&(old as usize)) {
             b.values.insert(value as usize, e);
         }
@@ -178,14 +229,7 @@ pub unsafe fn touched_open(k: *mut raw::RedisModuleKey) {
     if value.is_null() {
         return;
     }
-    let known = with_book(|b| match b.values.get_mut(&(value as usize)) {
-        Some(e) => {
-            e.dirty = true;
-            true
-        }
-        None => false,
-    });
-    if !known {
+    if !mark_written(value as usize) {
         // SAFETY: `k` is open (the caller's contract).
         let ty = unsafe { get_type(k) } as usize;
         if let Some((_, f)) = families().iter().find(|(t, _)| *t == ty) {
@@ -199,6 +243,7 @@ pub unsafe fn touched_open(k: *mut raw::RedisModuleKey) {
 /// Measure the values written since `INFO` last asked; the totals per type.
 fn totals() -> BTreeMap<&'static str, (u64, u64)> {
     with_book(|b| {
+        LAST_MARKED.store(0, Ordering::Release);
         let Book { values, totals } = b;
         for (&addr, e) in values.iter_mut().filter(|(_, e)| e.dirty) {
             // SAFETY: a value in the book is alive: Redis calls the type's free callback,
@@ -268,5 +313,40 @@ mod tests {
         freed(b);
         freed(b); // a second free of an unknown address changes nothing
         assert_eq!(get("test-a"), before);
+    }
+
+    /// Every write after a measure is measured again, and a value at an address freed and
+    /// reused is marked, whatever the last marked address was.
+    #[test]
+    fn a_write_is_never_skipped_by_the_last_mark() {
+        static SIZE: AtomicUsize = AtomicUsize::new(10);
+        unsafe extern "C" fn size(_: *const c_void) -> usize {
+            SIZE.load(Ordering::Relaxed)
+        }
+        let a = 0x5000 as *const c_void;
+        let bytes = |n: &'static str| totals().get(n).copied().unwrap_or_default().1;
+        counted("test-b", a, 10, size);
+        assert!(mark_written(a as usize));
+        SIZE.store(20, Ordering::Relaxed);
+        assert_eq!(bytes("test-b"), 20);
+        // the same value written again after INFO measured it: measured again
+        assert!(mark_written(a as usize));
+        SIZE.store(30, Ordering::Relaxed);
+        assert_eq!(bytes("test-b"), 30);
+        // marked twice in a row, measured once with the latest size
+        assert!(mark_written(a as usize));
+        assert!(mark_written(a as usize));
+        SIZE.store(40, Ordering::Relaxed);
+        assert_eq!(bytes("test-b"), 40);
+        // written, freed, and a new value counted at the same address: its write is marked
+        assert!(mark_written(a as usize));
+        freed(a);
+        assert!(!mark_written(a as usize));
+        counted("test-b", a, 40, size);
+        assert!(mark_written(a as usize));
+        SIZE.store(50, Ordering::Relaxed);
+        assert_eq!(bytes("test-b"), 50);
+        freed(a);
+        assert_eq!(bytes("test-b"), 0);
     }
 }

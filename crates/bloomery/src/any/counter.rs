@@ -5,7 +5,6 @@
 use super::{holder_methods, Holder};
 use std::path::Path;
 
-use crate::any::spec::Spec;
 use crate::error::{invalid, FormatError, Result};
 use crate::filter::RemoveError;
 use crate::hash::{Hashed, KeyHasher};
@@ -179,12 +178,6 @@ impl Holder for AnyCounter {
 }
 
 impl AnyCounter {
-    /// An empty structure as `spec` describes it (a counting kind; set kinds are built by
-    /// [`AnyFilter::try_from_spec`](crate::AnyFilter::try_from_spec)).
-    pub fn try_from_spec(spec: &Spec) -> Result<Self> {
-        spec.build_counter()
-    }
-
     /// True for the kinds [`AnyCounter`] holds.
     pub fn holds(kind: Kind) -> bool {
         kind.is_counter()
@@ -317,7 +310,7 @@ impl Encode for AnyCounter {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::any::spec::KindOptions;
+    use crate::any::spec::{KindOptions, Spec};
     use crate::filter::Sizing;
     use crate::multisets::spectral::SpectralMethod;
 

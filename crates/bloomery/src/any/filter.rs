@@ -303,6 +303,11 @@ pub struct EmptyFile {
 }
 
 impl EmptyFile {
+    /// `filter` (empty, made to be written) as an [`EmptyFile`].
+    pub(crate) fn new(filter: AnyFilter) -> Self {
+        EmptyFile { filter }
+    }
+
     /// The file kind.
     pub fn kind(&self) -> Kind {
         self.filter.kind()
@@ -329,55 +334,6 @@ impl AnyFilter {
     /// that read them (growth, tightening, scaling, layers), refused by the others.
     pub fn builder(kind: Kind) -> Builder<Self> {
         Builder::new().kind(kind)
-    }
-
-    /// An empty structure as `spec` describes it (a set kind; counting kinds are built by
-    /// [`AnyCounter::try_from_spec`](crate::AnyCounter::try_from_spec)).
-    pub fn try_from_spec(spec: &crate::any::spec::Spec) -> Result<Self> {
-        spec.build_filter()
-    }
-
-    /// An empty filter as `spec` describes it, made only to be written to a file
-    /// ([`EmptyFile::save_with`]) without holding it in memory: a filter larger than RAM can
-    /// be made this way, then queried through a map ([`Persist::open_mmap`]) and updated
-    /// ([`FileUpdate`]).
-    ///
-    /// The filter's words are borrowed from the kernel as zero pages that are only read, so the
-    /// process's memory stays small whatever the filter's size, and the memory limit
-    /// (`spec.sizing.max_bytes`, else [`max_bytes`](crate::tuning::max_bytes)) does not apply: nothing
-    /// is loaded. The disk must hold the file (a full disk fails the save and leaves no file
-    /// behind); the save takes about the time of writing the file. Without the `mmap` feature
-    /// the filter is allocated as [`try_from_spec`](Self::try_from_spec) allocates it, within
-    /// the memory limit.
-    ///
-    /// ```
-    /// use bloomery::{AnyFilter, Kind, Sizing, Spec};
-    /// use bloomery::file::SaveOptions;
-    ///
-    /// # fn main() -> bloomery::Result<()> {
-    /// let dir = tempfile::tempdir()?;
-    /// let path = dir.path().join("big.bloom");
-    /// let spec = Spec::new(Kind::Blocked).sizing(Sizing::default().capacity(10_000_000).fpr(0.01));
-    /// let empty = AnyFilter::empty_file(&spec)?;
-    /// let size = empty.encoded_len();
-    /// empty.save_with(&path, SaveOptions::new())?;
-    /// assert_eq!(std::fs::metadata(&path)?.len(), size);
-    ///
-    /// let mut f = AnyFilter::load(&path)?;
-    /// assert_eq!((f.len(), f.info().bits), (0, empty.info().bits));
-    /// f.insert("alice")?;
-    /// assert!(f.contains("alice"));
-    /// # Ok(()) }
-    /// ```
-    pub fn empty_file(spec: &crate::any::spec::Spec) -> Result<EmptyFile> {
-        let filter = if cfg!(feature = "mmap") {
-            let mut spec = *spec;
-            spec.sizing.max_bytes = Some(u64::MAX);
-            crate::store::untouched_arrays(|| spec.build_filter())?
-        } else {
-            spec.build_filter()?
-        };
-        Ok(EmptyFile { filter })
     }
 
     /// The file kind (the blocked filter's depends on its block layout).

@@ -5,7 +5,7 @@
 //! here, once.
 
 use crate::any::counter::AnyCounter;
-use crate::any::filter::AnyFilter;
+use crate::any::filter::{AnyFilter, EmptyFile};
 use crate::error::{invalid, Error, Result};
 use crate::filter::{Build, Builder, Sizing};
 use crate::kind::Kind;
@@ -433,6 +433,67 @@ impl Spec {
 pub struct AnyOptions {
     kind: Option<Kind>,
     options: KindOptions,
+}
+
+// The constructors from a spec live beside it: the structures' modules sit below this one.
+impl AnyFilter {
+    /// An empty structure as `spec` describes it (a set kind; counting kinds are built by
+    /// [`AnyCounter::try_from_spec`](crate::AnyCounter::try_from_spec)).
+    pub fn try_from_spec(spec: &Spec) -> Result<Self> {
+        spec.build_filter()
+    }
+
+    /// An empty filter as `spec` describes it, made only to be written to a file
+    /// ([`EmptyFile::save_with`]) without holding it in memory: a filter larger than RAM can
+    /// be made this way, then queried through a map
+    /// ([`Persist::open_mmap`](crate::io::format::Persist::open_mmap)) and updated
+    /// ([`FileUpdate`](crate::io::mapped::FileUpdate)).
+    ///
+    /// The filter's words are borrowed from the kernel as zero pages that are only read, so the
+    /// process's memory stays small whatever the filter's size, and the memory limit
+    /// (`spec.sizing.max_bytes`, else [`max_bytes`](crate::tuning::max_bytes)) does not apply: nothing
+    /// is loaded. The disk must hold the file (a full disk fails the save and leaves no file
+    /// behind); the save takes about the time of writing the file. Without the `mmap` feature
+    /// the filter is allocated as [`try_from_spec`](Self::try_from_spec) allocates it, within
+    /// the memory limit.
+    ///
+    /// ```
+    /// use bloomery::{AnyFilter, Kind, Sizing, Spec};
+    /// use bloomery::file::SaveOptions;
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let dir = tempfile::tempdir()?;
+    /// let path = dir.path().join("big.bloom");
+    /// let spec = Spec::new(Kind::Blocked).sizing(Sizing::default().capacity(10_000_000).fpr(0.01));
+    /// let empty = AnyFilter::empty_file(&spec)?;
+    /// let size = empty.encoded_len();
+    /// empty.save_with(&path, SaveOptions::new())?;
+    /// assert_eq!(std::fs::metadata(&path)?.len(), size);
+    ///
+    /// let mut f = AnyFilter::load(&path)?;
+    /// assert_eq!((f.len(), f.info().bits), (0, empty.info().bits));
+    /// f.insert("alice")?;
+    /// assert!(f.contains("alice"));
+    /// # Ok(()) }
+    /// ```
+    pub fn empty_file(spec: &Spec) -> Result<EmptyFile> {
+        let filter = if cfg!(feature = "mmap") {
+            let mut spec = *spec;
+            spec.sizing.max_bytes = Some(u64::MAX);
+            crate::store::untouched_arrays(|| spec.build_filter())?
+        } else {
+            spec.build_filter()?
+        };
+        Ok(EmptyFile::new(filter))
+    }
+}
+
+impl AnyCounter {
+    /// An empty structure as `spec` describes it (a counting kind; set kinds are built by
+    /// [`AnyFilter::try_from_spec`](crate::AnyFilter::try_from_spec)).
+    pub fn try_from_spec(spec: &Spec) -> Result<Self> {
+        spec.build_counter()
+    }
 }
 
 impl Builder<AnyFilter> {

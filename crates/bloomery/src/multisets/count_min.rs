@@ -4,7 +4,7 @@
 use crate::error::{inconsistent, invalid, Incompatibility, Result};
 use crate::filter::{shape_mismatch, Count};
 use crate::hash::{reduce, Hashed, Key, KeyHasher};
-use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload, Persist};
+use crate::io::format::{self, Decoded, Header, Kind, ParamReader, ParamWriter, Payload};
 use crate::kind::Capabilities;
 use crate::params;
 use crate::store::{self, Pipeline, Words};
@@ -495,12 +495,11 @@ impl Count for CountMinSketch {
     }
 }
 
-impl Persist for CountMinSketch {
-    const KIND: Kind = Kind::CountMin;
-    /// The 32-bit form (the Redis module's `CMS.*` values) opens with its counters widened.
-    const ALSO_OPENS: &'static [Kind] = &[Kind::CountMin32];
-
-    fn encode_parts(&self) -> (Header, Payload<'_>) {
+/// The 64-bit form's file codec. [`Persist`](crate::io::format::Persist) itself is implemented
+/// in count_min32.rs, beside the 32-bit form whose files it also opens, so that this module
+/// does not import that one.
+impl CountMinSketch {
+    pub(crate) fn encode_wide(&self) -> (Header, Payload<'_>) {
         let mut h = Header::new(Kind::CountMin, self.hasher);
         h.items = self.total;
         h.params = ParamWriter::new()
@@ -511,11 +510,7 @@ impl Persist for CountMinSketch {
         (h, Payload::new(vec![&self.table]))
     }
 
-    fn decode_from(d: &Decoded, src: format::Source<'_>, limit: u64) -> Result<Self> {
-        if d.header.kind == Kind::CountMin32 {
-            // a 32-bit sketch (the Redis module's CMS.*) opens as this form, counters widened
-            return super::count_min32::CountMinSketch32::decode_from(d, src, limit)?.to_wide();
-        }
+    pub(crate) fn decode_wide(d: &Decoded, src: format::Source<'_>, limit: u64) -> Result<Self> {
         let mut r = ParamReader::new(&d.header.params);
         let width = r.u64()?;
         let depth = r.u32()?;
@@ -624,6 +619,7 @@ impl crate::filter::Merge for CountMinSketch {
 mod tests {
     use super::*;
     use crate::filter::Merge;
+    use crate::io::format::Persist;
     use proptest::prelude::*;
     use std::collections::HashMap;
 

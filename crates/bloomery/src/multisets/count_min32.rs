@@ -454,6 +454,25 @@ impl Persist for CountMinSketch32 {
     }
 }
 
+/// The 64-bit sketch's [`Persist`]: here rather than in count_min.rs because it also opens the
+/// 32-bit form's files (the Redis module's `CMS.*` values), with the counters widened; the
+/// 64-bit form's own codec is in count_min.rs.
+impl Persist for CountMinSketch {
+    const KIND: Kind = Kind::CountMin;
+    const ALSO_OPENS: &'static [Kind] = &[Kind::CountMin32];
+
+    fn encode_parts(&self) -> (Header, Payload<'_>) {
+        self.encode_wide()
+    }
+
+    fn decode_from(d: &Decoded, src: format::Source<'_>, limit: u64) -> Result<Self> {
+        if d.header.kind == Kind::CountMin32 {
+            return CountMinSketch32::decode_from(d, src, limit)?.to_wide();
+        }
+        CountMinSketch::decode_wide(d, src, limit)
+    }
+}
+
 impl crate::dispatch::OtherKind for CountMinSketch32 {
     const CAPABILITIES: crate::kind::Capabilities = crate::kind::Capabilities {
         insert: true,

@@ -2,8 +2,11 @@
 //! Bloom Filters", 2020, the age-partitioned blocked Bloom filter): each slice is cut into
 //! 64-bit words, and the `k + l` words of equal index, one per slice, sit side by side in a
 //! block. A key picks one block; an insertion sets one bit in each of the words of the `k`
-//! newest slices (`k` adjacent words, two runs when the ring wraps), and a query reads the
-//! block's words from the newest slice on. A block of `k + l ≤ 32` words is at most four
+//! newest slices (`k` adjacent words, two runs when the ring wraps), and a query reads all the
+//! block's words at once: the key's bit of each word gathered into one 64-bit mask of hits,
+//! turned from ring order to age order, then tested for a run of `k` set bits by `log2 k`
+//! shift-and steps (no branch per slice; blocks of more than 64 words are scanned one slice at
+//! a time). A block of `k + l ≤ 32` words is at most four
 //! 64-byte cache lines; the `k` words an insertion touches are `⌈8k / 64⌉` lines, one more when
 //! they straddle a line boundary.
 //!
