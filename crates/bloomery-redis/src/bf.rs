@@ -203,7 +203,7 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         f.try_insert(args[2].as_slice())
     })?;
     let new = r.map_err(add_error)?;
-    crate::keys::written(ctx, &args[1]);
+    crate::keys::written_through(ctx, &args[1]);
     Ok(reply::bool(new))
 }
 
@@ -225,7 +225,7 @@ pub fn madd(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let out = write(ctx, &args[1], Some(Params::default()), |f| {
         add_all(f, &args[2..])
     })?;
-    crate::keys::written(ctx, &args[1]);
+    crate::keys::written_through(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 
@@ -294,7 +294,7 @@ pub fn insert(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
     let out = write(ctx, &args[1], (!nocreate).then_some(p), |f| {
         add_all(f, items)
     })?;
-    crate::keys::written(ctx, &args[1]);
+    crate::keys::written_through(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 

@@ -132,7 +132,7 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         f.insert(args[2].as_slice())
     })?;
     r.map_err(insert_error)?;
-    crate::keys::written(ctx, &args[1]);
+    crate::keys::written_through(ctx, &args[1]);
     Ok(reply::bool(true))
 }
 
@@ -145,7 +145,7 @@ pub fn addnx(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         f.insert_unique(args[2].as_slice())
     })?;
     let added = r.map_err(insert_error)?;
-    crate::keys::written(ctx, &args[1]);
+    crate::keys::written_through(ctx, &args[1]);
     Ok(reply::bool(added))
 }
 
@@ -206,7 +206,7 @@ fn insert_generic(ctx: &Context, args: Vec<RedisString>, nx: bool) -> RedisResul
             })
             .collect::<Vec<_>>()
     })?;
-    crate::keys::written(ctx, &args[1]);
+    crate::keys::written_through(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 
@@ -270,7 +270,7 @@ pub fn del(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         },
     )?;
     if removed {
-        crate::keys::written(ctx, &args[1]);
+        crate::keys::written_through(ctx, &args[1]);
     }
     Ok(reply::bool(removed))
 }
@@ -321,7 +321,7 @@ pub fn compact(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         "Cuckoo filter was not found",
         |f: &mut CuckooFilter| f.compact(false),
     )?;
-    crate::keys::written(ctx, &args[1]);
+    crate::keys::written_through(ctx, &args[1]);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 

@@ -148,7 +148,7 @@ pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             })
             .collect::<Vec<_>>())
     })?;
-    crate::keys::written(ctx, &args[1]);
+    crate::keys::written_through(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 

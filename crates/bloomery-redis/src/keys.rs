@@ -19,6 +19,14 @@ pub fn written(ctx: &Context, key: &RedisString) {
     unsafe { notify_written(ctx, key.inner) };
 }
 
+/// After a write through [`write`] to `key`, which already marked its value for the module's
+/// `INFO` section: replicate and announce, as [`written`] does, without opening the key again.
+pub fn written_through(ctx: &Context, key: &RedisString) {
+    ctx.replicate_verbatim();
+    // SAFETY: `key` is a live argument of the running command.
+    unsafe { notify_written(ctx, key.inner) };
+}
+
 /// The keyspace event of a write to `key` by the running command (see [`written`]).
 ///
 /// # Safety
@@ -45,7 +53,9 @@ pub unsafe fn notify_written(ctx: &Context, key: *mut raw::RedisModuleString) {
 }
 
 /// Run `f` on the structure under `key`, creating it with `create` if the key is missing
-/// (`None`: reply `missing` instead).
+/// (`None`: reply `missing` instead). The value is marked written for the module's `INFO`
+/// section (or counted, when created) while the key is open, so the command ends with
+/// [`written_through`].
 pub fn write<T: Structure, R>(
     ctx: &Context,
     ty: &RedisType,
@@ -59,13 +69,26 @@ pub fn write<T: Structure, R>(
         .get_value::<Slot<T>>(ty)
         .map_err(|_| RedisError::WrongType)?
     {
-        Some(Slot::Ready(value)) => Ok(f(value)),
-        Some(Slot::Loading(_)) => Err(RedisError::Str(LOADING)),
+        Some(slot) => {
+            let address = std::ptr::from_mut(slot).cast();
+            match slot {
+                Slot::Ready(value) => {
+                    // SAFETY: `address` is the value of type `ty` under the key open here.
+                    unsafe { crate::stats::written_value(ty, address) };
+                    Ok(f(value))
+                }
+                Slot::Loading(_) => Err(RedisError::Str(LOADING)),
+            }
+        }
         None => {
             let make = create.ok_or(RedisError::Str(missing))?;
             let mut value = make()?;
             let r = f(&mut value);
             k.set_value(ty, Slot::Ready(value))?;
+            if let Ok(Some(slot)) = k.get_value::<Slot<T>>(ty) {
+                // SAFETY: the value of type `ty` just set under the key open here.
+                unsafe { crate::stats::written_value(ty, std::ptr::from_mut(slot).cast()) };
+            }
             Ok(r)
         }
     }

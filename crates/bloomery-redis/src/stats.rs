@@ -240,6 +240,24 @@ pub unsafe fn touched_open(k: *mut raw::RedisModuleKey) {
     }
 }
 
+/// As [`touched_open`], for the value `value` of the module type `ty` (a command that holds
+/// the value already: no second opening of the key).
+///
+/// # Safety
+/// `value` is null or a live value of the module type `ty`, held by the running command.
+pub unsafe fn written_value(ty: &RedisType, value: *const c_void) {
+    if value.is_null() || mark_written(value as usize) {
+        return;
+    }
+    let ty = *ty.raw_type.borrow() as usize;
+    if let Some((_, f)) = families().iter().find(|(t, _)| *t == ty) {
+        // SAFETY: `value` is a live value of `f`'s type (the caller's contract), which
+        // `f.measure` takes.
+        let bytes = unsafe { (f.measure)(value) } as u64;
+        counted(f.name, value, bytes, f.measure);
+    }
+}
+
 /// Measure the values written since `INFO` last asked; the totals per type.
 fn totals() -> BTreeMap<&'static str, (u64, u64)> {
     with_book(|b| {

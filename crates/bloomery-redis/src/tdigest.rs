@@ -108,7 +108,7 @@ pub fn reset(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     write(ctx, &args[1], TDigest::reset)?;
-    keys::written(ctx, &args[1]);
+    keys::written_through(ctx, &args[1]);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 
@@ -143,7 +143,7 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         }
         Ok(())
     })??;
-    keys::written(ctx, &args[1]);
+    keys::written_through(ctx, &args[1]);
     Ok(RedisValue::SimpleStringStatic("OK"))
 }
 

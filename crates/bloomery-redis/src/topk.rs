@@ -102,7 +102,7 @@ pub fn add(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             .map(|it| expelled(t.incr_by(it.as_slice(), 1)))
             .collect::<Vec<_>>()
     })?;
-    crate::keys::written(ctx, &args[1]);
+    crate::keys::written_through(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 
@@ -124,7 +124,7 @@ pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
             )
             .collect::<Vec<_>>()
     })?;
-    crate::keys::written(ctx, &args[1]);
+    crate::keys::written_through(ctx, &args[1]);
     Ok(RedisValue::Array(out))
 }
 

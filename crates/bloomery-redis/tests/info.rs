@@ -84,6 +84,24 @@ fn info_counts_values_and_bytes_per_type() {
     let flushed = section(c);
     assert_eq!(flushed["values"], 0);
     assert_eq!(flushed["bytes"], 0);
+
+    // the general write path (not BF.ADD's own entry point): values created on a missing key
+    // are counted, and a value written after INFO measured it is measured again
+    let _: i64 = q(c, &["CF.ADD", "c", "x"]);
+    let _: Vec<i64> = q(c, &["BF.MADD", "b", "x", "y"]);
+    let made = section(c);
+    assert_eq!((made["cf_values"], made["bf_values"]), (1, 1));
+    assert_eq!(usage(c, "c") - made["cf_bytes"], key_part);
+    assert_eq!(usage(c, "b") - made["bf_bytes"], key_part);
+    for n in 0..5000 {
+        let _: i64 = q(c, &["CF.ADD", "c", &format!("k{n}")]);
+        let _: Vec<i64> = q(c, &["BF.MADD", "b", &format!("k{n}")]);
+    }
+    let grown = section(c);
+    assert!(grown["cf_bytes"] > made["cf_bytes"], "{grown:?}");
+    assert!(grown["bf_bytes"] > made["bf_bytes"], "{grown:?}");
+    assert_eq!(usage(c, "c") - grown["cf_bytes"], key_part);
+    assert_eq!(usage(c, "b") - grown["bf_bytes"], key_part);
 }
 
 /// The module's ACL categories (`@bloom`, `@cuckoo`, `@cms`, `@topk`, `@tdigest` as in Redis 8,
