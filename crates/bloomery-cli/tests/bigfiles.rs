@@ -548,10 +548,10 @@ fn fold_and_flatten_refuse_a_result_over_the_memory_limit() {
 }
 
 /// Two layouts of a blocked filter, as `create` makes them, a little over two 8 MiB
-/// pieces of the one-pass update long (its pieces' edges are crossed): `-n/-p` is the salted-256
+/// pieces of the one-pass update long (its pieces' edges are crossed): `-n/-p` is the salted
 /// layout, `--bits/--hashes` the positions layout.
 const BLOCKED_LAYOUTS: [(&str, &[&str]); 2] = [
-    ("salted256", &["-n", "14M", "-p", "0.01"]),
+    ("salted", &["-n", "14M", "-p", "0.01"]),
     (
         "positions",
         &["--kind", "blocked", "--bits", "150M", "--hashes", "7"],

@@ -988,9 +988,9 @@ fn info_human_and_json() {
     assert_eq!(j["format_version"], 1);
     assert_eq!(j["items"], 500);
     assert_eq!(j["capacity"], 1000);
-    // sized by -n/-p at 1%: the salted-256 layout, hashed with xxh3-64 under the given seed
+    // sized by -n/-p at 1%: the salted layout, hashed with xxh3-64 under the given seed
     assert_eq!(j["hash"], "xxh3-64");
-    assert_eq!(j["layout"], "salted256");
+    assert_eq!(j["layout"], "salted");
     assert!(j["current_fpr"].as_f64().unwrap() < 0.01);
     assert!(j["lower_bound_ratio"].as_f64().unwrap() > 1.0);
 }

@@ -516,7 +516,7 @@ fn items_and_info_count_distinct_inserts() {
         (info.kind, info.items, info.capacity, info.target_fpr),
         ("blocked", 1, 1000, 0.01)
     );
-    assert_eq!(info.layout, Some("salted256"));
+    assert_eq!(info.layout, Some("salted"));
     assert_eq!(info.bits, f.blocks() * 512);
     assert!(info.lower_bound_bits > 0.0);
 }

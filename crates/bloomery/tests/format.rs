@@ -392,8 +392,8 @@ fn read_header_reports_the_fields() {
     assert_eq!(h.version, 1);
     assert_eq!(h.kind, f.layout().kind());
     assert_eq!(h.kind.rust_type(), Kind::Blocked);
-    // the salted-256 layout (the default at 2%) hashes with xxh3-64 under the same seed
-    assert_eq!(f.layout(), bloomery::builders::BlockLayout::Salted256);
+    // the salted layout (the default at 2%) hashes with xxh3-64 under the same seed
+    assert_eq!(f.layout(), bloomery::builders::BlockLayout::Salted);
     assert_eq!(h.hasher, *f.hasher());
     assert_eq!(h.hasher.seed(), KeyHasher::with_seed(9).seed());
     assert_eq!(

@@ -403,8 +403,7 @@ fn split_block_matches_fpr_split_block() {
 /// above, is a few percent, well inside the ±15% band; the test checks that too.
 #[test]
 fn sized_blocked_within_15_percent_of_request() {
-    // 1% takes the salted-256 layout, 0.1% the salted one, 5% with k fixed the positions
-    // layout
+    // 1% and 0.1% take the salted layout, 5% with k fixed the positions layout
     for (rate, queries, k) in [
         (0.01f64, 600_000u64, None),
         (0.001, 2_000_000, None),
@@ -420,10 +419,10 @@ fn sized_blocked_within_15_percent_of_request() {
         .unwrap();
         assert_eq!(
             f.layout(),
-            match k {
-                Some(_) => BlockLayout::Positions,
-                None if rate == 0.01 => BlockLayout::Salted256,
-                None => BlockLayout::Salted,
+            if k.is_some() {
+                BlockLayout::Positions
+            } else {
+                BlockLayout::Salted
             }
         );
         for i in 0..n {

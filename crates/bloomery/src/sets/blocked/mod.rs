@@ -76,11 +76,11 @@ pub const BATCH_AHEAD: usize = 32;
 ///
 /// Sizing from (n, p) picks a one-bit-per-word layout when the sectors shape needs at most
 /// `SECTORS_MAX_EXTRA` (5%) more memory than the best positions shape, positions otherwise
-/// (e.g. at 10% or 10⁻⁵). Among those it takes salted-256 where its 256-bit blocks need at most
-/// `SALTED256_MAX_EXTRA` (5%) more memory than the 512-bit salted ones (about 2% to 0.6%, e.g.
-/// 1%), the 512-bit salted layout elsewhere (e.g. 0.1%), and sectors with a hasher the salted
-/// layouts do not take; fixing k or the bits, or calling [`Builder::layout`], decides it
-/// explicitly. Keys crowd unevenly into
+/// (e.g. at 10% or 10⁻⁵): the 512-bit salted layout, or sectors with a hasher the salted
+/// layouts do not take. Salted-256 is chosen only by [`Builder::layout`] (or `--kind
+/// blocked-salted256`): the Redis module's BF values, and so `bloomery cluster push`, do not
+/// hold it yet, and the default file must stay pushable. Fixing k or the bits, or calling
+/// [`Builder::layout`], decides the layout explicitly. Keys crowd unevenly into
 /// blocks, so at equal memory a blocked filter has a higher false-positive rate than the
 /// classic one; [`params::fpr_blocked`] (positions: binomial occupancy of the query's block, a
 /// Markov chain over the k marked bits, the distinct-probe distribution of k draws) and
@@ -324,10 +324,10 @@ pub struct BlockedOptions {
 }
 
 impl Builder<BlockedBloomFilter> {
-    /// Force a block layout instead of the automatic choice (salted-256 or salted — sectors with
-    /// a hasher other than xxh3 or keyed SipHash — where sectors cost at most
-    /// `SECTORS_MAX_EXTRA` more memory, salted-256 where it costs at most `SALTED256_MAX_EXTRA`
-    /// more than salted, positions otherwise and whenever `hashes` or `bits` are given). The
+    /// Force a block layout instead of the automatic choice (salted — sectors with a hasher
+    /// other than xxh3 or keyed SipHash — where sectors cost at most `SECTORS_MAX_EXTRA` more
+    /// memory, positions otherwise and whenever `hashes` or `bits` are given; salted-256 only
+    /// when forced here). The
     /// salted layouts turn an xxh3-128 hasher into xxh3-64 of the same seed
     /// ([`HashAlgorithm::Xxh3_64`](crate::hashing::HashAlgorithm::Xxh3_64)).
     ///
@@ -359,11 +359,6 @@ pub const SALTED_MAX_BLOCKS: u64 = 1 << 32;
 /// (128 GiB), the most for which the block (the high bits of the 64-bit hash) and the bits
 /// inside it (its low 32 bits) are independent; beyond, sizing takes another layout.
 pub const SALTED256_MAX_LINES: u64 = 1 << 31;
-
-/// The automatic layout choice takes [`BlockLayout::Salted256`] where the 512-bit salted layout
-/// would be chosen and the salted-256 lines are at most this factor above its blocks (about
-/// 2% to 0.6%; at 0.1% the 256-bit blocks need 7% more memory).
-pub const SALTED256_MAX_EXTRA: f64 = 1.05;
 
 /// Bits per key of the sectors and salted layouts.
 pub(crate) const SECTOR_K: u32 = 8;

@@ -269,8 +269,7 @@ pub enum BlockLayout {
     /// ([`HashAlgorithm::Xxh3_64`](crate::hashing::HashAlgorithm::Xxh3_64)) instead of
     /// xxh3-128, cheaper per key; keyed mode keeps SipHash-1-3 and uses its low half. Same
     /// k = 8, same false-positive model and same memory as the sectors layout; the default of
-    /// the blocked filter wherever sectors would be chosen and the salted-256 layout would
-    /// cost more than `SALTED256_MAX_EXTRA` (e.g. at 0.1%).
+    /// the blocked filter wherever sectors would be chosen.
     Salted,
     /// The salted layout on 256-bit blocks (file kind `blocked-salted256`, id 32): the
     /// block of Parquet's split-block filter (eight 32-bit lanes, one bit each, the same eight
@@ -281,7 +280,8 @@ pub enum BlockLayout {
     /// vector operation with AVX2. Smaller blocks crowd more unevenly, so it needs a few per
     /// cent more memory than the 512-bit salted layout for the same rate
     /// ([`params::fpr_salted256`](crate::params::fpr_salted256), the split-block model); sizing
-    /// from (n, p) picks it where that extra is at most `SALTED256_MAX_EXTRA` (e.g. at 1%).
+    /// from (n, p) never picks it: it is chosen by name (`--kind blocked-salted256`), since the
+    /// Redis module's BF values, which `cluster push` loads, do not hold it yet.
     Salted256,
 }
 
