@@ -123,7 +123,7 @@ pub trait Subject {
 /// bloomery's blocked filter.
 pub struct Blocked(pub BlockedBloomFilter);
 impl Blocked {
-    /// Sized by the library for (n, p) (the salted layout at 1% and 0.1%).
+    /// Sized by the library for (n, p) (the layout `try_new` picks).
     pub fn new(n: usize, p: f64) -> Self {
         Self(BlockedBloomFilter::try_new(n as u64, p).expect("blocked"))
     }
@@ -136,6 +136,17 @@ impl Blocked {
     /// Sized for (n, p) in the sectors layout (format kind 20, xxh3-128, k = 8).
     pub fn sectors(n: usize, p: f64) -> Self {
         Self::with_layout(n, p, bloomery::builders::BlockLayout::Sectors)
+    }
+
+    /// Sized for (n, p) in the salted layout (format kind 31, 512-bit blocks, xxh3-64, k = 8).
+    pub fn salted(n: usize, p: f64) -> Self {
+        Self::with_layout(n, p, bloomery::builders::BlockLayout::Salted)
+    }
+
+    /// Sized for (n, p) in the salted-256 layout (format kind 32, 256-bit blocks, xxh3-64,
+    /// k = 8).
+    pub fn salted256(n: usize, p: f64) -> Self {
+        Self::with_layout(n, p, bloomery::builders::BlockLayout::Salted256)
     }
 
     fn with_layout(n: usize, p: f64, layout: bloomery::builders::BlockLayout) -> Self {

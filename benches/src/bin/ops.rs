@@ -1,6 +1,6 @@
 //! One structure, one operation, for instruction counting under callgrind:
-//! `ops STRUCT OP N` with STRUCT in blocked (the default layout: salted at 1%) | positions |
-//! sectors | sbbf | fastbloom | classic (u64 keys) or blocked-url | sectors-url (str keys), and
+//! `ops STRUCT OP N` with STRUCT in blocked (the default layout) | positions | sectors |
+//! salted | salted256 | sbbf | fastbloom | classic (u64 keys) or blocked-url | sectors-url (str keys), and
 //! OP in fill|hit|miss (hit/miss include the fill; subtract a `fill` run).
 use std::hint::black_box;
 
@@ -58,6 +58,8 @@ fn main() {
         "blocked" => run(Blocked::new(n, p), &a[2], &pos, &neg),
         "positions" => run(Blocked::positions(n, p), &a[2], &pos, &neg),
         "sectors" => run(Blocked::sectors(n, p), &a[2], &pos, &neg),
+        "salted" => run(Blocked::salted(n, p), &a[2], &pos, &neg),
+        "salted256" => run(Blocked::salted256(n, p), &a[2], &pos, &neg),
         "sbbf" => run(
             Sbbf::new(Sbbf::bits_per_key_for(n, p), n),
             &a[2],

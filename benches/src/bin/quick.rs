@@ -56,6 +56,8 @@ fn main() {
     let mut blocked = Blocked::new(n, p);
     let mut positions = Blocked::positions(n, p);
     let mut sectors = Blocked::sectors(n, p);
+    let mut salted = Blocked::salted(n, p);
+    let mut salted256 = Blocked::salted256(n, p);
     let mut sbbf = Sbbf::new(Sbbf::bits_per_key_for(n, p), n);
     let mut fast = FastBloom::new(n, p);
     let mut classic = Classic::with_shape(fast.bits(), fast.k().unwrap_or(1));
@@ -64,6 +66,8 @@ fn main() {
     fill(&mut blocked, &pos);
     fill(&mut positions, &pos);
     fill(&mut sectors, &pos);
+    fill(&mut salted, &pos);
+    fill(&mut salted256, &pos);
     fill(&mut sbbf, &pos);
     fill(&mut fast, &pos);
     fill(&mut classic, &pos);
@@ -71,6 +75,7 @@ fn main() {
     let inf = [f64::INFINITY; 3];
     let (mut tb, mut ts, mut tf, mut tc, mut tp, mut tx) = (inf, inf, inf, inf, inf, inf);
     let mut tq = inf;
+    let (mut t512, mut t256) = (inf, inf);
     let (mut batch, mut fl) = ([f64::INFINITY; 3], f64::INFINITY);
     for _ in 0..reps {
         time(&mut blocked, &pos, &neg, &mut tb);
@@ -86,10 +91,12 @@ fn main() {
         let t = cpu_now();
         black_box(floor_reads(floor.words(), &neg));
         fl = fl.min(ns(t, neg.len()));
+        time(&mut salted256, &pos, &neg, &mut t256);
         time(&mut sbbf, &pos, &neg, &mut ts);
+        time(&mut salted, &pos, &neg, &mut t512);
+        time(&mut fast, &pos, &neg, &mut tf);
         time(&mut sectors, &pos, &neg, &mut tq);
         time(&mut positions, &pos, &neg, &mut tp);
-        time(&mut fast, &pos, &neg, &mut tf);
         time(&mut classic, &pos, &neg, &mut tc);
         time(&mut split, &pos, &neg, &mut tx);
     }
@@ -117,6 +124,8 @@ fn main() {
     );
     for (name, t) in [
         ("blocked", tb),
+        ("salted", t512),
+        ("salted256", t256),
         ("sectors", tq),
         ("positions", tp),
         ("sbbf", ts),
@@ -129,5 +138,12 @@ fn main() {
     println!(
         "{:>10}: count_batch pos {:6.2} neg {:6.2}, extend {:6.2}; floor {fl:6.2}",
         "blocked", batch[0], batch[1], batch[2]
+    );
+    println!(
+        "bytes: salted {} salted256 {} sbbf {} fastbloom {}",
+        salted.bits() / 8,
+        salted256.bits() / 8,
+        sbbf.bits() / 8,
+        fast.bits() / 8
     );
 }

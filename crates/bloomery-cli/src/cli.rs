@@ -484,8 +484,9 @@ impl ValueEnum for KindArg {
     fn value_variants<'a>() -> &'a [Self] {
         static ALL: std::sync::OnceLock<Vec<KindArg>> = std::sync::OnceLock::new();
         ALL.get_or_init(|| {
-            // the blocked filter's other layouts too (`blocked-sectors`, `blocked-salted`):
-            // a file of a chosen layout, e.g. one the Redis module's shards can hold
+            // the blocked filter's other layouts too (`blocked-sectors`, `blocked-salted`,
+            // `blocked-salted256`): a file of a chosen layout, e.g. one the Redis module's
+            // shards can hold
             let blocked_layouts = bloomery::Kind::ALL.iter().filter(|k| {
                 k.rust_type() == bloomery::Kind::Blocked && **k != bloomery::Kind::Blocked
             });

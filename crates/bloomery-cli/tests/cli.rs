@@ -1173,6 +1173,8 @@ fn calc_rate_and_bits() {
             "partitioned",
             "blocked",
             "blocked-sectors",
+            "blocked-salted",
+            "blocked-salted256",
             "split-block"
         ]
     );
@@ -1181,6 +1183,28 @@ fn calc_rate_and_bits() {
         let r = k["lower_bound_ratio"].as_f64().unwrap();
         assert!((1.4..2.0).contains(&r), "{k}");
     }
+    // the salted layout has the sectors shape; its 256-bit blocks cost a few per cent more
+    assert_eq!(kinds[4]["bits"], kinds[3]["bits"]);
+    let (b512, b256) = (
+        kinds[4]["bits"].as_f64().unwrap(),
+        kinds[5]["bits"].as_f64().unwrap(),
+    );
+    assert!(b256 > b512 && b256 < 1.1 * b512, "{b512} {b256}");
+    // what `create --kind blocked-salted256` makes: the shape calc shows, rounded to lines
+    // that fold, and its info says so
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("s.bloom");
+    bloomery()
+        .arg("create")
+        .arg(&f)
+        .args(["--kind", "blocked-salted256", "-n", "1M", "-p", "0.01"])
+        .assert()
+        .success();
+    let info = info_json(&f);
+    assert_eq!(info["kind"], "blocked", "{info}");
+    assert_eq!(info["layout"], "salted256", "{info}");
+    let bits = info["bits"].as_f64().unwrap();
+    assert!(bits >= b256 && bits <= 1.01 * b256, "{bits} {b256}");
     assert_eq!(kinds[0]["hashes"], 7);
     let out = bloomery()
         .args(["calc", "-n", "1M", "-m", "48M", "-k", "3", "--json"])

@@ -720,6 +720,7 @@ fn is_bloom(k: Kind) -> bool {
             | Kind::Blocked
             | Kind::BlockedSectors
             | Kind::BlockedSalted
+            | Kind::BlockedSalted256
             | Kind::SplitBlock
     )
 }

@@ -93,6 +93,8 @@ macro_rules! for_each_kind {
                     "The blocked filter in its sectors layout: one bit per 64-bit word.";
                 BlockedSalted = 31, "blocked-salted", Blocked,
                     "The blocked filter in its salted layout: one bit per 64-bit word from one 64-bit hash.";
+                BlockedSalted256 = 32, "blocked-salted256", Blocked,
+                    "The blocked filter in its salted layout on 256-bit blocks: one bit per 32-bit word from one 64-bit hash.";
                 TopKSlots = 28, "topk-slots", TopK,
                     "HeavyKeeper top-k with RedisBloom's list of k slots (the Redis module's TOPK.*).";
                 WindowBlocked = 30, "window-blocked", Window,

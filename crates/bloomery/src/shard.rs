@@ -238,6 +238,14 @@ impl Layout {
                  for; this one was made from an explicit shape (create it with -n and -p)",
             ));
         }
+        if filter.layout() == BlockLayout::Salted256 {
+            return Err(invalid(
+                "filter",
+                "the blocked-salted256 layout is not held by the module's BF values: shard a \
+                 filter of the salted, sectors or positions layout (created with -n and -p, or \
+                 --kind blocked-salted)",
+            ));
+        }
         let blocks = filter.blocks();
         if !blocks.is_multiple_of(u64::from(shards)) {
             let divisors: Vec<String> = (2..=64u64)
@@ -774,6 +782,7 @@ impl Layout {
                 BlockLayout::Sectors | BlockLayout::Salted => {
                     crate::params::fpr_sectors(n, self.blocks_per_shard)
                 }
+                BlockLayout::Salted256 => crate::params::fpr_salted256(n, self.blocks_per_shard),
             })
             .sum();
         sum / items.len() as f64

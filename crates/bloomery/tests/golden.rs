@@ -413,6 +413,7 @@ fn hash_algorithms_match_their_reference_functions() {
         (Kind::Scalable, 5),
         (Kind::BlockedSectors, 20),
         (Kind::BlockedSalted, 31),
+        (Kind::BlockedSalted256, 32),
         (Kind::Window, 27),
         (Kind::TimeWindow, 29),
         (Kind::WindowBlocked, 30),
@@ -478,47 +479,56 @@ fn blocked_sectors_bits_follow_the_pinned_hashes() {
     }
 }
 
-/// The salted layout (kind 31) on xxh3-64 of the key bytes under the hasher's seed (keyed:
-/// the low half of SipHash-1-3-128): block by multiply-shift of that 64-bit value, then in
-/// word j bit `((h mod 2³²) · salt_j mod 2³²) >> 26`, the salts of the Parquet specification.
+/// The salted layouts on xxh3-64 of the key bytes under the hasher's seed (keyed: the low
+/// half of SipHash-1-3-128), the salts of the Parquet specification. Kind 31: the 512-bit
+/// block by multiply-shift of that 64-bit value, then in 64-bit word j bit
+/// `((h mod 2³²) · salt_j mod 2³²) >> 26`. Kind 32: the 256-bit block by multiply-shift onto
+/// twice as many blocks as 512-bit lines, then in 32-bit lane j bit `(… ) >> 27`.
 #[test]
 fn blocked_salted_bits_follow_xxh3_64() {
     const SALTS: [u64; 8] = [
         0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947,
         0x5c6bfb31,
     ];
-    for (i, (name, h, key)) in cases().into_iter().enumerate() {
-        let built = BlockedBloomFilter::builder()
-            .bits(16 * 512)
-            .layout(BlockLayout::Salted)
-            .hasher(h)
-            .try_build();
-        if h.algorithm() == HashAlgorithm::Xxh64 {
-            // Parquet's hash is not one the salted layout takes
-            assert!(built.is_err(), "{name}");
-            continue;
-        }
-        let mut f = built.unwrap();
-        f.insert(&key[..]);
-        let x = match h.algorithm() {
-            HashAlgorithm::Xxh3_128 => {
-                assert_eq!(f.hasher().algorithm(), HashAlgorithm::Xxh3_64);
-                assert_eq!(f.hasher().seed(), h.seed());
-                xxhash_rust::xxh3::xxh3_64_with_seed(&key, h.seed() as u64)
+    // (layout, blocks in 16 lines, block bits, lane bits, shift to the lane's bit)
+    for (layout, blocks, block_bits, lane, shift) in [
+        (BlockLayout::Salted, 16u64, 512u64, 64u64, 26u32),
+        (BlockLayout::Salted256, 32, 256, 32, 27),
+    ] {
+        for (i, (name, h, key)) in cases().into_iter().enumerate() {
+            let built = BlockedBloomFilter::builder()
+                .bits(16 * 512)
+                .layout(layout)
+                .hasher(h)
+                .try_build();
+            if h.algorithm() == HashAlgorithm::Xxh64 {
+                // Parquet's hash is not one the salted layouts take
+                assert!(built.is_err(), "{layout:?} {name}");
+                continue;
             }
-            _ => HASHES[i].0,
-        };
-        assert_eq!(f.hasher().hash(&key[..]).lo, x, "{name}");
-        let block = ((u128::from(x) * 16) >> 64) as u64;
-        let mut want: Vec<u64> = (0..8u64)
-            .map(|j| {
-                block * 512
-                    + 64 * j
-                    + (((x & 0xFFFF_FFFF) * SALTS[j as usize]) & 0xFFFF_FFFF) / (1 << 26)
-            })
-            .collect();
-        want.sort_unstable();
-        assert_eq!(set_bits(f.as_words()), want, "salted bits of {name}");
+            let mut f = built.unwrap();
+            assert_eq!(f.blocks(), 16, "{layout:?} {name}");
+            f.insert(&key[..]);
+            let x = match h.algorithm() {
+                HashAlgorithm::Xxh3_128 => {
+                    assert_eq!(f.hasher().algorithm(), HashAlgorithm::Xxh3_64);
+                    assert_eq!(f.hasher().seed(), h.seed());
+                    xxhash_rust::xxh3::xxh3_64_with_seed(&key, h.seed() as u64)
+                }
+                _ => HASHES[i].0,
+            };
+            assert_eq!(f.hasher().hash(&key[..]).lo, x, "{layout:?} {name}");
+            let block = ((u128::from(x) * u128::from(blocks)) >> 64) as u64;
+            let mut want: Vec<u64> = (0..8u64)
+                .map(|j| {
+                    block * block_bits
+                        + lane * j
+                        + ((((x & 0xFFFF_FFFF) * SALTS[j as usize]) & 0xFFFF_FFFF) >> shift)
+                })
+                .collect();
+            want.sort_unstable();
+            assert_eq!(set_bits(f.as_words()), want, "{layout:?} bits of {name}");
+        }
     }
 }
 
@@ -744,6 +754,44 @@ fn goldens() -> Vec<Golden> {
                             0x0011_2233_4455_6677_8899_AABB_CCDD_EEFF,
                         ))
                         .layout(BlockLayout::Salted)
+                        .try_build()
+                        .unwrap(),
+                )
+            },
+            shape: (0, 0),
+            hash: "siphash13-128",
+            seed_kind: "keyed",
+        },
+        Golden {
+            file: "blocked-salted256.bloom",
+            kind: Kind::BlockedSalted256,
+            build: || {
+                AnyFilter::Blocked(
+                    BlockedBloomFilter::builder()
+                        .capacity(50)
+                        .fpr(0.01)
+                        .seed(7)
+                        .layout(BlockLayout::Salted256)
+                        .try_build()
+                        .unwrap(),
+                )
+            },
+            shape: (0, 0),
+            hash: "xxh3-64",
+            seed_kind: "user",
+        },
+        Golden {
+            file: "blocked-salted256-keyed.bloom",
+            kind: Kind::BlockedSalted256,
+            build: || {
+                AnyFilter::Blocked(
+                    BlockedBloomFilter::builder()
+                        .capacity(50)
+                        .fpr(0.01)
+                        .hasher(KeyHasher::with_secret(
+                            0x0011_2233_4455_6677_8899_AABB_CCDD_EEFF,
+                        ))
+                        .layout(BlockLayout::Salted256)
                         .try_build()
                         .unwrap(),
                 )

@@ -34,12 +34,13 @@ fn keys() -> impl Strategy<Value = Vec<u64>> {
 const CAP: u64 = 200;
 
 /// The set filters behind `AnyFilter` (other kinds in `Kind::ALL` are not set filters).
-const SET_KINDS: [Kind; 7] = [
+const SET_KINDS: [Kind; 8] = [
     Kind::Classic,
     Kind::Partitioned,
     Kind::Blocked,
     Kind::BlockedSectors,
     Kind::BlockedSalted,
+    Kind::BlockedSalted256,
     Kind::SplitBlock,
     Kind::Scalable,
 ];

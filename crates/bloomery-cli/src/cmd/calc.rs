@@ -150,6 +150,7 @@ fn by_rate(n: u64, p: f64) -> Result<Vec<Row>> {
     let bm = b.blocks * BLOCK_BITS;
     let sm = sb * SPLIT_BLOCK_BITS;
     let xb = params::sectors_blocks(n, p)?;
+    let hl = params::salted256_lines(n, p)?;
     Ok(vec![
         Row {
             kind: "classic",
@@ -178,6 +179,22 @@ fn by_rate(n: u64, p: f64) -> Result<Vec<Row>> {
             k: 8,
             fpr: params::fpr_sectors(n, xb),
             asymptotic: params::fpr_asymptotic(n, xb * BLOCK_BITS, 8),
+        },
+        // the salted layouts: the sectors shape hashed once with xxh3-64, and the 256-bit
+        // blocks (two per 512-bit line)
+        Row {
+            kind: "blocked-salted",
+            m: xb * BLOCK_BITS,
+            k: 8,
+            fpr: params::fpr_sectors(n, xb),
+            asymptotic: params::fpr_asymptotic(n, xb * BLOCK_BITS, 8),
+        },
+        Row {
+            kind: "blocked-salted256",
+            m: hl * BLOCK_BITS,
+            k: 8,
+            fpr: params::fpr_salted256(n, hl),
+            asymptotic: params::fpr_asymptotic(n, hl * BLOCK_BITS, 8),
         },
         Row {
             kind: "split-block",
@@ -231,6 +248,20 @@ fn by_bits(n: u64, m: u64, k: Option<u32>) -> Vec<Row> {
             m: blocks * BLOCK_BITS,
             k: 8,
             fpr: params::fpr_sectors(n, blocks),
+            asymptotic: params::fpr_asymptotic(n, blocks * BLOCK_BITS, 8),
+        },
+        Row {
+            kind: "blocked-salted",
+            m: blocks * BLOCK_BITS,
+            k: 8,
+            fpr: params::fpr_sectors(n, blocks),
+            asymptotic: params::fpr_asymptotic(n, blocks * BLOCK_BITS, 8),
+        },
+        Row {
+            kind: "blocked-salted256",
+            m: blocks * BLOCK_BITS,
+            k: 8,
+            fpr: params::fpr_salted256(n, blocks),
             asymptotic: params::fpr_asymptotic(n, blocks * BLOCK_BITS, 8),
         },
         Row {

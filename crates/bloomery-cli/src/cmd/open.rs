@@ -145,7 +145,7 @@ pub fn open_update_sweep(file: MappedFile, verify: bool, how: UpdatePath) -> Res
     let blocked = !file.is_compressed()
         && matches!(
             file.header().kind,
-            Kind::Blocked | Kind::BlockedSectors | Kind::BlockedSalted
+            Kind::Blocked | Kind::BlockedSectors | Kind::BlockedSalted | Kind::BlockedSalted256
         );
     let up = update_mapped(file, opts)?;
     if blocked && how != UpdatePath::Auto {

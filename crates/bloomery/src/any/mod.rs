@@ -235,6 +235,9 @@ mod tests {
         assert_eq!(Kind::from_name("no-such-kind"), None);
         assert!(Kind::BlockedSectors.is_set() && Kind::BlockedSectors.rust_type() == Kind::Blocked);
         assert!(Kind::BlockedSalted.is_set() && Kind::BlockedSalted.rust_type() == Kind::Blocked);
+        assert!(
+            Kind::BlockedSalted256.is_set() && Kind::BlockedSalted256.rust_type() == Kind::Blocked
+        );
         assert!(Kind::COUNTERS.iter().all(|k| AnyCounter::holds(*k)));
     }
 
@@ -242,10 +245,11 @@ mod tests {
     /// refused with an error naming the kinds that offer them, the others succeed.
     #[test]
     fn set_capabilities_match_behaviour() {
-        for &kind in Kind::SETS
-            .iter()
-            .chain([&Kind::BlockedSectors, &Kind::BlockedSalted])
-        {
+        for &kind in Kind::SETS.iter().chain([
+            &Kind::BlockedSectors,
+            &Kind::BlockedSalted,
+            &Kind::BlockedSalted256,
+        ]) {
             let mut f = AnyFilter::builder(kind)
                 .capacity(1000)
                 .fpr(0.01)

@@ -368,8 +368,10 @@ impl Update {
         }
         let kind = file.header().kind;
         let len = file.len();
-        if let (Some(how), Kind::Blocked | Kind::BlockedSectors | Kind::BlockedSalted) =
-            (opts.sweep, kind)
+        if let (
+            Some(how),
+            Kind::Blocked | Kind::BlockedSectors | Kind::BlockedSalted | Kind::BlockedSalted256,
+        ) = (opts.sweep, kind)
         {
             let one_pass = match how {
                 UpdatePath::OnePass => true,

@@ -220,6 +220,15 @@ impl Spec {
                         .try_build()?,
                 )
             }
+            Kind::BlockedSalted256 => {
+                self.only(&[], &[])?;
+                AnyFilter::Blocked(
+                    crate::sets::blocked::BlockedBloomFilter::builder()
+                        .sizing(s)
+                        .layout(BlockLayout::Salted256)
+                        .try_build()?,
+                )
+            }
             Kind::SplitBlock => {
                 self.only(&[], &[])?;
                 AnyFilter::SplitBlock(Builder::new().sizing(s).try_build()?)

@@ -268,25 +268,27 @@ fn layout_of(shell: &AnyFilter) -> (Vec<u8>, usize, u64) {
 /// Where a fold sends input word `j`, and which output words are complete once the words
 /// before `end` are read: `times` folds of a classic filter OR aligned groups of 2^times bits
 /// (`BloomFilter::fold`, repeated), of a blocked filter aligned groups of 2^times blocks
-/// (`BlockedBloomFilter::fold`, repeated).
+/// (`BlockedBloomFilter::fold`, repeated; blocks of the given words: a line, or half of one
+/// under the salted-256 layout).
 #[derive(Clone, Copy)]
 enum FoldMap {
     Classic(u32),
-    Blocked(u32),
+    Blocked(u32, usize),
 }
 
 impl FoldMap {
     fn out_index(self, j: usize) -> usize {
         match self {
             Self::Classic(t) => shr(j, t),
-            Self::Blocked(t) => (shr(j / BLOCK_WORDS, t) * BLOCK_WORDS) | (j % BLOCK_WORDS),
+            Self::Blocked(t, w) => (shr(j / w, t) * w) | (j % w),
         }
     }
 
     fn complete_below(self, end: usize) -> usize {
         match self {
             Self::Classic(t) => shr(end, t),
-            Self::Blocked(t) => shr(end / BLOCK_WORDS, t) * BLOCK_WORDS,
+            // whole lines only (the fill figures count lines)
+            Self::Blocked(t, w) => shr(end / w, t) * w / BLOCK_WORDS * BLOCK_WORDS,
         }
     }
 
@@ -311,11 +313,11 @@ impl FoldMap {
                     out[shr(j, t) - base] |= u64::from(w != 0) << (shr(j, t - 6) & 63);
                 }
             }
-            Self::Blocked(t) => {
-                debug_assert!(start.is_multiple_of(BLOCK_WORDS));
-                for (i, b) in src.chunks_exact(BLOCK_WORDS).enumerate() {
-                    let o = shr(start / BLOCK_WORDS + i, t) * BLOCK_WORDS - base;
-                    for (d, s) in out[o..o + BLOCK_WORDS].iter_mut().zip(b) {
+            Self::Blocked(t, w) => {
+                debug_assert!(start.is_multiple_of(w));
+                for (i, b) in src.chunks_exact(w).enumerate() {
+                    let o = shr(start / w + i, t) * w - base;
+                    for (d, s) in out[o..o + w].iter_mut().zip(b) {
                         *d |= *s;
                     }
                 }
@@ -343,6 +345,7 @@ impl AnyFilter {
                     | Kind::Blocked
                     | Kind::BlockedSectors
                     | Kind::BlockedSalted
+                    | Kind::BlockedSalted256
                     | Kind::Partitioned
                     | Kind::SplitBlock
             )
@@ -397,7 +400,7 @@ impl AnyFilter {
         let shell = shell(&input.filter, times, input.filter.len())?;
         let (head, out_words, payload_len) = layout_of(&shell);
         let map = match &input.filter {
-            AnyFilter::Blocked(_) => FoldMap::Blocked(times),
+            AnyFilter::Blocked(b) => FoldMap::Blocked(times, b.layout().block_words()),
             _ => FoldMap::Classic(times),
         };
         let mut fill = Fill::new(&shell);

@@ -28,9 +28,9 @@ mod validate;
 mod window;
 
 pub use blocked::{
-    blocked_best_k, blocked_blocks_for_k, blocked_shape, fpr_blocked, fpr_sectors, fpr_split_block,
-    sectors_blocks, split_block_blocks, warm_blocked_sizing, BlockedModel, BlockedShape,
-    BLOCKED_MAX_K, SATURATED_LOAD,
+    blocked_best_k, blocked_blocks_for_k, blocked_shape, fpr_blocked, fpr_salted256, fpr_sectors,
+    fpr_split_block, salted256_lines, sectors_blocks, split_block_blocks, warm_blocked_sizing,
+    BlockedModel, BlockedShape, BLOCKED_MAX_K, SATURATED_LOAD,
 };
 pub use classic::{
     bits_asymptotic, classic_shape, foldable_bits, foldable_blocks, fpr_asymptotic, fpr_exact,

@@ -536,7 +536,9 @@ pub(crate) fn layout_id(layout: BlockLayout) -> u8 {
     match layout {
         BlockLayout::Positions => 0,
         BlockLayout::Sectors => 1,
+        // Salted256 never held: `shard` refuses such files, and the loader refuses the id
         BlockLayout::Salted => 2,
+        BlockLayout::Salted256 => 3,
     }
 }
 

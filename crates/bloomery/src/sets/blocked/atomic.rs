@@ -19,8 +19,8 @@ impl BlockedBloomFilter {
 
 #[inline(always)]
 fn atomic_insert(atoms: &[AtomicU64], h: Hashed, f: &BlockedBloomFilter) -> bool {
-    let b = block_start(h, f.blocks);
-    let mask = Block::mask(h, f.k, f.layout);
+    let (b, half) = place(h, f.blocks, f.layout);
+    let mask = Block::mask(h, f.k, f.layout, half);
     let mut new = false;
     for (i, &m) in mask.0.iter().enumerate() {
         if m != 0 {
@@ -96,8 +96,8 @@ impl AtomicBlockedBloomFilter {
     /// Query a pre-hashed key.
     #[inline]
     pub fn contains_hashed(&self, h: Hashed) -> bool {
-        let b = block_start(h, self.shape.blocks);
-        let mask = Block::mask(h, self.shape.k, self.shape.layout);
+        let (b, half) = place(h, self.shape.blocks, self.shape.layout);
+        let mask = Block::mask(h, self.shape.k, self.shape.layout, half);
         mask.0
             .iter()
             .enumerate()

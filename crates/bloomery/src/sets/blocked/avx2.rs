@@ -1,8 +1,9 @@
-//! The fused AVX2 single-key paths of the sectors and salted layouts (hash, block choice and
-//! update in one function), chosen once per filter. The block kernels themselves are
-//! `block::x86`'s.
+//! The fused AVX2 single-key paths of the sectors and salted layouts, 512- and 256-bit (hash,
+//! block choice and update in one function per layout), chosen once per filter. The block
+//! kernels themselves are `block::x86`'s.
 
 use super::*;
+use crate::hash::reduce;
 
 /// The fused single-key paths of the sectors and salted layouts (see [`sectors_simd`]):
 /// hashing, the block index and the two-vector update in one function compiled for AVX2, with
@@ -23,60 +24,159 @@ impl BlockedBloomFilter {
         unsafe { words.add(start).cast() }
     }
 
+    /// The key's salted block of `W` words (8: its line; 4: the 256-bit block
+    /// `reduce(h.lo, 2 · blocks)` of the salted-256 layout), from a slice of exactly
+    /// `blocks · BLOCK_WORDS` words.
+    #[inline(always)]
+    fn salted_ptr<const W: usize>(&self, words: *const u64, h: Hashed) -> *const [u64; W] {
+        let start = reduce(h.lo, self.blocks * (BLOCK_WORDS / W) as u64) as usize * W;
+        debug_assert!(start + W <= self.core.words.len());
+        // SAFETY: `reduce(h.lo, b) < b` for the `b = blocks · 8 / W` blocks of `W` words
+        // (multiply-shift reduction), and the words are exactly `blocks · BLOCK_WORDS = b · W`
+        // long (as in `block_ptr`), so the block lies inside the allocation `words` points to.
+        unsafe { words.add(start).cast() }
+    }
+
     /// The key's hash as the fused path of this filter's layout needs it: xxh3-128 for the
-    /// sectors layout, the xxh3-64 low half alone for the salted one.
+    /// sectors layout, the xxh3-64 low half alone for the salted ones.
     #[inline(always)]
     fn hash_fused<K: Key + ?Sized>(&self, key: &K) -> Hashed {
-        if self.layout == BlockLayout::Salted {
+        if self.layout.is_salted() {
             Hashed::new(self.core.hasher.hash64_xxh3(key), 0)
         } else {
             self.core.hasher.hash_xxh3(key)
         }
     }
 
-    /// The fused kernel's query of `h` in `block`.
+    /// The fused kernel's query of `h` among `words` (exactly `blocks · BLOCK_WORDS` of them).
     #[inline]
     #[target_feature(enable = "avx2")]
-    fn check_fused(&self, block: &Block, h: Hashed) -> bool {
-        if self.layout == BlockLayout::Salted {
-            x86::check_salted_avx2(block, h)
-        } else {
-            x86::check_sectors_avx2(block, h)
+    fn check_fused(&self, words: *const u64, h: Hashed) -> bool {
+        match self.layout {
+            BlockLayout::Salted => {
+                // SAFETY: an in-bounds block of the words (`salted_ptr`), borrowed shared.
+                let block = unsafe { &*self.salted_ptr::<8>(words, h) };
+                x86::check_salted_avx2(block, h)
+            }
+            BlockLayout::Salted256 => {
+                // SAFETY: as above.
+                let block = unsafe { &*self.salted_ptr::<4>(words, h) };
+                x86::check_salted_avx2(block, h)
+            }
+            _ => {
+                // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared.
+                let block = unsafe { &*self.block_ptr(words, h) };
+                x86::check_sectors_avx2(block, h)
+            }
         }
     }
 
+    /// The fused kernel's insert of `h` among the owned `words` (exactly
+    /// `blocks · BLOCK_WORDS` of them); true if a bit was new.
+    ///
+    /// # Safety
+    /// `words` are the filter's own words, owned and writable, with no other reference to
+    /// them alive (the caller holds `&mut self`).
+    #[inline]
     #[target_feature(enable = "avx2")]
-    pub(super) fn insert_avx2<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+    unsafe fn insert_fused(&self, words: *mut u64, h: Hashed) -> bool {
+        match self.layout {
+            BlockLayout::Salted => {
+                // SAFETY: an in-bounds block of the words (`salted_ptr`), which the caller
+                // guarantees are writable and not otherwise borrowed.
+                let block = unsafe { &mut *self.salted_ptr::<8>(words, h).cast_mut() };
+                x86::insert_salted_avx2(block, h)
+            }
+            BlockLayout::Salted256 => {
+                // SAFETY: as above.
+                let block = unsafe { &mut *self.salted_ptr::<4>(words, h).cast_mut() };
+                x86::insert_salted_avx2(block, h)
+            }
+            _ => {
+                // SAFETY: an in-bounds block of the words (`block_ptr`), as above.
+                let block = unsafe { &mut *self.block_ptr(words, h).cast_mut() };
+                x86::insert_sectors_avx2(block, h)
+            }
+        }
+    }
+
+    /// A single-key insert on the fused path of this filter's layout (requires `simd_write`):
+    /// the layout is tested here, outside the AVX2 functions, so each layout's insert is a
+    /// function of its own (hash, block, kernel) with no code shared with the others.
+    ///
+    /// # Safety
+    /// The CPU has AVX2, and `simd_write` holds (the words are owned).
+    #[inline(always)]
+    pub(super) unsafe fn insert_avx2<K: Key + ?Sized>(&mut self, key: &K) -> bool {
         debug_assert!(!self.core.words.is_mapped());
-        let words = self.core.words.owned_mut_ptr();
-        let new = if self.layout == BlockLayout::Salted {
-            let h = Hashed::new(self.core.hasher.hash64_xxh3(key), 0);
-            // SAFETY: an in-bounds block of the words (`block_ptr`), which are owned and
-            // writable (`simd_write` is false while they are a read-only map: `decode_from`),
-            // and `&mut self` excludes every other reference to them.
-            x86::insert_salted_avx2(unsafe { &mut *self.block_ptr(words, h).cast_mut() }, h)
-        } else {
-            let h = self.core.hasher.hash_xxh3(key);
-            // SAFETY: as above.
-            x86::insert_sectors_avx2(unsafe { &mut *self.block_ptr(words, h).cast_mut() }, h)
+        // SAFETY: the caller's contract: AVX2, the only feature these enable, and owned words.
+        let new = unsafe {
+            match self.layout {
+                BlockLayout::Salted => self.insert_salted_key::<8, K>(key),
+                BlockLayout::Salted256 => self.insert_salted_key::<4, K>(key),
+                _ => self.insert_sectors_key(key),
+            }
         };
         self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
 
-    /// One test of the layout, then the whole query of that layout (hash, block, kernel).
-    #[target_feature(enable = "avx2")]
-    pub(super) fn contains_avx2<K: Key + ?Sized>(&self, key: &K) -> bool {
-        let words = self.core.words.as_slice().as_ptr();
-        if self.layout == BlockLayout::Salted {
-            let h = Hashed::new(self.core.hasher.hash64_xxh3(key), 0);
-            // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared.
-            x86::check_salted_avx2(unsafe { &*self.block_ptr(words, h) }, h)
-        } else {
-            let h = self.core.hasher.hash_xxh3(key);
-            // SAFETY: as above.
-            x86::check_sectors_avx2(unsafe { &*self.block_ptr(words, h) }, h)
+    /// A single-key query on the fused path of this filter's layout (as
+    /// [`insert_avx2`](Self::insert_avx2)).
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    #[inline(always)]
+    pub(super) unsafe fn contains_avx2<K: Key + ?Sized>(&self, key: &K) -> bool {
+        // SAFETY: the caller's contract: AVX2, the only feature these enable.
+        unsafe {
+            match self.layout {
+                BlockLayout::Salted => self.contains_salted_key::<8, K>(key),
+                BlockLayout::Salted256 => self.contains_salted_key::<4, K>(key),
+                _ => self.contains_sectors_key(key),
+            }
         }
+    }
+
+    /// Insert into the salted block of `W` words: xxh3-64, the block, the kernel.
+    #[target_feature(enable = "avx2")]
+    fn insert_salted_key<const W: usize, K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        let words = self.core.words.owned_mut_ptr();
+        let h = Hashed::new(self.core.hasher.hash64_xxh3(key), 0);
+        // SAFETY: an in-bounds block of the words (`salted_ptr`), which are owned and writable
+        // (`simd_write` is false while they are a read-only map: `decode_from`), and
+        // `&mut self` excludes every other reference to them.
+        x86::insert_salted_avx2(
+            unsafe { &mut *self.salted_ptr::<W>(words, h).cast_mut() },
+            h,
+        )
+    }
+
+    /// Insert in the sectors layout: xxh3-128, the block, the kernel.
+    #[target_feature(enable = "avx2")]
+    fn insert_sectors_key<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+        let words = self.core.words.owned_mut_ptr();
+        let h = self.core.hasher.hash_xxh3(key);
+        // SAFETY: as in `insert_salted_key`.
+        x86::insert_sectors_avx2(unsafe { &mut *self.block_ptr(words, h).cast_mut() }, h)
+    }
+
+    /// Query the salted block of `W` words.
+    #[target_feature(enable = "avx2")]
+    fn contains_salted_key<const W: usize, K: Key + ?Sized>(&self, key: &K) -> bool {
+        let words = self.core.words.as_slice().as_ptr();
+        let h = Hashed::new(self.core.hasher.hash64_xxh3(key), 0);
+        // SAFETY: an in-bounds block of the words (`salted_ptr`), borrowed shared.
+        x86::check_salted_avx2(unsafe { &*self.salted_ptr::<W>(words, h) }, h)
+    }
+
+    /// Query in the sectors layout.
+    #[target_feature(enable = "avx2")]
+    fn contains_sectors_key<K: Key + ?Sized>(&self, key: &K) -> bool {
+        let words = self.core.words.as_slice().as_ptr();
+        let h = self.core.hasher.hash_xxh3(key);
+        // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared.
+        x86::check_sectors_avx2(unsafe { &*self.block_ptr(words, h) }, h)
     }
 
     /// Insert a pre-hashed key on the fused path (requires `simd_write`); true if a bit was new.
@@ -85,16 +185,8 @@ impl BlockedBloomFilter {
     pub(super) fn insert_hashed_avx2(&mut self, h: Hashed) -> bool {
         debug_assert!(!self.core.words.is_mapped());
         let words = self.core.words.owned_mut_ptr();
-        let p = self.block_ptr(words, h).cast_mut();
-        // SAFETY: `p` is an in-bounds block of the words (`block_ptr`), which are owned and
-        // writable (`simd_write` is false while they are a read-only map: `decode_from`), and
-        // `&mut self` excludes every other reference to them.
-        let block = unsafe { &mut *p };
-        let new = if self.layout == BlockLayout::Salted {
-            x86::insert_salted_avx2(block, h)
-        } else {
-            x86::insert_sectors_avx2(block, h)
-        };
+        // SAFETY: as in `insert_avx2`.
+        let new = unsafe { self.insert_fused(words, h) };
         self.core.items = self.core.items.saturating_add(u64::from(new));
         new
     }
@@ -113,12 +205,7 @@ impl BlockedBloomFilter {
             hashes,
             answer,
             |h| *h,
-            |words, h| {
-                let p = self.block_ptr(words.as_ptr(), h);
-                // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared; the
-                // CPU has AVX2 (this function's requirement).
-                self.check_fused(unsafe { &*p }, h)
-            },
+            |words, h| self.check_fused(words.as_ptr(), h),
         );
     }
 
@@ -128,12 +215,7 @@ impl BlockedBloomFilter {
             keys,
             answer,
             |k| self.hash_fused(k),
-            |words, h| {
-                let p = self.block_ptr(words.as_ptr(), h);
-                // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared; the
-                // CPU has AVX2 (this function's requirement).
-                self.check_fused(unsafe { &*p }, h)
-            },
+            |words, h| self.check_fused(words.as_ptr(), h),
         );
     }
 }

@@ -2,7 +2,7 @@
 //! counted in one pass over the words, a piece at a time, so a pass over a big file (the
 //! checksum's, or one that drops the pages behind it) can count them as it goes.
 
-use super::{BlockLayout, BlockedBloomFilter, BLOCK_BITS, BLOCK_WORDS};
+use super::{BlockLayout, BlockedBloomFilter, BLOCK_BITS, BLOCK_WORDS, HALF_WORDS};
 use crate::dispatch::SetStats;
 use crate::filter::Stats;
 
@@ -15,9 +15,11 @@ pub(crate) struct FillPass {
     ones: u64,
     /// Positions layout: the sum over blocks of `(c / 512)^k`, `c` the block's bits set.
     fpr_sum: f64,
-    /// Sectors layout: the sum over blocks of `Π_j c_j`, `c_j` the bits set in word `j`; each
-    /// product is below 64^8 = 2^48 and the sum is exact, so the rate is `sum / 2^48 / blocks`
-    /// whatever the order of the blocks.
+    /// Sectors and salted layouts: the sum over blocks of `Π_j c_j`, `c_j` the bits set in
+    /// word `j`; each product is below 64^8 = 2^48 and the sum is exact, so the rate is
+    /// `sum / 2^48 / blocks` whatever the order of the blocks. Salted-256 layout: the same
+    /// over its 256-bit blocks (two per line) with `c_j` the bits set in 32-bit lane `j`, each
+    /// product below 32^8 = 2^40: the rate is `sum / 2^40 / (2 · lines)`.
     sector_sum: u128,
     /// Positions layout: `(c / 512)^k` for `c` bits set in a block.
     table: Vec<f64>,
@@ -29,7 +31,7 @@ impl FillPass {
             BlockLayout::Positions => (0..=BLOCK_BITS)
                 .map(|c| (c as f64 / BLOCK_BITS as f64).powi(f.k as i32))
                 .collect(),
-            BlockLayout::Sectors | BlockLayout::Salted => Vec::new(),
+            BlockLayout::Sectors | BlockLayout::Salted | BlockLayout::Salted256 => Vec::new(),
         };
         Self {
             next: 0,
@@ -125,6 +127,23 @@ impl FillPass {
                 }
                 self.sector_sum = total;
             }
+            BlockLayout::Salted256 => {
+                // two products of eight lane counts per line, each below 2^40: 2^15 lines
+                // stay below 2^56 in u64
+                let mut total = self.sector_sum;
+                for run in words.chunks(BLOCK_WORDS << 15) {
+                    let mut sum = 0u64;
+                    for b in run.chunks_exact(HALF_WORDS) {
+                        let c: [u64; 8] = std::array::from_fn(|j| {
+                            u64::from(((b[j / 2] >> (32 * (j % 2))) as u32).count_ones())
+                        });
+                        ones += c.iter().sum::<u64>();
+                        sum += (c[0] * c[1]) * (c[2] * c[3]) * ((c[4] * c[5]) * (c[6] * c[7]));
+                    }
+                    total += u128::from(sum);
+                }
+                self.sector_sum = total;
+            }
         }
         self.ones = ones;
     }
@@ -212,6 +231,8 @@ impl FillPass {
                 self.sector_sum = total;
                 self.ones += lanes(ones).iter().sum::<u64>();
             }
+            // counted by lanes of 32 bits: the portable loop (compiled here with AVX2)
+            BlockLayout::Salted256 => self.count(words, layout),
         }
     }
 
@@ -226,6 +247,9 @@ impl FillPass {
                 BlockLayout::Positions => self.fpr_sum / f.blocks as f64,
                 BlockLayout::Sectors | BlockLayout::Salted => {
                     self.sector_sum as f64 / (1u64 << 48) as f64 / f.blocks as f64
+                }
+                BlockLayout::Salted256 => {
+                    self.sector_sum as f64 / (1u64 << 40) as f64 / (2 * f.blocks) as f64
                 }
             },
             capacity: f.capacity(),

@@ -311,7 +311,8 @@ impl BlockedBloomFilter {
     /// let mut hashes: Vec<_> = (0..5000u32).map(|i| f.hasher().hash(&i)).collect();
     /// let mut reached = 0;
     /// let new = f.insert_sweep(&mut hashes, |r| { reached = r.end; Ok::<_, bloomery::Error>(()) }, |_| {})?;
-    /// assert_eq!((new, f.len()), (5000, 5000));
+    /// assert_eq!(new, f.len()); // the keys that set a bit (a few may find theirs all set)
+    /// assert!((0..5000u32).all(|i| f.contains(&i)));
     /// assert!(reached > 0 && reached <= f.bit_len() / 8);
     /// # Ok(()) }
     /// ```

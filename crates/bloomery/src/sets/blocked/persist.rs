@@ -1,5 +1,5 @@
-//! The blocked filter in the file format (kinds `blocked`, `blocked-sectors` and
-//! `blocked-salted`).
+//! The blocked filter in the file format (kinds `blocked`, `blocked-sectors`, `blocked-salted`
+//! and `blocked-salted256`; `blocks` counts 512-bit lines in every one).
 
 use super::*;
 
@@ -27,6 +27,7 @@ impl Persist for BlockedBloomFilter {
         let layout = match d.header.kind {
             Kind::BlockedSectors => BlockLayout::Sectors,
             Kind::BlockedSalted => BlockLayout::Salted,
+            Kind::BlockedSalted256 => BlockLayout::Salted256,
             _ => BlockLayout::Positions,
         };
         if blocks == 0
@@ -34,6 +35,7 @@ impl Persist for BlockedBloomFilter {
             || k > BLOCKED_MAX_K
             || u64::from(block_bits) != BLOCK_BITS
             || (layout != BlockLayout::Positions && k != SECTOR_K)
+            || (layout == BlockLayout::Salted256 && blocks > SALTED256_MAX_LINES)
         {
             return Err(crate::error::inconsistent(format!(
                 "blocked shape blocks={blocks} k={k} block_bits={block_bits} layout={}",

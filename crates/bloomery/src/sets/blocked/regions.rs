@@ -209,8 +209,9 @@ impl RegionWriter<'_> {
     /// Insert one hash whose block starts at word `at` of this region.
     #[inline(always)]
     fn put(&mut self, at: usize, h: Hashed) {
+        let (_, half) = place(h, self.blocks, self.layout);
         let block = Block::at_mut(self.words, at);
-        self.new += u64::from(block.insert(h, self.k, self.layout));
+        self.new += u64::from(block.insert(h, self.k, self.layout, half));
     }
 }
 

@@ -135,7 +135,7 @@ impl BlockedBloomFilter {
                 let w0 = usize::try_from(p / 8).map_err(|_| out_of_order())?;
                 let w1 = w0 + words.len();
                 while let Some(&x) = hashes.get(next) {
-                    let b = block_start(x, blocks);
+                    let (b, half) = place(x, blocks, layout);
                     if b >= w1 {
                         break;
                     }
@@ -143,7 +143,7 @@ impl BlockedBloomFilter {
                     if at + BLOCK_WORDS > words.len() {
                         return Err(out_of_order());
                     }
-                    new += u64::from(Block::at_mut(words, at).insert(x, k, layout));
+                    new += u64::from(Block::at_mut(words, at).insert(x, k, layout, half));
                     next += 1;
                 }
                 if seal {

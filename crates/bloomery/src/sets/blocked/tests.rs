@@ -47,7 +47,7 @@ fn probes_match_the_reference_mapping() {
         for i in 0..300u64 {
             let h = hasher.hash(&i);
             assert_eq!(
-                Block::mask(h, k, BlockLayout::Positions).0,
+                Block::mask(h, k, BlockLayout::Positions, 0).0,
                 reference_mask(h, k),
                 "k={k} key={i}"
             );
@@ -77,9 +77,11 @@ fn block_kernels_agree_with_the_portable_kernel_and_the_mask() {
         (BlockLayout::Positions, 1..=BLOCKED_MAX_K),
         (BlockLayout::Sectors, 8..=8),
         (BlockLayout::Salted, 8..=8),
+        (BlockLayout::Salted256, 8..=8),
     ] {
         for k in ks {
             for i in 0..200u64 {
+                let half = (i & 1) as usize;
                 let h = hasher.hash(&(u64::from(k) << 32 | i));
                 let mut block = Block::default();
                 for w in block.0.iter_mut() {
@@ -91,11 +93,15 @@ fn block_kernels_agree_with_the_portable_kernel_and_the_mask() {
                         rng | mix64(rng ^ 1)
                     };
                 }
-                let mask = Block::mask(h, k, layout);
+                let mask = Block::mask(h, k, layout, half);
                 let want = block.0.iter().zip(mask.0).all(|(w, m)| w & m == m);
-                assert_eq!(block.check(h, k, layout), want, "{layout:?} k={k} key={i}");
                 assert_eq!(
-                    block.check_scalar(h, k, layout),
+                    block.check(h, k, layout, half),
+                    want,
+                    "{layout:?} k={k} key={i}"
+                );
+                assert_eq!(
+                    block.check_scalar(h, k, layout, half),
                     want,
                     "{layout:?} k={k} key={i}"
                 );
@@ -105,8 +111,8 @@ fn block_kernels_agree_with_the_portable_kernel_and_the_mask() {
                     no += 1
                 }
                 let (mut a, mut b) = (block, block);
-                assert_eq!(a.insert(h, k, layout), !want);
-                assert_eq!(b.insert_scalar(h, k, layout), !want);
+                assert_eq!(a.insert(h, k, layout, half), !want);
+                assert_eq!(b.insert_scalar(h, k, layout, half), !want);
                 assert_eq!(a, b);
                 let ored: Vec<u64> = block.0.iter().zip(mask.0).map(|(w, m)| w | m).collect();
                 assert_eq!(&a.0[..], &ored[..]);
@@ -135,7 +141,7 @@ fn sectors_match_the_reference_mapping_and_simd_equals_scalar() {
     for i in 0..2000u64 {
         let h = hasher.hash(&i);
         assert_eq!(
-            Block::mask(h, 8, BlockLayout::Sectors).0,
+            Block::mask(h, 8, BlockLayout::Sectors, 0).0,
             reference_sectors(h)
         );
         // dispatched (AVX2 where available) and portable versions agree on random blocks
@@ -145,11 +151,15 @@ fn sectors_match_the_reference_mapping_and_simd_equals_scalar() {
             *w = rng | mix64(rng ^ 1); // dense: ~75% ones, so both answers occur
         }
         let s = BlockLayout::Sectors;
-        assert_eq!(block.check(h, 8, s), block.check_scalar(h, 8, s), "key={i}");
+        assert_eq!(
+            block.check(h, 8, s, 0),
+            block.check_scalar(h, 8, s, 0),
+            "key={i}"
+        );
         let (mut a, mut b) = (block, block);
-        assert_eq!(a.insert(h, 8, s), b.insert_scalar(h, 8, s), "key={i}");
+        assert_eq!(a.insert(h, 8, s, 0), b.insert_scalar(h, 8, s, 0), "key={i}");
         assert_eq!(a, b);
-        assert!(a.check(h, 8, s));
+        assert!(a.check(h, 8, s, 0));
         if i < 300 {
             let mut g = BlockedBloomFilter::try_with_sectors(97).unwrap();
             g.insert_hashed(h);
@@ -194,14 +204,14 @@ fn salted_match_the_reference_mapping_and_simd_equals_scalar() {
         // the hash is xxh3-64 of the key's bytes, seed 0
         assert_eq!(h.lo, xxhash_rust::xxh3::xxh3_64(&i.to_le_bytes()));
         assert_eq!(
-            Block::mask(h, 8, BlockLayout::Salted).0,
+            Block::mask(h, 8, BlockLayout::Salted, 0).0,
             reference_salted(h)
         );
         // only the low half matters
         let other_hi = Hashed::new(h.lo, !h.hi);
         assert_eq!(
-            Block::mask(other_hi, 8, BlockLayout::Salted),
-            Block::mask(h, 8, BlockLayout::Salted)
+            Block::mask(other_hi, 8, BlockLayout::Salted, 0),
+            Block::mask(h, 8, BlockLayout::Salted, 0)
         );
         let mut block = Block::default();
         for w in block.0.iter_mut() {
@@ -209,11 +219,15 @@ fn salted_match_the_reference_mapping_and_simd_equals_scalar() {
             *w = rng | mix64(rng ^ 1);
         }
         let s = BlockLayout::Salted;
-        assert_eq!(block.check(h, 8, s), block.check_scalar(h, 8, s), "key={i}");
+        assert_eq!(
+            block.check(h, 8, s, 0),
+            block.check_scalar(h, 8, s, 0),
+            "key={i}"
+        );
         let (mut a, mut b) = (block, block);
-        assert_eq!(a.insert(h, 8, s), b.insert_scalar(h, 8, s), "key={i}");
+        assert_eq!(a.insert(h, 8, s, 0), b.insert_scalar(h, 8, s, 0), "key={i}");
         assert_eq!(a, b);
-        assert!(a.check(h, 8, s));
+        assert!(a.check(h, 8, s, 0));
         if i < 300 {
             let mut g = BlockedBloomFilter::try_with_salted(97).unwrap();
             assert!(g.insert(&i));
@@ -234,16 +248,23 @@ fn salted_match_the_reference_mapping_and_simd_equals_scalar() {
 }
 
 /// Property: whatever the keys (random byte strings of any length) and the hasher (default,
-/// seeded, keyed), the salted layout never forgets an inserted key, on every path.
+/// seeded, keyed), the salted layouts (512- and 256-bit) never forget an inserted key, on
+/// every path.
 #[test]
 fn salted_has_no_false_negatives() {
     use rand::{rngs::StdRng, Rng, SeedableRng};
     let mut rng = StdRng::seed_from_u64(31);
-    for hasher in [
-        KeyHasher::new(),
-        KeyHasher::with_seed(5),
-        KeyHasher::with_secret(0x005E_C2E7),
-    ] {
+    for (layout, hasher) in [BlockLayout::Salted, BlockLayout::Salted256]
+        .into_iter()
+        .flat_map(|l| {
+            [
+                KeyHasher::new(),
+                KeyHasher::with_seed(5),
+                KeyHasher::with_secret(0x005E_C2E7),
+            ]
+            .map(|h| (l, h))
+        })
+    {
         for n in [1usize, 10, 1000, 20_000] {
             let keys: Vec<Vec<u8>> = (0..n)
                 .map(|_| {
@@ -256,21 +277,24 @@ fn salted_has_no_false_negatives() {
                 .capacity((n as u64 / 10).max(1))
                 .fpr(0.01)
                 .hasher(hasher)
-                .layout(BlockLayout::Salted)
+                .layout(layout)
                 .try_build()
                 .unwrap();
+            assert_eq!(f.layout(), layout);
             let mut g = f.clone();
             for k in &keys {
                 f.insert(k);
             }
             g.extend(keys.iter());
             assert_eq!(f, g);
-            assert!(keys.iter().all(|k| f.contains(k)), "n={n}");
+            assert!(keys.iter().all(|k| f.contains(k)), "{layout:?} n={n}");
             assert_eq!(f.count_batch(&keys), n);
             let hashes: Vec<Hashed> = keys.iter().map(|k| f.hasher().hash(k)).collect();
             assert!(hashes.iter().all(|h| f.contains_hashed(*h)));
             let back = BlockedBloomFilter::from_bytes(&f.to_bytes()).unwrap();
             assert!(keys.iter().all(|k| back.contains(k)));
+            let atomic = f.clone().into_atomic();
+            assert!(hashes.iter().all(|h| atomic.contains_hashed(*h)));
         }
     }
 }
@@ -285,7 +309,11 @@ fn salted_has_no_false_negatives() {
 #[test]
 fn fused_paths_equal_portable_paths() {
     let keyed = KeyHasher::keyed().unwrap();
-    let layouts = [BlockLayout::Sectors, BlockLayout::Salted];
+    let layouts = [
+        BlockLayout::Sectors,
+        BlockLayout::Salted,
+        BlockLayout::Salted256,
+    ];
     for (layout, given) in layouts
         .into_iter()
         .flat_map(|l| [KeyHasher::new(), KeyHasher::with_seed(77), keyed].map(|h| (l, h)))
@@ -305,7 +333,7 @@ fn fused_paths_equal_portable_paths() {
         let hasher = *fused.hasher();
         use crate::hash::HashAlgorithm as A;
         let want = match (layout, given.algorithm()) {
-            (BlockLayout::Salted, A::Xxh3_128) => A::Xxh3_64,
+            (BlockLayout::Salted | BlockLayout::Salted256, A::Xxh3_128) => A::Xxh3_64,
             (_, a) => a,
         };
         assert_eq!((hasher.algorithm(), hasher.seed()), (want, given.seed()));
@@ -684,6 +712,7 @@ fn sized_filters_fold() {
         let f = BlockedBloomFilter::try_new(n, p).unwrap();
         let unrounded = match f.layout() {
             BlockLayout::Sectors | BlockLayout::Salted => params::sectors_blocks(n, p).unwrap(),
+            BlockLayout::Salted256 => params::salted256_lines(n, p).unwrap(),
             BlockLayout::Positions => params::blocked_shape(n, p, BLOCK_BITS).unwrap().blocks,
         };
         assert!(f.blocks() >= unrounded);
@@ -698,4 +727,178 @@ fn sized_filters_fold() {
     assert_eq!(params::foldable_blocks(19_726), 19_776);
     assert_eq!(params::foldable_blocks(3), 4);
     assert_eq!(params::foldable_blocks(1), 1);
+}
+
+/// The salted-256 layout's bits, written out plainly for a filter of `lines` lines: the
+/// 256-bit block `⌊lo · 2·lines / 2⁶⁴⌋` (words `4b..4b+4`), and in its 32-bit lane j (the low
+/// or high half of word `4b + j/2`) bit `((lo mod 2³²) · salt_j mod 2³²) >> 27`, with the
+/// eight salts of the Parquet specification.
+fn reference_salted256(h: Hashed, lines: u64) -> Vec<u64> {
+    let salts: [u64; 8] = [
+        0x47b6137b, 0x44974d91, 0x8824ad5b, 0xa2b7289d, 0x705495c7, 0x2df1424b, 0x9efc4947,
+        0x5c6bfb31,
+    ];
+    let mut words = vec![0u64; lines as usize * BLOCK_WORDS];
+    let b = ((u128::from(h.lo) * u128::from(2 * lines)) >> 64) as usize;
+    for (j, salt) in salts.into_iter().enumerate() {
+        let bit = (((h.lo & 0xFFFF_FFFF) * salt) & 0xFFFF_FFFF) >> 27;
+        words[4 * b + j / 2] |= 1u64 << (32 * (j as u64 % 2) + bit);
+    }
+    words
+}
+
+/// Every path of the salted-256 layout (portable and AVX2 kernels, single keys, pre-hashed,
+/// batched, atomic, regions) sets and tests exactly the reference bits.
+#[test]
+fn salted256_matches_the_reference_mapping_on_every_path() {
+    let lines = 97;
+    let mut f = BlockedBloomFilter::try_with_salted256(lines).unwrap();
+    let hasher = *f.hasher();
+    assert_eq!(hasher.algorithm(), crate::hash::HashAlgorithm::Xxh3_64);
+    assert_eq!(
+        (f.layout(), f.hashes(), f.blocks()),
+        (BlockLayout::Salted256, 8, lines)
+    );
+    assert_eq!(f.bit_len(), lines * 512);
+    let mut want_all = vec![0u64; lines as usize * BLOCK_WORDS];
+    for i in 0..400u64 {
+        let h = hasher.hash(&i);
+        assert_eq!(h.lo, xxhash_rust::xxh3::xxh3_64(&i.to_le_bytes()));
+        let want = reference_salted256(h, lines);
+        // one key alone: exactly its bits, on the single-key and pre-hashed paths
+        let mut g = BlockedBloomFilter::try_with_salted256(lines).unwrap();
+        assert!(g.insert(&i));
+        assert_eq!(g.as_words(), &want[..], "key={i}");
+        let mut g2 = BlockedBloomFilter::try_with_salted256(lines).unwrap();
+        assert!(g2.insert_hashed(h));
+        assert_eq!(g2.as_words(), &want[..], "key={i}");
+        // the line mask of the place
+        let (at, half) = place(h, lines, BlockLayout::Salted256);
+        assert_eq!(
+            &Block::mask(h, 8, BlockLayout::Salted256, half).0[..],
+            &want[at..at + 8]
+        );
+        for (a, w) in want_all.iter_mut().zip(&want) {
+            *a |= w;
+        }
+        f.insert(&i);
+    }
+    assert_eq!(f.as_words(), &want_all[..]);
+    let keys: Vec<u64> = (0..400).collect();
+    assert_eq!(f.count_batch(&keys), 400);
+    let atomic = BlockedBloomFilter::try_with_salted256(lines)
+        .unwrap()
+        .into_atomic();
+    for k in &keys {
+        atomic.insert(k);
+    }
+    assert_eq!(atomic.into_filter(), f);
+    let mut r = BlockedBloomFilter::try_with_salted256(lines).unwrap();
+    let hashes: Vec<Hashed> = keys.iter().map(|k| hasher.hash(k)).collect();
+    let regions = r.insert_regions(3);
+    r.fill_regions(&regions, |ws| {
+        for h in &hashes {
+            ws[regions.region_of(*h)].insert_batch(&[*h]);
+        }
+    });
+    assert_eq!(r, f);
+    let g = BlockedBloomFilter::from_bytes(&f.to_bytes()).unwrap();
+    assert_eq!(g.layout(), BlockLayout::Salted256);
+    assert_eq!(f, g);
+}
+
+/// The key's line under the salted-256 layout is the line of every layout (`block_index`),
+/// so prefetches, regions and sweeps that work by line find its block.
+#[test]
+fn salted256_block_lies_in_the_line_of_every_layout() {
+    let hasher = KeyHasher::new().to_xxh3_64();
+    for lines in [1u64, 2, 3, 97, 1 << 20, (1 << 31) - 1] {
+        for i in 0..2000u64 {
+            let h = hasher.hash(&i);
+            let (at, half) = place(h, lines, BlockLayout::Salted256);
+            assert_eq!(at, block_start(h, lines), "lines={lines}");
+            assert!(half < 2);
+        }
+    }
+}
+
+/// Halving a salted-256 filter gives exactly the fresh filter of half the lines built from the
+/// same keys (its 256-bit blocks 2b and 2b+1 OR into block b), and streamed folds of a file
+/// agree with it.
+#[test]
+fn salted256_folds_exactly() {
+    for lines in [2u64, 6, 64, 1000] {
+        let mut big = BlockedBloomFilter::try_with_salted256(lines).unwrap();
+        let mut half = BlockedBloomFilter::try_with_salted256(lines / 2).unwrap();
+        for i in 0..lines * 30 {
+            big.insert(&i);
+            half.insert(&i);
+        }
+        assert_eq!(
+            big.fold().unwrap().as_words(),
+            half.as_words(),
+            "lines={lines}"
+        );
+    }
+    #[cfg(feature = "mmap")]
+    {
+        use crate::any::filter::AnyFilter;
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = BlockedBloomFilter::try_with_salted256(1 << 12).unwrap();
+        for i in 0..50_000u64 {
+            f.insert(&i);
+        }
+        let path = dir.path().join("f.bloom");
+        f.save(&path).unwrap();
+        let file = crate::io::mapped::MappedFile::open(&path).unwrap();
+        for times in [1u32, 3] {
+            let out = dir.path().join(format!("f{times}.bloom"));
+            AnyFilter::fold_file(&file, times, &out, format::Verify::Checksum, &mut |_| {})
+                .unwrap();
+            let mut want = f.clone();
+            for _ in 0..times {
+                want = want.fold().unwrap();
+            }
+            assert_eq!(
+                std::fs::read(&out).unwrap(),
+                want.to_bytes(),
+                "times={times}"
+            );
+        }
+    }
+}
+
+/// The exact rate of a salted-256 filter's contents (mean over its 256-bit blocks of the
+/// product of its eight lanes' fill) equals the rate counted directly from the words, and a
+/// filter filled to capacity has a current rate near its model's.
+#[test]
+fn salted256_current_rate_counts_lanes() {
+    let mut f = BlockedBloomFilter::builder()
+        .capacity(20_000)
+        .fpr(0.01)
+        .layout(BlockLayout::Salted256)
+        .try_build()
+        .unwrap();
+    for i in 0..20_000u64 {
+        f.insert(&i);
+    }
+    let direct: f64 = f
+        .as_words()
+        .chunks_exact(4)
+        .map(|b| {
+            (0..8)
+                .map(|j| f64::from(((b[j / 2] >> (32 * (j % 2))) as u32).count_ones()) / 32.0)
+                .product::<f64>()
+        })
+        .sum::<f64>()
+        / (2 * f.blocks()) as f64;
+    let counted = f.current_fpr();
+    assert!(
+        (counted - direct).abs() <= 1e-12 * direct,
+        "{counted} {direct}"
+    );
+    let model = params::fpr_salted256(20_000, f.blocks());
+    assert!(model <= 0.01);
+    // the contents' rate is the model's up to the spread of 20,000 keys' blocks
+    assert!((counted / model - 1.0).abs() < 0.1, "{counted} vs {model}");
 }

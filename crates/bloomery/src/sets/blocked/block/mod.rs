@@ -1,14 +1,22 @@
-//! The 512-bit block: [`Block`], with `mask`, `check` and `insert` under both layouts.
+//! The 512-bit line: [`Block`], with `mask`, `check` and `insert` under every layout.
 //!
-//! Which bits a key sets is defined once ([`for_each_pos`], [`sector_shift`], [`salted_shift`]);
+//! Which bits a key sets is defined once ([`for_each_pos`], [`sector_shift`], [`salted_pos`]);
 //! the kernels that test and set them live one module per instruction set, each with the same
-//! functions (`check_positions`, `insert_positions`, `check_sectors`, `insert_sectors`,
-//! `check_salted`, `insert_salted`):
+//! functions (`check_positions`, `insert_positions`, `check_sectors`, `insert_sectors`, and
+//! `check_salted`, `insert_salted`, generic over the block's width in words: `W` = 8 for the
+//! 512-bit salted block, 4 for the 256-bit one):
 //!
 //! - `scalar`: portable Rust, the reference every other kernel is tested against;
 //! - `x86` (x86-64 only): the positions kernels compiled for BMI2 and the sectors kernels as
-//!   two 256-bit AVX2 operations (the salted kernels likewise), each taken when [`crate::simd`]'s one reading of the CPU
-//!   (and of `BLOOMERY_NO_SIMD`) allows it, falling back to `scalar` otherwise.
+//!   two 256-bit AVX2 operations (the salted kernels likewise: two for the 512-bit block, one
+//!   for the 256-bit one), each taken when [`crate::simd`]'s one reading of the CPU (and of
+//!   `BLOOMERY_NO_SIMD`) allows it, falling back to `scalar` otherwise.
+//!
+//! Every layout stores its bits in 512-bit lines of eight words, and every layout's key lands
+//! in the line `block_index(h, lines)`. The salted-256 layout's block is half a line: its
+//! block is `reduce(h.lo, 2 · lines)` among twice as many 256-bit blocks, whose half of the
+//! line is that index's lowest bit ([`place`]); the line methods take that `half` (ignored by
+//! the other layouts).
 //!
 //! The module a build uses is picked once, by `cfg`, as `imp` (the way hashbrown picks the
 //! implementation of its `Group`); [`Block`]'s methods call only `imp`.
@@ -27,6 +35,9 @@ use x86 as imp;
 
 /// 64-bit words per block (one 64-byte cache line).
 pub(super) const BLOCK_WORDS: usize = 8;
+
+/// 64-bit words per block of the salted-256 layout (half a line).
+pub(super) const HALF_WORDS: usize = 4;
 
 /// One 512-bit block of a blocked filter: eight 64-bit words, word `p / 64` holding bit
 /// position `p`. A view over the filter's words (`#[repr(transparent)]`), never a copy.
@@ -54,10 +65,11 @@ impl Block {
         bytemuck::TransparentWrapper::wrap_mut(w)
     }
 
-    /// The key's bits inside a block, as a block: what [`insert`](Self::insert) ORs in and
-    /// [`check`](Self::check) tests for.
+    /// The key's bits inside its line, as a line: what [`insert`](Self::insert) ORs in and
+    /// [`check`](Self::check) tests for (`half`: the key's half of the line under the
+    /// salted-256 layout, from [`place`]; ignored by the others).
     #[inline(always)]
-    pub(super) fn mask(h: Hashed, k: u32, layout: BlockLayout) -> Block {
+    pub(super) fn mask(h: Hashed, k: u32, layout: BlockLayout, half: usize) -> Block {
         let mut mask = [0u64; BLOCK_WORDS];
         match layout {
             BlockLayout::Positions => for_each_bit(h, k, |w, bit| mask[w] |= bit),
@@ -67,51 +79,84 @@ impl Block {
                 }
             }
             BlockLayout::Salted => {
-                for (j, m) in mask.iter_mut().enumerate() {
-                    *m = 1u64 << salted_shift(h, j);
+                for j in 0..BLOCK_WORDS {
+                    let p = salted_pos::<BLOCK_WORDS>(h, j);
+                    mask[p >> 6] |= 1u64 << (p & 63);
+                }
+            }
+            BlockLayout::Salted256 => {
+                for j in 0..BLOCK_WORDS {
+                    let p = half * 256 + salted_pos::<HALF_WORDS>(h, j);
+                    mask[p >> 6] |= 1u64 << (p & 63);
                 }
             }
         }
         Block(mask)
     }
 
-    /// True if all of the key's bits are set in this block.
+    /// The 256-bit half `half` (0 or 1) of this line.
     #[inline(always)]
-    pub(super) fn check(&self, h: Hashed, k: u32, layout: BlockLayout) -> bool {
+    pub(super) fn half(&self, half: usize) -> &[u64; HALF_WORDS] {
+        let (a, b) = self.0.split_at(HALF_WORDS);
+        let w = if half == 0 { a } else { b };
+        w.try_into().expect("a half is HALF_WORDS words")
+    }
+
+    /// The 256-bit half `half` (0 or 1) of this line, writable.
+    #[inline(always)]
+    pub(super) fn half_mut(&mut self, half: usize) -> &mut [u64; HALF_WORDS] {
+        let (a, b) = self.0.split_at_mut(HALF_WORDS);
+        let w = if half == 0 { a } else { b };
+        w.try_into().expect("a half is HALF_WORDS words")
+    }
+
+    /// True if all of the key's bits are set in this line (`half` as in [`mask`](Self::mask)).
+    #[inline(always)]
+    pub(super) fn check(&self, h: Hashed, k: u32, layout: BlockLayout, half: usize) -> bool {
         match layout {
             BlockLayout::Positions => imp::check_positions(self, h, k),
             BlockLayout::Sectors => imp::check_sectors(self, h),
-            BlockLayout::Salted => imp::check_salted(self, h),
+            BlockLayout::Salted => imp::check_salted(&self.0, h),
+            BlockLayout::Salted256 => imp::check_salted(self.half(half), h),
         }
     }
 
     /// Set the key's bits; true if any of them was zero (the key is new).
     #[inline(always)]
-    pub(super) fn insert(&mut self, h: Hashed, k: u32, layout: BlockLayout) -> bool {
+    pub(super) fn insert(&mut self, h: Hashed, k: u32, layout: BlockLayout, half: usize) -> bool {
         match layout {
             BlockLayout::Positions => imp::insert_positions(self, h, k),
             BlockLayout::Sectors => imp::insert_sectors(self, h),
-            BlockLayout::Salted => imp::insert_salted(self, h),
+            BlockLayout::Salted => imp::insert_salted(&mut self.0, h),
+            BlockLayout::Salted256 => imp::insert_salted(self.half_mut(half), h),
         }
     }
 
     /// [`check`](Self::check) on the portable kernel (for tests comparing kernels).
     #[cfg(test)]
-    pub(super) fn check_scalar(&self, h: Hashed, k: u32, layout: BlockLayout) -> bool {
+    pub(super) fn check_scalar(&self, h: Hashed, k: u32, layout: BlockLayout, half: usize) -> bool {
         match layout {
             BlockLayout::Positions => scalar::check_positions(self, h, k),
             BlockLayout::Sectors => scalar::check_sectors(self, h),
-            BlockLayout::Salted => scalar::check_salted(self, h),
+            BlockLayout::Salted => scalar::check_salted(&self.0, h),
+            BlockLayout::Salted256 => scalar::check_salted(self.half(half), h),
         }
     }
 
     /// [`insert`](Self::insert) on the portable kernel (for tests comparing kernels).
     #[cfg(test)]
-    pub(super) fn insert_scalar(&mut self, h: Hashed, k: u32, layout: BlockLayout) -> bool {
+    pub(super) fn insert_scalar(
+        &mut self,
+        h: Hashed,
+        k: u32,
+        layout: BlockLayout,
+        half: usize,
+    ) -> bool {
         match layout {
             BlockLayout::Positions => scalar::insert_positions(self, h, k),
             BlockLayout::Sectors => scalar::insert_sectors(self, h),
-            BlockLayout::Salted => scalar::insert_salted(self, h),
+            BlockLayout::Salted => scalar::insert_salted(&mut self.0, h),
+            BlockLayout::Salted256 => scalar::insert_salted(self.half_mut(half), h),
         }
     }
 }
@@ -169,13 +214,20 @@ pub(super) const SALTS: [u32; BLOCK_WORDS] = [
     0x5c6b_fb31,
 ];
 
-/// Salted layout: the bit of word `j` (0..8) for hash `h` is the top 6 bits of the low 32 bits
-/// of `h.lo` times `SALTS[j]` (mod 2³²). The block is chosen by multiply-shift of the whole
+/// Salted layouts: the bit of lane `j` (0..8) of a block of `W` 64-bit words, as a position
+/// in the block (word `p / 64`, bit `p % 64`). The block's `64·W` bits are eight lanes of
+/// `8·W` bits (64-bit lanes for the 512-bit block, `W` = 8; 32-bit lanes for the 256-bit
+/// block, `W` = 4, lane j being the low or high half of word j / 2, as a little-endian vector
+/// of eight u32 lanes); the bit inside lane j is the top `log2(8·W)` bits of the low 32 bits of
+/// `h.lo` times `SALTS[j]` (mod 2³²). The block is chosen by multiply-shift of the whole
 /// `h.lo`, decided by its high bits, so for up to 2³² blocks the block and the bits inside it
 /// come from different bits of the one 64-bit hash.
 #[inline(always)]
-pub(super) fn salted_shift(h: Hashed, j: usize) -> u64 {
-    u64::from((h.lo as u32).wrapping_mul(SALTS[j]) >> 26)
+pub(super) fn salted_pos<const W: usize>(h: Hashed, j: usize) -> usize {
+    const { assert!(W == BLOCK_WORDS || W == HALF_WORDS) };
+    let lane = 8 * W;
+    let s = (h.lo as u32).wrapping_mul(SALTS[j]) >> (32 - lane.trailing_zeros());
+    lane * j + s as usize
 }
 
 /// How a key's bits are placed inside its 512-bit block. Every layout picks the block the same
@@ -212,13 +264,25 @@ pub enum BlockLayout {
     /// One bit in each of the block's eight 64-bit words, like [`Sectors`](Self::Sectors), but
     /// all from one 64-bit hash (file kind `blocked-salted`, id 31): the block by
     /// multiply-shift of the hash's low half [`Hashed::lo`], the bit of word j from the low
-    /// 32 bits of it times an odd salt (`salted_shift`), the split-block idea of the Parquet
+    /// 32 bits of it times an odd salt (`salted_pos`), the split-block idea of the Parquet
     /// specification on 64-bit words. So the default hasher is xxh3-64
     /// ([`HashAlgorithm::Xxh3_64`](crate::hashing::HashAlgorithm::Xxh3_64)) instead of
     /// xxh3-128, cheaper per key; keyed mode keeps SipHash-1-3 and uses its low half. Same
     /// k = 8, same false-positive model and same memory as the sectors layout; the default of
     /// the blocked filter wherever sectors would be chosen.
     Salted,
+    /// The salted layout on 256-bit blocks (file kind `blocked-salted256`, id 32): the
+    /// block of Parquet's split-block filter (eight 32-bit lanes, one bit each, the same eight
+    /// salts) hashed with xxh3-64. The key's block is `reduce(h.lo, 2 · lines)` among twice as
+    /// many 256-bit blocks as the filter has 512-bit lines, so a line holds two blocks
+    /// (the key's line is the one every layout picks); the bit of lane j is the top 5 bits of
+    /// the low 32 bits of `h.lo` times the j-th salt. A query or an insert is one 256-bit
+    /// vector operation with AVX2. Smaller blocks crowd more unevenly, so it needs a few per
+    /// cent more memory than the 512-bit salted layout for the same rate
+    /// ([`params::fpr_salted256`](crate::params::fpr_salted256), the split-block model); sizing
+    /// from (n, p) never picks it: it is chosen by name (`--kind blocked-salted256`), since the
+    /// Redis module's BF values, which `cluster push` loads, do not hold it yet.
+    Salted256,
 }
 
 /// The automatic layout choice takes [`BlockLayout::Sectors`] when its block count is at most
@@ -232,16 +296,37 @@ impl BlockLayout {
             BlockLayout::Positions => Kind::Blocked,
             BlockLayout::Sectors => Kind::BlockedSectors,
             BlockLayout::Salted => Kind::BlockedSalted,
+            BlockLayout::Salted256 => Kind::BlockedSalted256,
         }
     }
 
-    /// Short name (`positions` / `sectors` / `salted`).
+    /// Short name (`positions` / `sectors` / `salted` / `salted256`).
     pub fn name(self) -> &'static str {
         match self {
             BlockLayout::Positions => "positions",
             BlockLayout::Sectors => "sectors",
             BlockLayout::Salted => "salted",
+            BlockLayout::Salted256 => "salted256",
         }
+    }
+
+    /// 64-bit words per block: a whole line, or half of one under the salted-256 layout.
+    pub(crate) fn block_words(self) -> usize {
+        if self == BlockLayout::Salted256 {
+            HALF_WORDS
+        } else {
+            BLOCK_WORDS
+        }
+    }
+
+    /// True for the layouts hashed with one 64-bit hash (salted and salted-256).
+    pub fn is_salted(self) -> bool {
+        matches!(self, BlockLayout::Salted | BlockLayout::Salted256)
+    }
+
+    /// True for the layouts that set exactly 8 bits per key (all but positions).
+    pub fn sets_eight(self) -> bool {
+        self != BlockLayout::Positions
     }
 }
 
@@ -255,4 +340,18 @@ pub(super) fn block_index(h: Hashed, blocks: u64) -> usize {
 #[inline(always)]
 pub(super) fn block_start(h: Hashed, blocks: u64) -> usize {
     block_index(h, blocks) * BLOCK_WORDS
+}
+
+/// The key's place under `layout` among `lines` 512-bit lines: the first word of its line and
+/// which half of the line holds its block (0 except under the salted-256 layout, whose block
+/// is `reduce(h.lo, 2 · lines)`: its line is that index halved, which is
+/// `block_index(h, lines)`, the line of every layout).
+#[inline(always)]
+pub(super) fn place(h: Hashed, lines: u64, layout: BlockLayout) -> (usize, usize) {
+    if layout == BlockLayout::Salted256 {
+        let b = reduce(h.lo, 2 * lines) as usize;
+        ((b >> 1) * BLOCK_WORDS, b & 1)
+    } else {
+        (block_start(h, lines), 0)
+    }
 }

@@ -1,6 +1,6 @@
 //! The portable kernels: the reference every instruction-set kernel is tested against.
 
-use super::{for_each_pos, salted_shift, sector_shift, Block};
+use super::{for_each_pos, salted_pos, sector_shift, Block};
 use crate::hash::Hashed;
 
 /// True if all of the key's k positions are set.
@@ -50,24 +50,27 @@ pub(super) fn insert_sectors(block: &mut Block, h: Hashed) -> bool {
     all & 1 == 0
 }
 
-/// True if all eight salted bits of the key are set.
+/// True if all eight salted bits of the key are set in a salted block of `W` words (8: the
+/// 512-bit block, 4: the 256-bit one).
 #[inline(always)]
-pub(super) fn check_salted(block: &Block, h: Hashed) -> bool {
+pub(super) fn check_salted<const W: usize>(block: &[u64; W], h: Hashed) -> bool {
     let mut all = u64::MAX;
-    for (j, w) in block.0.iter().enumerate() {
-        all &= w >> salted_shift(h, j);
+    for j in 0..8 {
+        let p = salted_pos::<W>(h, j);
+        all &= block[p >> 6] >> (p & 63);
     }
     all & 1 == 1
 }
 
-/// Set the key's eight salted bits; true if any was zero.
+/// Set the key's eight salted bits in a salted block of `W` words; true if any was zero.
 #[inline(always)]
-pub(super) fn insert_salted(block: &mut Block, h: Hashed) -> bool {
+pub(super) fn insert_salted<const W: usize>(block: &mut [u64; W], h: Hashed) -> bool {
     let mut all = u64::MAX;
-    for (j, w) in block.0.iter_mut().enumerate() {
-        let s = salted_shift(h, j);
-        all &= *w >> s;
-        *w |= 1u64 << s;
+    for j in 0..8 {
+        let p = salted_pos::<W>(h, j);
+        let w = &mut block[p >> 6];
+        all &= *w >> (p & 63);
+        *w |= 1u64 << (p & 63);
     }
     all & 1 == 0
 }

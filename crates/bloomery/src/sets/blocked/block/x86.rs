@@ -1,5 +1,6 @@
 //! The x86-64 kernels: the positions layout compiled for BMI2 (`shlx`/`shrx`/`andn`), the
-//! sectors layout as two 256-bit AVX2 operations. Each entry point takes its extension when
+//! sectors layout as two 256-bit AVX2 operations, the salted layouts as one per 256 bits of
+//! their block (one kernel, generic over the block's width). Each entry point takes its extension when
 //! [`crate::simd`] says the CPU has it (and `BLOOMERY_NO_SIMD` is unset), the portable kernel
 //! otherwise; both give the same bits (tested).
 
@@ -58,7 +59,7 @@ pub(super) fn insert_sectors(block: &mut Block, h: Hashed) -> bool {
 }
 
 #[inline(always)]
-pub(super) fn check_salted(block: &Block, h: Hashed) -> bool {
+pub(super) fn check_salted<const W: usize>(block: &[u64; W], h: Hashed) -> bool {
     if crate::simd::avx2() {
         // SAFETY: the CPU supports AVX2 (`simd::avx2` checked it), the only feature
         // `check_salted_avx2` enables.
@@ -68,7 +69,7 @@ pub(super) fn check_salted(block: &Block, h: Hashed) -> bool {
 }
 
 #[inline(always)]
-pub(super) fn insert_salted(block: &mut Block, h: Hashed) -> bool {
+pub(super) fn insert_salted<const W: usize>(block: &mut [u64; W], h: Hashed) -> bool {
     if crate::simd::avx2() {
         // SAFETY: as in `check_salted`: the CPU supports AVX2.
         return unsafe { insert_salted_avx2(block, h) };
@@ -76,12 +77,16 @@ pub(super) fn insert_salted(block: &mut Block, h: Hashed) -> bool {
     scalar::insert_salted(block, h)
 }
 
-/// The two 4-word masks of the key's salted bits: one `vpmulld` of the broadcast low 32 bits
-/// by the eight salts, a shift to the top 6 bits, each half widened to 64-bit lanes and
-/// turned into a one-bit mask by `vpsllvq`.
+/// The masks of the key's salted bits in a block of `W` words, one per 256-bit vector of the
+/// block (`W / 4` of them; the second is unused for the 256-bit block): one `vpmulld` of the
+/// broadcast low 32 bits by the eight salts, then for the 512-bit block (`W` = 8) a shift to the
+/// top 6 bits, each half widened to 64-bit lanes and turned into a one-bit mask by `vpsllvq`;
+/// for the 256-bit block (`W` = 4) a shift to the top 5 bits and one `vpsllvd` on the eight
+/// 32-bit lanes.
 #[inline]
 #[target_feature(enable = "avx2")]
-fn salted_masks(h: Hashed) -> (__m256i, __m256i) {
+fn salted_masks<const W: usize>(h: Hashed) -> [__m256i; 2] {
+    const { assert!(W == 8 || W == 4) };
     let x = _mm256_set1_epi32(h.lo as u32 as i32);
     let salts = _mm256_setr_epi32(
         SALTS[0] as i32,
@@ -93,40 +98,84 @@ fn salted_masks(h: Hashed) -> (__m256i, __m256i) {
         SALTS[6] as i32,
         SALTS[7] as i32,
     );
-    let s = _mm256_srli_epi32(_mm256_mullo_epi32(x, salts), 26);
-    let s0 = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(s));
-    let s1 = _mm256_cvtepu32_epi64(_mm256_extracti128_si256(s, 1));
-    let one = _mm256_set1_epi64x(1);
-    (_mm256_sllv_epi64(one, s0), _mm256_sllv_epi64(one, s1))
-}
-
-/// True if all eight salted bits are set: two `vptest`, as for the sectors layout.
-#[inline]
-#[target_feature(enable = "avx2")]
-pub(in crate::sets::blocked) fn check_salted_avx2(block: &Block, h: Hashed) -> bool {
-    let (m0, m1) = salted_masks(h);
-    let p = block.0.as_ptr() as *const __m256i;
-    // SAFETY: `block` is 8 readable u64s (64 bytes): `p` and `p + 1` cover them exactly,
-    // and the unaligned loads have no alignment requirement.
-    let (b0, b1) = unsafe { (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1))) };
-    (_mm256_testc_si256(b0, m0) & _mm256_testc_si256(b1, m1)) == 1
-}
-
-/// Set the eight salted bits; true if any was zero.
-#[inline]
-#[target_feature(enable = "avx2")]
-pub(in crate::sets::blocked) fn insert_salted_avx2(block: &mut Block, h: Hashed) -> bool {
-    let (m0, m1) = salted_masks(h);
-    let p = block.0.as_mut_ptr() as *mut __m256i;
-    // SAFETY: `block` is 8 writable u64s (64 bytes) borrowed exclusively: `p` and `p + 1`
-    // cover them exactly, and unaligned loads/stores have no alignment requirement.
-    unsafe {
-        let (b0, b1) = (_mm256_loadu_si256(p), _mm256_loadu_si256(p.add(1)));
-        let had = _mm256_testc_si256(b0, m0) & _mm256_testc_si256(b1, m1);
-        _mm256_storeu_si256(p, _mm256_or_si256(b0, m0));
-        _mm256_storeu_si256(p.add(1), _mm256_or_si256(b1, m1));
-        had == 0
+    let product = _mm256_mullo_epi32(x, salts);
+    if W == 8 {
+        let s = _mm256_srli_epi32(product, 26);
+        let s0 = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(s));
+        let s1 = _mm256_cvtepu32_epi64(_mm256_extracti128_si256(s, 1));
+        let one = _mm256_set1_epi64x(1);
+        [_mm256_sllv_epi64(one, s0), _mm256_sllv_epi64(one, s1)]
+    } else {
+        let m = _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32(product, 27));
+        [m, m]
     }
+}
+
+/// What the salted check and insert share: the key's masks, the block's `W / 4` vectors and
+/// whether every one of the key's bits is set in them (`vptest`'s carry, ANDed over vectors).
+///
+/// # Safety
+/// `p` points to `W` readable u64s (`W / 4` vectors; no alignment needed).
+#[inline]
+#[target_feature(enable = "avx2")]
+unsafe fn salted_view<const W: usize>(p: *const __m256i, h: Hashed) -> SaltedView {
+    let masks = salted_masks::<W>(h);
+    // SAFETY: the first of the block's `W / 4 ≥ 1` vectors.
+    let b0 = unsafe { _mm256_loadu_si256(p) };
+    // the key's bits missing from the block, tested with one `vptest`; written out, not as a
+    // loop over vectors, so both vectors stay in registers
+    let mut missing = _mm256_andnot_si256(b0, masks[0]);
+    let b1 = if W == 8 {
+        // SAFETY: the second of the 512-bit block's two vectors.
+        let b1 = unsafe { _mm256_loadu_si256(p.add(1)) };
+        missing = _mm256_or_si256(missing, _mm256_andnot_si256(b1, masks[1]));
+        b1
+    } else {
+        b0
+    };
+    SaltedView {
+        masks,
+        block: [b0, b1],
+        all_set: _mm256_testz_si256(missing, missing) == 1,
+    }
+}
+
+/// A salted block as [`salted_view`] read it.
+struct SaltedView {
+    masks: [__m256i; 2],
+    block: [__m256i; 2],
+    all_set: bool,
+}
+
+/// True if all eight salted bits are set in a block of `W` words (8 or 4): a `vptest` per
+/// vector of the block.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(in crate::sets::blocked) fn check_salted_avx2<const W: usize>(
+    block: &[u64; W],
+    h: Hashed,
+) -> bool {
+    // SAFETY: `block` is `W` readable u64s.
+    unsafe { salted_view::<W>(block.as_ptr().cast(), h) }.all_set
+}
+
+/// Set the eight salted bits in a block of `W` words (8 or 4); true if any was zero.
+#[inline]
+#[target_feature(enable = "avx2")]
+pub(in crate::sets::blocked) fn insert_salted_avx2<const W: usize>(
+    block: &mut [u64; W],
+    h: Hashed,
+) -> bool {
+    let p = block.as_mut_ptr() as *mut __m256i;
+    // SAFETY: `block` is `W` u64s borrowed exclusively, readable and writable.
+    let v = unsafe { salted_view::<W>(p, h) };
+    // SAFETY: the first vector of the block's `W` words (an unaligned store).
+    unsafe { _mm256_storeu_si256(p, _mm256_or_si256(v.block[0], v.masks[0])) };
+    if W == 8 {
+        // SAFETY: the second vector of the 512-bit block's 8 words.
+        unsafe { _mm256_storeu_si256(p.add(1), _mm256_or_si256(v.block[1], v.masks[1])) };
+    }
+    !v.all_set
 }
 
 /// The two 4-word masks of the key's sector bits: the eight shifts are two `vpsrlvq`, the
