@@ -174,11 +174,16 @@ fn push(a: PushArgs) -> Result<u8> {
     let items = layout.apportion(b)?;
     // as many shards as fit in the memory limit cut in one pass over the file
     let per_group = shards_per_group(&layout);
+    // two groups in memory at once only when two fit in the limit
+    let overlap = u64::from(per_group)
+        .saturating_mul(2)
+        .saturating_mul(layout.shard_bytes())
+        <= bloomery::tuning::max_bytes();
     load_all(
         &a,
         layout,
         per_group,
-        true,
+        overlap,
         &std::cell::Cell::new(b.len()),
         start,
         |layout, r| {
@@ -196,7 +201,8 @@ fn push(a: PushArgs) -> Result<u8> {
 /// How many shards of a file's `layout` are cut at a time: two groups are in memory at once
 /// (one being loaded while the next is cut), so a group is at most half the memory limit
 /// (`--max-memory`, else the machine's RAM), and at most a quarter of the shards (so that
-/// cutting overlaps loading); at least one.
+/// cutting overlaps loading); at least one (then loaded before the next is cut when two do
+/// not fit).
 fn shards_per_group(layout: &Layout) -> u32 {
     u32::try_from(bloomery::tuning::max_bytes() / 2 / layout.shard_bytes().max(1))
         .unwrap_or(u32::MAX)
