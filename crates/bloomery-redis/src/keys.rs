@@ -19,7 +19,7 @@ pub fn written(ctx: &Context, key: &RedisString) {
     unsafe { notify_written(ctx, key.inner) };
 }
 
-/// After a write through [`write`] to `key`, which already marked its value for the module's
+/// After a write through [`write()`] to `key`, which already marked its value for the module's
 /// `INFO` section: replicate and announce, as [`written`] does, without opening the key again.
 pub fn written_through(ctx: &Context, key: &RedisString) {
     ctx.replicate_verbatim();
