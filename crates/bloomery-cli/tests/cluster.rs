@@ -626,3 +626,42 @@ fn sharded_filter_on_a_six_node_cluster() {
     assert!(String::from_utf8_lossy(&e.stderr).contains("no sharded filter named `nothing-here`"));
     eprintln!("cluster test took {:.1} s", started.elapsed().as_secs_f64());
 }
+
+/// A cluster of one primary that never met another node names itself with an empty host in
+/// `CLUSTER SLOTS`: the push reaches it at the host `--nodes` gave, and every key answers as
+/// the file (the default layout, salted, streamed shard by shard).
+#[test]
+fn sharded_filter_on_a_one_node_cluster() {
+    if !have_tools() {
+        return;
+    }
+    let module = module_path();
+    let tmp = tempfile::tempdir().unwrap();
+    let node = Node::start(free_port(), &tmp.path().join("n0"), &module);
+    node.cli(&["CLUSTER", "ADDSLOTSRANGE", "0", "16383"]);
+    wait_ok(std::slice::from_ref(&node));
+    let slots = node.cli(&["CLUSTER", "SLOTS"]);
+    assert!(
+        !slots.contains("127.0.0.1"),
+        "the node is expected not to know its address: {slots}"
+    );
+    let file = tmp.path().join("f.bloom");
+    ok(&run(bin()
+        .arg("create")
+        .arg(&file)
+        .args(["-n", "30000", "-p", "0.01"])));
+    let members = tmp.path().join("members.txt");
+    std::fs::write(&members, common::lines(0..20_000)).unwrap();
+    ok(&run(bin().arg("add").arg(&file).arg(&members)));
+    let probes = tmp.path().join("probes.txt");
+    std::fs::write(&probes, common::lines(10_000..60_000)).unwrap();
+    let seeds = node.addr();
+    ok(&run(bin().args(["cluster", "push"]).arg(&file).args([
+        "--nodes", &seeds, "--name", "one", "--shards", "4",
+    ])));
+    same_answers(&file, &probes, &seeds, "one");
+    let count = ok(&run(bin()
+        .args(["cluster", "check", "one", "-c", "--nodes", &seeds])
+        .arg(&members)));
+    assert_eq!(count.trim(), "20000");
+}

@@ -6,8 +6,8 @@
 //! expected kind, with sane lengths and a payload within `MAX-BYTES`: the library's header codec
 //! ([`bloomery::file::peek_header_bytes`]) reads it, so the layout is declared once.
 
-use bloomery::file::peek_header_bytes;
-use bloomery::Kind;
+use bloomery::file::{encoded_header_len, encoded_range, peek_header_bytes};
+use bloomery::{Kind, Persist};
 
 use crate::config;
 
@@ -69,6 +69,25 @@ pub fn chunk_at(bytes: &[u8], it: u64) -> Option<(u64, &[u8])> {
     Some((end as u64, &bytes[start..end]))
 }
 
+/// The chunk of `f`'s file-format bytes starting at `it` (0: the header) and the iterator
+/// that follows it, or `None` past the end: [`chunk_at`] of [`Persist::to_bytes`], made
+/// without encoding the rest of `f` (a chunk of a large filter costs the chunk, and the
+/// last one a reading pass for the checksum).
+pub fn chunk_of<T: Persist>(f: &T, it: u64) -> Option<(u64, Vec<u8>)> {
+    let total = f.encoded_len();
+    if it >= total {
+        return None;
+    }
+    let len = if it == 0 {
+        encoded_header_len(f)
+    } else {
+        usize::try_from(total - it).map_or(CHUNK, |rest| rest.min(CHUNK))
+    };
+    let mut out = Vec::new();
+    encoded_range(f, it, len, &mut out);
+    Some((it + out.len() as u64, out))
+}
+
 /// Every chunk with its iterator, in order.
 pub fn chunks(bytes: &[u8]) -> Vec<(u64, &[u8])> {
     let mut out = Vec::new();
@@ -83,7 +102,7 @@ pub fn chunks(bytes: &[u8]) -> Vec<(u64, &[u8])> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use bloomery::{Filter, Persist, ScalableBloomFilter};
+    use bloomery::{Filter, ScalableBloomFilter};
 
     #[test]
     fn chunks_cover_the_bytes_in_order() {
@@ -98,6 +117,28 @@ mod tests {
         assert_eq!(joined, bytes);
         assert_eq!(cs.last().unwrap().0, bytes.len() as u64);
         assert!(chunk_at(&bytes, bytes.len() as u64).is_none());
+    }
+
+    #[test]
+    fn chunks_of_a_structure_are_the_chunks_of_its_bytes() {
+        let mut f = ScalableBloomFilter::try_new(10_000_000, 0.01).unwrap();
+        for i in 0..1000 {
+            f.insert(&format!("k{i}"));
+        }
+        let bytes = f.to_bytes();
+        assert!(bytes.len() > 2 * CHUNK, "several chunks after the header");
+        let mut it = 0;
+        for (next, c) in chunks(&bytes) {
+            assert_eq!(chunk_of(&f, it), Some((next, c.to_vec())), "chunk at {it}");
+            it = next;
+        }
+        assert_eq!(chunk_of(&f, it), None);
+        assert_eq!(chunk_of(&f, u64::MAX), None);
+        // an iterator inside a chunk (a client's own cut) answers from there
+        assert_eq!(
+            chunk_of(&f, 100).unwrap().1,
+            chunk_at(&bytes, 100).unwrap().1
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@
 use redis_module::{Context, RedisError, RedisResult, RedisString, RedisValue};
 
 use crate::args;
-use crate::chunk::chunk_at;
+use crate::chunk::chunk_of;
 use crate::types::{Partial, Slot, Structure};
 
 /// `XX.SCANDUMP key iterator`.
@@ -36,11 +36,10 @@ pub fn scandump<T: Structure>(
             "ERR filter is being loaded (LOADCHUNK in progress)",
         ));
     };
-    let bytes = f.to_bytes();
-    Ok(match chunk_at(&bytes, it) {
+    Ok(match chunk_of(f, it) {
         Some((next, c)) => RedisValue::Array(vec![
             RedisValue::Integer(next as i64),
-            RedisValue::StringBuffer(c.to_vec()),
+            RedisValue::StringBuffer(c),
         ]),
         None => RedisValue::Array(vec![
             RedisValue::Integer(0),
@@ -80,8 +79,18 @@ pub fn loadchunk<T: Structure>(
                 "ERR invalid chunk - the first chunk must be exactly the header",
             ));
         }
+        // the whole length is reserved now (the header's payload is within `MAX-BYTES`, as a
+        // BF.RESERVE of that size would be): the chunks then land in place, with no copy of
+        // what came before and no page touched twice
+        let mut bytes = Vec::new();
+        bytes
+            .try_reserve_exact(usize::try_from(head.total).unwrap_or(usize::MAX))
+            .map_err(|_| {
+                RedisError::Str("ERR invalid chunk - cannot allocate the announced length")
+            })?;
+        bytes.extend_from_slice(data);
         let partial = Partial {
-            bytes: data.to_vec(),
+            bytes,
             total: head.total,
         };
         match current {

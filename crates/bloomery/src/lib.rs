@@ -260,7 +260,8 @@ pub mod file {
         RELEASE_ABOVE,
     };
     pub use crate::io::format::{
-        peek_file, read_file, read_header as peek_header, Encode, FileBuf, Progress, SaveOptions,
+        encoded_header_len, encoded_range, peek_file, read_file, read_header as peek_header,
+        Encode, FileBuf, Progress, SaveOptions,
     };
     pub use crate::io::header::{
         decode as decode_header, peek as peek_header_bytes, Decoded, FileHead, Header, Verify,

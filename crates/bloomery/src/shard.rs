@@ -595,24 +595,73 @@ impl Layout {
         words
             .into_iter()
             .zip(items)
-            .map(|(words, &items)| {
-                let part = BlockedBloomFilter::from_parts(
-                    self.blocks_per_shard,
-                    self.k,
-                    self.hasher,
-                    words,
-                    items,
-                    self.shard_capacity(),
-                    self.target_fpr,
-                )?
-                .in_layout(self.block_layout)?;
-                Ok(ScalableBloomFilter::single(
-                    part,
-                    self.shard_capacity(),
-                    self.target_fpr,
-                ))
-            })
+            .map(|(words, &items)| self.shard_of_words(words, items))
             .collect()
+    }
+
+    /// The shard value holding `words` (a shard's blocks, in order) and `items`.
+    fn shard_of_words(&self, words: Words, items: u64) -> Result<ScalableBloomFilter> {
+        let part = BlockedBloomFilter::from_parts(
+            self.blocks_per_shard,
+            self.k,
+            self.hasher,
+            words,
+            items,
+            self.shard_capacity(),
+            self.target_fpr,
+        )?
+        .in_layout(self.block_layout)?;
+        Ok(ScalableBloomFilter::single(
+            part,
+            self.shard_capacity(),
+            self.target_fpr,
+        ))
+    }
+
+    /// Shard `s` of `filter` as the file-format bytes of [`Layout::split_counted`]`(filter,
+    /// s, items)`, made a chunk at a time by gathering the shard's blocks straight from
+    /// `filter`: no copy of the shard is held, so a push streams shards of any size in the
+    /// memory of one chunk.
+    pub fn shard_stream<'a>(
+        &self,
+        filter: &'a BlockedBloomFilter,
+        s: u32,
+        items: u64,
+    ) -> Result<ShardStream<'a>> {
+        self.check_whole(filter)?;
+        if s >= self.shards {
+            return Err(invalid(
+                "shard",
+                format!("shard {s} of {} shards", self.shards),
+            ));
+        }
+        // The header is the one of the shard value itself, encoded from a shard whose words
+        // are an anonymous map never touched (no memory behind it): its bits are not read.
+        let template = store::untouched_arrays(|| {
+            Words::zeroed(self.shard_words()?, store::max_bytes())
+                .and_then(|w| self.shard_of_words(w, items))
+        })?;
+        let header_len = crate::io::format::encoded_header_len(&template);
+        let mut header = Vec::with_capacity(header_len);
+        crate::io::format::encoded_range(&template, 0, header_len, &mut header);
+        let len = crate::io::format::Persist::encoded_len(&template);
+        let payload = self.shard_bytes();
+        if len != header_len as u64 + payload + 8 {
+            return Err(inconsistent(format!(
+                "a shard of {payload} payload bytes encodes as {len} bytes"
+            )));
+        }
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(&header);
+        Ok(ShardStream {
+            layout: *self,
+            words: filter.as_words(),
+            s,
+            header,
+            len,
+            at: 0,
+            hasher,
+        })
     }
 
     /// Each shard's share of `filter`'s item count: proportional to its estimated items
@@ -835,6 +884,82 @@ impl ShardBuilder {
             .into_iter()
             .map(|p| ScalableBloomFilter::single(p, capacity, fpr))
             .collect()
+    }
+}
+
+/// One shard's file-format bytes made in order, a chunk at a time, from the whole filter
+/// ([`Layout::shard_stream`]): the header alone first, then the blocks gathered from the
+/// filter, then the checksum, computed as the bytes pass.
+pub struct ShardStream<'a> {
+    layout: Layout,
+    words: &'a [u64],
+    s: u32,
+    header: Vec<u8>,
+    len: u64,
+    at: u64,
+    hasher: xxhash_rust::xxh3::Xxh3,
+}
+
+impl ShardStream<'_> {
+    /// The shard's index.
+    pub fn shard(&self) -> u32 {
+        self.s
+    }
+
+    /// Length of the shard's whole file-format bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Never true (a shard has a header, a payload and a checksum).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Append the next chunk to `out` and return the iterator after it (the offset where the
+    /// next chunk starts, as `SCANDUMP` numbers chunks), or `None` once every byte is out.
+    /// The first chunk is the header alone; later ones are at most `max` bytes (at least one
+    /// block, or the checksum).
+    pub fn next_chunk(&mut self, max: usize, out: &mut Vec<u8>) -> Option<u64> {
+        let header = self.header.len() as u64;
+        let payload_end = header + self.layout.shard_bytes();
+        if self.at >= self.len {
+            return None;
+        }
+        if self.at == 0 {
+            out.extend_from_slice(&self.header);
+            self.at = header;
+            return Some(self.at);
+        }
+        if self.at >= payload_end {
+            let sum = self.hasher.digest().to_le_bytes();
+            out.extend_from_slice(&sum);
+            self.at = self.len;
+            return Some(self.at);
+        }
+        let block = BLOCK_BITS as usize / 8;
+        let first = ((self.at - header) / block as u64) as usize;
+        let count = (max / block)
+            .max(1)
+            .min(((payload_end - self.at) / block as u64) as usize);
+        let start = out.len();
+        let stride = self.layout.shards as usize * WORDS_PER_BLOCK;
+        let col = self.s as usize * WORDS_PER_BLOCK;
+        out.reserve(count * block);
+        for i in first..first + count {
+            let at = i * stride + col;
+            let b = &self.words[at..at + WORDS_PER_BLOCK];
+            if cfg!(target_endian = "little") {
+                out.extend_from_slice(bytemuck::cast_slice(b));
+            } else {
+                for w in b {
+                    out.extend_from_slice(&w.to_le_bytes());
+                }
+            }
+        }
+        self.hasher.update(&out[start..]);
+        self.at += (count * block) as u64;
+        Some(self.at)
     }
 }
 

@@ -370,6 +370,36 @@ impl Words {
     /// Copy an array from little-endian bytes (`bytes.len()` must be a multiple of 8).
     pub fn from_le_bytes(bytes: &[u8], limit: u64) -> Result<Self> {
         debug_assert_eq!(bytes.len() % 8, 0);
+        let len = bytes.len() / 8;
+        let byte_len = len.div_ceil(8) * 64;
+        if cfg!(target_endian = "little")
+            && !use_anon_map(byte_len)
+            && !(cfg!(feature = "mmap")
+                && byte_len >= ANON_THRESHOLD_BYTES
+                && UNTOUCHED.with(|u| u.get()))
+        {
+            // a heap array written once, line by line, with no zeroing pass first (for a
+            // large array: half the memory traffic and no page touched twice)
+            check_size(len as u64 * 8, limit)?;
+            let mut v: Vec<Line> = Vec::new();
+            v.try_reserve_exact(len.div_ceil(8))
+                .map_err(|_| Error::AllocationFailed {
+                    bytes: len as u64 * 8,
+                })?;
+            let whole = bytes.len() / 64 * 64;
+            v.extend(bytes[..whole].chunks_exact(64).map(|c| {
+                let mut l = Line::default();
+                bytemuck::bytes_of_mut(&mut l.0).copy_from_slice(c);
+                l
+            }));
+            if whole < bytes.len() {
+                let mut l = Line::default();
+                bytemuck::cast_slice_mut::<u64, u8>(&mut l.0)[..bytes.len() - whole]
+                    .copy_from_slice(&bytes[whole..]);
+                v.push(l);
+            }
+            return Ok(Self::from_buf(Buf::Heap(v), len));
+        }
         let mut w = Self::zeroed(bytes.len() / 8, limit)?;
         if cfg!(target_endian = "little") {
             // the file's bytes are the native words: one copy
@@ -508,6 +538,19 @@ impl Words {
         // exclusive borrow of `self` guarantees no other reference to these words exists while
         // the returned shared slice of atomics lives; all access through it is atomic.
         unsafe { &*(words as *mut [u64] as *const [AtomicU64]) }
+    }
+
+    /// Append the little-endian bytes `[a, b)` of the array to `out` (`b` at most 8 × `len`).
+    pub(crate) fn le_range(&self, a: usize, b: usize, out: &mut Vec<u8>) {
+        if cfg!(target_endian = "little") {
+            let bytes: &[u8] = bytemuck::cast_slice(self.as_slice());
+            out.extend_from_slice(&bytes[a..b]);
+        } else {
+            let words = self.as_slice();
+            for i in a..b {
+                out.push(words[i / 8].to_le_bytes()[i % 8]);
+            }
+        }
     }
 
     /// The words as little-endian bytes, written with `f` in chunks (no copy on little-endian).

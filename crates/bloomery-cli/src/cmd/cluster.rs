@@ -14,8 +14,8 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{anyhow, bail, Context, Result};
-use bloomery::shard::{key_slot, Layout, ShardBuilder};
-use bloomery::{AnyFilter, Filter, Persist};
+use bloomery::shard::{key_slot, Layout};
+use bloomery::{AnyFilter, Filter};
 
 use redis::cluster::{cluster_pipe, ClusterClient, ClusterConnection};
 use redis::Value;
@@ -172,42 +172,60 @@ fn push(a: PushArgs) -> Result<u8> {
         .with_context(|| format!("cannot shard `{}`", file.display()))?;
     // the item count apportioned once (one pass over the file), not once per shard
     let items = layout.apportion(b)?;
-    // as many shards as fit in the memory limit cut in one pass over the file
-    let per_group = shards_per_group(&layout);
-    // two groups in memory at once only when two fit in the limit
-    let overlap = u64::from(per_group)
-        .saturating_mul(2)
-        .saturating_mul(layout.shard_bytes())
-        <= bloomery::tuning::max_bytes();
+    // every shard is streamed from the file's words (no shard is held in memory), so all
+    // are handed to their nodes' threads at once
     load_all(
         &a,
         layout,
-        per_group,
-        overlap,
+        layout.shards(),
+        true,
         &std::cell::Cell::new(b.len()),
         start,
         |layout, r| {
-            let counts = &items[r.start as usize..r.end as usize];
-            layout.split_range(b, r, counts).with_context(|| {
-                format!(
-                    "a shard of {} does not fit in memory (--max-memory): push more shards",
-                    bytes(layout.shard_bytes())
-                )
+            r.map(|s| {
+                Ok(Shard::Cut(Box::new(layout.shard_stream(
+                    b,
+                    s,
+                    items[s as usize],
+                )?)))
             })
+            .collect()
         },
     )
 }
 
-/// How many shards of a file's `layout` are cut at a time: two groups are in memory at once
-/// (one being loaded while the next is cut), so a group is at most half the memory limit
-/// (`--max-memory`, else the machine's RAM), and at most a quarter of the shards (so that
-/// cutting overlaps loading); at least one (then loaded before the next is cut when two do
-/// not fit).
-fn shards_per_group(layout: &Layout) -> u32 {
-    u32::try_from(bloomery::tuning::max_bytes() / 2 / layout.shard_bytes().max(1))
-        .unwrap_or(u32::MAX)
-        .min(layout.shards().div_ceil(4))
-        .clamp(1, layout.shards())
+/// A shard on its way to its node: cut from a file (its blocks gathered from the file's words
+/// a chunk at a time, no copy of the shard held) or built from keys.
+enum Shard<'a> {
+    Cut(Box<bloomery::shard::ShardStream<'a>>),
+    Built {
+        filter: bloomery::ScalableBloomFilter,
+        at: u64,
+    },
+}
+
+impl Shard<'_> {
+    /// Append the shard's next `BF.LOADCHUNK` chunk to `out` (the header alone first, then at
+    /// most [`CHUNK`] bytes) and return the iterator after it; `None` once all are out.
+    fn next_chunk(&mut self, out: &mut Vec<u8>) -> Option<u64> {
+        match self {
+            Shard::Cut(s) => s.next_chunk(CHUNK, out),
+            Shard::Built { filter, at } => {
+                let len = if *at == 0 {
+                    bloomery::file::encoded_header_len(filter)
+                } else {
+                    CHUNK
+                };
+                let before = out.len();
+                bloomery::file::encoded_range(filter, *at, len, out);
+                if out.len() == before {
+                    return None;
+                }
+                *at += (out.len() - before) as u64;
+                Some(*at)
+            }
+        }
+    }
 }
 
 /// `push --keys`: the shards built from the input lines a group at a time, each group as
@@ -286,7 +304,7 @@ fn push_keys(a: PushArgs, start: Instant) -> Result<u8> {
         if g == 0 {
             first
                 .take()
-                .map(ShardBuilder::finish)
+                .map(|b| built_shards(b.finish()))
                 .ok_or_else(|| anyhow!("shard group 0 built twice"))
         } else {
             let path = &paths[g as usize - 1];
@@ -312,9 +330,17 @@ fn push_keys(a: PushArgs, start: Instant) -> Result<u8> {
             }
             let _ = std::fs::remove_file(path);
             built.set(built.get() + added);
-            Ok(b.finish())
+            Ok(built_shards(b.finish()))
         }
     })
+}
+
+/// Shards built from keys, to load.
+fn built_shards(shards: Vec<bloomery::ScalableBloomFilter>) -> Vec<Shard<'static>> {
+    shards
+        .into_iter()
+        .map(|filter| Shard::Built { filter, at: 0 })
+        .collect()
 }
 
 /// Load every shard of `layout` under a new generation, then switch the descriptor and
@@ -323,14 +349,14 @@ fn push_keys(a: PushArgs, start: Instant) -> Result<u8> {
 /// made while the previous one loads) and sent to their nodes at once, one connection and
 /// thread per node (the primary serving the shard's slot), each node's shards one after
 /// another.
-fn load_all(
+fn load_all<'a>(
     a: &PushArgs,
     layout: Layout,
     per_group: u32,
     overlap: bool,
     items: &std::cell::Cell<u64>,
     start: Instant,
-    mut make: impl FnMut(&Layout, std::ops::Range<u32>) -> Result<Vec<bloomery::ScalableBloomFilter>>,
+    mut make: impl FnMut(&Layout, std::ops::Range<u32>) -> Result<Vec<Shard<'a>>>,
 ) -> Result<u8> {
     let mut con = connect(&a.nodes)?;
     let old = descriptor(&mut con, &a.name)?;
@@ -373,7 +399,7 @@ fn load_all(
         // one thread per node, loading the shards it is handed one after another
         let mut lanes = Vec::new();
         for (con, bytes, packed) in cons.iter_mut() {
-            let (tx, rx) = std::sync::mpsc::channel::<(u32, bloomery::ScalableBloomFilter)>();
+            let (tx, rx) = std::sync::mpsc::channel::<(u32, Shard<'a>)>();
             lanes.push(tx);
             let (done, keys, progress, failed) = (done_tx.clone(), &keys, &progress, &failed);
             scope.spawn(move || {
@@ -478,17 +504,23 @@ fn load_all(
             .context("the filter is switched; deleting the previous shards failed")?;
     }
     let secs = start.elapsed().as_secs_f64();
+    let made = if a.keys {
+        format!(
+            "of which {:.1} s making the shards, {per_group} at a time",
+            making.as_secs_f64()
+        )
+    } else {
+        "each shard cut from the file as it is sent".to_string()
+    };
     note(&format!(
-        "pushed `{}`: {} of {} each, {} items, {} sent in {secs:.1} s ({}/s, of which {:.1} s \
-         making the shards, {} at a time); generation {generation}",
+        "pushed `{}`: {} of {} each, {} items, {} sent in {secs:.1} s ({}/s, {made}); \
+         generation {generation}",
         a.name,
         count(u64::from(layout.shards()), "shard", "shards"),
         bytes(layout.shard_bytes()),
         group(items.get()),
         bytes(sent),
         bytes((sent as f64 / secs.max(1e-9)) as u64),
-        making.as_secs_f64(),
-        per_group,
     ));
     Ok(0)
 }
@@ -513,6 +545,12 @@ fn node_connection(n: &Nodes, node: &str) -> Result<redis::Connection> {
         .rsplit_once(':')
         .and_then(|(h, p)| Some((h.to_string(), p.parse::<u16>().ok()?)))
         .ok_or_else(|| anyhow!("the cluster names a node `{node}` without a port"))?;
+    // A node that does not know its own address (a one-node cluster never met by another)
+    // is named with an empty host, or `?`: it is reached at the host `--nodes` gave.
+    let host = match (host.as_str(), &info.addr) {
+        ("" | "?", redis::ConnectionAddr::Tcp(h, _)) => h.clone(),
+        _ => host,
+    };
     info.addr = redis::ConnectionAddr::Tcp(host, port);
     redis::Client::open(info)
         .and_then(|c| c.get_connection())
@@ -524,7 +562,7 @@ fn node_connection(n: &Nodes, node: &str) -> Result<redis::Connection> {
 /// bytes, at most [`PIPELINE`] commands awaiting their reply. Returns the bytes sent.
 fn load_lane(
     con: &mut redis::Connection,
-    lane: Vec<(u32, bloomery::ScalableBloomFilter)>,
+    lane: Vec<(u32, Shard<'_>)>,
     keys: &[Vec<u8>],
     bytes: &mut Vec<u8>,
     packed: &mut Vec<u8>,
@@ -545,24 +583,16 @@ fn load_lane(
             Err(e) => Err((s, e.into())),
         }
     };
-    for (s, shard) in lane {
-        bytes.clear();
-        shard.write_to(&mut *bytes).map_err(|e| (s, e.into()))?;
-        // each shard is dropped once its bytes are out
-        drop(shard);
-        let head = bloomery::file::peek_header_bytes(bytes)
-            .map_err(|e| (s, e.into()))?
-            .header_len as usize;
+    for (s, mut shard) in lane {
         let key = &keys[s as usize];
-        let mut at = 0usize;
-        while at < bytes.len() {
-            let end = if at == 0 {
-                head
-            } else {
-                (at + CHUNK).min(bytes.len())
+        loop {
+            bytes.clear();
+            let Some(it) = shard.next_chunk(bytes) else {
+                break;
             };
-            let data = &bytes[at..end];
-            let it = end.to_string();
+            let n = bytes.len();
+            // the command's head, then the chunk as it was made (no copy into the head)
+            let it = it.to_string();
             packed.clear();
             packed.extend_from_slice(b"*4\r\n$12\r\nBF.LOADCHUNK\r\n");
             for arg in [key.as_slice(), it.as_bytes()] {
@@ -570,17 +600,17 @@ fn load_lane(
                 packed.extend_from_slice(arg);
                 packed.extend_from_slice(b"\r\n");
             }
-            packed.extend_from_slice(format!("${}\r\n", data.len()).as_bytes());
-            packed.extend_from_slice(data);
-            packed.extend_from_slice(b"\r\n");
-            con.send_packed_command(packed).map_err(|e| (s, e.into()))?;
-            waiting.push_back((s, data.len() as u64));
+            packed.extend_from_slice(format!("${n}\r\n").as_bytes());
+            bytes.extend_from_slice(b"\r\n");
+            con.send_packed_command(packed)
+                .and_then(|()| con.send_packed_command(bytes))
+                .map_err(|e| (s, e.into()))?;
+            waiting.push_back((s, n as u64));
             if waiting.len() >= PIPELINE {
                 reply(con, &mut waiting)?;
             }
-            at = end;
+            sent += n as u64;
         }
-        sent += bytes.len() as u64;
     }
     while !waiting.is_empty() {
         reply(con, &mut waiting)?;

@@ -330,6 +330,38 @@ pub(crate) fn write_with_progress<E: Encode + ?Sized>(
     write(&header, &payload, &mut w)
 }
 
+/// Append the bytes `[start, start + len)` of the file `f` saves as to `out` (clipped at its
+/// end, nothing past it), made without encoding the rest: what a chunked transfer (Redis
+/// `SCANDUMP`, `LOADCHUNK`) sends. The chunk holding the trailer costs one reading pass for
+/// the checksum; every other chunk costs only its own length.
+///
+/// ```
+/// # fn main() -> bloomery::Result<()> {
+/// use bloomery::{BloomFilter, Filter, Persist};
+/// use bloomery::file::{encoded_header_len, encoded_range};
+///
+/// let mut f = BloomFilter::try_new(10_000, 0.01)?;
+/// f.insert("a");
+/// let whole = f.to_bytes();
+/// let mut chunk = Vec::new();
+/// encoded_range(&f, 100, 50, &mut chunk);
+/// assert_eq!(chunk, whole[100..150]);
+/// let mut head = Vec::new();
+/// encoded_range(&f, 0, encoded_header_len(&f), &mut head);
+/// assert_eq!(bloomery::file::peek_header_bytes(&head)?.header_len as usize, head.len());
+/// # Ok(()) }
+/// ```
+pub fn encoded_range<E: Encode + ?Sized>(f: &E, start: u64, len: usize, out: &mut Vec<u8>) {
+    let (header, payload) = f.encode_parts();
+    crate::io::header::encode_range(&header, &payload, start, len, out);
+}
+
+/// Length of the header of the file `f` saves as (where its payload starts).
+pub fn encoded_header_len<E: Encode + ?Sized>(f: &E) -> usize {
+    let (header, payload) = f.encode_parts();
+    header.encode(payload.len()).len()
+}
+
 /// Read and validate the header of the file at `path` from its first bytes only (see
 /// [`peek`]): cheap for a file of any size, and it says whether the file is compressed and how
 /// long it should be.

@@ -389,6 +389,63 @@ pub fn write(header: &Header, payload: &Payload<'_>, w: impl Write) -> Result<()
     Ok(())
 }
 
+/// Append the bytes `[start, start + len)` of the complete file [`write`] produces (clipped
+/// at its end; nothing at or past it) to `out`, without encoding the rest: the header is encoded, the payload's
+/// bytes are copied from the word arrays that hold them, and the trailing checksum, when the
+/// range reaches it, is computed by one reading pass over the arrays. A chunk of a large
+/// structure costs its own length (plus that pass for the last chunk), not the structure's.
+pub fn encode_range(
+    header: &Header,
+    payload: &Payload<'_>,
+    start: u64,
+    len: usize,
+    out: &mut Vec<u8>,
+) {
+    let head = header.encode(payload.len());
+    let total = head.len() as u64 + payload.len() + TRAILER as u64;
+    let end = start.saturating_add(len as u64).min(total);
+    if start >= end {
+        return;
+    }
+    out.reserve((end - start) as usize);
+    // each segment of the file in order, with its offset: copy the part of it in the range
+    let mut at = 0u64;
+    let mut take =
+        |seg_len: u64, out: &mut Vec<u8>, copy: &mut dyn FnMut(u64, u64, &mut Vec<u8>)| {
+            let (a, b) = (start.max(at), end.min(at + seg_len));
+            if a < b {
+                copy(a - at, b - at, out);
+            }
+            at += seg_len;
+        };
+    take(head.len() as u64, out, &mut |a, b, out| {
+        out.extend_from_slice(&head[a as usize..b as usize]);
+    });
+    for part in &payload.parts {
+        let words = part.len() as u64 * 8;
+        take(padded_len(part.len()), out, &mut |a, b, out| {
+            let (wa, wb) = (a.min(words), b.min(words));
+            if wa < wb {
+                part.le_range(wa as usize, wb as usize, out);
+            }
+            out.resize(out.len() + (b - a - (wb - wa)) as usize, 0);
+        });
+    }
+    take(TRAILER as u64, out, &mut |a, b, out| {
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        hasher.update(&head);
+        let zeros = [0u8; 64];
+        for part in &payload.parts {
+            let _ = part.write_le(|b| {
+                hasher.update(b);
+                Ok::<(), ()>(())
+            });
+            hasher.update(&zeros[..(padded_len(part.len()) - part.len() as u64 * 8) as usize]);
+        }
+        out.extend_from_slice(&hasher.digest().to_le_bytes()[a as usize..b as usize]);
+    });
+}
+
 /// Little-endian encoder for kind-specific parameters.
 #[derive(Default)]
 pub struct ParamWriter(Vec<u8>);

@@ -370,3 +370,105 @@ fn two_thread_pass_equals_one_thread_pass() {
         assert!(run(two, false).0.is_ok());
     }
 }
+
+/// `encoded_range(start, len)` of one structure.
+type RangeOf = Box<dyn Fn(u64, usize) -> Vec<u8>>;
+
+/// Structures of several parts (a scalable filter that grew, a count-min sketch) and one part.
+fn range_samples() -> Vec<(&'static str, Vec<u8>, RangeOf)> {
+    let mut scal = ScalableBloomFilter::builder()
+        .capacity(8)
+        .fpr(0.05)
+        .try_build()
+        .unwrap();
+    for i in 0..100 {
+        scal.insert(&format!("k{i}"));
+    }
+    assert!(
+        scal.filters().len() > 2,
+        "the sample must have several parts"
+    );
+    let mut cms = crate::CountMinSketch::try_with_shape(100, 3).unwrap();
+    cms.insert("a");
+    let mut blocked = BlockedBloomFilter::builder()
+        .bits(1024)
+        .hashes(6)
+        .try_build()
+        .unwrap();
+    blocked.insert("b");
+    vec![
+        (
+            "scalable",
+            scal.to_bytes(),
+            Box::new(move |s, l| {
+                let mut out = Vec::new();
+                crate::file::encoded_range(&scal, s, l, &mut out);
+                out
+            }),
+        ),
+        (
+            "cms",
+            cms.to_bytes(),
+            Box::new(move |s, l| {
+                let mut out = Vec::new();
+                crate::file::encoded_range(&cms, s, l, &mut out);
+                out
+            }),
+        ),
+        (
+            "blocked",
+            blocked.to_bytes(),
+            Box::new(move |s, l| {
+                let mut out = Vec::new();
+                crate::file::encoded_range(&blocked, s, l, &mut out);
+                out
+            }),
+        ),
+    ]
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 256, ..Default::default() })]
+    /// Any range of the encoding equals the same range of the whole file's bytes, across the
+    /// header, the parts, their padding and the checksum, and is clipped (or empty) at the end.
+    #[test]
+    fn encoded_range_is_the_range_of_the_encoding(start in 0u64..6000, len in 0usize..3000) {
+        for (name, whole, range) in range_samples() {
+            let a = (start as usize).min(whole.len());
+            let b = a.saturating_add(len).min(whole.len());
+            proptest::prop_assert_eq!(range(start, len), whole[a..b].to_vec(), "{}", name);
+        }
+    }
+}
+
+#[test]
+fn encoded_ranges_cover_the_file_in_chunks() {
+    for (name, whole, range) in range_samples() {
+        for chunk in [1usize, 7, 64, 100, 4096] {
+            let mut joined = Vec::new();
+            let mut at = 0u64;
+            loop {
+                let c = range(at, chunk);
+                if c.is_empty() {
+                    break;
+                }
+                at += c.len() as u64;
+                joined.extend_from_slice(&c);
+            }
+            assert_eq!(joined, whole, "{name} in chunks of {chunk}");
+        }
+        assert!(range(whole.len() as u64, 10).is_empty(), "{name}");
+        assert!(range(u64::MAX, usize::MAX).is_empty(), "{name}");
+    }
+    let f = BlockedBloomFilter::builder()
+        .bits(1024)
+        .hashes(6)
+        .try_build()
+        .unwrap();
+    let whole = f.to_bytes();
+    let h = crate::file::encoded_header_len(&f);
+    assert_eq!(
+        h as u64,
+        crate::file::peek_header_bytes(&whole).unwrap().header_len
+    );
+}

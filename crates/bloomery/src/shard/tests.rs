@@ -730,3 +730,55 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn shard_streams_are_the_bytes_of_the_cut_shards() {
+    let members = keys("member", 5_000);
+    let positions = Layout::for_capacity(20_000, 0.01, 4, KeyHasher::with_seed(3)).unwrap();
+    let eight_bit = |layout| {
+        BlockedBloomFilter::builder()
+            .layout(layout)
+            .capacity(20_000)
+            .fpr(0.01)
+            .hasher(KeyHasher::with_seed(5))
+            .try_build()
+            .unwrap()
+    };
+    for (block_layout, mut f) in [
+        (BlockLayout::Positions, whole(&positions, &[])),
+        (BlockLayout::Sectors, eight_bit(BlockLayout::Sectors)),
+        (BlockLayout::Salted, eight_bit(BlockLayout::Salted)),
+    ] {
+        for k in &members {
+            f.insert(&k.as_slice());
+        }
+        let layout = Layout::of_filter(&f, 4).unwrap();
+        let items = layout.apportion(&f).unwrap();
+        for s in 0..4 {
+            let cut = layout
+                .split_counted(&f, s, items[s as usize])
+                .unwrap()
+                .to_bytes();
+            // chunks of every size: a block, several blocks, less than a block (one block
+            // then), more than the whole payload
+            for max in [64, 640, 1, 1 << 30] {
+                let mut stream = layout.shard_stream(&f, s, items[s as usize]).unwrap();
+                assert_eq!(stream.len(), cut.len() as u64);
+                assert_eq!(stream.shard(), s);
+                let mut out = Vec::new();
+                let mut chunks = 0;
+                while let Some(it) = stream.next_chunk(max, &mut out) {
+                    assert_eq!(it, out.len() as u64, "the iterator is the offset after");
+                    chunks += 1;
+                    if chunks == 1 {
+                        let head = crate::io::header::peek(&out).unwrap();
+                        assert_eq!(head.header_len as usize, out.len(), "the header alone");
+                    }
+                }
+                assert_eq!(out, cut, "{block_layout:?} shard {s} in chunks of {max}");
+                assert_eq!(stream.next_chunk(max, &mut out), None);
+            }
+        }
+        assert!(layout.shard_stream(&f, 4, 0).is_err());
+    }
+}
