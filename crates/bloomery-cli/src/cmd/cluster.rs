@@ -1,9 +1,10 @@
 //! `bloomery cluster push/check/add/info`: one blocked filter sharded over a Redis/Valkey
 //! Cluster running the bloomery module (the layout is the library's `bloomery::shard`).
 //!
-//! `push` splits a blocked filter file into its shards (a group of shards per pass over the
-//! file) and loads each through the module's `BF.LOADCHUNK` (the shard's file-format bytes, a
-//! header chunk then 4 MiB chunks, pipelined; every node at once, on a connection of its own),
+//! `push` splits a blocked filter file into its shards and loads each through the module's
+//! `BF.LOADCHUNK` (the shard's file-format bytes, a header chunk then 4 MiB chunks gathered
+//! from the mapped file as they are sent, pipelined; every node at once, on a connection of
+//! its own),
 //! under key names of a new generation; only when every shard is loaded and checked does it
 //! replace the descriptor at NAME (one `SET`), then it deletes the previous generation's
 //! shards. `check`/`add` read the descriptor, check every shard's header against it, and send
