@@ -19,8 +19,12 @@ Usage: REDISBLOOM=/path/to/redisbloom.so python3 scripts/compare-redisbloom.py
 Environment: N (requests per benchmark run, 1000000), ROUNDS (5), BIG=1 to fill the 10M
 filters too, MODULE (bloomery's module to use instead of a release build made here), ONLY
 (commands to measure, comma-separated, e.g. `BF.ADD,BF.EXISTS`; all four by default),
-MEMORY=0 to skip the memory part. Needs redis-server, redis-benchmark and the redis Python
-package.
+MEMORY=0 to skip the memory part, PIN=1 to run both servers on CPU 1 and redis-benchmark on
+CPU 0 (on a 2-CPU machine the client and the server otherwise take turns on both, and that
+scheduling moves the rounds more than the modules do). Besides requests/s, each round reads
+the server's CPU time (user + system, /proc) before and after: the server's CPU µs per
+request is what a server-bound deployment pays, and is less disturbed by other load than
+the wall clock. Needs redis-server, redis-benchmark and the redis Python package.
 """
 
 import os
@@ -38,6 +42,7 @@ N = int(os.environ.get("N", "1000000"))
 ROUNDS = int(os.environ.get("ROUNDS", "5"))
 BIG = os.environ.get("BIG") == "1"
 MEMORY = os.environ.get("MEMORY") != "0"
+PIN = os.environ.get("PIN") == "1"
 
 
 # The throughput rounds: (name, redis-benchmark command line). `__rand_int__` is a random
@@ -67,6 +72,7 @@ def start(module, workdir):
     port = free_port()
     log = open(os.path.join(workdir, f"redis-{port}.log"), "w")
     proc = subprocess.Popen(
+        (["taskset", "-c", "1"] if PIN else []) +
         ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", workdir,
          "--save", "", "--appendonly", "no", "--latency-tracking", "no",
          "--slowlog-log-slower-than", "-1", "--loadmodule", module],
@@ -81,12 +87,23 @@ def start(module, workdir):
     raise SystemExit(f"redis-server with {module} did not start")
 
 
-def bench(port, command):
+def cpu_seconds(pid):
+    """User + system CPU seconds of a process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def bench(pid, port, command):
+    """(requests/s, the server's CPU µs per request) of N requests of `command`."""
+    before = cpu_seconds(pid)
     out = subprocess.run(
+        (["taskset", "-c", "0"] if PIN else []) +
         ["redis-benchmark", "-p", str(port), "-P", "16", "-c", "50", "-n", str(N),
          "-r", "1000000", "--csv"] + command.split(),
         capture_output=True, text=True, check=True).stdout
-    return float(out.splitlines()[1].split('","')[1])
+    cpu = (cpu_seconds(pid) - before) / N * 1e6
+    return float(out.splitlines()[1].split('","')[1]), cpu
 
 
 def used(r):
@@ -134,20 +151,27 @@ def main():
             r.execute_command("BF.RESERVE", "bf", "0.01", str(2 * N))
             r.execute_command("TDIGEST.CREATE", "td", "COMPRESSION", "100")
         rps = {(name, cmd): [] for name in servers for cmd, _ in COMMANDS}
+        cpu = {(name, cmd): [] for name in servers for cmd, _ in COMMANDS}
         for rnd in range(ROUNDS):
             order = list(servers) if rnd % 2 == 0 else list(reversed(servers))
             for cmd, line in COMMANDS:
                 for name in order:
-                    v = bench(servers[name][1], line)
+                    v, c = bench(servers[name][0].pid, servers[name][1], line)
                     rps[(name, cmd)].append(v)
-                    print(f"round {rnd}: {name} {cmd} {v:.0f}", file=sys.stderr)
-        print(f"| command | bloomery (req/s, median of {ROUNDS}) | RedisBloom | ratio | runs |")
-        print("|---|---|---|---|---|")
+                    cpu[(name, cmd)].append(c)
+                    print(f"round {rnd}: {name} {cmd} {v:.0f} req/s, {c:.3f} CPU µs/req",
+                          file=sys.stderr)
+        print(f"| command | bloomery (req/s, median of {ROUNDS}) | RedisBloom | ratio | "
+              f"server CPU µs/req, bloomery : RedisBloom (median) | throughput per server CPU "
+              f"(ratio) | runs |")
+        print("|---|---|---|---|---|---|---|")
         for cmd, _ in COMMANDS:
             a, b = (statistics.median(rps[(n, cmd)]) for n in servers)
+            ca, cb = (statistics.median(cpu[(n, cmd)]) for n in servers)
             runs = " / ".join(f"{x:.0f}:{y:.0f}" for x, y in zip(rps[("bloomery", cmd)], rps[("RedisBloom", cmd)]))
             ratios = [x / y for x, y in zip(rps[("bloomery", cmd)], rps[("RedisBloom", cmd)])]
-            print(f"| {cmd} | {a:,.0f} | {b:,.0f} | {a / b:.3f} | {runs} |")
+            print(f"| {cmd} | {a:,.0f} | {b:,.0f} | {a / b:.3f} | {ca:.3f} : {cb:.3f} | "
+                  f"{cb / ca:.3f} | {runs} |")
             print(f"{cmd}: ratio per round {min(ratios):.2f}-{max(ratios):.2f}, median "
                   f"{statistics.median(ratios):.2f}", file=sys.stderr)
         print()
