@@ -18,7 +18,12 @@
 # Environment: N (requests counted, default 50000), MODULE (bloomery's module; default: a
 # release build made here), SERVER (default redis-server), COMMANDS (default "BF.ADD
 # BF.EXISTS"), KEEP (a directory to keep the profiles in, `<module>-<command>.1`, for
-# `callgrind_annotate` per function). Needs valgrind, redis-server, redis-cli, redis-benchmark.
+# `callgrind_annotate` per function). Other commands: SETUP (the command that makes the key,
+# default `BF.RESERVE bf 0.01 600000`), FILL (sent 200,000 times first, default `BF.ADD bf
+# key:__rand_int__`), ARGS (each command's arguments, default `bf key:__rand_int__`); and
+# OTHER_NAME to call the second module something else than RedisBloom (e.g. bloomery's module
+# of an older commit, to compare two builds). Needs valgrind, redis-server, redis-cli,
+# redis-benchmark.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 N=${N:-50000}
@@ -29,6 +34,10 @@ if [ -z "${MODULE:-}" ]; then
 fi
 SERVER=${SERVER:-redis-server}
 COMMANDS=${COMMANDS:-BF.ADD BF.EXISTS}
+SETUP=${SETUP:-BF.RESERVE bf 0.01 600000}
+FILL=${FILL:-BF.ADD bf key:__rand_int__}
+ARGS=${ARGS:-bf key:__rand_int__}
+OTHER_NAME=${OTHER_NAME:-RedisBloom}
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 if [ -n "${KEEP:-}" ]; then
@@ -50,8 +59,10 @@ measure() {
     redis-cli -p "$port" PING > /dev/null 2>&1 && break
     sleep 0.5
   done
-  redis-cli -p "$port" BF.RESERVE bf 0.01 600000 > /dev/null
-  redis-benchmark -p "$port" -P 16 -c 1 -n 200000 -r 1000000 -q BF.ADD bf key:__rand_int__ > /dev/null
+  # shellcheck disable=SC2086 # SETUP and FILL are command lines, split into words
+  redis-cli -p "$port" $SETUP > /dev/null
+  # shellcheck disable=SC2086
+  redis-benchmark -p "$port" -P 16 -c 1 -n 200000 -r 1000000 -q $FILL > /dev/null
   redis-benchmark -p "$port" -P 16 -c 1 -n 5000 -r 1000000 -q "$@" > /dev/null
   callgrind_control -i on "$pid" > /dev/null 2>&1
   redis-benchmark -p "$port" -P 16 -c 1 -n "$N" -r 1000000 -q "$@" > /dev/null
@@ -76,11 +87,12 @@ per_request() {
 echo "| command | module | \`call()\` per request | whole server per request | less \`serverCron\` |"
 echo "|---|---|---:|---:|---:|"
 for cmd in $COMMANDS; do
-  for m in bloomery RedisBloom; do
+  for m in bloomery "$OTHER_NAME"; do
     mod=$MODULE
-    [ "$m" = RedisBloom ] && mod=$REDISBLOOM
+    [ "$m" = "$OTHER_NAME" ] && mod=$REDISBLOOM
     out="$W/$m-$cmd"
-    measure "$mod" "$out" "$cmd" bf key:__rand_int__
+    # shellcheck disable=SC2086 # ARGS is the command's arguments, split into words
+    measure "$mod" "$out" "$cmd" $ARGS
     whole=$(per_request "$out.1" total)
     cron=$(per_request "$out.1" '\?\?\?:serverCron ')
     echo "| \`$cmd\` | $m | $(per_request "$out.1" '\?\?\?:call ') | $whole | $((whole - cron)) |"
