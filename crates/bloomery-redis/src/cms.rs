@@ -117,17 +117,19 @@ pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         return Err(RedisError::WrongArity);
     }
     // The key is checked first, then every increment, then the total, before any change.
+    // an increment as a count, or the error that refuses the whole command
+    let increment = |p: &RedisString| -> Result<u64, RedisError> {
+        let inc = int(p).ok_or(RedisError::Str("CMS: Cannot parse number"))?;
+        u64::try_from(inc).map_err(|_| RedisError::Str("CMS: Number cannot be negative"))
+    };
     let out = with_sketch(ctx, &args[1], |s| {
-        let mut pairs = Vec::with_capacity(args.len() / 2 - 1);
+        // every increment is checked, and their sum against the total, before any change
+        // (then parsed again as it is applied: no list of pairs is allocated per call)
         let mut sum: u64 = 0;
         for p in args[2..].chunks(2) {
-            let inc = int(&p[1]).ok_or(RedisError::Str("CMS: Cannot parse number"))?;
-            let inc = u64::try_from(inc)
-                .map_err(|_| RedisError::Str("CMS: Number cannot be negative"))?;
             sum = sum
-                .checked_add(inc)
+                .checked_add(increment(&p[1])?)
                 .ok_or(RedisError::Str("CMS: INCRBY overflow"))?;
-            pairs.push((p[0].as_slice(), inc));
         }
         if s.total()
             .checked_add(sum)
@@ -136,11 +138,12 @@ pub fn incrby(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         {
             return Err(RedisError::Str("CMS: INCRBY overflow"));
         }
-        Ok(pairs
-            .iter()
-            .map(|&(item, inc)| {
+        Ok(args[2..]
+            .chunks(2)
+            .map(|p| {
                 // hash once: the update and the count read the same cells
-                let h = s.hasher().hash(item);
+                let h = s.hasher().hash(p[0].as_slice());
+                let inc = increment(&p[1]).unwrap_or(0);
                 match s.insert_many_hashed(h, inc) {
                     c if c >= u64::from(u32::MAX) => RedisValue::StaticError(INCRBY_OVERFLOW),
                     c => count(c),

@@ -92,16 +92,26 @@ fn check_shape(width: u64, depth: u32) -> std::result::Result<(), String> {
     Ok(())
 }
 
+/// Counter `i`: the low half of word `i / 2` for even `i`, the high half for odd `i` (on a
+/// little-endian host, simply the `i`-th `u32` of the words).
 #[inline(always)]
 fn get(t: &[u64], i: usize) -> u32 {
-    (t[i / 2] >> (32 * (i % 2))) as u32
+    if cfg!(target_endian = "little") {
+        bytemuck::cast_slice::<u64, u32>(t)[i]
+    } else {
+        (t[i / 2] >> (32 * (i % 2))) as u32
+    }
 }
 
 #[inline(always)]
 fn set(t: &mut [u64], i: usize, v: u32) {
-    let shift = 32 * (i % 2);
-    let w = &mut t[i / 2];
-    *w = (*w & !(0xFFFF_FFFFu64 << shift)) | (u64::from(v) << shift);
+    if cfg!(target_endian = "little") {
+        bytemuck::cast_slice_mut::<u64, u32>(t)[i] = v;
+    } else {
+        let shift = 32 * (i % 2);
+        let w = &mut t[i / 2];
+        *w = (*w & !(0xFFFF_FFFFu64 << shift)) | (u64::from(v) << shift);
+    }
 }
 
 impl CountMinBuilder {
