@@ -44,7 +44,7 @@ pub trait Moved: Persist + Clone + 'static {
     /// The command the AOF rewrite emits.
     const LOADCHUNK: &'static CStr;
     /// The value as RedisBloom's LOADCHUNK sequence.
-    fn load_sequence(&self) -> Vec<(i64, Vec<u8>)>;
+    fn load_sequence(&self, emit: &mut dyn FnMut(i64, &[u8]));
     /// Bytes held on Redis's heap beyond the value's own struct, as Redis's allocator counts
     /// them (for `MEMORY USAGE`).
     fn held(&self) -> u64;
@@ -54,14 +54,17 @@ pub trait Moved: Persist + Clone + 'static {
     fn validate(&self) -> Result<(), String>;
 }
 
-fn sequence(header: Vec<u8>, chunk: impl Fn(i64) -> Option<(i64, Vec<u8>)>) -> Vec<(i64, Vec<u8>)> {
-    let mut out = vec![(1, header)];
+fn sequence(
+    header: Vec<u8>,
+    chunk: impl Fn(i64) -> Option<(i64, Vec<u8>)>,
+    emit: &mut dyn FnMut(i64, &[u8]),
+) {
+    emit(1, &header);
     let mut it = 1;
     while let Some((next, data)) = chunk(it) {
-        out.push((next, data));
+        emit(next, &data);
         it = next;
     }
-    out
 }
 
 /// `Err(what)` unless `ok`.
@@ -88,8 +91,8 @@ impl Moved for RedisBloomFilter {
     const NAME: &'static str = "RedisBloom bloom filter";
     const INFO: &'static str = "redisbloom_bf";
     const LOADCHUNK: &'static CStr = c"BF.LOADCHUNK";
-    fn load_sequence(&self) -> Vec<(i64, Vec<u8>)> {
-        sequence(self.header_chunk(), |it| self.chunk(it))
+    fn load_sequence(&self, emit: &mut dyn FnMut(i64, &[u8])) {
+        sequence(self.header_chunk(), |it| self.chunk(it), emit)
     }
     /// Each link's bit array, and the list of links.
     fn held(&self) -> u64 {
@@ -115,12 +118,12 @@ impl Moved for RedisBloomCuckooFilter {
     const NAME: &'static str = "RedisBloom cuckoo filter";
     const INFO: &'static str = "redisbloom_cf";
     const LOADCHUNK: &'static CStr = c"CF.LOADCHUNK";
-    fn load_sequence(&self) -> Vec<(i64, Vec<u8>)> {
+    fn load_sequence(&self, emit: &mut dyn FnMut(i64, &[u8])) {
         if self.is_empty() {
             // every slot is empty: the header rebuilds it all
-            return vec![(1, self.header_chunk())];
+            return emit(1, &self.header_chunk());
         }
-        sequence(self.header_chunk(), |it| self.chunk(it))
+        sequence(self.header_chunk(), |it| self.chunk(it), emit)
     }
     /// Each sub-filter's slots, and its entry in the list (words handle and count).
     fn held(&self) -> u64 {
@@ -190,8 +193,8 @@ macro_rules! moved_value {
             fn rdb_save(&self, rdb: *mut raw::RedisModuleIO) {
                 raw::save_slice(rdb, &self.to_bytes());
             }
-            fn load_sequence(&self) -> Vec<(i64, Vec<u8>)> {
-                Moved::load_sequence(self)
+            fn load_sequence(&self, emit: &mut dyn FnMut(i64, &[u8])) {
+                Moved::load_sequence(self, emit)
             }
             fn digest_bytes(&self) -> Vec<u8> {
                 self.to_bytes()

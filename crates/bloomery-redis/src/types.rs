@@ -599,13 +599,23 @@ impl<T: Structure> Value for Slot<T> {
             }
         }
     }
-    /// The file-format bytes in SCANDUMP's chunks (a partial load: the bytes received).
-    fn load_sequence(&self) -> Vec<(i64, Vec<u8>)> {
-        let bytes = self.bytes();
-        chunk::chunks(&bytes)
-            .into_iter()
-            .map(|(end, c)| (end as i64, c.to_vec()))
-            .collect()
+    /// The file-format bytes in SCANDUMP's chunks, each encoded as it is emitted (a partial
+    /// load: the bytes received).
+    fn load_sequence(&self, emit: &mut dyn FnMut(i64, &[u8])) {
+        match self {
+            Slot::Ready(f) => {
+                let mut it = 0;
+                while let Some((next, c)) = chunk::chunk_of(f, it) {
+                    emit(next as i64, &c);
+                    it = next;
+                }
+            }
+            Slot::Loading(p) => {
+                for (end, c) in chunk::chunks(&p.bytes) {
+                    emit(end as i64, c);
+                }
+            }
+        }
     }
     fn digest_bytes(&self) -> Vec<u8> {
         self.bytes()

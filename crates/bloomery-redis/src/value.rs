@@ -47,8 +47,10 @@ pub trait Value: Clone + 'static {
     fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<Self, String>;
     /// Write the RDB form.
     fn rdb_save(&self, rdb: *mut raw::RedisModuleIO);
-    /// The `LOADCHUNK` iterators and chunks that rebuild it (the AOF rewrite).
-    fn load_sequence(&self) -> Vec<(i64, Vec<u8>)>;
+    /// Hand the `LOADCHUNK` iterators and chunks that rebuild it to `emit`, in order (the AOF
+    /// rewrite): one chunk is made at a time, so a rewrite of a large value holds one chunk,
+    /// not a copy of the value.
+    fn load_sequence(&self, emit: &mut dyn FnMut(i64, &[u8]));
     /// The bytes `DEBUG DIGEST` reads.
     fn digest_bytes(&self) -> Vec<u8>;
     /// What it holds, its own struct included, as Redis's allocator counts it (`MEMORY USAGE`
@@ -152,13 +154,12 @@ unsafe extern "C" fn aof_rewrite<V: Value>(
     key: *mut raw::RedisModuleString,
     value: *mut c_void,
 ) {
-    // SAFETY: Redis passes a value of this type.
-    let chunks = unsafe { get::<V>(value) }.load_sequence();
     // SAFETY: reading a function pointer Redis filled in at module load.
     let Some(emit) = (unsafe { raw::RedisModule_EmitAOF }) else {
         return;
     };
-    for (it, data) in chunks {
+    // SAFETY: Redis passes a value of this type.
+    unsafe { get::<V>(value) }.load_sequence(&mut |it, data| {
         // SAFETY: `aof` and `key` are live for the callback; the format "slb" takes a
         // RedisModuleString*, a long long and a (pointer, length) buffer, which follow.
         unsafe {
@@ -172,7 +173,7 @@ unsafe extern "C" fn aof_rewrite<V: Value>(
                 data.len(),
             )
         };
-    }
+    });
 }
 
 unsafe extern "C" fn free<V: Value>(value: *mut c_void) {
