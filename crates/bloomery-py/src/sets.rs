@@ -685,8 +685,10 @@ macro_rules! set_class {
 /// BloomFilter(capacity, fpr=0.01, *, kind="blocked", seed=None, keyed=False)
 ///
 /// capacity: distinct keys expected; fpr: the false-positive rate wanted at that many keys.
-/// kind: "blocked" (the default: one cache line per key, fastest), "classic", "partitioned"
-/// or "split-block" (Parquet's filter, bit for bit). seed: an int seed for the hash
+/// kind: "blocked" (the default: one cache line per key, fastest; its layout is the one the
+/// CLI's `create` picks for the rate), or a blocked layout by name ("blocked-sectors",
+/// "blocked-salted", "blocked-salted256"), "classic", "partitioned" or "split-block"
+/// (Parquet's filter, bit for bit). seed: an int seed for the hash
 /// (default: the library's, as the CLI and Redis use); keyed=True: a random secret seed, for
 /// keys chosen by adversaries.
 ///
@@ -697,19 +699,15 @@ macro_rules! set_class {
 pub struct PyBloomFilter(pub SetCore);
 
 fn bloom_kind(name: &str) -> PyResult<Kind> {
-    Ok(match name {
-        "blocked" => Kind::Blocked,
-        "classic" => Kind::Classic,
-        "partitioned" => Kind::Partitioned,
-        "split-block" | "split_block" => Kind::SplitBlock,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "unknown kind {other:?}: BloomFilter kinds are \"blocked\" (default), \
-                 \"classic\", \"partitioned\" and \"split-block\"; see also \
-                 ScalableBloomFilter, CountingBloomFilter, CuckooFilter, XorFilter, UrlFilter"
-            )))
-        }
-    })
+    match Kind::from_name(&name.replace('_', "-")) {
+        Some(k) if is_bloom(k) => Ok(k),
+        _ => Err(PyValueError::new_err(format!(
+            "unknown kind {name:?}: BloomFilter kinds are \"blocked\" (default: the layout the \
+             CLI's `create` picks for the rate), \"blocked-sectors\", \"blocked-salted\", \
+             \"blocked-salted256\", \"classic\", \"partitioned\" and \"split-block\"; see \
+             also ScalableBloomFilter, CountingBloomFilter, CuckooFilter, XorFilter, UrlFilter"
+        ))),
+    }
 }
 
 fn is_bloom(k: Kind) -> bool {
@@ -748,7 +746,7 @@ set_class!(
                 // filter they answer wrongly.
                 if seed.is_some() || keyed {
                     return Err(pyo3::exceptions::PyValueError::new_err(
-                        "a split-block filter keeps Parquet's hash (xxHash64, seed 0):                          no seed or keyed",
+                        "a split-block filter keeps Parquet's hash (xxHash64, seed 0): no seed or keyed",
                     ));
                 }
                 bloomery::KeyHasher::parquet()

@@ -136,7 +136,9 @@ class _SetMethods(_Persistent):
 
 @final
 class BloomFilter(_SetMethods):
-    """A Bloom filter: kind "blocked" (default), "classic", "partitioned" or "split-block"."""
+    """A Bloom filter: kind "blocked" (default; the layout `create` picks for the rate),
+    "blocked-sectors", "blocked-salted", "blocked-salted256", "classic", "partitioned" or
+    "split-block"."""
 
     def __new__(
         cls,
