@@ -562,3 +562,35 @@ fn without_mmap_open_mmap_returns_unsupported_and_load_works() {
     assert_eq!(BlockedBloomFilter::load(&path).unwrap(), f);
     assert_eq!(bloomery::file::peek_header(&path).unwrap().items, 1);
 }
+
+#[test]
+fn salted_files_beyond_the_layouts_limits_are_refused() {
+    use bloomery::hashing::HashAlgorithm;
+    // the default blocked filter at 1%: the salted layout, hashed with xxh3-64
+    let mut f = BlockedBloomFilter::builder()
+        .capacity(10_000)
+        .fpr(0.01)
+        .try_build()
+        .unwrap();
+    f.insert("a");
+    assert_eq!(f.layout(), bloomery::builders::BlockLayout::Salted);
+    let b = f.to_bytes();
+    AnyFilter::from_bytes(&b).unwrap();
+    // another stable hash behind a valid checksum: the layout hashes with xxh3-64 or SipHash
+    let e = format_err(AnyFilter::from_bytes(&patched(
+        b.clone(),
+        24,
+        &[HashAlgorithm::Xxh3_128.id()],
+    )));
+    assert!(
+        e.to_string().contains("salted layout hashed with xxh3-128"),
+        "{e}"
+    );
+    // more blocks than the layout addresses (refused before the payload's length is checked)
+    let e = format_err(AnyFilter::from_bytes(&patched(
+        b.clone(),
+        72,
+        &((1u64 << 32) + 1).to_le_bytes(),
+    )));
+    assert!(e.to_string().contains("at most 2^32"), "{e}");
+}

@@ -42,6 +42,10 @@ impl Persist for BlockedBloomFilter {
                 layout.name()
             )));
         }
+        // the salted layout's own limits (at most 2^32 blocks, xxh3-64 or keyed SipHash), as
+        // the builder and the shard loader apply them: a forged file beyond them is refused
+        // rather than answering at a rate its parameters do not promise
+        check_layout_shape(layout, blocks, k, &d.header.hasher)?;
         let words = blocks
             .checked_mul(BLOCK_WORDS as u64)
             .and_then(|w| usize::try_from(w).ok())
