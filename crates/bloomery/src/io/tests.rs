@@ -397,34 +397,21 @@ fn range_samples() -> Vec<(&'static str, Vec<u8>, RangeOf)> {
         .unwrap();
     blocked.insert("b");
     vec![
-        (
-            "scalable",
-            scal.to_bytes(),
-            Box::new(move |s, l| {
-                let mut out = Vec::new();
-                crate::file::encoded_range(&scal, s, l, &mut out);
-                out
-            }),
-        ),
-        (
-            "cms",
-            cms.to_bytes(),
-            Box::new(move |s, l| {
-                let mut out = Vec::new();
-                crate::file::encoded_range(&cms, s, l, &mut out);
-                out
-            }),
-        ),
-        (
-            "blocked",
-            blocked.to_bytes(),
-            Box::new(move |s, l| {
-                let mut out = Vec::new();
-                crate::file::encoded_range(&blocked, s, l, &mut out);
-                out
-            }),
-        ),
+        sample("scalable", scal),
+        sample("cms", cms),
+        sample("blocked", blocked),
     ]
+}
+
+/// A structure's name, its whole file and its `encoded_range`.
+fn sample<P: Persist + 'static>(name: &'static str, p: P) -> (&'static str, Vec<u8>, RangeOf) {
+    let whole = p.to_bytes();
+    let range = move |s, l| {
+        let mut out = Vec::new();
+        crate::file::encoded_range(&p, s, l, &mut out);
+        out
+    };
+    (name, whole, Box::new(range))
 }
 
 proptest::proptest! {
