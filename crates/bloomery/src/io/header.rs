@@ -389,7 +389,7 @@ pub fn write(header: &Header, payload: &Payload<'_>, w: impl Write) -> Result<()
     Ok(())
 }
 
-/// Append the bytes `[start, start + len)` of the complete file [`write`] produces (clipped
+/// Append the bytes `[start, start + len)` of the complete file [`write()`] produces (clipped
 /// at its end; nothing at or past it) to `out`, without encoding the rest: the header is encoded, the payload's
 /// bytes are copied from the word arrays that hold them, and the trailing checksum, when the
 /// range reaches it, is computed by one reading pass over the arrays. A chunk of a large
