@@ -534,12 +534,7 @@ impl Layout {
         s: u32,
         items: u64,
     ) -> Result<ScalableBloomFilter> {
-        if s >= self.shards {
-            return Err(invalid(
-                "shard",
-                format!("shard {s} of {} shards", self.shards),
-            ));
-        }
+        self.check_shard(s)?;
         let mut parts = self.split_range(filter, s..s + 1, &[items])?;
         Ok(parts.pop().expect("one shard"))
     }
@@ -555,15 +550,7 @@ impl Layout {
         items: &[u64],
     ) -> Result<Vec<ScalableBloomFilter>> {
         self.check_whole(filter)?;
-        if range.start >= range.end || range.end > self.shards {
-            return Err(invalid(
-                "shards",
-                format!(
-                    "shards {}..{} of {} shards",
-                    range.start, range.end, self.shards
-                ),
-            ));
-        }
+        self.check_range(&range)?;
         let n = (range.end - range.start) as usize;
         if items.len() != n {
             return Err(invalid(
@@ -629,12 +616,7 @@ impl Layout {
         items: u64,
     ) -> Result<ShardStream<'a>> {
         self.check_whole(filter)?;
-        if s >= self.shards {
-            return Err(invalid(
-                "shard",
-                format!("shard {s} of {} shards", self.shards),
-            ));
-        }
+        self.check_shard(s)?;
         // The header is the one of the shard value itself, encoded from a shard whose words
         // are an anonymous map never touched (no memory behind it): its bits are not read.
         let template = store::untouched_arrays(|| {
@@ -680,6 +662,31 @@ impl Layout {
             .map(|&o| crate::params::estimate_items(bits, self.k, o).max(0.0))
             .collect();
         Ok(apportion(filter.len(), &est))
+    }
+
+    /// A non-empty range of this layout's shards.
+    fn check_range(&self, range: &std::ops::Range<u32>) -> Result<()> {
+        if range.start >= range.end || range.end > self.shards {
+            return Err(invalid(
+                "shards",
+                format!(
+                    "shards {}..{} of {} shards",
+                    range.start, range.end, self.shards
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// One of this layout's shards.
+    fn check_shard(&self, s: u32) -> Result<()> {
+        if s >= self.shards {
+            return Err(invalid(
+                "shard",
+                format!("shard {s} of {} shards", self.shards),
+            ));
+        }
+        Ok(())
     }
 
     fn check_whole(&self, filter: &BlockedBloomFilter) -> Result<()> {
@@ -733,15 +740,7 @@ impl Layout {
     /// passed over, so building all shards a group at a time bounds the memory by the group.
     /// Refused before anything is allocated when the group exceeds the memory limit.
     pub fn range_builder(&self, range: std::ops::Range<u32>) -> Result<ShardBuilder> {
-        if range.start >= range.end || range.end > self.shards {
-            return Err(invalid(
-                "shards",
-                format!(
-                    "shards {}..{} of {} shards",
-                    range.start, range.end, self.shards
-                ),
-            ));
-        }
+        self.check_range(&range)?;
         let total = self
             .shard_bytes()
             .saturating_mul(u64::from(range.end - range.start));

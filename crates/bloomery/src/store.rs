@@ -158,6 +158,12 @@ pub(crate) fn untouched_arrays<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Whether an array of `bytes` made on this thread now is an untouched map (see
+/// [`untouched_arrays`]).
+fn use_untouched_map(bytes: usize) -> bool {
+    cfg!(feature = "mmap") && bytes >= ANON_THRESHOLD_BYTES && UNTOUCHED.with(|u| u.get())
+}
+
 /// `len` zero bytes in an anonymous map that reserves no memory (see [`untouched_arrays`]).
 #[cfg(feature = "mmap")]
 fn untouched_map(len: usize) -> std::io::Result<crate::map::MmapMut> {
@@ -333,10 +339,7 @@ impl Words {
         check_size(bytes, limit)?;
         let lines = len.div_ceil(8);
         let byte_len = lines * 64;
-        let buf = if cfg!(feature = "mmap")
-            && byte_len >= ANON_THRESHOLD_BYTES
-            && UNTOUCHED.with(|u| u.get())
-        {
+        let buf = if use_untouched_map(byte_len) {
             let map = untouched_map(byte_len).map_err(|_| Error::AllocationFailed { bytes })?;
             Buf::Anon(map)
         } else if use_anon_map(byte_len) {
@@ -372,11 +375,7 @@ impl Words {
         debug_assert_eq!(bytes.len() % 8, 0);
         let len = bytes.len() / 8;
         let byte_len = len.div_ceil(8) * 64;
-        if cfg!(target_endian = "little")
-            && !use_anon_map(byte_len)
-            && !(cfg!(feature = "mmap")
-                && byte_len >= ANON_THRESHOLD_BYTES
-                && UNTOUCHED.with(|u| u.get()))
+        if cfg!(target_endian = "little") && !use_anon_map(byte_len) && !use_untouched_map(byte_len)
         {
             // a heap array written once, line by line, with no zeroing pass first (for a
             // large array: half the memory traffic and no page touched twice)
