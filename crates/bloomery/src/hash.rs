@@ -857,12 +857,29 @@ impl KeyHasher {
     /// (never unsafe).
     #[inline(always)]
     pub(crate) fn hash64_xxh3<K: Key + ?Sized>(&self, key: &K) -> u64 {
-        debug_assert!(self.is_xxh3_64());
-        // seed 0 is xxh3's unseeded function (the same values), whose constants fold
-        if self.seed == 0 {
-            key.with_bytes(xxhash_rust::xxh3::xxh3_64)
+        if self.seed_is_zero() {
+            self.hash64_xxh3_as::<false, K>(key)
         } else {
+            self.hash64_xxh3_as::<true, K>(key)
+        }
+    }
+
+    /// True when the seed is 0.
+    #[inline]
+    pub(crate) fn seed_is_zero(&self) -> bool {
+        self.seed == 0
+    }
+
+    /// [`Self::hash64_xxh3`] for a hasher whose seed is known to be nonzero (`SEEDED`) or 0
+    /// (xxh3's unseeded function, the same values, whose constants fold): no test of the seed
+    /// per key, for callers that decided it once ([`Self::seed_is_zero`]).
+    #[inline]
+    pub(crate) fn hash64_xxh3_as<const SEEDED: bool, K: Key + ?Sized>(&self, key: &K) -> u64 {
+        debug_assert!(self.is_xxh3_64() && self.seed_is_zero() != SEEDED);
+        if SEEDED {
             key.with_bytes(|b| xxhash_rust::xxh3::xxh3_64_with_seed(b, self.seed as u64))
+        } else {
+            key.with_bytes(xxhash_rust::xxh3::xxh3_64)
         }
     }
 }

@@ -1,11 +1,11 @@
 //! The fused AVX2 single-key paths of the sectors and salted layouts, 512- and 256-bit (hash,
-//! block choice and update in one function per layout), chosen once per filter. The block
+//! block choice and update per layout), chosen once per filter ([`Fused`]). The block
 //! kernels themselves are `block::x86`'s.
 
 use super::*;
 use crate::hash::reduce;
 
-/// The fused single-key paths of the sectors and salted layouts (see [`sectors_simd`]):
+/// The fused single-key paths of the sectors and salted layouts (see [`Fused`]):
 /// hashing, the block index and the two-vector update in one function compiled for AVX2, with
 /// the block addressed without a bounds check. Same bits and answers as the portable path
 /// (tested). The salted layout reads only [`Hashed::lo`], so its path computes only the 64-bit
@@ -100,51 +100,78 @@ impl BlockedBloomFilter {
         }
     }
 
-    /// A single-key insert on the fused path of this filter's layout (requires `simd_write`):
-    /// the layout is tested here, outside the AVX2 functions, so each layout's insert is a
-    /// function of its own (hash, block, kernel) with no code shared with the others.
+    /// A single-key insert on this filter's fused path for writes ([`Fused`]), or `None` on
+    /// the portable one. The key is hashed here, in the caller's code (scalar work that needs
+    /// no AVX2, with no test of the seed, and the key need not be passed by reference), and
+    /// the path is one jump on one byte; each path's kernel is a function of its own, compiled
+    /// for AVX2, that takes the hash in a register.
     ///
     /// # Safety
-    /// The CPU has AVX2, and `simd_write` holds (the words are owned).
+    /// `write` names a fused path only on a CPU with AVX2 and owned words (`Fused::of`,
+    /// `Fused::for_writes`): the caller does not change it otherwise.
     #[inline(always)]
-    pub(super) unsafe fn insert_avx2<K: Key + ?Sized>(&mut self, key: &K) -> bool {
-        debug_assert!(!self.core.words.is_mapped());
+    pub(super) unsafe fn insert_avx2<K: Key + ?Sized>(&mut self, key: &K) -> Option<bool> {
+        let hasher = self.core.hasher;
         // SAFETY: the caller's contract: AVX2, the only feature these enable, and owned words.
         let new = unsafe {
-            match self.layout {
-                BlockLayout::Salted => self.insert_salted_key::<8, K>(key),
-                BlockLayout::Salted256 => self.insert_salted_key::<4, K>(key),
-                _ => self.insert_sectors_key(key),
+            match self.write {
+                Fused::No => return None,
+                Fused::Salted => self.insert_salted_h::<8>(hasher.hash64_xxh3_as::<false, K>(key)),
+                Fused::SaltedSeeded => {
+                    self.insert_salted_h::<8>(hasher.hash64_xxh3_as::<true, K>(key))
+                }
+                Fused::Salted256 => {
+                    self.insert_salted_h::<4>(hasher.hash64_xxh3_as::<false, K>(key))
+                }
+                Fused::Salted256Seeded => {
+                    self.insert_salted_h::<4>(hasher.hash64_xxh3_as::<true, K>(key))
+                }
+                Fused::Sectors => self.insert_sectors_h(hasher.hash_xxh3(key)),
             }
         };
-        self.core.items = self.core.items.saturating_add(u64::from(new));
-        new
+        debug_assert!(!self.core.words.is_mapped());
+        // an item count cannot reach 2^64 (centuries of inserts at one per nanosecond): a
+        // plain add, which unlike a saturating one needs no compare and conditional move
+        self.core.items = self.core.items.wrapping_add(u64::from(new));
+        Some(new)
     }
 
-    /// A single-key query on the fused path of this filter's layout (as
-    /// [`insert_avx2`](Self::insert_avx2)).
+    /// A single-key query on this filter's fused path for reads, or `None` on the portable
+    /// one (as [`insert_avx2`](Self::insert_avx2)).
     ///
     /// # Safety
-    /// The CPU has AVX2.
+    /// `read` names a fused path only on a CPU with AVX2 (`Fused::of`).
     #[inline(always)]
-    pub(super) unsafe fn contains_avx2<K: Key + ?Sized>(&self, key: &K) -> bool {
+    pub(super) unsafe fn contains_avx2<K: Key + ?Sized>(&self, key: &K) -> Option<bool> {
+        let hasher = &self.core.hasher;
         // SAFETY: the caller's contract: AVX2, the only feature these enable.
         unsafe {
-            match self.layout {
-                BlockLayout::Salted => self.contains_salted_key::<8, K>(key),
-                BlockLayout::Salted256 => self.contains_salted_key::<4, K>(key),
-                _ => self.contains_sectors_key(key),
-            }
+            Some(match self.read {
+                Fused::No => return None,
+                Fused::Salted => {
+                    self.contains_salted_h::<8>(hasher.hash64_xxh3_as::<false, K>(key))
+                }
+                Fused::SaltedSeeded => {
+                    self.contains_salted_h::<8>(hasher.hash64_xxh3_as::<true, K>(key))
+                }
+                Fused::Salted256 => {
+                    self.contains_salted_h::<4>(hasher.hash64_xxh3_as::<false, K>(key))
+                }
+                Fused::Salted256Seeded => {
+                    self.contains_salted_h::<4>(hasher.hash64_xxh3_as::<true, K>(key))
+                }
+                Fused::Sectors => self.contains_sectors_h(hasher.hash_xxh3(key)),
+            })
         }
     }
 
-    /// Insert into the salted block of `W` words: xxh3-64, the block, the kernel.
+    /// Insert the xxh3-64 hash `h64` into its salted block of `W` words.
     #[target_feature(enable = "avx2")]
-    fn insert_salted_key<const W: usize, K: Key + ?Sized>(&mut self, key: &K) -> bool {
+    fn insert_salted_h<const W: usize>(&mut self, h64: u64) -> bool {
         let words = self.core.words.owned_mut_ptr();
-        let h = Hashed::new(self.core.hasher.hash64_xxh3(key), 0);
+        let h = Hashed::new(h64, 0);
         // SAFETY: an in-bounds block of the words (`salted_ptr`), which are owned and writable
-        // (`simd_write` is false while they are a read-only map: `decode_from`), and
+        // (`write` is `Fused::No` while they are a read-only map: `Fused::for_writes`), and
         // `&mut self` excludes every other reference to them.
         x86::insert_salted_avx2(
             unsafe { &mut *self.salted_ptr::<W>(words, h).cast_mut() },
@@ -152,34 +179,33 @@ impl BlockedBloomFilter {
         )
     }
 
-    /// Insert in the sectors layout: xxh3-128, the block, the kernel.
+    /// Insert the xxh3-128 hash `h` in the sectors layout.
     #[target_feature(enable = "avx2")]
-    fn insert_sectors_key<K: Key + ?Sized>(&mut self, key: &K) -> bool {
+    fn insert_sectors_h(&mut self, h: Hashed) -> bool {
         let words = self.core.words.owned_mut_ptr();
-        let h = self.core.hasher.hash_xxh3(key);
-        // SAFETY: as in `insert_salted_key`.
+        // SAFETY: as in `insert_salted_h`.
         x86::insert_sectors_avx2(unsafe { &mut *self.block_ptr(words, h).cast_mut() }, h)
     }
 
-    /// Query the salted block of `W` words.
+    /// Query the salted block of `W` words for the xxh3-64 hash `h64`.
     #[target_feature(enable = "avx2")]
-    fn contains_salted_key<const W: usize, K: Key + ?Sized>(&self, key: &K) -> bool {
+    fn contains_salted_h<const W: usize>(&self, h64: u64) -> bool {
         let words = self.core.words.as_slice().as_ptr();
-        let h = Hashed::new(self.core.hasher.hash64_xxh3(key), 0);
+        let h = Hashed::new(h64, 0);
         // SAFETY: an in-bounds block of the words (`salted_ptr`), borrowed shared.
         x86::check_salted_avx2(unsafe { &*self.salted_ptr::<W>(words, h) }, h)
     }
 
-    /// Query in the sectors layout.
+    /// Query the sectors layout for the xxh3-128 hash `h`.
     #[target_feature(enable = "avx2")]
-    fn contains_sectors_key<K: Key + ?Sized>(&self, key: &K) -> bool {
+    fn contains_sectors_h(&self, h: Hashed) -> bool {
         let words = self.core.words.as_slice().as_ptr();
-        let h = self.core.hasher.hash_xxh3(key);
         // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared.
         x86::check_sectors_avx2(unsafe { &*self.block_ptr(words, h) }, h)
     }
 
-    /// Insert a pre-hashed key on the fused path (requires `simd_write`); true if a bit was new.
+    /// Insert a pre-hashed key on the fused path (requires a fused `write`); true if a bit was
+    /// new.
     #[inline]
     #[target_feature(enable = "avx2")]
     pub(super) fn insert_hashed_avx2(&mut self, h: Hashed) -> bool {

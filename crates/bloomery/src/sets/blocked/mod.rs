@@ -116,12 +116,13 @@ pub struct BlockedBloomFilter {
     blocks: u64,
     k: u32,
     layout: BlockLayout,
-    /// Single-key queries take the fused AVX2 path ([`sectors_simd`]); decided once, when the
+    /// The fused AVX2 path single-key queries take ([`Fused::of`]), decided once, when the
     /// filter is made.
-    simd: bool,
-    /// Single-key inserts take it too: `simd` and the words are owned (not a read-only map,
-    /// which the first insert on the portable path copies; see [`Filter::insert`]).
-    simd_write: bool,
+    read: Fused,
+    /// The one single-key inserts take: `read` once the words are owned (a read-only map,
+    /// which the first insert on the portable path copies, takes [`Fused::No`]; see
+    /// [`Filter::insert`]).
+    write: Fused,
 }
 
 /// Equal when the shape, layout, hasher, counters and bits are equal (whether the words are
@@ -135,26 +136,61 @@ impl PartialEq for BlockedBloomFilter {
     }
 }
 
-/// True when single-key operations on a filter of this layout and hasher can take the fused
-/// AVX2 path: the sectors layout with the xxh3-128 hasher or the salted layout with the
-/// xxh3-64 hasher, and a CPU with AVX2. Deciding this once per filter (instead of testing the
-/// CPU feature, the layout and the hash algorithm on every key) keeps a single-key operation
-/// short, and on a filter larger than the caches fewer instructions per key let the core
-/// overlap more of the keys' cache misses.
-fn sectors_simd(layout: BlockLayout, hasher: &KeyHasher) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        let fused = match layout {
-            BlockLayout::Sectors => hasher.is_xxh3(),
-            BlockLayout::Salted | BlockLayout::Salted256 => hasher.is_xxh3_64(),
-            BlockLayout::Positions => false,
-        };
-        fused && crate::simd::avx2()
+/// The fused AVX2 path a filter's single-key operations take: one per layout and hash (the
+/// sectors layout with xxh3-128; the salted layouts with xxh3-64, of seed 0 or another seed),
+/// on a CPU with AVX2; [`Fused::No`] otherwise (the positions layout, keyed SipHash, other
+/// CPUs, a mapped filter's inserts). Deciding this once per filter, as one byte, keeps a
+/// single-key operation short: one jump on that byte instead of tests of the CPU feature, the
+/// layout, the hash algorithm and its seed on every key. On a filter larger than the caches,
+/// fewer instructions per key also let the core overlap more of the keys' cache misses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Fused {
+    /// The portable path.
+    No,
+    /// The sectors layout, xxh3-128.
+    Sectors,
+    /// The 512-bit salted layout, xxh3-64 of seed 0 (xxh3's unseeded function).
+    Salted,
+    /// The 512-bit salted layout, xxh3-64 of another seed.
+    SaltedSeeded,
+    /// The 256-bit salted layout, xxh3-64 of seed 0.
+    Salted256,
+    /// The 256-bit salted layout, xxh3-64 of another seed.
+    Salted256Seeded,
+}
+
+impl Fused {
+    /// The path of a filter of this layout and hasher on this CPU.
+    fn of(layout: BlockLayout, hasher: &KeyHasher) -> Self {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if !crate::simd::avx2() {
+                return Self::No;
+            }
+            let unseeded = hasher.seed_is_zero();
+            match layout {
+                BlockLayout::Sectors if hasher.is_xxh3() => Self::Sectors,
+                BlockLayout::Salted if hasher.is_xxh3_64() && unseeded => Self::Salted,
+                BlockLayout::Salted if hasher.is_xxh3_64() => Self::SaltedSeeded,
+                BlockLayout::Salted256 if hasher.is_xxh3_64() && unseeded => Self::Salted256,
+                BlockLayout::Salted256 if hasher.is_xxh3_64() => Self::Salted256Seeded,
+                _ => Self::No,
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let _ = (layout, hasher);
+            Self::No
+        }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        let _ = (layout, hasher);
-        false
+
+    /// The path inserts take: this one on owned words, none on a read-only map.
+    fn for_writes(self, words: &Words) -> Self {
+        if words.is_mapped() {
+            Self::No
+        } else {
+            self
+        }
     }
 }
 
@@ -477,8 +513,8 @@ impl BlockedBloomFilter {
             blocks,
             k,
             layout,
-            simd: sectors_simd(layout, &hasher),
-            simd_write: sectors_simd(layout, &hasher),
+            read: Fused::of(layout, &hasher),
+            write: Fused::of(layout, &hasher),
         })
     }
 
@@ -535,8 +571,8 @@ impl BlockedBloomFilter {
             return Err(invalid("out", "must have one slot per key"));
         }
         #[cfg(target_arch = "x86_64")]
-        if self.simd {
-            // SAFETY: `simd` is true only on a CPU with AVX2 (`sectors_simd`), the only
+        if self.read != Fused::No {
+            // SAFETY: a fused path is chosen only on a CPU with AVX2 (`Fused::of`), the only
             // feature `pipeline_hashed_avx2` enables.
             unsafe { self.pipeline_hashed_avx2(hashes, |i, hit| out[i] = hit) };
             return Ok(());
@@ -563,8 +599,8 @@ impl BlockedBloomFilter {
     #[inline(always)]
     fn pipeline<K: Key>(&self, keys: &[K], answer: impl FnMut(usize, bool)) {
         #[cfg(target_arch = "x86_64")]
-        if self.simd {
-            // SAFETY: `simd` is true only on a CPU with AVX2 (`sectors_simd`), the only
+        if self.read != Fused::No {
+            // SAFETY: a fused path is chosen only on a CPU with AVX2 (`Fused::of`), the only
             // feature `pipeline_avx2` enables.
             return unsafe { self.pipeline_avx2(keys, answer) };
         }
@@ -754,24 +790,24 @@ impl Filter for BlockedBloomFilter {
     #[inline]
     fn insert<K: Key + ?Sized>(&mut self, key: &K) -> bool {
         #[cfg(target_arch = "x86_64")]
-        if self.simd_write {
-            // SAFETY: `simd_write` is true only on a CPU with AVX2 (`sectors_simd`), the only
-            // feature `insert_avx2` needs, and only when the words are owned.
-            return unsafe { self.insert_avx2(key) };
+        // SAFETY: `write` names a fused path only on a CPU with AVX2 (`Fused::of`), the only
+        // feature the fused paths need, and only when the words are owned (`for_writes`).
+        if let Some(new) = unsafe { self.insert_avx2(key) } {
+            return new;
         }
         let h = self.core.hasher.hash(key);
         let new = self.insert_hashed(h);
         // the insert made mapped words owned: later inserts can take the fused path
-        self.simd_write = self.simd;
+        self.write = self.read;
         new
     }
 
     #[inline]
     fn contains<K: Key + ?Sized>(&self, key: &K) -> bool {
         #[cfg(target_arch = "x86_64")]
-        if self.simd {
-            // SAFETY: as in `insert`: the CPU has AVX2.
-            return unsafe { self.contains_avx2(key) };
+        // SAFETY: as in `insert`: `read` names a fused path only on a CPU with AVX2.
+        if let Some(hit) = unsafe { self.contains_avx2(key) } {
+            return hit;
         }
         self.contains_hashed(self.core.hasher.hash(key))
     }
@@ -860,9 +896,9 @@ impl BlockedBloomFilter {
     /// consecutive cache misses overlap. The result is identical to inserting them one by one.
     pub fn insert_pipelined(&mut self, hashes: impl IntoIterator<Item = Hashed>) {
         #[cfg(target_arch = "x86_64")]
-        if self.simd_write {
-            // SAFETY: `simd_write` is true only on a CPU with AVX2 (`sectors_simd`), the only
-            // feature `insert_pipelined_avx2` enables, and only when the words are owned.
+        if self.write != Fused::No {
+            // SAFETY: `write` names a fused path only on a CPU with AVX2 (`Fused::of`), the
+            // only feature `insert_pipelined_avx2` enables, and only when the words are owned.
             return unsafe { self.insert_pipelined_avx2(hashes) };
         }
         self.insert_pipelined_with(hashes, |f, h| {
@@ -971,8 +1007,8 @@ impl BlockedBloomFilter {
             blocks,
             k,
             layout: BlockLayout::Positions,
-            simd: false,
-            simd_write: false,
+            read: Fused::No,
+            write: Fused::No,
         })
     }
 
@@ -982,8 +1018,8 @@ impl BlockedBloomFilter {
     pub(crate) fn in_layout(mut self, layout: BlockLayout) -> Result<Self> {
         check_layout_shape(layout, self.blocks, self.k, &self.core.hasher)?;
         self.layout = layout;
-        self.simd = sectors_simd(layout, &self.core.hasher);
-        self.simd_write = self.simd && !self.core.words.is_mapped();
+        self.read = Fused::of(layout, &self.core.hasher);
+        self.write = self.read.for_writes(&self.core.words);
         Ok(self)
     }
 }

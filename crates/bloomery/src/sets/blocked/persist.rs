@@ -52,15 +52,15 @@ impl Persist for BlockedBloomFilter {
             .ok_or_else(|| crate::error::inconsistent("too many blocks"))?;
         format::check_payload(d, words)?;
         let core = Core::from_header(&d.header, src.words(d.payload_offset, words, limit)?);
-        let simd = sectors_simd(layout, &core.hasher);
-        let simd_write = simd && !core.words.is_mapped();
+        let read = Fused::of(layout, &core.hasher);
+        let write = read.for_writes(&core.words);
         Ok(Self {
             core,
             blocks,
             k,
             layout,
-            simd,
-            simd_write,
+            read,
+            write,
         })
     }
 }

@@ -79,33 +79,48 @@ pub(super) fn insert_salted<const W: usize>(block: &mut [u64; W], h: Hashed) -> 
 
 /// The masks of the key's salted bits in a block of `W` words, one per 256-bit vector of the
 /// block (`W / 4` of them; the second is unused for the 256-bit block): one `vpmulld` of the
-/// broadcast low 32 bits by the eight salts, then for the 512-bit block (`W` = 8) a shift to the
-/// top 6 bits, each half widened to 64-bit lanes and turned into a one-bit mask by `vpsllvq`;
-/// for the 256-bit block (`W` = 4) a shift to the top 5 bits and one `vpsllvd` on the eight
-/// 32-bit lanes.
+/// broadcast low 32 bits by the eight salts.
+/// - For the 512-bit block (`W` = 8) the salts are multiplied in the order word 0, word 4,
+///   word 1, word 5, …, so that each 64-bit lane of the products holds word `i`'s product in
+///   its low half and word `i + 4`'s in its high half. Each word's bit is the top 6 bits of its
+///   32-bit product: bits 26–31 of the lane for word `i` (a shift and a mask), its top 6 bits
+///   for word `i + 4` (one shift), turned into one-bit masks by `vpsllvq`. The same bits as
+///   the scalar form; no lane crosses the vector's halves.
+/// - For the 256-bit block (`W` = 4) a shift to the top 5 bits and one `vpsllvd` on the eight
+///   32-bit lanes.
 #[inline]
 #[target_feature(enable = "avx2")]
 fn salted_masks<const W: usize>(h: Hashed) -> [__m256i; 2] {
     const { assert!(W == 8 || W == 4) };
     let x = _mm256_set1_epi32(h.lo as u32 as i32);
-    let salts = _mm256_setr_epi32(
-        SALTS[0] as i32,
-        SALTS[1] as i32,
-        SALTS[2] as i32,
-        SALTS[3] as i32,
-        SALTS[4] as i32,
-        SALTS[5] as i32,
-        SALTS[6] as i32,
-        SALTS[7] as i32,
-    );
-    let product = _mm256_mullo_epi32(x, salts);
     if W == 8 {
-        let s = _mm256_srli_epi32(product, 26);
-        let s0 = _mm256_cvtepu32_epi64(_mm256_castsi256_si128(s));
-        let s1 = _mm256_cvtepu32_epi64(_mm256_extracti128_si256(s, 1));
+        let salts = _mm256_setr_epi32(
+            SALTS[0] as i32,
+            SALTS[4] as i32,
+            SALTS[1] as i32,
+            SALTS[5] as i32,
+            SALTS[2] as i32,
+            SALTS[6] as i32,
+            SALTS[3] as i32,
+            SALTS[7] as i32,
+        );
+        let product = _mm256_mullo_epi32(x, salts);
+        let low = _mm256_and_si256(_mm256_srli_epi64(product, 26), _mm256_set1_epi64x(63));
+        let high = _mm256_srli_epi64(product, 58);
         let one = _mm256_set1_epi64x(1);
-        [_mm256_sllv_epi64(one, s0), _mm256_sllv_epi64(one, s1)]
+        [_mm256_sllv_epi64(one, low), _mm256_sllv_epi64(one, high)]
     } else {
+        let salts = _mm256_setr_epi32(
+            SALTS[0] as i32,
+            SALTS[1] as i32,
+            SALTS[2] as i32,
+            SALTS[3] as i32,
+            SALTS[4] as i32,
+            SALTS[5] as i32,
+            SALTS[6] as i32,
+            SALTS[7] as i32,
+        );
+        let product = _mm256_mullo_epi32(x, salts);
         let m = _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32(product, 27));
         [m, m]
     }
