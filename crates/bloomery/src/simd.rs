@@ -8,7 +8,9 @@
 //! Setting the environment variable `BLOOMERY_NO_SIMD` (to anything but empty or `0`) before
 //! the first filter operation makes the process take the portable paths: to compare speeds on
 //! one machine (`line_probe lib` in the benches) or to run the test suite over the portable
-//! code on a CPU that has the extensions (`.ci/run` does).
+//! code on a CPU that has the extensions (`.ci/run` does). `BLOOMERY_NO_AVX512` likewise turns
+//! off only the AVX-512 paths (the 512-bit salted layout's single-key kernels), so that a CPU
+//! with AVX-512 can run and test the AVX2 ones.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 
@@ -16,6 +18,7 @@ const KNOWN: u8 = 1;
 const AVX2: u8 = 2;
 const BMI2: u8 = 4;
 const POPCNT: u8 = 8;
+const AVX512: u8 = 16;
 
 /// [`KNOWN`] once the CPU and the environment were read, with the usable extensions.
 static STATE: AtomicU8 = AtomicU8::new(0);
@@ -32,7 +35,8 @@ fn state() -> u8 {
 #[cold]
 #[inline(never)]
 fn detect() -> u8 {
-    let off = std::env::var_os("BLOOMERY_NO_SIMD").is_some_and(|v| !v.is_empty() && v != "0");
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
+    let off = set("BLOOMERY_NO_SIMD");
     let mut s = KNOWN;
     #[cfg(target_arch = "x86_64")]
     if !off {
@@ -47,8 +51,14 @@ fn detect() -> u8 {
         if std::arch::is_x86_feature_detected!("popcnt") {
             s |= POPCNT;
         }
+        if s & AVX2 != 0
+            && std::arch::is_x86_feature_detected!("avx512f")
+            && !set("BLOOMERY_NO_AVX512")
+        {
+            s |= AVX512;
+        }
     }
-    let _ = off;
+    let _ = (off, set);
     STATE.store(s, Ordering::Relaxed);
     s
 }
@@ -57,6 +67,13 @@ fn detect() -> u8 {
 #[inline(always)]
 pub(crate) fn avx2() -> bool {
     state() & AVX2 != 0
+}
+
+/// True when the AVX-512 paths may run: the CPU has AVX-512F (and AVX2), and neither
+/// `BLOOMERY_NO_SIMD` nor `BLOOMERY_NO_AVX512` is set.
+#[inline(always)]
+pub(crate) fn avx512() -> bool {
+    state() & AVX512 != 0
 }
 
 /// True when the BMI1/BMI2 paths may run: the CPU has both and `BLOOMERY_NO_SIMD` is not set.
@@ -76,6 +93,7 @@ pub(crate) fn popcnt() -> bool {
 /// `"portable"`, …).
 pub fn paths() -> &'static str {
     match (avx2(), bmi2()) {
+        (true, true) if avx512() => "avx512+avx2+bmi2",
         (true, true) => "avx2+bmi2",
         (true, false) => "avx2",
         (false, true) => "bmi2",
@@ -93,12 +111,18 @@ mod tests {
         let off = std::env::var_os("BLOOMERY_NO_SIMD").is_some_and(|v| !v.is_empty() && v != "0");
         if off {
             assert_eq!(paths(), "portable");
-            assert!(!avx2() && !bmi2());
+            assert!(!avx2() && !bmi2() && !avx512());
             return;
         }
         #[cfg(target_arch = "x86_64")]
         {
             assert_eq!(avx2(), std::arch::is_x86_feature_detected!("avx2"));
+            let no512 =
+                std::env::var_os("BLOOMERY_NO_AVX512").is_some_and(|v| !v.is_empty() && v != "0");
+            assert_eq!(
+                avx512(),
+                avx2() && std::arch::is_x86_feature_detected!("avx512f") && !no512
+            );
             assert_eq!(
                 bmi2(),
                 std::arch::is_x86_feature_detected!("bmi1")

@@ -107,18 +107,26 @@ impl BlockedBloomFilter {
     /// for AVX2, that takes the hash in a register.
     ///
     /// # Safety
-    /// `write` names a fused path only on a CPU with AVX2 and owned words (`Fused::of`,
-    /// `Fused::for_writes`): the caller does not change it otherwise.
+    /// `write` names a fused path only on a CPU with AVX2 (and AVX-512F for the `SaltedWide`
+    /// paths) and owned words (`Fused::of`, `Fused::for_writes`): the caller does not change
+    /// it otherwise.
     #[inline(always)]
     pub(super) unsafe fn insert_avx2<K: Key + ?Sized>(&mut self, key: &K) -> Option<bool> {
         let hasher = self.core.hasher;
-        // SAFETY: the caller's contract: AVX2, the only feature these enable, and owned words.
+        // SAFETY: the caller's contract: the CPU has the features each path's kernel enables
+        // (AVX2; AVX-512F too for `SaltedWide*`), and the words are owned.
         let new = unsafe {
             match self.write {
                 Fused::No => return None,
                 Fused::Salted => self.insert_salted_h::<8>(hasher.hash64_xxh3_as::<false, K>(key)),
                 Fused::SaltedSeeded => {
                     self.insert_salted_h::<8>(hasher.hash64_xxh3_as::<true, K>(key))
+                }
+                Fused::SaltedWide => {
+                    self.insert_salted_wide_h(hasher.hash64_xxh3_as::<false, K>(key))
+                }
+                Fused::SaltedWideSeeded => {
+                    self.insert_salted_wide_h(hasher.hash64_xxh3_as::<true, K>(key))
                 }
                 Fused::Salted256 => {
                     self.insert_salted_h::<4>(hasher.hash64_xxh3_as::<false, K>(key))
@@ -140,11 +148,12 @@ impl BlockedBloomFilter {
     /// one (as [`insert_avx2`](Self::insert_avx2)).
     ///
     /// # Safety
-    /// `read` names a fused path only on a CPU with AVX2 (`Fused::of`).
+    /// `read` names a fused path only on a CPU with the features its kernel enables
+    /// (`Fused::of`).
     #[inline(always)]
     pub(super) unsafe fn contains_avx2<K: Key + ?Sized>(&self, key: &K) -> Option<bool> {
         let hasher = &self.core.hasher;
-        // SAFETY: the caller's contract: AVX2, the only feature these enable.
+        // SAFETY: the caller's contract: the CPU has the features each kernel enables.
         unsafe {
             Some(match self.read {
                 Fused::No => return None,
@@ -153,6 +162,12 @@ impl BlockedBloomFilter {
                 }
                 Fused::SaltedSeeded => {
                     self.contains_salted_h::<8>(hasher.hash64_xxh3_as::<true, K>(key))
+                }
+                Fused::SaltedWide => {
+                    self.contains_salted_wide_h(hasher.hash64_xxh3_as::<false, K>(key))
+                }
+                Fused::SaltedWideSeeded => {
+                    self.contains_salted_wide_h(hasher.hash64_xxh3_as::<true, K>(key))
                 }
                 Fused::Salted256 => {
                     self.contains_salted_h::<4>(hasher.hash64_xxh3_as::<false, K>(key))
@@ -177,6 +192,33 @@ impl BlockedBloomFilter {
             unsafe { &mut *self.salted_ptr::<W>(words, h).cast_mut() },
             h,
         )
+    }
+
+    /// Insert the xxh3-64 hash `h64` into its 512-bit salted block with the AVX-512 kernel.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F (`Fused::SaltedWide*` is chosen only then).
+    #[target_feature(enable = "avx2,avx512f")]
+    unsafe fn insert_salted_wide_h(&mut self, h64: u64) -> bool {
+        let words = self.core.words.owned_mut_ptr();
+        let h = Hashed::new(h64, 0);
+        // SAFETY: as in `insert_salted_h`.
+        x86::insert_salted_avx512(
+            unsafe { &mut *self.salted_ptr::<8>(words, h).cast_mut() },
+            h,
+        )
+    }
+
+    /// Query the 512-bit salted block of the xxh3-64 hash `h64` with the AVX-512 kernel.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F.
+    #[target_feature(enable = "avx2,avx512f")]
+    unsafe fn contains_salted_wide_h(&self, h64: u64) -> bool {
+        let words = self.core.words.as_slice().as_ptr();
+        let h = Hashed::new(h64, 0);
+        // SAFETY: an in-bounds block of the words (`salted_ptr`), borrowed shared.
+        x86::check_salted_avx512(unsafe { &*self.salted_ptr::<8>(words, h) }, h)
     }
 
     /// Insert the xxh3-128 hash `h` in the sectors layout.

@@ -138,7 +138,8 @@ impl PartialEq for BlockedBloomFilter {
 
 /// The fused AVX2 path a filter's single-key operations take: one per layout and hash (the
 /// sectors layout with xxh3-128; the salted layouts with xxh3-64, of seed 0 or another seed),
-/// on a CPU with AVX2; [`Fused::No`] otherwise (the positions layout, keyed SipHash, other
+/// on a CPU with AVX2 (the 512-bit salted layout with AVX-512 kernels where the CPU has
+/// AVX-512F); [`Fused::No`] otherwise (the positions layout, keyed SipHash, other
 /// CPUs, a mapped filter's inserts). Deciding this once per filter, as one byte, keeps a
 /// single-key operation short: one jump on that byte instead of tests of the CPU feature, the
 /// layout, the hash algorithm and its seed on every key. On a filter larger than the caches,
@@ -153,6 +154,10 @@ pub(crate) enum Fused {
     Salted,
     /// The 512-bit salted layout, xxh3-64 of another seed.
     SaltedSeeded,
+    /// The 512-bit salted layout with AVX-512 kernels (the block as one vector), seed 0.
+    SaltedWide,
+    /// The 512-bit salted layout with AVX-512 kernels, another seed.
+    SaltedWideSeeded,
     /// The 256-bit salted layout, xxh3-64 of seed 0.
     Salted256,
     /// The 256-bit salted layout, xxh3-64 of another seed.
@@ -168,10 +173,15 @@ impl Fused {
                 return Self::No;
             }
             let unseeded = hasher.seed_is_zero();
+            let wide = crate::simd::avx512();
             match layout {
                 BlockLayout::Sectors if hasher.is_xxh3() => Self::Sectors,
-                BlockLayout::Salted if hasher.is_xxh3_64() && unseeded => Self::Salted,
-                BlockLayout::Salted if hasher.is_xxh3_64() => Self::SaltedSeeded,
+                BlockLayout::Salted if hasher.is_xxh3_64() => match (wide, unseeded) {
+                    (true, true) => Self::SaltedWide,
+                    (true, false) => Self::SaltedWideSeeded,
+                    (false, true) => Self::Salted,
+                    (false, false) => Self::SaltedSeeded,
+                },
                 BlockLayout::Salted256 if hasher.is_xxh3_64() && unseeded => Self::Salted256,
                 BlockLayout::Salted256 if hasher.is_xxh3_64() => Self::Salted256Seeded,
                 _ => Self::No,

@@ -228,6 +228,29 @@ fn salted_match_the_reference_mapping_and_simd_equals_scalar() {
         assert_eq!(a.insert(h, 8, s, 0), b.insert_scalar(h, 8, s, 0), "key={i}");
         assert_eq!(a, b);
         assert!(a.check(h, 8, s, 0));
+        // every kernel the CPU has, not only the one the dispatch above takes
+        #[cfg(target_arch = "x86_64")]
+        {
+            let want = block.check_scalar(h, 8, s, 0);
+            if crate::simd::avx2() {
+                let mut c = block;
+                // SAFETY: the CPU has AVX2 (checked), the only feature these enable.
+                unsafe {
+                    assert_eq!(x86::check_salted_avx2(&block.0, h), want, "key={i}");
+                    assert_eq!(x86::insert_salted_avx2(&mut c.0, h), !want, "key={i}");
+                }
+                assert_eq!(c, b);
+            }
+            if crate::simd::avx512() {
+                let mut c = block;
+                // SAFETY: the CPU has AVX-512F and AVX2 (checked), the features these enable.
+                unsafe {
+                    assert_eq!(x86::check_salted_avx512(&block.0, h), want, "key={i}");
+                    assert_eq!(x86::insert_salted_avx512(&mut c.0, h), !want, "key={i}");
+                }
+                assert_eq!(c, b);
+            }
+        }
         if i < 300 {
             let mut g = BlockedBloomFilter::try_with_salted(97).unwrap();
             assert!(g.insert(&i));
@@ -346,14 +369,16 @@ fn fused_paths_equal_portable_paths() {
         #[cfg(target_arch = "x86_64")]
         if want == A::Xxh3_64 && crate::simd::avx2() {
             let seeded = !hasher.seed_is_zero();
-            assert_eq!(
-                matches!(fused.read, Fused::SaltedSeeded | Fused::Salted256Seeded),
-                seeded
-            );
-            assert_eq!(
-                matches!(fused.read, Fused::Salted | Fused::Salted256),
-                !seeded
-            );
+            use Fused as F;
+            let seeded_paths = [F::SaltedSeeded, F::SaltedWideSeeded, F::Salted256Seeded];
+            let unseeded_paths = [F::Salted, F::SaltedWide, F::Salted256];
+            assert_eq!(seeded_paths.contains(&fused.read), seeded);
+            assert_eq!(unseeded_paths.contains(&fused.read), !seeded);
+            // the 512-bit layout's AVX-512 kernels exactly where the CPU has AVX-512
+            if layout == BlockLayout::Salted {
+                let wide = matches!(fused.read, F::SaltedWide | F::SaltedWideSeeded);
+                assert_eq!(wide, crate::simd::avx512());
+            }
         }
         let keys: Vec<String> = (0..6000u32).map(|i| format!("key-{i}")).collect();
         for k in &keys[..3000] {

@@ -60,6 +60,11 @@ pub(super) fn insert_sectors(block: &mut Block, h: Hashed) -> bool {
 
 #[inline(always)]
 pub(super) fn check_salted<const W: usize>(block: &[u64; W], h: Hashed) -> bool {
+    if let (true, Ok(line)) = (crate::simd::avx512(), <&[u64; 8]>::try_from(&block[..])) {
+        // SAFETY: the CPU supports AVX-512F and AVX2 (`simd::avx512` checked both), the
+        // features `check_salted_avx512` enables.
+        return unsafe { check_salted_avx512(line, h) };
+    }
     if crate::simd::avx2() {
         // SAFETY: the CPU supports AVX2 (`simd::avx2` checked it), the only feature
         // `check_salted_avx2` enables.
@@ -70,6 +75,13 @@ pub(super) fn check_salted<const W: usize>(block: &[u64; W], h: Hashed) -> bool 
 
 #[inline(always)]
 pub(super) fn insert_salted<const W: usize>(block: &mut [u64; W], h: Hashed) -> bool {
+    if let (true, Ok(line)) = (
+        crate::simd::avx512(),
+        <&mut [u64; 8]>::try_from(&mut block[..]),
+    ) {
+        // SAFETY: as in `check_salted`: the CPU supports AVX-512F and AVX2.
+        return unsafe { insert_salted_avx512(line, h) };
+    }
     if crate::simd::avx2() {
         // SAFETY: as in `check_salted`: the CPU supports AVX2.
         return unsafe { insert_salted_avx2(block, h) };
@@ -237,4 +249,50 @@ pub(in crate::sets::blocked) fn insert_sectors_avx2(block: &mut Block, h: Hashed
         _mm256_storeu_si256(p.add(1), _mm256_or_si256(b1, m1));
         had == 0
     }
+}
+
+/// The eight one-bit masks of the key's salted bits in a 512-bit block as one AVX-512 vector
+/// (one 64-bit lane per word): the eight 32-bit products of [`salted_masks`], their top 6 bits
+/// widened to 64-bit lanes by one `vpmovzxdq` and turned into bits by one `vpsllvq`.
+#[inline]
+#[target_feature(enable = "avx2,avx512f")]
+fn salted_masks_avx512(h: Hashed) -> __m512i {
+    let x = _mm256_set1_epi32(h.lo as u32 as i32);
+    let salts = _mm256_setr_epi32(
+        SALTS[0] as i32,
+        SALTS[1] as i32,
+        SALTS[2] as i32,
+        SALTS[3] as i32,
+        SALTS[4] as i32,
+        SALTS[5] as i32,
+        SALTS[6] as i32,
+        SALTS[7] as i32,
+    );
+    let shifts = _mm256_srli_epi32(_mm256_mullo_epi32(x, salts), 26);
+    _mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_cvtepu32_epi64(shifts))
+}
+
+/// True if all eight salted bits are set in a 512-bit block: one AVX-512 load and test.
+#[inline]
+#[target_feature(enable = "avx2,avx512f")]
+pub(in crate::sets::blocked) fn check_salted_avx512(block: &[u64; 8], h: Hashed) -> bool {
+    let m = salted_masks_avx512(h);
+    // SAFETY: `block` is 8 readable u64s (64 bytes), an unaligned load.
+    let b = unsafe { _mm512_loadu_si512(block.as_ptr().cast()) };
+    _mm512_test_epi64_mask(_mm512_andnot_si512(b, m), m) == 0
+}
+
+/// Set the eight salted bits in a 512-bit block with one AVX-512 load and store; true if any
+/// was zero.
+#[inline]
+#[target_feature(enable = "avx2,avx512f")]
+pub(in crate::sets::blocked) fn insert_salted_avx512(block: &mut [u64; 8], h: Hashed) -> bool {
+    let m = salted_masks_avx512(h);
+    let p = block.as_mut_ptr();
+    // SAFETY: `block` is 8 u64s (64 bytes) borrowed exclusively: an unaligned load and store.
+    let b = unsafe { _mm512_loadu_si512(p.cast()) };
+    let set = _mm512_or_si512(b, m);
+    // SAFETY: as above.
+    unsafe { _mm512_storeu_si512(p.cast(), set) };
+    _mm512_cmpneq_epi64_mask(set, b) != 0
 }
