@@ -66,12 +66,15 @@ build() { # $1 = old|new, $2 = commit: the binaries and packages the listed part
   if [ "$1" = new ] && [ ! -d "$target" ] && [ -d "$work/old-target" ]; then
     cp -a "$work/old-target" "$target"
   fi
-  if has lib; then pkgs+=(-p bloomery-benches --bin quick); fi
-  if has cli; then pkgs+=(-p bloomery-cli --bin bloomery); fi
-  if has redis; then pkgs+=(-p bloomery-redis); fi
-  if [ ${#pkgs[@]} -gt 0 ]; then
-    (cd "$src" && CARGO_TARGET_DIR=$target cargo build --release -q "${pkgs[@]}")
-  fi
+  # one cargo call per part: a `--bin` selects bin targets in every listed package, which
+  # would leave out the module's library
+  if has lib; then pkgs+=("-p bloomery-benches --bin quick"); fi
+  if has cli; then pkgs+=("-p bloomery-cli --bin bloomery"); fi
+  if has redis; then pkgs+=("-p bloomery-redis --lib"); fi
+  for p in "${pkgs[@]}"; do
+    # shellcheck disable=SC2086 # each entry is a list of cargo arguments
+    (cd "$src" && CARGO_TARGET_DIR=$target cargo build --release -q $p)
+  done
   if has python; then
     rm -rf "$work/$1-wheel"
     (cd "$src" && CARGO_TARGET_DIR=$target maturin build --release -q -i "$python" \
