@@ -66,7 +66,8 @@ pub const BATCH_AHEAD: usize = 32;
 /// - **salted** (kind `blocked-salted`): one bit per 64-bit word as in the sectors layout, all
 ///   from one 64-bit hash (xxh3-64): the bit of word j is the top 6 bits of the hash's low 32
 ///   bits times the j-th of the Parquet specification's eight odd salts. Same memory and
-///   model as sectors, a cheaper hash.
+///   model as sectors, a cheaper hash. On a CPU with AVX-512F the block is one 512-bit vector
+///   (one load, OR and store per insert), with AVX2 two 256-bit ones.
 /// - **salted-256** (kind `blocked-salted256`): 256-bit blocks of eight 32-bit lanes, one bit
 ///   per lane, the same salts (Parquet's split block, hashed with xxh3-64), two blocks per
 ///   cache line: the key's block is `reduce(h.lo, 2·lines)`, so its line is the one every
