@@ -138,9 +138,8 @@ impl BlockedBloomFilter {
             }
         };
         debug_assert!(!self.core.words.is_mapped());
-        // an item count cannot reach 2^64 (centuries of inserts at one per nanosecond): a
-        // plain add, which unlike a saturating one needs no compare and conditional move
-        self.core.items = self.core.items.wrapping_add(u64::from(new));
+        // saturating: a loaded file may carry any count, u64::MAX included
+        self.core.items = self.core.items.saturating_add(u64::from(new));
         Some(new)
     }
 
@@ -176,6 +175,48 @@ impl BlockedBloomFilter {
                     self.contains_salted_h::<4>(hasher.hash64_xxh3_as::<true, K>(key))
                 }
                 Fused::Sectors => self.contains_sectors_h(hasher.hash_xxh3(key)),
+            })
+        }
+    }
+
+    /// [`insert_avx2`](Self::insert_avx2) of a key hashed by the caller (with the filter's
+    /// hasher: the salted paths read only `h.lo`, the xxh3-64 or keyed hash), or `None` on the
+    /// portable path.
+    ///
+    /// # Safety
+    /// As `insert_avx2`'s.
+    #[inline(always)]
+    pub(super) unsafe fn insert_hashed_fused(&mut self, h: Hashed) -> Option<bool> {
+        // SAFETY: the caller's contract: the CPU has the features each path's kernel enables,
+        // and the words are owned.
+        let new = unsafe {
+            match self.write {
+                Fused::No => return None,
+                Fused::Salted | Fused::SaltedSeeded => self.insert_salted_h::<8>(h.lo),
+                Fused::SaltedWide | Fused::SaltedWideSeeded => self.insert_salted_wide_h(h.lo),
+                Fused::Salted256 | Fused::Salted256Seeded => self.insert_salted_h::<4>(h.lo),
+                Fused::Sectors => self.insert_sectors_h(h),
+            }
+        };
+        self.core.items = self.core.items.saturating_add(u64::from(new));
+        Some(new)
+    }
+
+    /// [`contains_avx2`](Self::contains_avx2) of a key hashed by the caller, or `None` on the
+    /// portable path.
+    ///
+    /// # Safety
+    /// As `contains_avx2`'s.
+    #[inline(always)]
+    pub(super) unsafe fn contains_hashed_fused(&self, h: Hashed) -> Option<bool> {
+        // SAFETY: the caller's contract: the CPU has the features each kernel enables.
+        unsafe {
+            Some(match self.read {
+                Fused::No => return None,
+                Fused::Salted | Fused::SaltedSeeded => self.contains_salted_h::<8>(h.lo),
+                Fused::SaltedWide | Fused::SaltedWideSeeded => self.contains_salted_wide_h(h.lo),
+                Fused::Salted256 | Fused::Salted256Seeded => self.contains_salted_h::<4>(h.lo),
+                Fused::Sectors => self.contains_sectors_h(h),
             })
         }
     }

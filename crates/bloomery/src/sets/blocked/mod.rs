@@ -825,15 +825,28 @@ impl Filter for BlockedBloomFilter {
 
     #[inline]
     fn insert_hashed(&mut self, h: Hashed) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as in `insert`: `write` names a fused path only on a CPU with its kernel's
+        // features, and only when the words are owned.
+        if let Some(new) = unsafe { self.insert_hashed_fused(h) } {
+            return new;
+        }
         let (at, half) = place(h, self.blocks, self.layout);
         let new =
             Block::at_mut(self.core.words.as_mut_slice(), at).insert(h, self.k, self.layout, half);
         self.core.items = self.core.items.saturating_add(u64::from(new));
+        // the insert made mapped words owned: later inserts can take the fused path
+        self.write = self.read;
         new
     }
 
     #[inline]
     fn contains_hashed(&self, h: Hashed) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: as in `contains`.
+        if let Some(hit) = unsafe { self.contains_hashed_fused(h) } {
+            return hit;
+        }
         self.probe(self.as_words(), h)
     }
 

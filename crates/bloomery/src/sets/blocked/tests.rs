@@ -351,6 +351,9 @@ fn fused_paths_equal_portable_paths() {
                 .unwrap()
         };
         let (mut fused, mut portable, mut extended) = (build(), build(), build());
+        let mut hashed = build(); // inserts through `insert_hashed`, on the fused path
+                                  // the reference takes the layout-generic path for every call, hashed ones included
+        (portable.read, portable.write) = (Fused::No, Fused::No);
         assert_eq!(fused.layout(), layout);
         // the salted layout hashes with xxh3-64 of the same seed (keyed: SipHash as given)
         let hasher = *fused.hasher();
@@ -383,12 +386,16 @@ fn fused_paths_equal_portable_paths() {
         let keys: Vec<String> = (0..6000u32).map(|i| format!("key-{i}")).collect();
         for k in &keys[..3000] {
             let h = hasher.hash(k);
-            assert_eq!(fused.insert(k), portable.insert_hashed(h), "{k}");
+            let new = portable.insert_hashed(h);
+            assert_eq!(fused.insert(k), new, "{k}");
+            assert_eq!(hashed.insert_hashed(h), new, "{k}");
         }
         extended.extend(keys[..3000].iter());
         assert_eq!(fused, portable);
         assert_eq!(extended, portable);
         assert_eq!(fused.len(), portable.len());
+        assert_eq!(hashed, portable);
+        assert_eq!(hashed.len(), portable.len());
 
         // a mapped copy: first insert copies the map, then everything matches
         let dir = tempfile::tempdir().unwrap();
@@ -428,6 +435,7 @@ fn fused_paths_equal_portable_paths() {
         for (i, (k, &b)) in probe.iter().zip(&batch).enumerate() {
             let want = portable.contains_hashed(hasher.hash(k));
             assert_eq!(fused.contains(k), want, "{k}");
+            assert_eq!(fused.contains_hashed(hasher.hash(k)), want, "{k}");
             assert_eq!(b, want, "{k}");
             assert_eq!((pre_fused[i], pre_portable[i]), (want, want), "{k}");
             hits += usize::from(want);
