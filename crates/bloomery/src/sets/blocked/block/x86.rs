@@ -89,6 +89,31 @@ pub(super) fn insert_salted<const W: usize>(block: &mut [u64; W], h: Hashed) -> 
     scalar::insert_salted(block, h)
 }
 
+/// The eight 32-bit products of the key's low 32 bits and the salts, lane `i` holding the
+/// product with `SALTS[order[i]]` (mod 2³²): one `vpmulld` by a constant vector. Always
+/// inlined (no target feature of its own), so that kernels compiled for AVX2 and for
+/// AVX-512 can both fold it into their code.
+///
+/// # Safety
+/// The CPU has AVX2 (the callers are compiled for it).
+#[inline(always)]
+unsafe fn salt_products(h: Hashed, order: [usize; 8]) -> __m256i {
+    // SAFETY: the caller's contract: the CPU has AVX2, which these intrinsics need.
+    unsafe {
+        let salts = _mm256_setr_epi32(
+            SALTS[order[0]] as i32,
+            SALTS[order[1]] as i32,
+            SALTS[order[2]] as i32,
+            SALTS[order[3]] as i32,
+            SALTS[order[4]] as i32,
+            SALTS[order[5]] as i32,
+            SALTS[order[6]] as i32,
+            SALTS[order[7]] as i32,
+        );
+        _mm256_mullo_epi32(_mm256_set1_epi32(h.lo as u32 as i32), salts)
+    }
+}
+
 /// The masks of the key's salted bits in a block of `W` words, one per 256-bit vector of the
 /// block (`W / 4` of them; the second is unused for the 256-bit block): one `vpmulld` of the
 /// broadcast low 32 bits by the eight salts.
@@ -104,35 +129,16 @@ pub(super) fn insert_salted<const W: usize>(block: &mut [u64; W], h: Hashed) -> 
 #[target_feature(enable = "avx2")]
 fn salted_masks<const W: usize>(h: Hashed) -> [__m256i; 2] {
     const { assert!(W == 8 || W == 4) };
-    let x = _mm256_set1_epi32(h.lo as u32 as i32);
     if W == 8 {
-        let salts = _mm256_setr_epi32(
-            SALTS[0] as i32,
-            SALTS[4] as i32,
-            SALTS[1] as i32,
-            SALTS[5] as i32,
-            SALTS[2] as i32,
-            SALTS[6] as i32,
-            SALTS[3] as i32,
-            SALTS[7] as i32,
-        );
-        let product = _mm256_mullo_epi32(x, salts);
+        // SAFETY: this function is compiled for AVX2.
+        let product = unsafe { salt_products(h, [0, 4, 1, 5, 2, 6, 3, 7]) };
         let low = _mm256_and_si256(_mm256_srli_epi64(product, 26), _mm256_set1_epi64x(63));
         let high = _mm256_srli_epi64(product, 58);
         let one = _mm256_set1_epi64x(1);
         [_mm256_sllv_epi64(one, low), _mm256_sllv_epi64(one, high)]
     } else {
-        let salts = _mm256_setr_epi32(
-            SALTS[0] as i32,
-            SALTS[1] as i32,
-            SALTS[2] as i32,
-            SALTS[3] as i32,
-            SALTS[4] as i32,
-            SALTS[5] as i32,
-            SALTS[6] as i32,
-            SALTS[7] as i32,
-        );
-        let product = _mm256_mullo_epi32(x, salts);
+        // SAFETY: as above.
+        let product = unsafe { salt_products(h, [0, 1, 2, 3, 4, 5, 6, 7]) };
         let m = _mm256_sllv_epi32(_mm256_set1_epi32(1), _mm256_srli_epi32(product, 27));
         [m, m]
     }
@@ -257,18 +263,9 @@ pub(in crate::sets::blocked) fn insert_sectors_avx2(block: &mut Block, h: Hashed
 #[inline]
 #[target_feature(enable = "avx2,avx512f")]
 fn salted_masks_avx512(h: Hashed) -> __m512i {
-    let x = _mm256_set1_epi32(h.lo as u32 as i32);
-    let salts = _mm256_setr_epi32(
-        SALTS[0] as i32,
-        SALTS[1] as i32,
-        SALTS[2] as i32,
-        SALTS[3] as i32,
-        SALTS[4] as i32,
-        SALTS[5] as i32,
-        SALTS[6] as i32,
-        SALTS[7] as i32,
-    );
-    let shifts = _mm256_srli_epi32(_mm256_mullo_epi32(x, salts), 26);
+    // SAFETY: this function is compiled for AVX2 (and AVX-512F).
+    let product = unsafe { salt_products(h, [0, 1, 2, 3, 4, 5, 6, 7]) };
+    let shifts = _mm256_srli_epi32(product, 26);
     _mm512_sllv_epi64(_mm512_set1_epi64(1), _mm512_cvtepu32_epi64(shifts))
 }
 
