@@ -7,11 +7,13 @@
 #      probe (scripts/test-parquet-engines.sh);
 #   3. a short run of every fuzz target (scripts/fuzz.sh; visibly skipped without a nightly
 #      toolchain).
-# Needs: a Rust toolchain (rustup; Rust 1.88 or newer), Python 3.9+, and Debian/Ubuntu's apt for
+# Needs: a Rust toolchain (rustup; Rust 1.89 or newer), Python 3.9+, and Debian/Ubuntu's apt for
 # the system packages (run as root, or with sudo). The first run builds everything from
 # scratch: about 10-15 minutes on 2 cores; later runs take a few minutes.
 # Usage: bash scripts/test.sh [--no-python] [--no-fuzz]
 set -euo pipefail
+# each step's header, with the time and the seconds since the start (to see where the time goes)
+step() { echo "== [$(date -u +%T), ${SECONDS}s] $*"; }
 cd "$(dirname "$0")/.."
 
 python=1
@@ -24,20 +26,20 @@ for arg in "$@"; do
   esac
 done
 
-echo "== toolchain"
+step "toolchain"
 if ! command -v cargo >/dev/null; then
-  echo "cargo not found: install Rust 1.88 or newer (https://rustup.rs), then run this again" >&2
+  echo "cargo not found: install Rust 1.89 or newer (https://rustup.rs), then run this again" >&2
   exit 1
 fi
 cargo --version
-need_rust="1.88"
+need_rust="1.89"
 have_rust="$(rustc --version | awk '{print $2}')"
 if [ "$(printf '%s\n%s\n' "$need_rust" "$have_rust" | sort -V | head -n1)" != "$need_rust" ]; then
   echo "rustc $have_rust is older than $need_rust: run 'rustup update stable'" >&2
   exit 1
 fi
 
-echo "== system packages"
+step "system packages"
 # gzip and zstd make compressed inputs for the CLI's tests; redis-server and redis-cli run
 # the Redis module's integration tests; the redis-module crate's bindgen needs libclang; strace
 # counts the CLI's opens and maps of each file (crates/bloomery-cli/tests/open_once.rs).
@@ -63,27 +65,27 @@ if [ "${#need[@]}" -gt 0 ]; then
   fi
 fi
 
-echo "== cargo test --workspace"
+step "cargo test --workspace"
 cargo test --workspace
 
 if [ "$python" = 1 ]; then
-  echo "== the Redis module's tests on Valkey 9"
+  step "the Redis module's tests on Valkey 9"
   bash scripts/test-valkey.sh
   if [ -f scripts/test-python.sh ]; then
-    echo "== Python package"
+    step "Python package"
     bash scripts/test-python.sh
   fi
   if [ -f scripts/test-parquet-engines.sh ]; then
-    echo "== Parquet files written by pyarrow and DuckDB"
+    step "Parquet files written by pyarrow and DuckDB"
     bash scripts/test-parquet-engines.sh
   fi
 fi
 
 if [ "$fuzz" = 1 ]; then
   if [ -f scripts/fuzz.sh ]; then
-    echo "== fuzz targets (short runs)"
+    step "fuzz targets (short runs)"
     bash scripts/fuzz.sh
   fi
 fi
 
-echo "== all tests passed"
+step "all tests passed"

@@ -1,7 +1,9 @@
 //! One structure, one operation, for instruction counting under callgrind:
 //! `ops STRUCT OP N` with STRUCT in blocked (the default layout) | positions | sectors |
 //! salted | salted256 | sbbf | fastbloom | classic (u64 keys) or blocked-url | sectors-url (str keys), and
-//! OP in fill|hit|miss (hit/miss include the fill; subtract a `fill` run).
+//! OP in fill|hit|miss (hit/miss include the fill; subtract a `fill` run); for blocked also
+//! extend (the batched insert, `Extend`, instead of the fill) and batch (the fill, then
+//! `count_batch` of the absent keys).
 use std::hint::black_box;
 
 use bloomery_benches::*;
@@ -54,6 +56,21 @@ fn main() {
     let pos = positive_keys(n);
     let neg = negative_keys(n);
     let p = 0.01;
+    match (a[1].as_str(), a[2].as_str()) {
+        ("blocked", "extend") => {
+            let mut b = Blocked::new(n, p);
+            b.0.extend(pos.iter().copied());
+            black_box(&b);
+            return;
+        }
+        ("blocked", "batch") => {
+            let mut b = Blocked::new(n, p);
+            fill(&mut b, &pos);
+            black_box(b.0.count_batch(&neg));
+            return;
+        }
+        _ => {}
+    }
     match a[1].as_str() {
         "blocked" => run(Blocked::new(n, p), &a[2], &pos, &neg),
         "positions" => run(Blocked::positions(n, p), &a[2], &pos, &neg),

@@ -845,23 +845,11 @@ impl KeyHasher {
         }
     }
 
-    /// True when this hasher is seeded xxh3-64, so [`Self::hash64_xxh3`] gives the low half of
+    /// True when this hasher is seeded xxh3-64, so [`Self::hash64_xxh3_as`] gives the low half of
     /// [`Self::hash`].
     #[inline]
     pub(crate) fn is_xxh3_64(&self) -> bool {
         self.algorithm == HashAlgorithm::Xxh3_64
-    }
-
-    /// The low half of [`Self::hash`] for a hasher known to be xxh3-64 ([`Self::is_xxh3_64`]):
-    /// one xxh3-64 of the key's bytes, nothing derived. On any other hasher the value is wrong
-    /// (never unsafe).
-    #[inline(always)]
-    pub(crate) fn hash64_xxh3<K: Key + ?Sized>(&self, key: &K) -> u64 {
-        if self.seed_is_zero() {
-            self.hash64_xxh3_as::<false, K>(key)
-        } else {
-            self.hash64_xxh3_as::<true, K>(key)
-        }
     }
 
     /// True when the seed is 0.
@@ -870,9 +858,11 @@ impl KeyHasher {
         self.seed == 0
     }
 
-    /// [`Self::hash64_xxh3`] for a hasher whose seed is known to be nonzero (`SEEDED`) or 0
-    /// (xxh3's unseeded function, the same values, whose constants fold): no test of the seed
-    /// per key, for callers that decided it once ([`Self::seed_is_zero`]).
+    /// The low half of [`Self::hash`] for a hasher known to be xxh3-64 ([`Self::is_xxh3_64`])
+    /// whose seed is known to be nonzero (`SEEDED`) or 0 (xxh3's unseeded function, the same
+    /// values, whose constants fold): one xxh3-64 of the key's bytes, nothing derived, and no
+    /// test of the seed per key, for callers that decided it once ([`Self::seed_is_zero`]).
+    /// On any other hasher the value is wrong (never unsafe).
     #[inline]
     pub(crate) fn hash64_xxh3_as<const SEEDED: bool, K: Key + ?Sized>(&self, key: &K) -> u64 {
         debug_assert!(self.is_xxh3_64() && self.seed_is_zero() != SEEDED);

@@ -37,69 +37,6 @@ impl BlockedBloomFilter {
         unsafe { words.add(start).cast() }
     }
 
-    /// The key's hash as the fused path of this filter's layout needs it: xxh3-128 for the
-    /// sectors layout, the xxh3-64 low half alone for the salted ones.
-    #[inline(always)]
-    fn hash_fused<K: Key + ?Sized>(&self, key: &K) -> Hashed {
-        if self.layout.is_salted() {
-            Hashed::new(self.core.hasher.hash64_xxh3(key), 0)
-        } else {
-            self.core.hasher.hash_xxh3(key)
-        }
-    }
-
-    /// The fused kernel's query of `h` among `words` (exactly `blocks · BLOCK_WORDS` of them).
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    fn check_fused(&self, words: *const u64, h: Hashed) -> bool {
-        match self.layout {
-            BlockLayout::Salted => {
-                // SAFETY: an in-bounds block of the words (`salted_ptr`), borrowed shared.
-                let block = unsafe { &*self.salted_ptr::<8>(words, h) };
-                x86::check_salted_avx2(block, h)
-            }
-            BlockLayout::Salted256 => {
-                // SAFETY: as above.
-                let block = unsafe { &*self.salted_ptr::<4>(words, h) };
-                x86::check_salted_avx2(block, h)
-            }
-            _ => {
-                // SAFETY: an in-bounds block of the words (`block_ptr`), borrowed shared.
-                let block = unsafe { &*self.block_ptr(words, h) };
-                x86::check_sectors_avx2(block, h)
-            }
-        }
-    }
-
-    /// The fused kernel's insert of `h` among the owned `words` (exactly
-    /// `blocks · BLOCK_WORDS` of them); true if a bit was new.
-    ///
-    /// # Safety
-    /// `words` are the filter's own words, owned and writable, with no other reference to
-    /// them alive (the caller holds `&mut self`).
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn insert_fused(&self, words: *mut u64, h: Hashed) -> bool {
-        match self.layout {
-            BlockLayout::Salted => {
-                // SAFETY: an in-bounds block of the words (`salted_ptr`), which the caller
-                // guarantees are writable and not otherwise borrowed.
-                let block = unsafe { &mut *self.salted_ptr::<8>(words, h).cast_mut() };
-                x86::insert_salted_avx2(block, h)
-            }
-            BlockLayout::Salted256 => {
-                // SAFETY: as above.
-                let block = unsafe { &mut *self.salted_ptr::<4>(words, h).cast_mut() };
-                x86::insert_salted_avx2(block, h)
-            }
-            _ => {
-                // SAFETY: an in-bounds block of the words (`block_ptr`), as above.
-                let block = unsafe { &mut *self.block_ptr(words, h).cast_mut() };
-                x86::insert_sectors_avx2(block, h)
-            }
-        }
-    }
-
     /// A single-key insert on this filter's fused path for writes ([`Fused`]), or `None` on
     /// the portable one. The key is hashed here, in the caller's code (scalar work that needs
     /// no AVX2, with no test of the seed, and the key need not be passed by reference), and
@@ -287,44 +224,331 @@ impl BlockedBloomFilter {
         x86::check_sectors_avx2(unsafe { &*self.block_ptr(words, h) }, h)
     }
 
-    /// Insert a pre-hashed key on the fused path (requires a fused `write`); true if a bit was
-    /// new.
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    pub(super) fn insert_hashed_avx2(&mut self, h: Hashed) -> bool {
-        debug_assert!(!self.core.words.is_mapped());
-        let words = self.core.words.owned_mut_ptr();
-        // SAFETY: as in `insert_avx2`.
-        let new = unsafe { self.insert_fused(words, h) };
-        self.core.items = self.core.items.saturating_add(u64::from(new));
-        new
+    /// The batched queries of `keys` ([`pipeline`](Self::pipeline)) on this filter's path
+    /// for reads: one jump on the path byte per batch, then a loop compiled for that path's
+    /// hash and kernel (the portable loop for `Fused::No`).
+    ///
+    /// # Safety
+    /// As [`contains_avx2`](Self::contains_avx2)'s.
+    #[inline(always)]
+    pub(super) unsafe fn pipeline_fused<K: Key>(
+        &self,
+        keys: &[K],
+        answer: impl FnMut(usize, bool),
+    ) {
+        let hasher = self.core.hasher;
+        let keys = keys.iter();
+        // SAFETY: the caller's contract: the CPU has the features each path's kernel enables.
+        unsafe {
+            match self.read {
+                Fused::No => {
+                    self.pipeline_with(keys.map(|k| hasher.hash(k)), answer, |words, h| {
+                        self.probe(words, h)
+                    })
+                }
+                Fused::Salted => self.queries_salted::<8>(
+                    keys.map(|k| hasher.hash64_xxh3_as::<false, K>(k)),
+                    answer,
+                ),
+                Fused::SaltedSeeded => self
+                    .queries_salted::<8>(keys.map(|k| hasher.hash64_xxh3_as::<true, K>(k)), answer),
+                Fused::SaltedWide => self.queries_salted_wide(
+                    keys.map(|k| hasher.hash64_xxh3_as::<false, K>(k)),
+                    answer,
+                ),
+                Fused::SaltedWideSeeded => self
+                    .queries_salted_wide(keys.map(|k| hasher.hash64_xxh3_as::<true, K>(k)), answer),
+                Fused::Salted256 => self.queries_salted::<4>(
+                    keys.map(|k| hasher.hash64_xxh3_as::<false, K>(k)),
+                    answer,
+                ),
+                Fused::Salted256Seeded => self
+                    .queries_salted::<4>(keys.map(|k| hasher.hash64_xxh3_as::<true, K>(k)), answer),
+                Fused::Sectors => self.queries_sectors(keys.map(|k| hasher.hash_xxh3(k)), answer),
+            }
+        }
     }
 
-    #[target_feature(enable = "avx2")]
-    pub(super) fn insert_pipelined_avx2(&mut self, hashes: impl IntoIterator<Item = Hashed>) {
-        // the closure inherits this function's AVX2, which `insert_hashed_avx2` needs
-        self.insert_pipelined_with(hashes, |f, h| {
-            f.insert_hashed_avx2(h);
-        });
+    /// [`pipeline_fused`](Self::pipeline_fused) of keys hashed by the caller with the
+    /// filter's hasher (the salted paths read only `h.lo`).
+    ///
+    /// # Safety
+    /// As `pipeline_fused`'s.
+    #[inline(always)]
+    pub(super) unsafe fn pipeline_hashed_fused(
+        &self,
+        hashes: &[Hashed],
+        answer: impl FnMut(usize, bool),
+    ) {
+        let los = hashes.iter().map(|h| h.lo);
+        // SAFETY: the caller's contract: the CPU has the features each path's kernel enables.
+        unsafe {
+            match self.read {
+                Fused::No => self.pipeline_with(hashes.iter().copied(), answer, |words, h| {
+                    self.probe(words, h)
+                }),
+                Fused::Salted | Fused::SaltedSeeded => self.queries_salted::<8>(los, answer),
+                Fused::SaltedWide | Fused::SaltedWideSeeded => {
+                    self.queries_salted_wide(los, answer)
+                }
+                Fused::Salted256 | Fused::Salted256Seeded => self.queries_salted::<4>(los, answer),
+                Fused::Sectors => self.queries_sectors(hashes.iter().copied(), answer),
+            }
+        }
     }
 
+    /// The batched inserts of `keys` ([`Extend`]) on this filter's path for writes, as
+    /// [`pipeline_fused`](Self::pipeline_fused) does for queries.
+    ///
+    /// # Safety
+    /// As [`insert_avx2`](Self::insert_avx2)'s.
+    #[inline(always)]
+    pub(super) unsafe fn extend_fused<K: Key>(&mut self, keys: impl Iterator<Item = K>) {
+        let hasher = self.core.hasher;
+        // SAFETY: the caller's contract: the CPU has the features each path's kernel enables,
+        // and the words are owned.
+        unsafe {
+            match self.write {
+                Fused::No => self.insert_pipelined_portable(keys.map(|k| hasher.hash(&k))),
+                Fused::Salted => {
+                    self.inserts_salted::<8>(keys.map(|k| hasher.hash64_xxh3_as::<false, K>(&k)))
+                }
+                Fused::SaltedSeeded => {
+                    self.inserts_salted::<8>(keys.map(|k| hasher.hash64_xxh3_as::<true, K>(&k)))
+                }
+                Fused::SaltedWide => {
+                    self.inserts_salted_wide(keys.map(|k| hasher.hash64_xxh3_as::<false, K>(&k)))
+                }
+                Fused::SaltedWideSeeded => {
+                    self.inserts_salted_wide(keys.map(|k| hasher.hash64_xxh3_as::<true, K>(&k)))
+                }
+                Fused::Salted256 => {
+                    self.inserts_salted::<4>(keys.map(|k| hasher.hash64_xxh3_as::<false, K>(&k)))
+                }
+                Fused::Salted256Seeded => {
+                    self.inserts_salted::<4>(keys.map(|k| hasher.hash64_xxh3_as::<true, K>(&k)))
+                }
+                Fused::Sectors => self.inserts_sectors(keys.map(|k| hasher.hash_xxh3(&k))),
+            }
+        }
+    }
+
+    /// [`extend_fused`](Self::extend_fused) of keys hashed by the caller
+    /// ([`insert_pipelined`](Self::insert_pipelined)).
+    ///
+    /// # Safety
+    /// As `insert_avx2`'s.
+    #[inline(always)]
+    pub(super) unsafe fn insert_pipelined_fused(&mut self, hashes: impl Iterator<Item = Hashed>) {
+        // SAFETY: the caller's contract: the CPU has the features each path's kernel enables,
+        // and the words are owned.
+        unsafe {
+            match self.write {
+                Fused::No => self.insert_pipelined_portable(hashes),
+                Fused::Salted | Fused::SaltedSeeded => {
+                    self.inserts_salted::<8>(hashes.map(|h| h.lo))
+                }
+                Fused::SaltedWide | Fused::SaltedWideSeeded => {
+                    self.inserts_salted_wide(hashes.map(|h| h.lo))
+                }
+                Fused::Salted256 | Fused::Salted256Seeded => {
+                    self.inserts_salted::<4>(hashes.map(|h| h.lo))
+                }
+                Fused::Sectors => self.inserts_sectors(hashes),
+            }
+        }
+    }
+
+    /// The batched queries of xxh3-64 hashes in salted blocks of `W` words.
     #[target_feature(enable = "avx2")]
-    pub(super) fn pipeline_hashed_avx2(&self, hashes: &[Hashed], answer: impl FnMut(usize, bool)) {
-        self.pipeline_with(
+    fn queries_salted<const W: usize>(
+        &self,
+        hashes: impl Iterator<Item = u64>,
+        answer: impl FnMut(usize, bool),
+    ) {
+        let words = self.core.words.as_slice().as_ptr();
+        let blocks = self.blocks * (BLOCK_WORDS / W) as u64;
+        queries(
+            words,
             hashes,
             answer,
-            |h| *h,
-            |words, h| self.check_fused(words.as_ptr(), h),
-        );
+            |h| reduce(h, blocks) as usize * W,
+            |start, h| {
+                // SAFETY: `start` is the first of the `W` words of a block in bounds
+                // (`reduce(h, b) < b` of the `b · W = blocks · BLOCK_WORDS` words), borrowed
+                // shared.
+                let block = unsafe { &*words.add(start).cast() };
+                x86::check_salted_avx2::<W>(block, Hashed::new(h, 0))
+            },
+        )
     }
 
-    #[target_feature(enable = "avx2")]
-    pub(super) fn pipeline_avx2<K: Key>(&self, keys: &[K], answer: impl FnMut(usize, bool)) {
-        self.pipeline_with(
-            keys,
+    /// The batched queries of xxh3-64 hashes in 512-bit salted blocks, AVX-512 kernel.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F.
+    #[target_feature(enable = "avx2,avx512f")]
+    unsafe fn queries_salted_wide(
+        &self,
+        hashes: impl Iterator<Item = u64>,
+        answer: impl FnMut(usize, bool),
+    ) {
+        let words = self.core.words.as_slice().as_ptr();
+        let blocks = self.blocks;
+        queries(
+            words,
+            hashes,
             answer,
-            |k| self.hash_fused(k),
-            |words, h| self.check_fused(words.as_ptr(), h),
-        );
+            |h| reduce(h, blocks) as usize * BLOCK_WORDS,
+            |start, h| {
+                // SAFETY: as in `queries_salted`.
+                let block = unsafe { &*words.add(start).cast() };
+                x86::check_salted_avx512(block, Hashed::new(h, 0))
+            },
+        )
     }
+
+    /// The batched queries of xxh3-128 hashes in the sectors layout.
+    #[target_feature(enable = "avx2")]
+    fn queries_sectors(
+        &self,
+        hashes: impl Iterator<Item = Hashed>,
+        answer: impl FnMut(usize, bool),
+    ) {
+        let words = self.core.words.as_slice().as_ptr();
+        let blocks = self.blocks;
+        queries(
+            words,
+            hashes,
+            answer,
+            |h| block_start(h, blocks),
+            |start, h| {
+                // SAFETY: `block_start` is the first word of an in-bounds block (`block_ptr`).
+                let block = unsafe { &*words.add(start).cast() };
+                x86::check_sectors_avx2(block, h)
+            },
+        )
+    }
+
+    /// The batched inserts of xxh3-64 hashes in salted blocks of `W` words.
+    #[target_feature(enable = "avx2")]
+    fn inserts_salted<const W: usize>(&mut self, hashes: impl Iterator<Item = u64>) {
+        let words = self.core.words.owned_mut_ptr();
+        let blocks = self.blocks * (BLOCK_WORDS / W) as u64;
+        let new = inserts(
+            words,
+            hashes,
+            |h| reduce(h, blocks) as usize * W,
+            |start, h| {
+                // SAFETY: an in-bounds block (as in `queries_salted`) of the words, which are
+                // owned and writable (`write` is `Fused::No` on a read-only map) and borrowed
+                // exclusively (`&mut self`).
+                let block = unsafe { &mut *words.add(start).cast() };
+                x86::insert_salted_avx2::<W>(block, Hashed::new(h, 0))
+            },
+        );
+        self.core.items = self.core.items.saturating_add(new);
+    }
+
+    /// The batched inserts of xxh3-64 hashes in 512-bit salted blocks, AVX-512 kernel.
+    ///
+    /// # Safety
+    /// The CPU has AVX-512F.
+    #[target_feature(enable = "avx2,avx512f")]
+    unsafe fn inserts_salted_wide(&mut self, hashes: impl Iterator<Item = u64>) {
+        let words = self.core.words.owned_mut_ptr();
+        let blocks = self.blocks;
+        let new = inserts(
+            words,
+            hashes,
+            |h| reduce(h, blocks) as usize * BLOCK_WORDS,
+            |start, h| {
+                // SAFETY: as in `inserts_salted`.
+                let block = unsafe { &mut *words.add(start).cast() };
+                x86::insert_salted_avx512(block, Hashed::new(h, 0))
+            },
+        );
+        self.core.items = self.core.items.saturating_add(new);
+    }
+
+    /// The batched inserts of xxh3-128 hashes in the sectors layout.
+    #[target_feature(enable = "avx2")]
+    fn inserts_sectors(&mut self, hashes: impl Iterator<Item = Hashed>) {
+        let words = self.core.words.owned_mut_ptr();
+        let blocks = self.blocks;
+        let new = inserts(
+            words,
+            hashes,
+            |h| block_start(h, blocks),
+            |start, h| {
+                // SAFETY: as in `inserts_salted`, for the block `block_start` names.
+                let block = unsafe { &mut *words.add(start).cast() };
+                x86::insert_sectors_avx2(block, h)
+            },
+        );
+        self.core.items = self.core.items.saturating_add(new);
+    }
+}
+
+/// Hint the CPU to fetch the cache line at `p` (any address: a prefetch never faults).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch(p: *const u64) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    // SAFETY: a prefetch only hints the cache: it neither faults nor changes memory, whatever
+    // the address.
+    unsafe { _mm_prefetch(p.cast(), _MM_HINT_T0) };
+}
+
+/// The software pipeline of the fused batched queries: for hash `i`, its block's first word
+/// (`start_of`) is prefetched, then hash `i - BATCH_AHEAD`, whose block has had time to
+/// arrive, is checked (`check`) and answered; then the last ones are drained. `start_of`
+/// returns the first word of an in-bounds block of `words`.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn queries<H: Copy + Default>(
+    words: *const u64,
+    hashes: impl Iterator<Item = H>,
+    mut answer: impl FnMut(usize, bool),
+    start_of: impl Fn(H) -> usize,
+    check: impl Fn(usize, H) -> bool,
+) {
+    let mut pipe = Pipeline::<(usize, H), BATCH_AHEAD>::default();
+    let mut i = 0;
+    for h in hashes {
+        let start = start_of(h);
+        prefetch(words.wrapping_add(start));
+        if let Some((start, h)) = pipe.push((start, h)) {
+            answer(i, check(start, h));
+            i += 1;
+        }
+    }
+    for (start, h) in pipe.drain() {
+        answer(i, check(start, h));
+        i += 1;
+    }
+}
+
+/// The same pipeline for the fused batched inserts; returns how many inserts set a new bit.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn inserts<H: Copy + Default>(
+    words: *mut u64,
+    hashes: impl Iterator<Item = H>,
+    start_of: impl Fn(H) -> usize,
+    insert: impl Fn(usize, H) -> bool,
+) -> u64 {
+    let mut pipe = Pipeline::<(usize, H), BATCH_AHEAD>::default();
+    let mut new = 0;
+    for h in hashes {
+        let start = start_of(h);
+        prefetch(words.wrapping_add(start));
+        if let Some((start, h)) = pipe.push((start, h)) {
+            new += u64::from(insert(start, h));
+        }
+    }
+    for (start, h) in pipe.drain() {
+        new += u64::from(insert(start, h));
+    }
+    new
 }

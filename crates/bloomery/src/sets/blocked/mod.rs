@@ -581,19 +581,17 @@ impl BlockedBloomFilter {
         if hashes.len() != out.len() {
             return Err(invalid("out", "must have one slot per key"));
         }
+        let answer = |i, hit| out[i] = hit;
         #[cfg(target_arch = "x86_64")]
-        if self.read != Fused::No {
-            // SAFETY: a fused path is chosen only on a CPU with AVX2 (`Fused::of`), the only
-            // feature `pipeline_hashed_avx2` enables.
-            unsafe { self.pipeline_hashed_avx2(hashes, |i, hit| out[i] = hit) };
-            return Ok(());
-        }
-        self.pipeline_with(
-            hashes,
-            |i, hit| out[i] = hit,
-            |h| *h,
-            |words, h| self.probe(words, h),
-        );
+        // SAFETY: `read` names a fused path only on a CPU with its kernel's features
+        // (`Fused::of`).
+        unsafe {
+            self.pipeline_hashed_fused(hashes, answer)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        self.pipeline_with(hashes.iter().copied(), answer, |words, h| {
+            self.probe(words, h)
+        });
         Ok(())
     }
 
@@ -610,33 +608,32 @@ impl BlockedBloomFilter {
     #[inline(always)]
     fn pipeline<K: Key>(&self, keys: &[K], answer: impl FnMut(usize, bool)) {
         #[cfg(target_arch = "x86_64")]
-        if self.read != Fused::No {
-            // SAFETY: a fused path is chosen only on a CPU with AVX2 (`Fused::of`), the only
-            // feature `pipeline_avx2` enables.
-            return unsafe { self.pipeline_avx2(keys, answer) };
+        // SAFETY: `read` names a fused path only on a CPU with its kernel's features
+        // (`Fused::of`).
+        unsafe {
+            self.pipeline_fused(keys, answer)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let hasher = self.core.hasher;
+            self.pipeline_with(keys.iter().map(|k| hasher.hash(k)), answer, |words, h| {
+                self.probe(words, h)
+            });
         }
-        let hasher = self.core.hasher;
-        self.pipeline_with(
-            keys,
-            answer,
-            |k| hasher.hash(k),
-            |words, h| self.probe(words, h),
-        );
     }
 
-    /// The loop of [`pipeline`](Self::pipeline) over a given hash and probe.
+    /// The loop of [`pipeline`](Self::pipeline) over given hashes and probe (the portable
+    /// path's).
     #[inline(always)]
-    fn pipeline_with<K>(
+    fn pipeline_with(
         &self,
-        keys: &[K],
+        hashes: impl Iterator<Item = Hashed>,
         mut answer: impl FnMut(usize, bool),
-        hash: impl Fn(&K) -> Hashed,
         probe: impl Fn(&[u64], Hashed) -> bool,
     ) {
         let words = self.as_words();
         let mut pipe = Pipeline::<(usize, Hashed), BATCH_AHEAD>::default();
-        for (i, key) in keys.iter().enumerate() {
-            let h = hash(key);
+        for (i, h) in hashes.enumerate() {
             store::prefetch(words, block_start(h, self.blocks));
             if let Some((j, h)) = pipe.push((i, h)) {
                 answer(j, probe(words, h));
@@ -906,11 +903,21 @@ impl Stats for BlockedBloomFilter {
 }
 
 impl<K: Key> Extend<K> for BlockedBloomFilter {
-    /// Inserts through [`insert_pipelined`](BlockedBloomFilter::insert_pipelined); the result
-    /// is identical to inserting the keys one by one.
+    /// Inserts through the pipeline of
+    /// [`insert_pipelined`](BlockedBloomFilter::insert_pipelined); the result is identical to
+    /// inserting the keys one by one.
     fn extend<I: IntoIterator<Item = K>>(&mut self, iter: I) {
-        let hasher = self.core.hasher;
-        self.insert_pipelined(iter.into_iter().map(|k| hasher.hash(&k)));
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `write` names a fused path only on a CPU with its kernel's features
+        // (`Fused::of`), and only when the words are owned (`for_writes`).
+        unsafe {
+            self.extend_fused(iter.into_iter())
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            let hasher = self.core.hasher;
+            self.insert_pipelined_portable(iter.into_iter().map(|k| hasher.hash(&k)));
+        }
     }
 }
 
@@ -920,32 +927,25 @@ impl BlockedBloomFilter {
     /// consecutive cache misses overlap. The result is identical to inserting them one by one.
     pub fn insert_pipelined(&mut self, hashes: impl IntoIterator<Item = Hashed>) {
         #[cfg(target_arch = "x86_64")]
-        if self.write != Fused::No {
-            // SAFETY: `write` names a fused path only on a CPU with AVX2 (`Fused::of`), the
-            // only feature `insert_pipelined_avx2` enables, and only when the words are owned.
-            return unsafe { self.insert_pipelined_avx2(hashes) };
-        }
-        self.insert_pipelined_with(hashes, |f, h| {
-            f.insert_hashed(h);
-        });
+        // SAFETY: as in `extend`.
+        unsafe {
+            self.insert_pipelined_fused(hashes.into_iter())
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        self.insert_pipelined_portable(hashes.into_iter());
     }
 
-    /// The loop of [`insert_pipelined`](Self::insert_pipelined) over a given insert.
-    #[inline(always)]
-    fn insert_pipelined_with(
-        &mut self,
-        hashes: impl IntoIterator<Item = Hashed>,
-        insert: impl Fn(&mut Self, Hashed),
-    ) {
+    /// The portable loop of [`insert_pipelined`](Self::insert_pipelined).
+    fn insert_pipelined_portable(&mut self, hashes: impl Iterator<Item = Hashed>) {
         let mut pipe = Pipeline::<Hashed, BATCH_AHEAD>::default();
         for h in hashes {
             self.prefetch_hashed(h);
             if let Some(due) = pipe.push(h) {
-                insert(self, due);
+                self.insert_hashed(due);
             }
         }
         for due in pipe.drain() {
-            insert(self, due);
+            self.insert_hashed(due);
         }
     }
 }

@@ -352,7 +352,8 @@ fn fused_paths_equal_portable_paths() {
         };
         let (mut fused, mut portable, mut extended) = (build(), build(), build());
         let mut hashed = build(); // inserts through `insert_hashed`, on the fused path
-                                  // the reference takes the layout-generic path for every call, hashed ones included
+        let mut pipelined = build(); // through `insert_pipelined` of the hashes
+                                     // the reference takes the layout-generic path for every call, hashed ones included
         (portable.read, portable.write) = (Fused::No, Fused::No);
         assert_eq!(fused.layout(), layout);
         // the salted layout hashes with xxh3-64 of the same seed (keyed: SipHash as given)
@@ -391,8 +392,12 @@ fn fused_paths_equal_portable_paths() {
             assert_eq!(hashed.insert_hashed(h), new, "{k}");
         }
         extended.extend(keys[..3000].iter());
+        pipelined.insert_pipelined(keys[..3000].iter().map(|k| hasher.hash(k)));
         assert_eq!(fused, portable);
         assert_eq!(extended, portable);
+        assert_eq!(extended.len(), portable.len());
+        assert_eq!(pipelined, portable);
+        assert_eq!(pipelined.len(), portable.len());
         assert_eq!(fused.len(), portable.len());
         assert_eq!(hashed, portable);
         assert_eq!(hashed.len(), portable.len());
@@ -441,6 +446,14 @@ fn fused_paths_equal_portable_paths() {
             hits += usize::from(want);
         }
         assert_eq!(fused.count_batch(&probe), hits);
+        // batches shorter than the pipeline's distance
+        for n in [0, 1, BATCH_AHEAD - 1, BATCH_AHEAD, BATCH_AHEAD + 1] {
+            let mut short = vec![false; n];
+            fused
+                .contains_batch(&probe[3590..3590 + n], &mut short)
+                .unwrap();
+            assert_eq!(short, batch[3590..3590 + n], "{n} keys");
+        }
         // every inserted key, plus false positives among the 16,400 absent ones (~1%)
         assert!((3600..3600 + 16_400 / 20).contains(&hits), "hits {hits}");
     }
