@@ -8,7 +8,9 @@ use predicates::prelude::*;
 use tempfile::TempDir;
 
 mod common;
-use common::{bloomery_default_color as bloomery, create, info_json, json_of, lines, BIN};
+use common::{
+    bloomery_default_color as bloomery, create, info_json, json_of, key_lines, lines, BIN,
+};
 
 struct T {
     dir: TempDir,
@@ -321,6 +323,46 @@ fn add_stdin_and_check_grep_semantics() {
         .assert()
         .code(0)
         .stdout("key-1\nkey-2\n");
+}
+
+/// `check` answers a batch of lines at a time: the output keeps the input's order across
+/// batch boundaries (1,024 lines), and a line without the key field never matches.
+#[test]
+fn check_across_batches() {
+    let t = T::new();
+    let f = t.create("f.bloom", &["-n", "10k", "-p", "1e-6", "--seed", "1"]);
+    bloomery()
+        .arg("add")
+        .arg(&f)
+        .write_stdin(key_lines((0..3000).step_by(3).map(|i| format!("key-{i}"))))
+        .assert()
+        .success();
+    // every third key is in; every seventh line lacks its second field
+    let line = |i: u32| {
+        if i.is_multiple_of(7) {
+            format!("nofield-{i}")
+        } else {
+            format!("x,key-{i}")
+        }
+    };
+    let input: String = (0..3000).map(|i| line(i) + "\n").collect();
+    let want = |hit: bool| -> String {
+        (0..3000u32)
+            .filter(|&i| (i.is_multiple_of(3) && !i.is_multiple_of(7)) == hit)
+            .map(|i| line(i) + "\n")
+            .collect()
+    };
+    for (flag, hit) in [(None, true), (Some("-v"), false)] {
+        bloomery()
+            .arg("check")
+            .args(flag)
+            .args(["-d", ",", "-f", "2"])
+            .arg(&f)
+            .write_stdin(input.clone())
+            .assert()
+            .code(0)
+            .stdout(want(hit));
+    }
 }
 
 #[test]

@@ -40,47 +40,79 @@ pub fn run(a: CheckArgs, file: &MappedFile) -> Result<u8> {
     let mut variant: Vec<u8> = Vec::new();
     let skip = a.skip_invalid && structured;
     let mut invalid = 0u64;
-    input::for_each_line(&a.inputs, &spec, |line, key| {
-        // with --skip-invalid, a key that is not a URL is neither a match nor a non-match
-        let mut exact = None;
-        if let (true, Some(k), Structure::Set(f)) = (skip, key, &f) {
-            match f.try_contains_key(k) {
-                Ok(hit) => exact = Some(hit),
-                Err(_) => {
-                    invalid += 1;
-                    return Ok(());
-                }
+    if let (Structure::Set(s), false, None, false) = (&f, structured, &alphabet, skip) {
+        // the plain case, a set kind with a pre-hashed path: a batch of lines at a time, each
+        // key's memory prefetched ahead of its lookup (the library's batched calls), so the
+        // cache misses of a filter larger than the caches overlap
+        let mut found = Vec::new();
+        input::for_each_batch(&a.inputs, &spec, &hasher, |batch| {
+            if s.contains_hashed_batch(&batch.hashes, &mut found).is_err() {
+                // one by one, a refused key a "maybe" as in `contains_hashed`
+                found.clear();
+                found.extend(
+                    (batch.hashes.iter()).map(|&h| s.try_contains_hashed(h).unwrap_or(true)),
+                );
             }
-        }
-        // a line without the key field is certainly not in the set
-        let hit = key.is_some_and(|k| match &alphabet {
-            None => exact.unwrap_or_else(|| contains(k)),
-            Some(abc) => edit1_variants(k, abc, |v| {
-                let hit = contains(v);
-                if hit {
-                    variant.clear();
-                    variant.extend_from_slice(v);
-                }
-                hit
-            }),
-        });
-        if hit != a.invert {
-            matched += 1;
-            if !a.count {
-                out.write_all(line)?;
-                if hit && alphabet.is_some() {
-                    out.write_all(b"\t")?;
-                    if a.keys.hex {
-                        out.write_all(hex::encode(&variant).as_bytes())?;
-                    } else {
-                        out.write_all(&variant)?;
+            let mut at = 0;
+            for i in 0..batch.len() {
+                // a line without the key field is certainly not in the set
+                let hit = batch.has_key(i) && {
+                    at += 1;
+                    found[at - 1]
+                };
+                if hit != a.invert {
+                    matched += 1;
+                    if !a.count {
+                        out.write_all(batch.line(i))?;
+                        out.write_all(b"\n")?;
                     }
                 }
-                out.write_all(b"\n")?;
             }
-        }
-        Ok(())
-    })?;
+            Ok(())
+        })?;
+    } else {
+        input::for_each_line(&a.inputs, &spec, |line, key| {
+            // with --skip-invalid, a key that is not a URL is neither a match nor a non-match
+            let mut exact = None;
+            if let (true, Some(k), Structure::Set(f)) = (skip, key, &f) {
+                match f.try_contains_key(k) {
+                    Ok(hit) => exact = Some(hit),
+                    Err(_) => {
+                        invalid += 1;
+                        return Ok(());
+                    }
+                }
+            }
+            // a line without the key field is certainly not in the set
+            let hit = key.is_some_and(|k| match &alphabet {
+                None => exact.unwrap_or_else(|| contains(k)),
+                Some(abc) => edit1_variants(k, abc, |v| {
+                    let hit = contains(v);
+                    if hit {
+                        variant.clear();
+                        variant.extend_from_slice(v);
+                    }
+                    hit
+                }),
+            });
+            if hit != a.invert {
+                matched += 1;
+                if !a.count {
+                    out.write_all(line)?;
+                    if hit && alphabet.is_some() {
+                        out.write_all(b"\t")?;
+                        if a.keys.hex {
+                            out.write_all(hex::encode(&variant).as_bytes())?;
+                        } else {
+                            out.write_all(&variant)?;
+                        }
+                    }
+                    out.write_all(b"\n")?;
+                }
+            }
+            Ok(())
+        })?;
+    }
     if a.count {
         writeln!(out, "{matched}")?;
     }
