@@ -11,5 +11,6 @@ if [ ! -x "$VENV/bin/python" ]; then
   python3 -m venv "$VENV"
 fi
 "$VENV/bin/pip" install -q --disable-pip-version-check pyarrow duckdb
-cargo build -q -p bloomery-cli
+# --workspace: the workspace test build's features, so nothing rebuilds after it
+cargo build -q --workspace
 BLOOMERY=${BLOOMERY:-target/debug/bloomery} "$VENV/bin/python" scripts/parquet_engines.py

