@@ -7,8 +7,8 @@
 #   bash scripts/fuzz.sh 600 load_any    # one target
 #   FUZZ_SECONDS=60 bash scripts/fuzz.sh
 #   FUZZ_SEED=1234 bash scripts/fuzz.sh    # libFuzzer's seed (random and printed otherwise)
-#   FUZZ_DEV=1 bash scripts/fuzz.sh     # unoptimised build: about a third of the release
-#                                       # build's time, far fewer runs a second (CI's smoke run)
+#   FUZZ_DEV=1 bash scripts/fuzz.sh     # unoptimised build: minutes less to build, far
+#                                       # fewer runs a second (CI's smoke run)
 #
 # Needs the nightly toolchain (libFuzzer and the sanitizers need it); installs cargo-fuzz
 # when it is missing. Without nightly it prints a SKIP line and exits 0, or 1 when CI is set
@@ -113,9 +113,7 @@ if command -v zstd >/dev/null; then
 fi
 
 cd fuzz
-# the fuzz crate is outside the workspace, so the workspace's clippy does not see it
-echo "== clippy of the fuzz targets"
-cargo +nightly clippy -q --all-targets -- -D warnings
+# (the fuzz targets' lints: the clippy step of .ci/run)
 profile=()
 if [ -n "${FUZZ_DEV:-}" ]; then
   profile=(--dev)

@@ -328,7 +328,7 @@ fn add_stdin_and_check_grep_semantics() {
 /// `check` answers a batch of lines at a time: the output keeps the input's order across
 /// batch boundaries (1,024 lines), and a line without the key field never matches.
 #[test]
-fn check_across_batches() {
+fn check_and_count_across_batches() {
     let t = T::new();
     let f = t.create("f.bloom", &["-n", "10k", "-p", "1e-6", "--seed", "1"]);
     bloomery()
@@ -363,6 +363,20 @@ fn check_across_batches() {
             .code(0)
             .stdout(want(hit));
     }
+    // count: 1 or 0 before each line, a line without the key field 0
+    let counts: String = (0..3000u32)
+        .map(|i| {
+            let hit = i.is_multiple_of(3) && !i.is_multiple_of(7);
+            format!("{}\t{}\n", u8::from(hit), line(i))
+        })
+        .collect();
+    bloomery()
+        .args(["count", "-d", ",", "-f", "2"])
+        .arg(&f)
+        .write_stdin(input)
+        .assert()
+        .code(0)
+        .stdout(counts);
 }
 
 #[test]

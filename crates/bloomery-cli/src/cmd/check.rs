@@ -11,13 +11,13 @@ use std::io::{BufWriter, Write};
 
 use anyhow::{bail, Result};
 use bloomery::keys::{edit1_variants, PRINTABLE_ASCII};
-use bloomery::KeySet;
+use bloomery::{AnyFilter, KeySet};
 
 use bloomery::file::MappedFile;
 
 use super::open::{open_read, read_mapped, Structure};
 use crate::cli::{CheckArgs, CountArgs};
-use crate::input::{self, KeySpec};
+use crate::input::{self, Batch, KeySpec};
 use crate::output::note;
 
 /// `check` of the mapped file (see the [module docs](self)).
@@ -41,25 +41,12 @@ pub fn run(a: CheckArgs, file: &MappedFile) -> Result<u8> {
     let skip = a.skip_invalid && structured;
     let mut invalid = 0u64;
     if let (Structure::Set(s), false, None, false) = (&f, structured, &alphabet, skip) {
-        // the plain case, a set kind with a pre-hashed path: a batch of lines at a time, each
-        // key's memory prefetched ahead of its lookup (the library's batched calls), so the
-        // cache misses of a filter larger than the caches overlap
-        let mut found = Vec::new();
-        input::for_each_batch(&a.inputs, &spec, &hasher, |batch| {
-            if s.contains_hashed_batch(&batch.hashes, &mut found).is_err() {
-                // one by one, a refused key a "maybe" as in `contains_hashed`
-                found.clear();
-                found.extend(
-                    (batch.hashes.iter()).map(|&h| s.try_contains_hashed(h).unwrap_or(true)),
-                );
-            }
-            let mut at = 0;
+        // the plain case, a set kind with a pre-hashed path: a batch of lines at a time
+        for_each_answered_batch(s, &a.inputs, &spec, |batch, found| {
+            let mut found = found.iter();
             for i in 0..batch.len() {
                 // a line without the key field is certainly not in the set
-                let hit = batch.has_key(i) && {
-                    at += 1;
-                    found[at - 1]
-                };
+                let hit = batch.has_key(i) && found.next().copied().unwrap_or(true);
                 if hit != a.invert {
                     matched += 1;
                     if !a.count {
@@ -128,7 +115,8 @@ pub fn run(a: CheckArgs, file: &MappedFile) -> Result<u8> {
 
 /// `count`: `estimate<TAB>line` for each line: a counting kind's estimated count, a set
 /// kind's 1 or 0. Keys are hashed a batch at a time and the structure's memory prefetched
-/// ahead of each lookup (the library's batched calls).
+/// ahead of each lookup (the library's batched calls; an mlbf, keyed by URL, one key at a
+/// time).
 pub fn count(a: &CountArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
     let f = open_read(&a.file, a.verify.verify())?;
@@ -157,9 +145,19 @@ pub fn count(a: &CountArgs) -> Result<u8> {
                 Ok(())
             })?;
         }
+        Structure::Set(s) if f.hashed() => {
+            for_each_answered_batch(s, &a.inputs, &spec, |batch, found| {
+                let mut found = found.iter();
+                for i in 0..batch.len() {
+                    let hit = batch.has_key(i) && found.next().copied().unwrap_or(true);
+                    print(u64::from(hit), batch.line(i))?;
+                }
+                Ok(())
+            })?;
+        }
         Structure::Set(s) => {
+            // an mlbf, keyed by URL: one key at a time
             input::for_each_line(&a.inputs, &spec, |line, key| {
-                // contains_key: every set kind, including an mlbf (keyed by URL)
                 let hit = key.is_some_and(|k| s.contains_key(k));
                 print(u64::from(hit), line)
             })?;
@@ -167,6 +165,28 @@ pub fn count(a: &CountArgs) -> Result<u8> {
     }
     out.flush()?;
     Ok(0)
+}
+
+/// Each batch of lines with the set's answers for its keyed lines (in the order of
+/// `batch.hashes`), from the library's batched query: each key's memory is prefetched ahead
+/// of its lookup, so the cache misses of a filter larger than the caches overlap. For a set
+/// kind with a pre-hashed path (every kind but the mlbf). A batch the batched query refuses
+/// is answered key by key, a refused key a "maybe", as `contains_hashed` answers.
+fn for_each_answered_batch(
+    s: &AnyFilter,
+    inputs: &[String],
+    spec: &KeySpec,
+    mut each: impl FnMut(&Batch, &[bool]) -> Result<()>,
+) -> Result<()> {
+    let mut found = Vec::new();
+    input::for_each_batch(inputs, spec, s.hasher(), |batch| {
+        if s.contains_hashed_batch(&batch.hashes, &mut found).is_err() {
+            found.clear();
+            found.extend((batch.hashes.iter()).map(|&h| s.try_contains_hashed(h).unwrap_or(true)));
+        }
+        each(batch, &found)
+    })?;
+    Ok(())
 }
 
 /// The edit alphabet with `--edit-distance 1` (None: exact matching): the bytes of
