@@ -185,7 +185,9 @@ pub struct Batch {
     pub hashes: Vec<bloomery::Hashed>,
     /// 1-based number, in the whole input, of the batch's first line.
     pub first: u64,
+    /// The lines, each followed by `\n`.
     text: Vec<u8>,
+    /// Where each line ends in `text` (the index of its `\n`).
     ends: Vec<usize>,
     keyed: Vec<bool>,
 }
@@ -193,13 +195,22 @@ pub struct Batch {
 impl Batch {
     /// Lines in the batch.
     pub fn len(&self) -> usize {
-        self.ends.len()
+        self.keyed.len()
     }
 
-    /// Line `i` of the batch, without its terminator.
+    /// Line `i` of the batch, without its terminator (empty when the batch keeps no text:
+    /// [`for_each_hash_batch`]).
     pub fn line(&self, i: usize) -> &[u8] {
-        let start = if i == 0 { 0 } else { self.ends[i - 1] };
-        &self.text[start..self.ends[i]]
+        self.lines_nl(i, i + 1).split_last().map_or(&[], |(_, l)| l)
+    }
+
+    /// Lines `i..j` of the batch, each followed by `\n` (one write for a run of lines).
+    pub fn lines_nl(&self, i: usize, j: usize) -> &[u8] {
+        if i >= j || j > self.ends.len() {
+            return &[];
+        }
+        let start = if i == 0 { 0 } else { self.ends[i - 1] + 1 };
+        &self.text[start..=self.ends[j - 1]]
     }
 
     /// Whether line `i` has a key (and so a hash in [`hashes`](Self::hashes)).
@@ -232,6 +243,27 @@ pub fn for_each_batch(
     inputs: &[String],
     spec: &KeySpec,
     hasher: &bloomery::KeyHasher,
+    f: impl FnMut(&Batch) -> Result<()>,
+) -> Result<Counts> {
+    batches(inputs, spec, hasher, true, f)
+}
+
+/// [`for_each_batch`] for callers that need only the hashes and the line numbers (inserts):
+/// the lines' text is not kept ([`Batch::line`] is empty).
+pub fn for_each_hash_batch(
+    inputs: &[String],
+    spec: &KeySpec,
+    hasher: &bloomery::KeyHasher,
+    f: impl FnMut(&Batch) -> Result<()>,
+) -> Result<Counts> {
+    batches(inputs, spec, hasher, false, f)
+}
+
+fn batches(
+    inputs: &[String],
+    spec: &KeySpec,
+    hasher: &bloomery::KeyHasher,
+    text: bool,
     mut f: impl FnMut(&Batch) -> Result<()>,
 ) -> Result<Counts> {
     let mut batch = Batch {
@@ -241,8 +273,11 @@ pub fn for_each_batch(
     let mut read = 0u64;
     let counts = for_each_line(inputs, spec, |line, key| {
         read += 1;
-        batch.text.extend_from_slice(line);
-        batch.ends.push(batch.text.len());
+        if text {
+            batch.text.extend_from_slice(line);
+            batch.ends.push(batch.text.len());
+            batch.text.push(b'\n');
+        }
         batch.keyed.push(key.is_some());
         if let Some(k) = key {
             batch.hashes.push(hasher.hash_bytes(k));

@@ -363,6 +363,15 @@ fn check_and_count_across_batches() {
             .code(0)
             .stdout(want(hit));
     }
+    // every line a hit: each batch is printed as one run of lines
+    let present = key_lines((0..3000).step_by(3).map(|i| format!("key-{i}")));
+    bloomery()
+        .arg("check")
+        .arg(&f)
+        .write_stdin(present.clone())
+        .assert()
+        .code(0)
+        .stdout(present);
     // count: 1 or 0 before each line, a line without the key field 0
     let counts: String = (0..3000u32)
         .map(|i| {

@@ -179,7 +179,7 @@ fn add_hashed(
     if let (AnyFilter::Blocked(b), true) = (&mut *f, sealer.sweeps()) {
         let one_pass = sealer.one_pass();
         let mut hashes = Vec::new();
-        let counts = input::for_each_batch(inputs, spec, &hasher, |batch| {
+        let counts = input::for_each_hash_batch(inputs, spec, &hasher, |batch| {
             hashes.extend_from_slice(&batch.hashes);
             if hashes.len() >= SWEEP_KEYS {
                 sealer.insert_batch(b, &mut hashes, &mut open::bars())?;
@@ -194,7 +194,7 @@ fn add_hashed(
         sealer.copy_rest()?;
         return Ok((counts, None));
     }
-    let counts = input::for_each_batch(inputs, spec, &hasher, |batch| {
+    let counts = input::for_each_hash_batch(inputs, spec, &hasher, |batch| {
         if let Err((i, e)) = f.insert_hashed_batch(&batch.hashes) {
             let (n, _) = batch.keyed_lines().nth(i).unwrap_or((batch.first, &[]));
             // the library's error stays in the chain (a size over the limit names the flag)
@@ -208,7 +208,7 @@ fn add_hashed(
 /// A counting kind: one occurrence per key, a batch at a time.
 fn add_counts(c: &mut AnyCounter, inputs: &[String], spec: &KeySpec) -> Result<Counts> {
     let hasher = *c.hasher();
-    input::for_each_batch(inputs, spec, &hasher, |batch| {
+    input::for_each_hash_batch(inputs, spec, &hasher, |batch| {
         if let Err((i, e)) = c.insert_hashed_batch(&batch.hashes) {
             let (n, _) = batch.keyed_lines().nth(i).unwrap_or((batch.first, &[]));
             if let bloomery::Error::Full { .. } = e {

@@ -44,16 +44,22 @@ pub fn run(a: CheckArgs, file: &MappedFile) -> Result<u8> {
         // the plain case, a set kind with a pre-hashed path: a batch of lines at a time
         for_each_answered_batch(s, &a.inputs, &spec, |batch, found| {
             let mut found = found.iter();
+            // the printed lines go out a run of consecutive ones at a time
+            let mut run = 0;
             for i in 0..batch.len() {
                 // a line without the key field is certainly not in the set
                 let hit = batch.has_key(i) && found.next().copied().unwrap_or(true);
                 if hit != a.invert {
                     matched += 1;
+                } else {
                     if !a.count {
-                        out.write_all(batch.line(i))?;
-                        out.write_all(b"\n")?;
+                        out.write_all(batch.lines_nl(run, i))?;
                     }
+                    run = i + 1;
                 }
+            }
+            if !a.count {
+                out.write_all(batch.lines_nl(run, batch.len()))?;
             }
             Ok(())
         })?;
@@ -121,10 +127,13 @@ pub fn count(a: &CountArgs) -> Result<u8> {
     let spec = KeySpec::new(&a.keys)?;
     let f = open_read(&a.file, a.verify.verify())?;
     let mut out = BufWriter::with_capacity(1 << 16, crate::output::stdout());
-    let mut print = |est: u64, line: &[u8]| -> Result<()> {
-        write!(out, "{est}\t")?;
+    let mut digits = itoa::Buffer::new();
+    // `line` then `end` (the batches' lines carry their `\n`)
+    let mut print = |est: u64, line: &[u8], end: &[u8]| -> Result<()> {
+        out.write_all(digits.format(est).as_bytes())?;
+        out.write_all(b"\t")?;
         out.write_all(line)?;
-        out.write_all(b"\n")?;
+        out.write_all(end)?;
         Ok(())
     };
     match &f {
@@ -140,7 +149,7 @@ pub fn count(a: &CountArgs) -> Result<u8> {
                     } else {
                         0
                     };
-                    print(est, batch.line(i))?;
+                    print(est, batch.lines_nl(i, i + 1), b"")?;
                 }
                 Ok(())
             })?;
@@ -150,7 +159,7 @@ pub fn count(a: &CountArgs) -> Result<u8> {
                 let mut found = found.iter();
                 for i in 0..batch.len() {
                     let hit = batch.has_key(i) && found.next().copied().unwrap_or(true);
-                    print(u64::from(hit), batch.line(i))?;
+                    print(u64::from(hit), batch.lines_nl(i, i + 1), b"")?;
                 }
                 Ok(())
             })?;
@@ -159,7 +168,7 @@ pub fn count(a: &CountArgs) -> Result<u8> {
             // an mlbf, keyed by URL: one key at a time
             input::for_each_line(&a.inputs, &spec, |line, key| {
                 let hit = key.is_some_and(|k| s.contains_key(k));
-                print(u64::from(hit), line)
+                print(u64::from(hit), line, b"\n")
             })?;
         }
     }
