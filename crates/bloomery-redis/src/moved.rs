@@ -196,8 +196,8 @@ macro_rules! moved_value {
             fn load_sequence(&self, emit: &mut dyn FnMut(i64, &[u8])) {
                 Moved::load_sequence(self, emit)
             }
-            fn digest_bytes(&self) -> Vec<u8> {
-                self.to_bytes()
+            fn digest_pieces(&self, add: &mut dyn FnMut(&[u8])) {
+                add(&self.to_bytes())
             }
             fn mem_usage(&self) -> usize {
                 let total =

@@ -3,27 +3,36 @@
 //!
 //! ## RDB encoding
 //! The type's encoding version (passed to `rdb_load` as `encver`) selects the layout.
-//! Version 1 (the current one):
+//! Version 2 (the current one; 3 for `BLMRY-CMS`):
 //!
 //! ```text
 //! unsigned  state   0 = ready, 1 = LOADCHUNK in progress
-//! ready:    string  the library's file format (Persist::to_bytes), fully validated on load
+//! ready:    unsigned total length of the library's file format (Persist::to_bytes)
+//!           strings those bytes in order: the header, then pieces of at most 4 MiB
+//!                   (SCANDUMP's chunks); fully validated on load
 //! loading:  unsigned total length announced by the header chunk
 //!           string  the bytes received so far (header validated again on load)
 //! ```
 //!
-//! Version 2 (`BLMRY-CMS` only) has the same layout; its ready bytes are the count-min sketch
-//! with 32-bit counters (kind `cms32`), where version 1 held the 64-bit form (kind `cms`):
-//! both load, the 64-bit form converted ([`Structure::OLD_KINDS`]).
+//! Version 1 had the same layout but for the ready bytes, which were one string: saving a
+//! value (BGSAVE, DUMP, a replica's full sync) then encoded a second copy of the whole value
+//! in memory. In pieces, a save holds one piece at a time, whatever the value's size.
+//!
+//! `BLMRY-CMS` versions 1 and 2 both have version 1's layout; version 2's ready bytes are the
+//! count-min sketch with 32-bit counters (kind `cms32`), where version 1 held the 64-bit form
+//! (kind `cms`): both load, the 64-bit form converted ([`Structure::OLD_KINDS`]). Its version
+//! 3 is version 2 in pieces.
 //!
 //! Loading dispatches on `encver` in `rdb_load`; a future version gets its own arm, and
-//! older layouts stay loadable (the RedisJSON `backward.rs` pattern). Whatever the bytes, a
-//! malformed payload makes `rdb_load` return NULL (RESTORE answers an error, a bad RDB file
-//! stops the load) — it never panics or allocates beyond `MAX-BYTES`.
+//! older layouts stay loadable (the RedisJSON `backward.rs` pattern; the DUMP payloads of
+//! `tests/fixtures` were written by earlier versions). Whatever the bytes, a malformed
+//! payload makes `rdb_load` return NULL (RESTORE answers an error, a bad RDB file stops the
+//! load) — it never panics, and memory grows only with the bytes actually read.
 
 use std::ffi::CStr;
 use std::os::raw::c_int;
 
+use bloomery::file::peek_header_bytes;
 use bloomery::{
     BlockedCountingBloomFilter, CountMinSketch, CountMinSketch32, CountingBloomFilter,
     CuckooFilter, Filter, IterativeBloomFilter, Kind, MultiLayerBloomFilter, Persist,
@@ -33,16 +42,19 @@ use redis_module::native_types::RedisType;
 use redis_module::raw;
 
 use crate::chunk;
+use crate::config;
 use crate::limits;
 use crate::memory::{charged, words_bytes};
 use crate::stats::Family;
 use crate::value::{family, methods, Mover, Value};
 
-/// Encoding version written by this build.
-pub const ENCODING_VERSION: i32 = 1;
+/// Encoding version written by this build (2: the ready bytes in pieces; 1, one string,
+/// still loads).
+pub const ENCODING_VERSION: i32 = 2;
 
-/// Encoding version of `BLMRY-CMS` (2: 32-bit counters; 1, the 64-bit form, still loads).
-pub const CMS_ENCODING_VERSION: i32 = 2;
+/// Encoding version of `BLMRY-CMS` (3: in pieces; 2: 32-bit counters in one string; 1: the
+/// 64-bit form in one string; both still load).
+pub const CMS_ENCODING_VERSION: i32 = 3;
 
 /// A structure stored under a key.
 pub trait Structure: Persist + Clone + 'static {
@@ -57,6 +69,9 @@ pub trait Structure: Persist + Clone + 'static {
     const OLD_KINDS: &'static [Kind] = &[];
     /// The highest RDB encoding version this type loads (and the one it writes).
     const ENCODING: i32 = ENCODING_VERSION;
+    /// The first encoding version that saves the ready bytes in pieces (the ones before it
+    /// save them as one string).
+    const PIECES_SINCE: i32 = 2;
     /// Bytes the structure holds on Redis's heap (its arrays and their bookkeeping, as Redis's
     /// allocator counts them), not counting the structure itself.
     fn held(&self) -> u64;
@@ -230,6 +245,7 @@ impl Structure for CountMinSketch32 {
     const LOADCHUNK: &'static CStr = c"CMS.LOADCHUNK";
     const OLD_KINDS: &'static [Kind] = &[Kind::CountMin];
     const ENCODING: i32 = CMS_ENCODING_VERSION;
+    const PIECES_SINCE: i32 = 3;
     /// The counters.
     unsafe fn defrag(&mut self, mv: &mut Mover<'_>) {
         // SAFETY: the caller's contract is the library's (memory of the global allocator,
@@ -573,6 +589,92 @@ fn load_v1<T: Structure>(rdb: *mut raw::RedisModuleIO) -> Result<Slot<T>, String
     decode_v1(state, total, buf.as_ref())
 }
 
+/// The ready bytes of a value saved in pieces (encoding version 2), put together as they are
+/// read: the first piece must be a header of the type's kind announcing `total` bytes, and
+/// the pieces must fill exactly `total`. Nothing is reserved beyond the bytes read, except
+/// the whole length at once when it is within `MAX-BYTES` (a forged length allocates
+/// nothing).
+#[derive(Debug)]
+pub struct Pieces {
+    bytes: Vec<u8>,
+    total: u64,
+}
+
+impl Pieces {
+    /// Expect `total` bytes.
+    pub fn new(total: u64) -> Self {
+        Self {
+            bytes: Vec::new(),
+            total,
+        }
+    }
+
+    /// True once `total` bytes are in.
+    pub fn done(&self) -> bool {
+        self.bytes.len() as u64 >= self.total
+    }
+
+    /// Append the next piece, checking the first as `T`'s header.
+    pub fn push<T: Structure>(&mut self, piece: &[u8]) -> Result<(), String> {
+        if piece.is_empty() {
+            return Err("empty piece".into());
+        }
+        if self.bytes.is_empty() {
+            let head = peek_header_bytes(piece).map_err(|e| format!("bad header: {e}"))?;
+            let kind = head.header.kind;
+            if kind != T::FILE_KIND && !T::OLD_KINDS.contains(&kind) {
+                return Err(format!(
+                    "not a {} (kind id {})",
+                    T::FILE_KIND.name(),
+                    kind.id()
+                ));
+            }
+            if head.compressed || head.delta {
+                return Err("a compressed or delta file, not a structure's bytes".into());
+            }
+            if head.file_len != self.total || head.header_len as usize != piece.len() {
+                return Err("header and pieces disagree on the lengths".into());
+            }
+            let limit = config::max_bytes().saturating_add(64 * 64 + piece.len() as u64);
+            if self.total <= limit {
+                self.bytes.reserve_exact(self.total as usize);
+            }
+        } else if self.bytes.len() as u64 + piece.len() as u64 > self.total {
+            return Err("pieces longer than the announced length".into());
+        }
+        self.bytes.extend_from_slice(piece);
+        Ok(())
+    }
+
+    /// Decode the bytes once all are in.
+    pub fn finish<T: Structure>(self) -> Result<T, String> {
+        if !self.done() {
+            return Err("pieces shorter than the announced length".into());
+        }
+        T::decode(&self.bytes)
+    }
+}
+
+fn load_pieces<T: Structure>(rdb: *mut raw::RedisModuleIO) -> Result<Slot<T>, String> {
+    let state = raw::load_unsigned(rdb).map_err(|e| e.to_string())?;
+    let total = raw::load_unsigned(rdb).map_err(|e| e.to_string())?;
+    match state {
+        STATE_READY => {
+            let mut pieces = Pieces::new(total);
+            while !pieces.done() {
+                let piece = raw::load_string_buffer(rdb).map_err(|e| e.to_string())?;
+                pieces.push::<T>(piece.as_ref())?;
+            }
+            pieces.finish().map(Slot::Ready)
+        }
+        STATE_LOADING => {
+            let buf = raw::load_string_buffer(rdb).map_err(|e| e.to_string())?;
+            decode_v1(state, total, buf.as_ref())
+        }
+        s => Err(format!("unknown state {s}")),
+    }
+}
+
 impl<T: Structure> Value for Slot<T> {
     fn name() -> &'static str {
         T::FILE_KIND.name()
@@ -581,8 +683,10 @@ impl<T: Structure> Value for Slot<T> {
     const LOADCHUNK: &'static CStr = T::LOADCHUNK;
     fn rdb_load(rdb: *mut raw::RedisModuleIO, encver: c_int) -> Result<Self, String> {
         match encver {
-            // versions 1 and 2 share the layout; what the bytes hold is told by their kind
-            v if (1..=T::ENCODING).contains(&v) => load_v1::<T>(rdb),
+            // the versions before pieces share one layout; what the bytes hold is told by
+            // their kind
+            v if (1..T::PIECES_SINCE).contains(&v) => load_v1::<T>(rdb),
+            v if (T::PIECES_SINCE..=T::ENCODING).contains(&v) => load_pieces::<T>(rdb),
             v => Err(format!("unknown encoding version {v}")),
         }
     }
@@ -590,7 +694,12 @@ impl<T: Structure> Value for Slot<T> {
         match self {
             Slot::Ready(f) => {
                 raw::save_unsigned(rdb, STATE_READY);
-                raw::save_slice(rdb, &f.to_bytes());
+                raw::save_unsigned(rdb, f.encoded_len());
+                let mut it = 0;
+                while let Some((next, piece)) = chunk::chunk_of(f, it) {
+                    raw::save_slice(rdb, &piece);
+                    it = next;
+                }
             }
             Slot::Loading(p) => {
                 raw::save_unsigned(rdb, STATE_LOADING);
@@ -617,8 +726,18 @@ impl<T: Structure> Value for Slot<T> {
             }
         }
     }
-    fn digest_bytes(&self) -> Vec<u8> {
-        self.bytes()
+    /// The file-format bytes in SCANDUMP's chunks (a partial load: the bytes received).
+    fn digest_pieces(&self, add: &mut dyn FnMut(&[u8])) {
+        match self {
+            Slot::Ready(f) => {
+                let mut it = 0;
+                while let Some((next, piece)) = chunk::chunk_of(f, it) {
+                    add(&piece);
+                    it = next;
+                }
+            }
+            Slot::Loading(p) => add(&p.bytes),
+        }
     }
     fn mem_usage(&self) -> usize {
         Slot::mem_usage(self)
@@ -650,5 +769,94 @@ pub(crate) unsafe fn relocate_bytes(v: &mut Vec<u8>, mv: &mut Mover<'_>) {
         // of the global allocator (the caller's contract); the old buffer is freed, so the
         // vector is rebuilt over the new one without dropping the old.
         unsafe { std::ptr::write(v, Vec::from_raw_parts(new.as_ptr(), len, cap)) };
+    }
+}
+
+#[cfg(test)]
+mod pieces_tests {
+    use super::*;
+
+    /// `f`'s file-format bytes in the pieces `rdb_save` writes.
+    fn pieces_of<T: Structure>(f: &T) -> Vec<Vec<u8>> {
+        let mut out = Vec::new();
+        let mut it = 0;
+        while let Some((next, piece)) = chunk::chunk_of(f, it) {
+            out.push(piece);
+            it = next;
+        }
+        out
+    }
+
+    fn load<T: Structure>(total: u64, pieces: &[Vec<u8>]) -> Result<T, String> {
+        let mut p = Pieces::new(total);
+        for piece in pieces {
+            if p.done() {
+                break;
+            }
+            p.push::<T>(piece)?;
+        }
+        p.finish()
+    }
+
+    #[test]
+    fn a_value_of_several_pieces_loads_as_saved() {
+        // 9 MB of bits: the header, 4 MiB pieces and the rest
+        let mut f = ScalableBloomFilter::try_new(5_000_000, 0.001).unwrap();
+        for i in 0..1000u32 {
+            f.insert(&i);
+        }
+        let pieces = pieces_of(&f);
+        let last = pieces.len() - 1;
+        assert!(last >= 3, "{last}");
+        assert!(pieces[1..last].iter().all(|p| p.len() == chunk::CHUNK));
+        assert_eq!(pieces.concat(), f.to_bytes());
+        let back: ScalableBloomFilter = load(f.encoded_len(), &pieces).unwrap();
+        assert_eq!(back, f);
+    }
+
+    #[test]
+    fn pieces_that_disagree_with_their_header_are_refused() {
+        let mut f = CuckooFilter::try_new(1000).unwrap();
+        f.insert("a").unwrap();
+        let total = f.encoded_len();
+        let pieces = pieces_of(&f);
+        assert_eq!(pieces.len(), 2);
+        let err = |total: u64, pieces: &[Vec<u8>]| load::<CuckooFilter>(total, pieces).unwrap_err();
+        // another length than the header's
+        assert!(err(total + 1, &pieces).contains("lengths"));
+        assert!(err(total - 1, &pieces).contains("lengths"));
+        // a type's bytes under another type
+        let e = load::<ScalableBloomFilter>(total, &pieces).unwrap_err();
+        assert!(e.contains("not a"), "{e}");
+        // the header split, or a piece missing, empty or too long
+        let (head, rest) = (&pieces[0], &pieces[1]);
+        let split = [head[..8].to_vec(), head[8..].to_vec(), rest.clone()];
+        assert!(err(total, &split).contains("header"));
+        assert!(err(total, &pieces[..1]).contains("shorter"));
+        assert!(err(total, &[head.clone(), Vec::new()]).contains("empty"));
+        let mut long = rest.clone();
+        long.push(0);
+        assert!(err(total, &[head.clone(), long]).contains("longer"));
+        // a flipped bit in the last piece fails the file's checksum
+        let mut bad = rest.clone();
+        bad[10] ^= 1;
+        assert!(load::<CuckooFilter>(total, &[head.clone(), bad]).is_err());
+        // and the true pieces load
+        assert_eq!(load::<CuckooFilter>(total, &pieces).unwrap(), f);
+    }
+
+    #[test]
+    fn a_forged_length_reserves_nothing_beyond_max_bytes() {
+        let f = CuckooFilter::try_new(1000).unwrap();
+        let mut head = pieces_of(&f).swap_remove(0);
+        // the payload length the header announces (bytes 16..24), forged to 2^50 bytes
+        head[16..24].copy_from_slice(&(1u64 << 50).to_le_bytes());
+        let h = bloomery::file::peek_header_bytes(&head).unwrap();
+        assert!(h.file_len > 1 << 50);
+        let mut p = Pieces::new(h.file_len);
+        p.push::<CuckooFilter>(&head).unwrap();
+        assert!(p.bytes.capacity() < 1 << 20, "{}", p.bytes.capacity());
+        assert!(p.push::<CuckooFilter>(&[0; 100]).is_ok());
+        assert!(p.finish::<CuckooFilter>().unwrap_err().contains("shorter"));
     }
 }

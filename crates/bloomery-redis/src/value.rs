@@ -51,8 +51,9 @@ pub trait Value: Clone + 'static {
     /// rewrite): one chunk is made at a time, so a rewrite of a large value holds one chunk,
     /// not a copy of the value.
     fn load_sequence(&self, emit: &mut dyn FnMut(i64, &[u8]));
-    /// The bytes `DEBUG DIGEST` reads.
-    fn digest_bytes(&self) -> Vec<u8>;
+    /// Hand the bytes `DEBUG DIGEST` reads to `add`, in pieces (a large value is not copied
+    /// whole).
+    fn digest_pieces(&self, add: &mut dyn FnMut(&[u8]));
     /// What it holds, its own struct included, as Redis's allocator counts it (`MEMORY USAGE`
     /// without the key).
     fn mem_usage(&self) -> usize;
@@ -190,19 +191,19 @@ unsafe extern "C" fn mem_usage<V: Value>(value: *const c_void) -> usize {
 }
 
 unsafe extern "C" fn digest<V: Value>(md: *mut raw::RedisModuleDigest, value: *mut c_void) {
+    // SAFETY: reading function pointers Redis filled in at module load.
+    let (Some(add), Some(end)) = (unsafe { raw::RedisModule_DigestAddStringBuffer }, unsafe {
+        raw::RedisModule_DigestEndSequence
+    }) else {
+        return;
+    };
     // SAFETY: Redis passes a value of this type.
-    let bytes = unsafe { get::<V>(value) }.digest_bytes();
-    // SAFETY: reading function pointers Redis filled in at module load; `md` is the digest
-    // Redis passed to this callback and `bytes` outlives the calls.
-    unsafe {
-        if let (Some(add), Some(end)) = (
-            raw::RedisModule_DigestAddStringBuffer,
-            raw::RedisModule_DigestEndSequence,
-        ) {
-            add(md, bytes.as_ptr().cast_mut().cast(), bytes.len());
-            end(md);
-        }
-    }
+    unsafe { get::<V>(value) }.digest_pieces(&mut |piece| {
+        // SAFETY: `md` is the digest Redis passed to this callback; `piece` outlives the call.
+        unsafe { add(md, piece.as_ptr().cast_mut().cast(), piece.len()) }
+    });
+    // SAFETY: as above.
+    unsafe { end(md) };
 }
 
 unsafe extern "C" fn copy<V: Value>(

@@ -244,7 +244,7 @@ fn values_of_the_64_bit_form_still_load() {
     let info: Vec<Value> = q(c, &["CMS.INFO", "old"]);
     assert_eq!((&info[1], &info[3]), (&Value::Int(1000), &Value::Int(5)));
     assert_eq!(q::<Vec<i64>>(c, &["CMS.INCRBY", "old", "a", "1"]), [6]);
-    // stored again in the 32-bit form (RDB encoding version 2), it reloads
+    // stored again in the 32-bit form (RDB encoding version 3: in pieces), it reloads
     let _: () = q(c, &["DEBUG", "RELOAD"]);
     assert_eq!(
         q::<Vec<i64>>(c, &["CMS.QUERY", "old", "a", "b", "big"]),

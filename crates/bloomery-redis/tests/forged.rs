@@ -14,7 +14,7 @@ use bloomery::{
     BlockedCountingBloomFilter, CountMinSketch, CountingBloomFilter, CuckooFilter, Filter,
     IterativeBloomFilter, MultiLayerBloomFilter, Persist, ScalableBloomFilter, TopK,
 };
-use common::{have_redis, q, reseal, Server};
+use common::{crc64, have_redis, patch_file_bytes, q, reseal, Server};
 use redis::Value;
 
 fn forge(valid: &[u8], at: usize, value: &[u8]) -> Vec<u8> {
@@ -22,22 +22,6 @@ fn forge(valid: &[u8], at: usize, value: &[u8]) -> Vec<u8> {
     b[at..at + value.len()].copy_from_slice(value);
     reseal(&mut b);
     b
-}
-
-/// Redis's CRC-64 (Jones polynomial, reflected), which seals DUMP payloads.
-fn crc64(data: &[u8]) -> u64 {
-    let mut crc = 0u64;
-    for &b in data {
-        crc ^= u64::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0x95AC_9329_AC4B_C9B5
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    crc
 }
 
 /// A type: the LOADCHUNK command, valid file bytes, and a parameter (offset, value) forged to
@@ -188,12 +172,11 @@ fn forged_values_of_every_type_are_refused_by_restore_and_loadchunk() {
         assert_eq!(q::<i64>(c, &["EXISTS", &key]), 0, "{}", case.name);
         // RESTORE: the DUMP of the valid value with the forged file bytes in place.
         let dumped: Vec<u8> = q(c, &["DUMP", &ok]);
-        let at = dumped
-            .windows(held.len())
-            .position(|w| w == held.as_slice())
-            .expect("the file bytes inside DUMP");
         let mut bad = dumped.clone();
-        bad[at..at + forged.len()].copy_from_slice(&forged);
+        assert!(
+            patch_file_bytes(&mut bad, &held, &forged),
+            "the file bytes inside DUMP"
+        );
         let n = bad.len() - 8;
         let crc = crc64(&bad[..n]);
         bad[n..].copy_from_slice(&crc.to_le_bytes());
@@ -230,11 +213,10 @@ fn forged_values_of_every_type_are_refused_in_an_rdb_file() {
         s.stop();
         let path = d.path().join("dump.rdb");
         let mut rdb = std::fs::read(&path).unwrap();
-        let at = rdb
-            .windows(held.len())
-            .position(|w| w == held.as_slice())
-            .expect("the file bytes inside the RDB file");
-        rdb[at..at + forged.len()].copy_from_slice(&forged);
+        assert!(
+            patch_file_bytes(&mut rdb, &held, &forged),
+            "the file bytes inside the RDB file"
+        );
         std::fs::write(&path, &rdb).unwrap();
         // Redis refuses to start on an RDB file it cannot load, as for any corrupt file: it
         // checks the file and exits. The module says why; nothing crashes or hangs.

@@ -8,7 +8,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use bloomery::{CuckooFilter, Filter, Persist, ScalableBloomFilter};
-use common::{err, have_redis, items, q, tmp, Server};
+use common::{crc64, err, have_redis, items, q, tmp, Server};
 use redis::Value;
 
 /// Answers of BF.EXISTS / CF.EXISTS and INFO for probes, to compare before/after.
@@ -597,22 +597,6 @@ fn persistence_rdb_aof_debug_reload() {
     let mem: i64 = q(c, &["MEMORY", "USAGE", "bf"]);
     assert!(mem > 0);
     s2.stop();
-}
-
-/// Redis's CRC-64 (Jones polynomial, reflected), which seals DUMP payloads.
-fn crc64(data: &[u8]) -> u64 {
-    let mut crc = 0u64;
-    for &b in data {
-        crc ^= u64::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0x95AC_9329_AC4B_C9B5
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    crc
 }
 
 fn reseal(mut payload: Vec<u8>) -> Vec<u8> {

@@ -287,3 +287,40 @@ pub fn wait_aof_rewrite(c: &mut redis::Connection) {
 pub fn items(prefix: &str, n: usize) -> Vec<String> {
     (0..n).map(|i| format!("{prefix}{i}")).collect()
 }
+
+/// Redis's CRC-64 (Jones polynomial, reflected), which seals DUMP payloads.
+pub fn crc64(data: &[u8]) -> u64 {
+    let mut crc = 0u64;
+    for &b in data {
+        crc ^= u64::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0x95AC_9329_AC4B_C9B5
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    crc
+}
+
+/// Put `forged` where `held` (a value's file bytes, as long) is in `data`, a DUMP payload or
+/// an RDB file written uncompressed. The RDB encoding stores the bytes in pieces: the header,
+/// then the rest (one piece below 4 MiB). False when they are not there.
+pub fn patch_file_bytes(data: &mut [u8], held: &[u8], forged: &[u8]) -> bool {
+    let h = u32::from_le_bytes(held[12..16].try_into().unwrap()) as usize;
+    let find = |data: &[u8], from: usize, part: &[u8]| {
+        (data.get(from..)?.windows(part.len()))
+            .position(|w| w == part)
+            .map(|at| from + at)
+    };
+    let Some(head) = find(data, 0, &held[..h]) else {
+        return false;
+    };
+    let Some(rest) = find(data, head + h, &held[h..]) else {
+        return false;
+    };
+    data[head..head + h].copy_from_slice(&forged[..h]);
+    data[rest..rest + held.len() - h].copy_from_slice(&forged[h..]);
+    true
+}
