@@ -20,7 +20,7 @@ use std::process::Command;
 use std::time::Duration;
 
 use bloomery::redisbloom::RedisBloomChunkFile;
-use common::{have_redis, Server};
+use common::{crc64, have_redis, Server};
 use fixtures::{fnv1a64, hex, Fixture};
 use serde_json::{json, Value};
 
@@ -768,22 +768,6 @@ fn loadchunk_refuses_bad_redisbloom_chunks() {
     let bytes = c.cmd(&[s("BLOOMERY.DUMP"), s("b")]).bytes().unwrap();
     assert_eq!(&bytes[..8], b"BLOOMERY");
     assert_eq!(u16::from_le_bytes([bytes[10], bytes[11]]), 22);
-}
-
-/// Redis's CRC-64 (Jones polynomial, reflected), which seals DUMP payloads.
-fn crc64(data: &[u8]) -> u64 {
-    let mut crc = 0u64;
-    for &b in data {
-        crc ^= u64::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0x95AC_9329_AC4B_C9B5
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    crc
 }
 
 /// `bytes` with the first occurrence of `find` replaced by `with` and the file's checksum

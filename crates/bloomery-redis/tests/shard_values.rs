@@ -12,7 +12,7 @@ mod common;
 use bloomery::builders::BlockLayout;
 use bloomery::shard::Layout;
 use bloomery::{BlockedBloomFilter, Filter, KeyHasher, Persist, ScalableBloomFilter};
-use common::{have_redis, items, patch_file_bytes, q, reseal, Server};
+use common::{crc64, have_redis, items, patch_file_bytes, q, reseal, Server};
 use redis::Value;
 
 /// Shard 0 of 2 of a 20,000-key filter at 1% in `layout` holding 12,000 members, as the
@@ -248,22 +248,6 @@ fn salted_shards_answer_and_persist_as_sectors_shards() {
             "{key}: AOF rewrite + restart"
         );
     }
-}
-
-/// Redis's CRC-64 (Jones polynomial, reflected), which seals DUMP payloads.
-fn crc64(data: &[u8]) -> u64 {
-    let mut crc = 0u64;
-    for &b in data {
-        crc ^= u64::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0x95AC_9329_AC4B_C9B5
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    crc
 }
 
 #[test]

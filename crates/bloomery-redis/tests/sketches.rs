@@ -9,7 +9,7 @@ use bloomery::{
     BlockedCountingBloomFilter, Count, CountMinSketch, CountMinSketch32, CountingBloomFilter,
     Filter, IterativeBloomFilter, Persist, Remove,
 };
-use common::{err, have_redis, items, patch_file_bytes, q, tmp, Server};
+use common::{crc64, err, have_redis, items, patch_file_bytes, q, tmp, Server};
 use redis::Value;
 
 /// The error as the server sent it: `CODE detail`.
@@ -1360,22 +1360,6 @@ fn bcbf_loadchunk_validates_and_round_trips() {
     assert!(e.contains("Bad data format"), "{e}");
     assert_eq!(q::<i64>(c, &["EXISTS", "forged"]), 0);
     assert_eq!(q::<String>(c, &["PING"]), "PONG");
-}
-
-/// Redis's CRC-64 (Jones polynomial, reflected), which seals DUMP payloads.
-fn crc64(data: &[u8]) -> u64 {
-    let mut crc = 0u64;
-    for &b in data {
-        crc ^= u64::from(b);
-        for _ in 0..8 {
-            crc = if crc & 1 == 1 {
-                (crc >> 1) ^ 0x95AC_9329_AC4B_C9B5
-            } else {
-                crc >> 1
-            };
-        }
-    }
-    crc
 }
 
 /// Replace a DUMP payload's trailing CRC-64 after editing it.
