@@ -101,6 +101,17 @@ fn bf_commands_and_errors() {
     for it in items("g", 300) {
         assert_eq!(q::<i64>(c, &["BF.EXISTS", "grow", &it]), 1);
     }
+    // BF.MEXISTS (the batched query, sub-filter by sub-filter) answers as BF.EXISTS, for the
+    // items and as many others
+    let asked: Vec<String> = items("g", 300).into_iter().chain(items("h", 300)).collect();
+    let mut mexists = vec!["BF.MEXISTS", "grow"];
+    mexists.extend(asked.iter().map(String::as_str));
+    let batched: Vec<i64> = q(c, &mexists);
+    let single: Vec<i64> = (asked.iter())
+        .map(|it| q::<i64>(c, &["BF.EXISTS", "grow", it]))
+        .collect();
+    assert_eq!(batched, single);
+    assert!(batched[..300].iter().all(|&hit| hit == 1));
 
     // Non-scaling filters fill up.
     let _: () = q(c, &["BF.RESERVE", "ns", "0.01", "2", "NONSCALING"]);

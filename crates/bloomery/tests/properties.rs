@@ -345,6 +345,13 @@ proptest! {
             f.try_insert(k).unwrap();
         }
         no_false_negatives(&f, &keys, "scalable growth")?;
+        // the batched query answers as the single one, over the keys and as many others
+        let asked: Vec<u64> = keys.iter().flat_map(|&k| [k, !k]).collect();
+        let mut found = vec![false; asked.len()];
+        f.contains_batch(&asked, &mut found).unwrap();
+        for (k, hit) in asked.iter().zip(&found) {
+            prop_assert_eq!(*hit, f.contains(k), "batched query of {}", k);
+        }
         if n > 200 {
             prop_assert!(f.filters().len() >= 3, "sub-filters of 16, 32, 64, ... keys");
         }

@@ -78,10 +78,18 @@ impl AnyFilter {
     /// (cleared first). An error for a kind without a pre-hashed path.
     pub fn contains_hashed_batch(&self, hashes: &[Hashed], out: &mut Vec<bool>) -> Result<()> {
         out.clear();
-        if let AnyFilter::Blocked(b) = self {
+        match self {
             // the blocked filter's own pipeline: one jump into its path's loop
-            out.resize(hashes.len(), false);
-            return b.contains_hashed_batch(hashes, out);
+            AnyFilter::Blocked(b) => {
+                out.resize(hashes.len(), false);
+                return b.contains_hashed_batch(hashes, out);
+            }
+            // the scalable filter's: its sub-filters' pipelines
+            AnyFilter::Scalable(s) => {
+                out.resize(hashes.len(), false);
+                return s.contains_hashed_batch(hashes, out);
+            }
+            _ => {}
         }
         pipelined(
             &mut &*self,

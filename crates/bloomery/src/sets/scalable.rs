@@ -353,6 +353,71 @@ impl ScalableBloomFilter {
             .product::<f64>()
     }
 
+    /// Query many keys, overlapping their cache misses: each key is hashed once, then each
+    /// sub-filter (newest first) answers the keys not yet found through its batched query,
+    /// which prefetches each key's block ahead of its probe
+    /// ([`BlockedBloomFilter::contains_hashed_batch`]). Writes one answer per key into `out`:
+    /// the answers of [`contains`](Filter::contains).
+    ///
+    /// ```
+    /// use bloomery::{Filter, ScalableBloomFilter};
+    ///
+    /// # fn main() -> bloomery::Result<()> {
+    /// let mut f = ScalableBloomFilter::try_new(100, 0.01)?;
+    /// for i in 0..1000u32 {
+    ///     f.insert(&i); // grows past its first sub-filter
+    /// }
+    /// let keys: Vec<u32> = (0..2000).collect();
+    /// let mut out = vec![false; keys.len()];
+    /// f.contains_batch(&keys, &mut out)?;
+    /// assert!(out[..1000].iter().all(|&hit| hit));
+    /// assert!(keys.iter().zip(&out).all(|(k, &hit)| hit == f.contains(k)));
+    /// # Ok(()) }
+    /// ```
+    pub fn contains_batch<K: Key>(&self, keys: &[K], out: &mut [bool]) -> Result<()> {
+        let hashes: Vec<Hashed> = keys.iter().map(|k| self.hasher.hash(k)).collect();
+        self.contains_hashed_batch(&hashes, out)
+    }
+
+    /// [`contains_batch`](Self::contains_batch) over keys already hashed with this filter's
+    /// [`hasher`](Filter::hasher).
+    pub fn contains_hashed_batch(&self, hashes: &[Hashed], out: &mut [bool]) -> Result<()> {
+        if hashes.len() != out.len() {
+            return Err(invalid("out", "must have one slot per key"));
+        }
+        out.fill(false);
+        let mut sub = self.filters.iter().rev();
+        // the newest sub-filter answers every key (the only one, until the filter grows)
+        let Some(newest) = sub.next() else {
+            return Ok(());
+        };
+        newest.contains_hashed_batch(hashes, out)?;
+        // the older ones, each for the keys still not found: their indexes, their hashes
+        let mut open: Vec<usize> = (0..hashes.len()).filter(|&i| !out[i]).collect();
+        let (mut asked, mut found) = (Vec::new(), Vec::new());
+        for f in sub {
+            if open.is_empty() {
+                break;
+            }
+            asked.clear();
+            asked.extend(open.iter().map(|&i| hashes[i]));
+            found.clear();
+            found.resize(asked.len(), false);
+            f.contains_hashed_batch(&asked, &mut found)?;
+            let mut kept = 0;
+            for j in 0..open.len() {
+                if found[j] {
+                    out[open[j]] = true;
+                } else {
+                    open[kept] = open[j];
+                    kept += 1;
+                }
+            }
+            open.truncate(kept);
+        }
+        Ok(())
+    }
+
     /// Estimated distinct items: the sum of the sub-filters' estimates.
     pub fn estimated_len(&self) -> f64 {
         self.filters.iter().map(|f| f.estimated_len()).sum()
