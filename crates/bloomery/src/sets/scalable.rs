@@ -353,6 +353,16 @@ impl ScalableBloomFilter {
             .product::<f64>()
     }
 
+    /// Hint the CPU to fetch a pre-hashed key's block in every sub-filter (the blocks an
+    /// insert or a query of it reads), so that streaming callers (hash a key, insert it a few
+    /// keys later) overlap cache misses.
+    #[inline]
+    pub fn prefetch_hashed(&self, h: Hashed) {
+        for f in &self.filters {
+            f.prefetch_hashed(h);
+        }
+    }
+
     /// Query many keys, overlapping their cache misses: each key is hashed once, then each
     /// sub-filter (newest first) answers the keys not yet found through its batched query,
     /// which prefetches each key's block ahead of its probe
@@ -781,6 +791,9 @@ impl crate::dispatch::SetKind for ScalableBloomFilter {
         ..Capabilities::NONE
     };
     hashed_set_kind!();
+    fn prefetch_hashed(&self, h: Hashed) {
+        ScalableBloomFilter::prefetch_hashed(self, h)
+    }
     fn stats(&self) -> SetStats {
         SetStats {
             bits: self.bit_len(),
