@@ -57,12 +57,12 @@ fn add_hashed(f: &mut AnyFilter, start: usize, hs: &[Hashed]) -> PyResult<()> {
     match f {
         // prefetches each key's block a few keys ahead (same result as one by one)
         AnyFilter::Blocked(b) => b.insert_pipelined(hs.iter().copied()),
+        // the others one by one, each key's memory prefetched a few keys ahead where the
+        // kind can (a scalable filter's blocks in every sub-filter)
         other => {
-            for (i, &h) in hs.iter().enumerate() {
-                other
-                    .try_insert_hashed(h)
-                    .map_err(|e| to_py_key(e, start + i))?;
-            }
+            other
+                .insert_hashed_batch(hs)
+                .map_err(|(i, e)| to_py_key(e, start + i))?;
         }
     }
     Ok(())
@@ -71,6 +71,8 @@ fn add_hashed(f: &mut AnyFilter, start: usize, hs: &[Hashed]) -> PyResult<()> {
 fn contains_hashed(f: &AnyFilter, hs: &[Hashed], out: &mut [bool]) -> PyResult<()> {
     match f {
         AnyFilter::Blocked(b) => b.contains_hashed_batch(hs, out).py_err(),
+        // each sub-filter's prefetching pipeline
+        AnyFilter::Scalable(s) => s.contains_hashed_batch(hs, out).py_err(),
         other => {
             for (&h, o) in hs.iter().zip(out) {
                 *o = other.try_contains_hashed(h).py_err()?;
