@@ -637,11 +637,14 @@ impl Pieces {
             }
             let limit = config::max_bytes().saturating_add(64 * 64 + piece.len() as u64);
             if self.total <= limit {
-                self.bytes.reserve_exact(self.total as usize);
+                let total = usize::try_from(self.total).unwrap_or(usize::MAX);
+                (self.bytes.try_reserve_exact(total))
+                    .map_err(|_| "cannot allocate the announced length")?;
             }
         } else if self.bytes.len() as u64 + piece.len() as u64 > self.total {
             return Err("pieces longer than the announced length".into());
         }
+        (self.bytes.try_reserve(piece.len())).map_err(|_| "cannot allocate the next piece")?;
         self.bytes.extend_from_slice(piece);
         Ok(())
     }
