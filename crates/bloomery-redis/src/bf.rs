@@ -340,13 +340,9 @@ pub fn mexists(ctx: &Context, args: Vec<RedisString>) -> RedisResult {
         |f: Option<&ScalableBloomFilter>| {
             let items: Vec<&[u8]> = args[2..].iter().map(RedisString::as_slice).collect();
             let mut found = vec![false; items.len()];
+            // one answer slot per item: the batched query cannot refuse them
             if let Some(f) = f {
-                if f.contains_batch(&items, &mut found).is_err() {
-                    // (one slot per item: not reached) the answers one at a time
-                    for (hit, it) in found.iter_mut().zip(&items) {
-                        *hit = f.contains(it);
-                    }
-                }
+                let _ = f.contains_batch(&items, &mut found);
             }
             RedisValue::Array(found.into_iter().map(reply::bool).collect())
         },

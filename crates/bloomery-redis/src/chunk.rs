@@ -27,6 +27,22 @@ pub struct Head {
 /// library's header codec, refusing the compressed and delta forms and payloads over
 /// `MAX-BYTES` (plus 64 bytes of padding per part).
 pub fn check_header(b: &[u8], kind: Kind) -> Result<Head, String> {
+    let head = read_header(b, kind)?;
+    // the payload: the whole less the header and the 8-byte checksum trailer
+    let p = (head.total.saturating_sub(head.header_len as u64)).saturating_sub(8);
+    let limit = config::max_bytes().saturating_add(64 * 64);
+    if p > limit {
+        return Err(format!(
+            "payload of {p} bytes exceeds the module's MAX-BYTES limit of {}",
+            config::max_bytes()
+        ));
+    }
+    Ok(head)
+}
+
+/// [`check_header`] without the `MAX-BYTES` limit (a value saved in pieces, which loads
+/// whatever the limit is now, as one saved whole does).
+pub fn read_header(b: &[u8], kind: Kind) -> Result<Head, String> {
     let head = peek_header_bytes(b).map_err(|e| format!("bad header: {e}"))?;
     if head.compressed || head.delta {
         return Err("a compressed or delta file, not a structure's bytes".into());
@@ -34,14 +50,6 @@ pub fn check_header(b: &[u8], kind: Kind) -> Result<Head, String> {
     let found = head.header.kind;
     if found != kind {
         return Err(format!("not a {} (kind id {})", kind.name(), found.id()));
-    }
-    let p = head.payload_len;
-    let limit = config::max_bytes().saturating_add(64 * 64);
-    if p > limit {
-        return Err(format!(
-            "payload of {p} bytes exceeds the module's MAX-BYTES limit of {}",
-            config::max_bytes()
-        ));
     }
     Ok(Head {
         header_len: head.header_len as usize,
@@ -86,6 +94,16 @@ pub fn chunk_of<T: Persist>(f: &T, it: u64) -> Option<(u64, Vec<u8>)> {
     let mut out = Vec::new();
     encoded_range(f, it, len, &mut out);
     Some((it + out.len() as u64, out))
+}
+
+/// Each chunk of `f`'s file-format bytes with the iterator after it, in order ([`chunk_of`]
+/// from 0): one chunk made at a time, so a walk over a large structure holds one chunk.
+pub fn each_chunk_of<T: Persist>(f: &T, mut each: impl FnMut(u64, &[u8])) {
+    let mut it = 0;
+    while let Some((next, c)) = chunk_of(f, it) {
+        each(next, &c);
+        it = next;
+    }
 }
 
 /// Every chunk with its iterator, in order.

@@ -32,7 +32,6 @@
 use std::ffi::CStr;
 use std::os::raw::c_int;
 
-use bloomery::file::peek_header_bytes;
 use bloomery::{
     BlockedCountingBloomFilter, CountMinSketch, CountMinSketch32, CountingBloomFilter,
     CuckooFilter, Filter, IterativeBloomFilter, Kind, MultiLayerBloomFilter, Persist,
@@ -107,12 +106,15 @@ fn check(ok: bool, what: impl FnOnce() -> String) -> Result<(), String> {
 
 /// [`chunk::check_header`] for `T`'s kind, or one of its [old kinds](Structure::OLD_KINDS).
 pub fn check_kind_header<T: Structure>(b: &[u8]) -> Result<chunk::Head, String> {
-    chunk::check_header(b, T::FILE_KIND).or_else(|e| {
-        T::OLD_KINDS
-            .iter()
-            .find_map(|&k| chunk::check_header(b, k).ok())
-            .ok_or(e)
-    })
+    kind_header::<T>(b, chunk::check_header)
+}
+
+/// `check(b, kind)` for `T`'s kind, or else for one of its old kinds.
+fn kind_header<T: Structure>(
+    b: &[u8],
+    check: fn(&[u8], Kind) -> Result<chunk::Head, String>,
+) -> Result<chunk::Head, String> {
+    check(b, T::FILE_KIND).or_else(|e| T::OLD_KINDS.iter().find_map(|&k| check(b, k).ok()).ok_or(e))
 }
 
 /// Counts a command reports or increments stay at most `i64::MAX` (what a RESP integer
@@ -474,14 +476,6 @@ impl<T: Structure> Slot<T> {
         let total = charged(std::mem::size_of::<Self>() as u64).saturating_add(body);
         usize::try_from(total).unwrap_or(usize::MAX)
     }
-
-    /// The bytes that represent it: the file format (ready) or the prefix received (loading).
-    pub fn bytes(&self) -> Vec<u8> {
-        match self {
-            Slot::Ready(f) => f.to_bytes(),
-            Slot::Loading(p) => p.bytes.clone(),
-        }
-    }
 }
 
 /// The scalable Bloom filter type behind `BF.*` (type names are exactly 9 characters).
@@ -620,19 +614,8 @@ impl Pieces {
             return Err("empty piece".into());
         }
         if self.bytes.is_empty() {
-            let head = peek_header_bytes(piece).map_err(|e| format!("bad header: {e}"))?;
-            let kind = head.header.kind;
-            if kind != T::FILE_KIND && !T::OLD_KINDS.contains(&kind) {
-                return Err(format!(
-                    "not a {} (kind id {})",
-                    T::FILE_KIND.name(),
-                    kind.id()
-                ));
-            }
-            if head.compressed || head.delta {
-                return Err("a compressed or delta file, not a structure's bytes".into());
-            }
-            if head.file_len != self.total || head.header_len as usize != piece.len() {
+            let head = kind_header::<T>(piece, chunk::read_header)?;
+            if head.total != self.total || head.header_len != piece.len() {
                 return Err("header and pieces disagree on the lengths".into());
             }
             let limit = config::max_bytes().saturating_add(64 * 64 + piece.len() as u64);
@@ -698,11 +681,7 @@ impl<T: Structure> Value for Slot<T> {
             Slot::Ready(f) => {
                 raw::save_unsigned(rdb, STATE_READY);
                 raw::save_unsigned(rdb, f.encoded_len());
-                let mut it = 0;
-                while let Some((next, piece)) = chunk::chunk_of(f, it) {
-                    raw::save_slice(rdb, &piece);
-                    it = next;
-                }
+                chunk::each_chunk_of(f, |_, piece| raw::save_slice(rdb, piece));
             }
             Slot::Loading(p) => {
                 raw::save_unsigned(rdb, STATE_LOADING);
@@ -715,13 +694,7 @@ impl<T: Structure> Value for Slot<T> {
     /// load: the bytes received).
     fn load_sequence(&self, emit: &mut dyn FnMut(i64, &[u8])) {
         match self {
-            Slot::Ready(f) => {
-                let mut it = 0;
-                while let Some((next, c)) = chunk::chunk_of(f, it) {
-                    emit(next as i64, &c);
-                    it = next;
-                }
-            }
+            Slot::Ready(f) => chunk::each_chunk_of(f, |next, c| emit(next as i64, c)),
             Slot::Loading(p) => {
                 for (end, c) in chunk::chunks(&p.bytes) {
                     emit(end as i64, c);
@@ -732,13 +705,7 @@ impl<T: Structure> Value for Slot<T> {
     /// The file-format bytes in SCANDUMP's chunks (a partial load: the bytes received).
     fn digest_pieces(&self, add: &mut dyn FnMut(&[u8])) {
         match self {
-            Slot::Ready(f) => {
-                let mut it = 0;
-                while let Some((next, piece)) = chunk::chunk_of(f, it) {
-                    add(&piece);
-                    it = next;
-                }
-            }
+            Slot::Ready(f) => chunk::each_chunk_of(f, |_, piece| add(piece)),
             Slot::Loading(p) => add(&p.bytes),
         }
     }
@@ -782,11 +749,7 @@ mod pieces_tests {
     /// `f`'s file-format bytes in the pieces `rdb_save` writes.
     fn pieces_of<T: Structure>(f: &T) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
-        let mut it = 0;
-        while let Some((next, piece)) = chunk::chunk_of(f, it) {
-            out.push(piece);
-            it = next;
-        }
+        chunk::each_chunk_of(f, |_, piece| out.push(piece.to_vec()));
         out
     }
 
