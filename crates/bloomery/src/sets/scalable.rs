@@ -414,16 +414,13 @@ impl ScalableBloomFilter {
             found.clear();
             found.resize(asked.len(), false);
             f.contains_hashed_batch(&asked, &mut found)?;
-            let mut kept = 0;
-            for j in 0..open.len() {
-                if found[j] {
-                    out[open[j]] = true;
-                } else {
-                    open[kept] = open[j];
-                    kept += 1;
-                }
-            }
-            open.truncate(kept);
+            // `retain` visits the keys in order, as `found` holds their answers
+            let mut hits = found.iter();
+            open.retain(|&i| {
+                let hit = hits.next().copied().unwrap_or(false);
+                out[i] |= hit;
+                !hit
+            });
         }
         Ok(())
     }
