@@ -14,26 +14,32 @@
 //! it, whatever its bytes say.
 //!
 //! ## RDB encoding
-//! Version 1: one string, the library's file format (kinds 22 and 23), fully validated on
-//! load ([`decode`]: checksum, lengths, shape, the limits of [`crate::limits`]) and bounded by
-//! `MAX-BYTES`. A malformed payload makes `rdb_load` return NULL; it never panics. The AOF
-//! rewrite emits RedisBloom's LOADCHUNK sequence.
+//! The library's file format (kinds 22 and 23), fully validated on load ([`decode`]:
+//! checksum, lengths, shape, the limits of [`crate::limits`]). A malformed payload makes
+//! `rdb_load` return NULL; it never panics. The AOF rewrite emits RedisBloom's LOADCHUNK
+//! sequence.
+//! - Version 2 (saved): the length, then the bytes in pieces (the header, then at most 4 MiB
+//!   each, as the module's own types save them, [`crate::types::Pieces`]), so a save or a
+//!   digest holds one piece at a time, not a second copy of the value.
+//! - Version 1 (loaded): one string.
 
 use std::ffi::CStr;
 use std::os::raw::c_int;
 
 use bloomery::redisbloom::{RedisBloomChunkError, RedisBloomCuckooFilter, RedisBloomFilter};
-use bloomery::Persist;
+use bloomery::{Kind, Persist};
 use redis_module::native_types::RedisType;
 use redis_module::{raw, RedisError, RedisResult, RedisValue};
 
+use crate::chunk;
 use crate::memory::charged;
 use crate::stats::Family;
+use crate::types::Pieces;
 use crate::value::{family, methods, Mover, Value};
 use crate::{errors, limits};
 
-/// Encoding version of the two types' RDB layout.
-const ENCODING_VERSION: i32 = 1;
+/// Encoding version of the two types' RDB layout (see the module docs).
+const ENCODING_VERSION: i32 = 2;
 
 /// A value moved from RedisBloom: one of the library's two RedisBloom kinds.
 pub trait Moved: Persist + Clone + 'static {
@@ -163,6 +169,29 @@ pub fn decode<T: Moved>(bytes: &[u8]) -> Result<T, String> {
     Ok(v)
 }
 
+/// The bytes of a value saved in pieces (version 2): its length, then the pieces, the first
+/// a header of `kind` announcing that length.
+fn load_pieces(rdb: *mut raw::RedisModuleIO, kind: Kind) -> Result<Vec<u8>, String> {
+    let total = raw::load_unsigned(rdb).map_err(|e| e.to_string())?;
+    gather(total, kind, || {
+        raw::load_string_buffer(rdb).map_err(|e| e.to_string())
+    })
+}
+
+/// The `total` bytes of a value of `kind` from its pieces, each `next` one.
+fn gather<P: AsRef<[u8]>>(
+    total: u64,
+    kind: Kind,
+    mut next: impl FnMut() -> Result<P, String>,
+) -> Result<Vec<u8>, String> {
+    let mut pieces = Pieces::new(total);
+    while !pieces.done() {
+        let piece = next()?;
+        pieces.push_checked(piece.as_ref(), |head| chunk::read_header(head, kind))?;
+    }
+    pieces.into_bytes()
+}
+
 /// The reply to a chunk refused for its size: the bytes it needs and the `MAX-BYTES` limit.
 pub fn too_large(e: &RedisBloomChunkError) -> Option<RedisError> {
     match e {
@@ -187,17 +216,19 @@ macro_rules! moved_value {
                     1 => raw::load_string_buffer(rdb)
                         .map_err(|e| e.to_string())
                         .and_then(|b| decode::<$t>(b.as_ref())),
+                    2 => decode::<$t>(&load_pieces(rdb, <$t as Persist>::KIND)?),
                     v => Err(format!("unknown encoding version {v}")),
                 }
             }
             fn rdb_save(&self, rdb: *mut raw::RedisModuleIO) {
-                raw::save_slice(rdb, &self.to_bytes());
+                raw::save_unsigned(rdb, self.encoded_len());
+                chunk::each_chunk_of(self, |_, piece| raw::save_slice(rdb, piece));
             }
             fn load_sequence(&self, emit: &mut dyn FnMut(i64, &[u8])) {
                 Moved::load_sequence(self, emit)
             }
             fn digest_pieces(&self, add: &mut dyn FnMut(&[u8])) {
-                add(&self.to_bytes())
+                chunk::each_chunk_of(self, |_, piece| add(piece))
             }
             fn mem_usage(&self) -> usize {
                 let total =
@@ -244,4 +275,45 @@ pub fn bloomery_dump(key: &redis_module::key::RedisKey) -> Option<RedisResult> {
         return Some(Ok(RedisValue::StringBuffer(v.to_bytes())));
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bloomery::Filter;
+
+    /// `f`'s file-format bytes in the pieces `rdb_save` writes, and `gather` of them as `kind`.
+    fn round_trip<T: Persist>(f: &T, kind: Kind) -> (Vec<Vec<u8>>, Result<Vec<u8>, String>) {
+        let mut pieces = Vec::new();
+        chunk::each_chunk_of(f, |_, piece| pieces.push(piece.to_vec()));
+        let mut each = pieces.clone().into_iter();
+        let back = gather(f.encoded_len(), kind, || {
+            each.next().ok_or("no more pieces".into())
+        });
+        (pieces, back)
+    }
+
+    #[test]
+    fn a_moved_value_of_several_pieces_loads_as_saved() {
+        // about 9 MB of bits: the header, 4 MiB pieces and the rest
+        let max = 1 << 30;
+        let mut f = RedisBloomFilter::with_options(5_000_000, 0.001, 0, 2, max).unwrap();
+        for i in 0..1000u32 {
+            f.insert(&i.to_le_bytes());
+        }
+        let (pieces, back) = round_trip(&f, Kind::RedisBloomChain);
+        assert!(pieces.len() >= 4, "{}", pieces.len());
+        let back = decode::<RedisBloomFilter>(&back.unwrap()).unwrap();
+        assert_eq!(back.to_bytes(), f.to_bytes());
+        assert!((0..1000u32).all(|i| back.contains(&i.to_le_bytes())));
+        // under the other type's kind, the first piece is refused
+        let (_, other) = round_trip(&f, Kind::RedisBloomCuckoo);
+        assert!(other.unwrap_err().contains("not a"));
+        // a piece missing
+        let mut short = pieces[..pieces.len() - 1].iter();
+        let e = gather(f.encoded_len(), Kind::RedisBloomChain, || {
+            short.next().ok_or("no more pieces".to_string())
+        });
+        assert_eq!(e.unwrap_err(), "no more pieces");
+    }
 }

@@ -610,11 +610,21 @@ impl Pieces {
 
     /// Append the next piece, checking the first as `T`'s header.
     pub fn push<T: Structure>(&mut self, piece: &[u8]) -> Result<(), String> {
+        self.push_checked(piece, |head| kind_header::<T>(head, chunk::read_header))
+    }
+
+    /// Append the next piece, checking the first with `header` (the header of the type's
+    /// kind, [`chunk::read_header`]).
+    pub fn push_checked(
+        &mut self,
+        piece: &[u8],
+        header: impl FnOnce(&[u8]) -> Result<chunk::Head, String>,
+    ) -> Result<(), String> {
         if piece.is_empty() {
             return Err("empty piece".into());
         }
         if self.bytes.is_empty() {
-            let head = kind_header::<T>(piece, chunk::read_header)?;
+            let head = header(piece)?;
             if head.total != self.total || head.header_len != piece.len() {
                 return Err("header and pieces disagree on the lengths".into());
             }
@@ -634,10 +644,15 @@ impl Pieces {
 
     /// Decode the bytes once all are in.
     pub fn finish<T: Structure>(self) -> Result<T, String> {
+        T::decode(&self.into_bytes()?)
+    }
+
+    /// The bytes, once all are in.
+    pub fn into_bytes(self) -> Result<Vec<u8>, String> {
         if !self.done() {
             return Err("pieces shorter than the announced length".into());
         }
-        T::decode(&self.bytes)
+        Ok(self.bytes)
     }
 }
 
