@@ -19,22 +19,23 @@
 //! `rdb_load` return NULL; it never panics. The AOF rewrite emits RedisBloom's LOADCHUNK
 //! sequence.
 //! - Version 2 (saved): the length, then the bytes in pieces (the header, then at most 4 MiB
-//!   each, as the module's own types save them, [`crate::types::Pieces`]), so a save or a
-//!   digest holds one piece at a time, not a second copy of the value.
+//!   each, as the module's own types save them), so a save or a digest holds one piece at a
+//!   time, not a second copy of the value, and a load reads the pieces straight into the
+//!   value's arrays ([`bloomery::Persist::read_from`]).
 //! - Version 1 (loaded): one string.
 
 use std::ffi::CStr;
 use std::os::raw::c_int;
 
 use bloomery::redisbloom::{RedisBloomChunkError, RedisBloomCuckooFilter, RedisBloomFilter};
-use bloomery::{Kind, Persist};
+use bloomery::Persist;
 use redis_module::native_types::RedisType;
 use redis_module::{raw, RedisError, RedisResult, RedisValue};
 
 use crate::chunk;
 use crate::memory::charged;
 use crate::stats::Family;
-use crate::types::Pieces;
+use crate::types::{head_of, PieceReader};
 use crate::value::{family, methods, Mover, Value};
 use crate::{errors, limits};
 
@@ -169,27 +170,28 @@ pub fn decode<T: Moved>(bytes: &[u8]) -> Result<T, String> {
     Ok(v)
 }
 
-/// The bytes of a value saved in pieces (version 2): its length, then the pieces, the first
-/// a header of `kind` announcing that length.
-fn load_pieces(rdb: *mut raw::RedisModuleIO, kind: Kind) -> Result<Vec<u8>, String> {
+/// A value saved in pieces (version 2): its length, then the pieces, the first a header of
+/// `T`'s kind announcing that length, read front to back into the structure
+/// ([`Persist::read_from`]): loading it holds one piece beside the value, not a second copy.
+fn load_pieces<T: Moved>(rdb: *mut raw::RedisModuleIO) -> Result<T, String> {
     let total = raw::load_unsigned(rdb).map_err(|e| e.to_string())?;
-    gather(total, kind, || {
+    read_pieces(total, || {
         raw::load_string_buffer(rdb).map_err(|e| e.to_string())
     })
 }
 
-/// The `total` bytes of a value of `kind` from its pieces, each `next` one.
-fn gather<P: AsRef<[u8]>>(
+/// The value of `total` bytes in the pieces `next` gives, then [`Moved::validate`].
+fn read_pieces<T: Moved, P: AsRef<[u8]>>(
     total: u64,
-    kind: Kind,
     mut next: impl FnMut() -> Result<P, String>,
-) -> Result<Vec<u8>, String> {
-    let mut pieces = Pieces::new(total);
-    while !pieces.done() {
-        let piece = next()?;
-        pieces.push_checked(piece.as_ref(), |head| chunk::read_header(head, kind))?;
-    }
-    pieces.into_bytes()
+) -> Result<T, String> {
+    let first = next()?;
+    let head = first.as_ref();
+    head_of(chunk::read_header(head, T::KIND)?, head, total)?;
+    let rest = PieceReader::new(total - head.len() as u64, next);
+    let v = T::read_from(std::io::Read::chain(head, rest)).map_err(|e| e.to_string())?;
+    v.validate()?;
+    Ok(v)
 }
 
 /// The reply to a chunk refused for its size: the bytes it needs and the `MAX-BYTES` limit.
@@ -216,7 +218,7 @@ macro_rules! moved_value {
                     1 => raw::load_string_buffer(rdb)
                         .map_err(|e| e.to_string())
                         .and_then(|b| decode::<$t>(b.as_ref())),
-                    2 => decode::<$t>(&load_pieces(rdb, <$t as Persist>::KIND)?),
+                    2 => load_pieces::<$t>(rdb),
                     v => Err(format!("unknown encoding version {v}")),
                 }
             }
@@ -282,38 +284,53 @@ mod tests {
     use super::*;
     use bloomery::Filter;
 
-    /// `f`'s file-format bytes in the pieces `rdb_save` writes, and `gather` of them as `kind`.
-    fn round_trip<T: Persist>(f: &T, kind: Kind) -> (Vec<Vec<u8>>, Result<Vec<u8>, String>) {
+    /// `f`'s file-format bytes in the pieces `rdb_save` writes.
+    fn pieces_of<T: Persist>(f: &T) -> Vec<Vec<u8>> {
         let mut pieces = Vec::new();
         chunk::each_chunk_of(f, |_, piece| pieces.push(piece.to_vec()));
-        let mut each = pieces.clone().into_iter();
-        let back = gather(f.encoded_len(), kind, || {
-            each.next().ok_or("no more pieces".into())
-        });
-        (pieces, back)
+        pieces
+    }
+
+    fn read<T: Moved>(total: u64, pieces: &[Vec<u8>]) -> Result<T, String> {
+        let mut each = pieces.iter();
+        read_pieces(total, || each.next().ok_or("no more pieces".to_string()))
     }
 
     #[test]
     fn a_moved_value_of_several_pieces_loads_as_saved() {
+        let _limit = crate::config::default_limit_for_test();
         // about 9 MB of bits: the header, 4 MiB pieces and the rest
         let max = 1 << 30;
         let mut f = RedisBloomFilter::with_options(5_000_000, 0.001, 0, 2, max).unwrap();
         for i in 0..1000u32 {
             f.insert(&i.to_le_bytes());
         }
-        let (pieces, back) = round_trip(&f, Kind::RedisBloomChain);
+        let (total, pieces) = (f.encoded_len(), pieces_of(&f));
         assert!(pieces.len() >= 4, "{}", pieces.len());
-        let back = decode::<RedisBloomFilter>(&back.unwrap()).unwrap();
+        let back: RedisBloomFilter = read(total, &pieces).unwrap();
         assert_eq!(back.to_bytes(), f.to_bytes());
         assert!((0..1000u32).all(|i| back.contains(&i.to_le_bytes())));
-        // under the other type's kind, the first piece is refused
-        let (_, other) = round_trip(&f, Kind::RedisBloomCuckoo);
-        assert!(other.unwrap_err().contains("not a"));
-        // a piece missing
-        let mut short = pieces[..pieces.len() - 1].iter();
-        let e = gather(f.encoded_len(), Kind::RedisBloomChain, || {
-            short.next().ok_or("no more pieces".to_string())
-        });
-        assert_eq!(e.unwrap_err(), "no more pieces");
+        // under the other type, the first piece is refused
+        let e = read::<RedisBloomCuckooFilter>(total, &pieces).unwrap_err();
+        assert!(e.contains("not a"), "{e}");
+        // another length than the header's, a piece missing, empty or too long
+        let e = read::<RedisBloomFilter>(total + 1, &pieces).unwrap_err();
+        assert!(e.contains("lengths"), "{e}");
+        let last = pieces.len() - 1;
+        let e = read::<RedisBloomFilter>(total, &pieces[..last]).unwrap_err();
+        assert!(e.contains("no more pieces"), "{e}");
+        let mut bad = pieces.clone();
+        bad.insert(1, Vec::new());
+        let e = read::<RedisBloomFilter>(total, &bad).unwrap_err();
+        assert!(e.contains("empty"), "{e}");
+        let mut bad = pieces.clone();
+        bad[last].push(0);
+        let e = read::<RedisBloomFilter>(total, &bad).unwrap_err();
+        assert!(e.contains("longer"), "{e}");
+        // a flipped bit in a piece fails the file's checksum
+        let mut bad = pieces.clone();
+        bad[2][100] ^= 1;
+        let e = read::<RedisBloomFilter>(total, &bad).unwrap_err();
+        assert!(e.contains("checksum"), "{e}");
     }
 }

@@ -583,8 +583,10 @@ fn load_v1<T: Structure>(rdb: *mut raw::RedisModuleIO) -> Result<Slot<T>, String
     decode_v1(state, total, buf.as_ref())
 }
 
-/// The ready bytes of a value saved in pieces (encoding version 2), put together as they are
-/// read: the first piece must be a header of the type's kind announcing `total` bytes, and
+/// The ready bytes of a value saved in pieces (encoding version 2) of an old kind of its type
+/// ([`read_ready`] reads one of the type's own kind straight into the structure), put
+/// together as they are read: the first piece must be a header of the type's kind announcing
+/// `total` bytes, and
 /// the pieces must fill exactly `total`. Nothing is reserved beyond the bytes read, except
 /// the whole length at once when it is within `MAX-BYTES` (a forged length allocates
 /// nothing).
@@ -610,21 +612,11 @@ impl Pieces {
 
     /// Append the next piece, checking the first as `T`'s header.
     pub fn push<T: Structure>(&mut self, piece: &[u8]) -> Result<(), String> {
-        self.push_checked(piece, |head| kind_header::<T>(head, chunk::read_header))
-    }
-
-    /// Append the next piece, checking the first with `header` (the header of the type's
-    /// kind, [`chunk::read_header`]).
-    pub fn push_checked(
-        &mut self,
-        piece: &[u8],
-        header: impl FnOnce(&[u8]) -> Result<chunk::Head, String>,
-    ) -> Result<(), String> {
         if piece.is_empty() {
             return Err("empty piece".into());
         }
         if self.bytes.is_empty() {
-            let head = header(piece)?;
+            let head = kind_header::<T>(piece, chunk::read_header)?;
             if head.total != self.total || head.header_len != piece.len() {
                 return Err("header and pieces disagree on the lengths".into());
             }
@@ -644,30 +636,107 @@ impl Pieces {
 
     /// Decode the bytes once all are in.
     pub fn finish<T: Structure>(self) -> Result<T, String> {
-        T::decode(&self.into_bytes()?)
-    }
-
-    /// The bytes, once all are in.
-    pub fn into_bytes(self) -> Result<Vec<u8>, String> {
         if !self.done() {
             return Err("pieces shorter than the announced length".into());
         }
-        Ok(self.bytes)
+        T::decode(&self.bytes)
     }
+}
+
+/// The rest of a value saved in pieces, after its header piece, as one [`Read`]: each piece
+/// as `next` gives it, `left` bytes in all; a piece that is empty or goes past `left` is an
+/// error (the checks of [`Pieces::push`]).
+///
+/// [`Read`]: std::io::Read
+pub struct PieceReader<P, F> {
+    next: F,
+    piece: Option<P>,
+    at: usize,
+    left: u64,
+}
+
+impl<P: AsRef<[u8]>, F: FnMut() -> Result<P, String>> PieceReader<P, F> {
+    /// The pieces `next` gives, `left` bytes in all.
+    pub fn new(left: u64, next: F) -> Self {
+        Self {
+            next,
+            piece: None,
+            at: 0,
+            left,
+        }
+    }
+}
+
+impl<P: AsRef<[u8]>, F: FnMut() -> Result<P, String>> std::io::Read for PieceReader<P, F> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let have = self.piece.as_ref().map_or(0, |p| p.as_ref().len());
+        if self.at == have {
+            if self.left == 0 || buf.is_empty() {
+                return Ok(0);
+            }
+            let piece = (self.next)().map_err(std::io::Error::other)?;
+            let n = piece.as_ref().len() as u64;
+            if n == 0 {
+                return Err(std::io::Error::other("empty piece"));
+            }
+            if n > self.left {
+                return Err(std::io::Error::other(
+                    "pieces longer than the announced length",
+                ));
+            }
+            self.left -= n;
+            (self.piece, self.at) = (Some(piece), 0);
+        }
+        let piece = self.piece.as_ref().map_or(&[][..], |p| p.as_ref());
+        let n = buf.len().min(piece.len() - self.at);
+        buf[..n].copy_from_slice(&piece[self.at..self.at + n]);
+        self.at += n;
+        Ok(n)
+    }
+}
+
+/// `Ok` when the first piece `head` is exactly the header `h` read from it, announcing the
+/// value's `total` bytes.
+pub fn head_of(h: chunk::Head, head: &[u8], total: u64) -> Result<(), String> {
+    if h.total != total || h.header_len != head.len() {
+        return Err("header and pieces disagree on the lengths".to_string());
+    }
+    Ok(())
+}
+
+/// A ready value saved in pieces (`total` bytes), each `next` one: the first must be a header
+/// of `T`'s kind (or an old kind) announcing `total`. A value of `T`'s own kind is read front
+/// to back into the structure ([`Persist::read_from`]), so loading it holds one piece beside
+/// the structure, not a second copy of it; an old kind is put together first and converted.
+pub fn read_ready<T: Structure, P: AsRef<[u8]>>(
+    total: u64,
+    mut next: impl FnMut() -> Result<P, String>,
+) -> Result<T, String> {
+    let first = next()?;
+    let head = first.as_ref();
+    head_of(kind_header::<T>(head, chunk::read_header)?, head, total)?;
+    if u16::from_le_bytes([head[10], head[11]]) != T::FILE_KIND.id() {
+        let mut pieces = Pieces::new(total);
+        pieces.push::<T>(head)?;
+        while !pieces.done() {
+            pieces.push::<T>(next()?.as_ref())?;
+        }
+        return pieces.finish();
+    }
+    let rest = PieceReader::new(total - head.len() as u64, next);
+    let s = T::read_from(std::io::Read::chain(head, rest)).map_err(|e| e.to_string())?;
+    s.validate()?;
+    Ok(s)
 }
 
 fn load_pieces<T: Structure>(rdb: *mut raw::RedisModuleIO) -> Result<Slot<T>, String> {
     let state = raw::load_unsigned(rdb).map_err(|e| e.to_string())?;
     let total = raw::load_unsigned(rdb).map_err(|e| e.to_string())?;
     match state {
-        STATE_READY => {
-            let mut pieces = Pieces::new(total);
-            while !pieces.done() {
-                let piece = raw::load_string_buffer(rdb).map_err(|e| e.to_string())?;
-                pieces.push::<T>(piece.as_ref())?;
-            }
-            pieces.finish().map(Slot::Ready)
-        }
+        STATE_READY => read_ready::<T, _>(total, || {
+            raw::load_string_buffer(rdb).map_err(|e| e.to_string())
+        })
+        .map(Slot::Ready),
         STATE_LOADING => {
             let buf = raw::load_string_buffer(rdb).map_err(|e| e.to_string())?;
             decode_v1(state, total, buf.as_ref())
@@ -768,19 +837,17 @@ mod pieces_tests {
         out
     }
 
+    /// The value in `pieces` as the RDB loader reads it ([`read_ready`]).
     fn load<T: Structure>(total: u64, pieces: &[Vec<u8>]) -> Result<T, String> {
-        let mut p = Pieces::new(total);
-        for piece in pieces {
-            if p.done() {
-                break;
-            }
-            p.push::<T>(piece)?;
-        }
-        p.finish()
+        let mut each = pieces.iter();
+        read_ready(total, || {
+            (each.next()).ok_or_else(|| "pieces shorter than the announced length".to_string())
+        })
     }
 
     #[test]
     fn a_value_of_several_pieces_loads_as_saved() {
+        let _limit = crate::config::default_limit_for_test();
         // 9 MB of bits: the header, 4 MiB pieces and the rest
         let mut f = ScalableBloomFilter::try_new(5_000_000, 0.001).unwrap();
         for i in 0..1000u32 {
@@ -824,6 +891,17 @@ mod pieces_tests {
         assert!(load::<CuckooFilter>(total, &[head.clone(), bad]).is_err());
         // and the true pieces load
         assert_eq!(load::<CuckooFilter>(total, &pieces).unwrap(), f);
+    }
+
+    #[test]
+    fn an_old_kind_is_put_together_and_converted() {
+        // the 64-bit sketch earlier versions stored under the 32-bit type
+        let mut wide = CountMinSketch::try_with_shape(1000, 5).unwrap();
+        wide.insert_many("a", 7);
+        let (total, pieces) = (wide.encoded_len(), pieces_of(&wide));
+        let narrow: CountMinSketch32 = load(total, &pieces).unwrap();
+        assert_eq!(bloomery::Count::count(&narrow, "a"), 7);
+        assert_eq!(narrow, CountMinSketch32::from_wide(&wide).unwrap());
     }
 
     #[test]

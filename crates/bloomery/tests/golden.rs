@@ -1005,6 +1005,9 @@ fn golden_files_v1_load_and_reencode_identically() {
 
         let f = AnyFilter::from_bytes(&bytes).unwrap_or_else(|e| panic!("{}: {e}", g.file));
         assert_eq!(f.kind(), g.kind, "{}", g.file);
+        let read = AnyFilter::read_from(Trickle(&bytes))
+            .unwrap_or_else(|e| panic!("{}: read_from: {e}", g.file));
+        assert_eq!(read.to_bytes(), bytes, "{}: read_from", g.file);
         for k in &keys {
             assert!(f.contains(k), "{}: golden key {k} missing", g.file);
         }
@@ -1139,7 +1142,22 @@ fn pin(label: &str, got: u64, want: u64) {
 fn load<T: Persist>(file: &str, bytes: &[u8]) -> T {
     let t = T::from_bytes(bytes).unwrap_or_else(|e| panic!("{file}: {e}"));
     assert_eq!(t.to_bytes(), bytes, "{file}: re-encoding changed the bytes");
+    // read front to back, a few bytes at a time: the same structure
+    let read = T::read_from(Trickle(bytes)).unwrap_or_else(|e| panic!("{file}: read_from: {e}"));
+    assert_eq!(read.to_bytes(), bytes, "{file}: read_from");
     t
+}
+
+/// A reader that hands out at most 7 bytes a call (a stream's reads end anywhere).
+struct Trickle<'a>(&'a [u8]);
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = buf.len().min(7).min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
 }
 
 fn typed_goldens() -> Vec<TypedGolden> {

@@ -61,7 +61,21 @@ fn round_trip<P: Persist>(f: &P, what: &str) -> P {
 /// Feed `bytes` to every loader; exercise whatever loads.
 pub fn exercise_file(bytes: &[u8]) {
     let keys = keys(bytes);
+    // read front to back, the same bytes give the same structure (or an error)
+    let mut r = bytes;
+    if let Ok(f) = AnyFilter::read_from(&mut r) {
+        let read = bytes.len() - r.len();
+        let whole = AnyFilter::from_bytes(&bytes[..read]).expect("read_from took what from_bytes refuses");
+        assert!(whole.to_bytes() == f.to_bytes(), "read_from and from_bytes differ");
+    }
+    let mut r = bytes;
+    if let Ok(c) = AnyCounter::read_from(&mut r) {
+        let read = bytes.len() - r.len();
+        let whole = AnyCounter::from_bytes(&bytes[..read]).expect("read_from took what from_bytes refuses");
+        assert!(whole.to_bytes() == c.to_bytes(), "read_from and from_bytes differ");
+    }
     if let Ok(f) = AnyFilter::from_bytes(bytes) {
+        assert!(AnyFilter::read_from(bytes).is_ok(), "from_bytes took what read_from refuses");
         set_filter(f, &keys);
     }
     if let Ok(c) = AnyCounter::from_bytes(bytes) {

@@ -92,9 +92,17 @@ pub(crate) trait Holder: Sized {
         Self::decode(&d, crate::io::format::Source::from(&plain))
     }
 
-    /// From a file read into memory, verifying the checksum; errors name the file.
+    /// From a reader, front to back, verifying the checksum ([`Persist::read_from`]).
+    ///
+    /// [`Persist::read_from`]: crate::io::format::Persist::read_from
+    fn read_from(r: impl std::io::Read) -> Result<Self> {
+        crate::io::stream_in::read_stream(r, |d, src| Self::decode(d, src), Self::from_bytes)
+    }
+
+    /// From a file read into memory front to back ([`Holder::read_from`]), verifying the
+    /// checksum; errors name the file.
     fn load(path: &Path) -> Result<Self> {
-        Self::from_bytes(&format::read_file(path)?).map_err(|e| at_path(path, e))
+        crate::io::stream_in::read_path(path, |d, src| Self::decode(d, src), Self::from_bytes)
     }
 
     /// From a read-only map of the file, the checksum verified if `verify` says so.
@@ -130,6 +138,14 @@ macro_rules! holder_methods {
         /// decompressed first (and the plain file's checksum verified).
         pub fn from_bytes(bytes: &[u8]) -> $crate::error::Result<Self> {
             <Self as $crate::any::Holder>::from_bytes(bytes)
+        }
+
+        #[doc = concat!("Decode ", $any, " from a reader, front to back, verifying the")]
+        /// checksum: each array is read straight into its own memory, so a load needs the
+        /// structure's size, not twice it (see
+        /// [`Persist::read_from`](crate::io::format::Persist::read_from)).
+        pub fn read_from(r: impl std::io::Read) -> $crate::error::Result<Self> {
+            <Self as $crate::any::Holder>::read_from(r)
         }
 
         #[doc = concat!("Load ", $any, " from a file, verifying the checksum.")]

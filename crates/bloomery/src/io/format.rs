@@ -15,6 +15,7 @@ use crate::error::{at_path, inconsistent, Error, FormatError, Result};
 use crate::io::compress::PlainBytes;
 use crate::io::fs::{map_file, not_a_directory, sync_dir};
 pub use crate::io::header::*;
+use crate::io::stream_in::StreamIn;
 use crate::io::temp::TempFile;
 use crate::store::Words;
 
@@ -395,6 +396,9 @@ pub enum Source<'a> {
     Mapped(&'a Arc<crate::map::Mmap>),
     /// Map in place, writable: a copy of a file being updated ([`crate::file::FileUpdate`]).
     Shared(&'a Arc<crate::store::SharedMap>),
+    /// Read front to back from a reader, each array into its own allocation
+    /// ([`Persist::read_from`]): arrays must be asked for in file order.
+    Stream(&'a StreamIn<'a>),
 }
 
 /// Where a structure's words come from in a loader's plain bytes: copied from them, or a
@@ -409,7 +413,7 @@ impl<'a> From<&'a PlainBytes<'_>> for Source<'a> {
 }
 
 impl Source<'_> {
-    /// All bytes.
+    /// All bytes (none for a stream, whose bytes pass once).
     pub fn bytes(&self) -> &[u8] {
         match self {
             Source::Bytes(b) => b,
@@ -417,13 +421,14 @@ impl Source<'_> {
             // SAFETY: the whole map is readable; while a structure is decoded from it nothing
             // writes it (the update hands the map to one decoder at a time, before any write).
             Source::Shared(m) => unsafe { std::slice::from_raw_parts(m.ptr(), m.len()) },
+            Source::Stream(_) => &[],
         }
     }
 
     /// Whether [`words`](Self::words) copies the payload into the heap (where the memory
     /// limit bounds it), rather than viewing a file's pages in place (which it does not).
     pub(crate) fn copies(&self) -> bool {
-        matches!(self, Source::Bytes(_))
+        matches!(self, Source::Bytes(_) | Source::Stream(_))
     }
 
     /// The `words` words at byte `offset`, copied or mapped.
@@ -438,6 +443,7 @@ impl Source<'_> {
             }
             Source::Mapped(m) => Words::mapped(Arc::clone(m), offset, words, limit),
             Source::Shared(m) => Words::shared(m, offset, words, limit),
+            Source::Stream(s) => s.words(offset, words, limit),
         }
     }
 }
@@ -516,6 +522,33 @@ pub trait Persist: Sized + sealed::Sealed {
         Self::decode_from(&d, Source::from(&plain), crate::store::max_bytes())
     }
 
+    /// Decode from a reader, front to back, verifying the checksum: each array is read
+    /// straight into the structure's own memory, so a load needs the structure's size, not
+    /// twice it (as [`from_bytes`](Self::from_bytes) of bytes read first does). Reads exactly
+    /// the file's bytes. A compressed file is read whole and decompressed.
+    ///
+    /// ```
+    /// # fn main() -> bloomery::Result<()> {
+    /// use bloomery::{BloomFilter, Filter, Persist};
+    ///
+    /// let mut f = BloomFilter::try_new(1000, 0.01)?;
+    /// f.insert("a");
+    /// let bytes = f.to_bytes();
+    /// assert_eq!(BloomFilter::read_from(&bytes[..])?, f);
+    /// assert!(BloomFilter::read_from(&bytes[..bytes.len() - 1]).is_err()); // truncated
+    /// # Ok(()) }
+    /// ```
+    fn read_from(r: impl Read) -> Result<Self> {
+        crate::io::stream_in::read_stream(
+            r,
+            |d, src| {
+                check_kind(d, Self::KIND, Self::ALSO_OPENS)?;
+                Self::decode_from(d, src, crate::store::max_bytes())
+            },
+            Self::from_bytes,
+        )
+    }
+
     /// Save atomically (temp file, fsync, rename).
     fn save(&self, path: impl AsRef<Path>) -> Result<()> {
         save_atomic(path.as_ref(), |w| self.write_to(w))
@@ -526,10 +559,17 @@ pub trait Persist: Sized + sealed::Sealed {
         save_encoded(self, path.as_ref(), opts)
     }
 
-    /// Load a file into memory, verifying the checksum.
+    /// Load a file into memory, verifying the checksum. The file is read front to back
+    /// ([`read_from`](Self::read_from)): the load needs the structure's memory, not twice it.
     fn load(path: impl AsRef<Path>) -> Result<Self> {
-        let path = path.as_ref();
-        Self::from_bytes(&read_file(path)?).map_err(|e| at_path(path, e))
+        crate::io::stream_in::read_path(
+            path.as_ref(),
+            |d, src| {
+                check_kind(d, Self::KIND, Self::ALSO_OPENS)?;
+                Self::decode_from(d, src, crate::store::max_bytes())
+            },
+            Self::from_bytes,
+        )
     }
 
     /// Open a file through a read-only memory map: the words are used in place (zero-copy),
@@ -654,7 +694,7 @@ fn read_limited_at(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// Refuse a file larger than the memory limit (plus header room) before reading it.
-fn check_file_size(len: u64) -> Result<()> {
+pub(crate) fn check_file_size(len: u64) -> Result<()> {
     crate::store::check_size(
         len,
         crate::store::max_bytes().saturating_add(MAX_HEADER as u64 + 64),
