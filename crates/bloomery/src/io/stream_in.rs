@@ -151,8 +151,9 @@ pub(crate) fn read_stream<T>(
 
 /// [`read_stream`] of the file at `path`, with the checks of
 /// [`read_file`](crate::io::format::read_file) (not a directory, no larger than the memory
-/// limit) and its length against the header's (a truncated file, or one with bytes after
-/// its trailer, is refused before its payload is read). Errors name the path.
+/// limit) and, for a regular file, its length against the header's (a truncated file, or one
+/// with bytes after its trailer, is refused before its payload is read; a pipe is read as a
+/// stream). Errors name the path.
 pub(crate) fn read_path<T>(
     path: &Path,
     decode: impl FnOnce(&Decoded, Source<'_>) -> Result<T>,
@@ -161,10 +162,14 @@ pub(crate) fn read_path<T>(
     let read = || {
         let file = std::fs::File::open(path)?;
         not_a_directory(&file)?;
-        let len = file.metadata()?.len();
-        check_file_size(len)?;
+        let meta = file.metadata()?;
+        // a pipe or a device (`/dev/stdin`, a process substitution) has no length to check
+        let len = meta.is_file().then_some(meta.len());
+        if let Some(len) = len {
+            check_file_size(len)?;
+        }
         let r = io::BufReader::with_capacity(STEP, file);
-        read_stream_of(r, Some(len), decode, whole)
+        read_stream_of(r, len, decode, whole)
     };
     read().map_err(|e| at_path(path, e))
 }
@@ -283,6 +288,25 @@ mod tests {
                 "{at}: {e}"
             );
         }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_loads_as_a_stream() {
+        let bytes = scalable().to_bytes();
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        if !made.is_ok_and(|s| s.success()) {
+            println!("skipped: mkfifo is not available");
+            return;
+        }
+        let writer = {
+            let (fifo, bytes) = (fifo.clone(), bytes.clone());
+            std::thread::spawn(move || std::fs::write(fifo, bytes).unwrap())
+        };
+        assert_eq!(ScalableBloomFilter::load(&fifo).unwrap(), scalable());
+        writer.join().unwrap();
     }
 
     #[test]
