@@ -96,13 +96,13 @@ pub(crate) trait Holder: Sized {
     ///
     /// [`Persist::read_from`]: crate::io::format::Persist::read_from
     fn read_from(r: impl std::io::Read) -> Result<Self> {
-        crate::io::stream_in::read_stream(r, |d, src| Self::decode(d, src), Self::from_bytes)
+        crate::io::source::read_stream(r, |d, src| Self::decode(d, src), Self::from_bytes)
     }
 
     /// From a file read into memory front to back ([`Holder::read_from`]), verifying the
     /// checksum; errors name the file.
     fn load(path: &Path) -> Result<Self> {
-        crate::io::stream_in::read_path(path, |d, src| Self::decode(d, src), Self::from_bytes)
+        format::read_path(path, |d, src| Self::decode(d, src), Self::from_bytes)
     }
 
     /// From a read-only map of the file, the checksum verified if `verify` says so.

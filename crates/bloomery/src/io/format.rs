@@ -9,15 +9,13 @@
 
 use std::io::{self, Read, Write};
 use std::path::Path;
-use std::sync::Arc;
 
-use crate::error::{at_path, inconsistent, Error, FormatError, Result};
+use crate::error::{at_path, Error, FormatError, Result};
 use crate::io::compress::PlainBytes;
 use crate::io::fs::{map_file, not_a_directory, sync_dir};
 pub use crate::io::header::*;
-use crate::io::stream_in::StreamIn;
+pub use crate::io::source::Source;
 use crate::io::temp::TempFile;
-use crate::store::Words;
 
 /// Read just the header of a file (cheap: no checksum, no payload). For a compressed file
 /// this is the header of the plain file it holds.
@@ -387,20 +385,6 @@ fn peek_file_at(path: &Path) -> Result<FileHead> {
     Ok(peek(&head)?)
 }
 
-/// Where a decoded structure's words come from.
-#[derive(Clone, Copy)]
-pub enum Source<'a> {
-    /// Copy out of borrowed bytes.
-    Bytes(&'a [u8]),
-    /// Map in place (zero-copy).
-    Mapped(&'a Arc<crate::map::Mmap>),
-    /// Map in place, writable: a copy of a file being updated ([`crate::file::FileUpdate`]).
-    Shared(&'a Arc<crate::store::SharedMap>),
-    /// Read front to back from a reader, each array into its own allocation
-    /// ([`Persist::read_from`]): arrays must be asked for in file order.
-    Stream(&'a StreamIn<'a>),
-}
-
 /// Where a structure's words come from in a loader's plain bytes: copied from them, or a
 /// rebuilt map in place.
 impl<'a> From<&'a PlainBytes<'_>> for Source<'a> {
@@ -412,40 +396,29 @@ impl<'a> From<&'a PlainBytes<'_>> for Source<'a> {
     }
 }
 
-impl Source<'_> {
-    /// All bytes (none for a stream, whose bytes pass once).
-    pub fn bytes(&self) -> &[u8] {
-        match self {
-            Source::Bytes(b) => b,
-            Source::Mapped(m) => m,
-            // SAFETY: the whole map is readable; while a structure is decoded from it nothing
-            // writes it (the update hands the map to one decoder at a time, before any write).
-            Source::Shared(m) => unsafe { std::slice::from_raw_parts(m.ptr(), m.len()) },
-            Source::Stream(_) => &[],
+/// [`read_stream`](crate::io::source::read_stream) of the file at `path`, with the checks of
+/// [`read_file`](crate::io::format::read_file) (not a directory, no larger than the memory
+/// limit) and, for a regular file, its length against the header's (a truncated file, or one
+/// with bytes after its trailer, is refused before its payload is read; a pipe is read as a
+/// stream). Errors name the path.
+pub(crate) fn read_path<T>(
+    path: &Path,
+    decode: impl FnOnce(&Decoded, Source<'_>) -> Result<T>,
+    whole: impl FnOnce(&[u8]) -> Result<T>,
+) -> Result<T> {
+    let read = || {
+        let file = std::fs::File::open(path)?;
+        not_a_directory(&file)?;
+        let meta = file.metadata()?;
+        // a pipe or a device (`/dev/stdin`, a process substitution) has no length to check
+        let len = meta.is_file().then_some(meta.len());
+        if let Some(len) = len {
+            check_file_size(len)?;
         }
-    }
-
-    /// Whether [`words`](Self::words) copies the payload into the heap (where the memory
-    /// limit bounds it), rather than viewing a file's pages in place (which it does not).
-    pub(crate) fn copies(&self) -> bool {
-        matches!(self, Source::Bytes(_) | Source::Stream(_))
-    }
-
-    /// The `words` words at byte `offset`, copied or mapped.
-    pub fn words(&self, offset: usize, words: usize, limit: u64) -> Result<Words> {
-        match self {
-            Source::Bytes(b) => {
-                let end = offset
-                    .checked_add(words.saturating_mul(8))
-                    .filter(|&e| e <= b.len())
-                    .ok_or_else(|| inconsistent("words beyond end of payload"))?;
-                Words::from_le_bytes(&b[offset..end], limit)
-            }
-            Source::Mapped(m) => Words::mapped(Arc::clone(m), offset, words, limit),
-            Source::Shared(m) => Words::shared(m, offset, words, limit),
-            Source::Stream(s) => s.words(offset, words, limit),
-        }
-    }
+        let r = io::BufReader::with_capacity(1 << 16, file);
+        crate::io::source::read_stream_of(r, len, decode, whole)
+    };
+    read().map_err(|e| at_path(path, e))
 }
 
 /// Seals [`Persist`]: implemented by the kinds table for every structure (`kind.rs`).
@@ -539,7 +512,7 @@ pub trait Persist: Sized + sealed::Sealed {
     /// # Ok(()) }
     /// ```
     fn read_from(r: impl Read) -> Result<Self> {
-        crate::io::stream_in::read_stream(
+        crate::io::source::read_stream(
             r,
             |d, src| {
                 check_kind(d, Self::KIND, Self::ALSO_OPENS)?;
@@ -562,7 +535,7 @@ pub trait Persist: Sized + sealed::Sealed {
     /// Load a file into memory, verifying the checksum. The file is read front to back
     /// ([`read_from`](Self::read_from)): the load needs the structure's memory, not twice it.
     fn load(path: impl AsRef<Path>) -> Result<Self> {
-        crate::io::stream_in::read_path(
+        read_path(
             path.as_ref(),
             |d, src| {
                 check_kind(d, Self::KIND, Self::ALSO_OPENS)?;
@@ -694,7 +667,7 @@ fn read_limited_at(path: &Path) -> Result<Vec<u8>> {
 }
 
 /// Refuse a file larger than the memory limit (plus header room) before reading it.
-pub(crate) fn check_file_size(len: u64) -> Result<()> {
+fn check_file_size(len: u64) -> Result<()> {
     crate::store::check_size(
         len,
         crate::store::max_bytes().saturating_add(MAX_HEADER as u64 + 64),

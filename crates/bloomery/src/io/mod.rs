@@ -9,8 +9,9 @@
 //!   written;
 //! - [`stream`]: a new file written front to back in one pass, atomically (the results of
 //!   folds and unions streamed from mapped inputs, compressed and delta files as coded);
-//! - [`stream_in`]: a file read front to back from a reader, each array straight into its
-//!   own allocation (a load that needs the structure's memory, not twice it);
+//! - [`source`]: where a decoded structure's words come from (`Source`: bytes, a map, an
+//!   update's copy, or a reader read front to back, each array straight into its own
+//!   allocation: a load that needs the structure's memory, not twice it);
 //! - [`compress`]: the compressed and delta forms, on top of the codec and the stream (a
 //!   folder: range coder, bit model, word sources, the compressed-bits stream, delta coding,
 //!   the container, sizes, streamed writers);
@@ -28,8 +29,8 @@ pub(crate) mod fs;
 pub(crate) mod header;
 pub(crate) mod late_head;
 pub(crate) mod mapped;
+pub(crate) mod source;
 pub(crate) mod stream;
-pub(crate) mod stream_in;
 pub(crate) mod temp;
 
 #[cfg(test)]

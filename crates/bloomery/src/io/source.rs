@@ -1,27 +1,76 @@
-//! A file read front to back from a [`Read`]er ([`Persist::read_from`]): the header first, then
-//! each of the structure's arrays read straight into its own allocation as the decoder asks
-//! for it, in file order, so that nothing holds the file's bytes beside the structure (a
-//! load needs the structure's memory, not twice it). The checksum is computed as the bytes
-//! pass and checked against the trailer at the end; when the decoder refuses the payload,
-//! the rest is still read, so that damaged bytes are reported as a checksum mismatch, as
-//! [`Persist::from_bytes`] reports them.
+//! Where a decoded structure's words come from ([`Source`]): borrowed bytes, a map of a file,
+//! an update's writable copy, or a reader read front to back ([`Persist::read_from`]).
+//!
+//! Read front to back, the header comes first, then each of the structure's arrays is read
+//! straight into its own allocation as the decoder asks for it, in file order, so that
+//! nothing holds the file's bytes beside the structure (a load needs the structure's memory,
+//! not twice it). The checksum is computed as the bytes pass and checked against the trailer
+//! at the end; when the decoder refuses the payload, the rest is still read, so that damaged
+//! bytes are reported as a checksum mismatch, as [`Persist::from_bytes`] reports them.
 //!
 //! [`Persist::read_from`]: crate::io::format::Persist::read_from
 //! [`Persist::from_bytes`]: crate::io::format::Persist::from_bytes
 
 use std::cell::RefCell;
 use std::io::{self, Read};
-use std::path::Path;
+use std::sync::Arc;
 
-use crate::error::{at_path, inconsistent, Error, FormatError, Result};
-use crate::io::format::check_file_size;
-use crate::io::format::Source;
-use crate::io::fs::not_a_directory;
+use crate::error::{inconsistent, Error, FormatError, Result};
 use crate::io::header::{peek, Decoded, StreamHash, FIXED_HEADER, MAX_HEADER, TRAILER};
 use crate::store::Words;
 
 /// Bytes read at a time between two arrays (skipped padding, the trailer).
 const STEP: usize = 64 << 10;
+
+/// Where a decoded structure's words come from.
+#[derive(Clone, Copy)]
+pub enum Source<'a> {
+    /// Copy out of borrowed bytes.
+    Bytes(&'a [u8]),
+    /// Map in place (zero-copy).
+    Mapped(&'a Arc<crate::map::Mmap>),
+    /// Map in place, writable: a copy of a file being updated ([`crate::file::FileUpdate`]).
+    Shared(&'a Arc<crate::store::SharedMap>),
+    /// Read front to back from a reader, each array into its own allocation
+    /// ([`Persist::read_from`]): arrays must be asked for in file order.
+    Stream(&'a StreamIn<'a>),
+}
+
+impl Source<'_> {
+    /// All bytes (none for a stream, whose bytes pass once).
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            Source::Bytes(b) => b,
+            Source::Mapped(m) => m,
+            // SAFETY: the whole map is readable; while a structure is decoded from it nothing
+            // writes it (the update hands the map to one decoder at a time, before any write).
+            Source::Shared(m) => unsafe { std::slice::from_raw_parts(m.ptr(), m.len()) },
+            Source::Stream(_) => &[],
+        }
+    }
+
+    /// Whether [`words`](Self::words) copies the payload into the heap (where the memory
+    /// limit bounds it), rather than viewing a file's pages in place (which it does not).
+    pub(crate) fn copies(&self) -> bool {
+        matches!(self, Source::Bytes(_) | Source::Stream(_))
+    }
+
+    /// The `words` words at byte `offset`, copied or mapped.
+    pub fn words(&self, offset: usize, words: usize, limit: u64) -> Result<Words> {
+        match self {
+            Source::Bytes(b) => {
+                let end = offset
+                    .checked_add(words.saturating_mul(8))
+                    .filter(|&e| e <= b.len())
+                    .ok_or_else(|| inconsistent("words beyond end of payload"))?;
+                Words::from_le_bytes(&b[offset..end], limit)
+            }
+            Source::Mapped(m) => Words::mapped(Arc::clone(m), offset, words, limit),
+            Source::Shared(m) => Words::shared(m, offset, words, limit),
+            Source::Stream(s) => s.words(offset, words, limit),
+        }
+    }
+}
 
 /// The payload of a file being read front to back (see the module docs): what
 /// [`Source::Stream`](crate::io::format::Source::Stream) reads the arrays from.
@@ -149,32 +198,9 @@ pub(crate) fn read_stream<T>(
     read_stream_of(r, None, decode, whole)
 }
 
-/// [`read_stream`] of the file at `path`, with the checks of
-/// [`read_file`](crate::io::format::read_file) (not a directory, no larger than the memory
-/// limit) and, for a regular file, its length against the header's (a truncated file, or one
-/// with bytes after its trailer, is refused before its payload is read; a pipe is read as a
-/// stream). Errors name the path.
-pub(crate) fn read_path<T>(
-    path: &Path,
-    decode: impl FnOnce(&Decoded, Source<'_>) -> Result<T>,
-    whole: impl FnOnce(&[u8]) -> Result<T>,
-) -> Result<T> {
-    let read = || {
-        let file = std::fs::File::open(path)?;
-        not_a_directory(&file)?;
-        let meta = file.metadata()?;
-        // a pipe or a device (`/dev/stdin`, a process substitution) has no length to check
-        let len = meta.is_file().then_some(meta.len());
-        if let Some(len) = len {
-            check_file_size(len)?;
-        }
-        let r = io::BufReader::with_capacity(STEP, file);
-        read_stream_of(r, len, decode, whole)
-    };
-    read().map_err(|e| at_path(path, e))
-}
-
-fn read_stream_of<T>(
+/// [`read_stream`] of a file of `len` bytes, when known: a truncated file, or one with bytes
+/// after its trailer, is refused before its payload is read.
+pub(crate) fn read_stream_of<T>(
     mut r: impl Read,
     len: Option<u64>,
     decode: impl FnOnce(&Decoded, Source<'_>) -> Result<T>,
