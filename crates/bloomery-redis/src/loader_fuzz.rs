@@ -1,7 +1,9 @@
 //! Structured fuzzing of every type's loader: valid values of each type, with fields of their
 //! header and parameters forged to interesting values (and payload bytes flipped), resealed
 //! with a valid checksum so that only validation stands in the way, go through
-//! [`Structure::decode`] — what RDB loads, `RESTORE` and the last `LOADCHUNK` call. Whatever
+//! [`Structure::decode`] — what RDB loads, `RESTORE` and the last `LOADCHUNK` call — and, cut
+//! into pieces, through the RDB loader of encoding version 2, which reads them front to back
+//! ([`crate::types::read_ready`]): both must load the same value or both refuse. Whatever
 //! loads is then used the way the type's commands use it. Required, for every case: no panic;
 //! no single-item operation (or batch of a few hundred reads) using more CPU than the budget (100
 //! ms in release builds; debug builds run about ten times slower and sizing code far more, so they
@@ -283,6 +285,9 @@ pub(crate) trait Case: Persist + Clone + 'static {
     fn within_create_limits(&self);
     /// What the module's load paths (RDB, `RESTORE`, the last `LOADCHUNK`) do with the bytes.
     fn load_value(bytes: &[u8]) -> Result<Self, String>;
+    /// What the RDB loader of encoding version 2 does with the bytes in pieces ([`pieces`]),
+    /// read front to back.
+    fn load_pieces(bytes: &[u8]) -> Result<Self, String>;
     /// Its `MEMORY USAGE`.
     fn usage(&self) -> u64;
 }
@@ -292,6 +297,12 @@ macro_rules! structure_io {
     () => {
         fn load_value(bytes: &[u8]) -> Result<Self, String> {
             <Self as Structure>::decode(bytes)
+        }
+        fn load_pieces(bytes: &[u8]) -> Result<Self, String> {
+            let mut each = pieces(bytes).into_iter();
+            crate::types::read_ready(bytes.len() as u64, || {
+                each.next().ok_or_else(|| "no more pieces".to_string())
+            })
         }
         fn usage(&self) -> u64 {
             crate::types::value_size(self)
@@ -304,6 +315,12 @@ macro_rules! moved_io {
     () => {
         fn load_value(bytes: &[u8]) -> Result<Self, String> {
             crate::moved::decode::<Self>(bytes)
+        }
+        fn load_pieces(bytes: &[u8]) -> Result<Self, String> {
+            let mut each = pieces(bytes).into_iter();
+            crate::moved::read_pieces(bytes.len() as u64, || {
+                each.next().ok_or_else(|| "no more pieces".to_string())
+            })
         }
         fn usage(&self) -> u64 {
             std::mem::size_of::<Self>() as u64 + <Self as Moved>::held(self)
@@ -446,6 +463,22 @@ impl Case for CountMinSketch {
     fn load_value(bytes: &[u8]) -> Result<Self, String> {
         let narrow = <CountMinSketch32 as Structure>::decode(bytes)?;
         let wide = <Self as Structure>::decode(bytes)?;
+        assert_eq!(
+            (narrow.width(), narrow.depth()),
+            (wide.width(), wide.depth())
+        );
+        Ok(wide)
+    }
+    fn load_pieces(bytes: &[u8]) -> Result<Self, String> {
+        let total = bytes.len() as u64;
+        let mut each = pieces(bytes).into_iter();
+        let narrow: CountMinSketch32 = crate::types::read_ready(total, || {
+            each.next().ok_or_else(|| "no more pieces".to_string())
+        })?;
+        let mut each = pieces(bytes).into_iter();
+        let wide: Self = crate::types::read_ready(total, || {
+            each.next().ok_or_else(|| "no more pieces".to_string())
+        })?;
         assert_eq!(
             (narrow.width(), narrow.depth()),
             (wide.width(), wide.depth())
@@ -903,6 +936,16 @@ impl Case for RedisBloomCuckooFilter {
     }
 }
 
+/// `bytes` cut as a value saved in pieces is: the header (as long as the bytes say, when
+/// they can), then pieces of 4 KiB (the RDB's are 4 MiB; any size reads the same).
+fn pieces(bytes: &[u8]) -> Vec<&[u8]> {
+    let h = bytes.get(12..16).map_or(bytes.len(), |b| {
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize
+    });
+    let (head, rest) = bytes.split_at(h.clamp(1, bytes.len().max(1)).min(bytes.len()));
+    std::iter::once(head).chain(rest.chunks(4096)).collect()
+}
+
 fn run<T: Case>() {
     let _limit = setup();
     let seeds: Vec<Vec<u8>> = T::seeds().iter().map(|s| s.to_bytes()).collect();
@@ -919,6 +962,28 @@ fn run<T: Case>() {
     for case in 0..total {
         let seed = &seeds[case % seeds.len()];
         let forged = forge(&mut rng, seed, T::FIELDS);
+        // the RDB loader reads the same bytes in pieces into the same value, or refuses them
+        let outcomes = catch_unwind(AssertUnwindSafe(|| {
+            let whole = T::load_value(&forged).map(|v| v.to_bytes());
+            let read = timed("read", || T::load_pieces(&forged)).map(|v| v.to_bytes());
+            (whole, read)
+        }));
+        match outcomes {
+            Ok((Ok(a), Ok(b))) => assert!(a == b, "{}: case {case}: pieces differ", T::NAME),
+            Ok((Err(_), Err(_))) => {}
+            Ok((a, b)) => panic!(
+                "{}: case {case}: whole {:?}, in pieces {:?}; forged bytes: {}",
+                T::NAME,
+                a.err(),
+                b.err(),
+                hex(&forged)
+            ),
+            Err(_) => panic!(
+                "{}: case {case} failed in pieces; forged bytes: {}",
+                T::NAME,
+                hex(&forged)
+            ),
+        }
         let base = reset_peak();
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             let Ok(mut v) = timed("decode", || T::load_value(&forged)) else {

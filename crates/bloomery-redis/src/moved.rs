@@ -181,7 +181,7 @@ fn load_pieces<T: Moved>(rdb: *mut raw::RedisModuleIO) -> Result<T, String> {
 }
 
 /// The value of `total` bytes in the pieces `next` gives, then [`Moved::validate`].
-fn read_pieces<T: Moved, P: AsRef<[u8]>>(
+pub(crate) fn read_pieces<T: Moved, P: AsRef<[u8]>>(
     total: u64,
     mut next: impl FnMut() -> Result<P, String>,
 ) -> Result<T, String> {
