@@ -942,7 +942,13 @@ fn pieces(bytes: &[u8]) -> Vec<&[u8]> {
     let h = bytes.get(12..16).map_or(bytes.len(), |b| {
         u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize
     });
-    let (head, rest) = bytes.split_at(h.clamp(1, bytes.len().max(1)).min(bytes.len()));
+    // a header length no file has: the whole as one piece (its header is then refused)
+    let h = if h == 0 || h > bytes.len() {
+        bytes.len()
+    } else {
+        h
+    };
+    let (head, rest) = bytes.split_at(h);
     std::iter::once(head).chain(rest.chunks(4096)).collect()
 }
 

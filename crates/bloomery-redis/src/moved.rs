@@ -35,7 +35,7 @@ use redis_module::{raw, RedisError, RedisResult, RedisValue};
 use crate::chunk;
 use crate::memory::charged;
 use crate::stats::Family;
-use crate::types::{head_of, PieceReader};
+use crate::types::read_in_pieces;
 use crate::value::{family, methods, Mover, Value};
 use crate::{errors, limits};
 
@@ -187,9 +187,7 @@ pub(crate) fn read_pieces<T: Moved, P: AsRef<[u8]>>(
 ) -> Result<T, String> {
     let first = next()?;
     let head = first.as_ref();
-    head_of(chunk::read_header(head, T::KIND)?, head, total)?;
-    let rest = PieceReader::new(total - head.len() as u64, next);
-    let v = T::read_from(std::io::Read::chain(head, rest)).map_err(|e| e.to_string())?;
+    let v: T = read_in_pieces(chunk::read_header(head, T::KIND)?, head, total, next)?;
     v.validate()?;
     Ok(v)
 }
@@ -282,14 +280,8 @@ pub fn bloomery_dump(key: &redis_module::key::RedisKey) -> Option<RedisResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::types::pieces_tests::pieces_of;
     use bloomery::Filter;
-
-    /// `f`'s file-format bytes in the pieces `rdb_save` writes.
-    fn pieces_of<T: Persist>(f: &T) -> Vec<Vec<u8>> {
-        let mut pieces = Vec::new();
-        chunk::each_chunk_of(f, |_, piece| pieces.push(piece.to_vec()));
-        pieces
-    }
 
     fn read<T: Moved>(total: u64, pieces: &[Vec<u8>]) -> Result<T, String> {
         let mut each = pieces.iter();

@@ -586,10 +586,9 @@ fn load_v1<T: Structure>(rdb: *mut raw::RedisModuleIO) -> Result<Slot<T>, String
 /// The ready bytes of a value saved in pieces (encoding version 2) of an old kind of its type
 /// ([`read_ready`] reads one of the type's own kind straight into the structure), put
 /// together as they are read: the first piece must be a header of the type's kind announcing
-/// `total` bytes, and
-/// the pieces must fill exactly `total`. Nothing is reserved beyond the bytes read, except
-/// the whole length at once when it is within `MAX-BYTES` (a forged length allocates
-/// nothing).
+/// `total` bytes, and the pieces must fill exactly `total`. Nothing is reserved beyond the
+/// bytes read, except the whole length at once when it is within `MAX-BYTES` (a forged
+/// length allocates nothing).
 #[derive(Debug)]
 pub struct Pieces {
     bytes: Vec<u8>,
@@ -695,13 +694,21 @@ impl<P: AsRef<[u8]>, F: FnMut() -> Result<P, String>> std::io::Read for PieceRea
     }
 }
 
-/// `Ok` when the first piece `head` is exactly the header `h` read from it, announcing the
-/// value's `total` bytes.
-pub fn head_of(h: chunk::Head, head: &[u8], total: u64) -> Result<(), String> {
+/// A value of `total` bytes saved in pieces, read front to back ([`Persist::read_from`]):
+/// the first piece, `head`, must be exactly the header `h` read from it, announcing `total`;
+/// the rest come from `next` ([`PieceReader`]). Loading holds one piece beside the value,
+/// not a second copy of it.
+pub fn read_in_pieces<T: Persist, P: AsRef<[u8]>>(
+    h: chunk::Head,
+    head: &[u8],
+    total: u64,
+    next: impl FnMut() -> Result<P, String>,
+) -> Result<T, String> {
     if h.total != total || h.header_len != head.len() {
         return Err("header and pieces disagree on the lengths".to_string());
     }
-    Ok(())
+    let rest = PieceReader::new(total - head.len() as u64, next);
+    T::read_from(std::io::Read::chain(head, rest)).map_err(|e| e.to_string())
 }
 
 /// A ready value saved in pieces (`total` bytes), each `next` one: the first must be a header
@@ -714,8 +721,9 @@ pub fn read_ready<T: Structure, P: AsRef<[u8]>>(
 ) -> Result<T, String> {
     let first = next()?;
     let head = first.as_ref();
-    head_of(kind_header::<T>(head, chunk::read_header)?, head, total)?;
+    let h = kind_header::<T>(head, chunk::read_header)?;
     if u16::from_le_bytes([head[10], head[11]]) != T::FILE_KIND.id() {
+        // (`push` checks the header's lengths as `read_in_pieces` does)
         let mut pieces = Pieces::new(total);
         pieces.push::<T>(head)?;
         while !pieces.done() {
@@ -723,8 +731,7 @@ pub fn read_ready<T: Structure, P: AsRef<[u8]>>(
         }
         return pieces.finish();
     }
-    let rest = PieceReader::new(total - head.len() as u64, next);
-    let s = T::read_from(std::io::Read::chain(head, rest)).map_err(|e| e.to_string())?;
+    let s: T = read_in_pieces(h, head, total, next)?;
     s.validate()?;
     Ok(s)
 }
@@ -827,11 +834,11 @@ pub(crate) unsafe fn relocate_bytes(v: &mut Vec<u8>, mv: &mut Mover<'_>) {
 }
 
 #[cfg(test)]
-mod pieces_tests {
+pub(crate) mod pieces_tests {
     use super::*;
 
     /// `f`'s file-format bytes in the pieces `rdb_save` writes.
-    fn pieces_of<T: Structure>(f: &T) -> Vec<Vec<u8>> {
+    pub(crate) fn pieces_of<T: Persist>(f: &T) -> Vec<Vec<u8>> {
         let mut out = Vec::new();
         chunk::each_chunk_of(f, |_, piece| out.push(piece.to_vec()));
         out

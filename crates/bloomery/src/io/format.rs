@@ -421,6 +421,13 @@ pub(crate) fn read_path<T>(
     read().map_err(|e| at_path(path, e))
 }
 
+/// `P` from a validated header of its kind (or one it also opens) and its words' source,
+/// within the default memory limit: what the ways in through a reader share.
+fn decode_checked<P: Persist>(d: &Decoded, src: Source<'_>) -> Result<P> {
+    check_kind(d, P::KIND, P::ALSO_OPENS)?;
+    P::decode_from(d, src, crate::store::max_bytes())
+}
+
 /// Seals [`Persist`]: implemented by the kinds table for every structure (`kind.rs`).
 pub(crate) mod sealed {
     /// Only the crate's structures implement it.
@@ -512,14 +519,7 @@ pub trait Persist: Sized + sealed::Sealed {
     /// # Ok(()) }
     /// ```
     fn read_from(r: impl Read) -> Result<Self> {
-        crate::io::source::read_stream(
-            r,
-            |d, src| {
-                check_kind(d, Self::KIND, Self::ALSO_OPENS)?;
-                Self::decode_from(d, src, crate::store::max_bytes())
-            },
-            Self::from_bytes,
-        )
+        crate::io::source::read_stream(r, decode_checked::<Self>, Self::from_bytes)
     }
 
     /// Save atomically (temp file, fsync, rename).
@@ -535,14 +535,7 @@ pub trait Persist: Sized + sealed::Sealed {
     /// Load a file into memory, verifying the checksum. The file is read front to back
     /// ([`read_from`](Self::read_from)): the load needs the structure's memory, not twice it.
     fn load(path: impl AsRef<Path>) -> Result<Self> {
-        read_path(
-            path.as_ref(),
-            |d, src| {
-                check_kind(d, Self::KIND, Self::ALSO_OPENS)?;
-                Self::decode_from(d, src, crate::store::max_bytes())
-            },
-            Self::from_bytes,
-        )
+        read_path(path.as_ref(), decode_checked::<Self>, Self::from_bytes)
     }
 
     /// Open a file through a read-only memory map: the words are used in place (zero-copy),
